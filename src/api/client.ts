@@ -1,0 +1,320 @@
+// The control plane's Connect-over-HTTP client: one keep-alive pool, a timeout and an
+// AbortSignal on every call, a request-rate ceiling that also slows down before the service's
+// own limit bites, and retries with backoff for what is worth retrying (retry.ts).
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Pool, errors as undiciErrors } from "undici";
+import type { Logger } from "../util/logger.js";
+import { isConnectCode } from "./connect-codes.js";
+import { ApiError } from "./errors.js";
+import { ArrayMemberSplitter, JsonShapeError } from "./json-stream.js";
+import { backoffMs, isRetryable, RetryBudget, serverWaitMs } from "./retry.js";
+
+export interface ApiClientOptions {
+  url: string;
+  apiKey: string;
+  extraHeaders?: Readonly<Record<string, string>>;
+  requestTimeoutMs: number;
+  maxRequestsPerSecond: number;
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  connections?: number;
+  caFile?: string | undefined;
+  logger?: Logger | undefined;
+  observer?: ApiObserver | undefined;
+}
+
+/** Hooks for metrics: every finished attempt and every retry. */
+export interface ApiObserver {
+  onAttempt?(e: { procedure: string; result: string; ms: number }): void;
+  onRetry?(e: { procedure: string; code: string; waitMs: number }): void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  /** Shared by every call of one run; a run stops retrying when it is spent. */
+  budget?: RetryBudget | undefined;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** One HTTP response body in flight, to be consumed or cancelled. */
+interface Exchange {
+  status: number;
+  headers: Headers;
+  body: AsyncIterable<Buffer> & { destroy?(err?: Error): unknown };
+}
+
+export class ControlPlaneClient {
+  readonly #opts: ApiClientOptions;
+  readonly #pool: Pool;
+  readonly #base: URL;
+  readonly #pathPrefix: string;
+  #nextSlotMs = 0;
+
+  constructor(opts: ApiClientOptions) {
+    this.#opts = opts;
+    this.#base = new URL(opts.url);
+    this.#pathPrefix = this.#base.pathname.replace(/\/+$/, "");
+    const ca = opts.caFile ? readFileSync(opts.caFile) : undefined;
+    this.#pool = new Pool(this.#base.origin, {
+      connections: opts.connections ?? 4,
+      keepAliveTimeout: 30_000,
+      headersTimeout: opts.requestTimeoutMs,
+      bodyTimeout: opts.requestTimeoutMs,
+      ...(ca ? { connect: { ca } } : {}),
+    });
+  }
+
+  /** A unary call; returns the parsed JSON response body. */
+  async call(procedure: string, body: unknown, options: CallOptions = {}): Promise<unknown> {
+    return this.#withRetries(procedure, options, async (signal) => {
+      const ex = await this.#exchange(procedure, body, signal);
+      const text = await readAll(ex.body, procedure);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new ApiError({
+          code: "BAD_RESPONSE",
+          httpStatus: ex.status,
+          procedure,
+          message: `the response is not valid JSON (${text.length} bytes)`,
+        });
+      }
+    });
+  }
+
+  /**
+   * A unary call whose response holds one large array member: yields the raw text of its
+   * elements in batches as the body arrives, and returns the other members. A failure in the
+   * middle retries the whole request, so elements may be yielded twice; writes are idempotent.
+   */
+  async *streamArray(
+    procedure: string,
+    body: unknown,
+    member: string,
+    options: CallOptions & { batchSize: number; onRestart?: () => void },
+  ): AsyncGenerator<string[], Record<string, unknown>> {
+    let attempt = 0;
+    for (;;) {
+      const signal = this.#signal(options.signal);
+      let yielded = false;
+      try {
+        const ex = await this.#exchange(procedure, body, signal);
+        const splitter = new ArrayMemberSplitter(member);
+        let batch: string[] = [];
+        try {
+          for await (const chunk of ex.body) {
+            for (const text of splitter.push(chunk)) {
+              batch.push(text);
+              if (batch.length >= options.batchSize) {
+                yielded = true;
+                yield batch;
+                batch = [];
+              }
+            }
+          }
+          splitter.end();
+        } catch (err) {
+          ex.body.destroy?.();
+          throw this.#bodyError(err, procedure, ex.status, signal);
+        }
+        if (batch.length > 0) yield batch;
+        return splitter.others;
+      } catch (err) {
+        const waitMs = this.#retryWait(err, attempt, options);
+        if (waitMs === undefined) throw err;
+        attempt++;
+        if (yielded) options.onRestart?.();
+        await sleep(waitMs, undefined, { signal: options.signal });
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #withRetries<T>(procedure: string, options: CallOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let attempt = 0;
+    for (;;) {
+      try {
+        return await fn(this.#signal(options.signal));
+      } catch (err) {
+        const waitMs = this.#retryWait(err, attempt, options);
+        if (waitMs === undefined) throw err;
+        attempt++;
+        await sleep(waitMs, undefined, { signal: options.signal });
+      }
+    }
+  }
+
+  /** Milliseconds before the next try, or undefined when the error is final. */
+  #retryWait(err: unknown, attempt: number, options: CallOptions): number | undefined {
+    if (options.signal?.aborted) return undefined;
+    if (!isRetryable(err) || attempt >= this.#opts.maxRetries) return undefined;
+    if (options.budget && !options.budget.take()) return undefined;
+    const apiErr = err as ApiError;
+    const waitMs = backoffMs(
+      attempt,
+      { baseMs: this.#opts.retryBaseMs, maxMs: this.#opts.retryMaxMs },
+      apiErr.retryAfterMs,
+    );
+    this.#opts.observer?.onRetry?.({ procedure: apiErr.procedure, code: apiErr.code, waitMs });
+    this.#opts.logger?.warn(
+      { procedure: apiErr.procedure, code: apiErr.code, attempt: attempt + 1, waitMs },
+      "api call failed, retrying",
+    );
+    return waitMs;
+  }
+
+  #signal(outer: AbortSignal | undefined): AbortSignal {
+    const timeout = AbortSignal.timeout(this.#opts.requestTimeoutMs);
+    return outer ? AbortSignal.any([outer, timeout]) : timeout;
+  }
+
+  /** Waits for a request slot: the configured ceiling, and the service's own remaining budget. */
+  async #throttle(signal: AbortSignal): Promise<void> {
+    const now = Date.now();
+    const slot = Math.max(now, this.#nextSlotMs);
+    this.#nextSlotMs = slot + 1000 / this.#opts.maxRequestsPerSecond;
+    if (slot > now) await sleep(slot - now, undefined, { signal });
+  }
+
+  /** Reads X-Ratelimit-* and spreads what is left of the window before it runs out. */
+  #observeRateLimit(headers: Headers): void {
+    const remaining = Number(headers["x-ratelimit-remaining"]);
+    const limit = Number(headers["x-ratelimit-limit"]);
+    const reset = Number(headers["x-ratelimit-reset"]);
+    if (!Number.isFinite(remaining) || !Number.isFinite(reset) || !Number.isFinite(limit) || limit <= 0) return;
+    if (remaining > limit * 0.1) return;
+    const untilResetMs = Math.max(0, reset * 1000 - Date.now());
+    const spacing = remaining <= 0 ? untilResetMs : untilResetMs / remaining;
+    this.#nextSlotMs = Math.max(this.#nextSlotMs, Date.now() + spacing);
+  }
+
+  async #exchange(procedure: string, body: unknown, signal: AbortSignal): Promise<Exchange> {
+    await this.#throttle(signal);
+    const started = performance.now();
+    let result = "NETWORK";
+    try {
+      const res = await this.#pool.request({
+        method: "POST",
+        path: `${this.#pathPrefix}/core.v1.${procedure}`,
+        headers: {
+          ...this.#opts.extraHeaders,
+          "content-type": "application/json",
+          accept: "application/json",
+          "x-api-key": this.#opts.apiKey,
+        },
+        body: JSON.stringify(body),
+        signal,
+      });
+      this.#observeRateLimit(res.headers);
+      if (res.statusCode === 200) {
+        result = "ok";
+        return { status: 200, headers: res.headers, body: res.body };
+      }
+      const err = await errorFromResponse(procedure, res.statusCode, res.headers, res.body);
+      result = err.code;
+      throw err;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      const mapped = this.#transportError(err, procedure, signal);
+      result = mapped.code;
+      throw mapped;
+    } finally {
+      this.#opts.observer?.onAttempt?.({ procedure, result, ms: performance.now() - started });
+    }
+  }
+
+  #transportError(err: unknown, procedure: string, signal: AbortSignal): ApiError {
+    const timedOut =
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError ||
+      (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError");
+    if (timedOut) {
+      return new ApiError(
+        { code: "TIMEOUT", httpStatus: 0, procedure, message: `no answer within ${this.#opts.requestTimeoutMs} ms` },
+        { cause: err },
+      );
+    }
+    if (signal.aborted) {
+      return new ApiError({ code: "ABORTED", httpStatus: 0, procedure, message: "the call was cancelled" }, { cause: err });
+    }
+    const detail = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return new ApiError(
+      { code: "NETWORK", httpStatus: 0, procedure, message: `cannot reach ${this.#base.origin} (${detail})` },
+      { cause: err },
+    );
+  }
+
+  #bodyError(err: unknown, procedure: string, status: number, signal: AbortSignal): ApiError {
+    if (err instanceof ApiError) return err;
+    if (err instanceof JsonShapeError) {
+      return new ApiError({ code: "BODY_CUT", httpStatus: status, procedure, message: err.message }, { cause: err });
+    }
+    const mapped = this.#transportError(err, procedure, signal);
+    if (mapped.code === "NETWORK") {
+      return new ApiError(
+        { code: "BODY_CUT", httpStatus: status, procedure, message: "the connection closed in the middle of the response" },
+        { cause: err },
+      );
+    }
+    return mapped;
+  }
+}
+
+async function readAll(body: AsyncIterable<Buffer>, procedure: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of body) chunks.push(chunk);
+  } catch (err) {
+    throw new ApiError(
+      { code: "BODY_CUT", httpStatus: 200, procedure, message: "the connection closed in the middle of the response" },
+      { cause: err },
+    );
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A Connect error JSON body, or a non-JSON body (a proxy's page) turned into HTTP_<status>. */
+async function errorFromResponse(
+  procedure: string,
+  status: number,
+  headers: Headers,
+  body: AsyncIterable<Buffer>,
+): Promise<ApiError> {
+  let text = "";
+  try {
+    text = await readAll(body, procedure);
+  } catch {
+    // The status alone still classifies the failure.
+  }
+  const retryAfterMs = serverWaitMs(headers, Date.now());
+  try {
+    const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
+    if (isConnectCode(parsed.code)) {
+      return new ApiError({
+        code: parsed.code,
+        httpStatus: status,
+        procedure,
+        message: typeof parsed.message === "string" ? parsed.message : "(no message)",
+        retryAfterMs,
+      });
+    }
+  } catch {
+    // Not JSON: fall through.
+  }
+  const contentType = String(headers["content-type"] ?? "unknown type");
+  return new ApiError({
+    code: `HTTP_${status}`,
+    httpStatus: status,
+    procedure,
+    message: `unexpected ${contentType} response (${text.length} bytes) instead of a Connect error`,
+    retryAfterMs,
+  });
+}
+
+export { RetryBudget };

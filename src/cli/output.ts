@@ -1,0 +1,23 @@
+// Plain tables for people, JSON lines for programs.
+import Table from "cli-table3";
+
+export function printTable(rows: readonly Record<string, unknown>[], out: NodeJS.WritableStream = process.stdout): void {
+  if (rows.length === 0) {
+    out.write("(no rows)\n");
+    return;
+  }
+  const head = Object.keys(rows[0] as object);
+  const table = new Table({ head, style: { head: [], border: [] } });
+  for (const row of rows) table.push(head.map((k) => cell(row[k])));
+  out.write(`${table.toString()}\n`);
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v as string | number | boolean);
+}
+
+export function heading(text: string, out: NodeJS.WritableStream = process.stdout): void {
+  out.write(`\n${text}\n`);
+}

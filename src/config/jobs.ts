@@ -1,0 +1,13 @@
+// The aggregation jobs shipped by default (issue: log aggregations). A config file's
+// `aggregations.jobs` replaces this list; copy from here to keep some of them.
+import { aggregationJobSchema, type AggregationJobConfig } from "./schema.js";
+
+export function defaultAggregationJobs(): AggregationJobConfig[] {
+  return [
+    { name: "logs_by_technology", groupBy: ["resource.technology"] },
+    { name: "logs_by_user_resource", groupBy: ["user.email", "resource.name"] },
+    { name: "policies_by_name_status", query: "policy.name:*", groupBy: ["policy.name", "policy.status"] },
+    { name: "llm_by_provider_model", query: "resource.technology:llm OR resource.technology:mcp", groupBy: ["llm.provider", "llm.model"] },
+    { name: "data_labels_by_resource", query: "response.returned_columns.data_label:*", groupBy: ["response.returned_columns.data_label", "resource.name"] },
+  ].map((job) => aggregationJobSchema.parse(job));
+}

@@ -1,0 +1,206 @@
+// Builds the frozen Config from the environment, an optional config file and command-line
+// overrides; reports every problem at once (ConfigError) so a person fixes them in one go.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
+import { SessionhouseError } from "../util/errors.js";
+import { configSchema, type Config } from "./schema.js";
+import { defaultAggregationJobs } from "./jobs.js";
+
+export class ConfigError extends SessionhouseError {
+  readonly code = "CONFIG_INVALID";
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`, {
+      hint: "fix the settings listed above (see README, Configuration) and run again",
+    });
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Environment variables and the config path each one sets. */
+export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
+  ["SESSIONHOUSE_API_URL", "api.url"],
+  ["SESSIONHOUSE_API_KEY", "api.apiKey"],
+  ["SESSIONHOUSE_API_EXTRA_HEADERS", "api.extraHeaders"],
+  ["SESSIONHOUSE_TIMESTAMP_FORMAT", "api.timestampFormat"],
+  ["SESSIONHOUSE_REQUEST_TIMEOUT", "api.requestTimeoutMs"],
+  ["SESSIONHOUSE_MAX_RPS", "api.maxRequestsPerSecond"],
+  ["SESSIONHOUSE_API_CA_FILE", "api.caFile"],
+  ["CLICKHOUSE_URL", "clickhouse.url"],
+  ["CLICKHOUSE_USER", "clickhouse.user"],
+  ["CLICKHOUSE_PASSWORD", "clickhouse.password"],
+  ["CLICKHOUSE_DATABASE", "clickhouse.database"],
+  ["CLICKHOUSE_CA_FILE", "clickhouse.caFile"],
+  ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
+  ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
+  ["SESSIONHOUSE_PAGE_SIZE", "sessions.pageSize"],
+  ["SESSIONHOUSE_WINDOW", "sessions.windowMs"],
+  ["SESSIONHOUSE_LOOKBACK", "sessions.lookbackMs"],
+  ["SESSIONHOUSE_INITIAL_LOOKBACK", "sessions.initialLookbackMs"],
+  ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
+  ["SESSIONHOUSE_OPS_PORT", "service.opsPort"],
+  ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
+  ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
+];
+
+const ENV_OF_PATH = new Map(ENV_VARS.map(([env, path]) => [path, env]));
+
+export interface LoadOptions {
+  env?: Env;
+  /** Path of a YAML or JSON config file (`--config`). */
+  configFile?: string | undefined;
+  /** Values that win over everything (set by commands such as `demo`), by config path. */
+  overrides?: Readonly<Record<string, unknown>>;
+  /** False for commands that never call the API (migrate, query, status): its settings may be absent. */
+  needsApi?: boolean;
+}
+
+type Tree = Record<string, unknown>;
+
+function setPath(tree: Tree, path: string, value: unknown): void {
+  const keys = path.split(".");
+  let node = tree;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Tree;
+  }
+  node[keys[keys.length - 1] ?? ""] = value;
+}
+
+function parseHeaders(text: string, problems: string[]): Record<string, string> | undefined {
+  // "Name: value; Other: value" or a JSON object: both read naturally in an env file.
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    try {
+      return JSON.parse(trimmed) as Record<string, string>;
+    } catch {
+      problems.push("SESSIONHOUSE_API_EXTRA_HEADERS is not valid JSON");
+      return undefined;
+    }
+  }
+  const out: Record<string, string> = {};
+  for (const part of trimmed.split(";").filter((p) => p.trim() !== "")) {
+    const i = part.indexOf(":");
+    if (i <= 0) {
+      problems.push(`SESSIONHOUSE_API_EXTRA_HEADERS: "${part.trim()}" is not "Name: value"`);
+      continue;
+    }
+    out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
+function readFileTree(file: string, problems: string[]): Tree {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    problems.push(`config file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    return {};
+  }
+  try {
+    const parsed: unknown = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+    if (parsed === null || parsed === undefined) return {};
+    if (typeof parsed !== "object" || Array.isArray(parsed)) {
+      problems.push(`config file ${file} must hold a mapping of sections (api, clickhouse, sessions, …)`);
+      return {};
+    }
+    return parsed as Tree;
+  } catch (err) {
+    problems.push(`config file ${file} does not parse: ${(err as Error).message.split("\n")[0]}`);
+    return {};
+  }
+}
+
+function deepMerge(base: Tree, top: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(top)) {
+    const b = out[k];
+    out[k] =
+      typeof v === "object" && v !== null && !Array.isArray(v) && typeof b === "object" && b !== null && !Array.isArray(b)
+        ? deepMerge(b as Tree, v as Tree)
+        : v;
+  }
+  return out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join(".");
+  const env = ENV_OF_PATH.get(path);
+  const where = env ? `${env} (${path})` : path || "config";
+  // Messages that already name the variable read better on their own.
+  return env && issue.message.includes(env) ? issue.message : `${where}: ${issue.message}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Reads and validates the configuration; throws ConfigError listing every problem. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  let tree: Tree = { api: {}, clickhouse: {}, sessions: {}, aggregations: {}, service: {}, log: {} };
+  if (options.configFile) tree = deepMerge(tree, readFileTree(options.configFile, problems));
+
+  const fromEnv: Tree = {};
+  for (const [name, path] of ENV_VARS) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    if (name === "SESSIONHOUSE_API_EXTRA_HEADERS") {
+      const headers = parseHeaders(raw, problems);
+      if (headers) setPath(fromEnv, path, headers);
+    } else {
+      setPath(fromEnv, path, raw);
+    }
+  }
+  const keyFile = env.SESSIONHOUSE_API_KEY_FILE;
+  if (keyFile) {
+    if (env.SESSIONHOUSE_API_KEY) {
+      problems.push("set either SESSIONHOUSE_API_KEY or SESSIONHOUSE_API_KEY_FILE, not both");
+    } else {
+      try {
+        setPath(fromEnv, "api.apiKey", readFileSync(keyFile, "utf8").trim());
+      } catch (err) {
+        problems.push(
+          `SESSIONHOUSE_API_KEY_FILE ${keyFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+        );
+      }
+    }
+  }
+  tree = deepMerge(tree, fromEnv);
+  if (options.needsApi === false) {
+    const api = (tree.api ?? {}) as Tree;
+    tree.api = { ...api, url: api.url ?? "http://api.not-configured.invalid", apiKey: api.apiKey ?? "not-configured" };
+  }
+  for (const [path, value] of Object.entries(options.overrides ?? {})) {
+    if (value !== undefined) setPath(tree, path, value);
+  }
+
+  const parsed = configSchema.safeParse(tree);
+  if (!parsed.success) problems.push(...parsed.error.issues.map(describeIssue));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+
+  const config = parsed.data;
+  const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    if (seen.has(job.name)) problems.push(`aggregations.jobs: the job name "${job.name}" is used twice`);
+    seen.add(job.name);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze({ ...config, aggregations: { jobs } });
+}
+
+/** Every secret of a config, for redaction of logs, errors and metrics. */
+export function secretsOf(config: Config): string[] {
+  return [config.api.apiKey, config.clickhouse.password].filter((s) => s.length >= 4);
+}

@@ -1,0 +1,159 @@
+// The one typed configuration of the service: every option, its default and its unit, in one
+// place (STYLE §4). Sources (environment, config file, flags) are merged in load.ts and validated
+// here; the result is frozen.
+import { z } from "zod";
+import { parseDurationMs } from "../util/duration.js";
+
+/** A duration given as "15m", "1h", "30s" or milliseconds; stored as milliseconds. */
+const durationMs = (what: string) =>
+  z.union([z.string(), z.number()]).transform((value, ctx) => {
+    const ms = parseDurationMs(value);
+    if (ms === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${what} must be a duration such as 30s, 15m, 1h, 7d or milliseconds, got "${String(value)}"`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const intFrom = (what: string, min: number, max: number) =>
+  z.coerce
+    .number({ error: `${what} must be a number` })
+    .int(`${what} must be a whole number`)
+    .min(min, `${what} must be at least ${min}`)
+    .max(max, `${what} must be at most ${max}`);
+
+const httpUrl = (what: string) =>
+  z
+    .string({ error: `${what} is required` })
+    .trim()
+    .min(1, `${what} is required`)
+    .refine((u) => {
+      try {
+        const p = new URL(u).protocol;
+        return p === "http:" || p === "https:";
+      } catch {
+        return false;
+      }
+    }, `${what} must be an http:// or https:// URL`);
+
+/** Group-by fields of an aggregation job: dotted log-field paths, at most three (API-FACTS). */
+export const MAX_GROUP_BY_FIELDS = 3;
+
+export const aggregationJobSchema = z.object({
+  /** Unique name; used in tables, checkpoints and `--job`. */
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "job name must be lower-case letters, digits, - or _ (max 63)"),
+  /** Quickwit query string; empty means every log. */
+  query: z.string().default(""),
+  /** Histogram step, "30s" … "1d" (default 5m). */
+  interval: z.string().regex(/^\d+(s|m|h|d)$/, 'interval must look like "30s", "5m", "1h" or "1d"').default("5m"),
+  /** Up to three dotted field paths (resource.technology, user.email, policy.name, …). */
+  groupBy: z
+    .array(z.string().min(1))
+    .max(MAX_GROUP_BY_FIELDS, `at most ${MAX_GROUP_BY_FIELDS} group-by fields are allowed`)
+    .default([]),
+  /** Size of one fetched window (default 1h). */
+  windowMs: durationMs("windowMs").default(3_600_000),
+  /** Trailing period re-fetched on every run because counts grow as logs arrive (default 2h). */
+  refetchMs: durationMs("refetchMs").default(7_200_000),
+  /** Cron schedule in UTC (default every five minutes). */
+  schedule: z.string().default("*/5 * * * *"),
+  enabled: z.boolean().default(true),
+});
+export type AggregationJobConfig = z.infer<typeof aggregationJobSchema>;
+
+export const configSchema = z.object({
+  api: z.object({
+    /** Base URL of the control plane, e.g. https://api.example.com (required; no default). */
+    url: httpUrl("SESSIONHOUSE_API_URL"),
+    /** API key sent as X-API-KEY; from SESSIONHOUSE_API_KEY or the file SESSIONHOUSE_API_KEY_FILE. */
+    apiKey: z
+      .string({ error: "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required" })
+      .min(1, "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required"),
+    /** Extra request headers (the vendor SDK sends an API-version header). */
+    extraHeaders: z.record(z.string(), z.string()).default({}),
+    /** Format of request timestamps: Unix seconds (default) or RFC 3339. */
+    timestampFormat: z.enum(["unix", "rfc3339"]).default("unix"),
+    /** Per-request timeout (default 60s: a 100000-session page is ~100 MB). */
+    requestTimeoutMs: durationMs("request timeout").default(60_000),
+    /** Ceiling on requests per second toward the API (default 20). */
+    maxRequestsPerSecond: z.coerce.number().positive().default(20),
+    /** Retries of one request for retryable failures (default 6). */
+    maxRetries: intFrom("maxRetries", 0, 100).default(6),
+    /** First backoff step; doubles each retry with full jitter (default 500ms). */
+    retryBaseMs: durationMs("retryBaseMs").default(500),
+    /** Longest wait between two tries (default 30s). */
+    retryMaxMs: durationMs("retryMaxMs").default(30_000),
+    /** Retries one run may spend across all its requests (default 200). */
+    runRetryBudget: intFrom("runRetryBudget", 0, 100_000).default(200),
+    /** PEM file of a CA to trust for the API (private PKI). */
+    caFile: z.string().optional(),
+    /** Keep-alive connections to the API (default 4). */
+    connections: intFrom("connections", 1, 64).default(4),
+  }),
+  clickhouse: z.object({
+    /** Server URL; when absent the embedded engine (chdb) is used under dataDir. */
+    url: z.string().optional(),
+    user: z.string().default("default"),
+    password: z.string().default(""),
+    /** Database for every table (default sessionhouse). */
+    database: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "CLICKHOUSE_DATABASE must be letters, digits and _")
+      .default("sessionhouse"),
+    /** Embedded engine's data directory (default ./data). */
+    dataDir: z.string().min(1).default("./data"),
+    /** Per-statement timeout toward a server (default 5m). */
+    requestTimeoutMs: durationMs("ClickHouse request timeout").default(300_000),
+    /** Drop sessions older than this many days (0 = keep forever, the default). */
+    retentionDays: intFrom("SESSIONHOUSE_RETENTION_DAYS", 0, 100_000).default(0),
+    /** PEM file of a CA to trust for a https ClickHouse. */
+    caFile: z.string().optional(),
+    /** Retries of a failed insert (same deduplication token) before the run fails (default 5). */
+    insertRetries: intFrom("insertRetries", 0, 100).default(5),
+  }),
+  sessions: z.object({
+    /** ListSessionsV2 page size, 1..100000 (default 10000). */
+    pageSize: intFrom("SESSIONHOUSE_PAGE_SIZE", 1, 100_000).default(10_000),
+    /** Time window paged in one go (default 1h). */
+    windowMs: durationMs("SESSIONHOUSE_WINDOW").default(3_600_000),
+    /** Re-read this much before the checkpoint on every sync, for late sessions (default 1h). */
+    lookbackMs: durationMs("SESSIONHOUSE_LOOKBACK").default(3_600_000),
+    /** First sync without a checkpoint starts this far back (default 7d). */
+    initialLookbackMs: durationMs("SESSIONHOUSE_INITIAL_LOOKBACK").default(7 * 86_400_000),
+    /** Rows per ClickHouse insert (default 20000). */
+    insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(20_000),
+    /** Pages of one window that may repeat nothing new before the sync stops (default 3). */
+    maxStalledPages: intFrom("maxStalledPages", 1, 1000).default(3),
+    /** Cron schedule of the sessions job in UTC (default every minute). */
+    schedule: z.string().default("* * * * *"),
+    /** Cron schedule of the open-session refresh in UTC (default every three minutes). */
+    refreshSchedule: z.string().default("*/3 * * * *"),
+  }),
+  aggregations: z.object({
+    jobs: z.array(aggregationJobSchema).optional(),
+  }),
+  service: z.object({
+    /** Jobs of different kinds running at once (default 2). */
+    maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
+    /** On SIGTERM, how long the current step may take before it is aborted (default 30s). */
+    shutdownDeadlineMs: durationMs("shutdown deadline").default(30_000),
+    /** Operations HTTP server (healthz, readyz, metrics); port 0 disables it. */
+    opsHost: z.string().default("127.0.0.1"),
+    opsPort: intFrom("SESSIONHOUSE_OPS_PORT", 0, 65_535).default(9464),
+  }),
+  log: z.object({
+    level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    /** pretty on a terminal, json otherwise (auto). */
+    format: z.enum(["auto", "json", "pretty"]).default("auto"),
+  }),
+});
+
+type ParsedConfig = z.infer<typeof configSchema>;
+/** The validated configuration; `aggregations.jobs` is filled with the defaults when absent. */
+export type Config = Omit<ParsedConfig, "aggregations"> & { aggregations: { jobs: AggregationJobConfig[] } };
+export type ConfigInput = z.input<typeof configSchema>;

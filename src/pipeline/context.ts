@@ -1,0 +1,119 @@
+// What every job run is handed: configuration, the API, the warehouse, a logger, one
+// AbortSignal for everything it starts, and counters that end up in the `runs` table.
+import { randomUUID } from "node:crypto";
+import type { ControlPlaneApi } from "../api/control-plane.js";
+import { RetryBudget } from "../api/retry.js";
+import type { Config } from "../config/index.js";
+import type { Warehouse } from "../warehouse/client.js";
+import { recordRun, type RunStatus } from "../warehouse/bookkeeping.js";
+import type { InsertOptions } from "../warehouse/insert.js";
+import { errorMessage } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+
+export interface RunCounters {
+  pages: number;
+  rowsInserted: number;
+  deadLetters: number;
+  retries: number;
+}
+
+export interface Progress {
+  job: string;
+  windowsDone: number;
+  windowsTotal: number;
+  rows: number;
+  /** Position the data is complete up to (epoch ms). */
+  positionMs?: number;
+}
+
+/** Observers of a run (metrics, progress bars). All optional. */
+export interface RunObserver {
+  onProgress?(p: Progress): void;
+  onRows?(e: { job: string; table: string; rows: number }): void;
+  onDeadLetters?(e: { job: string; count: number }): void;
+  onCheckpoint?(e: { stream: string; positionMs: number }): void;
+  onRunEnd?(e: { job: string; status: RunStatus; ms: number; counters: RunCounters }): void;
+}
+
+export interface JobContext {
+  readonly config: Config;
+  readonly api: ControlPlaneApi;
+  readonly warehouse: Warehouse;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  readonly runId: string;
+  readonly job: string;
+  readonly budget: RetryBudget;
+  readonly counters: RunCounters;
+  readonly observer: RunObserver;
+  /** Insert options for this run (retries, abort, retry counting). */
+  readonly insert: InsertOptions;
+}
+
+export interface RunDeps {
+  config: Config;
+  api: ControlPlaneApi;
+  warehouse: Warehouse;
+  logger: Logger;
+  signal?: AbortSignal | undefined;
+  observer?: RunObserver | undefined;
+}
+
+/**
+ * Runs one job with its bookkeeping: a `runs` row when it starts and when it ends, a child
+ * logger, a retry budget. The job's own errors are rethrown after they are recorded.
+ */
+export async function withRun<T>(deps: RunDeps, job: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+  const runId = randomUUID();
+  const logger = deps.logger.child({ job, runId });
+  const counters: RunCounters = { pages: 0, rowsInserted: 0, deadLetters: 0, retries: 0 };
+  const budget = new RetryBudget(deps.config.api.runRetryBudget);
+  const signal = deps.signal ?? new AbortController().signal;
+  const insert: InsertOptions = {
+    retries: deps.config.clickhouse.insertRetries,
+    signal,
+    logger,
+    onRetry: () => {
+      counters.retries++;
+    },
+  };
+  const ctx: JobContext = {
+    config: deps.config,
+    api: deps.api,
+    warehouse: deps.warehouse,
+    logger,
+    signal,
+    runId,
+    job,
+    budget,
+    counters,
+    observer: deps.observer ?? {},
+    insert,
+  };
+  const startedAtMs = Date.now();
+  // The bookkeeping writes must not be aborted with the run, or an aborted run stays "running".
+  const bookkeeping: InsertOptions = { retries: deps.config.clickhouse.insertRetries, logger };
+  await recordRun(deps.warehouse, { runId, job, startedAtMs, status: "running", ...counters, error: "" }, bookkeeping);
+  logger.info("run started");
+  let status: RunStatus = "succeeded";
+  let error = "";
+  try {
+    return await fn(ctx);
+  } catch (err) {
+    status = signal.aborted ? "aborted" : "failed";
+    error = errorMessage(err);
+    throw err;
+  } finally {
+    counters.retries += budget.spent;
+    const finishedAtMs = Date.now();
+    try {
+      await recordRun(deps.warehouse, { runId, job, startedAtMs, finishedAtMs, status, ...counters, error }, bookkeeping);
+    } catch (err) {
+      logger.error({ err: errorMessage(err) }, "could not record the end of the run");
+    }
+    ctx.observer.onRunEnd?.({ job, status, ms: finishedAtMs - startedAtMs, counters });
+    const fields = { status, ms: finishedAtMs - startedAtMs, ...counters };
+    if (status === "succeeded") logger.info(fields, "run finished");
+    else logger.error({ ...fields, error }, "run failed");
+  }
+}

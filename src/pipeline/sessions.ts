@@ -1,0 +1,207 @@
+// The sessions stream: page ListSessionsV2 window by window into the `sessions` table, then
+// re-read sessions still open from before the lookback. The checkpoint moves only after the
+// rows of every window up to it were inserted, so a crash at any instant resumes without loss.
+import { sessionSchema } from "../api/schemas/session.js";
+import { describe, sessionWindowBatches, type RawRecord } from "../sources/sessions.js";
+import { floorSecond, planWindows, type Window } from "../sources/windows.js";
+import { insertDeadLetters, readCheckpoint, writeCheckpoint, type DeadLetter } from "../warehouse/bookkeeping.js";
+import { qualified } from "../warehouse/client.js";
+import { insertRows } from "../warehouse/insert.js";
+import { sessionRow, type SessionRow } from "../warehouse/sessions.js";
+import { UsageError } from "../util/errors.js";
+import type { JobContext } from "./context.js";
+import { validationReason } from "./validation.js";
+
+export const SESSIONS_STREAM = "sessions";
+export const SESSIONS_JOB = "sessions";
+
+export interface SessionSyncOptions {
+  /** Backfill from this instant (epoch ms); without it, continue from the checkpoint. */
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  /** The clock; tests and the demo pass the simulator's. */
+  nowMs?: number | undefined;
+  /** Skip the re-read of open sessions older than the synced range. */
+  skipOpenRefresh?: boolean;
+}
+
+export interface SessionSyncResult {
+  windows: number;
+  startMs: number;
+  endMs: number;
+  rows: number;
+  deadLetters: number;
+  openRefreshed: number;
+}
+
+/** Earliest instant a sync may cover: sessions cannot predate the service. */
+const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
+
+export function backfillStream(fromMs: number, toMs: number): string {
+  return `${SESSIONS_STREAM}.backfill.${fromMs}-${toMs}`;
+}
+
+export async function syncSessions(ctx: JobContext, options: SessionSyncOptions = {}): Promise<SessionSyncResult> {
+  const cfg = ctx.config.sessions;
+  const nowMs = floorSecond(options.nowMs ?? Date.now());
+  let startMs: number;
+  let endMs: number;
+  let stream: string;
+  if (options.fromMs !== undefined) {
+    startMs = floorSecond(options.fromMs);
+    endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
+    if (startMs < EPOCH_FLOOR_MS) throw new UsageError(`--from is before ${new Date(EPOCH_FLOOR_MS).toISOString()}`);
+    if (startMs >= endMs) {
+      throw new UsageError(`--from (${new Date(startMs).toISOString()}) must be before --to (${new Date(endMs).toISOString()})`, {
+        hint: "swap the two dates, or leave --to out to backfill up to now",
+      });
+    }
+    // A backfill keeps its own checkpoint, so an interrupted one resumes where it stopped and
+    // the incremental stream's checkpoint never jumps over a range nobody synced.
+    stream = backfillStream(startMs, endMs);
+    const resume = await readCheckpoint(ctx.warehouse, stream);
+    if (resume && resume.positionMs > startMs) {
+      ctx.logger.info({ resumeFrom: new Date(resume.positionMs).toISOString() }, "resuming an interrupted backfill");
+      startMs = Math.min(resume.positionMs, endMs);
+    }
+  } else {
+    stream = SESSIONS_STREAM;
+    const cp = await readCheckpoint(ctx.warehouse, stream);
+    startMs = floorSecond(cp ? cp.positionMs - cfg.lookbackMs : nowMs - cfg.initialLookbackMs);
+    endMs = nowMs;
+  }
+
+  const windows = planWindows(startMs, endMs, cfg.windowMs);
+  const result: SessionSyncResult = { windows: windows.length, startMs, endMs, rows: 0, deadLetters: 0, openRefreshed: 0 };
+  ctx.logger.info(
+    { from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString(), windows: windows.length },
+    "syncing sessions",
+  );
+  let done = 0;
+  for (const window of windows) {
+    const { rows, deadLetters } = await syncWindow(ctx, window);
+    result.rows += rows;
+    result.deadLetters += deadLetters;
+    await writeCheckpoint(ctx.warehouse, stream, window.endMs, { window: describe(window) }, ctx.insert);
+    ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
+    done++;
+    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: window.endMs });
+  }
+  if (!options.skipOpenRefresh) result.openRefreshed = await refreshOpenSessions(ctx, { beforeMs: startMs });
+  return result;
+}
+
+/** Buffers rows and dead letters of a run and inserts them in bounded blocks. */
+class SessionWriter {
+  readonly #ctx: JobContext;
+  #rows: SessionRow[] = [];
+  #dead: DeadLetter[] = [];
+  rows = 0;
+  deadLetters = 0;
+
+  constructor(ctx: JobContext) {
+    this.#ctx = ctx;
+  }
+
+  async add(records: readonly RawRecord[], fetchedAtMs: number): Promise<void> {
+    for (const r of records) {
+      const reason = r.parseError !== undefined ? `not JSON: ${r.parseError}` : undefined;
+      const parsed = reason === undefined ? sessionSchema.safeParse(r.value) : undefined;
+      if (parsed?.success) {
+        const startMs = Date.parse(parsed.data.startTime);
+        if (startMs < EPOCH_FLOOR_MS || startMs > fetchedAtMs + 86_400_000) {
+          this.#dead.push(this.#letter(r, `impossible startTime ${parsed.data.startTime}`));
+          continue;
+        }
+        this.#rows.push(sessionRow(parsed.data, r.text, fetchedAtMs));
+      } else {
+        this.#dead.push(this.#letter(r, reason ?? validationReason(parsed?.error)));
+      }
+    }
+    if (this.#rows.length >= this.#ctx.config.sessions.insertBatchRows) await this.flush();
+  }
+
+  #letter(r: RawRecord, reason: string): DeadLetter {
+    const id = (r.value as { id?: unknown } | undefined)?.id;
+    return { job: this.#ctx.job, recordId: typeof id === "string" ? id : "", reason, raw: r.text, runId: this.#ctx.runId };
+  }
+
+  async flush(): Promise<void> {
+    const ctx = this.#ctx;
+    if (this.#rows.length > 0) {
+      const rows = this.#rows;
+      this.#rows = [];
+      await insertRows(ctx.warehouse, "sessions", rows, ctx.insert);
+      this.rows += rows.length;
+      ctx.counters.rowsInserted += rows.length;
+      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: rows.length });
+    }
+    if (this.#dead.length > 0) {
+      const dead = this.#dead;
+      this.#dead = [];
+      await insertDeadLetters(ctx.warehouse, dead, ctx.insert);
+      this.deadLetters += dead.length;
+      ctx.counters.deadLetters += dead.length;
+      ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
+      ctx.logger.warn({ count: dead.length, reasons: [...new Set(dead.map((d) => d.reason))].slice(0, 3) }, "records dead-lettered");
+    }
+  }
+}
+
+async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: number; deadLetters: number }> {
+  const cfg = ctx.config.sessions;
+  const writer = new SessionWriter(ctx);
+  const batches = sessionWindowBatches(ctx.api, window, {
+    pageSize: cfg.pageSize,
+    batchSize: Math.min(cfg.insertBatchRows, cfg.pageSize),
+    maxStalledPages: cfg.maxStalledPages,
+    signal: ctx.signal,
+    budget: ctx.budget,
+    logger: ctx.logger,
+  });
+  for await (const batch of batches) {
+    await writer.add(batch.records, Date.now());
+    if (batch.endOfPage) ctx.counters.pages++;
+  }
+  await writer.flush();
+  ctx.logger.debug({ window: describe(window), rows: writer.rows }, "window synced");
+  return { rows: writer.rows, deadLetters: writer.deadLetters };
+}
+
+/**
+ * Re-reads, one by one, sessions still open that started before `beforeMs` (the windows
+ * re-read the rest), so a session is followed until it completes however long it runs.
+ */
+export async function refreshOpenSessions(ctx: JobContext, options: { beforeMs: number }): Promise<number> {
+  const rs = await ctx.warehouse.client.query({
+    query: `SELECT id FROM ${qualified(ctx.warehouse, "sessions")} FINAL
+            WHERE session_status IN ('active', 'idle') AND start_time < fromUnixTimestamp64Milli({before:Int64})
+            ORDER BY start_time`,
+    query_params: { before: options.beforeMs },
+    format: "JSONEachRow",
+  });
+  const ids = (await rs.json<{ id: string }>()).map((r) => r.id);
+  if (ids.length === 0) return 0;
+  ctx.logger.info({ open: ids.length }, "re-reading open sessions");
+  const writer = new SessionWriter(ctx);
+  let missing = 0;
+  const concurrency = Math.max(1, ctx.config.api.connections);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++] as string;
+      const session = await ctx.api.getSession(id, { signal: ctx.signal, budget: ctx.budget });
+      if (session === undefined) {
+        missing++;
+        continue;
+      }
+      await writer.add([{ text: JSON.stringify(session), value: session }], Date.now());
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+  await writer.flush();
+  if (missing > 0) {
+    ctx.logger.warn({ missing }, "open sessions the service no longer knows keep their last stored state");
+  }
+  return ids.length - missing;
+}

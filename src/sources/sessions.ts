@@ -1,0 +1,124 @@
+// Pages of ListSessionsV2 for one time window, as batches of raw records. Guards against the
+// failure modes public clients have looped on (API-FACTS, "Pagination"): a cursor that comes
+// back again, and pages that bring nothing new.
+import { ApiError } from "../api/errors.js";
+import type { ControlPlaneApi } from "../api/control-plane.js";
+import type { RetryBudget } from "../api/retry.js";
+import { FatalError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+import type { Window } from "./windows.js";
+
+/** A record as received: its exact text and, when it is JSON, the parsed value. */
+export interface RawRecord {
+  text: string;
+  value: unknown;
+  /** Set when the text is not JSON. */
+  parseError?: string;
+}
+
+export interface SessionBatch {
+  window: Window;
+  /** 1-based page number within the window. */
+  page: number;
+  records: RawRecord[];
+  /** True on the last batch of a page. */
+  endOfPage: boolean;
+}
+
+export interface WindowPagingOptions {
+  pageSize: number;
+  batchSize: number;
+  maxStalledPages: number;
+  signal?: AbortSignal | undefined;
+  budget?: RetryBudget | undefined;
+  logger?: Logger | undefined;
+  /** Restarts of a window after the service refused an expired cursor (default 3). */
+  maxCursorRestarts?: number;
+}
+
+export class PagingError extends FatalError {}
+
+export function parseRecord(text: string): RawRecord {
+  try {
+    return { text, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { text, value: undefined, parseError: (err as Error).message };
+  }
+}
+
+function idOf(r: RawRecord): string | undefined {
+  const v = r.value as { id?: unknown } | undefined;
+  return typeof v === "object" && v !== null && typeof v.id === "string" ? v.id : undefined;
+}
+
+function isExpiredCursor(err: unknown): boolean {
+  return err instanceof ApiError && err.code === "invalid_argument" && /cursor/i.test(err.message);
+}
+
+export async function* sessionWindowBatches(
+  api: ControlPlaneApi,
+  window: Window,
+  options: WindowPagingOptions,
+): AsyncGenerator<SessionBatch, { pages: number }> {
+  let restarts = 0;
+  let pages = 0;
+  for (;;) {
+    const seenCursors = new Set<string>();
+    const seenIds = new Set<string>();
+    let cursor: string | undefined;
+    let stalled = 0;
+    try {
+      for (;;) {
+        pages++;
+        const page = api.sessionsPage(
+          { startMs: window.startMs, endMs: window.endMs, limit: options.pageSize, cursor },
+          { batchSize: options.batchSize, signal: options.signal, budget: options.budget },
+        );
+        let fresh = 0;
+        let received = 0;
+        let next = await page.next();
+        while (!next.done) {
+          const records = next.value.map(parseRecord);
+          received += records.length;
+          for (const r of records) {
+            const id = idOf(r);
+            if (id === undefined || !seenIds.has(id)) fresh++;
+            if (id !== undefined) seenIds.add(id);
+          }
+          const following = await page.next();
+          yield { window, page: pages, records, endOfPage: following.done === true };
+          next = following;
+        }
+        if (received === 0) yield { window, page: pages, records: [], endOfPage: true };
+        const nextCursor = next.value.nextCursor;
+        if (!nextCursor) return { pages };
+        if (seenCursors.has(nextCursor) || nextCursor === cursor) {
+          throw new PagingError("CURSOR_REPEATED", `ListSessionsV2 returned a cursor it had already returned for ${describe(window)}`, {
+            hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
+          });
+        }
+        stalled = fresh === 0 ? stalled + 1 : 0;
+        if (stalled >= options.maxStalledPages) {
+          throw new PagingError(
+            "PAGES_STALLED",
+            `ListSessionsV2 kept returning pages with nothing new for ${describe(window)} (${pages} pages)`,
+            { hint: "the service's paging is not advancing; retry later, or report it to the vendor" },
+          );
+        }
+        seenCursors.add(nextCursor);
+        cursor = nextCursor;
+      }
+    } catch (err) {
+      if (cursor !== undefined && isExpiredCursor(err) && restarts < (options.maxCursorRestarts ?? 3)) {
+        restarts++;
+        options.logger?.warn({ window: describe(window), restarts }, "cursor refused by the service, restarting the window");
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+export function describe(w: Window): string {
+  return `[${new Date(w.startMs).toISOString()}, ${new Date(w.endMs).toISOString()})`;
+}

@@ -1,0 +1,46 @@
+// Structured logs (pino): JSON lines on stdout, readable output on a terminal. Every line passes
+// through a scrubber that replaces configured secrets wherever they appear, so a secret that
+// leaks into an error message or a URL still never reaches the log (STYLE §4).
+import { pino, type Logger, type LevelWithSilent } from "pino";
+import pretty from "pino-pretty";
+
+export type { Logger };
+
+export const REDACTED = "[REDACTED]";
+
+export function scrubber(secrets: readonly string[]): (text: string) => string {
+  const list = secrets.filter((s) => s.length >= 4);
+  if (list.length === 0) return (text) => text;
+  // Secrets also appear JSON-escaped inside a serialized line.
+  const needles = [...new Set(list.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))];
+  return (text) => {
+    let out = text;
+    for (const n of needles) if (out.includes(n)) out = out.split(n).join(REDACTED);
+    return out;
+  };
+}
+
+export interface LoggerOptions {
+  level?: LevelWithSilent;
+  format?: "auto" | "json" | "pretty";
+  secrets?: readonly string[];
+  /** Destination for tests; defaults to stdout. */
+  destination?: NodeJS.WritableStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const scrub = scrubber(options.secrets ?? []);
+  const usePretty =
+    options.format === "pretty" || (options.format !== "json" && !options.destination && process.stdout.isTTY);
+  const stream = options.destination ?? (usePretty ? pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l" }) : pino.destination({ sync: true }));
+  return pino(
+    {
+      level: options.level ?? "info",
+      base: { service: "sessionhouse" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: ["apiKey", "password", "*.apiKey", "*.password", "headers['x-api-key']"], censor: REDACTED },
+      hooks: { streamWrite: scrub },
+    },
+    stream,
+  );
+}

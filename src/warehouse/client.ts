@@ -1,0 +1,71 @@
+// One @clickhouse/client for everything. CLICKHOUSE_URL selects a server; without it the
+// embedded engine (chdb) plugs into the same client through its Connection seam, under the
+// data directory. Same SQL either way.
+import { mkdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { createClient, type ClickHouseClient } from "@clickhouse/client";
+import type { Config } from "../config/index.js";
+import { SinkError } from "./errors.js";
+
+export interface Warehouse {
+  readonly client: ClickHouseClient;
+  /** Database holding every table; validated as an identifier by the config schema. */
+  readonly database: string;
+  readonly kind: "embedded" | "server";
+  /** Where the data lives, for messages: a data directory or a server origin (no credentials). */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export async function openWarehouse(config: Config): Promise<Warehouse> {
+  const ch = config.clickhouse;
+  if (ch.url) {
+    const url = new URL(ch.url);
+    const location = url.origin;
+    const client = createClient({
+      url: url.origin + url.pathname.replace(/\/+$/, ""),
+      username: decodeURIComponent(url.username) || ch.user,
+      password: decodeURIComponent(url.password) || ch.password,
+      database: ch.database,
+      request_timeout: ch.requestTimeoutMs,
+      compression: { request: true, response: true },
+      clickhouse_settings: { date_time_input_format: "best_effort" },
+      ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
+    });
+    return { client, database: ch.database, kind: "server", location, close: () => client.close() };
+  }
+  const dataDir = resolve(ch.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  let createChdbConnection: (o: { path: string }) => unknown;
+  try {
+    ({ createChdbConnection } = (await import("chdb/connection")) as {
+      createChdbConnection: (o: { path: string }) => unknown;
+    });
+  } catch (err) {
+    throw new SinkError("EMBEDDED_UNAVAILABLE", "the embedded ClickHouse engine (the chdb package) is not installed", {
+      cause: err,
+      hint: "run npm install with optional dependencies, or set CLICKHOUSE_URL to use a ClickHouse server",
+    });
+  }
+  let client: ClickHouseClient;
+  try {
+    // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
+    // separate copy of client-common, hence the cast.
+    client = createClient({ connection: createChdbConnection({ path: dataDir }) as never });
+  } catch (err) {
+    throw new SinkError("EMBEDDED_OPEN_FAILED", `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`, {
+      cause: err,
+      hint: "another sessionhouse process may be using this data directory; stop it or set SESSIONHOUSE_DATA_DIR",
+    });
+  }
+  return { client, database: ch.database, kind: "embedded", location: dataDir, close: () => client.close() };
+}
+
+/** `db`.`table`, with identifiers escaped. */
+export function qualified(w: Pick<Warehouse, "database">, table: string): string {
+  return `${quoteIdent(w.database)}.${quoteIdent(table)}`;
+}
+
+export function quoteIdent(name: string): string {
+  return "`" + name.replace(/\\/g, "\\\\").replace(/`/g, "\\`") + "`";
+}

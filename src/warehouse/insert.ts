@@ -1,0 +1,64 @@
+// Every insert goes through here: JSONEachRow, a deduplication token derived from the block's
+// content (a retried block is never stored twice), and retries with backoff while ClickHouse is
+// unreachable. The checkpoint code relies on "returned = stored".
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "../util/logger.js";
+import { quoteIdent, type Warehouse } from "./client.js";
+import { SinkError } from "./errors.js";
+
+export interface InsertOptions {
+  retries: number;
+  signal?: AbortSignal | undefined;
+  logger?: Logger | undefined;
+  onRetry?: (() => void) | undefined;
+  /** Base of the backoff between tries (default 500 ms). */
+  retryBaseMs?: number;
+}
+
+/** Errors from ClickHouse that another try cannot fix (bad SQL, bad data, unknown table). */
+const FINAL_CLICKHOUSE_CODES = new Set(["27", "26", "53", "60", "62", "16", "47", "117", "72", "6", "41"]);
+
+export function isRetryableInsertError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return !(typeof code === "string" && FINAL_CLICKHOUSE_CODES.has(code));
+}
+
+export async function insertRows(
+  w: Warehouse,
+  table: string,
+  rows: readonly object[],
+  options: InsertOptions,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const body = rows.map((r) => JSON.stringify(r)).join("\n");
+  const token = `${table}:${createHash("sha256").update(body).digest("base64url")}`;
+  let attempt = 0;
+  for (;;) {
+    try {
+      // exec with a raw body: the JSON lines are already built (and hashed for the token), so
+      // the client must not encode them again.
+      const result = await w.client.exec({
+        query: `INSERT INTO ${quoteIdent(w.database)}.${quoteIdent(table)} FORMAT JSONEachRow`,
+        values: Readable.from([Buffer.from(body)], { objectMode: false }),
+        clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },
+        ...(options.signal ? { abort_signal: options.signal } : {}),
+      });
+      result.stream.resume();
+      return;
+    } catch (err) {
+      if (options.signal?.aborted || !isRetryableInsertError(err) || attempt >= options.retries) {
+        throw new SinkError("INSERT_FAILED", `insert into ${table} failed: ${(err as Error).message}`, {
+          cause: err,
+          hint: w.kind === "server" ? "check that ClickHouse at CLICKHOUSE_URL is up; the next run resumes" : undefined,
+        });
+      }
+      const waitMs = Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** attempt) * (0.5 + Math.random() / 2);
+      attempt++;
+      options.onRetry?.();
+      options.logger?.warn({ table, attempt, waitMs: Math.round(waitMs), err: (err as Error).message }, "insert failed, retrying");
+      await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+// Applies the numbered SQL files of migrations/ in order, once each, recording a checksum; an
+// applied file that changed afterwards is refused (the tables would no longer match the files).
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "../util/logger.js";
+import { quoteIdent, type Warehouse } from "./client.js";
+import { SinkError } from "./errors.js";
+import { chTime } from "./format.js";
+
+/** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");
+
+const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+export interface MigrationFile {
+  version: number;
+  name: string;
+  text: string;
+  checksum: string;
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
+  return readdirSync(dir)
+    .filter((f) => FILE.test(f))
+    .sort()
+    .map((file) => {
+      const m = FILE.exec(file) as RegExpExecArray;
+      const text = readFileSync(join(dir, file), "utf8");
+      return {
+        version: Number(m[1]),
+        name: file,
+        text,
+        checksum: createHash("sha256").update(text).digest("hex"),
+      };
+    });
+}
+
+/** Fills the placeholders of a migration file; values are escaped identifiers or integers. */
+export function renderSql(text: string, vars: { db: string; retentionDays?: number }): string[] {
+  const sql = text
+    .replaceAll("{{db}}", quoteIdent(vars.db))
+    .replaceAll("{{on_cluster}}", "")
+    .replaceAll("{{retention_days}}", String(Math.trunc(vars.retentionDays ?? 0)));
+  return sql
+    .split("\n")
+    .filter((line) => !line.trim().startsWith("--"))
+    .join("\n")
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: number;
+}
+
+export async function migrate(
+  w: Warehouse,
+  options: { retentionDays?: number; logger?: Logger | undefined; dir?: string } = {},
+): Promise<MigrateResult> {
+  const files = readMigrations(options.dir);
+  const [bootstrap] = files;
+  if (!bootstrap) throw new SinkError("MIGRATIONS_MISSING", `no migration files in ${options.dir ?? MIGRATIONS_DIR}`);
+  const run = async (stmt: string) => {
+    try {
+      await w.client.command({ query: stmt });
+    } catch (err) {
+      throw new SinkError("MIGRATION_FAILED", `a migration statement failed: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  };
+  // The first file creates the ledger itself; it is idempotent and always runs.
+  for (const stmt of renderSql(bootstrap.text, { db: w.database })) await run(stmt);
+
+  const rs = await w.client.query({
+    query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
+    format: "JSONEachRow",
+  });
+  const done = new Map((await rs.json<{ version: number; name: string; checksum: string }>()).map((r) => [r.version, r]));
+  const applied: string[] = [];
+  for (const file of files) {
+    const previous = done.get(file.version);
+    if (previous) {
+      if (previous.checksum !== file.checksum) {
+        throw new SinkError(
+          "MIGRATION_CHANGED",
+          `migration ${file.name} was changed after it was applied to ${w.database} (recorded as ${previous.name})`,
+          { hint: "restore the file as it was (git checkout migrations/) and put the change in a new numbered migration" },
+        );
+      }
+      continue;
+    }
+    for (const stmt of renderSql(file.text, { db: w.database })) await run(stmt);
+    await w.client.insert({
+      table: `${quoteIdent(w.database)}.schema_migrations`,
+      values: [{ version: file.version, name: file.name, checksum: file.checksum, applied_at: chTime(Date.now()) }],
+      format: "JSONEachRow",
+    });
+    applied.push(file.name);
+    options.logger?.info({ migration: file.name }, "migration applied");
+  }
+  await applyRetention(w, options.retentionDays ?? 0, options.dir ?? MIGRATIONS_DIR);
+  return { applied, alreadyApplied: files.length - applied.length };
+}
+
+/** Sets or removes the sessions TTL to match the configured retention, only when it differs. */
+async function applyRetention(w: Warehouse, days: number, dir: string): Promise<void> {
+  const rs = await w.client.query({
+    query: "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
+    query_params: { db: w.database },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ q: string }>();
+  const ttl = /\bTTL\b(.*?)(?:\bSETTINGS\b|$)/s.exec(row?.q ?? "")?.[1] ?? "";
+  const want = days > 0 ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`) : undefined;
+  let file: string | undefined;
+  if (want && !want.test(ttl)) file = "sessions_ttl_set.sql";
+  if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";
+  if (!file) return;
+  const text = readFileSync(join(dir, "retention", file), "utf8");
+  for (const stmt of renderSql(text, { db: w.database, retentionDays: days })) {
+    await w.client.command({ query: stmt });
+  }
+}

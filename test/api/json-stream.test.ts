@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { ArrayMemberSplitter, JsonShapeError } from "../../src/api/json-stream.js";
+
+function split(body: string, member: string, chunkSizes: number[]): { items: string[]; others: Record<string, unknown> } {
+  const s = new ArrayMemberSplitter(member);
+  const bytes = Buffer.from(body, "utf8");
+  const items: string[] = [];
+  let at = 0;
+  let i = 0;
+  while (at < bytes.length) {
+    const size = chunkSizes[i++ % chunkSizes.length] ?? 1;
+    items.push(...s.push(bytes.subarray(at, at + size)));
+    at += size;
+  }
+  s.end();
+  return { items, others: s.others };
+}
+
+const tricky = [
+  { id: "a", s: 'quote " and backslash \\ and \\" mixed', n: [1, { x: "]}" }] },
+  { id: "b", unicode: "é漢字🙂", empty: {}, arr: [] },
+  { id: "c", esc: "ends with backslash \\\\" },
+];
+
+describe("ArrayMemberSplitter", () => {
+  const body = JSON.stringify({ before: { n: 1 }, sessions: tricky, listMetadata: { nextCursor: "abc", count: 3 } });
+
+  it("cuts each element out as its exact text, whatever the chunking", () => {
+    for (const sizes of [[1], [2, 3], [7], [64], [1_000_000]]) {
+      const { items, others } = split(body, "sessions", sizes);
+      expect(items).toEqual(tricky.map((t) => JSON.stringify(t)));
+      expect(others).toEqual({ before: { n: 1 }, listMetadata: { nextCursor: "abc", count: 3 } });
+    }
+  });
+
+  it("keeps scalar elements and whitespace-formatted bodies", () => {
+    const pretty = JSON.stringify({ sessions: [1, "two", null, true, { a: [1, 2] }], x: 5 }, null, 2);
+    const { items, others } = split(pretty, "sessions", [3]);
+    expect(items.map((t) => JSON.parse(t) as unknown)).toEqual([1, "two", null, true, { a: [1, 2] }]);
+    expect(others).toEqual({ x: 5 });
+  });
+
+  it("reports a body that was cut off", () => {
+    const s = new ArrayMemberSplitter("sessions");
+    s.push(Buffer.from(body.slice(0, body.length - 10)));
+    expect(() => s.end()).toThrow(JsonShapeError);
+  });
+
+  it("refuses a body that is not a JSON object (an HTML error page)", () => {
+    const s = new ArrayMemberSplitter("sessions");
+    expect(() => s.push(Buffer.from("<html>Bad Gateway</html>"))).toThrow(/not a JSON object/);
+  });
+
+  it("handles an absent or empty member", () => {
+    expect(split("{}", "sessions", [1]).items).toEqual([]);
+    expect(split('{"sessions":[],"listMetadata":{}}', "sessions", [2]).items).toEqual([]);
+  });
+});

@@ -1,0 +1,73 @@
+// A real ClickHouse for a test file: the embedded engine by default (one data directory per
+// test process), the server at CLICKHOUSE_URL when set, or a testcontainers ClickHouse when
+// SESSIONHOUSE_TEST_CONTAINERS=1 on a machine with Docker. Every file gets a fresh database.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { loadConfig, type Config } from "../../src/config/index.js";
+import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import { migrate } from "../../src/warehouse/migrate.js";
+
+let dataDir: string | undefined;
+let containerUrl: string | undefined;
+
+/** The embedded data directory of this test process (one engine per process). */
+export function testDataDir(): string {
+  dataDir ??= mkdtempSync(join(tmpdir(), `sessionhouse-test-${process.pid}-`));
+  return dataDir;
+}
+
+async function clickhouseUrl(): Promise<string | undefined> {
+  if (process.env.CLICKHOUSE_URL) return process.env.CLICKHOUSE_URL;
+  if (process.env.SESSIONHOUSE_TEST_CONTAINERS !== "1") return undefined;
+  if (!containerUrl) {
+    const { GenericContainer, Wait } = await import("testcontainers");
+    const container = await new GenericContainer("clickhouse/clickhouse-server:25.8")
+      .withExposedPorts(8123)
+      .withEnvironment({ CLICKHOUSE_USER: "default", CLICKHOUSE_PASSWORD: "test", CLICKHOUSE_DEFAULT_ACCESS_MANAGEMENT: "1" })
+      .withWaitStrategy(Wait.forHttp("/ping", 8123))
+      .start();
+    containerUrl = `http://default:test@${container.getHost()}:${container.getMappedPort(8123)}`;
+  }
+  return containerUrl;
+}
+
+export function freshDatabaseName(): string {
+  return `t_${randomBytes(6).toString("hex")}`;
+}
+
+/** A config for tests: API settings given, ClickHouse as above, a fresh database. */
+export async function testConfig(env: Record<string, string | undefined> = {}, database = freshDatabaseName()): Promise<Config> {
+  const url = await clickhouseUrl();
+  return loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: "test-key-0000",
+      SESSIONHOUSE_DATA_DIR: testDataDir(),
+      CLICKHOUSE_DATABASE: database,
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...(url ? { CLICKHOUSE_URL: url } : {}),
+      ...env,
+    },
+  });
+}
+
+export async function migratedWarehouse(config: Config): Promise<Warehouse> {
+  const w = await openWarehouse(config);
+  await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+  return w;
+}
+
+export async function select<T = Record<string, unknown>>(
+  w: Warehouse,
+  sql: string,
+  params: Record<string, unknown> = {},
+): Promise<T[]> {
+  const rs = await w.client.query({
+    query: sql.replaceAll("{db}", "`" + w.database + "`"),
+    query_params: params,
+    format: "JSONEachRow",
+  });
+  return rs.json<T>();
+}
