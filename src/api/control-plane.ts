@@ -6,6 +6,7 @@ import { ControlPlaneClient, type ApiObserver, type CallOptions } from "./client
 import { ApiError } from "./errors.js";
 import { listMetadataSchema, type ListMetadata } from "./schemas/common.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
+import type { ListLogAggregationsRequest } from "./schemas/logs.js";
 
 export const PROCEDURES = {
   listSessionsV2: "SessionsService/ListSessionsV2",
@@ -76,6 +77,20 @@ export class ControlPlaneApi {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
       throw err;
     }
+  }
+
+  /** ListLogAggregations for [startMs, endMs); returns the parsed JSON body, unvalidated. */
+  async listLogAggregations(
+    req: Omit<ListLogAggregationsRequest, "startTimestamp" | "endTimestamp"> & { startMs: number; endMs: number },
+    options: CallOptions = {},
+  ): Promise<unknown> {
+    const { startMs, endMs, ...rest } = req;
+    const body: ListLogAggregationsRequest = {
+      ...rest,
+      startTimestamp: this.formatTimestamp(startMs),
+      endTimestamp: this.formatTimestamp(endMs),
+    };
+    return this.client.call(PROCEDURES.listLogAggregations, body, options);
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { ConfigError } from "../config/index.js";
 import { withRun } from "../pipeline/context.js";
 import { SESSIONS_JOB, syncSessions } from "../pipeline/sessions.js";
+import { aggregationStream, checkJob, syncAggregations } from "../pipeline/aggregations.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { scrubber } from "../util/logger.js";
 import { parseInstant } from "../util/time.js";
@@ -94,20 +95,41 @@ export function buildProgram(): Command {
     .description("page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)")
     .option("--from <time>", "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -7d)")
     .option("--to <time>", "backfill up to this instant (default now)")
-    .action(async (o: { from?: string; to?: string }) => {
-      const nowMs = Date.now();
-      if (o.to !== undefined && o.from === undefined) throw new UsageError("--to needs --from");
-      const fromMs = o.from === undefined ? undefined : parseInstant(o.from, "--from", nowMs);
-      const toMs = o.to === undefined ? undefined : parseInstant(o.to, "--to", nowMs);
-      if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) {
-        throw new UsageError(`--from ${o.from} is not before --to ${o.to}`, { hint: "swap the two dates" });
-      }
+    .action(async (o: RangeFlags) => {
+      const range = parseRange(o);
       const rt = await openRuntime(configFrom(globals()));
       try {
-        const r = await withRun(rt, SESSIONS_JOB, (ctx) => syncSessions(ctx, { fromMs, toMs, nowMs }));
+        const r = await withRun(rt, SESSIONS_JOB, (ctx) => syncSessions(ctx, range));
         process.stdout.write(
           `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
         );
+      } finally {
+        await rt.close();
+      }
+    });
+
+  sync
+    .command("aggregations")
+    .description("fetch ListLogAggregations for every configured aggregation job (or one with --job)")
+    .option("--job <name>", "only this aggregation job")
+    .option("--from <time>", "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -30d)")
+    .option("--to <time>", "backfill up to this instant (default now)")
+    .action(async (o: RangeFlags & { job?: string }) => {
+      const range = parseRange(o);
+      const config = configFrom(globals());
+      const jobs = config.aggregations.jobs.filter((j) => (o.job ? j.name === o.job : j.enabled));
+      if (o.job && jobs.length === 0) {
+        throw new UsageError(`there is no aggregation job named "${o.job}"`, {
+          hint: `the configured jobs are: ${config.aggregations.jobs.map((j) => j.name).join(", ")}`,
+        });
+      }
+      for (const job of jobs) checkJob(job);
+      const rt = await openRuntime(config);
+      try {
+        for (const job of jobs) {
+          const r = await withRun(rt, aggregationStream(job), (ctx) => syncAggregations(ctx, job, range));
+          process.stdout.write(`${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered\n`);
+        }
       } finally {
         await rt.close();
       }
@@ -129,6 +151,26 @@ export function buildProgram(): Command {
     });
 
   return program;
+}
+
+interface RangeFlags {
+  from?: string;
+  to?: string;
+}
+
+/** --from/--to of a sync, checked before anything is opened. */
+function parseRange(o: RangeFlags): { fromMs?: number; toMs?: number; nowMs: number } {
+  const nowMs = Date.now();
+  if (o.to !== undefined && o.from === undefined) {
+    throw new UsageError("--to needs --from", { hint: "give the start of the range with --from" });
+  }
+  const fromMs = o.from === undefined ? undefined : parseInstant(o.from, "--from", nowMs);
+  const toMs = o.to === undefined ? undefined : parseInstant(o.to, "--to", nowMs);
+  if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) {
+    throw new UsageError(`--from ${o.from} is not before --to ${o.to}`, { hint: "swap the two dates" });
+  }
+  if (fromMs !== undefined && fromMs > nowMs) throw new UsageError(`--from ${o.from} is in the future`);
+  return { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}), nowMs };
 }
 
 /** Runs the CLI; returns the exit status. */

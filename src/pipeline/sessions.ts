@@ -160,6 +160,7 @@ async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: numb
     logger: ctx.logger,
   });
   for await (const batch of batches) {
+    ctx.signal.throwIfAborted();
     await writer.add(batch.records, Date.now());
     if (batch.endOfPage) ctx.counters.pages++;
   }

@@ -65,7 +65,9 @@ export class SimClock {
   /** Epoch milliseconds (integer). */
   now(): number {
     if (this.rate === 0) return this.anchorSimMs;
-    return Math.floor(this.anchorSimMs + (this.realNow() - this.anchorRealMs) * this.rate);
+    return Math.floor(
+      this.anchorSimMs + (this.realNow() - this.anchorRealMs) * this.rate,
+    );
   }
 
   /** Jump to `ms`; a running clock keeps running from there. */
@@ -75,13 +77,15 @@ export class SimClock {
   }
 
   advance(ms: number): void {
-    if (!Number.isFinite(ms)) throw new RangeError(`cannot advance the clock by ${ms}`);
+    if (!Number.isFinite(ms))
+      throw new RangeError(`cannot advance the clock by ${ms}`);
     this.anchorSimMs += ms;
   }
 
   describe(): string {
     const at = new Date(this.now()).toISOString();
-    if (this.mode === "accelerated") return `accelerated ×${this.rate} (now ${at})`;
+    if (this.mode === "accelerated")
+      return `accelerated ×${this.rate} (now ${at})`;
     return `${this.mode} (now ${at})`;
   }
 }
@@ -103,15 +107,21 @@ function toMs(at: number | Date | string): number {
  * CLI form of a clock: `real`, `fixed:<RFC3339>` or `accelerated:<factor>[@<RFC3339>]`
  * (without a start time an accelerated clock starts at the real now).
  */
-export function parseClockSpec(spec: string, realNow: () => number = Date.now): SimClock {
+export function parseClockSpec(
+  spec: string,
+  realNow: () => number = Date.now,
+): SimClock {
   const text = spec.trim();
-  const usage = "expected real, fixed:<RFC3339> or accelerated:<factor>[@<RFC3339>]";
+  const usage =
+    "expected real, fixed:<RFC3339> or accelerated:<factor>[@<RFC3339>]";
   if (text === "real") return new SimClock({ mode: "real" }, realNow);
   if (text.startsWith("fixed:")) {
     const when = text.slice("fixed:".length);
     const ms = parseRfc3339(when);
     if (ms === undefined) {
-      throw new Error(`--clock: "${when}" is not an RFC 3339 time (e.g. 2026-11-02T10:00:00Z)`);
+      throw new Error(
+        `--clock: "${when}" is not an RFC 3339 time (e.g. 2026-11-02T10:00:00Z)`,
+      );
     }
     return new SimClock({ mode: "fixed", atMs: ms }, realNow);
   }
@@ -121,13 +131,17 @@ export function parseClockSpec(spec: string, realNow: () => number = Date.now): 
     const factorText = at < 0 ? rest : rest.slice(0, at);
     const factor = Number(factorText);
     if (factorText === "" || !Number.isFinite(factor) || factor <= 0) {
-      throw new Error(`--clock: accelerated factor "${factorText}" must be a positive number`);
+      throw new Error(
+        `--clock: accelerated factor "${factorText}" must be a positive number`,
+      );
     }
     if (at < 0) return new SimClock({ mode: "accelerated", factor }, realNow);
     const when = rest.slice(at + 1);
     const startMs = parseRfc3339(when);
     if (startMs === undefined) {
-      throw new Error(`--clock: accelerated start "${when}" is not an RFC 3339 time`);
+      throw new Error(
+        `--clock: accelerated start "${when}" is not an RFC 3339 time`,
+      );
     }
     return new SimClock({ mode: "accelerated", factor, startMs }, realNow);
   }

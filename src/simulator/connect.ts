@@ -31,7 +31,10 @@ const UNIX_SECONDS = /^(\d{1,12})(?:\.(\d{1,9}))?$/;
  * "1730000000.25": what the real service documents) and RFC 3339 (the configurable
  * alternative of the exporter). Anything else is `invalid_argument` naming the field.
  */
-export function parseRequestTimestamp(value: unknown, field = "timestamp"): number {
+export function parseRequestTimestamp(
+  value: unknown,
+  field = "timestamp",
+): number {
   if (typeof value !== "string") {
     throw new SimConnectError(
       "invalid_argument",

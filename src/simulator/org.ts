@@ -15,7 +15,13 @@ import {
   type SimUser,
   type Technology,
 } from "./model.js";
-import { createRng, hash32, hashId, WeightedTable, type Rng } from "./random.js";
+import {
+  createRng,
+  hash32,
+  hashId,
+  WeightedTable,
+  type Rng,
+} from "./random.js";
 
 export interface OrgDimensions {
   humans: number;
@@ -30,7 +36,9 @@ export interface OrgDimensions {
 /** A preset, or explicit numbers (missing ones taken from `mid`). */
 export type OrgSize = "small" | "mid" | "large" | Partial<OrgDimensions>;
 
-export const ORG_SIZE_PRESETS: Readonly<Record<"small" | "mid" | "large", OrgDimensions>> = {
+export const ORG_SIZE_PRESETS: Readonly<
+  Record<"small" | "mid" | "large", OrgDimensions>
+> = {
   small: {
     humans: 40,
     machines: 12,
@@ -65,14 +73,19 @@ export function resolveOrgSize(size: OrgSize = "mid"): OrgDimensions {
   const out: OrgDimensions = { ...ORG_SIZE_PRESETS.mid, ...size };
   for (const [key, value] of Object.entries(out)) {
     if (!Number.isInteger(value) || value < 0) {
-      throw new RangeError(`org size: ${key} must be a non-negative integer, got ${value}`);
+      throw new RangeError(
+        `org size: ${key} must be a non-negative integer, got ${value}`,
+      );
     }
   }
   if (out.humans + out.machines < 1) throw new RangeError("org size: no users");
   if (out.resources < 1) throw new RangeError("org size: no resources");
-  if (out.groups < 1 || out.spaces < 1) throw new RangeError("org size: groups and spaces ≥ 1");
+  if (out.groups < 1 || out.spaces < 1)
+    throw new RangeError("org size: groups and spaces ≥ 1");
   if (out.sidecars + out.connectors < 1) {
-    throw new RangeError("org size: at least one sidecar or connector is needed");
+    throw new RangeError(
+      "org size: at least one sidecar or connector is needed",
+    );
   }
   return out;
 }
@@ -85,14 +98,21 @@ export function parseOrgSize(spec: string): OrgSize {
   const keys = Object.keys(ORG_SIZE_PRESETS.mid);
   for (const item of text.split(",")) {
     const [key, value, extra] = item.split("=").map((p) => p.trim());
-    if (key === undefined || value === undefined || extra !== undefined || !keys.includes(key)) {
+    if (
+      key === undefined ||
+      value === undefined ||
+      extra !== undefined ||
+      !keys.includes(key)
+    ) {
       throw new Error(
         `org size: "${item}" is not small|mid|large or <key>=<n> with key in ${keys.join(", ")}`,
       );
     }
     const n = Number(value);
     if (!Number.isInteger(n) || n < 0) {
-      throw new Error(`org size: ${key}=${value} must be a non-negative integer`);
+      throw new Error(
+        `org size: ${key}=${value} must be a non-negative integer`,
+      );
     }
     out[key as keyof OrgDimensions] = n;
   }
@@ -117,115 +137,523 @@ const DOMAINS = [
 ];
 
 const FIRST_NAMES = [
-  "alice", "bob", "carol", "david", "emma", "farid", "grace", "hugo", "ines", "jamal",
-  "karen", "liam", "maria", "noah", "olivia", "pablo", "quinn", "rosa", "samir", "tara",
-  "umar", "vera", "wei", "xavier", "yara", "zoe", "aiko", "bruno", "chloe", "dmitri",
-  "elena", "felix", "giulia", "hannah", "ivan", "julia", "kenji", "lea", "mateo", "nadia",
-  "oscar", "priya", "rafael", "sofia", "tomas", "ursula", "victor", "wanda", "yusuf", "zara",
-  "amara", "ben", "camille", "diego", "esther", "finn", "gabriel", "helena", "isaac", "jana",
-  "kofi", "laura", "marcus", "nina", "omar", "paula", "ravi", "sara", "theo", "valentina",
-  "william", "ximena", "yuki", "anders", "beatriz", "cheng", "daniela", "erik", "fatima", "george",
+  "alice",
+  "bob",
+  "carol",
+  "david",
+  "emma",
+  "farid",
+  "grace",
+  "hugo",
+  "ines",
+  "jamal",
+  "karen",
+  "liam",
+  "maria",
+  "noah",
+  "olivia",
+  "pablo",
+  "quinn",
+  "rosa",
+  "samir",
+  "tara",
+  "umar",
+  "vera",
+  "wei",
+  "xavier",
+  "yara",
+  "zoe",
+  "aiko",
+  "bruno",
+  "chloe",
+  "dmitri",
+  "elena",
+  "felix",
+  "giulia",
+  "hannah",
+  "ivan",
+  "julia",
+  "kenji",
+  "lea",
+  "mateo",
+  "nadia",
+  "oscar",
+  "priya",
+  "rafael",
+  "sofia",
+  "tomas",
+  "ursula",
+  "victor",
+  "wanda",
+  "yusuf",
+  "zara",
+  "amara",
+  "ben",
+  "camille",
+  "diego",
+  "esther",
+  "finn",
+  "gabriel",
+  "helena",
+  "isaac",
+  "jana",
+  "kofi",
+  "laura",
+  "marcus",
+  "nina",
+  "omar",
+  "paula",
+  "ravi",
+  "sara",
+  "theo",
+  "valentina",
+  "william",
+  "ximena",
+  "yuki",
+  "anders",
+  "beatriz",
+  "cheng",
+  "daniela",
+  "erik",
+  "fatima",
+  "george",
 ];
 
 const LAST_NAMES = [
-  "martin", "smith", "garcia", "mueller", "rossi", "dubois", "kowalski", "nguyen", "tanaka",
-  "okafor", "silva", "johansson", "novak", "haddad", "kim", "patel", "schmidt", "lopez",
-  "bernard", "jensen", "ivanova", "moreau", "costa", "yilmaz", "fischer", "larsen", "romano",
-  "fernandez", "wong", "mensah", "dupont", "weber", "santos", "nakamura", "berg", "khan",
-  "olsen", "ricci", "alvarez", "chen", "petrov", "laurent", "meyer", "sato", "andersen",
-  "marino", "torres", "park", "hoffmann", "lefebvre", "gomez", "kaya", "nielsen", "ferrari",
-  "ruiz", "singh", "wagner", "girard", "carvalho", "hansen", "murphy", "oconnor", "brown",
-  "walker", "evans", "baker", "clarke", "hughes", "reid", "stewart",
+  "martin",
+  "smith",
+  "garcia",
+  "mueller",
+  "rossi",
+  "dubois",
+  "kowalski",
+  "nguyen",
+  "tanaka",
+  "okafor",
+  "silva",
+  "johansson",
+  "novak",
+  "haddad",
+  "kim",
+  "patel",
+  "schmidt",
+  "lopez",
+  "bernard",
+  "jensen",
+  "ivanova",
+  "moreau",
+  "costa",
+  "yilmaz",
+  "fischer",
+  "larsen",
+  "romano",
+  "fernandez",
+  "wong",
+  "mensah",
+  "dupont",
+  "weber",
+  "santos",
+  "nakamura",
+  "berg",
+  "khan",
+  "olsen",
+  "ricci",
+  "alvarez",
+  "chen",
+  "petrov",
+  "laurent",
+  "meyer",
+  "sato",
+  "andersen",
+  "marino",
+  "torres",
+  "park",
+  "hoffmann",
+  "lefebvre",
+  "gomez",
+  "kaya",
+  "nielsen",
+  "ferrari",
+  "ruiz",
+  "singh",
+  "wagner",
+  "girard",
+  "carvalho",
+  "hansen",
+  "murphy",
+  "oconnor",
+  "brown",
+  "walker",
+  "evans",
+  "baker",
+  "clarke",
+  "hughes",
+  "reid",
+  "stewart",
 ];
 
 /** Group names with the technologies their members mostly touch and a relative headcount. */
-const GROUP_PROFILES: readonly { name: string; techs: Technology[]; weight: number }[] = [
-  { name: "data-engineering", techs: ["snowflake", "postgres", "s3", "kafka", "bigquery", "clickhouse", "athena"], weight: 6 },
-  { name: "backend-engineering", techs: ["postgres", "mysql", "redis", "mongodb", "http", "grpc", "kafka", "dynamodb"], weight: 10 },
-  { name: "sre-oncall", techs: ["ssh", "kubernetes", "postgres", "mysql", "redis", "http", "elastic"], weight: 4 },
-  { name: "finance-analysts", techs: ["snowflake", "mssqlserver", "postgres", "web"], weight: 4 },
-  { name: "platform-engineering", techs: ["kubernetes", "ssh", "http", "grpc", "s3", "redis"], weight: 5 },
-  { name: "data-science", techs: ["snowflake", "bigquery", "s3", "postgres", "llm", "clickhouse"], weight: 4 },
-  { name: "ml-engineering", techs: ["s3", "snowflake", "llm", "mcp", "kubernetes", "postgres"], weight: 3 },
-  { name: "security-engineering", techs: ["ssh", "rdp", "elastic", "web", "http", "s3"], weight: 2 },
-  { name: "dba-team", techs: ["postgres", "mysql", "mariadb", "mssqlserver", "mongodb", "redis"], weight: 2 },
-  { name: "product-analytics", techs: ["snowflake", "bigquery", "clickhouse", "web"], weight: 3 },
-  { name: "support-tier2", techs: ["web", "postgres", "mcp", "llm", "http"], weight: 5 },
-  { name: "frontend-engineering", techs: ["http", "web", "grpc", "postgres"], weight: 6 },
-  { name: "devops", techs: ["kubernetes", "ssh", "s3", "http", "rdp"], weight: 3 },
-  { name: "payments-engineering", techs: ["postgres", "mysql", "kafka", "redis", "dynamodb"], weight: 3 },
-  { name: "risk-and-compliance", techs: ["snowflake", "mssqlserver", "web", "elastic"], weight: 2 },
-  { name: "bi-developers", techs: ["snowflake", "bigquery", "postgres", "athena", "mssqlserver"], weight: 2 },
-  { name: "ai-platform", techs: ["llm", "mcp", "kubernetes", "grpc", "postgres"], weight: 2 },
-  { name: "customer-success", techs: ["web", "postgres", "llm", "mcp"], weight: 4 },
-  { name: "mobile-engineering", techs: ["http", "grpc", "postgres", "redis"], weight: 3 },
-  { name: "infra-networking", techs: ["ssh", "rdp", "kubernetes", "http"], weight: 2 },
-  { name: "growth-analytics", techs: ["bigquery", "snowflake", "clickhouse", "postgres"], weight: 2 },
-  { name: "qa-automation", techs: ["postgres", "mysql", "http", "web", "kubernetes"], weight: 2 },
+const GROUP_PROFILES: readonly {
+  name: string;
+  techs: Technology[];
+  weight: number;
+}[] = [
+  {
+    name: "data-engineering",
+    techs: [
+      "snowflake",
+      "postgres",
+      "s3",
+      "kafka",
+      "bigquery",
+      "clickhouse",
+      "athena",
+    ],
+    weight: 6,
+  },
+  {
+    name: "backend-engineering",
+    techs: [
+      "postgres",
+      "mysql",
+      "redis",
+      "mongodb",
+      "http",
+      "grpc",
+      "kafka",
+      "dynamodb",
+    ],
+    weight: 10,
+  },
+  {
+    name: "sre-oncall",
+    techs: [
+      "ssh",
+      "kubernetes",
+      "postgres",
+      "mysql",
+      "redis",
+      "http",
+      "elastic",
+    ],
+    weight: 4,
+  },
+  {
+    name: "finance-analysts",
+    techs: ["snowflake", "mssqlserver", "postgres", "web"],
+    weight: 4,
+  },
+  {
+    name: "platform-engineering",
+    techs: ["kubernetes", "ssh", "http", "grpc", "s3", "redis"],
+    weight: 5,
+  },
+  {
+    name: "data-science",
+    techs: ["snowflake", "bigquery", "s3", "postgres", "llm", "clickhouse"],
+    weight: 4,
+  },
+  {
+    name: "ml-engineering",
+    techs: ["s3", "snowflake", "llm", "mcp", "kubernetes", "postgres"],
+    weight: 3,
+  },
+  {
+    name: "security-engineering",
+    techs: ["ssh", "rdp", "elastic", "web", "http", "s3"],
+    weight: 2,
+  },
+  {
+    name: "dba-team",
+    techs: ["postgres", "mysql", "mariadb", "mssqlserver", "mongodb", "redis"],
+    weight: 2,
+  },
+  {
+    name: "product-analytics",
+    techs: ["snowflake", "bigquery", "clickhouse", "web"],
+    weight: 3,
+  },
+  {
+    name: "support-tier2",
+    techs: ["web", "postgres", "mcp", "llm", "http"],
+    weight: 5,
+  },
+  {
+    name: "frontend-engineering",
+    techs: ["http", "web", "grpc", "postgres"],
+    weight: 6,
+  },
+  {
+    name: "devops",
+    techs: ["kubernetes", "ssh", "s3", "http", "rdp"],
+    weight: 3,
+  },
+  {
+    name: "payments-engineering",
+    techs: ["postgres", "mysql", "kafka", "redis", "dynamodb"],
+    weight: 3,
+  },
+  {
+    name: "risk-and-compliance",
+    techs: ["snowflake", "mssqlserver", "web", "elastic"],
+    weight: 2,
+  },
+  {
+    name: "bi-developers",
+    techs: ["snowflake", "bigquery", "postgres", "athena", "mssqlserver"],
+    weight: 2,
+  },
+  {
+    name: "ai-platform",
+    techs: ["llm", "mcp", "kubernetes", "grpc", "postgres"],
+    weight: 2,
+  },
+  {
+    name: "customer-success",
+    techs: ["web", "postgres", "llm", "mcp"],
+    weight: 4,
+  },
+  {
+    name: "mobile-engineering",
+    techs: ["http", "grpc", "postgres", "redis"],
+    weight: 3,
+  },
+  {
+    name: "infra-networking",
+    techs: ["ssh", "rdp", "kubernetes", "http"],
+    weight: 2,
+  },
+  {
+    name: "growth-analytics",
+    techs: ["bigquery", "snowflake", "clickhouse", "postgres"],
+    weight: 2,
+  },
+  {
+    name: "qa-automation",
+    techs: ["postgres", "mysql", "http", "web", "kubernetes"],
+    weight: 2,
+  },
   { name: "it-helpdesk", techs: ["rdp", "ssh", "web"], weight: 2 },
   { name: "marketing-ops", techs: ["web", "bigquery", "mysql"], weight: 2 },
-  { name: "research", techs: ["llm", "s3", "postgres", "elastic", "mongodb"], weight: 1 },
+  {
+    name: "research",
+    techs: ["llm", "s3", "postgres", "elastic", "mongodb"],
+    weight: 1,
+  },
   { name: "contractors", techs: ["postgres", "ssh", "http"], weight: 2 },
   { name: "audit", techs: ["snowflake", "elastic", "web"], weight: 1 },
   { name: "executives", techs: ["web", "snowflake"], weight: 1 },
 ];
 
-const GROUP_SUFFIXES = ["emea", "amer", "apac", "contractors", "leads", "interns"];
+const GROUP_SUFFIXES = [
+  "emea",
+  "amer",
+  "apac",
+  "contractors",
+  "leads",
+  "interns",
+];
 
 /** Machine accounts by kind, with the technologies they use. */
-const MACHINE_PROFILES: Readonly<Record<MachineKind, { names: string[]; techs: Technology[]; weight: number }>> = {
+const MACHINE_PROFILES: Readonly<
+  Record<MachineKind, { names: string[]; techs: Technology[]; weight: number }>
+> = {
   batch: {
-    names: ["etl-nightly", "dbt-runner", "airflow-worker", "spark-batch", "backup-agent", "reverse-etl", "fivetran-sync", "data-quality-checks", "report-mailer", "warehouse-loader", "cdc-replicator", "archive-job"],
-    techs: ["snowflake", "postgres", "mysql", "s3", "bigquery", "clickhouse", "kafka", "athena", "mongodb", "mssqlserver", "mariadb"],
+    names: [
+      "etl-nightly",
+      "dbt-runner",
+      "airflow-worker",
+      "spark-batch",
+      "backup-agent",
+      "reverse-etl",
+      "fivetran-sync",
+      "data-quality-checks",
+      "report-mailer",
+      "warehouse-loader",
+      "cdc-replicator",
+      "archive-job",
+    ],
+    techs: [
+      "snowflake",
+      "postgres",
+      "mysql",
+      "s3",
+      "bigquery",
+      "clickhouse",
+      "kafka",
+      "athena",
+      "mongodb",
+      "mssqlserver",
+      "mariadb",
+    ],
     weight: 35,
   },
   bi: {
-    names: ["looker", "tableau", "metabase", "superset", "hex-notebooks", "mode-analytics", "powerbi-gateway"],
-    techs: ["snowflake", "bigquery", "postgres", "clickhouse", "athena", "mssqlserver", "mysql"],
+    names: [
+      "looker",
+      "tableau",
+      "metabase",
+      "superset",
+      "hex-notebooks",
+      "mode-analytics",
+      "powerbi-gateway",
+    ],
+    techs: [
+      "snowflake",
+      "bigquery",
+      "postgres",
+      "clickhouse",
+      "athena",
+      "mssqlserver",
+      "mysql",
+    ],
     weight: 15,
   },
   ci: {
-    names: ["github-actions-deploy", "argo-cd", "terraform-cloud", "jenkins-ci", "flyway-migrations", "helm-release"],
+    names: [
+      "github-actions-deploy",
+      "argo-cd",
+      "terraform-cloud",
+      "jenkins-ci",
+      "flyway-migrations",
+      "helm-release",
+    ],
     techs: ["kubernetes", "ssh", "http", "s3", "postgres", "mysql"],
     weight: 12,
   },
   app: {
-    names: ["orders-api", "billing-service", "inventory-service", "search-indexer", "notifications", "auth-service", "checkout-api", "recommendation-api", "ledger-service", "feature-store"],
-    techs: ["postgres", "mysql", "redis", "mongodb", "dynamodb", "elastic", "kafka", "grpc", "http", "mariadb"],
+    names: [
+      "orders-api",
+      "billing-service",
+      "inventory-service",
+      "search-indexer",
+      "notifications",
+      "auth-service",
+      "checkout-api",
+      "recommendation-api",
+      "ledger-service",
+      "feature-store",
+    ],
+    techs: [
+      "postgres",
+      "mysql",
+      "redis",
+      "mongodb",
+      "dynamodb",
+      "elastic",
+      "kafka",
+      "grpc",
+      "http",
+      "mariadb",
+    ],
     weight: 28,
   },
   agent: {
-    names: ["support-agent", "sql-copilot", "incident-bot", "code-review-agent", "docs-assistant"],
+    names: [
+      "support-agent",
+      "sql-copilot",
+      "incident-bot",
+      "code-review-agent",
+      "docs-assistant",
+    ],
     techs: ["llm", "mcp", "postgres", "http", "web"],
     weight: 10,
   },
 };
 
-const MACHINE_KINDS: readonly MachineKind[] = ["batch", "bi", "ci", "app", "agent"];
+const MACHINE_KINDS: readonly MachineKind[] = [
+  "batch",
+  "bi",
+  "ci",
+  "app",
+  "agent",
+];
 
 /** Relative number of resources per technology (what a typical mid-size company runs). */
 const TECH_WEIGHTS: Readonly<Record<Technology, number>> = {
-  postgres: 18, mysql: 10, snowflake: 9, s3: 9, kubernetes: 8, ssh: 10, http: 7, redis: 4,
-  mongodb: 4, bigquery: 3, clickhouse: 3, kafka: 3, elastic: 3, mssqlserver: 3, mariadb: 2,
-  dynamodb: 2, athena: 2, rdp: 2, web: 3, grpc: 2, llm: 2, mcp: 2,
+  postgres: 18,
+  mysql: 10,
+  snowflake: 9,
+  s3: 9,
+  kubernetes: 8,
+  ssh: 10,
+  http: 7,
+  redis: 4,
+  mongodb: 4,
+  bigquery: 3,
+  clickhouse: 3,
+  kafka: 3,
+  elastic: 3,
+  mssqlserver: 3,
+  mariadb: 2,
+  dynamodb: 2,
+  athena: 2,
+  rdp: 2,
+  web: 3,
+  grpc: 2,
+  llm: 2,
+  mcp: 2,
 };
 
 const TECH_SUFFIX: Readonly<Record<Technology, string>> = {
-  athena: "athena", bigquery: "bq", clickhouse: "ch", dynamodb: "ddb", elastic: "es", grpc: "grpc",
-  http: "api", kafka: "kafka", kubernetes: "k8s", llm: "llm", mariadb: "mariadb", mcp: "mcp",
-  mongodb: "mongo", mssqlserver: "mssql", mysql: "mysql", postgres: "pg", rdp: "rdp", redis: "redis",
-  s3: "s3", snowflake: "snowflake", ssh: "ssh", web: "web",
+  athena: "athena",
+  bigquery: "bq",
+  clickhouse: "ch",
+  dynamodb: "ddb",
+  elastic: "es",
+  grpc: "grpc",
+  http: "api",
+  kafka: "kafka",
+  kubernetes: "k8s",
+  llm: "llm",
+  mariadb: "mariadb",
+  mcp: "mcp",
+  mongodb: "mongo",
+  mssqlserver: "mssql",
+  mysql: "mysql",
+  postgres: "pg",
+  rdp: "rdp",
+  redis: "redis",
+  s3: "s3",
+  snowflake: "snowflake",
+  ssh: "ssh",
+  web: "web",
 };
 
 const TECH_PORT: Readonly<Record<Technology, number>> = {
-  athena: 443, bigquery: 443, clickhouse: 9440, dynamodb: 443, elastic: 9200, grpc: 50051,
-  http: 443, kafka: 9092, kubernetes: 6443, llm: 443, mariadb: 3306, mcp: 443, mongodb: 27017,
-  mssqlserver: 1433, mysql: 3306, postgres: 5432, rdp: 3389, redis: 6379, s3: 443,
-  snowflake: 443, ssh: 22, web: 443,
+  athena: 443,
+  bigquery: 443,
+  clickhouse: 9440,
+  dynamodb: 443,
+  elastic: 9200,
+  grpc: 50051,
+  http: 443,
+  kafka: 9092,
+  kubernetes: 6443,
+  llm: 443,
+  mariadb: 3306,
+  mcp: 443,
+  mongodb: 27017,
+  mssqlserver: 1433,
+  mysql: 3306,
+  postgres: 5432,
+  rdp: 3389,
+  redis: 6379,
+  s3: 443,
+  snowflake: 443,
+  ssh: 22,
+  web: 443,
 };
 
 const NATIVE_USERS: Readonly<Record<Technology, string[]>> = {
-  postgres: ["app_readonly", "analyst", "postgres", "app_rw", "etl_writer", "migrations"],
+  postgres: [
+    "app_readonly",
+    "analyst",
+    "postgres",
+    "app_rw",
+    "etl_writer",
+    "migrations",
+  ],
   mysql: ["app_readonly", "app_rw", "reporting", "root", "replicator"],
   mariadb: ["app_rw", "reporting", "root", "app_readonly"],
   snowflake: ["analyst", "transformer", "loader", "reporter", "sysadmin"],
@@ -250,27 +678,73 @@ const NATIVE_USERS: Readonly<Record<Technology, string[]>> = {
 };
 
 const RESOURCE_PREFIXES = [
-  "orders", "billing", "payments", "users", "inventory", "analytics", "events", "ml-features",
-  "catalog", "ledger", "audit", "search", "sessions", "reporting", "marketing", "crm",
-  "logistics", "fraud", "pricing", "recommendations", "support", "identity", "warehouse",
-  "checkout", "notifications", "metrics", "shipping", "accounts", "loyalty", "partners",
+  "orders",
+  "billing",
+  "payments",
+  "users",
+  "inventory",
+  "analytics",
+  "events",
+  "ml-features",
+  "catalog",
+  "ledger",
+  "audit",
+  "search",
+  "sessions",
+  "reporting",
+  "marketing",
+  "crm",
+  "logistics",
+  "fraud",
+  "pricing",
+  "recommendations",
+  "support",
+  "identity",
+  "warehouse",
+  "checkout",
+  "notifications",
+  "metrics",
+  "shipping",
+  "accounts",
+  "loyalty",
+  "partners",
 ];
 
 const ENVIRONMENTS = ["prod", "staging", "dev", "sandbox"] as const;
 const ENV_WEIGHTS = [40, 25, 25, 10];
 
 const SPACE_NAMES = [
-  "data-platform", "core-infra", "payments", "analytics", "ml", "security", "customer-data",
-  "internal-tools", "emea", "apac", "finance", "sandbox",
+  "data-platform",
+  "core-infra",
+  "payments",
+  "analytics",
+  "ml",
+  "security",
+  "customer-data",
+  "internal-tools",
+  "emea",
+  "apac",
+  "finance",
+  "sandbox",
 ];
 
 const CONNECTOR_NAMES = [
-  "connector-us-east-1", "connector-eu-west-1", "connector-onprem-dc1", "connector-gcp-europe-west4",
-  "connector-us-west-2", "connector-ap-southeast-1", "connector-onprem-dc2", "connector-azure-westeurope",
+  "connector-us-east-1",
+  "connector-eu-west-1",
+  "connector-onprem-dc1",
+  "connector-gcp-europe-west4",
+  "connector-us-west-2",
+  "connector-ap-southeast-1",
+  "connector-onprem-dc2",
+  "connector-azure-westeurope",
 ];
 
 const SAAS_HOSTS: Partial<Record<Technology, readonly string[]>> = {
-  llm: ["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com"],
+  llm: [
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+  ],
   bigquery: ["bigquery.googleapis.com"],
 };
 
@@ -313,7 +787,8 @@ function capitalize(word: string): string {
 export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   const dims = resolveOrgSize(size);
   const rng = createRng(hash32(seed, "org"));
-  const domain = DOMAINS[hash32(seed, "domain") % DOMAINS.length] ?? "example.com";
+  const domain =
+    DOMAINS[hash32(seed, "domain") % DOMAINS.length] ?? "example.com";
   const id = (prefix: string, kind: string, i: number): string =>
     `${prefix}_${hashId(20, seed, kind, i)}`;
 
@@ -322,7 +797,10 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   for (let i = 0; i < dims.spaces; i++) {
     const base = SPACE_NAMES[i % SPACE_NAMES.length] ?? "space";
     const round = Math.floor(i / SPACE_NAMES.length);
-    spaces.push({ id: id("spc", "space", i), name: round === 0 ? base : `${base}-${round + 1}` });
+    spaces.push({
+      id: id("spc", "space", i),
+      name: round === 0 ? base : `${base}-${round + 1}`,
+    });
   }
 
   // Groups
@@ -361,8 +839,10 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
     const extra = rng.chance(0.55) ? (rng.chance(0.3) ? 2 : 1) : 0;
     for (let k = 0; k < extra; k++) groupIdx.add(groupTable.pick(rng));
     const externalIds: string[] = [];
-    if (rng.chance(0.8)) externalIds.push(`okta|00u${hashId(17, seed, "okta", i)}`);
-    if (rng.chance(0.15)) externalIds.push(`scim|${hashId(12, seed, "scim", i)}`);
+    if (rng.chance(0.8))
+      externalIds.push(`okta|00u${hashId(17, seed, "okta", i)}`);
+    if (rng.chance(0.15))
+      externalIds.push(`scim|${hashId(12, seed, "scim", i)}`);
     users.push({
       id: id("usr", "user", i),
       type: "human",
@@ -383,14 +863,20 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   const usedMachineNames = new Set<string>();
   const perKindCount = new Map<MachineKind, number>();
   for (let i = 0; i < dims.machines; i++) {
-    const kind = i < MACHINE_KINDS.length ? (MACHINE_KINDS[i] ?? "batch") : kindTable.pick(rng);
+    const kind =
+      i < MACHINE_KINDS.length
+        ? (MACHINE_KINDS[i] ?? "batch")
+        : kindTable.pick(rng);
     const n = perKindCount.get(kind) ?? 0;
     perKindCount.set(kind, n + 1);
     const names = MACHINE_PROFILES[kind].names;
     const base = names[n % names.length] ?? kind;
     const regionSuffixes = ["eu", "us", "apac", "v2", "canary", "dr"];
     const round = Math.floor(n / names.length);
-    let name = round === 0 ? base : `${base}-${regionSuffixes[(round - 1) % regionSuffixes.length]}`;
+    let name =
+      round === 0
+        ? base
+        : `${base}-${regionSuffixes[(round - 1) % regionSuffixes.length]}`;
     for (let k = 2; usedMachineNames.has(name); k++) name = `${base}-${k}`;
     usedMachineNames.add(name);
     const owner = rng.chance(0.5) ? groups[groupTable.pick(rng)] : undefined;
@@ -407,7 +893,9 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   }
 
   // Resources: every technology once (in weight order) so all 22 show up, then by weight.
-  const techOrder = [...TECHNOLOGIES].sort((a, b) => TECH_WEIGHTS[b] - TECH_WEIGHTS[a]);
+  const techOrder = [...TECHNOLOGIES].sort(
+    (a, b) => TECH_WEIGHTS[b] - TECH_WEIGHTS[a],
+  );
   const techTable = new WeightedTable(
     TECHNOLOGIES,
     TECHNOLOGIES.map((t) => TECH_WEIGHTS[t]),
@@ -417,22 +905,38 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   const usedIps = new Set<string>();
   const resources: SimResource[] = [];
   for (let i = 0; i < dims.resources; i++) {
-    const technology = i < techOrder.length ? (techOrder[i] ?? "postgres") : techTable.pick(rng);
+    const technology =
+      i < techOrder.length ? (techOrder[i] ?? "postgres") : techTable.pick(rng);
     const environment = envTable.pick(rng);
     const prefix = rng.pick(RESOURCE_PREFIXES);
     const suffix = TECH_SUFFIX[technology];
     const withEnv = environment !== "prod" || rng.chance(0.7);
-    let name = withEnv ? `${prefix}-${environment}-${suffix}` : `${prefix}-${suffix}`;
+    let name = withEnv
+      ? `${prefix}-${environment}-${suffix}`
+      : `${prefix}-${suffix}`;
     const baseName = name;
     for (let n = 2; usedNames.has(name); n++) name = `${baseName}-${n}`;
     usedNames.add(name);
     const type = resourceType(technology, rng);
-    const envOctet = { prod: 10, staging: 20, dev: 30, sandbox: 40 }[environment];
+    const envOctet = { prod: 10, staging: 20, dev: 30, sandbox: 40 }[
+      environment
+    ];
     let serverIpAddress: string;
     do {
-      serverIpAddress = SAAS_HOSTS[technology] || technology === "snowflake"
-        ? ipv4(rng.pick([34, 35, 52, 54]), rng.int(0, 255), rng.int(0, 255), rng.int(1, 254))
-        : ipv4(10, envOctet + rng.int(0, 9), rng.int(0, 255), rng.int(1, 254));
+      serverIpAddress =
+        SAAS_HOSTS[technology] || technology === "snowflake"
+          ? ipv4(
+              rng.pick([34, 35, 52, 54]),
+              rng.int(0, 255),
+              rng.int(0, 255),
+              rng.int(1, 254),
+            )
+          : ipv4(
+              10,
+              envOctet + rng.int(0, 9),
+              rng.int(0, 255),
+              rng.int(1, 254),
+            );
     } while (usedIps.has(serverIpAddress));
     usedIps.add(serverIpAddress);
     const natives = NATIVE_USERS[technology];
@@ -453,15 +957,23 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
 
   // Sidecars cover the most common technologies of this org.
   const techCount = new Map<Technology, number>();
-  for (const r of resources) techCount.set(r.technology, (techCount.get(r.technology) ?? 0) + 1);
+  for (const r of resources)
+    techCount.set(r.technology, (techCount.get(r.technology) ?? 0) + 1);
   const rankedTechs = [...techCount.entries()]
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([t]) => t);
   const sidecars: SimSidecar[] = [];
   const sidecarsByTech = new Map<Technology, SimSidecar[]>();
-  const regions = ["us-east-1", "eu-west-1", "us-west-2", "eu-central-1", "ap-southeast-1"];
+  const regions = [
+    "us-east-1",
+    "eu-west-1",
+    "us-west-2",
+    "eu-central-1",
+    "ap-southeast-1",
+  ];
   for (let i = 0; i < dims.sidecars && rankedTechs.length > 0; i++) {
-    const technology = rankedTechs[i % Math.min(rankedTechs.length, 8)] ?? "postgres";
+    const technology =
+      rankedTechs[i % Math.min(rankedTechs.length, 8)] ?? "postgres";
     const n = (sidecarsByTech.get(technology)?.length ?? 0) + 1;
     const region = regions[(i + n) % regions.length] ?? "us-east-1";
     const name = `sidecar-${technology}-${region}-${n}`;
@@ -493,7 +1005,8 @@ export function buildOrg(seed: number, size: OrgSize = "mid"): SimOrg {
   const connectorOfResource = new Map<string, string>();
   for (const r of resources) {
     const candidates = sidecarsByTech.get(r.technology);
-    const useSidecar = candidates !== undefined && (connectors.length === 0 || rng.chance(0.75));
+    const useSidecar =
+      candidates !== undefined && (connectors.length === 0 || rng.chance(0.75));
     if (useSidecar && candidates) {
       sidecarOfResource.set(r.id, rng.pick(candidates).id);
     } else if (connectors.length > 0) {
@@ -527,11 +1040,13 @@ function resourceHostname(
   const saas = SAAS_HOSTS[tech];
   if (saas) return rng.pick(saas);
   const region = rng.pick(["us-east-1", "eu-west-1", "us-west-2"]);
-  if (tech === "snowflake") return `${domain.split(".")[0] ?? "acct"}-${name}.snowflakecomputing.com`;
+  if (tech === "snowflake")
+    return `${domain.split(".")[0] ?? "acct"}-${name}.snowflakecomputing.com`;
   if (tech === "s3") return `${name}.s3.${region}.amazonaws.com`;
   if (tech === "athena") return `athena.${region}.amazonaws.com`;
   if (tech === "dynamodb") return `dynamodb.${region}.amazonaws.com`;
-  if (type === "aws") return `${name}.c${hashId(10, name)}.${region}.rds.amazonaws.com`;
+  if (type === "aws")
+    return `${name}.c${hashId(10, name)}.${region}.rds.amazonaws.com`;
   return `${name}.internal.${domain}`;
 }
 
@@ -556,8 +1071,9 @@ export interface OrgIndex {
 }
 
 export function indexOrg(org: SimOrg): OrgIndex {
-  const byId = <T extends { id: string }>(items: readonly T[]): Map<string, T> =>
-    new Map(items.map((x) => [x.id, x]));
+  const byId = <T extends { id: string }>(
+    items: readonly T[],
+  ): Map<string, T> => new Map(items.map((x) => [x.id, x]));
   const groupById = byId(org.groups);
   const resourceById = byId(org.resources);
   const humans = org.users.filter((u) => u.type === "human");
@@ -578,7 +1094,10 @@ export function indexOrg(org: SimOrg): OrgIndex {
   }
   const profileOfGroup = new Map<string, Technology[]>();
   org.groups.forEach((g, i) => {
-    profileOfGroup.set(g.id, GROUP_PROFILES[i % GROUP_PROFILES.length]?.techs ?? []);
+    profileOfGroup.set(
+      g.id,
+      GROUP_PROFILES[i % GROUP_PROFILES.length]?.techs ?? [],
+    );
   });
 
   const favourites = new Map<string, SimResource[]>();
@@ -588,12 +1107,18 @@ export function indexOrg(org: SimOrg): OrgIndex {
       u.type === "machine"
         ? MACHINE_PROFILES[u.machineKind ?? "batch"].techs
         : u.groupIds.flatMap((g) => profileOfGroup.get(g) ?? []);
-    const pool = [...new Set(techs)].flatMap((t) => resourcesByTech.get(t) ?? []);
+    const pool = [...new Set(techs)].flatMap(
+      (t) => resourcesByTech.get(t) ?? [],
+    );
     const source = pool.length > 0 ? pool : org.resources;
     const want = u.type === "machine" ? rng.int(1, 6) : rng.int(4, 12);
     const chosen: SimResource[] = [];
     const seen = new Set<string>();
-    for (let tries = 0; chosen.length < Math.min(want, source.length) && tries < want * 8; tries++) {
+    for (
+      let tries = 0;
+      chosen.length < Math.min(want, source.length) && tries < want * 8;
+      tries++
+    ) {
       const r = rng.pick(source);
       if (!seen.has(r.id)) {
         seen.add(r.id);
@@ -607,7 +1132,9 @@ export function indexOrg(org: SimOrg): OrgIndex {
   for (const u of org.users) {
     groupNamesOfUser.set(
       u.id,
-      u.groupIds.map((g) => groupById.get(g)?.name ?? "").filter((n) => n !== ""),
+      u.groupIds
+        .map((g) => groupById.get(g)?.name ?? "")
+        .filter((n) => n !== ""),
     );
   }
 

@@ -177,7 +177,9 @@ export class WeightedTable<T> {
     weights: readonly number[],
   ) {
     if (items.length === 0 || items.length !== weights.length) {
-      throw new RangeError("WeightedTable needs as many weights as items (≥ 1)");
+      throw new RangeError(
+        "WeightedTable needs as many weights as items (≥ 1)",
+      );
     }
     this.cumulative = new Float64Array(items.length);
     let sum = 0;

@@ -3,9 +3,24 @@
 // simulator started or what was asked before. That is what makes paging, restarts and
 // two simulators side by side agree, and lets getSession(id) regenerate one hour.
 
-import type { MachineKind, SessionStatus, SimOrg, SimResource, SimSession, SimUser, Technology } from "./model.js";
+import type {
+  MachineKind,
+  SessionStatus,
+  SimOrg,
+  SimResource,
+  SimSession,
+  SimUser,
+  Technology,
+} from "./model.js";
 import { buildOrg, indexOrg, type OrgIndex, type OrgSize } from "./org.js";
-import { createRng, hash32, hashId, hashUnit, WeightedTable, type Rng } from "./random.js";
+import {
+  createRng,
+  hash32,
+  hashId,
+  hashUnit,
+  WeightedTable,
+  type Rng,
+} from "./random.js";
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from "./time.js";
 
 export interface SessionGeneratorOptions {
@@ -52,11 +67,16 @@ export function hourOf(ms: number): number {
 const STATUS_SLOT_MS = 5 * MINUTE_MS;
 
 /** Status at `nowMs`; undefined while the session has not started. */
-export function statusAt(s: SimSession, nowMs: number): SessionStatus | undefined {
+export function statusAt(
+  s: SimSession,
+  nowMs: number,
+): SessionStatus | undefined {
   if (nowMs < s.startMs) return undefined;
   if (nowMs >= s.startMs + s.durationMs) return "completed";
   // Idle spells flip every few minutes but identically for every observer at the same time.
-  return hashUnit(s.id, Math.floor(nowMs / STATUS_SLOT_MS)) < 0.8 ? "active" : "idle";
+  return hashUnit(s.id, Math.floor(nowMs / STATUS_SLOT_MS)) < 0.8
+    ? "active"
+    : "idle";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -64,13 +84,13 @@ export function statusAt(s: SimSession, nowMs: number): SessionStatus | undefine
 
 /** Human activity by UTC hour on a weekday (office hours with a lunch dip). */
 const HUMAN_WEEKDAY = [
-  0.02, 0.015, 0.01, 0.01, 0.01, 0.02, 0.05, 0.15, 0.45, 0.85, 1, 1, 0.8, 0.85, 1, 1, 0.9, 0.7,
-  0.4, 0.2, 0.12, 0.08, 0.05, 0.03,
+  0.02, 0.015, 0.01, 0.01, 0.01, 0.02, 0.05, 0.15, 0.45, 0.85, 1, 1, 0.8, 0.85,
+  1, 1, 0.9, 0.7, 0.4, 0.2, 0.12, 0.08, 0.05, 0.03,
 ];
 const HUMAN_WEEKEND_FACTOR = 0.15;
 /** Machine traffic: steady, plus the nightly batch window. */
 const MACHINE_BASE = 0.16;
-const MACHINE_NIGHT_BUMP = 0.25;
+const MACHINE_NIGHT_BUMP = 0.15;
 const NIGHT_HOURS = new Set([0, 1, 2, 3, 4]);
 /** Share of roots that spawn children, and children per such root on average. */
 const CHILD_PARENT_SHARE = 0.05;
@@ -108,10 +128,23 @@ const WEEK_WEIGHT = (() => {
 // Clients
 
 const HUMAN_APPS: Readonly<Record<Technology, readonly string[]>> = {
-  postgres: ["psql", "DBeaver", "DataGrip", "pgAdmin 4", "python-psycopg2", "TablePlus"],
+  postgres: [
+    "psql",
+    "DBeaver",
+    "DataGrip",
+    "pgAdmin 4",
+    "python-psycopg2",
+    "TablePlus",
+  ],
   mysql: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
   mariadb: ["mariadb", "DBeaver", "HeidiSQL"],
-  snowflake: ["Snowsight", "SnowSQL", "DBeaver", "dbt", "python-snowflake-connector"],
+  snowflake: [
+    "Snowsight",
+    "SnowSQL",
+    "DBeaver",
+    "dbt",
+    "python-snowflake-connector",
+  ],
   s3: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
   kubernetes: ["kubectl/v1.31", "k9s", "Lens", "helm"],
   ssh: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
@@ -138,7 +171,12 @@ const MACHINE_APPS: Readonly<Record<Technology, readonly string[]>> = {
   mariadb: ["mariadb-connector-j", "go-sql-driver"],
   snowflake: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
   s3: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
-  kubernetes: ["argocd-application-controller", "helm", "kubectl/v1.31", "client-go"],
+  kubernetes: [
+    "argocd-application-controller",
+    "helm",
+    "kubectl/v1.31",
+    "client-go",
+  ],
   ssh: ["ansible", "OpenSSH_9.6", "paramiko"],
   rdp: ["FreeRDP"],
   http: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
@@ -168,14 +206,19 @@ const BI_APPS: Readonly<Record<string, string>> = {
   "powerbi-gateway": "Power BI Gateway",
 };
 
-const MACHINE_SESSION_KIND_WEIGHTS: Readonly<Record<Exclude<MachineKind, "bi">, number>> = {
+const MACHINE_SESSION_KIND_WEIGHTS: Readonly<
+  Record<Exclude<MachineKind, "bi">, number>
+> = {
   batch: 40,
   app: 35,
   ci: 12,
   agent: 13,
 };
 
-function durationMedianMs(user: SimUser, tech: Technology): { median: number; sigma: number } {
+function durationMedianMs(
+  user: SimUser,
+  tech: Technology,
+): { median: number; sigma: number } {
   if (user.type === "machine") {
     switch (user.machineKind ?? "batch") {
       case "batch":
@@ -229,13 +272,20 @@ class Generator implements SessionGenerator {
 
   private readonly humanTable: WeightedTable<SimUser> | undefined;
   private readonly machineKindTable: WeightedTable<MachineKind> | undefined;
-  private readonly machineTables = new Map<MachineKind, WeightedTable<SimUser>>();
+  private readonly machineTables = new Map<
+    MachineKind,
+    WeightedTable<SimUser>
+  >();
   private readonly biTable: WeightedTable<SimUser> | undefined;
-  private readonly favouriteTables = new Map<string, WeightedTable<SimResource>>();
+  private readonly favouriteTables = new Map<
+    string,
+    WeightedTable<SimResource>
+  >();
   private readonly homeIp = new Map<string, string>();
 
   constructor(o: SessionGeneratorOptions) {
-    if (!Number.isFinite(o.historyStartMs)) throw new RangeError("historyStartMs must be finite");
+    if (!Number.isFinite(o.historyStartMs))
+      throw new RangeError("historyStartMs must be finite");
     const perDay = o.sessionsPerDay ?? DEFAULT_SESSIONS_PER_DAY;
     if (!(perDay >= 0 && Number.isFinite(perDay))) {
       throw new RangeError(`sessionsPerDay must be ≥ 0, got ${perDay}`);
@@ -247,24 +297,44 @@ class Generator implements SessionGenerator {
     this.maxDurationMs = o.maxDurationMs ?? DEFAULT_MAX_DURATION_MS;
     this.maxCachedSessions = o.maxCachedSessions ?? 400_000;
     // Roots per unit weight such that roots plus their children average perDay over a week.
-    this.scale = (perDay * 7) / (WEEK_WEIGHT * (1 + CHILD_PARENT_SHARE * MEAN_CHILDREN));
+    this.scale =
+      (perDay * 7) / (WEEK_WEIGHT * (1 + CHILD_PARENT_SHARE * MEAN_CHILDREN));
 
-    const activity = (u: SimUser): number => createRng(hash32(o.seed, "activity", u.id)).logNormal(1, 0.8);
+    const activity = (u: SimUser): number =>
+      createRng(hash32(o.seed, "activity", u.id)).logNormal(1, 0.8);
     const { humans, machinesByKind } = this.index;
-    this.humanTable = humans.length > 0 ? new WeightedTable(humans, humans.map(activity)) : undefined;
+    this.humanTable =
+      humans.length > 0
+        ? new WeightedTable(humans, humans.map(activity))
+        : undefined;
     for (const [kind, list] of machinesByKind) {
-      if (list.length > 0) this.machineTables.set(kind, new WeightedTable(list, list.map(activity)));
+      if (list.length > 0)
+        this.machineTables.set(
+          kind,
+          new WeightedTable(list, list.map(activity)),
+        );
     }
     this.biTable = this.machineTables.get("bi");
-    const kinds = (Object.keys(MACHINE_SESSION_KIND_WEIGHTS) as Exclude<MachineKind, "bi">[]).filter((k) =>
-      this.machineTables.has(k),
-    );
+    const kinds = (
+      Object.keys(MACHINE_SESSION_KIND_WEIGHTS) as Exclude<MachineKind, "bi">[]
+    ).filter((k) => this.machineTables.has(k));
     this.machineKindTable =
-      kinds.length > 0 ? new WeightedTable<MachineKind>(kinds, kinds.map((k) => MACHINE_SESSION_KIND_WEIGHTS[k])) : undefined;
+      kinds.length > 0
+        ? new WeightedTable<MachineKind>(
+            kinds,
+            kinds.map((k) => MACHINE_SESSION_KIND_WEIGHTS[k]),
+          )
+        : undefined;
     for (const u of this.org.users) {
       const favs = this.index.favourites.get(u.id) ?? [];
       if (favs.length > 0) {
-        this.favouriteTables.set(u.id, new WeightedTable(favs, favs.map((_, i) => 1 / (i + 1))));
+        this.favouriteTables.set(
+          u.id,
+          new WeightedTable(
+            favs,
+            favs.map((_, i) => 1 / (i + 1)),
+          ),
+        );
       }
       this.homeIp.set(u.id, homeIpOf(o.seed, u));
     }
@@ -278,7 +348,9 @@ class Generator implements SessionGenerator {
 
   sessionsStartingIn(fromMs: number, toMs: number): SimSession[] {
     if (Number.isNaN(fromMs) || !Number.isFinite(toMs)) {
-      throw new RangeError("sessionsStartingIn needs a finite end (sessions exist at any time)");
+      throw new RangeError(
+        "sessionsStartingIn needs a finite end (sessions exist at any time)",
+      );
     }
     const from = Math.max(fromMs, this.historyStartMs);
     const out: SimSession[] = [];
@@ -318,7 +390,8 @@ class Generator implements SessionGenerator {
     this.cache.set(hour, entry);
     this.cachedSessions += byIndex.length;
     for (const [h, e] of this.cache) {
-      if (this.cachedSessions <= this.maxCachedSessions || this.cache.size <= 2) break;
+      if (this.cachedSessions <= this.maxCachedSessions || this.cache.size <= 2)
+        break;
       this.cache.delete(h);
       this.cachedSessions -= e.byIndex.length;
     }
@@ -329,9 +402,15 @@ class Generator implements SessionGenerator {
     const rng = createRng(hash32(this.seed, "hour", hour));
     const w = weightsAt(hour);
     // A little day-to-day variation so that days are not carbon copies.
-    const dayFactor = 1 + 0.04 * (hashUnit(this.seed, "day", Math.floor(hour / 24)) * 2 - 1);
-    const nHuman = this.humanTable || this.biTable ? rng.poisson(w.human * this.scale * dayFactor) : 0;
-    const nMachine = this.machineKindTable ? rng.poisson(w.machine * this.scale * dayFactor) : 0;
+    const dayFactor =
+      1 + 0.04 * (hashUnit(this.seed, "day", Math.floor(hour / 24)) * 2 - 1);
+    const nHuman =
+      this.humanTable || this.biTable
+        ? rng.poisson(w.human * this.scale * dayFactor)
+        : 0;
+    const nMachine = this.machineKindTable
+      ? rng.poisson(w.machine * this.scale * dayFactor)
+      : 0;
     const hourStart = hour * HOUR_MS;
     const out: SimSession[] = [];
     for (let i = 0; i < nHuman + nMachine; i++) {
@@ -349,7 +428,10 @@ class Generator implements SessionGenerator {
     return out;
   }
 
-  private pickUser(rng: Rng, machine: boolean): { user: SimUser; endUser: SimUser | undefined } | undefined {
+  private pickUser(
+    rng: Rng,
+    machine: boolean,
+  ): { user: SimUser; endUser: SimUser | undefined } | undefined {
     if (machine) {
       const kind = this.machineKindTable?.pick(rng);
       const table = kind ? this.machineTables.get(kind) : undefined;
@@ -362,7 +444,13 @@ class Generator implements SessionGenerator {
     return human ? { user: human, endUser: undefined } : undefined;
   }
 
-  private makeRoot(rng: Rng, hour: number, index: number, hourStart: number, machine: boolean): SimSession | undefined {
+  private makeRoot(
+    rng: Rng,
+    hour: number,
+    index: number,
+    hourStart: number,
+    machine: boolean,
+  ): SimSession | undefined {
     const who = this.pickUser(rng, machine);
     if (!who) return undefined;
     const { user, endUser } = who;
@@ -390,7 +478,13 @@ class Generator implements SessionGenerator {
     return s;
   }
 
-  private makeChild(rng: Rng, hour: number, index: number, hourStart: number, parent: SimSession): SimSession | undefined {
+  private makeChild(
+    rng: Rng,
+    hour: number,
+    index: number,
+    hourStart: number,
+    parent: SimSession,
+  ): SimSession | undefined {
     const room = hourStart + HOUR_MS - parent.startMs - 1;
     if (room < 1) return undefined;
     const user = this.index.userById.get(parent.userId);
@@ -398,17 +492,24 @@ class Generator implements SessionGenerator {
     if (!user || !parentResource) return undefined;
     // An SSH or Kubernetes session hops to a database from the host it reached; other
     // parents (agents, tools) open further sessions from the same client.
-    const hop = parentResource.technology === "ssh" || parentResource.technology === "kubernetes";
+    const hop =
+      parentResource.technology === "ssh" ||
+      parentResource.technology === "kubernetes";
     const resource = this.pickResource(rng, user);
     return {
       id: sessionId(this.seed, hour, index),
       startMs: parent.startMs + 1 + Math.floor(rng.next() * room),
-      durationMs: Math.min(this.maxDurationMs, Math.max(150, Math.round(rng.logNormal(MINUTE_MS, 1.0)))),
+      durationMs: Math.min(
+        this.maxDurationMs,
+        Math.max(150, Math.round(rng.logNormal(MINUTE_MS, 1.0))),
+      ),
       userId: parent.userId,
       endUserId: parent.endUserId,
       resourceId: resource.id,
       nativeUsername: pickNative(rng, resource),
-      clientIpAddress: hop ? parentResource.serverIpAddress : parent.clientIpAddress,
+      clientIpAddress: hop
+        ? parentResource.serverIpAddress
+        : parent.clientIpAddress,
       parentSessionId: parent.id,
       applicationName: appName(rng, user, resource.technology),
     };
@@ -437,7 +538,9 @@ class Generator implements SessionGenerator {
   private clientIp(rng: Rng, user: SimUser): string {
     const home = this.homeIp.get(user.id) ?? "10.0.0.1";
     if (user.type === "human") {
-      return rng.chance(0.85) ? home : `10.8.${rng.int(0, 63)}.${rng.int(2, 254)}`;
+      return rng.chance(0.85)
+        ? home
+        : `10.8.${rng.int(0, 63)}.${rng.int(2, 254)}`;
     }
     switch (user.machineKind ?? "batch") {
       case "ci":
@@ -455,7 +558,8 @@ class Generator implements SessionGenerator {
 function homeIpOf(seed: number, u: SimUser): string {
   const r = createRng(hash32(seed, "ip", u.id));
   if (u.type === "machine") {
-    if (u.machineKind === "bi") return `35.${r.int(180, 240)}.${r.int(0, 255)}.${r.int(2, 254)}`;
+    if (u.machineKind === "bi")
+      return `35.${r.int(180, 240)}.${r.int(0, 255)}.${r.int(2, 254)}`;
     return `10.200.${r.int(0, 3)}.${r.int(2, 254)}`;
   }
   const where = r.next();
@@ -468,7 +572,11 @@ function pickNative(rng: Rng, resource: SimResource): string {
   const list = resource.nativeUsers;
   if (list.length === 0) return "";
   // The first native users are the everyday ones; superusers are rare.
-  return list[Math.min(list.length - 1, Math.floor(rng.next() ** 2 * list.length))] ?? "";
+  return (
+    list[
+      Math.min(list.length - 1, Math.floor(rng.next() ** 2 * list.length))
+    ] ?? ""
+  );
 }
 
 function appName(rng: Rng, user: SimUser, tech: Technology): string {
@@ -491,7 +599,10 @@ function sessionId(seed: number, hour: number, index: number): string {
 }
 
 /** First index in a sorted list whose startMs ≥ ms. */
-export function lowerBoundStart(list: readonly SimSession[], ms: number): number {
+export function lowerBoundStart(
+  list: readonly SimSession[],
+  ms: number,
+): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
@@ -503,18 +614,25 @@ export function lowerBoundStart(list: readonly SimSession[], ms: number): number
 }
 
 /** First index in a sorted list strictly after the position (startMs, id). */
-export function upperBoundPosition(list: readonly SimSession[], startMs: number, id: string): number {
+export function upperBoundPosition(
+  list: readonly SimSession[],
+  startMs: number,
+  id: string,
+): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const s = list[mid] as SimSession;
-    if (s.startMs < startMs || (s.startMs === startMs && s.id <= id)) lo = mid + 1;
+    if (s.startMs < startMs || (s.startMs === startMs && s.id <= id))
+      lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-export function createSessionGenerator(o: SessionGeneratorOptions): SessionGenerator {
+export function createSessionGenerator(
+  o: SessionGeneratorOptions,
+): SessionGenerator {
   return new Generator(o);
 }

@@ -10,7 +10,9 @@ export const MINUTE_MS = 60 * SECOND_MS;
 export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;
 
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, "0"));
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) =>
+  String(i).padStart(2, "0"),
+);
 const MILLI_FRACTIONS = Array.from({ length: 1000 }, (_, i) =>
   i === 0 ? "" : "." + String(i).padStart(3, "0"),
 );
@@ -77,7 +79,11 @@ function writeFraction(sink: ByteSink, nanos: number): void {
 }
 
 /** formatTimestamp, written as bytes (the page encoder's path). */
-export function writeTimestamp(sink: ByteSink, ms: number, subMsNanos = 0): void {
+export function writeTimestamp(
+  sink: ByteSink,
+  ms: number,
+  subMsNanos = 0,
+): void {
   const whole = Math.floor(ms);
   const day = Math.floor(whole / DAY_MS);
   const inDay = whole - day * DAY_MS;
@@ -114,11 +120,25 @@ export function parseRfc3339(text: string): number | undefined {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) {
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 60
+  ) {
     return undefined;
   }
   // Date.UTC silently rolls 31 April into 1 May: compare the day back to reject it.
-  const base = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));
+  const base = Date.UTC(
+    year,
+    month - 1,
+    day,
+    hour,
+    minute,
+    Math.min(second, 59),
+  );
   if (new Date(base).getUTCDate() !== day) return undefined;
   let ms = base + Number((frac ?? "").padEnd(3, "0").slice(0, 3) || "0");
   if (sign !== undefined) {

@@ -7,7 +7,12 @@
 import type { SessionStatus, SimSession, SimUser } from "./model.js";
 import { statusAt, type SessionGenerator } from "./sessions.js";
 import { ByteSink } from "./bytes.js";
-import { formatDuration, formatTimestamp, writeDuration, writeTimestamp } from "./time.js";
+import {
+  formatDuration,
+  formatTimestamp,
+  writeDuration,
+  writeTimestamp,
+} from "./time.js";
 
 export const DEFAULT_BRAND_MEMBER = "formal";
 
@@ -79,7 +84,9 @@ function writeQuoted(sink: ByteSink, text: string): void {
 }
 
 /** Copies only non-zero members, in the given order (proto3 omits zero values). */
-function compact<T extends object>(members: { [K in keyof T]: T[K] | "" | undefined }): T {
+function compact<T extends object>(members: {
+  [K in keyof T]: T[K] | "" | undefined;
+}): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(members)) {
     if (value === undefined || value === "") continue;
@@ -95,15 +102,23 @@ function compact<T extends object>(members: { [K in keyof T]: T[K] | "" | undefi
  * concatenation, not 100000 JSON.stringify calls over object graphs.
  */
 export class WireEncoder {
-  private readonly userFragments = new Map<string, Map<string, Map<string, Buffer>>>();
+  private readonly userFragments = new Map<
+    string,
+    Map<string, Map<string, Buffer>>
+  >();
   private readonly resourceFragments = new Map<string, ResourceFragments>();
 
   constructor(
     readonly generator: SessionGenerator,
     readonly brandMember: string = DEFAULT_BRAND_MEMBER,
   ) {
-    if (brandMember === "" || ["type", "username", "native"].includes(brandMember)) {
-      throw new RangeError(`brand member "${brandMember}" would collide with a user member`);
+    if (
+      brandMember === "" ||
+      ["type", "username", "native"].includes(brandMember)
+    ) {
+      throw new RangeError(
+        `brand member "${brandMember}" would collide with a user member`,
+      );
     }
   }
 
@@ -168,7 +183,9 @@ export class WireEncoder {
   private status(s: SimSession, nowMs: number): SessionStatus {
     const status = statusAt(s, nowMs);
     if (status === undefined) {
-      throw new RangeError(`session ${s.id} has not started at ${new Date(nowMs).toISOString()}`);
+      throw new RangeError(
+        `session ${s.id} has not started at ${new Date(nowMs).toISOString()}`,
+      );
     }
     return status;
   }
@@ -189,7 +206,9 @@ export class WireEncoder {
   }
 
   private networkObject(s: SimSession): WireSession["network"] {
-    const server = this.generator.index.resourceById.get(s.resourceId)?.serverIpAddress ?? "";
+    const server =
+      this.generator.index.resourceById.get(s.resourceId)?.serverIpAddress ??
+      "";
     if (s.clientIpAddress === "" && server === "") return undefined;
     return compact<NonNullable<WireSession["network"]>>({
       clientIpAddress: s.clientIpAddress,
@@ -216,7 +235,12 @@ export class WireEncoder {
   private resourceObject(resourceId: string): WireSession["resource"] {
     const r = this.generator.index.resourceById.get(resourceId);
     if (!r) return resourceId === "" ? undefined : { id: resourceId };
-    return compact({ type: r.type, id: r.id, name: r.name, technology: r.technology });
+    return compact({
+      type: r.type,
+      id: r.id,
+      name: r.name,
+      technology: r.technology,
+    });
   }
 
   private identity(u: SimUser | undefined, id: string): WireIdentity {
@@ -234,8 +258,14 @@ export class WireEncoder {
   private userObject(s: SimSession): WireSessionUser {
     const { userById } = this.generator.index;
     const user = userById.get(s.userId);
-    const identities: WireBrandIdentities = { user: this.identity(user, s.userId) };
-    if (s.endUserId !== "") identities.endUser = this.identity(userById.get(s.endUserId), s.endUserId);
+    const identities: WireBrandIdentities = {
+      user: this.identity(user, s.userId),
+    };
+    if (s.endUserId !== "")
+      identities.endUser = this.identity(
+        userById.get(s.endUserId),
+        s.endUserId,
+      );
     const out: WireSessionUser = compact<WireSessionUser>({
       type: user?.type,
       username: user?.username,
@@ -269,15 +299,25 @@ export class WireEncoder {
   private resourceFragment(resourceId: string): ResourceFragments {
     let frag = this.resourceFragments.get(resourceId);
     if (frag === undefined) {
-      const server = this.generator.index.resourceById.get(resourceId)?.serverIpAddress ?? "";
+      const server =
+        this.generator.index.resourceById.get(resourceId)?.serverIpAddress ??
+        "";
       const sidecar = this.sidecarObject(resourceId);
       const resource = this.resourceObject(resourceId);
       const connector = this.connectorObject(resourceId);
-      const serverMember = server === "" ? "" : '"serverIpAddress":' + JSON.stringify(server);
+      const serverMember =
+        server === "" ? "" : '"serverIpAddress":' + JSON.stringify(server);
       frag = {
-        networkRest: Buffer.from((serverMember === "" ? "" : "," + serverMember) + "}"),
-        networkAlone: serverMember === "" ? undefined : Buffer.from(`,"network":{${serverMember}}`),
-        sidecar: Buffer.from(sidecar ? `,"sidecar":${JSON.stringify(sidecar)}` : ""),
+        networkRest: Buffer.from(
+          (serverMember === "" ? "" : "," + serverMember) + "}",
+        ),
+        networkAlone:
+          serverMember === ""
+            ? undefined
+            : Buffer.from(`,"network":{${serverMember}}`),
+        sidecar: Buffer.from(
+          sidecar ? `,"sidecar":${JSON.stringify(sidecar)}` : "",
+        ),
         resource: Buffer.from(
           (resource ? `,"resource":${JSON.stringify(resource)}` : "") +
             (connector ? `,"connector":${JSON.stringify(connector)}` : ""),
@@ -292,7 +332,10 @@ export class WireEncoder {
 const encoders = new WeakMap<SessionGenerator, Map<string, WireEncoder>>();
 
 /** The shared encoder of (generator, brand member). */
-export function wireEncoder(gen: SessionGenerator, brandMember = DEFAULT_BRAND_MEMBER): WireEncoder {
+export function wireEncoder(
+  gen: SessionGenerator,
+  brandMember = DEFAULT_BRAND_MEMBER,
+): WireEncoder {
   let byBrand = encoders.get(gen);
   if (!byBrand) {
     byBrand = new Map();

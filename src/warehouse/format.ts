@@ -7,3 +7,8 @@ export function chTime(ms: number): string {
 export function fromChTime(value: string): number {
   return Date.parse(value.replace(" ", "T") + "Z");
 }
+
+/** A DateTime('UTC') literal (whole seconds): "2026-11-02 10:05:00". */
+export function chTimeSeconds(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
+}

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import { SESSIONS_JOB, syncSessions } from "../../pipeline/sessions.js";
+import { aggregationStream, syncAggregations } from "../../pipeline/aggregations.js";
 import { qualified, type Warehouse } from "../../warehouse/client.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 import { heading, printTable } from "../output.js";
@@ -45,7 +46,17 @@ export async function runDemo(globals: GlobalOptions, options: DemoOptions, out:
           (sessions.deadLetters ? `, ${sessions.deadLetters} dead-lettered` : "") +
           "\n",
       );
+      const aggStarted = performance.now();
+      let aggRows = 0;
+      for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
+        const r = await withRun(rt, aggregationStream(job), (ctx) => syncAggregations(ctx, job));
+        aggRows += r.rows;
+      }
+      out.write(
+        `synced ${rt.config.aggregations.jobs.length} log-aggregation jobs (${aggRows} rows) in ${((performance.now() - aggStarted) / 1000).toFixed(1)} s\n`,
+      );
       await printSummary(rt.warehouse, out);
+      await printAggregationSummary(rt.warehouse, out);
       out.write(
         `\nLook further:\n  npx sessionhouse query "SELECT count() FROM sessions FINAL"\n  npx sessionhouse query "SELECT user_email, count() AS n FROM sessions FINAL GROUP BY user_email ORDER BY n DESC LIMIT 10"\n` +
           `Run the demo again to add only what is new.\n`,
@@ -110,6 +121,41 @@ export async function printSummary(w: Warehouse, out: NodeJS.WritableStream): Pr
       w,
       `SELECT session_status AS status, count() AS sessions, min(start_time) AS oldest_start
        FROM ${sessions} FINAL WHERE session_status != 'completed' GROUP BY status ORDER BY status`,
+    ),
+    out,
+  );
+}
+
+export async function printAggregationSummary(w: Warehouse, out: NodeJS.WritableStream): Promise<void> {
+  const histogram = qualified(w, "agg_histogram");
+  const top = qualified(w, "agg_top_values");
+  heading("Policies triggered (log aggregations)", out);
+  printTable(
+    await rows(
+      w,
+      `SELECT key1 AS policy, key2 AS status, sum(count) AS events FROM ${histogram} FINAL
+       WHERE job = 'policies_by_name_status' AND level = 2 AND count > 0
+       GROUP BY policy, status ORDER BY events DESC LIMIT 5`,
+    ),
+    out,
+  );
+  heading("LLM calls by provider and model", out);
+  printTable(
+    await rows(
+      w,
+      `SELECT key1 AS provider, key2 AS model, sum(count) AS calls FROM ${histogram} FINAL
+       WHERE job = 'llm_by_provider_model' AND level = 2 AND count > 0
+       GROUP BY provider, model ORDER BY calls DESC LIMIT 5`,
+    ),
+    out,
+  );
+  heading("Data labels returned (sum of per-window top values)", out);
+  printTable(
+    await rows(
+      w,
+      `SELECT key AS data_label, sum(count) AS columns_returned FROM ${top} FINAL
+       WHERE job = 'logs_by_technology' AND member = 'responseReturnedColumnDataLabels' AND count > 0
+       GROUP BY data_label ORDER BY columns_returned DESC LIMIT 6`,
     ),
     out,
   );

@@ -12,11 +12,29 @@
 // - logsOverTime holds every interval step, empty ones included (proto3: `count` and `buckets`
 //   omitted when zero/empty); numHits equals the sum of its counts.
 
-import { fieldValue, MEMBER_INDEX, MEMBERS, type FieldGroup, type FieldValue, type LogEvent, type LogField } from "./fields.js";
+import {
+  fieldValue,
+  HOME_OF_FIELD,
+  intString,
+  MEMBER_INDEX,
+  MEMBERS,
+  type AggregationMember,
+  type BatchVisitor,
+  type EventBatch,
+  type FieldGroup,
+  type FieldValue,
+  type LogField,
+} from "./fields.js";
 import { itemAt } from "./prng.js";
 import type { EventPredicate } from "./query.js";
 
-export { EXTRA_MEMBERS, LOG_FIELDS, MEMBER_OF_FIELD, MEMBERS, MULTI_VALUED_FIELDS } from "./fields.js";
+export {
+  EXTRA_MEMBERS,
+  LOG_FIELDS,
+  MEMBER_OF_FIELD,
+  MEMBERS,
+  MULTI_VALUED_FIELDS,
+} from "./fields.js";
 
 export interface AggregationParams {
   /** Inclusive, epoch ms. */
@@ -48,8 +66,12 @@ export interface LogsOverTimeStep {
   buckets?: HistogramBucket[];
 }
 
+export type Aggregations = { logsOverTime?: LogsOverTimeStep[] } & Partial<
+  Record<AggregationMember, TopValue[]>
+>;
+
 export interface ListLogAggregationsResponse {
-  aggregations: { logsOverTime?: LogsOverTimeStep[] } & { [member: string]: TopValue[] | LogsOverTimeStep[] | undefined };
+  aggregations: Aggregations;
   /** 64-bit on the wire, hence a string; omitted when zero (proto3). */
   numHits?: string;
 }
@@ -60,10 +82,17 @@ export function firstStepMs(startMs: number, intervalMs: number): number {
 }
 
 /** Steps whose start lies before endMs, from the one holding startMs; 0 for an empty window. */
-export function stepCount(startMs: number, endMs: number, intervalMs: number): number {
+export function stepCount(
+  startMs: number,
+  endMs: number,
+  intervalMs: number,
+): number {
   if (!(endMs > startMs)) return 0;
   return Math.ceil((endMs - firstStepMs(startMs, intervalMs)) / intervalMs);
 }
+
+/** Tags the scratch weights of FieldGroup with the request that wrote them. */
+let requestStamp = 0;
 
 class BucketNode {
   count = 0;
@@ -81,54 +110,87 @@ class BucketNode {
 }
 
 export function aggregateLogs(
-  forEachEvent: (startMs: number, endMs: number, visit: (ev: LogEvent) => void) => void,
+  forEachInWindow: (startMs: number, endMs: number, visit: BatchVisitor) => void,
   p: AggregationParams,
 ): ListLogAggregationsResponse {
   const first = firstStepMs(p.startMs, p.intervalMs);
-  const steps = p.logsOverTime ? stepCount(p.startMs, p.endMs, p.intervalMs) : 0;
+  const steps = p.logsOverTime
+    ? stepCount(p.startMs, p.endMs, p.intervalMs)
+    : 0;
   const stepCounts = new Float64Array(steps);
   const roots: (BucketNode | undefined)[] = [];
-  const grouped = p.groupBy.length > 0;
-  const counts = MEMBERS.map(() => new Map<string, number>());
-  const weights = new Map<FieldGroup, number>();
+  const levels = p.groupBy.length;
+  const ctxLevel = p.groupBy.map((f) => HOME_OF_FIELD[f] === "ctx");
+  const counts = MEMBERS.map(() => new Map<string, Cell>());
+  // Numbers are counted as numbers (cheaper keys) and turned into strings at the end.
+  const rowsReceived = new Map<number, Cell>();
+  const rowsSent = new Map<number, Cell>();
+  const dataVolume = new Map<number, Cell>();
+  const stamp = ++requestStamp;
+  const touched: FieldGroup[] = [];
   let hits = 0;
 
-  const addPath = (node: BucketNode, ev: LogEvent, level: number): void => {
-    if (level >= p.groupBy.length) return;
-    const v = fieldValue(ev, itemAt(p.groupBy, level));
+  // A session's context is the same for all its events: its group-by values are read once.
+  let levelValues: (FieldValue | undefined)[] = [];
+  const addPath = (
+    node: BucketNode,
+    b: EventBatch,
+    i: number,
+    level: number,
+  ): void => {
+    if (level >= levels) return;
+    const v = ctxLevel[level]
+      ? levelValues[level]
+      : fieldValue(b, i, itemAt(p.groupBy, level));
     if (v === undefined) return;
     if (typeof v === "string") {
       const c = node.child(v);
       c.count++;
-      addPath(c, ev, level + 1);
+      addPath(c, b, i, level + 1);
       return;
     }
     for (const key of v) {
       const c = node.child(key);
       c.count++;
-      addPath(c, ev, level + 1);
+      addPath(c, b, i, level + 1);
     }
   };
-
-  forEachEvent(p.startMs, p.endMs, (ev) => {
-    if (!p.predicate(ev)) return;
-    hits++;
-    if (p.logsOverTime) {
-      const i = Math.floor((ev.ts - first) / p.intervalMs);
-      stepCounts[i] = (stepCounts[i] ?? 0) + 1;
-      if (grouped) {
-        let root = roots[i];
-        if (root === undefined) roots[i] = root = new BucketNode();
-        addPath(root, ev, 0);
-      }
+  const weigh = (g: FieldGroup | undefined): void => {
+    if (g === undefined) return;
+    if (g.stamp !== stamp) {
+      g.stamp = stamp;
+      g.weight = 0;
+      touched.push(g);
     }
-    if (p.fieldAggregations) {
-      // Shared groups are counted once per request with a weight; see FieldGroup.
-      for (const g of ev.shared) weights.set(g, (weights.get(g) ?? 0) + 1);
-      for (const field in ev.own) {
-        const m = MEMBER_INDEX.get(field);
-        const v = ev.own[field as LogField];
-        if (m !== undefined && v !== undefined) addValue(itemAt(counts, m), v, 1);
+    g.weight++;
+  };
+
+  forEachInWindow(p.startMs, p.endMs, (b, from, to) => {
+    if (levels > 0) {
+      levelValues = p.groupBy.map((f, l) =>
+        ctxLevel[l] ? b.ctx?.fields[f] : undefined,
+      );
+    }
+    for (let i = from; i < to; i++) {
+      if (!p.predicate(b, i)) continue;
+      hits++;
+      if (p.logsOverTime) {
+        const step = Math.floor(((b.ts[i] ?? 0) - first) / p.intervalMs);
+        stepCounts[step] = (stepCounts[step] ?? 0) + 1;
+        if (levels > 0) {
+          let root = roots[step];
+          if (root === undefined) roots[step] = root = new BucketNode();
+          addPath(root, b, i, 0);
+        }
+      }
+      if (p.fieldAggregations) {
+        // Shared groups are counted once per request with a weight; see FieldGroup.
+        weigh(b.ctx);
+        weigh(b.detail[i]);
+        weigh(b.policy[i]);
+        bumpNumber(rowsReceived, b.rowsReceived[i]);
+        bumpNumber(rowsSent, b.rowsSent[i]);
+        bumpNumber(dataVolume, b.dataVolume[i]);
       }
     }
   });
@@ -137,7 +199,9 @@ export function aggregateLogs(
   if (p.logsOverTime && steps > 0) {
     const out: LogsOverTimeStep[] = [];
     for (let i = 0; i < steps; i++) {
-      const step: LogsOverTimeStep = { datetime: rfc3339(first + i * p.intervalMs) };
+      const step: LogsOverTimeStep = {
+        datetime: rfc3339(first + i * p.intervalMs),
+      };
       const count = stepCounts[i] ?? 0;
       if (count > 0) step.count = count;
       const root = roots[i];
@@ -150,9 +214,20 @@ export function aggregateLogs(
     aggregations.logsOverTime = out;
   }
   if (p.fieldAggregations) {
-    for (const [g, w] of weights) {
-      for (const [m, v] of g.slots) addValue(itemAt(counts, m), v, w);
+    // A parent (resource, user) is counted once with the summed weight of its children.
+    let pending = new Map(touched.map((g) => [g, g.weight]));
+    while (pending.size > 0) {
+      const parents = new Map<FieldGroup, number>();
+      for (const [g, w] of pending) {
+        for (const [m, v] of g.slots) addValue(itemAt(counts, m), v, w);
+        for (const parent of g.parents)
+          parents.set(parent, (parents.get(parent) ?? 0) + w);
+      }
+      pending = parents;
     }
+    addNumbers(counts, "response.rows_received", rowsReceived);
+    addNumbers(counts, "response.rows_sent", rowsSent);
+    addNumbers(counts, "response.data_volume", dataVolume);
     for (let m = 0; m < MEMBERS.length; m++) {
       const top = topValues(itemAt(counts, m), p.topN);
       if (top.length > 0) aggregations[itemAt(MEMBERS, m)] = top;
@@ -163,26 +238,69 @@ export function aggregateLogs(
   return response;
 }
 
-function addValue(counts: Map<string, number>, v: FieldValue, w: number): void {
+/** A mutable count, so that a hit costs one map lookup instead of a get and a set. */
+interface Cell {
+  n: number;
+}
+
+function addValue(counts: Map<string, Cell>, v: FieldValue, w: number): void {
   if (typeof v === "string") {
-    counts.set(v, (counts.get(v) ?? 0) + w);
+    bump(counts, v, w);
     return;
   }
-  for (const key of v) counts.set(key, (counts.get(key) ?? 0) + w);
+  for (const key of v) bump(counts, key, w);
+}
+
+function bump(counts: Map<string, Cell>, key: string, w: number): void {
+  const cell = counts.get(key);
+  if (cell === undefined) counts.set(key, { n: w });
+  else cell.n += w;
+}
+
+function bumpNumber(counts: Map<number, Cell>, n: number | undefined): void {
+  if (n === undefined || n < 0) return;
+  const cell = counts.get(n);
+  if (cell === undefined) counts.set(n, { n: 1 });
+  else cell.n++;
+}
+
+function addNumbers(
+  counts: readonly Map<string, Cell>[],
+  field: LogField,
+  numbers: ReadonlyMap<number, Cell>,
+): void {
+  const member = MEMBER_INDEX.get(field);
+  if (member === undefined) return;
+  const target = itemAt(counts, member);
+  for (const [n, cell] of numbers) bump(target, intString(n), cell.n);
 }
 
 /** Count descending, then key ascending by code unit (locale-independent, hence deterministic). */
-function before(aKey: string, aCount: number, bKey: string, bCount: number): boolean {
+function before(
+  aKey: string,
+  aCount: number,
+  bKey: string,
+  bCount: number,
+): boolean {
   return aCount > bCount || (aCount === bCount && aKey < bKey);
 }
 
 /** The n best entries without sorting the whole map: most keys lose to the current n-th. */
-export function topValues(counts: ReadonlyMap<string, number>, n: number): TopValue[] {
+export function topValues(
+  counts: ReadonlyMap<string, Cell>,
+  n: number,
+): TopValue[] {
   const top: TopValue[] = [];
   if (n <= 0) return top;
-  for (const [key, count] of counts) {
+  for (const [key, cell] of counts) {
+    const count = cell.n;
     const last = top[top.length - 1];
-    if (top.length >= n && last !== undefined && !before(key, count, last.key, last.count)) continue;
+    if (
+      top.length >= n &&
+      last !== undefined &&
+      !before(key, count, last.key, last.count)
+    )
+      continue;
     let i = top.length;
     while (i > 0) {
       const prev = itemAt(top, i - 1);
@@ -198,7 +316,11 @@ export function topValues(counts: ReadonlyMap<string, number>, n: number): TopVa
 function serialize(node: BucketNode): HistogramBucket[] {
   if (node.children === undefined) return [];
   const entries = [...node.children].sort(([ak, a], [bk, b]) =>
-    before(ak, a.count, bk, b.count) ? -1 : before(bk, b.count, ak, a.count) ? 1 : 0,
+    before(ak, a.count, bk, b.count)
+      ? -1
+      : before(bk, b.count, ak, a.count)
+        ? 1
+        : 0,
   );
   return entries.map(([key, child]) => {
     const bucket: HistogramBucket = { key, count: child.count };

@@ -4,7 +4,8 @@
 import type { SimUser, Technology } from "../model.js";
 import { hash32, hexOf, Rng } from "./prng.js";
 
-export type PolicyType = "masking" | "blocking" | "filtering" | "session" | "notification";
+export type PolicyType =
+  "masking" | "blocking" | "filtering" | "session" | "notification";
 export type PolicyStatus = "draft" | "dry-run" | "active";
 
 export interface SimPolicy {
@@ -40,7 +41,12 @@ export function policyCatalog(seed: number): readonly SimPolicy[] {
   return POLICY_DEFS.map(([name, type]) => {
     const r = hash32(seed, "policy-status", name) % 10;
     const status: PolicyStatus = r < 7 ? "active" : r < 9 ? "dry-run" : "draft";
-    return Object.freeze({ id: `pol_${hexOf(20, seed, "policy", name)}`, name, type, status });
+    return Object.freeze({
+      id: `pol_${hexOf(20, seed, "policy", name)}`,
+      name,
+      type,
+      status,
+    });
   });
 }
 
@@ -53,7 +59,12 @@ export const MASKING_POLICY_OF_LABEL: Readonly<Record<string, string>> = {
   iban: "mask-iban",
 };
 
-export const SENSITIVE_LABELS: ReadonlySet<string> = new Set(["ssn", "credit_card", "iban", "date_of_birth"]);
+export const SENSITIVE_LABELS: ReadonlySet<string> = new Set([
+  "ssn",
+  "credit_card",
+  "iban",
+  "date_of_birth",
+]);
 
 // ---------------------------------------------------------------------------------------------
 // Tables behind the query templates of databases and warehouses.
@@ -84,7 +95,11 @@ export interface SimTable {
   readonly columns: readonly SimColumn[];
 }
 
-const col = (name: string, label: DataLabel, literal: SimColumn["literal"] = "word"): SimColumn => ({
+const col = (
+  name: string,
+  label: DataLabel,
+  literal: SimColumn["literal"] = "word",
+): SimColumn => ({
   name,
   label,
   literal,
@@ -207,7 +222,15 @@ export const SESSION_TYPE_OF: Readonly<Record<Technology, string>> = {
   ssh: "ssh",
 };
 
-export type EventKind = "sql" | "document" | "keyvalue" | "request" | "command" | "llm" | "mcp" | "screen";
+export type EventKind =
+  | "sql"
+  | "document"
+  | "keyvalue"
+  | "request"
+  | "command"
+  | "llm"
+  | "mcp"
+  | "screen";
 
 export const EVENT_KIND_OF: Readonly<Record<Technology, EventKind>> = {
   athena: "sql",
@@ -235,7 +258,9 @@ export const EVENT_KIND_OF: Readonly<Record<Technology, EventKind>> = {
 };
 
 /** Placeholders: {id} {n} {email} {name} {date} {word} {amount}; each becomes `?` once normalized. */
-export const COMMAND_TEMPLATES: Readonly<Partial<Record<Technology, readonly string[]>>> = {
+export const COMMAND_TEMPLATES: Readonly<
+  Partial<Record<Technology, readonly string[]>>
+> = {
   ssh: [
     "ls -la /var/log",
     "tail -n {n} /var/log/syslog",
@@ -272,7 +297,9 @@ export const COMMAND_TEMPLATES: Readonly<Partial<Record<Technology, readonly str
   ],
 };
 
-export const REQUEST_TEMPLATES: Readonly<Partial<Record<Technology, readonly string[]>>> = {
+export const REQUEST_TEMPLATES: Readonly<
+  Partial<Record<Technology, readonly string[]>>
+> = {
   http: [
     "GET /api/v1/customers/{id}",
     "GET /api/v1/customers?email={email}",
@@ -283,7 +310,14 @@ export const REQUEST_TEMPLATES: Readonly<Partial<Record<Technology, readonly str
     "GET /api/v1/employees/{id}",
     "GET /healthz",
   ],
-  web: ["GET /", "GET /dashboard", "GET /reports/{id}", "POST /login", "GET /settings/billing", "GET /admin/users"],
+  web: [
+    "GET /",
+    "GET /dashboard",
+    "GET /reports/{id}",
+    "POST /login",
+    "GET /settings/billing",
+    "GET /admin/users",
+  ],
   grpc: [
     "/payments.v1.PaymentService/Charge",
     "/payments.v1.PaymentService/Refund",
@@ -309,11 +343,21 @@ export const LLM_PROVIDERS: Readonly<Record<string, readonly string[]>> = {
   openai: ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "o3-mini"],
   anthropic: ["claude-sonnet-4", "claude-opus-4", "claude-3-5-haiku"],
   google: ["gemini-2.5-pro", "gemini-2.5-flash"],
-  "aws-bedrock": ["anthropic.claude-sonnet-4", "amazon.nova-pro", "meta.llama3-70b-instruct"],
+  "aws-bedrock": [
+    "anthropic.claude-sonnet-4",
+    "amazon.nova-pro",
+    "meta.llama3-70b-instruct",
+  ],
   "azure-openai": ["gpt-4o", "gpt-4.1-mini"],
 };
 
-export const LLM_TOOLS: readonly string[] = ["search_web", "get_customer", "create_ticket", "run_sql", "send_email"];
+export const LLM_TOOLS: readonly string[] = [
+  "search_web",
+  "get_customer",
+  "create_ticket",
+  "run_sql",
+  "send_email",
+];
 export const MCP_TOOLS: readonly string[] = [
   "query_database",
   "read_file",
@@ -443,7 +487,9 @@ const WORKFLOW_DEFS: readonly Omit<SimWorkflow, "id">[] = [
 ];
 
 export function workflowCatalog(seed: number): readonly SimWorkflow[] {
-  return WORKFLOW_DEFS.map((w) => Object.freeze({ ...w, id: `wf_${hexOf(20, seed, "workflow", w.name)}` }));
+  return WORKFLOW_DEFS.map((w) =>
+    Object.freeze({ ...w, id: `wf_${hexOf(20, seed, "workflow", w.name)}` }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,7 +533,10 @@ const SERIAL_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789";
  * The desktop device of a human user, stable per (seed, user); about 60 % of humans have one,
  * machines never. Exported so that a devices endpoint can describe the same machines.
  */
-export function desktopDeviceOf(seed: number, user: SimUser): SimDesktopDevice | undefined {
+export function desktopDeviceOf(
+  seed: number,
+  user: SimUser,
+): SimDesktopDevice | undefined {
   if (user.type !== "human") return undefined;
   const rng = new Rng(hash32(seed, "device", user.id));
   if (!rng.chance(0.6)) return undefined;
@@ -532,15 +581,50 @@ export function desktopDeviceOf(seed: number, user: SimUser): SimDesktopDevice |
 /** `user.sub_type`: what a machine account does (its kind in the org), or how a person is employed. */
 export function userSubTypeOf(seed: number, user: SimUser): string {
   if (user.type === "machine") return user.machineKind ?? "batch";
-  return hash32(seed, "sub-type", user.id) % 100 < 80 ? "employee" : "contractor";
+  return hash32(seed, "sub-type", user.id) % 100 < 80
+    ? "employee"
+    : "contractor";
 }
 
 // ---------------------------------------------------------------------------------------------
 // Literal values substituted into placeholders.
 
-const FIRST = ["jane", "john", "maria", "wei", "amir", "sofia", "liam", "noah", "emma", "yuki", "olga", "raj"];
-const LAST = ["doe", "smith", "garcia", "chen", "khan", "rossi", "martin", "novak", "silva", "tanaka"];
-const WORDS = ["pending", "shipped", "active", "eu-west", "premium", "refunded", "draft", "archived"];
+const FIRST = [
+  "jane",
+  "john",
+  "maria",
+  "wei",
+  "amir",
+  "sofia",
+  "liam",
+  "noah",
+  "emma",
+  "yuki",
+  "olga",
+  "raj",
+];
+const LAST = [
+  "doe",
+  "smith",
+  "garcia",
+  "chen",
+  "khan",
+  "rossi",
+  "martin",
+  "novak",
+  "silva",
+  "tanaka",
+];
+const WORDS = [
+  "pending",
+  "shipped",
+  "active",
+  "eu-west",
+  "premium",
+  "refunded",
+  "draft",
+  "archived",
+];
 
 export function literalFor(kind: string, rng: Rng): string {
   switch (kind) {

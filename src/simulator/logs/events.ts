@@ -10,7 +10,13 @@
 // wherever possible (a session's context, a query template, a set of triggered policies), which
 // keeps the cache small and lets the aggregation count shared groups once with a weight.
 
-import type { SimOrg, SimResource, SimSession, SimUser, Technology } from "../model.js";
+import type {
+  SimOrg,
+  SimResource,
+  SimSession,
+  SimUser,
+  Technology,
+} from "../model.js";
 import {
   COMMAND_TEMPLATES,
   COMMANDS,
@@ -33,7 +39,12 @@ import {
   type SimTable,
   type SimWorkflow,
 } from "./catalog.js";
-import { FieldGroup, normalizeValue, type FieldValue, type LogEvent, type LogField } from "./fields.js";
+import {
+  FieldGroup,
+  type BatchVisitor,
+  type EventBatch,
+  type Fields,
+} from "./fields.js";
 import { hash32, hexOf, itemAt, Rng } from "./prng.js";
 
 export const HOUR_MS = 3_600_000;
@@ -57,29 +68,37 @@ export interface LogEventStoreOptions {
   cacheSessions?: number;
 }
 
+/** Hours of control-plane batches kept (they are tiny). */
+const CONTROL_CACHE_HOURS = 24 * 31;
+
 /** Events per session: a few, more for long sessions, never more than this. */
 export const MAX_EVENTS_PER_SESSION = 60;
 
 const TEMPLATE_VARIANTS = 24;
 
-type Fields = Partial<Record<LogField, FieldValue | undefined>>;
-
 interface Template {
   readonly source: string;
-  readonly kind: "read" | "bulk" | "count" | "point" | "write" | "ddl" | "command";
+  readonly kind:
+    "read" | "bulk" | "count" | "point" | "write" | "ddl" | "command";
   readonly labels: ReadonlySet<string>;
+  /** Returns columns labelled ssn, credit_card, iban or date_of_birth. */
+  readonly sensitive: boolean;
   readonly group: FieldGroup;
   /** The same statement when a blocking policy stopped it: no columns came back. */
   readonly blockedGroup: FieldGroup;
   readonly weight: number;
-  readonly variants: (string | undefined)[];
+  /** Per literal variant: the received text, as a group extending `group` (or `blockedGroup`). */
+  readonly variants: (FieldGroup | undefined)[];
+  readonly blockedVariants: (FieldGroup | undefined)[];
   readonly variantSeed: number;
+  /** Bytes per returned row; rows × width makes the data volume. */
+  readonly rowWidth: number;
 }
 
 interface ResourceProfile {
   readonly resource: SimResource | undefined;
   readonly technology: Technology | undefined;
-  readonly base: Fields;
+  readonly group: FieldGroup;
   readonly isProd: boolean;
   readonly templates: readonly Template[];
   readonly templateWeights: readonly number[];
@@ -93,10 +112,13 @@ export class LogEventStore {
   readonly workflows: readonly SimWorkflow[];
   readonly #source: LogSessionSource;
   readonly #cacheSessions: number;
-  readonly #sessionCache = new Map<string, readonly LogEvent[]>();
-  readonly #controlCache = new Map<number, readonly LogEvent[]>();
+  readonly #sessionCache = new Map<string, EventBatch>();
+  readonly #controlCache = new Map<number, EventBatch>();
   readonly #profiles = new Map<string, ResourceProfile>();
   readonly #policyGroups = new Map<string, FieldGroup>();
+  readonly #userGroups = new Map<string, FieldGroup>();
+  readonly #endUserGroups = new Map<string, FieldGroup>();
+  readonly #llmGroups = new Map<string, FieldGroup>();
   readonly #policyByName: ReadonlyMap<string, SimPolicy>;
   readonly #users: ReadonlyMap<string, SimUser>;
   readonly #groupNames: ReadonlyMap<string, string>;
@@ -117,32 +139,41 @@ export class LogEventStore {
     this.#machines = org.users.filter((u) => u.type === "machine");
   }
 
-  /** Visits every event with startMs <= ts < endMs; the caller caps endMs at the clock's now. */
-  forEachInWindow(startMs: number, endMs: number, visit: (ev: LogEvent) => void): void {
+  /**
+   * Visits, batch by batch, every event with startMs <= ts < endMs; the caller caps endMs at
+   * the clock's now, which is what makes events after now invisible.
+   */
+  forEachInWindow(startMs: number, endMs: number, visit: BatchVisitor): void {
     if (!(endMs > startMs)) return;
     const src = this.#source;
     let first = Math.floor((startMs - src.maxDurationMs) / HOUR_MS);
-    if (src.historyStartMs !== undefined) first = Math.max(first, Math.floor(src.historyStartMs / HOUR_MS));
+    if (src.historyStartMs !== undefined) {
+      first = Math.max(first, Math.floor(src.historyStartMs / HOUR_MS));
+    }
     const firstInWindow = Math.floor(startMs / HOUR_MS);
     const last = Math.floor((endMs - 1) / HOUR_MS);
     for (let h = first; h <= last; h++) {
-      if (h >= firstInWindow) visitRange(this.#controlEvents(h), startMs, endMs, visit);
-      const sessions = src.sessionsInHour?.(h) ?? src.sessionsStartingIn(h * HOUR_MS, (h + 1) * HOUR_MS);
+      if (h >= firstInWindow) {
+        visitRange(this.#controlBatch(h), startMs, endMs, visit);
+      }
+      const sessions =
+        src.sessionsInHour?.(h) ??
+        src.sessionsStartingIn(h * HOUR_MS, (h + 1) * HOUR_MS);
       for (const s of sessions) {
         if (s.startMs >= endMs) break;
         // Events lie in [startMs, startMs + durationMs]: skip sessions over before the window.
         if (s.startMs + Math.max(0, s.durationMs) < startMs) continue;
-        visitRange(this.#cachedSessionEvents(s), startMs, endMs, visit);
+        visitRange(this.#cachedSessionBatch(s), startMs, endMs, visit);
       }
     }
   }
 
   /** All events of one session, visible or not, sorted by time. */
-  eventsOfSession(session: SimSession): readonly LogEvent[] {
-    return this.#cachedSessionEvents(session);
+  eventsOfSession(session: SimSession): EventBatch {
+    return this.#cachedSessionBatch(session);
   }
 
-  #cachedSessionEvents(s: SimSession): readonly LogEvent[] {
+  #cachedSessionBatch(s: SimSession): EventBatch {
     const cache = this.#sessionCache;
     const hit = cache.get(s.id);
     if (hit !== undefined) {
@@ -151,34 +182,33 @@ export class LogEventStore {
       cache.set(s.id, hit);
       return hit;
     }
-    const events = this.#sessionEvents(s);
-    cache.set(s.id, events);
+    const batch = this.#sessionBatch(s);
+    cache.set(s.id, batch);
     if (cache.size > this.#cacheSessions) {
       const oldest = cache.keys().next();
       if (oldest.done !== true) cache.delete(oldest.value);
     }
-    return events;
+    return batch;
   }
 
-  #controlEvents(hour: number): readonly LogEvent[] {
+  #controlBatch(hour: number): EventBatch {
     const hit = this.#controlCache.get(hour);
     if (hit !== undefined) return hit;
-    const events = this.controlPlaneEvents(hour);
-    this.#controlCache.set(hour, events);
-    if (this.#controlCache.size > 24 * 30) {
+    const batch = this.controlPlaneEvents(hour);
+    this.#controlCache.set(hour, batch);
+    if (this.#controlCache.size > CONTROL_CACHE_HOURS) {
       const oldest = this.#controlCache.keys().next();
       if (oldest.done !== true) this.#controlCache.delete(oldest.value);
     }
-    return events;
+    return batch;
   }
 
   /** Control-plane and workflow events with ts in hour h (h = epoch ms / 1 h). */
-  controlPlaneEvents(hour: number): readonly LogEvent[] {
+  controlPlaneEvents(hour: number): EventBatch {
     const hourStart = hour * HOUR_MS;
     const historyStart = this.#source.historyStartMs;
-    if (historyStart !== undefined && hourStart + HOUR_MS <= historyStart) return [];
+    const out: { ts: number; group: FieldGroup }[] = [];
     const rng = new Rng(hash32(this.seed, "control-plane", hour));
-    const out: LogEvent[] = [];
     const commands = 1 + rng.int(4);
     for (let i = 0; i < commands; i++) {
       const c = rng.weighted(
@@ -186,25 +216,26 @@ export class LogEventStore {
         COMMANDS.map((x) => x.weight),
       );
       const actor = this.#actor(rng);
-      out.push(
-        event(hourStart + rng.int(HOUR_MS), [], {
-          "control_plane.command_name": c.commandName,
-          "control_plane.command_type": c.commandType,
-          "control_plane.policy_action": c.policyAction,
-          "control_plane.service": c.service,
-          "control_plane.method": c.method,
-          "control_plane.user_email": actor?.email,
-          "control_plane.user_type": actor?.type,
-          "control_plane.user_id": actor?.id,
-        }),
-      );
+      const group = new FieldGroup({
+        "control_plane.command_name": c.commandName,
+        "control_plane.command_type": c.commandType,
+        "control_plane.policy_action": c.policyAction,
+        "control_plane.service": c.service,
+        "control_plane.method": c.method,
+        "control_plane.user_email": actor?.email,
+        "control_plane.user_type": actor?.type,
+        "control_plane.user_id": actor?.id,
+      });
+      out.push({ ts: hourStart + rng.int(HOUR_MS), group });
     }
     const runs = rng.weighted([0, 1, 2], [3, 4, 2]);
     for (let r = 0; r < runs; r++) {
       const wf = rng.pick(this.workflows);
-      const manual = wf.triggerType === "manual";
-      const by = manual ? rng.pick(this.#humans.length > 0 ? this.#humans : [undefined]) : undefined;
-      // Steps stay inside the hour so that the hour's cache entry holds the whole run.
+      const by =
+        wf.triggerType === "manual" && this.#humans.length > 0
+          ? rng.pick(this.#humans)
+          : undefined;
+      // Steps stay inside the hour: the hour's batch holds the whole run.
       let ts = hourStart + rng.int(HOUR_MS - 600_000);
       const trigger: Fields = {
         "workflow.id": wf.id,
@@ -217,101 +248,131 @@ export class LogEventStore {
       };
       for (const step of wf.steps) {
         ts += 200 + rng.int(60_000);
-        out.push(event(ts, [], { ...trigger, "step.name": step.name, "step.type": step.type }));
+        const group = new FieldGroup({
+          ...trigger,
+          "step.name": step.name,
+          "step.type": step.type,
+        });
+        out.push({ ts, group });
       }
     }
-    return out
+    const kept = out
       .filter((e) => historyStart === undefined || e.ts >= historyStart)
       .sort((a, b) => a.ts - b.ts);
+    const batch = newBatch(kept.length, undefined);
+    kept.forEach((e, i) => {
+      batch.ts[i] = e.ts;
+      batch.detail[i] = e.group;
+    });
+    return batch;
   }
 
   #actor(rng: Rng): SimUser | undefined {
-    if (this.#machines.length > 0 && rng.chance(0.2)) return rng.pick(this.#machines);
+    // Machines are Terraform and CI; among people, a handful of admins do the work.
+    if (this.#machines.length > 0 && rng.chance(0.2)) {
+      return rng.pick(this.#machines);
+    }
     if (this.#humans.length > 0) return rng.pick(this.#humans.slice(0, 8));
     return undefined;
   }
 
-  #sessionEvents(s: SimSession): LogEvent[] {
+  #sessionBatch(s: SimSession): EventBatch {
     const profile = this.#profile(s.resourceId);
-    const ctx = this.#sessionContext(s, profile);
     const rng = new Rng(hash32(this.seed, "events", s.id));
     const duration = Math.max(0, s.durationMs);
     const n = Math.min(
       MAX_EVENTS_PER_SESSION,
       2 + rng.int(7) + Math.floor(Math.sqrt(duration / 60_000) * 1.5),
     );
-    const times: number[] = [s.startMs];
-    for (let i = 1; i < n; i++) times.push(s.startMs + Math.floor(rng.next() * (duration + 1)));
-    times.sort((a, b) => a - b);
+    const batch = newBatch(n, this.#sessionContext(s, profile));
+    batch.ts[0] = s.startMs;
+    for (let i = 1; i < n; i++) {
+      batch.ts[i] = s.startMs + Math.floor(rng.next() * (duration + 1));
+    }
+    batch.ts.sort();
     const user = this.#users.get(s.userId);
     const startHourUtc = new Date(s.startMs).getUTCHours();
-    const kind = profile.technology === undefined ? "screen" : EVENT_KIND_OF[profile.technology];
-    const out: LogEvent[] = [];
+    const kind =
+      profile.technology === undefined
+        ? "screen"
+        : EVENT_KIND_OF[profile.technology];
     for (let i = 0; i < n; i++) {
       const fired: string[] = [];
       if (i === 0) {
-        if (user?.type === "human" && rng.chance(0.3)) fired.push("session-require-mfa");
-        if ((startHourUtc < 6 || startHourUtc >= 20) && rng.chance(0.5)) fired.push("session-block-after-hours");
+        if (user?.type === "human" && rng.chance(0.3)) {
+          fired.push("session-require-mfa");
+        }
+        if ((startHourUtc < 6 || startHourUtc >= 20) && rng.chance(0.5)) {
+          fired.push("session-block-after-hours");
+        }
       }
-      if (i === n - 1 && duration > 8 * HOUR_MS) fired.push("session-max-duration-8h");
-      const own: Fields = {};
-      const shared: FieldGroup[] = [ctx];
+      if (i === n - 1 && duration > 8 * HOUR_MS) {
+        fired.push("session-max-duration-8h");
+      }
       switch (kind) {
         case "sql":
         case "document":
         case "keyvalue":
-          this.#queryEvent(rng, profile, fired, own, shared);
+          this.#queryEvent(rng, profile, fired, batch, i);
           break;
         case "request":
         case "command":
-          this.#requestEvent(rng, profile, kind, fired, own, shared);
+          this.#requestEvent(rng, profile, kind, fired, batch, i);
           break;
         case "llm":
         case "mcp":
-          this.#llmEvent(rng, profile, kind, fired, own);
+          batch.detail[i] = this.#llmEvent(rng, profile, kind, fired);
           break;
         case "screen":
           break;
       }
-      const policies = this.#policyGroup(fired);
-      if (policies !== undefined) shared.push(policies);
-      out.push(event(itemAt(times, i), shared, own));
+      batch.policy[i] = this.#policyGroup(fired);
     }
-    return out;
+    return batch;
   }
 
-  #queryEvent(rng: Rng, p: ResourceProfile, fired: string[], own: Fields, shared: FieldGroup[]): void {
+  #queryEvent(
+    rng: Rng,
+    p: ResourceProfile,
+    fired: string[],
+    batch: MutableBatch,
+    i: number,
+  ): void {
     if (p.templates.length === 0) return;
     const t = rng.weighted(p.templates, p.templateWeights);
     for (const label of t.labels) {
       const masking = MASKING_POLICY_OF_LABEL[label];
       if (masking !== undefined && rng.chance(0.9)) fired.push(masking);
     }
-    if ([...t.labels].some((l) => SENSITIVE_LABELS.has(l)) && rng.chance(0.4)) {
+    if (t.sensitive && rng.chance(0.4)) {
       fired.push("notify-sensitive-table-access");
     }
     if (t.kind === "ddl" && p.isProd) fired.push("block-prod-ddl");
     if (t.kind === "bulk" && rng.chance(0.3)) fired.push("block-bulk-export");
-    const filtered = (t.kind === "read" || t.kind === "bulk") && p.isProd && rng.chance(0.15);
-    if (filtered) fired.push(rng.chance(0.5) ? "filter-tenant-rows" : "filter-rows-by-region");
+    const filtered =
+      (t.kind === "read" || t.kind === "bulk") && p.isProd && rng.chance(0.15);
+    if (filtered) {
+      fired.push(
+        rng.chance(0.5) ? "filter-tenant-rows" : "filter-rows-by-region",
+      );
+    }
     const blocked = fired.some((name) => {
       const pol = this.#policyByName.get(name);
       return pol?.type === "blocking" && pol.status === "active";
     });
-    const received = variantOf(t, rng.int(TEMPLATE_VARIANTS));
-    own["query.received"] = received;
-    shared.push(blocked ? t.blockedGroup : t.group);
+    batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), blocked);
+    // A blocked statement never reached the resource: no rows, no data.
     if (blocked) {
-      own["response.rows_received"] = "0";
-      own["response.rows_sent"] = "0";
+      batch.rowsReceived[i] = 0;
+      batch.rowsSent[i] = 0;
       return;
     }
-    own["query.sent"] = received;
     const rows = rowsFor(t.kind, rng);
+    // Row filtering drops rows from the response, after the resource sent them.
     const sent = filtered ? Math.floor(rows * (0.1 + 0.8 * rng.next())) : rows;
-    own["response.rows_received"] = String(rows);
-    own["response.rows_sent"] = String(sent);
-    own["response.data_volume"] = String(96 + sent * (24 + rng.int(400)));
+    batch.rowsReceived[i] = rows;
+    batch.rowsSent[i] = sent;
+    batch.dataVolume[i] = 96 + sent * t.rowWidth;
   }
 
   #requestEvent(
@@ -319,25 +380,37 @@ export class LogEventStore {
     p: ResourceProfile,
     kind: "request" | "command",
     fired: string[],
-    own: Fields,
-    shared: FieldGroup[],
+    batch: MutableBatch,
+    i: number,
   ): void {
     if (p.templates.length === 0) return;
     const t = rng.weighted(p.templates, p.templateWeights);
-    if (kind === "request" && /customers|employees|users/.test(t.source) && rng.chance(0.3)) {
+    if (
+      kind === "request" &&
+      /customers|employees|users/.test(t.source) &&
+      rng.chance(0.3)
+    ) {
       fired.push("mask-pii-emails");
     }
-    if (kind === "command" && /secret|shadow/.test(t.source) && rng.chance(0.5)) {
+    if (
+      kind === "command" &&
+      /secret|shadow/.test(t.source) &&
+      rng.chance(0.5)
+    ) {
       fired.push("notify-sensitive-table-access");
     }
-    const received = variantOf(t, rng.int(TEMPLATE_VARIANTS));
-    shared.push(t.group);
-    own["query.received"] = received;
-    own["query.sent"] = received;
-    if (kind === "request") own["response.data_volume"] = String(200 + rng.int(64_000));
+    batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), false);
+    if (kind === "request") {
+      batch.dataVolume[i] = t.rowWidth * (1 + rng.int(200));
+    }
   }
 
-  #llmEvent(rng: Rng, p: ResourceProfile, kind: "llm" | "mcp", fired: string[], own: Fields): void {
+  #llmEvent(
+    rng: Rng,
+    p: ResourceProfile,
+    kind: "llm" | "mcp",
+    fired: string[],
+  ): FieldGroup {
     const model = rng.weighted(
       p.llmModels,
       p.llmModels.map((_, i) => 1 / (i + 1)),
@@ -349,68 +422,94 @@ export class LogEventStore {
     if (rng.chance(0.1)) fired.push("mask-llm-pii-responses");
     const secrets = rng.chance(0.02);
     if (secrets) fired.push("block-llm-secrets");
-    let stop = tools.length > 0 ? "tool_calls" : rng.weighted(["stop", "length"], [95, 5]);
+    let stop =
+      tools.length > 0
+        ? "tool_calls"
+        : rng.weighted(["stop", "length"], [95, 5]);
     if (secrets || rng.chance(0.01)) stop = "content_filter";
-    own["llm.provider"] = p.llmProvider;
-    own["llm.model"] = model;
-    own["llm.tool_call_names"] = tools;
-    own["llm.tool_call_count"] = String(tools.length);
-    own["llm.stop_reason"] = stop;
+    const key = `${p.llmProvider}|${model}|${stop}|${tools.join(",")}`;
+    return memo(this.#llmGroups, key, () => {
+      return new FieldGroup({
+        "llm.provider": p.llmProvider,
+        "llm.model": model,
+        "llm.tool_call_names": tools,
+        "llm.tool_call_count": String(tools.length),
+        "llm.stop_reason": stop,
+      });
+    });
   }
 
   #policyGroup(names: readonly string[]): FieldGroup | undefined {
     if (names.length === 0) return undefined;
     const picked = this.policies.filter((p) => names.includes(p.name));
-    const key = picked.map((p) => p.name).join(",");
-    let g = this.#policyGroups.get(key);
-    if (g === undefined) {
-      g = new FieldGroup({
+    return memo(this.#policyGroups, picked.map((p) => p.name).join(","), () => {
+      return new FieldGroup({
         "policy.id": picked.map((p) => p.id),
         "policy.name": picked.map((p) => p.name),
         "policy.status": picked.map((p) => p.status),
         "policy.type": picked.map((p) => p.type),
       });
-      this.#policyGroups.set(key, g);
-    }
-    return g;
+    });
   }
 
+  /** The session's own fields, extending its resource, its user and its end user. */
   #sessionContext(s: SimSession, p: ResourceProfile): FieldGroup {
+    const parents = [p.group];
     const user = this.#users.get(s.userId);
-    const endUser = s.endUserId === "" ? undefined : this.#users.get(s.endUserId);
-    const fields: Fields = {
-      ...p.base,
-      "session.id": s.id,
-      "session.application_name": s.applicationName,
-      "session.client_ip_address": s.clientIpAddress,
-    };
     if (user !== undefined) {
-      fields["user.type"] = user.type;
-      fields["user.sub_type"] = userSubTypeOf(this.seed, user);
-      fields["user.email"] = user.email;
-      fields["user.username"] = user.username;
-      fields["user.id"] = user.id;
-      fields["user.groups"] = this.#groupsOf(user);
       // Only people run the desktop app, and not for every session.
-      const device = desktopDeviceOf(this.seed, user);
-      if (device !== undefined && hash32(this.seed, "desktop", s.id) % 100 < 65) {
-        fields["device.system_version"] = device.systemVersion;
-        fields["device.kernel_version"] = device.kernelVersion;
-        fields["device.computer_name"] = device.computerName;
-        fields["device.user_name"] = device.userName;
-        fields["device.model_name"] = device.modelName;
-        fields["device.model_identifier"] = device.modelIdentifier;
-        fields["device.model_number"] = device.modelNumber;
-        fields["device.serial_number"] = device.serialNumber;
-      }
+      const desktop =
+        user.type === "human" && hash32(this.seed, "desktop", s.id) % 100 < 65;
+      parents.push(this.#userGroup(user, desktop));
     }
+    const endUser =
+      s.endUserId === "" ? undefined : this.#users.get(s.endUserId);
     if (endUser !== undefined) {
-      fields["end_user.type"] = endUser.type;
-      fields["end_user.name"] = endUser.name;
-      fields["end_user.email"] = endUser.email;
-      fields["end_user.groups"] = this.#groupsOf(endUser);
+      parents.push(
+        memo(this.#endUserGroups, endUser.id, () => {
+          return new FieldGroup({
+            "end_user.type": endUser.type,
+            "end_user.name": endUser.name,
+            "end_user.email": endUser.email,
+            "end_user.groups": this.#groupsOf(endUser),
+          });
+        }),
+      );
     }
-    return new FieldGroup(fields);
+    return new FieldGroup(
+      {
+        "session.id": s.id,
+        "session.application_name": s.applicationName,
+        "session.client_ip_address": s.clientIpAddress,
+      },
+      parents,
+    );
+  }
+
+  #userGroup(user: SimUser, desktop: boolean): FieldGroup {
+    const device = desktop ? desktopDeviceOf(this.seed, user) : undefined;
+    return memo(
+      this.#userGroups,
+      `${user.id}|${device === undefined ? 0 : 1}`,
+      () => {
+        return new FieldGroup({
+          "user.type": user.type,
+          "user.sub_type": userSubTypeOf(this.seed, user),
+          "user.email": user.email,
+          "user.username": user.username,
+          "user.id": user.id,
+          "user.groups": this.#groupsOf(user),
+          "device.system_version": device?.systemVersion,
+          "device.kernel_version": device?.kernelVersion,
+          "device.computer_name": device?.computerName,
+          "device.user_name": device?.userName,
+          "device.model_name": device?.modelName,
+          "device.model_identifier": device?.modelIdentifier,
+          "device.model_number": device?.modelNumber,
+          "device.serial_number": device?.serialNumber,
+        });
+      },
+    );
   }
 
   #groupsOf(user: SimUser): string[] {
@@ -455,13 +554,14 @@ export class LogEventStore {
         "connector.name": connector?.name,
       } satisfies Fields);
     }
-    const templates = tech === undefined ? [] : this.#templatesFor(tech, resource, rng);
+    const templates =
+      tech === undefined ? [] : this.#templatesFor(tech, resource, rng);
     const providers = Object.keys(LLM_PROVIDERS);
     const llmProvider = rng.pick(providers);
     return {
       resource,
       technology: tech,
-      base,
+      group: new FieldGroup(base),
       isProd: /prod/i.test(resource?.environment ?? ""),
       templates,
       templateWeights: templates.map((t) => t.weight),
@@ -470,7 +570,11 @@ export class LogEventStore {
     };
   }
 
-  #templatesFor(tech: Technology, resource: SimResource | undefined, rng: Rng): Template[] {
+  #templatesFor(
+    tech: Technology,
+    resource: SimResource | undefined,
+    rng: Rng,
+  ): Template[] {
     const kind = EVENT_KIND_OF[tech];
     const resourceKey = resource?.id ?? "";
     const specs: TemplateSpec[] = [];
@@ -478,32 +582,56 @@ export class LogEventStore {
       const db = (resource?.name ?? "db").replace(/-/g, "_");
       const schema = SCHEMA_OF[tech] ?? db;
       for (const table of rng.sample(TABLES, 3 + rng.int(2))) {
-        specs.push(...tableTemplates(tech, table, `${db}.${schema}.${table.name}`, rng));
+        specs.push(
+          ...tableTemplates(tech, table, `${db}.${schema}.${table.name}`, rng),
+        );
       }
     } else if (kind === "keyvalue") {
-      specs.push(...KEYVALUE_TEMPLATES.map((source) => ({ source, kind: "command" as const, columns: [] })));
+      specs.push(
+        ...KEYVALUE_TEMPLATES.map((source) => ({
+          source,
+          kind: "command" as const,
+          columns: [],
+        })),
+      );
     } else {
-      const list = (kind === "request" ? REQUEST_TEMPLATES : COMMAND_TEMPLATES)[tech] ?? [];
-      specs.push(...list.map((source) => ({ source, kind: "command" as const, columns: [] })));
+      const list =
+        (kind === "request" ? REQUEST_TEMPLATES : COMMAND_TEMPLATES)[tech] ??
+        [];
+      specs.push(
+        ...list.map((source) => ({
+          source,
+          kind: "command" as const,
+          columns: [],
+        })),
+      );
     }
     return specs.map((spec, i) => {
       const normalized = normalize(spec.source);
       const fingerprint = hexOf(16, "fingerprint", normalized);
-      const common: Fields = { "query.normalized": normalized, "query.fingerprint": fingerprint };
+      const common: Fields = {
+        "query.normalized": normalized,
+        "query.fingerprint": fingerprint,
+      };
       return {
         source: spec.source,
         kind: spec.kind,
         labels: new Set(spec.columns.map((c) => c.label)),
+        sensitive: spec.columns.some((c) => SENSITIVE_LABELS.has(c.label)),
         group: new FieldGroup({
           ...common,
           "response.returned_columns.name": spec.columns.map((c) => c.name),
           "response.returned_columns.path": spec.columns.map((c) => c.path),
-          "response.returned_columns.data_label": spec.columns.map((c) => c.label),
+          "response.returned_columns.data_label": spec.columns.map(
+            (c) => c.label,
+          ),
         }),
         blockedGroup: new FieldGroup(common),
         weight: spec.weight ?? 1 + rng.int(5),
         variants: [],
+        blockedVariants: [],
         variantSeed: hash32(this.seed, "variants", resourceKey, i),
+        rowWidth: 16 + spec.columns.length * (8 + rng.int(40)),
       };
     });
   }
@@ -534,17 +662,28 @@ const SCHEMA_OF: Partial<Record<Technology, string>> = {
   elastic: "main",
 };
 
-function tableTemplates(tech: Technology, table: SimTable, prefix: string, rng: Rng): TemplateSpec[] {
+function tableTemplates(
+  tech: Technology,
+  table: SimTable,
+  prefix: string,
+  rng: Rng,
+): TemplateSpec[] {
   const ret = (names: readonly string[]): ReturnedColumn[] =>
     table.columns
       .filter((c) => names.includes(c.name))
-      .map((c) => ({ name: c.name, path: `${prefix}.${c.name}`, label: c.label }));
+      .map((c) => ({
+        name: c.name,
+        path: `${prefix}.${c.name}`,
+        label: c.label,
+      }));
   const all = ret(table.columns.map((c) => c.name));
   const t = table.name;
   const [c1, c2] = rng.sample(table.columns.slice(1), 2);
   const where = rng.pick(table.columns.slice(1));
   const lit = (c: { literal: string }): string =>
-    c.literal === "id" || c.literal === "amount" || c.literal === "n" ? `{${c.literal}}` : `'{${c.literal}}'`;
+    c.literal === "id" || c.literal === "amount" || c.literal === "n"
+      ? `{${c.literal}}`
+      : `'{${c.literal}}'`;
   const picked = [c1, c2].filter((c) => c !== undefined);
   const names = picked.map((c) => c.name);
   const count: ReturnedColumn[] = [{ name: "count", path: "", label: "none" }];
@@ -552,32 +691,82 @@ function tableTemplates(tech: Technology, table: SimTable, prefix: string, rng: 
     case "document":
       if (tech === "dynamodb") {
         return [
-          { source: `GetItem ${t} id={id}`, kind: "point", columns: all, weight: 6 },
-          { source: `Query ${t} ${where.name}=${lit(where)}`, kind: "read", columns: all, weight: 4 },
+          {
+            source: `GetItem ${t} id={id}`,
+            kind: "point",
+            columns: all,
+            weight: 6,
+          },
+          {
+            source: `Query ${t} ${where.name}=${lit(where)}`,
+            kind: "read",
+            columns: all,
+            weight: 4,
+          },
           { source: `Scan ${t}`, kind: "bulk", columns: all, weight: 1 },
           { source: `PutItem ${t}`, kind: "write", columns: [], weight: 2 },
-          { source: `DeleteItem ${t} id={id}`, kind: "write", columns: [], weight: 1 },
+          {
+            source: `DeleteItem ${t} id={id}`,
+            kind: "write",
+            columns: [],
+            weight: 1,
+          },
         ];
       }
       if (tech === "elastic") {
         return [
-          { source: `GET /${t}/_doc/{id}`, kind: "point", columns: all, weight: 5 },
-          { source: `GET /${t}/_search?q=${where.name}:{${where.literal}}`, kind: "read", columns: all, weight: 5 },
-          { source: `GET /${t}/_count`, kind: "count", columns: count, weight: 2 },
+          {
+            source: `GET /${t}/_doc/{id}`,
+            kind: "point",
+            columns: all,
+            weight: 5,
+          },
+          {
+            source: `GET /${t}/_search?q=${where.name}:{${where.literal}}`,
+            kind: "read",
+            columns: all,
+            weight: 5,
+          },
+          {
+            source: `GET /${t}/_count`,
+            kind: "count",
+            columns: count,
+            weight: 2,
+          },
           { source: `POST /${t}/_doc`, kind: "write", columns: [], weight: 2 },
         ];
       }
       return [
-        { source: `db.${t}.find({"_id": {id}})`, kind: "point", columns: all, weight: 5 },
+        {
+          source: `db.${t}.find({"_id": {id}})`,
+          kind: "point",
+          columns: all,
+          weight: 5,
+        },
         {
           source: `db.${t}.find({"${where.name}": ${lit(where)}}, {${names.map((n) => `"${n}": 1`).join(", ")}})`,
           kind: "read",
           columns: ret(names),
           weight: 5,
         },
-        { source: `db.${t}.countDocuments({})`, kind: "count", columns: count, weight: 2 },
-        { source: `db.${t}.insertOne({...})`, kind: "write", columns: [], weight: 2 },
-        { source: `db.${t}.deleteOne({"_id": {id}})`, kind: "write", columns: [], weight: 1 },
+        {
+          source: `db.${t}.countDocuments({})`,
+          kind: "count",
+          columns: count,
+          weight: 2,
+        },
+        {
+          source: `db.${t}.insertOne({...})`,
+          kind: "write",
+          columns: [],
+          weight: 2,
+        },
+        {
+          source: `db.${t}.deleteOne({"_id": {id}})`,
+          kind: "write",
+          columns: [],
+          weight: 1,
+        },
       ];
     default: {
       const ddl = rng.pick([
@@ -588,23 +777,48 @@ function tableTemplates(tech: Technology, table: SimTable, prefix: string, rng: 
       ]);
       const set = picked[0] ?? where;
       return [
-        { source: `SELECT * FROM ${t} WHERE id = {id}`, kind: "point", columns: all, weight: 6 },
+        {
+          source: `SELECT * FROM ${t} WHERE id = {id}`,
+          kind: "point",
+          columns: all,
+          weight: 6,
+        },
         {
           source: `SELECT ${names.join(", ")} FROM ${t} WHERE ${where.name} = ${lit(where)}`,
           kind: "read",
           columns: ret(names),
           weight: 8,
         },
-        { source: `SELECT COUNT(*) FROM ${t}`, kind: "count", columns: count, weight: 2 },
-        { source: `SELECT * FROM ${t} LIMIT {n}`, kind: "bulk", columns: all, weight: 1 },
-        { source: `UPDATE ${t} SET ${set.name} = ${lit(set)} WHERE id = {id}`, kind: "write", columns: [], weight: 2 },
+        {
+          source: `SELECT COUNT(*) FROM ${t}`,
+          kind: "count",
+          columns: count,
+          weight: 2,
+        },
+        {
+          source: `SELECT * FROM ${t} LIMIT {n}`,
+          kind: "bulk",
+          columns: all,
+          weight: 1,
+        },
+        {
+          source: `UPDATE ${t} SET ${set.name} = ${lit(set)} WHERE id = {id}`,
+          kind: "write",
+          columns: [],
+          weight: 2,
+        },
         {
           source: `INSERT INTO ${t} (${names.join(", ")}) VALUES (${picked.map(lit).join(", ")})`,
           kind: "write",
           columns: [],
           weight: 1,
         },
-        { source: `DELETE FROM ${t} WHERE id = {id}`, kind: "write", columns: [], weight: 0.5 },
+        {
+          source: `DELETE FROM ${t} WHERE id = {id}`,
+          kind: "write",
+          columns: [],
+          weight: 0.5,
+        },
         { source: ddl, kind: "ddl", columns: [], weight: 0.2 },
       ];
     }
@@ -617,16 +831,38 @@ function normalize(source: string): string {
   return source.replace(PLACEHOLDER, "?");
 }
 
-/** The received text of one literal variant, rendered once and then shared by every event. */
-function variantOf(t: Template, i: number): string {
-  const cached = t.variants[i];
+/**
+ * One literal variant of a template: its received (and, unless blocked, sent) text, rendered
+ * once and shared by every event that draws it.
+ */
+function variantOf(t: Template, i: number, blocked: boolean): FieldGroup {
+  const list = blocked ? t.blockedVariants : t.variants;
+  const cached = list[i];
   if (cached !== undefined) return cached;
   const rng = new Rng(hash32(t.variantSeed, i));
-  const text = t.source.replace(PLACEHOLDER, (_m: string, quoted?: string, bare?: string) =>
-    quoted !== undefined ? `'${literalFor(quoted, rng)}'` : literalFor(bare ?? "", rng),
+  const text = t.source.replace(
+    PLACEHOLDER,
+    (_m: string, quoted?: string, bare?: string) =>
+      quoted !== undefined
+        ? `'${literalFor(quoted, rng)}'`
+        : literalFor(bare ?? "", rng),
   );
-  t.variants[i] = text;
-  return text;
+  // Policies rewrite responses, not statements, so what was sent is what was received.
+  const g = new FieldGroup(
+    { "query.received": text, "query.sent": blocked ? undefined : text },
+    [blocked ? t.blockedGroup : t.group],
+  );
+  list[i] = g;
+  return g;
+}
+
+function memo<K, V>(cache: Map<K, V>, key: K, make: () => V): V {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    cache.set(key, v);
+  }
+  return v;
 }
 
 function rowsFor(kind: Template["kind"], rng: Rng): number {
@@ -644,35 +880,41 @@ function rowsFor(kind: Template["kind"], rng: Rng): number {
   }
 }
 
-function event(ts: number, shared: readonly FieldGroup[], fields: Fields): LogEvent {
-  const own: Partial<Record<LogField, FieldValue>> = {};
-  for (const key of Object.keys(fields) as LogField[]) {
-    const v = normalizeValue(fields[key]);
-    if (v !== undefined) own[key] = v;
-  }
-  return { ts, shared, own };
+type MutableBatch = EventBatch & {
+  readonly detail: (FieldGroup | undefined)[];
+  readonly policy: (FieldGroup | undefined)[];
+};
+
+function newBatch(n: number, ctx: FieldGroup | undefined): MutableBatch {
+  return {
+    ts: new Float64Array(n),
+    ctx,
+    detail: new Array<FieldGroup | undefined>(n).fill(undefined),
+    policy: new Array<FieldGroup | undefined>(n).fill(undefined),
+    rowsReceived: new Int32Array(n).fill(-1),
+    rowsSent: new Int32Array(n).fill(-1),
+    dataVolume: new Float64Array(n).fill(-1),
+  };
 }
 
 function visitRange(
-  events: readonly LogEvent[],
+  b: EventBatch,
   startMs: number,
   endMs: number,
-  visit: (ev: LogEvent) => void,
+  visit: BatchVisitor,
 ): void {
-  for (let i = lowerBound(events, startMs); i < events.length; i++) {
-    const ev = itemAt(events, i);
-    if (ev.ts >= endMs) return;
-    visit(ev);
-  }
+  const from = lowerBound(b.ts, startMs);
+  const to = lowerBound(b.ts, endMs);
+  if (to > from) visit(b, from, to);
 }
 
-/** First index whose event is at or after ts (events sorted by ts). */
-function lowerBound(events: readonly LogEvent[], ts: number): number {
+/** First index whose time is at or after ms (times ascending). */
+function lowerBound(ts: Float64Array, ms: number): number {
   let lo = 0;
-  let hi = events.length;
+  let hi = ts.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (itemAt(events, mid).ts < ts) lo = mid + 1;
+    if ((ts[mid] ?? Infinity) < ms) lo = mid + 1;
     else hi = mid;
   }
   return lo;

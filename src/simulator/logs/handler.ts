@@ -4,13 +4,27 @@
 // The window is [startTimestamp, endTimestamp) capped at the clock's now: events after now do
 // not exist yet, so asking the same window again later may return more (late data), never less.
 
-import { parseRequestTimestamp, SimConnectError, truncateForMessage } from "../connect.js";
-import { aggregateLogs, stepCount, type ListLogAggregationsResponse } from "./aggregate.js";
+import {
+  parseRequestTimestamp,
+  SimConnectError,
+  truncateForMessage,
+} from "../connect.js";
+import {
+  aggregateLogs,
+  stepCount,
+  type ListLogAggregationsResponse,
+} from "./aggregate.js";
 import { LogEventStore, type LogSessionSource } from "./events.js";
 import { isLogField, LOG_FIELDS, type LogField } from "./fields.js";
-import { compileQuery, parseQuery, QuerySyntaxError, type EventPredicate } from "./query.js";
+import {
+  compileQuery,
+  parseQuery,
+  QuerySyntaxError,
+  type EventPredicate,
+} from "./query.js";
 
-export const LIST_LOG_AGGREGATIONS_PATH = "/core.v1.LogsService/ListLogAggregations";
+export const LIST_LOG_AGGREGATIONS_PATH =
+  "/core.v1.LogsService/ListLogAggregations";
 
 /** At most this many group-by fields (spec: "histogramGroupByFields ... at most 3 items"). */
 export const MAX_GROUP_BY_FIELDS = 3;
@@ -46,9 +60,13 @@ export interface ParsedLogAggregationsRequest {
 
 export function createListLogAggregationsHandler(
   opts: LogsHandlerOptions = {},
-): (body: Record<string, unknown>, ctx: LogsRouteContext) => ListLogAggregationsResponse {
+): (
+  body: Record<string, unknown>,
+  ctx: LogsRouteContext,
+) => ListLogAggregationsResponse {
   const topN = opts.topN ?? DEFAULT_TOP_N;
-  if (!Number.isInteger(topN) || topN < 1) throw new RangeError(`topN must be a positive integer, got ${topN}`);
+  if (!Number.isInteger(topN) || topN < 1)
+    throw new RangeError(`topN must be a positive integer, got ${topN}`);
   // One store per session source: the cache belongs to the org it was generated from.
   const stores = new WeakMap<LogSessionSource, LogEventStore>();
   const storeFor = (ctx: LogsRouteContext): LogEventStore => {
@@ -56,7 +74,9 @@ export function createListLogAggregationsHandler(
     if (store === undefined || store.seed !== ctx.seed) {
       store = new LogEventStore(ctx.generator, {
         seed: ctx.seed,
-        ...(opts.cacheSessions === undefined ? {} : { cacheSessions: opts.cacheSessions }),
+        ...(opts.cacheSessions === undefined
+          ? {}
+          : { cacheSessions: opts.cacheSessions }),
       });
       stores.set(ctx.generator, store);
     }
@@ -65,27 +85,35 @@ export function createListLogAggregationsHandler(
   return (body, ctx) => {
     const req = parseListLogAggregationsRequest(body);
     const store = storeFor(ctx);
-    return aggregateLogs((from, to, visit) => store.forEachInWindow(from, to, visit), {
-      startMs: req.startMs,
-      endMs: Math.min(req.endMs, ctx.nowMs),
-      intervalMs: req.intervalMs,
-      groupBy: req.groupBy,
-      predicate: req.predicate,
-      fieldAggregations: req.mode !== "logs_over_time_only",
-      logsOverTime: req.mode !== "field_aggregations_only",
-      topN,
-    });
+    return aggregateLogs(
+      (from, to, visit) => store.forEachInWindow(from, to, visit),
+      {
+        startMs: req.startMs,
+        endMs: Math.min(req.endMs, ctx.nowMs),
+        intervalMs: req.intervalMs,
+        groupBy: req.groupBy,
+        predicate: req.predicate,
+        fieldAggregations: req.mode !== "logs_over_time_only",
+        logsOverTime: req.mode !== "field_aggregations_only",
+        topN,
+      },
+    );
   };
 }
 
 /** Validates a request body; every problem is `invalid_argument` naming the field. */
-export function parseListLogAggregationsRequest(body: Record<string, unknown>): ParsedLogAggregationsRequest {
+export function parseListLogAggregationsRequest(
+  body: Record<string, unknown>,
+): ParsedLogAggregationsRequest {
   const startMs = requiredTimestamp(body, "startTimestamp");
   const endMs = requiredTimestamp(body, "endTimestamp");
   if (!(startMs < endMs)) {
-    throw invalid(`startTimestamp must be before endTimestamp (got ${String(body.startTimestamp)} and ${String(body.endTimestamp)})`);
+    throw invalid(
+      `startTimestamp must be before endTimestamp (got ${String(body.startTimestamp)} and ${String(body.endTimestamp)})`,
+    );
   }
-  const intervalText = optionalString(body, "histogramInterval") ?? DEFAULT_HISTOGRAM_INTERVAL;
+  const intervalText =
+    optionalString(body, "histogramInterval") ?? DEFAULT_HISTOGRAM_INTERVAL;
   const intervalMs = parseFixedInterval(intervalText);
   const steps = stepCount(startMs, endMs, intervalMs);
   if (steps > MAX_HISTOGRAM_STEPS) {
@@ -123,17 +151,27 @@ export function parseFixedInterval(text: string): number {
 
 function parseGroupBy(value: unknown): LogField[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw invalid("histogramGroupByFields: expected an array of field names");
+  if (!Array.isArray(value))
+    throw invalid("histogramGroupByFields: expected an array of field names");
   if (value.length > MAX_GROUP_BY_FIELDS) {
-    throw invalid(`histogramGroupByFields: at most ${MAX_GROUP_BY_FIELDS} fields, got ${value.length}`);
+    throw invalid(
+      `histogramGroupByFields: at most ${MAX_GROUP_BY_FIELDS} fields, got ${value.length}`,
+    );
   }
   return value.map((f: unknown, i) => {
-    if (typeof f !== "string") throw invalid(`histogramGroupByFields[${i}]: expected a string`);
+    if (typeof f !== "string")
+      throw invalid(`histogramGroupByFields[${i}]: expected a string`);
     if (!isLogField(f)) {
-      const hint = LOG_FIELDS.find((k) => k.replace(/[._]/g, "").toLowerCase() === f.replace(/[._]/g, "").toLowerCase());
+      const hint = LOG_FIELDS.find(
+        (k) =>
+          k.replace(/[._]/g, "").toLowerCase() ===
+          f.replace(/[._]/g, "").toLowerCase(),
+      );
       throw invalid(
         `histogramGroupByFields[${i}]: unknown field "${truncateForMessage(f)}"` +
-          (hint === undefined ? " (use a dotted log-field path such as resource.technology)" : `; did you mean "${hint}"?`),
+          (hint === undefined
+            ? " (use a dotted log-field path such as resource.technology)"
+            : `; did you mean "${hint}"?`),
       );
     }
     return f;
@@ -142,21 +180,32 @@ function parseGroupBy(value: unknown): LogField[] {
 
 function parseMode(mode: string | undefined): AggregationMode | undefined {
   if (mode === undefined) return undefined;
-  if (mode === "field_aggregations_only" || mode === "logs_over_time_only") return mode;
-  throw invalid(`mode: "${truncateForMessage(mode)}" is not field_aggregations_only or logs_over_time_only`);
+  if (mode === "field_aggregations_only" || mode === "logs_over_time_only")
+    return mode;
+  throw invalid(
+    `mode: "${truncateForMessage(mode)}" is not field_aggregations_only or logs_over_time_only`,
+  );
 }
 
-function requiredTimestamp(body: Record<string, unknown>, field: string): number {
+function requiredTimestamp(
+  body: Record<string, unknown>,
+  field: string,
+): number {
   const value = body[field];
-  if (value === undefined || value === null || value === "") throw invalid(`${field} is required`);
+  if (value === undefined || value === null || value === "")
+    throw invalid(`${field} is required`);
   return parseRequestTimestamp(value, field);
 }
 
 /** proto3: an empty string is the same as an absent field. */
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+function optionalString(
+  body: Record<string, unknown>,
+  field: string,
+): string | undefined {
   const value = body[field];
   if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value !== "string") throw invalid(`${field}: expected a string, got ${typeof value}`);
+  if (typeof value !== "string")
+    throw invalid(`${field}: expected a string, got ${typeof value}`);
   return value;
 }
 

@@ -22,9 +22,15 @@ export function hash32(...parts: readonly (string | number)[]): number {
 }
 
 /** Hex digits derived from the parts; stable ids and fingerprints. */
-export function hexOf(length: number, ...parts: readonly (string | number)[]): string {
+export function hexOf(
+  length: number,
+  ...parts: readonly (string | number)[]
+): string {
   let out = "";
-  for (let i = 0; out.length < length; i++) out += hash32(i, ...parts).toString(16).padStart(8, "0");
+  for (let i = 0; out.length < length; i++)
+    out += hash32(i, ...parts)
+      .toString(16)
+      .padStart(8, "0");
   return out.slice(0, length);
 }
 
@@ -88,6 +94,7 @@ export class Rng {
 /** Index access for arrays whose bounds the caller has already guaranteed. */
 export function itemAt<T>(items: readonly T[], i: number): T {
   const v = items[i];
-  if (v === undefined) throw new RangeError(`index ${i} out of range 0..${items.length - 1}`);
+  if (v === undefined)
+    throw new RangeError(`index ${i} out of range 0..${items.length - 1}`);
   return v;
 }

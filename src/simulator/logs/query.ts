@@ -9,7 +9,12 @@
 // nothing, like Quickwit, instead of failing. A term without a field is an error: the simulated
 // index has no default search fields.
 
-import { fieldValue, isLogField, type LogEvent, type LogField } from "./fields.js";
+import {
+  fieldValue,
+  isLogField,
+  type EventBatch,
+  type LogField,
+} from "./fields.js";
 
 export type QueryNode =
   | { readonly kind: "all" }
@@ -39,7 +44,8 @@ export function parseQuery(source: string): QueryNode {
   return new Parser(source).parse();
 }
 
-export type EventPredicate = (ev: LogEvent) => boolean;
+/** Whether event i of a batch matches. */
+export type EventPredicate = (b: EventBatch, i: number) => boolean;
 
 export function compileQuery(node: QueryNode): EventPredicate {
   switch (node.kind) {
@@ -47,28 +53,36 @@ export function compileQuery(node: QueryNode): EventPredicate {
       return () => true;
     case "not": {
       const child = compileQuery(node.child);
-      return (ev) => !child(ev);
+      return (b, i) => !child(b, i);
     }
     case "and": {
       const children = node.children.map(compileQuery);
-      return (ev) => children.every((c) => c(ev));
+      return (b, i) => children.every((c) => c(b, i));
     }
     case "or": {
       const children = node.children.map(compileQuery);
-      return (ev) => children.some((c) => c(ev));
+      return (b, i) => children.some((c) => c(b, i));
     }
     case "term":
       return compileTerm(node.field, node.value, node.match);
   }
 }
 
-function compileTerm(field: string, value: string, match: "exact" | "prefix" | "exists"): EventPredicate {
+function compileTerm(
+  field: string,
+  value: string,
+  match: "exact" | "prefix" | "exists",
+): EventPredicate {
   if (!isLogField(field)) return () => false;
   const f: LogField = field;
   const test: (v: string) => boolean =
-    match === "exists" ? () => true : match === "prefix" ? (v) => v.startsWith(value) : (v) => v === value;
-  return (ev) => {
-    const v = fieldValue(ev, f);
+    match === "exists"
+      ? () => true
+      : match === "prefix"
+        ? (v) => v.startsWith(value)
+        : (v) => v === value;
+  return (b, i) => {
+    const v = fieldValue(b, i, f);
     if (v === undefined) return false;
     if (typeof v === "string") return test(v);
     return v.some(test);
@@ -91,7 +105,8 @@ class Parser {
     const node = this.#parseOr();
     this.#skipWs();
     if (!this.#eof()) {
-      if (this.#peek() === ")") throw this.#error('unexpected ")" without a matching "("');
+      if (this.#peek() === ")")
+        throw this.#error('unexpected ")" without a matching "("');
       throw this.#error(`unexpected ${this.#describeHere()}`);
     }
     return node;
@@ -100,7 +115,9 @@ class Parser {
   #parseOr(): QueryNode {
     const children = [this.#parseAnd()];
     while (this.#keyword("OR")) children.push(this.#parseAnd());
-    return children.length === 1 ? (children[0] as QueryNode) : { kind: "or", children };
+    return children.length === 1
+      ? (children[0] as QueryNode)
+      : { kind: "or", children };
   }
 
   #parseAnd(): QueryNode {
@@ -111,7 +128,9 @@ class Parser {
       this.#keyword("AND");
       children.push(this.#parseUnary());
     }
-    return children.length === 1 ? (children[0] as QueryNode) : { kind: "and", children };
+    return children.length === 1
+      ? (children[0] as QueryNode)
+      : { kind: "and", children };
   }
 
   #parseUnary(): QueryNode {
@@ -121,7 +140,8 @@ class Parser {
     if (c === "-" || c === "+") {
       const at = this.#pos;
       this.#pos++;
-      if (this.#eof() || isSpace(this.#peek())) throw new QuerySyntaxError(`expected a term right after "${c}"`, at);
+      if (this.#eof() || isSpace(this.#peek()))
+        throw new QuerySyntaxError(`expected a term right after "${c}"`, at);
       const child = this.#parsePrimary();
       return c === "-" ? { kind: "not", child } : child;
     }
@@ -130,25 +150,31 @@ class Parser {
 
   #parsePrimary(): QueryNode {
     this.#skipWs();
-    if (this.#eof()) throw this.#error("expected a term, found the end of the query");
+    if (this.#eof())
+      throw this.#error("expected a term, found the end of the query");
     const c = this.#peek();
     if (c === "(") {
       const open = this.#pos;
       this.#pos++;
       this.#skipWs();
-      if (this.#peek() === ")") throw this.#error('empty parentheses: expected a term before ")"');
+      if (this.#peek() === ")")
+        throw this.#error('empty parentheses: expected a term before ")"');
       const node = this.#parseOr();
       this.#skipWs();
       if (this.#peek() !== ")") {
-        throw this.#error(`expected ")" to close the "(" at character ${open + 1}, found ${this.#describeHere()}`);
+        throw this.#error(
+          `expected ")" to close the "(" at character ${open + 1}, found ${this.#describeHere()}`,
+        );
       }
       this.#pos++;
       return node;
     }
     if (c === ")") throw this.#error('unexpected ")"');
-    if (c === '"') throw this.#error('a quoted phrase needs a field: write field:"..."');
+    if (c === '"')
+      throw this.#error('a quoted phrase needs a field: write field:"..."');
     for (const k of KEYWORDS) {
-      if (this.#atKeyword(k)) throw this.#error(`expected a term, found the operator ${k}`);
+      if (this.#atKeyword(k))
+        throw this.#error(`expected a term, found the operator ${k}`);
     }
     if (c === "*" && this.#isBoundary(this.#pos + 1)) {
       this.#pos++;
@@ -163,7 +189,8 @@ class Parser {
     while (!this.#eof()) {
       const c = this.#peek();
       if (c === ":" || isSpace(c) || c === "(" || c === ")" || c === '"') break;
-      if (c === "\\") throw this.#error("escapes are not allowed in a field name");
+      if (c === "\\")
+        throw this.#error("escapes are not allowed in a field name");
       field += c;
       this.#pos++;
     }
@@ -173,20 +200,29 @@ class Parser {
         start,
       );
     }
-    if (field === "") throw new QuerySyntaxError('expected a field name before ":"', start);
+    if (field === "")
+      throw new QuerySyntaxError('expected a field name before ":"', start);
     this.#pos++;
     const valueAt = this.#pos;
-    if (this.#peek() === '"') return { kind: "term", field, value: this.#quoted(), match: "exact" };
-    if (this.#peek() === "(") throw this.#error(`grouping after "${field}:" is not supported: repeat the field`);
+    if (this.#peek() === '"')
+      return { kind: "term", field, value: this.#quoted(), match: "exact" };
+    if (this.#peek() === "(")
+      throw this.#error(
+        `grouping after "${field}:" is not supported: repeat the field`,
+      );
     let value = "";
     let wildcard = false;
     while (!this.#eof()) {
       const ch = this.#peek();
       if (isSpace(ch) || ch === "(" || ch === ")") break;
-      if (ch === '"') throw this.#error('unexpected " inside a value: quote the whole value');
+      if (ch === '"')
+        throw this.#error('unexpected " inside a value: quote the whole value');
       this.#pos++;
       if (ch === "\\") {
-        if (this.#eof()) throw this.#error("a backslash at the end of the query escapes nothing");
+        if (this.#eof())
+          throw this.#error(
+            "a backslash at the end of the query escapes nothing",
+          );
         value += this.#peek();
         this.#pos++;
         continue;
@@ -197,8 +233,15 @@ class Parser {
       }
       value += ch;
     }
-    if (!wildcard && value === "") throw new QuerySyntaxError(`expected a value after "${field}:"`, valueAt);
-    if (wildcard) return { kind: "term", field, value, match: value === "" ? "exists" : "prefix" };
+    if (!wildcard && value === "")
+      throw new QuerySyntaxError(`expected a value after "${field}:"`, valueAt);
+    if (wildcard)
+      return {
+        kind: "term",
+        field,
+        value,
+        match: value === "" ? "exists" : "prefix",
+      };
     return { kind: "term", field, value, match: "exact" };
   }
 
@@ -217,7 +260,10 @@ class Parser {
       }
       value += ch;
     }
-    throw new QuerySyntaxError('unterminated quoted value: missing the closing "', open);
+    throw new QuerySyntaxError(
+      'unterminated quoted value: missing the closing "',
+      open,
+    );
   }
 
   /** Consumes the keyword when it stands alone at the cursor (after spaces). */
@@ -229,7 +275,10 @@ class Parser {
   }
 
   #atKeyword(k: string): boolean {
-    return this.#src.startsWith(k, this.#pos) && this.#isBoundary(this.#pos + k.length, true);
+    return (
+      this.#src.startsWith(k, this.#pos) &&
+      this.#isBoundary(this.#pos + k.length, true)
+    );
   }
 
   #isBoundary(i: number, allowOpen = false): boolean {

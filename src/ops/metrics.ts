@@ -1,0 +1,247 @@
+// The service's Prometheus metrics (prom-client) on a registry of their own. One class observes
+// the runs (RunObserver), the API client (ApiObserver) and the scheduler (SchedulerObserver),
+// so every number comes from the code path that did the work. Label values are job names,
+// procedure names, result codes and stream names — fixed by the code and the config, never a
+// secret, never a value from the API (bounded cardinality).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ApiObserver } from "../api/client.js";
+import type { Progress, RunCounters, RunObserver } from "../pipeline/context.js";
+import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
+import type { RunStatus } from "../warehouse/bookkeeping.js";
+
+const PREFIX = "sessionhouse_";
+/** Gauges collected within this long of each other reuse one read of the checkpoints. */
+const SNAPSHOT_REUSE_MS = 1_000;
+
+/** Where each stream's checkpoint is, read at scrape time. */
+export type CheckpointSource = () => Promise<ReadonlyArray<{ stream: string; positionMs: number }>>;
+
+export interface MetricsOptions {
+  /** Also export Node's process metrics (CPU, memory, event loop); default true. */
+  processMetrics?: boolean;
+  /** Clock for the lag gauge; tests pass a fixed one. */
+  nowMs?: () => number;
+}
+
+export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
+  readonly registry = new Registry();
+  readonly #nowMs: () => number;
+  #checkpoints: CheckpointSource | undefined;
+  #lastRead: { atMs: number; rows: Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined> } | undefined;
+
+  readonly #rows: Counter<"job" | "table">;
+  readonly #pages: Counter<"job">;
+  readonly #deadLetters: Counter<"job">;
+  readonly #runRetries: Counter<"job">;
+  readonly #runs: Counter<"job" | "status">;
+  readonly #runSeconds: Histogram<"job" | "status">;
+  readonly #apiRequests: Counter<"procedure" | "result">;
+  readonly #apiSeconds: Histogram<"procedure">;
+  readonly #apiRetries: Counter<"procedure" | "code">;
+  readonly #skipped: Counter<"job" | "reason">;
+  readonly #deadlines: Counter<"job">;
+  readonly #running: Gauge<"job">;
+  readonly #lastSuccess: Gauge<"job">;
+  readonly #position: Gauge<"stream">;
+
+  constructor(options: MetricsOptions = {}) {
+    this.#nowMs = options.nowMs ?? Date.now;
+    const registers = [this.registry];
+    this.#rows = new Counter({
+      name: `${PREFIX}rows_inserted_total`,
+      help: "Rows inserted into ClickHouse, by job and table (re-reads included; FINAL collapses them).",
+      labelNames: ["job", "table"],
+      registers,
+    });
+    this.#pages = new Counter({
+      name: `${PREFIX}pages_total`,
+      help: "API pages read, by job (counted when a run ends).",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#deadLetters = new Counter({
+      name: `${PREFIX}dead_letters_total`,
+      help: "Records that could not be stored and went to the dead_letters table, by job.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#runRetries = new Counter({
+      name: `${PREFIX}run_retries_total`,
+      help: "Retries (API calls and inserts) spent by runs, by job (counted when a run ends).",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#runs = new Counter({
+      name: `${PREFIX}runs_total`,
+      help: "Finished runs, by job and status (succeeded, failed, aborted).",
+      labelNames: ["job", "status"],
+      registers,
+    });
+    this.#runSeconds = new Histogram({
+      name: `${PREFIX}run_duration_seconds`,
+      help: "Duration of runs, by job and status.",
+      labelNames: ["job", "status"],
+      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200],
+      registers,
+    });
+    this.#apiRequests = new Counter({
+      name: `${PREFIX}api_requests_total`,
+      help: "Control-plane API requests (each attempt), by procedure and result (ok or an error code).",
+      labelNames: ["procedure", "result"],
+      registers,
+    });
+    this.#apiSeconds = new Histogram({
+      name: `${PREFIX}api_request_duration_seconds`,
+      help: "Latency of control-plane API requests until the response headers (or the failure), by procedure.",
+      labelNames: ["procedure"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.#apiRetries = new Counter({
+      name: `${PREFIX}api_retries_total`,
+      help: "Retries of control-plane API requests, by procedure and the error code that caused them.",
+      labelNames: ["procedure", "code"],
+      registers,
+    });
+    this.#skipped = new Counter({
+      name: `${PREFIX}scheduler_skipped_ticks_total`,
+      help: "Schedule ticks skipped because the job was still running or still waiting for a slot.",
+      labelNames: ["job", "reason"],
+      registers,
+    });
+    this.#deadlines = new Counter({
+      name: `${PREFIX}run_deadline_exceeded_total`,
+      help: "Runs aborted because they went on past their deadline, by job.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#running = new Gauge({
+      name: `${PREFIX}job_running`,
+      help: "1 while a run of the job is going.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#lastSuccess = new Gauge({
+      name: `${PREFIX}job_last_success_timestamp_seconds`,
+      help: "When the job last finished a run successfully (Unix seconds), in this process.",
+      labelNames: ["job"],
+      registers,
+    });
+    const snapshot = () => this.#snapshot();
+    const now = this.#nowMs;
+    // Lag and position are read at scrape time from the checkpoints table, so the lag grows
+    // while nothing runs and survives restarts; a stream never synced has no sample.
+    this.#position = new Gauge({
+      name: `${PREFIX}stream_checkpoint_timestamp_seconds`,
+      help: "Position of each stream's checkpoint (Unix seconds): its data is complete up to there.",
+      labelNames: ["stream"],
+      registers,
+      async collect() {
+        this.reset();
+        for (const { stream, positionMs } of (await snapshot()) ?? []) this.set({ stream }, positionMs / 1000);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}stream_lag_seconds`,
+      help: "Now minus the stream's checkpoint (seconds), from the checkpoints table at scrape time.",
+      labelNames: ["stream"],
+      registers,
+      async collect() {
+        this.reset();
+        const nowMs = now();
+        for (const { stream, positionMs } of (await snapshot()) ?? []) {
+          this.set({ stream }, Math.max(0, (nowMs - positionMs) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}clickhouse_up`,
+      help: "1 when the checkpoints could be read from ClickHouse at this scrape, else 0.",
+      registers,
+      async collect() {
+        this.set((await snapshot()) === undefined ? 0 : 1);
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Reads checkpoints at every scrape for the lag gauges; set once the warehouse is open. */
+  watchCheckpoints(source: CheckpointSource): void {
+    this.#checkpoints = source;
+  }
+
+  /** The checkpoints of one scrape: the gauges of a scrape share one read; undefined on failure. */
+  #snapshot(): Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined> {
+    const source = this.#checkpoints;
+    if (!source) return Promise.resolve([]);
+    const nowMs = this.#nowMs();
+    if (this.#lastRead && nowMs - this.#lastRead.atMs < SNAPSHOT_REUSE_MS) return this.#lastRead.rows;
+    const rows = source().catch(() => undefined);
+    this.#lastRead = { atMs: nowMs, rows };
+    return rows;
+  }
+
+  /** Gives every job's series a zero, so dashboards and rate() see them before the first event. */
+  declareJobs(jobs: readonly string[]): void {
+    for (const job of jobs) {
+      this.#pages.inc({ job }, 0);
+      this.#deadLetters.inc({ job }, 0);
+      this.#runRetries.inc({ job }, 0);
+      this.#running.set({ job }, 0);
+      for (const reason of ["running", "waiting"] as const) this.#skipped.inc({ job, reason }, 0);
+    }
+  }
+
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  // RunObserver
+  onProgress(_p: Progress): void {}
+
+  onRows(e: { job: string; table: string; rows: number }): void {
+    this.#rows.inc({ job: e.job, table: e.table }, e.rows);
+  }
+
+  onDeadLetters(e: { job: string; count: number }): void {
+    this.#deadLetters.inc({ job: e.job }, e.count);
+  }
+
+  onRunEnd(e: { job: string; status: RunStatus; ms: number; counters: RunCounters }): void {
+    this.#runs.inc({ job: e.job, status: e.status });
+    this.#runSeconds.observe({ job: e.job, status: e.status }, e.ms / 1000);
+    this.#pages.inc({ job: e.job }, e.counters.pages);
+    this.#runRetries.inc({ job: e.job }, e.counters.retries);
+  }
+
+  // ApiObserver
+  onAttempt(e: { procedure: string; result: string; ms: number }): void {
+    this.#apiRequests.inc({ procedure: e.procedure, result: e.result });
+    this.#apiSeconds.observe({ procedure: e.procedure }, e.ms / 1000);
+  }
+
+  onRetry(e: { procedure: string; code: string; waitMs: number }): void {
+    this.#apiRetries.inc({ procedure: e.procedure, code: e.code });
+  }
+
+  // SchedulerObserver
+  onTickSkipped(e: { job: string; reason: SkipReason }): void {
+    this.#skipped.inc({ job: e.job, reason: e.reason });
+  }
+
+  onRunDeadline(e: { job: string }): void {
+    this.#deadlines.inc({ job: e.job });
+  }
+
+  onJobState(e: { job: string; running: boolean }): void {
+    this.#running.set({ job: e.job }, e.running ? 1 : 0);
+  }
+
+  onJobSuccess(e: { job: string; atMs: number }): void {
+    this.#lastSuccess.set({ job: e.job }, e.atMs / 1000);
+  }
+}

@@ -1,0 +1,303 @@
+// The log-aggregation streams: for each configured job, ListLogAggregations window by window
+// into agg_histogram, agg_top_values and agg_windows (migrations/0004_aggregations.sql).
+// Recent windows are fetched again on every run (their counts grow as logs arrive); a re-fetch
+// supersedes the earlier one entirely, vanished buckets included.
+import { listLogAggregationsResponseSchema, logsOverTimeDatetimeMs, topValueMembers, type LogBucket } from "../api/schemas/logs.js";
+import { MAX_GROUP_BY_FIELDS, type AggregationJobConfig } from "../config/index.js";
+import { describe } from "../sources/sessions.js";
+import { floorSecond, planWindows, type Window } from "../sources/windows.js";
+import { insertDeadLetters, readCheckpoint, writeCheckpoint, type DeadLetter } from "../warehouse/bookkeeping.js";
+import { qualified } from "../warehouse/client.js";
+import { chTime, chTimeSeconds } from "../warehouse/format.js";
+import { insertRows } from "../warehouse/insert.js";
+import { parseDurationMs } from "../util/duration.js";
+import { UsageError } from "../util/errors.js";
+import { floorTo } from "../util/time.js";
+import type { JobContext } from "./context.js";
+import { validationReason } from "./validation.js";
+
+export function aggregationStream(job: AggregationJobConfig): string {
+  return `aggregations.${job.name}`;
+}
+
+export interface AggregationSyncOptions {
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  nowMs?: number | undefined;
+}
+
+export interface AggregationSyncResult {
+  windows: number;
+  startMs: number;
+  endMs: number;
+  rows: number;
+  deadLetters: number;
+}
+
+interface HistogramRow {
+  job: string;
+  bucket_time: string;
+  interval_s: number;
+  level: number;
+  field1: string;
+  key1: string;
+  field2: string;
+  key2: string;
+  field3: string;
+  key3: string;
+  count: number;
+  window_start: string;
+  fetched_at: string;
+}
+
+interface TopValueRow {
+  job: string;
+  window_start: string;
+  window_end: string;
+  member: string;
+  key: string;
+  count: number;
+  fetched_at: string;
+}
+
+/** Checks a job before any request: the service refuses what these rules refuse. */
+export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
+  if (job.groupBy.length > MAX_GROUP_BY_FIELDS) {
+    throw new UsageError(
+      `aggregation job ${job.name} groups by ${job.groupBy.length} fields; the API allows at most ${MAX_GROUP_BY_FIELDS}`,
+      { hint: "remove group-by fields from the job, or split it into two jobs" },
+    );
+  }
+  const intervalMs = parseDurationMs(job.interval);
+  if (intervalMs === undefined || intervalMs < 1000) {
+    throw new UsageError(`aggregation job ${job.name}: interval "${job.interval}" is not a whole number of seconds`);
+  }
+  if (job.windowMs % intervalMs !== 0) {
+    throw new UsageError(
+      `aggregation job ${job.name}: the window (${job.windowMs} ms) must be a multiple of the interval ${job.interval}`,
+    );
+  }
+  return { intervalMs };
+}
+
+export function backfillAggregationStream(job: AggregationJobConfig, fromMs: number, toMs: number): string {
+  return `${aggregationStream(job)}.backfill.${fromMs}-${toMs}`;
+}
+
+export async function syncAggregations(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  options: AggregationSyncOptions = {},
+): Promise<AggregationSyncResult> {
+  const { intervalMs } = checkJob(job);
+  const nowMs = floorSecond(options.nowMs ?? Date.now());
+  let startMs: number;
+  let endMs: number;
+  let stream: string;
+  if (options.fromMs !== undefined) {
+    startMs = floorTo(options.fromMs, intervalMs);
+    endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
+    if (startMs >= endMs) throw new UsageError("--from must be before --to", { hint: "swap the two dates" });
+    stream = backfillAggregationStream(job, startMs, endMs);
+    const resume = await readCheckpoint(ctx.warehouse, stream);
+    if (resume && resume.positionMs > startMs) startMs = Math.min(resume.positionMs, endMs);
+  } else {
+    stream = aggregationStream(job);
+    const cp = await readCheckpoint(ctx.warehouse, stream);
+    const from = cp ? Math.min(cp.positionMs, nowMs - job.refetchMs) : nowMs - ctx.config.sessions.initialLookbackMs;
+    startMs = floorTo(from, job.windowMs);
+    endMs = nowMs;
+  }
+  const windows = planWindows(startMs, endMs, job.windowMs);
+  const result: AggregationSyncResult = { windows: windows.length, startMs, endMs, rows: 0, deadLetters: 0 };
+  let done = 0;
+  for (const window of windows) {
+    const r = await syncWindow(ctx, job, intervalMs, window);
+    result.rows += r.rows;
+    result.deadLetters += r.deadLetters;
+    await writeCheckpoint(ctx.warehouse, stream, window.endMs, { window: describe(window) }, ctx.insert);
+    ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
+    done++;
+    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: window.endMs });
+  }
+  return result;
+}
+
+function pathKey(bucketTime: string, level: number, k1: string, k2: string, k3: string): string {
+  return JSON.stringify([bucketTime, level, k1, k2, k3]);
+}
+
+/** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
+export function flattenHistogram(
+  entries: readonly { datetime: string; count: number; buckets: LogBucket[] }[],
+  base: { job: string; groupBy: readonly string[]; intervalS: number; windowStart: string; fetchedAt: string },
+): HistogramRow[] {
+  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
+  const rows: HistogramRow[] = [];
+  const push = (bucketTime: string, level: number, keys: readonly string[], count: number) => {
+    if (count <= 0) return;
+    rows.push({
+      job: base.job,
+      bucket_time: bucketTime,
+      interval_s: base.intervalS,
+      level,
+      field1: level >= 1 ? f1 : "",
+      key1: keys[0] ?? "",
+      field2: level >= 2 ? f2 : "",
+      key2: keys[1] ?? "",
+      field3: level >= 3 ? f3 : "",
+      key3: keys[2] ?? "",
+      count,
+      window_start: base.windowStart,
+      fetched_at: base.fetchedAt,
+    });
+  };
+  const walk = (bucketTime: string, buckets: readonly LogBucket[], level: number, keys: readonly string[]) => {
+    if (level > base.groupBy.length) return;
+    for (const b of buckets) {
+      const path = [...keys, b.key];
+      push(bucketTime, level, path, b.count);
+      walk(bucketTime, b.buckets, level + 1, path);
+    }
+  };
+  for (const entry of entries) {
+    const t = chTimeSeconds(logsOverTimeDatetimeMs(entry.datetime));
+    push(t, 0, [], entry.count);
+    walk(t, entry.buckets, 1, []);
+  }
+  return rows;
+}
+
+async function syncWindow(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  intervalMs: number,
+  window: Window,
+): Promise<{ rows: number; deadLetters: number }> {
+  const w = ctx.warehouse;
+  const raw = await ctx.api.listLogAggregations(
+    {
+      query: job.query,
+      histogramInterval: job.interval,
+      histogramGroupByFields: [...job.groupBy],
+      startMs: window.startMs,
+      endMs: window.endMs,
+    },
+    { signal: ctx.signal, budget: ctx.budget },
+  );
+  ctx.counters.pages++;
+  const dead: DeadLetter[] = [];
+  const letter = (reason: string, value: unknown): DeadLetter => ({
+    job: ctx.job,
+    recordId: `${job.name}@${new Date(window.startMs).toISOString()}`,
+    reason,
+    raw: JSON.stringify(value),
+    runId: ctx.runId,
+  });
+  const parsed = listLogAggregationsResponseSchema.safeParse(raw);
+  if (!parsed.success) {
+    dead.push(letter(`ListLogAggregations response: ${validationReason(parsed.error)}`, raw));
+    await insertDeadLetters(w, dead, ctx.insert);
+    ctx.counters.deadLetters += dead.length;
+    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
+    ctx.logger.warn({ window: describe(window), reason: dead[0]?.reason }, "aggregation response dead-lettered");
+    return { rows: 0, deadLetters: dead.length };
+  }
+  const data = parsed.data;
+  const windowStart = chTimeSeconds(window.startMs);
+  const windowEnd = chTimeSeconds(window.endMs);
+
+  // What the previous fetch of this window stored, to supersede it key by key.
+  const previous = await w.client.query({
+    query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toUnixTimestamp64Milli(fetched_at) AS f
+            FROM ${qualified(w, "agg_histogram")} FINAL
+            WHERE job = {job:String} AND level <= 3
+              AND bucket_time >= {ws:DateTime('UTC')} AND bucket_time < {we:DateTime('UTC')} AND count > 0`,
+    query_params: { job: job.name, ws: windowStart, we: windowEnd },
+    format: "JSONEachRow",
+  });
+  const prevRows = await previous.json<{ t: string; level: number; key1: string; key2: string; key3: string; f: string | number }>();
+  const previousTop = await w.client.query({
+    query: `SELECT member, key, toUnixTimestamp64Milli(fetched_at) AS f FROM ${qualified(w, "agg_top_values")} FINAL
+            WHERE job = {job:String} AND window_start = {ws:DateTime('UTC')} AND count > 0`,
+    query_params: { job: job.name, ws: windowStart },
+    format: "JSONEachRow",
+  });
+  const prevTop = await previousTop.json<{ member: string; key: string; f: string | number }>();
+  // The new fetch must sort after every earlier one, even on a clock that stepped back.
+  const lastFetch = Math.max(0, ...prevRows.map((r) => Number(r.f)), ...prevTop.map((r) => Number(r.f)));
+  const fetchedAt = chTime(Math.max(Date.now(), lastFetch + 1));
+
+  const histogram = flattenHistogram(data.aggregations.logsOverTime ?? [], {
+    job: job.name,
+    groupBy: job.groupBy,
+    intervalS: intervalMs / 1000,
+    windowStart,
+    fetchedAt,
+  });
+  const current = new Set(histogram.map((r) => pathKey(r.bucket_time, r.level, r.key1, r.key2, r.key3)));
+  const [f1 = "", f2 = "", f3 = ""] = job.groupBy;
+  for (const p of prevRows) {
+    if (current.has(pathKey(p.t, p.level, p.key1, p.key2, p.key3))) continue;
+    histogram.push({
+      job: job.name,
+      bucket_time: p.t,
+      interval_s: intervalMs / 1000,
+      level: p.level,
+      field1: p.level >= 1 ? f1 : "",
+      key1: p.key1,
+      field2: p.level >= 2 ? f2 : "",
+      key2: p.key2,
+      field3: p.level >= 3 ? f3 : "",
+      key3: p.key3,
+      count: 0,
+      window_start: windowStart,
+      fetched_at: fetchedAt,
+    });
+  }
+
+  const { members, rejected } = topValueMembers(data.aggregations);
+  for (const r of rejected) dead.push(letter(`aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`, { [r.member]: r.value }));
+  const top: TopValueRow[] = [];
+  for (const m of members) {
+    for (const v of m.values) {
+      top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: m.member, key: v.key, count: v.count, fetched_at: fetchedAt });
+    }
+  }
+  const currentTop = new Set(top.map((t) => `${t.member}\u0000${t.key}`));
+  for (const p of prevTop) {
+    if (currentTop.has(`${p.member}\u0000${p.key}`)) continue;
+    top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: p.member, key: p.key, count: 0, fetched_at: fetchedAt });
+  }
+
+  await insertRows(w, "agg_histogram", histogram, ctx.insert);
+  await insertRows(w, "agg_top_values", top, ctx.insert);
+  await insertRows(
+    w,
+    "agg_windows",
+    [
+      {
+        job: job.name,
+        window_start: windowStart,
+        window_end: windowEnd,
+        query: job.query,
+        interval_s: intervalMs / 1000,
+        group_by: job.groupBy,
+        num_hits: data.numHits,
+        histogram_rows: histogram.length,
+        fetched_at: fetchedAt,
+      },
+    ],
+    ctx.insert,
+  );
+  if (dead.length > 0) {
+    await insertDeadLetters(w, dead, ctx.insert);
+    ctx.counters.deadLetters += dead.length;
+    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
+  }
+  const rows = histogram.length + top.length + 1;
+  ctx.counters.rowsInserted += rows;
+  ctx.observer.onRows?.({ job: ctx.job, table: "agg_histogram", rows: histogram.length });
+  ctx.observer.onRows?.({ job: ctx.job, table: "agg_top_values", rows: top.length });
+  return { rows, deadLetters: dead.length };
+}

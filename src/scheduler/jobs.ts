@@ -1,0 +1,143 @@
+// The jobs of the service and how each one runs under the scheduler: the sessions stream, the
+// re-read of sessions still open, and every enabled aggregation job. `planJobs` needs only the
+// configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
+import type { ControlPlaneApi } from "../api/control-plane.js";
+import type { AggregationJobConfig, Config } from "../config/index.js";
+import { aggregationStream, syncAggregations } from "../pipeline/aggregations.js";
+import { withRun, type RunObserver } from "../pipeline/context.js";
+import { SESSIONS_JOB, SESSIONS_STREAM, refreshOpenSessions, syncSessions } from "../pipeline/sessions.js";
+import { floorSecond } from "../sources/windows.js";
+import type { Logger } from "../util/logger.js";
+import { readCheckpoint } from "../warehouse/bookkeeping.js";
+import type { Warehouse } from "../warehouse/client.js";
+import type { RunControl, ScheduledJob } from "./scheduler.js";
+
+/** Job name of the re-read of open sessions in the `runs` and `dead_letters` tables. */
+export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
+
+/**
+ * Longest a scheduled run may take before it is aborted (it resumes from its checkpoint on the
+ * next tick). Not configurable yet; a first sync of a large organisation is the long case.
+ */
+export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
+
+export type JobKind = "sessions" | "open-refresh" | "aggregation";
+
+export interface JobPlan {
+  /** Name in the `runs` table. */
+  name: string;
+  kind: JobKind;
+  schedule: string;
+  deadlineMs: number;
+  /** Checkpoint stream the job advances; the open-session refresh has none. */
+  stream: string | undefined;
+  aggregation: AggregationJobConfig | undefined;
+}
+
+export function aggregationJobName(job: AggregationJobConfig): string {
+  return `aggregations.${job.name}`;
+}
+
+/** Every scheduled job of a configuration, in a stable order. Disabled aggregation jobs are left out. */
+export function planJobs(config: Config): JobPlan[] {
+  const deadlineMs = DEFAULT_RUN_DEADLINE_MS;
+  return [
+    { name: SESSIONS_JOB, kind: "sessions", schedule: config.sessions.schedule, deadlineMs, stream: SESSIONS_STREAM, aggregation: undefined },
+    {
+      name: OPEN_REFRESH_JOB,
+      kind: "open-refresh",
+      schedule: config.sessions.refreshSchedule,
+      deadlineMs,
+      stream: undefined,
+      aggregation: undefined,
+    },
+    ...config.aggregations.jobs
+      .filter((job) => job.enabled)
+      .map(
+        (job): JobPlan => ({
+          name: aggregationJobName(job),
+          kind: "aggregation",
+          schedule: job.schedule,
+          deadlineMs,
+          stream: aggregationStream(job),
+          aggregation: job,
+        }),
+      ),
+  ];
+}
+
+export interface PipelineDeps {
+  config: Config;
+  api: ControlPlaneApi;
+  warehouse: Warehouse;
+  logger: Logger;
+  /** Metrics and the like; called for every run. */
+  observer?: RunObserver | undefined;
+}
+
+/** The plan bound to a runtime: what the scheduler runs. */
+export function pipelineJobs(deps: PipelineDeps, plans: readonly JobPlan[] = planJobs(deps.config)): ScheduledJob[] {
+  return plans.map((plan) => ({
+    name: plan.name,
+    schedule: plan.schedule,
+    deadlineMs: plan.deadlineMs,
+    run: (control: RunControl) => runPlan(deps, plan, control),
+  }));
+}
+
+async function runPlan(deps: PipelineDeps, plan: JobPlan, control: RunControl): Promise<void> {
+  const run = new AbortController();
+  const hardStop = () => run.abort(control.signal.reason);
+  if (control.signal.aborted) hardStop();
+  control.signal.addEventListener("abort", hardStop, { once: true });
+  // Right after a checkpoint nothing is in flight and everything it covers is stored: the one
+  // point where a shutdown can end a run without wasting work. Later steps see the aborted
+  // signal and stop before sending anything.
+  const softStop: RunObserver = {
+    onCheckpoint: () => {
+      if (control.stopping.aborted && !run.signal.aborted) {
+        deps.logger.info({ job: plan.name }, "stopping the run at a checkpoint for shutdown");
+        run.abort(new Error("stopped at a checkpoint for shutdown"));
+      }
+    },
+  };
+  const observer = composeObservers(deps.observer, softStop);
+  try {
+    await withRun({ ...deps, signal: run.signal, observer }, plan.name, async (ctx) => {
+      switch (plan.kind) {
+        case "sessions":
+          // The open sessions are re-read by their own job on their own schedule.
+          await syncSessions(ctx, { skipOpenRefresh: true });
+          return;
+        case "open-refresh": {
+          const cp = await readCheckpoint(ctx.warehouse, SESSIONS_STREAM);
+          if (!cp) {
+            ctx.logger.debug("no sessions synced yet, nothing to re-read");
+            return;
+          }
+          // The sessions job re-reads everything from (checkpoint − lookback); what started
+          // before that and is still open is this job's to follow.
+          await refreshOpenSessions(ctx, { beforeMs: floorSecond(cp.positionMs - ctx.config.sessions.lookbackMs) });
+          return;
+        }
+        case "aggregation":
+          if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+          return;
+      }
+    });
+  } finally {
+    control.signal.removeEventListener("abort", hardStop);
+  }
+}
+
+/** One observer that calls each of the given ones in order. */
+export function composeObservers(...observers: ReadonlyArray<RunObserver | undefined>): RunObserver {
+  const list = observers.filter((o): o is RunObserver => o !== undefined);
+  return {
+    onProgress: (e) => list.forEach((o) => o.onProgress?.(e)),
+    onRows: (e) => list.forEach((o) => o.onRows?.(e)),
+    onDeadLetters: (e) => list.forEach((o) => o.onDeadLetters?.(e)),
+    onCheckpoint: (e) => list.forEach((o) => o.onCheckpoint?.(e)),
+    onRunEnd: (e) => list.forEach((o) => o.onRunEnd?.(e)),
+  };
+}

@@ -1,0 +1,51 @@
+// The small part of the (likely Quickwit-style) session `query` the simulator honours:
+// `field:value` terms joined by AND or spaces. Anything richer (OR, NOT, parentheses, ranges,
+// wildcards) makes the whole query ignored rather than half-applied: a half-applied filter
+// would return a subset that matches neither the real service nor "no filter", and a test
+// could not tell. Unknown fields are ignored term by term, as the brief allows.
+
+import type { SimSession } from "./model.js";
+import { statusAt, type SessionGenerator } from "./sessions.js";
+
+export type SessionPredicate = (s: SimSession, nowMs: number) => boolean;
+
+type Getter = (
+  s: SimSession,
+  gen: SessionGenerator,
+  nowMs: number,
+) => string | undefined;
+
+const FIELDS: Readonly<Record<string, Getter>> = {
+  "user.email": (s, g) => g.index.userById.get(s.userId)?.email,
+  "user.username": (s, g) => g.index.userById.get(s.userId)?.username,
+  "user.type": (s, g) => g.index.userById.get(s.userId)?.type,
+  "user.id": (s) => s.userId,
+  "resource.technology": (s, g) =>
+    g.index.resourceById.get(s.resourceId)?.technology,
+  "resource.name": (s, g) => g.index.resourceById.get(s.resourceId)?.name,
+  "resource.type": (s, g) => g.index.resourceById.get(s.resourceId)?.type,
+  "resource.id": (s) => s.resourceId,
+  sessionStatus: (s, _g, now) => statusAt(s, now),
+  id: (s) => s.id,
+  parentSessionId: (s) => s.parentSessionId,
+};
+
+const TERM = /^([A-Za-z][\w.]*):(?:"([^"]*)"|([^\s"()]+))$/;
+
+/** Predicate for `query`, or undefined when nothing in it is applied. */
+export function compileSessionQuery(
+  query: string,
+  gen: SessionGenerator,
+): SessionPredicate | undefined {
+  const tokens = query.match(/[^\s"]+:"[^"]*"|\S+/g) ?? [];
+  const checks: { get: Getter; value: string }[] = [];
+  for (const token of tokens) {
+    if (token === "AND") continue;
+    const m = TERM.exec(token);
+    if (!m) return undefined; // OR, NOT, parentheses, bare words: not supported, ignore all
+    const get = FIELDS[m[1] ?? ""];
+    if (get) checks.push({ get, value: m[2] ?? m[3] ?? "" });
+  }
+  if (checks.length === 0) return undefined;
+  return (s, nowMs) => checks.every((c) => c.get(s, gen, nowMs) === c.value);
+}

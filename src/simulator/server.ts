@@ -1,0 +1,669 @@
+// The simulator's HTTP server: Connect unary over HTTP/1.1 (POST + JSON), API-key auth,
+// rate-limit headers on every response, fault injection, and the session routes. Other parts
+// of the simulator (log aggregations) plug in through addRoute.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
+import { SimClock } from "./clock.js";
+import { SimConnectError } from "./connect.js";
+import {
+  FAULT_KINDS,
+  FaultInjector,
+  type BrokenRecord,
+  type FaultOptions,
+  type RequestFaults,
+} from "./faults.js";
+import {
+  buildGetSession,
+  buildSessionsPage,
+  parseListSessionsRequest,
+  type ListSessionsRequest,
+} from "./list-sessions.js";
+import type { OrgSize } from "./org.js";
+import { createSessionGenerator, type SessionGenerator } from "./sessions.js";
+import { DAY_MS } from "./time.js";
+import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
+
+export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
+export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
+export const LIST_LOG_AGGREGATIONS_PATH =
+  "/core.v1.LogsService/ListLogAggregations";
+
+export interface RouteContext {
+  /** The simulator clock's now at the time of the request (epoch ms). */
+  nowMs: number;
+  generator: SessionGenerator;
+  seed: number;
+}
+
+/** Returns the response message (serialized with JSON.stringify, or sent as is when it is a
+ * RawJson); throws SimConnectError for a Connect error. */
+// `unknown` already covers a Promise of the message: handlers may be sync or async.
+export type RouteHandler = (
+  body: Record<string, unknown>,
+  ctx: RouteContext,
+) => unknown;
+
+/** A response body that is already JSON bytes (skips JSON.stringify for large messages). */
+export class RawJson {
+  constructor(readonly bytes: Buffer) {}
+  static of(text: string): RawJson {
+    return new RawJson(Buffer.from(text, "utf8"));
+  }
+}
+
+export interface SimLogEntry {
+  level: "debug" | "info" | "warn" | "error";
+  msg: string;
+  [field: string]: unknown;
+}
+export type SimLogger = (entry: SimLogEntry) => void;
+
+export interface SimulatorOptions {
+  /** 0 (default) = a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 1. */
+  seed?: number;
+  apiKey: string;
+  /** Default: the real clock. */
+  clock?: SimClock;
+  orgSize?: OrgSize;
+  sessionsPerDay?: number;
+  /** Days of history before today's UTC midnight (at start-up); default 90. */
+  historyDays?: number;
+  /** Wire name of the session user's `service` member; default "formal". */
+  brandMember?: string;
+  /** Fixed-window limit; default 6000 requests per 60 s. */
+  rateLimit?: { limit: number; windowMs: number };
+  faults?: FaultOptions;
+  /**
+   * Bench mode: serialized ListSessionsV2 pages are cached by (filter, cursor, limit, window)
+   * and the next page is built in the background while the client reads the current one, so
+   * the simulator is never the bottleneck of a throughput measurement. Statuses in a cached
+   * page are those of when it was built; use a fixed clock or closed windows for stable keys.
+   */
+  benchPages?: boolean;
+  /** Byte budget of the bench page cache; default 512 MiB. */
+  benchCacheBytes?: number;
+  logger?: SimLogger;
+}
+
+export interface SimulatorStats {
+  requests: number;
+  /** By method name (last path segment): "ListSessionsV2", "GetSession", … */
+  byMethod: Record<string, number>;
+  /** Injected faults by kind (badRecord counts served broken records). */
+  faults: Record<string, number>;
+}
+
+export interface Simulator {
+  /** http://host:port, without trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  readonly seed: number;
+  readonly brandMember: string;
+  readonly clock: SimClock;
+  readonly generator: SessionGenerator;
+  stats(): SimulatorStats;
+  /** Every broken record served so far (one entry per session id, as last served). */
+  brokenRecords(): BrokenRecord[];
+  /** Registers a Connect route, e.g. "/core.v1.LogsService/ListLogAggregations". */
+  addRoute(path: string, handler: RouteHandler): void;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1 << 20;
+
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+function errorReply(
+  code: ConnectCode,
+  message: string,
+  status = HTTP_STATUS_OF_CODE[code],
+): Reply {
+  return {
+    status,
+    headers: { "Content-Type": "application/json" },
+    body: Buffer.from(JSON.stringify({ code, message })),
+  };
+}
+
+function jsonReply(body: Buffer): Reply {
+  return { status: 200, headers: { "Content-Type": "application/json" }, body };
+}
+
+class RateLimiter {
+  private windowStart = 0;
+  private used = 0;
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {
+    if (!(Number.isInteger(limit) && limit > 0 && windowMs > 0)) {
+      throw new RangeError(
+        "rateLimit: limit must be a positive integer and windowMs > 0",
+      );
+    }
+  }
+
+  private roll(): void {
+    // Real time, not the simulator clock: the limit protects the process from request rates,
+    // and clients sleep on real time until X-Ratelimit-Reset.
+    const start = Math.floor(Date.now() / this.windowMs) * this.windowMs;
+    if (start !== this.windowStart) {
+      this.windowStart = start;
+      this.used = 0;
+    }
+  }
+
+  /** Counts one request; false when over the limit. */
+  take(): boolean {
+    this.roll();
+    if (this.used >= this.limit) return false;
+    this.used++;
+    return true;
+  }
+
+  headers(exhausted = false): Record<string, string> {
+    this.roll();
+    return {
+      "X-Ratelimit-Limit": String(this.limit),
+      "X-Ratelimit-Remaining": String(
+        exhausted ? 0 : Math.max(0, this.limit - this.used),
+      ),
+      "X-Ratelimit-Reset": String(
+        Math.ceil((this.windowStart + this.windowMs) / 1000),
+      ),
+    };
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () =>
+      resolve(tooLarge ? "too-large" : Buffer.concat(chunks)),
+    );
+    req.on("error", reject);
+  });
+}
+
+function keyDigest(key: string): Buffer {
+  return createHash("sha256").update(key, "utf8").digest();
+}
+
+const BAD_GATEWAY_HTML = Buffer.from(
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+);
+
+class BenchCache {
+  private readonly pages = new Map<string, Buffer>();
+  private bytes = 0;
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): Buffer | undefined {
+    const hit = this.pages.get(key);
+    if (hit) {
+      this.pages.delete(key);
+      this.pages.set(key, hit);
+    }
+    return hit;
+  }
+
+  has(key: string): boolean {
+    return this.pages.has(key);
+  }
+
+  set(key: string, body: Buffer): void {
+    if (body.length > this.maxBytes || this.pages.has(key)) return;
+    // A copy: the page buffer may be a view on a larger sink allocation.
+    const copy = Buffer.from(body);
+    this.pages.set(key, copy);
+    this.bytes += copy.length;
+    for (const [k, v] of this.pages) {
+      if (this.bytes <= this.maxBytes) break;
+      this.pages.delete(k);
+      this.bytes -= v.length;
+    }
+  }
+}
+
+class SimulatorServer implements Simulator {
+  url = "";
+  port = 0;
+  readonly seed: number;
+  readonly brandMember: string;
+  readonly clock: SimClock;
+  readonly generator: SessionGenerator;
+  private readonly encoder: WireEncoder;
+  private readonly apiKeyDigest: Buffer;
+  private readonly limiter: RateLimiter;
+  private readonly faults: FaultInjector;
+  private readonly routes = new Map<string, RouteHandler>();
+  private readonly server = createServer(
+    (req, res) => void this.handle(req, res),
+  );
+  private readonly closing = new AbortController();
+  private readonly bench: BenchCache | undefined;
+  private readonly broken = new Map<string, BrokenRecord>();
+  private readonly counters: SimulatorStats = {
+    requests: 0,
+    byMethod: {},
+    faults: {},
+  };
+  private readonly builtinListSessions: RouteHandler = (body, ctx) =>
+    this.listSessions(body, ctx);
+
+  constructor(private readonly o: SimulatorOptions) {
+    if (typeof o.apiKey !== "string" || o.apiKey === "")
+      throw new RangeError("apiKey must be a non-empty string");
+    this.seed = o.seed ?? 1;
+    this.brandMember = o.brandMember ?? DEFAULT_BRAND_MEMBER;
+    this.clock = o.clock ?? SimClock.real();
+    const historyDays = o.historyDays ?? 90;
+    if (!(historyDays >= 0))
+      throw new RangeError(`historyDays must be ≥ 0, got ${historyDays}`);
+    const today = Math.floor(this.clock.now() / DAY_MS) * DAY_MS;
+    this.generator = createSessionGenerator({
+      seed: this.seed,
+      historyStartMs: today - Math.floor(historyDays) * DAY_MS,
+      ...(o.orgSize === undefined ? {} : { orgSize: o.orgSize }),
+      ...(o.sessionsPerDay === undefined
+        ? {}
+        : { sessionsPerDay: o.sessionsPerDay }),
+    });
+    this.encoder = wireEncoder(this.generator, this.brandMember);
+    this.apiKeyDigest = keyDigest(o.apiKey);
+    const rl = o.rateLimit ?? { limit: 6000, windowMs: 60_000 };
+    this.limiter = new RateLimiter(rl.limit, rl.windowMs);
+    this.faults = new FaultInjector(o.faults);
+    for (const kind of FAULT_KINDS) this.counters.faults[kind] = 0;
+    this.bench = o.benchPages
+      ? new BenchCache(o.benchCacheBytes ?? 512 * 1024 * 1024)
+      : undefined;
+    this.routes.set(LIST_SESSIONS_PATH, this.builtinListSessions);
+    this.routes.set(
+      GET_SESSION_PATH,
+      (body, ctx) =>
+        new RawJson(buildGetSession(body, { ...ctx, encoder: this.encoder })),
+    );
+    this.server.keepAliveTimeout = 30_000;
+  }
+
+  async listen(): Promise<void> {
+    const host = this.o.host ?? "127.0.0.1";
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.o.port ?? 0, host, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+    const addr = this.server.address() as AddressInfo;
+    this.port = addr.port;
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+    this.url = `http://${shownHost}:${this.port}`;
+    this.log("info", "simulator listening", {
+      url: this.url,
+      seed: this.seed,
+      clock: this.clock.describe(),
+    });
+  }
+
+  stats(): SimulatorStats {
+    return {
+      requests: this.counters.requests,
+      byMethod: { ...this.counters.byMethod },
+      faults: { ...this.counters.faults },
+    };
+  }
+
+  brokenRecords(): BrokenRecord[] {
+    return [...this.broken.values()];
+  }
+
+  addRoute(path: string, handler: RouteHandler): void {
+    if (!path.startsWith("/"))
+      throw new RangeError(`route path must start with "/": ${path}`);
+    this.routes.set(path, handler);
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private log(
+    level: SimLogEntry["level"],
+    msg: string,
+    fields: Record<string, unknown> = {},
+  ): void {
+    this.o.logger?.({ level, msg, ...fields });
+  }
+
+  private countFault(kind: string, n = 1): void {
+    this.counters.faults[kind] = (this.counters.faults[kind] ?? 0) + n;
+  }
+
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const started = performance.now();
+    this.counters.requests++;
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const method = path.slice(path.lastIndexOf("/") + 1) || path;
+    this.counters.byMethod[method] = (this.counters.byMethod[method] ?? 0) + 1;
+    res.on("error", () => undefined);
+    let fault: RequestFaults | undefined;
+    let reply: Reply;
+    try {
+      const outcome = await this.process(req, path);
+      reply = outcome.reply;
+      fault = outcome.fault;
+    } catch (err) {
+      this.log("error", "simulator handler failed", {
+        path,
+        error: String(err),
+      });
+      reply = errorReply("internal", "internal error");
+    }
+    this.send(res, reply, fault);
+    this.log("debug", "request", {
+      path,
+      status: reply.status,
+      ms: Math.round(performance.now() - started),
+      ...(fault?.response ? { fault: fault.response } : {}),
+    });
+  }
+
+  private async process(
+    req: IncomingMessage,
+    path: string,
+  ): Promise<{ reply: Reply; fault?: RequestFaults }> {
+    if (req.method !== "POST") {
+      req.resume();
+      const r = errorReply(
+        "unimplemented",
+        `HTTP method ${req.method ?? "?"} not allowed: Connect unary calls use POST`,
+        405,
+      );
+      r.headers.Allow = "POST";
+      return { reply: r };
+    }
+    const raw = await readBody(req);
+    const handler = this.routes.get(path);
+    if (!handler)
+      return {
+        reply: errorReply("unimplemented", `procedure ${path} not found`, 404),
+      };
+    const contentType =
+      (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ??
+      "";
+    if (contentType !== "application/json") {
+      const r = errorReply(
+        "invalid_argument",
+        `content-type "${contentType}" not supported: use application/json`,
+        415,
+      );
+      r.headers["Accept-Post"] = "application/json";
+      return { reply: r };
+    }
+    const key = req.headers["x-api-key"];
+    if (typeof key !== "string" || key === "") {
+      return {
+        reply: errorReply("unauthenticated", "missing X-API-KEY header"),
+      };
+    }
+    if (!timingSafeEqual(keyDigest(key), this.apiKeyDigest)) {
+      // Never echo the key: it would end up in client logs.
+      return { reply: errorReply("unauthenticated", "invalid API key") };
+    }
+    if (!this.limiter.take()) {
+      const r = errorReply("resource_exhausted", "rate limit exceeded");
+      Object.assign(r.headers, this.limiter.headers(true));
+      return { reply: r };
+    }
+    if (raw === "too-large") {
+      return {
+        reply: errorReply(
+          "invalid_argument",
+          `request body larger than ${MAX_BODY_BYTES} bytes`,
+        ),
+      };
+    }
+    let body: unknown;
+    try {
+      body = raw.length === 0 ? {} : JSON.parse(raw.toString("utf8"));
+    } catch {
+      return {
+        reply: errorReply("invalid_argument", "request body is not valid JSON"),
+      };
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return {
+        reply: errorReply(
+          "invalid_argument",
+          "request body must be a JSON object",
+        ),
+      };
+    }
+    const message = body as Record<string, unknown>;
+
+    const hasCursor =
+      typeof message.cursor === "string" && message.cursor !== "";
+    const fault = this.faults.enabled
+      ? this.faults.decide(hasCursor)
+      : undefined;
+    if (fault?.slow) {
+      this.countFault("slow");
+      try {
+        await sleep(this.faults.slowMs, undefined, {
+          signal: this.closing.signal,
+        });
+      } catch {
+        return {
+          reply: errorReply("unavailable", "simulator shutting down"),
+          fault,
+        };
+      }
+    }
+    switch (fault?.response) {
+      case "rate429": {
+        this.countFault("rate429");
+        const r = errorReply(
+          "resource_exhausted",
+          "rate limit exceeded, retry later",
+        );
+        Object.assign(r.headers, this.limiter.headers(true), {
+          "Retry-After": "1",
+        });
+        return { reply: r, fault };
+      }
+      case "rate503":
+        this.countFault("rate503");
+        return {
+          reply: errorReply(
+            "unavailable",
+            "service temporarily unavailable, retry with backoff",
+          ),
+          fault,
+        };
+      case "rate502html":
+        this.countFault("rate502html");
+        return {
+          reply: {
+            status: 502,
+            headers: { "Content-Type": "text/html" },
+            body: BAD_GATEWAY_HTML,
+          },
+          fault,
+        };
+      case "expiredCursor":
+        this.countFault("expiredCursor");
+        return {
+          reply: errorReply(
+            "invalid_argument",
+            "cursor expired: restart the listing",
+          ),
+          fault,
+        };
+      default:
+        break;
+    }
+
+    const ctx: RouteContext = {
+      nowMs: this.clock.now(),
+      generator: this.generator,
+      seed: this.seed,
+    };
+    const requestFaults = fault;
+    try {
+      // The built-in session list takes the request's page faults (duplicate) as well.
+      const result = await (handler === this.builtinListSessions
+        ? this.listSessions(message, ctx, requestFaults)
+        : handler(message, ctx));
+      const bytes =
+        result instanceof RawJson
+          ? result.bytes
+          : Buffer.from(JSON.stringify(result ?? {}), "utf8");
+      return { reply: jsonReply(bytes), fault };
+    } catch (err) {
+      if (err instanceof SimConnectError)
+        return { reply: errorReply(err.code, err.message), fault };
+      throw err;
+    }
+  }
+
+  private listSessions(
+    body: Record<string, unknown>,
+    ctx: RouteContext,
+    fault?: RequestFaults,
+  ): RawJson {
+    const req = parseListSessionsRequest(body, this.seed);
+    const duplicate = fault?.duplicate ?? 0;
+    const pageCtx = {
+      generator: this.generator,
+      encoder: this.encoder,
+      faults: this.faults,
+      nowMs: ctx.nowMs,
+      onBroken: (r: BrokenRecord) => {
+        this.broken.set(r.sessionId, r);
+        this.countFault("badRecord");
+      },
+    };
+    if (duplicate > 0 && req.position) {
+      const page = buildSessionsPage(req, pageCtx, duplicate);
+      this.countFault("duplicate");
+      return new RawJson(page.body);
+    }
+    if (!this.bench) return new RawJson(buildSessionsPage(req, pageCtx).body);
+
+    const key = this.benchKey(req, ctx.nowMs);
+    const hit = this.bench.get(key);
+    if (hit) return new RawJson(hit);
+    const page = buildSessionsPage(req, pageCtx);
+    this.bench.set(key, page.body);
+    // Keys are stable only when the window's upper bound does not move with the clock.
+    const stable = this.clock.rate === 0 || req.endMs <= ctx.nowMs + 1;
+    if (page.nextCursor !== undefined && stable) {
+      const next: ListSessionsRequest = {
+        ...req,
+        cursor: page.nextCursor,
+        position: undefined,
+      };
+      const nextKey = this.benchKey(next, ctx.nowMs);
+      setImmediate(() => {
+        if (this.closing.signal.aborted || this.bench?.has(nextKey)) return;
+        const parsed = parseListSessionsRequest(
+          { ...body, cursor: page.nextCursor },
+          this.seed,
+        );
+        this.bench?.set(nextKey, buildSessionsPage(parsed, pageCtx).body);
+      });
+    }
+    return new RawJson(page.body);
+  }
+
+  private benchKey(req: ListSessionsRequest, nowMs: number): string {
+    const upper = Math.min(req.endMs, nowMs + 1);
+    return `${req.filterKey}|${req.limit}|${req.cursor}|${upper}`;
+  }
+
+  private send(
+    res: ServerResponse,
+    reply: Reply,
+    fault: RequestFaults | undefined,
+  ): void {
+    const headers: Record<string, string | number> = {
+      ...this.limiter.headers(),
+      ...reply.headers,
+    };
+    const body = reply.body;
+    const socket: Socket | null = res.socket;
+    if (fault?.response === "reset" && socket) {
+      this.countFault("reset");
+      res.writeHead(reply.status, {
+        ...headers,
+        "Content-Length": body.length,
+      });
+      res.write(
+        body.subarray(0, Math.floor(body.length * fault.cutFraction)),
+        () => {
+          socket.resetAndDestroy();
+        },
+      );
+      return;
+    }
+    if (fault?.response === "truncate") {
+      this.countFault("truncate");
+      const cut = body.subarray(0, Math.floor(body.length / 2));
+      if (fault.truncateMode === "cut" && socket) {
+        // The full length is announced but the connection ends cleanly half way.
+        res.writeHead(reply.status, {
+          ...headers,
+          "Content-Length": body.length,
+        });
+        res.write(cut, () => socket.end());
+        return;
+      }
+      res.writeHead(reply.status, { ...headers, "Content-Length": cut.length });
+      res.end(cut);
+      return;
+    }
+    res.writeHead(reply.status, { ...headers, "Content-Length": body.length });
+    res.end(body);
+  }
+}
+
+/** Starts a simulator; resolves once it listens. */
+export async function startSimulator(
+  options: SimulatorOptions,
+): Promise<Simulator> {
+  const sim = new SimulatorServer(options);
+  await sim.listen();
+  return sim;
+}
