@@ -6,8 +6,26 @@ export function defaultAggregationJobs(): AggregationJobConfig[] {
   return [
     { name: "logs_by_technology", groupBy: ["resource.technology"] },
     { name: "logs_by_user_resource", groupBy: ["user.email", "resource.name"] },
-    { name: "policies_by_name_status", query: "policy.name:*", groupBy: ["policy.name", "policy.status"] },
-    { name: "llm_by_provider_model", query: "resource.technology:llm OR resource.technology:mcp", groupBy: ["llm.provider", "llm.model"] },
-    { name: "data_labels_by_resource", query: "response.returned_columns.data_label:*", groupBy: ["response.returned_columns.data_label", "resource.name"] },
+    {
+      name: "policies_by_name_status",
+      query: "policy.name:*",
+      groupBy: ["policy.name", "policy.status"],
+    },
+    {
+      name: "llm_by_provider_model",
+      query: "resource.technology:llm OR resource.technology:mcp",
+      groupBy: ["llm.provider", "llm.model"],
+    },
+    // Feeds the resource_environments view (migrations/0005): sessions lack the environment.
+    {
+      name: "resource_environments",
+      interval: "1h",
+      groupBy: ["resource.environment", "resource.name"],
+    },
+    {
+      name: "data_labels_by_resource",
+      query: "response.returned_columns.data_label:*",
+      groupBy: ["response.returned_columns.data_label", "resource.name"],
+    },
   ].map((job) => aggregationJobSchema.parse(job));
 }

@@ -42,7 +42,6 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly #deadlines: Counter<"job">;
   readonly #running: Gauge<"job">;
   readonly #lastSuccess: Gauge<"job">;
-  readonly #position: Gauge<"stream">;
 
   constructor(options: MetricsOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
@@ -131,7 +130,7 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     const now = this.#nowMs;
     // Lag and position are read at scrape time from the checkpoints table, so the lag grows
     // while nothing runs and survives restarts; a stream never synced has no sample.
-    this.#position = new Gauge({
+    new Gauge({
       name: `${PREFIX}stream_checkpoint_timestamp_seconds`,
       help: "Position of each stream's checkpoint (Unix seconds): its data is complete up to there.",
       labelNames: ["stream"],

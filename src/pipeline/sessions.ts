@@ -91,11 +91,16 @@ export async function syncSessions(ctx: JobContext, options: SessionSyncOptions 
   return result;
 }
 
-/** Buffers rows and dead letters of a run and inserts them in bounded blocks. */
+/**
+ * Buffers rows and dead letters and inserts them in bounded blocks. One block may be in flight
+ * while the next one is parsed (the engine works on its own threads), never more, so memory
+ * stays bounded; `drain()` waits for everything before a checkpoint is written.
+ */
 class SessionWriter {
   readonly #ctx: JobContext;
   #rows: SessionRow[] = [];
   #dead: DeadLetter[] = [];
+  #inflight: Promise<void> | undefined;
   rows = 0;
   deadLetters = 0;
 
@@ -118,7 +123,7 @@ class SessionWriter {
         this.#dead.push(this.#letter(r, reason ?? validationReason(parsed?.error)));
       }
     }
-    if (this.#rows.length >= this.#ctx.config.sessions.insertBatchRows) await this.flush();
+    if (this.#rows.length >= this.#ctx.config.sessions.insertBatchRows) await this.#startInsert();
   }
 
   #letter(r: RawRecord, reason: string): DeadLetter {
@@ -126,16 +131,30 @@ class SessionWriter {
     return { job: this.#ctx.job, recordId: typeof id === "string" ? id : "", reason, raw: r.text, runId: this.#ctx.runId };
   }
 
-  async flush(): Promise<void> {
+  /** Waits for the block in flight (its failure surfaces here), then sends the buffered rows. */
+  async #startInsert(): Promise<void> {
+    await this.#inflight;
+    this.#inflight = undefined;
+    if (this.#rows.length === 0) return;
     const ctx = this.#ctx;
-    if (this.#rows.length > 0) {
-      const rows = this.#rows;
-      this.#rows = [];
-      await insertRows(ctx.warehouse, "sessions", rows, ctx.insert);
+    const rows = this.#rows;
+    this.#rows = [];
+    const insert = insertRows(ctx.warehouse, "sessions", rows, ctx.insert).then(() => {
       this.rows += rows.length;
       ctx.counters.rowsInserted += rows.length;
       ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: rows.length });
-    }
+    });
+    // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
+    insert.catch(() => undefined);
+    this.#inflight = insert;
+  }
+
+  /** Inserts everything buffered and waits until it is stored. */
+  async drain(): Promise<void> {
+    await this.#startInsert();
+    await this.#inflight;
+    this.#inflight = undefined;
+    const ctx = this.#ctx;
     if (this.#dead.length > 0) {
       const dead = this.#dead;
       this.#dead = [];
@@ -164,7 +183,7 @@ async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: numb
     await writer.add(batch.records, Date.now());
     if (batch.endOfPage) ctx.counters.pages++;
   }
-  await writer.flush();
+  await writer.drain();
   ctx.logger.debug({ window: describe(window), rows: writer.rows }, "window synced");
   return { rows: writer.rows, deadLetters: writer.deadLetters };
 }
@@ -200,7 +219,7 @@ export async function refreshOpenSessions(ctx: JobContext, options: { beforeMs: 
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
-  await writer.flush();
+  await writer.drain();
   if (missing > 0) {
     ctx.logger.warn({ missing }, "open sessions the service no longer knows keep their last stored state");
   }

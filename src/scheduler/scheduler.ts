@@ -273,7 +273,7 @@ export class Scheduler {
     for (const slot of this.#queue.splice(0)) slot.state.phase = "idle";
     this.#stopping.abort(new Error("shutting down"));
     const running = [...this.#slots.values()].filter((s) => s.current !== undefined);
-    const wait = () => Promise.all(running.map((s) => s.current));
+    const wait = () => Promise.all(running.map((s) => s.current ?? Promise.resolve()));
     if (running.length === 0) {
       logger.info("scheduler stopped");
       return;

@@ -46,7 +46,9 @@ describe("random", () => {
     for (let i = 0; i < 2000; i++) big += rng.poisson(500);
     expect(big / 2000).toBeGreaterThan(495);
     expect(big / 2000).toBeLessThan(505);
-    const ln = Array.from({ length: n }, () => rng.logNormal(100, 1)).sort((x, y) => x - y);
+    const ln = Array.from({ length: n }, () => rng.logNormal(100, 1)).sort(
+      (x, y) => x - y,
+    );
     expect(ln[n / 2]).toBeGreaterThan(90);
     expect(ln[n / 2]).toBeLessThan(110);
     for (let i = 0; i < 1000; i++) {
@@ -61,27 +63,43 @@ describe("time formatting and parsing", () => {
     const ms = Date.UTC(2026, 10, 2, 10, 4, 5);
     expect(formatTimestamp(ms)).toBe("2026-11-02T10:04:05Z");
     expect(formatTimestamp(ms + 120)).toBe("2026-11-02T10:04:05.120Z");
-    expect(formatTimestamp(ms + 120, 500_000)).toBe("2026-11-02T10:04:05.120500Z");
+    expect(formatTimestamp(ms + 120, 500_000)).toBe(
+      "2026-11-02T10:04:05.120500Z",
+    );
     expect(formatTimestamp(ms, 7)).toBe("2026-11-02T10:04:05.000000007Z");
-    expect(formatTimestamp(Date.UTC(2026, 11, 31, 23, 59, 59, 999))).toBe("2026-12-31T23:59:59.999Z");
+    expect(formatTimestamp(Date.UTC(2026, 11, 31, 23, 59, 59, 999))).toBe(
+      "2026-12-31T23:59:59.999Z",
+    );
     expect(formatDuration(3_600_000)).toBe("3600s");
     expect(formatDuration(12_500)).toBe("12.500s");
     expect(formatDuration(7)).toBe("0.007s");
   });
 
   it("parses RFC 3339 strictly", () => {
-    expect(parseRfc3339("2026-11-02T10:04:05Z")).toBe(Date.UTC(2026, 10, 2, 10, 4, 5));
-    expect(parseRfc3339("2026-11-02T10:04:05.123456789Z")).toBe(Date.UTC(2026, 10, 2, 10, 4, 5, 123));
-    expect(parseRfc3339("2026-11-02T12:04:05+02:00")).toBe(Date.UTC(2026, 10, 2, 10, 4, 5));
+    expect(parseRfc3339("2026-11-02T10:04:05Z")).toBe(
+      Date.UTC(2026, 10, 2, 10, 4, 5),
+    );
+    expect(parseRfc3339("2026-11-02T10:04:05.123456789Z")).toBe(
+      Date.UTC(2026, 10, 2, 10, 4, 5, 123),
+    );
+    expect(parseRfc3339("2026-11-02T12:04:05+02:00")).toBe(
+      Date.UTC(2026, 10, 2, 10, 4, 5),
+    );
     expect(parseRfc3339("2026-02-30T00:00:00Z")).toBeUndefined();
     expect(parseRfc3339("2026-11-02")).toBeUndefined();
     expect(parseRfc3339("yesterday")).toBeUndefined();
   });
 
   it("parses request timestamps as Unix seconds or RFC 3339, naming the field on error", () => {
-    expect(parseRequestTimestamp("1730000000", "startTimestamp")).toBe(1_730_000_000_000);
-    expect(parseRequestTimestamp("1730000000.25", "startTimestamp")).toBe(1_730_000_000_250);
-    expect(parseRequestTimestamp("2024-10-27T03:33:20Z", "x")).toBe(1_730_000_000_000);
+    expect(parseRequestTimestamp("1730000000", "startTimestamp")).toBe(
+      1_730_000_000_000,
+    );
+    expect(parseRequestTimestamp("1730000000.25", "startTimestamp")).toBe(
+      1_730_000_000_250,
+    );
+    expect(parseRequestTimestamp("2024-10-27T03:33:20Z", "x")).toBe(
+      1_730_000_000_000,
+    );
     for (const bad of ["", "abc", "-5", "2024-13-01T00:00:00Z", 12]) {
       try {
         parseRequestTimestamp(bad, "endTimestamp");
@@ -107,7 +125,10 @@ describe("clock", () => {
 
   it("accelerated runs factor× real time from its start", () => {
     let real = 1_000;
-    const c = new SimClock({ mode: "accelerated", factor: 60, startMs: T0 }, () => real);
+    const c = new SimClock(
+      { mode: "accelerated", factor: 60, startMs: T0 },
+      () => real,
+    );
     expect(c.now()).toBe(T0);
     real += 1000;
     expect(c.now()).toBe(T0 + 60_000);
@@ -147,8 +168,12 @@ describe("org", () => {
     expect(org.resources).toHaveLength(150);
     expect(org.sidecars).toHaveLength(12);
     expect(org.connectors).toHaveLength(4);
-    expect(new Set(org.resources.map((r) => r.technology)).size).toBe(TECHNOLOGIES.length);
-    expect(new Set(org.resources.map((r) => r.environment))).toEqual(new Set(["prod", "staging", "dev", "sandbox"]));
+    expect(new Set(org.resources.map((r) => r.technology)).size).toBe(
+      TECHNOLOGIES.length,
+    );
+    expect(new Set(org.resources.map((r) => r.environment))).toEqual(
+      new Set(["prod", "staging", "dev", "sandbox"]),
+    );
     for (const h of humans) {
       expect(h.email).toMatch(/^[a-z]+\.[a-z]+\d*@[a-z.-]+$/);
       expect(h.id).toMatch(/^usr_[0-9a-z]{20}$/);
@@ -159,7 +184,13 @@ describe("org", () => {
       expect(m.email).toBe("");
       expect(m.username).toMatch(/^svc-[a-z0-9-]+$/);
     }
-    expect(org.groups.map((g) => g.name)).toEqual(expect.arrayContaining(["data-engineering", "finance-analysts", "sre-oncall"]));
+    expect(org.groups.map((g) => g.name)).toEqual(
+      expect.arrayContaining([
+        "data-engineering",
+        "finance-analysts",
+        "sre-oncall",
+      ]),
+    );
     const ids = new Set<string>();
     for (const r of org.resources) {
       expect(r.name).toMatch(/^[0-9a-z-]{3,256}$/);
@@ -168,7 +199,9 @@ describe("org", () => {
       expect(r.nativeUsers.length).toBeGreaterThan(0);
       expect(r.serverIpAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
       // exactly one way in
-      expect(org.sidecarOfResource.has(r.id) !== org.connectorOfResource.has(r.id)).toBe(true);
+      expect(
+        org.sidecarOfResource.has(r.id) !== org.connectorOfResource.has(r.id),
+      ).toBe(true);
       ids.add(r.name);
     }
     expect(ids.size).toBe(org.resources.length);
@@ -180,42 +213,71 @@ describe("org", () => {
 
   it("supports presets and explicit sizes", () => {
     expect(buildOrg(1, "small").users.length).toBe(52);
-    expect(buildOrg(1, { humans: 10, machines: 5, resources: 30 }).resources).toHaveLength(30);
+    expect(
+      buildOrg(1, { humans: 10, machines: 5, resources: 30 }).resources,
+    ).toHaveLength(30);
     expect(parseOrgSize("large")).toBe("large");
-    expect(parseOrgSize("humans=50,resources=25")).toEqual({ humans: 50, resources: 25 });
+    expect(parseOrgSize("humans=50,resources=25")).toEqual({
+      humans: 50,
+      resources: 25,
+    });
     expect(() => parseOrgSize("people=3")).toThrow(/org size/);
   });
 });
 
 describe("session generator", () => {
-  const gen = createSessionGenerator({ seed: 1, historyStartMs: WEDNESDAY - 30 * DAY });
+  const gen = createSessionGenerator({
+    seed: 1,
+    historyStartMs: WEDNESDAY - 30 * DAY,
+  });
 
   it("depends only on seed and absolute time", () => {
-    const other = createSessionGenerator({ seed: 1, historyStartMs: WEDNESDAY - 2 * DAY });
+    const other = createSessionGenerator({
+      seed: 1,
+      historyStartMs: WEDNESDAY - 2 * DAY,
+    });
     // Warm the other generator's cache differently first: order of questions must not matter.
     other.sessionsStartingIn(WEDNESDAY + 5 * HOUR, WEDNESDAY + 6 * HOUR);
     const a = gen.sessionsStartingIn(WEDNESDAY, WEDNESDAY + 6 * HOUR);
     const b = other.sessionsStartingIn(WEDNESDAY, WEDNESDAY + 6 * HOUR);
     expect(b).toEqual(a);
-    const c = createSessionGenerator({ seed: 2, historyStartMs: WEDNESDAY - DAY }).sessionsStartingIn(WEDNESDAY, WEDNESDAY + 6 * HOUR);
+    const c = createSessionGenerator({
+      seed: 2,
+      historyStartMs: WEDNESDAY - DAY,
+    }).sessionsStartingIn(WEDNESDAY, WEDNESDAY + 6 * HOUR);
     expect(c.map((s) => s.id)).not.toEqual(a.map((s) => s.id));
     // history start hides, but does not change, what exists
-    expect(other.sessionsStartingIn(WEDNESDAY - 3 * DAY, WEDNESDAY - 2 * DAY - 1)).toEqual([]);
+    expect(
+      other.sessionsStartingIn(WEDNESDAY - 3 * DAY, WEDNESDAY - 2 * DAY - 1),
+    ).toEqual([]);
   });
 
   it("returns sorted windows and regenerates single sessions by id", () => {
-    const list = gen.sessionsStartingIn(WEDNESDAY + 9 * HOUR + 1234, WEDNESDAY + 11 * HOUR + 77);
+    const list = gen.sessionsStartingIn(
+      WEDNESDAY + 9 * HOUR + 1234,
+      WEDNESDAY + 11 * HOUR + 77,
+    );
     expect(list.length).toBeGreaterThan(500);
     for (let i = 1; i < list.length; i++) {
       const p = list[i - 1] as SimSession;
       const s = list[i] as SimSession;
-      expect(p.startMs < s.startMs || (p.startMs === s.startMs && p.id < s.id)).toBe(true);
+      expect(
+        p.startMs < s.startMs || (p.startMs === s.startMs && p.id < s.id),
+      ).toBe(true);
     }
-    expect((list[0] as SimSession).startMs).toBeGreaterThanOrEqual(WEDNESDAY + 9 * HOUR + 1234);
-    const fresh = createSessionGenerator({ seed: 1, historyStartMs: WEDNESDAY - DAY });
-    for (const s of list.slice(0, 50)) expect(fresh.getSession(s.id)).toEqual(s);
+    expect((list[0] as SimSession).startMs).toBeGreaterThanOrEqual(
+      WEDNESDAY + 9 * HOUR + 1234,
+    );
+    const fresh = createSessionGenerator({
+      seed: 1,
+      historyStartMs: WEDNESDAY - DAY,
+    });
+    for (const s of list.slice(0, 50))
+      expect(fresh.getSession(s.id)).toEqual(s);
     expect(fresh.getSession("ses_nope")).toBeUndefined();
-    const forged = (list[0] as SimSession).id.slice(0, -1) + ((list[0] as SimSession).id.endsWith("a") ? "b" : "a");
+    const forged =
+      (list[0] as SimSession).id.slice(0, -1) +
+      ((list[0] as SimSession).id.endsWith("a") ? "b" : "a");
     expect(fresh.getSession(forged)).toBeUndefined();
   });
 
@@ -225,13 +287,19 @@ describe("session generator", () => {
     expect(day.length).toBeLessThan(12500);
     const weekend = gen.sessionsStartingIn(SATURDAY, SATURDAY + DAY);
     expect(weekend.length).toBeLessThan(day.length * 0.7);
-    const type = (s: SimSession): string => gen.index.userById.get(s.userId)?.type ?? "?";
-    const byHour = (h: number): SimSession[] => day.filter((s) => new Date(s.startMs).getUTCHours() === h);
+    const type = (s: SimSession): string =>
+      gen.index.userById.get(s.userId)?.type ?? "?";
+    const byHour = (h: number): SimSession[] =>
+      day.filter((s) => new Date(s.startMs).getUTCHours() === h);
     expect(byHour(10).length).toBeGreaterThan(byHour(3).length * 2.5);
     // machines run at night, humans mostly do not
     const night = byHour(2);
-    expect(night.filter((s) => type(s) === "machine").length).toBeGreaterThan(night.length * 0.7);
-    expect(day.filter((s) => type(s) === "human").length).toBeGreaterThan(day.length * 0.4);
+    expect(night.filter((s) => type(s) === "machine").length).toBeGreaterThan(
+      night.length * 0.7,
+    );
+    expect(day.filter((s) => type(s) === "human").length).toBeGreaterThan(
+      day.length * 0.4,
+    );
 
     const children = day.filter((s) => s.parentSessionId !== "");
     expect(children.length).toBeGreaterThan(day.length * 0.04);
@@ -240,7 +308,9 @@ describe("session generator", () => {
       const parent = gen.getSession(c.parentSessionId);
       expect(parent).toBeDefined();
       expect(parent && parent.startMs < c.startMs).toBe(true);
-      expect(Math.floor((parent?.startMs ?? 0) / HOUR)).toBe(Math.floor(c.startMs / HOUR));
+      expect(Math.floor((parent?.startMs ?? 0) / HOUR)).toBe(
+        Math.floor(c.startMs / HOUR),
+      );
     }
     const withEndUser = day.filter((s) => s.endUserId !== "");
     expect(withEndUser.length).toBeGreaterThan(0);
@@ -258,20 +328,30 @@ describe("session generator", () => {
     for (const s of day.slice(0, 500)) {
       expect(s.clientIpAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
       expect(s.applicationName).not.toBe("");
-      expect(gen.index.resourceById.get(s.resourceId)?.nativeUsers).toContain(s.nativeUsername);
+      expect(gen.index.resourceById.get(s.resourceId)?.nativeUsers).toContain(
+        s.nativeUsername,
+      );
     }
   });
 
   it("covers every technology, humans and machines over a week", () => {
     const week = gen.sessionsStartingIn(WEDNESDAY - 7 * DAY, WEDNESDAY);
-    const techs = new Set(week.map((s) => gen.index.resourceById.get(s.resourceId)?.technology));
+    const techs = new Set(
+      week.map((s) => gen.index.resourceById.get(s.resourceId)?.technology),
+    );
     expect(techs.size).toBe(TECHNOLOGIES.length);
-    const kinds = new Set(week.map((s) => gen.index.userById.get(s.userId)?.machineKind ?? "human"));
-    expect(kinds).toEqual(new Set(["human", "batch", "bi", "ci", "app", "agent"]));
+    const kinds = new Set(
+      week.map((s) => gen.index.userById.get(s.userId)?.machineKind ?? "human"),
+    );
+    expect(kinds).toEqual(
+      new Set(["human", "batch", "bi", "ci", "app", "agent"]),
+    );
   });
 
   it("derives status from the clock only", () => {
-    const s = gen.sessionsStartingIn(WEDNESDAY + 10 * HOUR, WEDNESDAY + 11 * HOUR).find((x) => x.durationMs > 20 * 60_000);
+    const s = gen
+      .sessionsStartingIn(WEDNESDAY + 10 * HOUR, WEDNESDAY + 11 * HOUR)
+      .find((x) => x.durationMs > 20 * 60_000);
     expect(s).toBeDefined();
     if (!s) return;
     expect(statusAt(s, s.startMs - 1)).toBeUndefined();
@@ -280,16 +360,24 @@ describe("session generator", () => {
     expect(statusAt(s, s.startMs + 1000)).toBe(open);
     expect(statusAt(s, s.startMs + s.durationMs)).toBe("completed");
     const statuses = new Set<string>();
-    for (let t = s.startMs; t < s.startMs + s.durationMs; t += 60_000) statuses.add(statusAt(s, t) ?? "");
+    for (let t = s.startMs; t < s.startMs + s.durationMs; t += 60_000)
+      statuses.add(statusAt(s, t) ?? "");
     expect(statuses.has("active")).toBe(true);
   });
 
   it("encodes the wire object and its JSON identically", () => {
-    const list = gen.sessionsStartingIn(WEDNESDAY + 10 * HOUR, WEDNESDAY + 10 * HOUR + 20 * 60_000);
+    const list = gen.sessionsStartingIn(
+      WEDNESDAY + 10 * HOUR,
+      WEDNESDAY + 10 * HOUR + 20 * 60_000,
+    );
     const now = WEDNESDAY + 10 * HOUR + 20 * 60_000;
     for (const s of list) {
-      expect(sessionToWireJson(s, gen, now, "acme")).toBe(JSON.stringify(sessionToWire(s, gen, now, "acme")));
+      expect(sessionToWireJson(s, gen, now, "acme")).toBe(
+        JSON.stringify(sessionToWire(s, gen, now, "acme")),
+      );
     }
-    expect(() => sessionToWire(list[list.length - 1] as SimSession, gen, WEDNESDAY)).toThrow(/not started/);
+    expect(() =>
+      sessionToWire(list[list.length - 1] as SimSession, gen, WEDNESDAY),
+    ).toThrow(/not started/);
   });
 });

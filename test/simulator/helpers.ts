@@ -19,10 +19,20 @@ export async function call(
   sim: Simulator,
   method: string,
   body: unknown,
-  init: { key?: string | null; headers?: Record<string, string>; service?: string; raw?: string } = {},
+  init: {
+    key?: string | null;
+    headers?: Record<string, string>;
+    service?: string;
+    raw?: string;
+  } = {},
 ): Promise<CallResult> {
-  const service = init.service ?? (method === "ListLogAggregations" ? "LogsService" : "SessionsService");
-  const headers: Record<string, string> = { "Content-Type": "application/json", ...init.headers };
+  const service =
+    init.service ??
+    (method === "ListLogAggregations" ? "LogsService" : "SessionsService");
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    ...init.headers,
+  };
   if (init.key !== null) headers["X-Api-Key"] = init.key ?? API_KEY;
   const res = await fetch(`${sim.url}/core.v1.${service}/${method}`, {
     method: "POST",
@@ -59,8 +69,12 @@ export async function pageAll(
   const pages: CallResult[] = [];
   let cursor: string | undefined;
   for (let i = 0; i < maxPages; i++) {
-    const r = await call(sim, "ListSessionsV2", { ...request, ...(cursor ? { cursor } : {}) });
-    if (r.status !== 200) throw new Error(`page ${i}: ${r.status} ${r.text.slice(0, 200)}`);
+    const r = await call(sim, "ListSessionsV2", {
+      ...request,
+      ...(cursor ? { cursor } : {}),
+    });
+    if (r.status !== 200)
+      throw new Error(`page ${i}: ${r.status} ${r.text.slice(0, 200)}`);
     pages.push(r);
     cursor = nextCursorOf(r);
     if (!cursor) return pages;

@@ -110,7 +110,11 @@ class BucketNode {
 }
 
 export function aggregateLogs(
-  forEachInWindow: (startMs: number, endMs: number, visit: BatchVisitor) => void,
+  forEachInWindow: (
+    startMs: number,
+    endMs: number,
+    visit: BatchVisitor,
+  ) => void,
   p: AggregationParams,
 ): ListLogAggregationsResponse {
   const first = firstStepMs(p.startMs, p.intervalMs);
@@ -168,7 +172,7 @@ export function aggregateLogs(
   forEachInWindow(p.startMs, p.endMs, (b, from, to) => {
     if (levels > 0) {
       levelValues = p.groupBy.map((f, l) =>
-        ctxLevel[l] ? b.ctx?.fields[f] : undefined,
+        ctxLevel[l] ? b.ctx?.get(f) : undefined,
       );
     }
     for (let i = from; i < to; i++) {

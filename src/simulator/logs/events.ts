@@ -45,7 +45,7 @@ import {
   type EventBatch,
   type Fields,
 } from "./fields.js";
-import { hash32, hexOf, itemAt, Rng } from "./prng.js";
+import { hash32, hexOf, Rng } from "./prng.js";
 
 export const HOUR_MS = 3_600_000;
 

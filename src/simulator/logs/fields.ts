@@ -140,12 +140,7 @@ export type Fields = Partial<Record<LogField, FieldValue | undefined>>;
  * access, and lets the generator store per-event numbers in typed arrays instead of objects.
  */
 export type FieldHome =
-  | "ctx"
-  | "detail"
-  | "policy"
-  | "rowsReceived"
-  | "rowsSent"
-  | "dataVolume";
+  "ctx" | "detail" | "policy" | "rowsReceived" | "rowsSent" | "dataVolume";
 
 const HOME_BY_PREFIX: readonly (readonly [string, FieldHome])[] = [
   ["session.", "ctx"],
@@ -177,13 +172,15 @@ export const HOME_OF_FIELD: Readonly<Record<LogField, FieldHome>> =
  * triggered policies. Sharing keeps the cache small and lets the aggregation count a group once
  * per request with a weight instead of once per event.
  *
- * A group may extend parent groups (a session's context extends its resource and its user):
- * `fields` is the union, for lookups; `slots` holds only the group's own fields, so the
- * aggregation counts each parent once, with the summed weight of its children. A field must
- * not be both in a group and in one of its parents.
+ * A group may extend parent groups (a session's context extends its resource and its user).
+ * `get` looks in the group, then in its parents; `slots` holds only the group's own fields, so
+ * the aggregation counts each parent once, with the summed weight of its children. A field
+ * must not be both in a group and in one of its parents. (Parents are not merged into a copy:
+ * copying the fields of a resource and a user into each of 10 000 sessions a day cost more
+ * than the lookups it saved.)
  */
 export class FieldGroup {
-  readonly fields: Readonly<Partial<Record<LogField, FieldValue>>>;
+  readonly own: Readonly<Partial<Record<LogField, FieldValue>>>;
   /** (member index, value) of the group's own fields, for the aggregation's inner loop. */
   readonly slots: readonly (readonly [number, FieldValue])[];
   readonly parents: readonly FieldGroup[];
@@ -196,19 +193,28 @@ export class FieldGroup {
   weight = 0;
 
   constructor(fields: Fields, parents: readonly FieldGroup[] = []) {
-    const merged: Partial<Record<LogField, FieldValue>> = {};
-    for (const p of parents) Object.assign(merged, p.fields);
+    const own: Partial<Record<LogField, FieldValue>> = {};
     const slots: [number, FieldValue][] = [];
     for (const f of Object.keys(fields) as LogField[]) {
       const v = normalizeValue(fields[f]);
       if (v === undefined) continue;
-      merged[f] = v;
+      own[f] = v;
       const member = MEMBER_INDEX.get(f);
       if (member !== undefined) slots.push([member, v]);
     }
-    this.fields = merged;
+    this.own = own;
     this.slots = slots;
     this.parents = parents;
+  }
+
+  get(field: LogField): FieldValue | undefined {
+    const v = this.own[field];
+    if (v !== undefined) return v;
+    for (const p of this.parents) {
+      const w = p.get(field);
+      if (w !== undefined) return w;
+    }
+    return undefined;
   }
 }
 
@@ -258,11 +264,11 @@ export function fieldValue(
 ): FieldValue | undefined {
   switch (HOME_OF_FIELD[field]) {
     case "ctx":
-      return b.ctx?.fields[field];
+      return b.ctx?.get(field);
     case "detail":
-      return b.detail[i]?.fields[field];
+      return b.detail[i]?.get(field);
     case "policy":
-      return b.policy[i]?.fields[field];
+      return b.policy[i]?.get(field);
     case "rowsReceived":
       return numberField(b.rowsReceived, i);
     case "rowsSent":
@@ -294,4 +300,34 @@ export function normalizeValue(
   const distinct = [...new Set(v.filter((x) => x !== ""))];
   if (distinct.length === 0) return undefined;
   return Object.freeze(distinct);
+}
+
+/** A batch holding one event with the given fields, each put where it belongs (tests, docs). */
+export function batchOfEvent(fields: Fields, ts = 0): EventBatch {
+  const byHome: Record<"ctx" | "detail" | "policy", Fields> = {
+    ctx: {},
+    detail: {},
+    policy: {},
+  };
+  const numbers = { rowsReceived: -1, rowsSent: -1, dataVolume: -1 };
+  for (const f of Object.keys(fields) as LogField[]) {
+    const v = fields[f];
+    const home = HOME_OF_FIELD[f];
+    if (home === "ctx" || home === "detail" || home === "policy") {
+      byHome[home][f] = v;
+    } else if (typeof v === "string") {
+      numbers[home] = Number(v);
+    }
+  }
+  const group = (g: Fields): FieldGroup | undefined =>
+    Object.keys(g).length === 0 ? undefined : new FieldGroup(g);
+  return {
+    ts: Float64Array.of(ts),
+    ctx: group(byHome.ctx),
+    detail: [group(byHome.detail)],
+    policy: [group(byHome.policy)],
+    rowsReceived: Int32Array.of(numbers.rowsReceived),
+    rowsSent: Int32Array.of(numbers.rowsSent),
+    dataVolume: Float64Array.of(numbers.dataVolume),
+  };
 }

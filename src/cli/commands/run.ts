@@ -1,0 +1,136 @@
+// `sessionhouse run`: the exporter as a service. Migrates, starts every job on its schedule and
+// the operations endpoint, and runs until SIGTERM or SIGINT. The first signal shuts down
+// gracefully (stop scheduling, let runs end or abort them at the deadline, close the clients,
+// flush the logs) and the command returns, so the process exits 0. A second signal exits at
+// once: still safe, because ClickHouse inserts are atomic and a checkpoint is only written after
+// the rows it covers (issue 4, "Scheduling").
+import type { Command } from "commander";
+import { secretsOf, type Config } from "../../config/index.js";
+import { Metrics } from "../../ops/metrics.js";
+import { checkReadiness } from "../../ops/readiness.js";
+import { startOpsServer, type OpsServer } from "../../ops/server.js";
+import { checkSchedules } from "../../scheduler/cron.js";
+import { pipelineJobs, planJobs } from "../../scheduler/jobs.js";
+import { Scheduler } from "../../scheduler/scheduler.js";
+import { FatalError, errorMessage } from "../../util/errors.js";
+import { scrubber } from "../../util/logger.js";
+import { readCheckpoints } from "../../warehouse/bookkeeping.js";
+import { configFrom, loggerFor, openRuntime, type GlobalOptions } from "../runtime.js";
+
+export function registerRunCommand(program: Command, globals: () => GlobalOptions): void {
+  program
+    .command("run")
+    .description("run every job on its schedule, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT")
+    .action(async () => {
+      await runService(configFrom(globals()));
+    });
+}
+
+type StopSignal = "SIGTERM" | "SIGINT";
+const SIGNAL_NUMBERS: Record<StopSignal, number> = { SIGINT: 2, SIGTERM: 15 };
+
+/** After the graceful shutdown, how long a leftover handle may keep the process up. */
+const EXIT_SAFETY_MS = 5_000;
+
+export interface RunServiceOptions {
+  /** Where the stop signals come from (default: the process). */
+  signals?: Pick<NodeJS.Process, "on" | "off">;
+  /** Exits at once on a second signal (default: process.exit). */
+  exit?: (code: number) => void;
+}
+
+export async function runService(config: Config, options: RunServiceOptions = {}): Promise<void> {
+  const signals = options.signals ?? process;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const plans = planJobs(config);
+  // Before anything is opened: a bad schedule is a configuration error, exit status 2.
+  checkSchedules(plans.map((p) => ({ what: `schedule of job ${p.name}`, schedule: p.schedule })));
+
+  const logger = loggerFor(config);
+  const metrics = new Metrics();
+  metrics.declareJobs(plans.map((p) => p.name));
+  const rt = await openRuntime(config, { logger, apiObserver: metrics });
+  const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
+  // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
+  metrics.watchCheckpoints(async () => (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)));
+
+  const scheduler = new Scheduler({
+    jobs: pipelineJobs({ ...rt, observer: metrics }, plans),
+    maxConcurrentJobs: config.service.maxConcurrentJobs,
+    shutdownDeadlineMs: config.service.shutdownDeadlineMs,
+    logger,
+    observer: metrics,
+  });
+  const startedAtMs = Date.now();
+  let ops: OpsServer;
+  try {
+    ops = await startOpsServer({
+      host: config.service.opsHost,
+      port: config.service.opsPort,
+      logger,
+      metrics,
+      scrub: scrubber(secretsOf(config)),
+      readiness: () =>
+        checkReadiness({
+          ping: async () => {
+            const r = await rt.warehouse.client.ping();
+            if (!r.success) throw r.error;
+            return true;
+          },
+          jobs: () => scheduler.jobs(),
+          startedAtMs,
+          stopping: () => scheduler.stopping,
+        }),
+    });
+  } catch (err) {
+    await rt.close();
+    throw new FatalError("OPS_LISTEN_FAILED", `the ops server cannot listen on ${config.service.opsHost}:${config.service.opsPort}: ${errorMessage(err)}`, {
+      cause: err,
+      hint: "set SESSIONHOUSE_OPS_PORT to a free port (0 picks one) or stop the process that holds it",
+    });
+  }
+
+  let resolveStop: (signal: StopSignal) => void = () => undefined;
+  const stopRequested = new Promise<StopSignal>((resolve) => {
+    resolveStop = resolve;
+  });
+  let received = 0;
+  const onSignal = (signal: StopSignal) => {
+    received++;
+    if (received === 1) {
+      resolveStop(signal);
+      return;
+    }
+    logger.warn({ signal }, "second signal: exiting now; the next start resumes from the checkpoints");
+    logger.flush();
+    exit(128 + SIGNAL_NUMBERS[signal]);
+  };
+  const onTerm = () => onSignal("SIGTERM");
+  const onInt = () => onSignal("SIGINT");
+  signals.on("SIGTERM", onTerm);
+  signals.on("SIGINT", onInt);
+
+  let stopped = false;
+  try {
+    scheduler.start();
+    logger.info({ ops: ops.url, jobs: plans.length, warehouse: rt.warehouse.location }, "service started");
+    const signal = await stopRequested;
+    logger.info({ signal, deadlineMs: config.service.shutdownDeadlineMs }, "shutting down");
+    await scheduler.shutdown();
+    await ops.close();
+    logger.info({ uptimeMs: Date.now() - startedAtMs }, "service stopped");
+    await rt.close();
+    stopped = true;
+  } finally {
+    if (!stopped) {
+      // Failing on the way: close what is open, without hiding the original error.
+      await scheduler.shutdown().catch(() => undefined);
+      await ops.close().catch(() => undefined);
+      await rt.close().catch(() => undefined);
+    }
+    signals.off("SIGTERM", onTerm);
+    signals.off("SIGINT", onInt);
+  }
+  // Everything is closed; a handle some library left behind must not keep the process alive.
+  setTimeout(() => exit(process.exitCode === undefined ? 0 : Number(process.exitCode)), EXIT_SAFETY_MS).unref();
+}

@@ -1,0 +1,99 @@
+// /readyz: ClickHouse answers, and no job is overdue. A job is overdue when its last successful
+// run is older than three of its schedule periods plus its run deadline — long enough that one
+// or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
+// that just started counts from its start, so it has that long for the first success.
+import type { JobState } from "../scheduler/scheduler.js";
+import { schedulePeriodMs } from "../scheduler/cron.js";
+import { errorMessage } from "../util/errors.js";
+
+export const OVERDUE_PERIODS = 3;
+
+export interface OverdueJob {
+  job: string;
+  /** Last success in this process (ISO), or null when there was none yet. */
+  lastSuccessAt: string | null;
+  overdueAfterMs: number;
+  lateByMs: number;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  /** Why not, one short sentence per reason; empty when ready. */
+  reasons: string[];
+  clickhouse: { ok: boolean; error?: string };
+  overdue: OverdueJob[];
+  stopping: boolean;
+}
+
+const periodCache = new Map<string, number>();
+
+export function overdueAfterMs(job: Pick<JobState, "schedule" | "deadlineMs">): number {
+  let period = periodCache.get(job.schedule);
+  if (period === undefined) {
+    period = schedulePeriodMs(job.schedule);
+    periodCache.set(job.schedule, period);
+  }
+  return OVERDUE_PERIODS * period + (job.deadlineMs ?? 0);
+}
+
+export function overdueJobs(jobs: readonly JobState[], nowMs: number, startedAtMs: number): OverdueJob[] {
+  const out: OverdueJob[] = [];
+  for (const job of jobs) {
+    const limit = overdueAfterMs(job);
+    const since = Math.max(job.lastSuccessMs ?? 0, startedAtMs);
+    if (nowMs - since > limit) {
+      out.push({
+        job: job.job,
+        lastSuccessAt: job.lastSuccessMs === undefined ? null : new Date(job.lastSuccessMs).toISOString(),
+        overdueAfterMs: limit,
+        lateByMs: nowMs - since - limit,
+      });
+    }
+  }
+  return out;
+}
+
+export interface ReadinessSource {
+  /** Resolves when ClickHouse answers; rejects (or resolves false) when it does not. */
+  ping(): Promise<boolean>;
+  jobs(): JobState[];
+  startedAtMs: number;
+  stopping(): boolean;
+  nowMs?: () => number;
+  /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
+  pingTimeoutMs?: number;
+}
+
+export async function checkReadiness(source: ReadinessSource): Promise<ReadinessReport> {
+  const reasons: string[] = [];
+  const clickhouse = await pingWithin(() => source.ping(), source.pingTimeoutMs ?? 5_000);
+  if (!clickhouse.ok) reasons.push(`ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`);
+  const overdue = overdueJobs(source.jobs(), (source.nowMs ?? Date.now)(), source.startedAtMs);
+  for (const o of overdue) {
+    reasons.push(
+      `job ${o.job} has not succeeded ${o.lastSuccessAt ? `since ${o.lastSuccessAt}` : "since the service started"} (allowed ${Math.round(o.overdueAfterMs / 1000)} s)`,
+    );
+  }
+  const stopping = source.stopping();
+  if (stopping) reasons.push("the service is shutting down");
+  return { ready: reasons.length === 0, reasons, clickhouse, overdue, stopping };
+}
+
+async function pingWithin(ping: () => Promise<boolean>, ms: number): Promise<{ ok: boolean; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ ok: boolean; error: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `no answer within ${ms} ms` }), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([
+      ping().then(
+        (ok) => (ok ? { ok: true } : { ok: false, error: "ping failed" }),
+        (err: unknown) => ({ ok: false, error: errorMessage(err) }),
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,65 @@
+// The demo data the dashboards are proved against: a migrated ClickHouse filled by one sync of
+// sessions and of every default aggregation job from the simulator, as `docker compose
+// --profile demo up` would fill it, over the DEMO_DAYS before NOON.
+import type { Config } from "../../src/config/index.js";
+import { syncAggregations } from "../../src/pipeline/aggregations.js";
+import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
+import { type Simulator } from "../../src/simulator/index.js";
+import { createListLogAggregationsHandler, LIST_LOG_AGGREGATIONS_PATH } from "../../src/simulator/logs/handler.js";
+import type { Warehouse } from "../../src/warehouse/client.js";
+import { API_KEY, NOON, post, run, runDeps, testSimulator } from "../helpers/simulator.js";
+import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+
+export const DAY_MS = 86_400_000;
+/** Days synced before NOON, and the dashboards' time range in the tests. */
+export const DEMO_DAYS = 2;
+
+export interface DemoWarehouse {
+  sim: Simulator;
+  config: Config;
+  warehouse: Warehouse;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves ListLogAggregations when the simulator does not yet (the route is registered by the
+ * simulator's own start-up once that lands); a no-op otherwise, so the fixture never replaces
+ * the simulator's own handler.
+ */
+async function ensureAggregationsRoute(sim: Simulator): Promise<void> {
+  const probe = await post(sim, "LogsService/ListLogAggregations", {
+    startTimestamp: String(NOON / 1000 - 3600),
+    endTimestamp: String(NOON / 1000),
+  });
+  if (probe.status !== 404) return;
+  const handler = createListLogAggregationsHandler();
+  sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, (body, ctx) => handler(body, ctx));
+}
+
+export async function demoWarehouse(): Promise<DemoWarehouse> {
+  const sim = await testSimulator();
+  await ensureAggregationsRoute(sim);
+  const config = await testConfig({
+    SESSIONHOUSE_API_URL: sim.url,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_WINDOW: "6h",
+    SESSIONHOUSE_INITIAL_LOOKBACK: `${DEMO_DAYS}d`,
+    SESSIONHOUSE_MAX_RPS: "1000",
+  });
+  const warehouse = await migratedWarehouse(config);
+  const deps = runDeps(config, warehouse);
+  await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }));
+  for (const job of config.aggregations.jobs) {
+    await run(deps, job.name, (ctx) => syncAggregations(ctx, job, { nowMs: NOON }));
+  }
+  await deps.api.close();
+  return {
+    sim,
+    config,
+    warehouse,
+    close: async () => {
+      await warehouse.close();
+      await sim.close();
+    },
+  };
+}
