@@ -14,6 +14,8 @@ import { openWarehouse } from "../warehouse/client.js";
 import { runDemo } from "./commands/demo.js";
 import { QUERY_FORMATS, runQuery, type QueryFormat } from "./commands/query.js";
 import { runSimulate } from "./commands/simulate.js";
+import { registerRunCommand } from "./commands/run.js";
+import { registerStatusCommand } from "./commands/status.js";
 import { configFrom, loggerFor, openRuntime, type GlobalOptions } from "./runtime.js";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
@@ -149,6 +151,9 @@ export function buildProgram(): Command {
         await w.close();
       }
     });
+
+  registerRunCommand(program, globals);
+  registerStatusCommand(program, globals);
 
   return program;
 }

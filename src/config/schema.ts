@@ -119,8 +119,8 @@ export const configSchema = z.object({
   sessions: z.object({
     /** ListSessionsV2 page size, 1..100000 (default 10000). */
     pageSize: intFrom("SESSIONHOUSE_PAGE_SIZE", 1, 100_000).default(10_000),
-    /** Time window paged in one go (default 1h). */
-    windowMs: durationMs("SESSIONHOUSE_WINDOW").default(3_600_000),
+    /** Time window paged in one go (default 6h); the checkpoint moves once per window. */
+    windowMs: durationMs("SESSIONHOUSE_WINDOW").default(6 * 3_600_000),
     /** Re-read this much before the checkpoint on every sync, for late sessions (default 1h). */
     lookbackMs: durationMs("SESSIONHOUSE_LOOKBACK").default(3_600_000),
     /** First sync without a checkpoint starts this far back (default 7d). */

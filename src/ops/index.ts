@@ -1,4 +1,8 @@
-export { Metrics, type CheckpointSource, type MetricsOptions } from "./metrics.js";
+export {
+  Metrics,
+  type CheckpointSource,
+  type MetricsOptions,
+} from "./metrics.js";
 export {
   OVERDUE_PERIODS,
   checkReadiness,
@@ -8,4 +12,8 @@ export {
   type ReadinessReport,
   type ReadinessSource,
 } from "./readiness.js";
-export { startOpsServer, type OpsServer, type OpsServerOptions } from "./server.js";
+export {
+  startOpsServer,
+  type OpsServer,
+  type OpsServerOptions,
+} from "./server.js";

@@ -3,18 +3,28 @@
 // so every number comes from the code path that did the work. Label values are job names,
 // procedure names, result codes and stream names — fixed by the code and the config, never a
 // secret, never a value from the API (bounded cardinality).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+} from "prom-client";
 import type { ApiObserver } from "../api/client.js";
-import type { Progress, RunCounters, RunObserver } from "../pipeline/context.js";
+import type {
+  Progress,
+  RunCounters,
+  RunObserver,
+} from "../pipeline/context.js";
 import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
 import type { RunStatus } from "../warehouse/bookkeeping.js";
 
 const PREFIX = "sessionhouse_";
-/** Gauges collected within this long of each other reuse one read of the checkpoints. */
-const SNAPSHOT_REUSE_MS = 1_000;
 
 /** Where each stream's checkpoint is, read at scrape time. */
-export type CheckpointSource = () => Promise<ReadonlyArray<{ stream: string; positionMs: number }>>;
+export type CheckpointSource = () => Promise<
+  ReadonlyArray<{ stream: string; positionMs: number }>
+>;
 
 export interface MetricsOptions {
   /** Also export Node's process metrics (CPU, memory, event loop); default true. */
@@ -27,7 +37,10 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly registry = new Registry();
   readonly #nowMs: () => number;
   #checkpoints: CheckpointSource | undefined;
-  #lastRead: { atMs: number; rows: Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined> } | undefined;
+  /** The checkpoints read for the scrape in progress, shared by its gauges. */
+  #scrape:
+    | Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined>
+    | undefined;
 
   readonly #rows: Counter<"job" | "table">;
   readonly #pages: Counter<"job">;
@@ -137,7 +150,8 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
       registers,
       async collect() {
         this.reset();
-        for (const { stream, positionMs } of (await snapshot()) ?? []) this.set({ stream }, positionMs / 1000);
+        for (const { stream, positionMs } of (await snapshot()) ?? [])
+          this.set({ stream }, positionMs / 1000);
       },
     });
     new Gauge({
@@ -161,7 +175,8 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
         this.set((await snapshot()) === undefined ? 0 : 1);
       },
     });
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics ?? true)
+      collectDefaultMetrics({ register: this.registry });
   }
 
   /** Reads checkpoints at every scrape for the lag gauges; set once the warehouse is open. */
@@ -169,15 +184,18 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#checkpoints = source;
   }
 
-  /** The checkpoints of one scrape: the gauges of a scrape share one read; undefined on failure. */
-  #snapshot(): Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined> {
+  /** The checkpoints of the scrape in progress (one read for all its gauges); undefined on failure. */
+  #snapshot(): Promise<
+    ReadonlyArray<{ stream: string; positionMs: number }> | undefined
+  > {
+    return this.#scrape ?? this.#readCheckpoints();
+  }
+
+  #readCheckpoints(): Promise<
+    ReadonlyArray<{ stream: string; positionMs: number }> | undefined
+  > {
     const source = this.#checkpoints;
-    if (!source) return Promise.resolve([]);
-    const nowMs = this.#nowMs();
-    if (this.#lastRead && nowMs - this.#lastRead.atMs < SNAPSHOT_REUSE_MS) return this.#lastRead.rows;
-    const rows = source().catch(() => undefined);
-    this.#lastRead = { atMs: nowMs, rows };
-    return rows;
+    return source ? source().catch(() => undefined) : Promise.resolve([]);
   }
 
   /** Gives every job's series a zero, so dashboards and rate() see them before the first event. */
@@ -187,12 +205,20 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
       this.#deadLetters.inc({ job }, 0);
       this.#runRetries.inc({ job }, 0);
       this.#running.set({ job }, 0);
-      for (const reason of ["running", "waiting"] as const) this.#skipped.inc({ job, reason }, 0);
+      for (const reason of ["running", "waiting"] as const)
+        this.#skipped.inc({ job, reason }, 0);
     }
   }
 
+  /** The exposition text: one scrape, with one read of the checkpoints. */
   async text(): Promise<string> {
-    return this.registry.metrics();
+    const scrape = this.#readCheckpoints();
+    this.#scrape = scrape;
+    try {
+      return await this.registry.metrics();
+    } finally {
+      if (this.#scrape === scrape) this.#scrape = undefined;
+    }
   }
 
   get contentType(): string {
@@ -210,7 +236,12 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#deadLetters.inc({ job: e.job }, e.count);
   }
 
-  onRunEnd(e: { job: string; status: RunStatus; ms: number; counters: RunCounters }): void {
+  onRunEnd(e: {
+    job: string;
+    status: RunStatus;
+    ms: number;
+    counters: RunCounters;
+  }): void {
     this.#runs.inc({ job: e.job, status: e.status });
     this.#runSeconds.observe({ job: e.job, status: e.status }, e.ms / 1000);
     this.#pages.inc({ job: e.job }, e.counters.pages);

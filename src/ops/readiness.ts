@@ -27,7 +27,9 @@ export interface ReadinessReport {
 
 const periodCache = new Map<string, number>();
 
-export function overdueAfterMs(job: Pick<JobState, "schedule" | "deadlineMs">): number {
+export function overdueAfterMs(
+  job: Pick<JobState, "schedule" | "deadlineMs">,
+): number {
   let period = periodCache.get(job.schedule);
   if (period === undefined) {
     period = schedulePeriodMs(job.schedule);
@@ -36,7 +38,11 @@ export function overdueAfterMs(job: Pick<JobState, "schedule" | "deadlineMs">): 
   return OVERDUE_PERIODS * period + (job.deadlineMs ?? 0);
 }
 
-export function overdueJobs(jobs: readonly JobState[], nowMs: number, startedAtMs: number): OverdueJob[] {
+export function overdueJobs(
+  jobs: readonly JobState[],
+  nowMs: number,
+  startedAtMs: number,
+): OverdueJob[] {
   const out: OverdueJob[] = [];
   for (const job of jobs) {
     const limit = overdueAfterMs(job);
@@ -44,7 +50,10 @@ export function overdueJobs(jobs: readonly JobState[], nowMs: number, startedAtM
     if (nowMs - since > limit) {
       out.push({
         job: job.job,
-        lastSuccessAt: job.lastSuccessMs === undefined ? null : new Date(job.lastSuccessMs).toISOString(),
+        lastSuccessAt:
+          job.lastSuccessMs === undefined
+            ? null
+            : new Date(job.lastSuccessMs).toISOString(),
         overdueAfterMs: limit,
         lateByMs: nowMs - since - limit,
       });
@@ -64,11 +73,23 @@ export interface ReadinessSource {
   pingTimeoutMs?: number;
 }
 
-export async function checkReadiness(source: ReadinessSource): Promise<ReadinessReport> {
+export async function checkReadiness(
+  source: ReadinessSource,
+): Promise<ReadinessReport> {
   const reasons: string[] = [];
-  const clickhouse = await pingWithin(() => source.ping(), source.pingTimeoutMs ?? 5_000);
-  if (!clickhouse.ok) reasons.push(`ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`);
-  const overdue = overdueJobs(source.jobs(), (source.nowMs ?? Date.now)(), source.startedAtMs);
+  const clickhouse = await pingWithin(
+    () => source.ping(),
+    source.pingTimeoutMs ?? 5_000,
+  );
+  if (!clickhouse.ok)
+    reasons.push(
+      `ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`,
+    );
+  const overdue = overdueJobs(
+    source.jobs(),
+    (source.nowMs ?? Date.now)(),
+    source.startedAtMs,
+  );
   for (const o of overdue) {
     reasons.push(
       `job ${o.job} has not succeeded ${o.lastSuccessAt ? `since ${o.lastSuccessAt}` : "since the service started"} (allowed ${Math.round(o.overdueAfterMs / 1000)} s)`,
@@ -76,13 +97,25 @@ export async function checkReadiness(source: ReadinessSource): Promise<Readiness
   }
   const stopping = source.stopping();
   if (stopping) reasons.push("the service is shutting down");
-  return { ready: reasons.length === 0, reasons, clickhouse, overdue, stopping };
+  return {
+    ready: reasons.length === 0,
+    reasons,
+    clickhouse,
+    overdue,
+    stopping,
+  };
 }
 
-async function pingWithin(ping: () => Promise<boolean>, ms: number): Promise<{ ok: boolean; error?: string }> {
+async function pingWithin(
+  ping: () => Promise<boolean>,
+  ms: number,
+): Promise<{ ok: boolean; error?: string }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ ok: boolean; error: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, error: `no answer within ${ms} ms` }), ms);
+    timer = setTimeout(
+      () => resolve({ ok: false, error: `no answer within ${ms} ms` }),
+      ms,
+    );
     timer.unref();
   });
   try {

@@ -2,7 +2,11 @@
 // configured otherwise, since it answers without authentication. Port 0 takes a free port (the
 // log line "ops server listening" says which). Small bounds on connections and request time:
 // nothing here should ever hold the process.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../util/logger.js";
 import { errorMessage } from "../util/errors.js";
@@ -28,15 +32,28 @@ export interface OpsServer {
 const MAX_CONNECTIONS = 32;
 const REQUEST_TIMEOUT_MS = 15_000;
 
-export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+export async function startOpsServer(
+  options: OpsServerOptions,
+): Promise<OpsServer> {
   const scrub = options.scrub ?? ((t: string) => t);
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: 5_000 }, (req, res) => {
-    handle(req, res, options, scrub).catch((err: unknown) => {
-      options.logger.error({ err: errorMessage(err), path: req.url }, "ops request failed");
-      if (!res.headersSent) send(res, 500, "text/plain; charset=utf-8", "internal error\n");
-      else res.destroy();
-    });
-  });
+  const server = createServer(
+    {
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => {
+      handle(req, res, options, scrub).catch((err: unknown) => {
+        options.logger.error(
+          { err: errorMessage(err), path: req.url },
+          "ops request failed",
+        );
+        if (!res.headersSent)
+          send(res, 500, "text/plain; charset=utf-8", "internal error\n");
+        else res.destroy();
+      });
+    },
+  );
   server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -46,11 +63,16 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     });
   });
   // An error after listen (rare: EMFILE on accept) must not crash the exporter.
-  server.on("error", (err) => options.logger.error({ err: errorMessage(err) }, "ops server error"));
+  server.on("error", (err) =>
+    options.logger.error({ err: errorMessage(err) }, "ops server error"),
+  );
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const url = `http://${host}:${port}`;
-  options.logger.info({ url, host: options.host, port }, "ops server listening");
+  options.logger.info(
+    { url, host: options.host, port },
+    "ops server listening",
+  );
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -81,22 +103,46 @@ async function handle(
   }
   switch (path) {
     case "/healthz":
-      send(res, 200, "application/json", `${JSON.stringify({ status: "ok" })}\n`);
+      send(
+        res,
+        200,
+        "application/json",
+        `${JSON.stringify({ status: "ok" })}\n`,
+      );
       return;
     case "/readyz": {
       const report = await options.readiness();
-      send(res, report.ready ? 200 : 503, "application/json", scrub(`${JSON.stringify(report)}\n`));
+      send(
+        res,
+        report.ready ? 200 : 503,
+        "application/json",
+        scrub(`${JSON.stringify(report)}\n`),
+      );
       return;
     }
     case "/metrics":
       send(res, 200, options.metrics.contentType, await options.metrics.text());
       return;
     default:
-      send(res, 404, "text/plain; charset=utf-8", "not found: try /healthz, /readyz or /metrics\n");
+      send(
+        res,
+        404,
+        "text/plain; charset=utf-8",
+        "not found: try /healthz, /readyz or /metrics\n",
+      );
   }
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string): void {
-  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
+function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+): void {
+  res.writeHead(status, {
+    "content-type": contentType,
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
   res.end(res.req.method === "HEAD" ? undefined : body);
 }

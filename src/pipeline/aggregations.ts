@@ -8,7 +8,7 @@ import { describe } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import { insertDeadLetters, readCheckpoint, writeCheckpoint, type DeadLetter } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
-import { chTime, chTimeSeconds } from "../warehouse/format.js";
+import { chTime, chTimeSeconds, fromChTime } from "../warehouse/format.js";
 import { insertRows } from "../warehouse/insert.js";
 import { parseDurationMs } from "../util/duration.js";
 import { UsageError } from "../util/errors.js";
@@ -24,6 +24,8 @@ export interface AggregationSyncOptions {
   fromMs?: number | undefined;
   toMs?: number | undefined;
   nowMs?: number | undefined;
+  /** First run without a checkpoint starts this far back (default: sessions.initialLookbackMs). */
+  initialLookbackMs?: number | undefined;
 }
 
 export interface AggregationSyncResult {
@@ -104,24 +106,47 @@ export async function syncAggregations(
   } else {
     stream = aggregationStream(job);
     const cp = await readCheckpoint(ctx.warehouse, stream);
-    const from = cp ? Math.min(cp.positionMs, nowMs - job.refetchMs) : nowMs - ctx.config.sessions.initialLookbackMs;
+    const from = cp
+      ? Math.min(cp.positionMs, nowMs - job.refetchMs)
+      : nowMs - (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs);
     startMs = floorTo(from, job.windowMs);
     endMs = nowMs;
   }
   const windows = planWindows(startMs, endMs, job.windowMs);
   const result: AggregationSyncResult = { windows: windows.length, startMs, endMs, rows: 0, deadLetters: 0 };
   let done = 0;
-  for (const window of windows) {
-    const r = await syncWindow(ctx, job, intervalMs, window);
+  // Windows are fetched one by one but stored in batches: one read of what earlier fetches
+  // stored, one insert per table and one checkpoint per batch, which is what a backfill of
+  // many small windows spends its time on otherwise.
+  let batch: FetchedWindow[] = [];
+  let batchRows = 0;
+  const store = async () => {
+    if (batch.length === 0) return;
+    const r = await storeWindows(ctx, job, intervalMs, batch);
+    const last = batch[batch.length - 1] as FetchedWindow;
     result.rows += r.rows;
     result.deadLetters += r.deadLetters;
-    await writeCheckpoint(ctx.warehouse, stream, window.endMs, { window: describe(window) }, ctx.insert);
-    ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
-    done++;
-    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: window.endMs });
+    await writeCheckpoint(ctx.warehouse, stream, last.window.endMs, { window: describe(last.window) }, ctx.insert);
+    ctx.observer.onCheckpoint?.({ stream, positionMs: last.window.endMs });
+    done += batch.length;
+    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: last.window.endMs });
+    batch = [];
+    batchRows = 0;
+  };
+  for (const window of windows) {
+    ctx.signal.throwIfAborted();
+    const fetched = await fetchWindow(ctx, job, intervalMs, window);
+    batch.push(fetched);
+    batchRows += fetched.rows;
+    if (batch.length >= MAX_BATCH_WINDOWS || batchRows >= MAX_BATCH_ROWS) await store();
   }
+  await store();
   return result;
 }
+
+/** Bounds of one stored batch of windows. */
+const MAX_BATCH_WINDOWS = 48;
+const MAX_BATCH_ROWS = 200_000;
 
 function pathKey(bucketTime: string, level: number, k1: string, k2: string, k3: string): string {
   return JSON.stringify([bucketTime, level, k1, k2, k3]);
@@ -168,13 +193,20 @@ export function flattenHistogram(
   return rows;
 }
 
-async function syncWindow(
+interface FetchedWindow {
+  window: Window;
+  /** Undefined when the response was dead-lettered. */
+  data: { histogram: HistogramRow[]; top: TopValueRow[]; numHits: number } | undefined;
+  dead: DeadLetter[];
+  rows: number;
+}
+
+async function fetchWindow(
   ctx: JobContext,
   job: AggregationJobConfig,
   intervalMs: number,
   window: Window,
-): Promise<{ rows: number; deadLetters: number }> {
-  const w = ctx.warehouse;
+): Promise<FetchedWindow> {
   const raw = await ctx.api.listLogAggregations(
     {
       query: job.query,
@@ -186,7 +218,6 @@ async function syncWindow(
     { signal: ctx.signal, budget: ctx.budget },
   );
   ctx.counters.pages++;
-  const dead: DeadLetter[] = [];
   const letter = (reason: string, value: unknown): DeadLetter => ({
     job: ctx.job,
     recordId: `${job.name}@${new Date(window.startMs).toISOString()}`,
@@ -196,48 +227,108 @@ async function syncWindow(
   });
   const parsed = listLogAggregationsResponseSchema.safeParse(raw);
   if (!parsed.success) {
-    dead.push(letter(`ListLogAggregations response: ${validationReason(parsed.error)}`, raw));
-    await insertDeadLetters(w, dead, ctx.insert);
-    ctx.counters.deadLetters += dead.length;
-    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
+    const dead = [letter(`ListLogAggregations response: ${validationReason(parsed.error)}`, raw)];
     ctx.logger.warn({ window: describe(window), reason: dead[0]?.reason }, "aggregation response dead-lettered");
-    return { rows: 0, deadLetters: dead.length };
+    return { window, data: undefined, dead, rows: 0 };
   }
-  const data = parsed.data;
   const windowStart = chTimeSeconds(window.startMs);
   const windowEnd = chTimeSeconds(window.endMs);
-
-  // What the previous fetch of this window stored, to supersede it key by key.
-  const previous = await w.client.query({
-    query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toUnixTimestamp64Milli(fetched_at) AS f
-            FROM ${qualified(w, "agg_histogram")} FINAL
-            WHERE job = {job:String} AND level <= 3
-              AND bucket_time >= {ws:DateTime('UTC')} AND bucket_time < {we:DateTime('UTC')} AND count > 0`,
-    query_params: { job: job.name, ws: windowStart, we: windowEnd },
-    format: "JSONEachRow",
-  });
-  const prevRows = await previous.json<{ t: string; level: number; key1: string; key2: string; key3: string; f: string | number }>();
-  const previousTop = await w.client.query({
-    query: `SELECT member, key, toUnixTimestamp64Milli(fetched_at) AS f FROM ${qualified(w, "agg_top_values")} FINAL
-            WHERE job = {job:String} AND window_start = {ws:DateTime('UTC')} AND count > 0`,
-    query_params: { job: job.name, ws: windowStart },
-    format: "JSONEachRow",
-  });
-  const prevTop = await previousTop.json<{ member: string; key: string; f: string | number }>();
-  // The new fetch must sort after every earlier one, even on a clock that stepped back.
-  const lastFetch = Math.max(0, ...prevRows.map((r) => Number(r.f)), ...prevTop.map((r) => Number(r.f)));
-  const fetchedAt = chTime(Math.max(Date.now(), lastFetch + 1));
-
-  const histogram = flattenHistogram(data.aggregations.logsOverTime ?? [], {
+  // fetched_at is set when the batch is stored, after the previous fetches are known.
+  const histogram = flattenHistogram(parsed.data.aggregations.logsOverTime ?? [], {
     job: job.name,
     groupBy: job.groupBy,
     intervalS: intervalMs / 1000,
     windowStart,
-    fetchedAt,
+    fetchedAt: "",
   });
-  const current = new Set(histogram.map((r) => pathKey(r.bucket_time, r.level, r.key1, r.key2, r.key3)));
+  const { members, rejected } = topValueMembers(parsed.data.aggregations);
+  const dead = rejected.map((r) =>
+    letter(`aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`, { [r.member]: r.value }),
+  );
+  const top: TopValueRow[] = [];
+  for (const m of members) {
+    for (const v of m.values) {
+      top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: m.member, key: v.key, count: v.count, fetched_at: "" });
+    }
+  }
+  return { window, data: { histogram, top, numHits: parsed.data.numHits }, dead, rows: histogram.length + top.length };
+}
+
+/**
+ * Stores fetched windows so that each supersedes every earlier fetch of the same window:
+ * keys the earlier fetches stored that the new one lacks are written again with count 0.
+ */
+async function storeWindows(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  intervalMs: number,
+  batch: readonly FetchedWindow[],
+): Promise<{ rows: number; deadLetters: number }> {
+  const w = ctx.warehouse;
+  const first = batch[0] as FetchedWindow;
+  const last = batch[batch.length - 1] as FetchedWindow;
+  const fromS = chTimeSeconds(first.window.startMs);
+  const toS = chTimeSeconds(last.window.endMs);
+  const previous = await w.client.query({
+    query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws,
+                   toUnixTimestamp64Milli(fetched_at) AS f
+            FROM ${qualified(w, "agg_histogram")} FINAL
+            WHERE job = {job:String} AND bucket_time >= {from:DateTime('UTC')} AND bucket_time < {to:DateTime('UTC')} AND count > 0`,
+    query_params: { job: job.name, from: fromS, to: toS },
+    format: "JSONEachRow",
+  });
+  const prevRows = await previous.json<{ t: string; level: number; key1: string; key2: string; key3: string; ws: string; f: string | number }>();
+  const previousTop = await w.client.query({
+    query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
+            FROM ${qualified(w, "agg_top_values")} FINAL
+            WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')} AND count > 0`,
+    query_params: { job: job.name, from: fromS, to: toS },
+    format: "JSONEachRow",
+  });
+  const prevTop = await previousTop.json<{ ws: string; we: string; member: string; key: string; f: string | number }>();
+  // The new fetch must sort after every earlier one, even on a clock that stepped back.
+  const lastFetch = Math.max(0, ...prevRows.map((r) => Number(r.f)), ...prevTop.map((r) => Number(r.f)));
+  const fetchedAt = chTime(Math.max(Date.now(), lastFetch + 1));
+
+  const histogram: HistogramRow[] = [];
+  const top: TopValueRow[] = [];
+  const windows: object[] = [];
+  const dead: DeadLetter[] = [];
+  const current = new Set<string>();
+  const currentTop = new Set<string>();
+  const fetchedStarts = new Set<string>();
+  for (const f of batch) {
+    dead.push(...f.dead);
+    if (!f.data) continue;
+    const ws = chTimeSeconds(f.window.startMs);
+    fetchedStarts.add(ws);
+    for (const r of f.data.histogram) {
+      r.fetched_at = fetchedAt;
+      histogram.push(r);
+      current.add(pathKey(r.bucket_time, r.level, r.key1, r.key2, r.key3));
+    }
+    for (const t of f.data.top) {
+      t.fetched_at = fetchedAt;
+      top.push(t);
+      currentTop.add(`${t.window_start}\u0000${t.member}\u0000${t.key}`);
+    }
+    windows.push({
+      job: job.name,
+      window_start: ws,
+      window_end: chTimeSeconds(f.window.endMs),
+      query: job.query,
+      interval_s: intervalMs / 1000,
+      group_by: job.groupBy,
+      num_hits: f.data.numHits,
+      histogram_rows: f.data.histogram.length,
+      fetched_at: fetchedAt,
+    });
+  }
+  const fetchedRange = (ms: number) => batch.some((f) => f.data && ms >= f.window.startMs && ms < f.window.endMs);
   const [f1 = "", f2 = "", f3 = ""] = job.groupBy;
   for (const p of prevRows) {
+    // A dead-lettered window keeps what an earlier fetch stored: nothing newer replaces it.
+    if (!fetchedRange(fromChTime(p.t))) continue;
     if (current.has(pathKey(p.t, p.level, p.key1, p.key2, p.key3))) continue;
     histogram.push({
       job: job.name,
@@ -251,51 +342,24 @@ async function syncWindow(
       field3: p.level >= 3 ? f3 : "",
       key3: p.key3,
       count: 0,
-      window_start: windowStart,
+      window_start: p.ws,
       fetched_at: fetchedAt,
     });
   }
-
-  const { members, rejected } = topValueMembers(data.aggregations);
-  for (const r of rejected) dead.push(letter(`aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`, { [r.member]: r.value }));
-  const top: TopValueRow[] = [];
-  for (const m of members) {
-    for (const v of m.values) {
-      top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: m.member, key: v.key, count: v.count, fetched_at: fetchedAt });
-    }
-  }
-  const currentTop = new Set(top.map((t) => `${t.member}\u0000${t.key}`));
   for (const p of prevTop) {
-    if (currentTop.has(`${p.member}\u0000${p.key}`)) continue;
-    top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: p.member, key: p.key, count: 0, fetched_at: fetchedAt });
+    if (!fetchedStarts.has(p.ws) || currentTop.has(`${p.ws}\u0000${p.member}\u0000${p.key}`)) continue;
+    top.push({ job: job.name, window_start: p.ws, window_end: p.we, member: p.member, key: p.key, count: 0, fetched_at: fetchedAt });
   }
 
   await insertRows(w, "agg_histogram", histogram, ctx.insert);
   await insertRows(w, "agg_top_values", top, ctx.insert);
-  await insertRows(
-    w,
-    "agg_windows",
-    [
-      {
-        job: job.name,
-        window_start: windowStart,
-        window_end: windowEnd,
-        query: job.query,
-        interval_s: intervalMs / 1000,
-        group_by: job.groupBy,
-        num_hits: data.numHits,
-        histogram_rows: histogram.length,
-        fetched_at: fetchedAt,
-      },
-    ],
-    ctx.insert,
-  );
+  await insertRows(w, "agg_windows", windows, ctx.insert);
   if (dead.length > 0) {
     await insertDeadLetters(w, dead, ctx.insert);
     ctx.counters.deadLetters += dead.length;
     ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
   }
-  const rows = histogram.length + top.length + 1;
+  const rows = histogram.length + top.length + windows.length;
   ctx.counters.rowsInserted += rows;
   ctx.observer.onRows?.({ job: ctx.job, table: "agg_histogram", rows: histogram.length });
   ctx.observer.onRows?.({ job: ctx.job, table: "agg_top_values", rows: top.length });

@@ -7,13 +7,16 @@ import { ConfigError } from "../config/index.js";
 export const CRON_TIMEZONE = "UTC";
 
 /** Throws a ConfigError naming every schedule that does not parse. */
-export function checkSchedules(schedules: ReadonlyArray<{ what: string; schedule: string }>): void {
+export function checkSchedules(
+  schedules: ReadonlyArray<{ what: string; schedule: string }>,
+): void {
   const problems: string[] = [];
   for (const { what, schedule } of schedules) {
     let detail: string | undefined;
     try {
       const v = validateDetailed(schedule);
-      if (!v.valid) detail = v.errors.map((e) => e.message).join("; ") || "invalid";
+      if (!v.valid)
+        detail = v.errors.map((e) => e.message).join("; ") || "invalid";
     } catch (err) {
       detail = (err as Error).message;
     }
@@ -30,7 +33,9 @@ export function checkSchedules(schedules: ReadonlyArray<{ what: string; schedule
 export function nextRuns(schedule: string, count: number): number[] {
   // node-cron computes matches only through a task; a task that is never started holds no
   // timer, and destroy() takes it out of node-cron's global registry again.
-  const task = createTask(schedule, () => undefined, { timezone: CRON_TIMEZONE });
+  const task = createTask(schedule, () => undefined, {
+    timezone: CRON_TIMEZONE,
+  });
   try {
     return task.getNextRuns(count).map((d) => d.getTime());
   } finally {
@@ -46,6 +51,7 @@ export function nextRuns(schedule: string, count: number): number[] {
 export function schedulePeriodMs(schedule: string): number {
   const runs = nextRuns(schedule, 12);
   let longest = 0;
-  for (let i = 1; i < runs.length; i++) longest = Math.max(longest, (runs[i] ?? 0) - (runs[i - 1] ?? 0));
+  for (let i = 1; i < runs.length; i++)
+    longest = Math.max(longest, (runs[i] ?? 0) - (runs[i - 1] ?? 0));
   return longest;
 }

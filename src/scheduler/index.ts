@@ -8,7 +8,12 @@ export {
   type SchedulerOptions,
   type SkipReason,
 } from "./scheduler.js";
-export { CRON_TIMEZONE, checkSchedules, nextRuns, schedulePeriodMs } from "./cron.js";
+export {
+  CRON_TIMEZONE,
+  checkSchedules,
+  nextRuns,
+  schedulePeriodMs,
+} from "./cron.js";
 export {
   DEFAULT_RUN_DEADLINE_MS,
   OPEN_REFRESH_JOB,

@@ -3,9 +3,17 @@
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
-import { aggregationStream, syncAggregations } from "../pipeline/aggregations.js";
+import {
+  aggregationStream,
+  syncAggregations,
+} from "../pipeline/aggregations.js";
 import { withRun, type RunObserver } from "../pipeline/context.js";
-import { SESSIONS_JOB, SESSIONS_STREAM, refreshOpenSessions, syncSessions } from "../pipeline/sessions.js";
+import {
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+  refreshOpenSessions,
+  syncSessions,
+} from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
@@ -28,6 +36,8 @@ export interface JobPlan {
   name: string;
   kind: JobKind;
   schedule: string;
+  /** False only for an aggregation job with `enabled: false`. */
+  enabled: boolean;
   deadlineMs: number;
   /** Checkpoint stream the job advances; the open-session refresh has none. */
   stream: string | undefined;
@@ -38,31 +48,45 @@ export function aggregationJobName(job: AggregationJobConfig): string {
   return `aggregations.${job.name}`;
 }
 
-/** Every scheduled job of a configuration, in a stable order. Disabled aggregation jobs are left out. */
-export function planJobs(config: Config): JobPlan[] {
+/**
+ * Every job of a configuration, in a stable order. Disabled aggregation jobs are left out
+ * unless asked for (the status command lists them).
+ */
+export function planJobs(
+  config: Config,
+  options: { includeDisabled?: boolean } = {},
+): JobPlan[] {
   const deadlineMs = DEFAULT_RUN_DEADLINE_MS;
   return [
-    { name: SESSIONS_JOB, kind: "sessions", schedule: config.sessions.schedule, deadlineMs, stream: SESSIONS_STREAM, aggregation: undefined },
+    {
+      name: SESSIONS_JOB,
+      kind: "sessions",
+      schedule: config.sessions.schedule,
+      enabled: true,
+      deadlineMs,
+      stream: SESSIONS_STREAM,
+      aggregation: undefined,
+    },
     {
       name: OPEN_REFRESH_JOB,
       kind: "open-refresh",
       schedule: config.sessions.refreshSchedule,
+      enabled: true,
       deadlineMs,
       stream: undefined,
       aggregation: undefined,
     },
     ...config.aggregations.jobs
-      .filter((job) => job.enabled)
-      .map(
-        (job): JobPlan => ({
-          name: aggregationJobName(job),
-          kind: "aggregation",
-          schedule: job.schedule,
-          deadlineMs,
-          stream: aggregationStream(job),
-          aggregation: job,
-        }),
-      ),
+      .filter((job) => job.enabled || options.includeDisabled === true)
+      .map((job): JobPlan => ({
+        name: aggregationJobName(job),
+        kind: "aggregation",
+        schedule: job.schedule,
+        enabled: job.enabled,
+        deadlineMs,
+        stream: aggregationStream(job),
+        aggregation: job,
+      })),
   ];
 }
 
@@ -76,16 +100,25 @@ export interface PipelineDeps {
 }
 
 /** The plan bound to a runtime: what the scheduler runs. */
-export function pipelineJobs(deps: PipelineDeps, plans: readonly JobPlan[] = planJobs(deps.config)): ScheduledJob[] {
-  return plans.map((plan) => ({
-    name: plan.name,
-    schedule: plan.schedule,
-    deadlineMs: plan.deadlineMs,
-    run: (control: RunControl) => runPlan(deps, plan, control),
-  }));
+export function pipelineJobs(
+  deps: PipelineDeps,
+  plans: readonly JobPlan[] = planJobs(deps.config),
+): ScheduledJob[] {
+  return plans
+    .filter((plan) => plan.enabled)
+    .map((plan) => ({
+      name: plan.name,
+      schedule: plan.schedule,
+      deadlineMs: plan.deadlineMs,
+      run: (control: RunControl) => runPlan(deps, plan, control),
+    }));
 }
 
-async function runPlan(deps: PipelineDeps, plan: JobPlan, control: RunControl): Promise<void> {
+async function runPlan(
+  deps: PipelineDeps,
+  plan: JobPlan,
+  control: RunControl,
+): Promise<void> {
   const run = new AbortController();
   const hardStop = () => run.abort(control.signal.reason);
   if (control.signal.aborted) hardStop();
@@ -96,42 +129,55 @@ async function runPlan(deps: PipelineDeps, plan: JobPlan, control: RunControl): 
   const softStop: RunObserver = {
     onCheckpoint: () => {
       if (control.stopping.aborted && !run.signal.aborted) {
-        deps.logger.info({ job: plan.name }, "stopping the run at a checkpoint for shutdown");
+        deps.logger.info(
+          { job: plan.name },
+          "stopping the run at a checkpoint for shutdown",
+        );
         run.abort(new Error("stopped at a checkpoint for shutdown"));
       }
     },
   };
   const observer = composeObservers(deps.observer, softStop);
   try {
-    await withRun({ ...deps, signal: run.signal, observer }, plan.name, async (ctx) => {
-      switch (plan.kind) {
-        case "sessions":
-          // The open sessions are re-read by their own job on their own schedule.
-          await syncSessions(ctx, { skipOpenRefresh: true });
-          return;
-        case "open-refresh": {
-          const cp = await readCheckpoint(ctx.warehouse, SESSIONS_STREAM);
-          if (!cp) {
-            ctx.logger.debug("no sessions synced yet, nothing to re-read");
+    await withRun(
+      { ...deps, signal: run.signal, observer },
+      plan.name,
+      async (ctx) => {
+        switch (plan.kind) {
+          case "sessions":
+            // The open sessions are re-read by their own job on their own schedule.
+            await syncSessions(ctx, { skipOpenRefresh: true });
+            return;
+          case "open-refresh": {
+            const cp = await readCheckpoint(ctx.warehouse, SESSIONS_STREAM);
+            if (!cp) {
+              ctx.logger.debug("no sessions synced yet, nothing to re-read");
+              return;
+            }
+            // The sessions job re-reads everything from (checkpoint − lookback); what started
+            // before that and is still open is this job's to follow.
+            await refreshOpenSessions(ctx, {
+              beforeMs: floorSecond(
+                cp.positionMs - ctx.config.sessions.lookbackMs,
+              ),
+            });
             return;
           }
-          // The sessions job re-reads everything from (checkpoint − lookback); what started
-          // before that and is still open is this job's to follow.
-          await refreshOpenSessions(ctx, { beforeMs: floorSecond(cp.positionMs - ctx.config.sessions.lookbackMs) });
-          return;
+          case "aggregation":
+            if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+            return;
         }
-        case "aggregation":
-          if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
-          return;
-      }
-    });
+      },
+    );
   } finally {
     control.signal.removeEventListener("abort", hardStop);
   }
 }
 
 /** One observer that calls each of the given ones in order. */
-export function composeObservers(...observers: ReadonlyArray<RunObserver | undefined>): RunObserver {
+export function composeObservers(
+  ...observers: ReadonlyArray<RunObserver | undefined>
+): RunObserver {
   const list = observers.filter((o): o is RunObserver => o !== undefined);
   return {
     onProgress: (e) => list.forEach((o) => o.onProgress?.(e)),

@@ -93,13 +93,24 @@ export class Scheduler {
   #shutdown: Promise<void> | undefined;
 
   constructor(options: SchedulerOptions) {
-    if (!Number.isInteger(options.maxConcurrentJobs) || options.maxConcurrentJobs < 1) {
-      throw new RangeError("maxConcurrentJobs must be a whole number of at least 1");
+    if (
+      !Number.isInteger(options.maxConcurrentJobs) ||
+      options.maxConcurrentJobs < 1
+    ) {
+      throw new RangeError(
+        "maxConcurrentJobs must be a whole number of at least 1",
+      );
     }
-    checkSchedules(options.jobs.map((j) => ({ what: `schedule of job ${j.name}`, schedule: j.schedule })));
+    checkSchedules(
+      options.jobs.map((j) => ({
+        what: `schedule of job ${j.name}`,
+        schedule: j.schedule,
+      })),
+    );
     this.#opts = options;
     for (const job of options.jobs) {
-      if (this.#slots.has(job.name)) throw new RangeError(`job ${job.name} is scheduled twice`);
+      if (this.#slots.has(job.name))
+        throw new RangeError(`job ${job.name} is scheduled twice`);
       this.#slots.set(job.name, {
         job,
         skippedThisRun: 0,
@@ -135,13 +146,19 @@ export class Scheduler {
       });
       // node-cron reports ticks it could not fire on time (a blocked event loop) as missed.
       task.on("execution:missed", (c) => {
-        this.#opts.logger.warn({ job: slot.job.name, tick: c.date.toISOString() }, "tick missed: the event loop was blocked");
+        this.#opts.logger.warn(
+          { job: slot.job.name, tick: c.date.toISOString() },
+          "tick missed: the event loop was blocked",
+        );
       });
       slot.task = task;
       void task.start();
     }
     this.#opts.logger.info(
-      { jobs: this.jobs().map((s) => ({ job: s.job, schedule: s.schedule })), maxConcurrentJobs: this.#opts.maxConcurrentJobs },
+      {
+        jobs: this.jobs().map((s) => ({ job: s.job, schedule: s.schedule })),
+        maxConcurrentJobs: this.#opts.maxConcurrentJobs,
+      },
       "scheduler started",
     );
   }
@@ -182,7 +199,12 @@ export class Scheduler {
       state.skippedTicks++;
       slot.skippedThisRun++;
       this.#opts.observer?.onTickSkipped?.({ job: slot.job.name, reason });
-      const fields = { job: slot.job.name, reason, skipped: slot.skippedThisRun, skippedTotal: state.skippedTicks };
+      const fields = {
+        job: slot.job.name,
+        reason,
+        skipped: slot.skippedThisRun,
+        skippedTotal: state.skippedTicks,
+      };
       // One warning per run that caused skips; the count of the rest comes when it ends.
       if (slot.skippedThisRun === 1) {
         this.#opts.logger.warn(
@@ -201,7 +223,10 @@ export class Scheduler {
     } else {
       state.phase = "waiting";
       this.#queue.push(slot);
-      this.#opts.logger.debug({ job: slot.job.name, waiting: this.#queue.length }, "job waits for a free slot");
+      this.#opts.logger.debug(
+        { job: slot.job.name, waiting: this.#queue.length },
+        "job waits for a free slot",
+      );
     }
     return true;
   }
@@ -231,10 +256,16 @@ export class Scheduler {
     }
     slot.current = (async () => {
       try {
-        await job.run({ signal: abort.signal, stopping: this.#stopping.signal });
+        await job.run({
+          signal: abort.signal,
+          stopping: this.#stopping.signal,
+        });
         state.lastSuccessMs = Date.now();
         state.lastError = undefined;
-        this.#opts.observer?.onJobSuccess?.({ job: job.name, atMs: state.lastSuccessMs });
+        this.#opts.observer?.onJobSuccess?.({
+          job: job.name,
+          atMs: state.lastSuccessMs,
+        });
       } catch (err) {
         // The job logs its own failure (withRun); here it only matters for the state.
         state.lastError = errorMessage(err);
@@ -248,7 +279,11 @@ export class Scheduler {
         this.#opts.observer?.onJobState?.({ job: job.name, running: false });
         if (slot.skippedThisRun > 1) {
           this.#opts.logger.warn(
-            { job: job.name, skipped: slot.skippedThisRun, ms: state.lastEndMs - (state.lastStartMs ?? state.lastEndMs) },
+            {
+              job: job.name,
+              skipped: slot.skippedThisRun,
+              ms: state.lastEndMs - (state.lastStartMs ?? state.lastEndMs),
+            },
             "ticks skipped while the run was going; a longer schedule would fit this job better",
           );
         }
@@ -272,14 +307,20 @@ export class Scheduler {
     for (const slot of this.#slots.values()) void slot.task?.destroy();
     for (const slot of this.#queue.splice(0)) slot.state.phase = "idle";
     this.#stopping.abort(new Error("shutting down"));
-    const running = [...this.#slots.values()].filter((s) => s.current !== undefined);
-    const wait = () => Promise.all(running.map((s) => s.current ?? Promise.resolve()));
+    const running = [...this.#slots.values()].filter(
+      (s) => s.current !== undefined,
+    );
+    const wait = () =>
+      Promise.all(running.map((s) => s.current ?? Promise.resolve()));
     if (running.length === 0) {
       logger.info("scheduler stopped");
       return;
     }
     const names = running.map((s) => s.job.name);
-    logger.info({ running: names, deadlineMs: this.#opts.shutdownDeadlineMs }, "waiting for running jobs to stop");
+    logger.info(
+      { running: names, deadlineMs: this.#opts.shutdownDeadlineMs },
+      "waiting for running jobs to stop",
+    );
     // These timers are deliberately not unref'd: shutdown is exactly when the process must
     // stay up until the runs have ended.
     if (await within(wait(), this.#opts.shutdownDeadlineMs)) {
@@ -288,7 +329,10 @@ export class Scheduler {
     }
     const late = running.filter((s) => s.current !== undefined);
     logger.warn(
-      { jobs: late.map((s) => s.job.name), deadlineMs: this.#opts.shutdownDeadlineMs },
+      {
+        jobs: late.map((s) => s.job.name),
+        deadlineMs: this.#opts.shutdownDeadlineMs,
+      },
       "shutdown deadline passed, aborting running jobs",
     );
     for (const s of late) s.abort?.abort(new Error("shutdown deadline passed"));
@@ -298,7 +342,12 @@ export class Scheduler {
       return;
     }
     logger.error(
-      { jobs: running.filter((s) => s.current !== undefined).map((s) => s.job.name), graceMs },
+      {
+        jobs: running
+          .filter((s) => s.current !== undefined)
+          .map((s) => s.job.name),
+        graceMs,
+      },
       "jobs did not stop after the abort; closing anyway (their checkpoints only follow stored data)",
     );
   }
@@ -307,10 +356,17 @@ export class Scheduler {
     const logger = this.#opts.logger;
     // node-cron's own messages, routed into the structured log.
     return {
-      info: (message: string) => logger.debug({ job, source: "node-cron" }, message),
-      warn: (message: string) => logger.warn({ job, source: "node-cron" }, message),
-      error: (message: string | Error) => logger.error({ job, source: "node-cron", err: errorMessage(message) }, "node-cron error"),
-      debug: (message: string | Error) => logger.debug({ job, source: "node-cron" }, errorMessage(message)),
+      info: (message: string) =>
+        logger.debug({ job, source: "node-cron" }, message),
+      warn: (message: string) =>
+        logger.warn({ job, source: "node-cron" }, message),
+      error: (message: string | Error) =>
+        logger.error(
+          { job, source: "node-cron", err: errorMessage(message) },
+          "node-cron error",
+        ),
+      debug: (message: string | Error) =>
+        logger.debug({ job, source: "node-cron" }, errorMessage(message)),
     };
   }
 }

@@ -2,6 +2,7 @@
 // rate-limit headers on every response, fault injection, and the session routes. Other parts
 // of the simulator (log aggregations) plug in through addRoute.
 
+import { createListLogAggregationsHandler, type LogsHandlerOptions } from "./logs/handler.js";
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
   createServer,
@@ -95,6 +96,8 @@ export interface SimulatorOptions {
   /** Byte budget of the bench page cache; default 512 MiB. */
   benchCacheBytes?: number;
   logger?: SimLogger;
+  /** ListLogAggregations options (top-N size); false leaves the route out. */
+  logAggregations?: LogsHandlerOptions | false;
 }
 
 export interface SimulatorStats {
@@ -664,6 +667,10 @@ export async function startSimulator(
   options: SimulatorOptions,
 ): Promise<Simulator> {
   const sim = new SimulatorServer(options);
+  // The whole API surface the exporter reads is served by default; tests may replace a route.
+  if (options.logAggregations !== false) {
+    sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, createListLogAggregationsHandler(options.logAggregations ?? {}));
+  }
   await sim.listen();
   return sim;
 }

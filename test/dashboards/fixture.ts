@@ -4,10 +4,15 @@
 import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
-import { type Simulator } from "../../src/simulator/index.js";
-import { createListLogAggregationsHandler, LIST_LOG_AGGREGATIONS_PATH } from "../../src/simulator/logs/handler.js";
+import type { Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
-import { API_KEY, NOON, post, run, runDeps, testSimulator } from "../helpers/simulator.js";
+import {
+  API_KEY,
+  NOON,
+  run,
+  runDeps,
+  testSimulator,
+} from "../helpers/simulator.js";
 import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
 
 export const DAY_MS = 86_400_000;
@@ -21,24 +26,8 @@ export interface DemoWarehouse {
   close(): Promise<void>;
 }
 
-/**
- * Serves ListLogAggregations when the simulator does not yet (the route is registered by the
- * simulator's own start-up once that lands); a no-op otherwise, so the fixture never replaces
- * the simulator's own handler.
- */
-async function ensureAggregationsRoute(sim: Simulator): Promise<void> {
-  const probe = await post(sim, "LogsService/ListLogAggregations", {
-    startTimestamp: String(NOON / 1000 - 3600),
-    endTimestamp: String(NOON / 1000),
-  });
-  if (probe.status !== 404) return;
-  const handler = createListLogAggregationsHandler();
-  sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, (body, ctx) => handler(body, ctx));
-}
-
 export async function demoWarehouse(): Promise<DemoWarehouse> {
   const sim = await testSimulator();
-  await ensureAggregationsRoute(sim);
   const config = await testConfig({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
@@ -50,7 +39,9 @@ export async function demoWarehouse(): Promise<DemoWarehouse> {
   const deps = runDeps(config, warehouse);
   await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }));
   for (const job of config.aggregations.jobs) {
-    await run(deps, job.name, (ctx) => syncAggregations(ctx, job, { nowMs: NOON }));
+    await run(deps, job.name, (ctx) =>
+      syncAggregations(ctx, job, { nowMs: NOON }),
+    );
   }
   await deps.api.close();
   return {

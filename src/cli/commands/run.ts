@@ -15,12 +15,22 @@ import { Scheduler } from "../../scheduler/scheduler.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
 import { scrubber } from "../../util/logger.js";
 import { readCheckpoints } from "../../warehouse/bookkeeping.js";
-import { configFrom, loggerFor, openRuntime, type GlobalOptions } from "../runtime.js";
+import {
+  configFrom,
+  loggerFor,
+  openRuntime,
+  type GlobalOptions,
+} from "../runtime.js";
 
-export function registerRunCommand(program: Command, globals: () => GlobalOptions): void {
+export function registerRunCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
   program
     .command("run")
-    .description("run every job on its schedule, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT")
+    .description(
+      "run every job on its schedule, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT",
+    )
     .action(async () => {
       await runService(configFrom(globals()));
     });
@@ -35,16 +45,38 @@ const EXIT_SAFETY_MS = 5_000;
 export interface RunServiceOptions {
   /** Where the stop signals come from (default: the process). */
   signals?: Pick<NodeJS.Process, "on" | "off">;
-  /** Exits at once on a second signal (default: process.exit). */
+  /** Ends the process at once on a second signal (default: the signal's own default action). */
+  die?: (signal: StopSignal) => void;
+  /** Exits once everything is closed, should a leftover handle keep the process up. */
   exit?: (code: number) => void;
 }
 
-export async function runService(config: Config, options: RunServiceOptions = {}): Promise<void> {
+/**
+ * Terminates the process the way the signal would have without a handler: at once, with no
+ * exit hooks and no native destructors. process.exit() would run those while the embedded
+ * engine's threads may be in the middle of a query, and that crashes (SIGSEGV).
+ */
+function dieBySignal(signal: StopSignal): void {
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  // Someone else still handles the signal: the status a shell would report for it.
+  else process.exit(128 + SIGNAL_NUMBERS[signal]);
+}
+
+export async function runService(
+  config: Config,
+  options: RunServiceOptions = {},
+): Promise<void> {
   const signals = options.signals ?? process;
+  const die = options.die ?? dieBySignal;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const plans = planJobs(config);
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
-  checkSchedules(plans.map((p) => ({ what: `schedule of job ${p.name}`, schedule: p.schedule })));
+  checkSchedules(
+    plans.map((p) => ({
+      what: `schedule of job ${p.name}`,
+      schedule: p.schedule,
+    })),
+  );
 
   const logger = loggerFor(config);
   const metrics = new Metrics();
@@ -52,7 +84,9 @@ export async function runService(config: Config, options: RunServiceOptions = {}
   const rt = await openRuntime(config, { logger, apiObserver: metrics });
   const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
-  metrics.watchCheckpoints(async () => (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)));
+  metrics.watchCheckpoints(async () =>
+    (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)),
+  );
 
   const scheduler = new Scheduler({
     jobs: pipelineJobs({ ...rt, observer: metrics }, plans),
@@ -84,10 +118,14 @@ export async function runService(config: Config, options: RunServiceOptions = {}
     });
   } catch (err) {
     await rt.close();
-    throw new FatalError("OPS_LISTEN_FAILED", `the ops server cannot listen on ${config.service.opsHost}:${config.service.opsPort}: ${errorMessage(err)}`, {
-      cause: err,
-      hint: "set SESSIONHOUSE_OPS_PORT to a free port (0 picks one) or stop the process that holds it",
-    });
+    throw new FatalError(
+      "OPS_LISTEN_FAILED",
+      `the ops server cannot listen on ${config.service.opsHost}:${config.service.opsPort}: ${errorMessage(err)}`,
+      {
+        cause: err,
+        hint: "set SESSIONHOUSE_OPS_PORT to a free port (0 picks one) or stop the process that holds it",
+      },
+    );
   }
 
   let resolveStop: (signal: StopSignal) => void = () => undefined;
@@ -101,9 +139,14 @@ export async function runService(config: Config, options: RunServiceOptions = {}
       resolveStop(signal);
       return;
     }
-    logger.warn({ signal }, "second signal: exiting now; the next start resumes from the checkpoints");
+    logger.warn(
+      { signal },
+      "second signal: exiting now; the next start resumes from the checkpoints",
+    );
     logger.flush();
-    exit(128 + SIGNAL_NUMBERS[signal]);
+    signals.off("SIGTERM", onTerm);
+    signals.off("SIGINT", onInt);
+    die(signal);
   };
   const onTerm = () => onSignal("SIGTERM");
   const onInt = () => onSignal("SIGINT");
@@ -113,9 +156,15 @@ export async function runService(config: Config, options: RunServiceOptions = {}
   let stopped = false;
   try {
     scheduler.start();
-    logger.info({ ops: ops.url, jobs: plans.length, warehouse: rt.warehouse.location }, "service started");
+    logger.info(
+      { ops: ops.url, jobs: plans.length, warehouse: rt.warehouse.location },
+      "service started",
+    );
     const signal = await stopRequested;
-    logger.info({ signal, deadlineMs: config.service.shutdownDeadlineMs }, "shutting down");
+    logger.info(
+      { signal, deadlineMs: config.service.shutdownDeadlineMs },
+      "shutting down",
+    );
     await scheduler.shutdown();
     await ops.close();
     logger.info({ uptimeMs: Date.now() - startedAtMs }, "service stopped");
@@ -132,5 +181,8 @@ export async function runService(config: Config, options: RunServiceOptions = {}
     signals.off("SIGINT", onInt);
   }
   // Everything is closed; a handle some library left behind must not keep the process alive.
-  setTimeout(() => exit(process.exitCode === undefined ? 0 : Number(process.exitCode)), EXIT_SAFETY_MS).unref();
+  setTimeout(
+    () => exit(process.exitCode === undefined ? 0 : Number(process.exitCode)),
+    EXIT_SAFETY_MS,
+  ).unref();
 }

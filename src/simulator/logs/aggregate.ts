@@ -18,6 +18,8 @@ import {
   intString,
   MEMBER_INDEX,
   MEMBERS,
+  NUMBER_COLUMN,
+  numberOf,
   type AggregationMember,
   type BatchVisitor,
   type EventBatch,
@@ -192,9 +194,11 @@ export function aggregateLogs(
         weigh(b.ctx);
         weigh(b.detail[i]);
         weigh(b.policy[i]);
-        bumpNumber(rowsReceived, b.rowsReceived[i]);
-        bumpNumber(rowsSent, b.rowsSent[i]);
-        bumpNumber(dataVolume, b.dataVolume[i]);
+        if (b.numbers.length > 0) {
+          bumpNumber(rowsReceived, numberOf(b, NUMBER_COLUMN.rowsReceived, i));
+          bumpNumber(rowsSent, numberOf(b, NUMBER_COLUMN.rowsSent, i));
+          bumpNumber(dataVolume, numberOf(b, NUMBER_COLUMN.dataVolume, i));
+        }
       }
     }
   });
@@ -261,8 +265,8 @@ function bump(counts: Map<string, Cell>, key: string, w: number): void {
   else cell.n += w;
 }
 
-function bumpNumber(counts: Map<number, Cell>, n: number | undefined): void {
-  if (n === undefined || n < 0) return;
+function bumpNumber(counts: Map<number, Cell>, n: number): void {
+  if (n < 0) return;
   const cell = counts.get(n);
   if (cell === undefined) counts.set(n, { n: 1 });
   else cell.n++;

@@ -87,7 +87,21 @@ export interface SimColumn {
   readonly name: string;
   readonly label: DataLabel;
   /** Literal style used when the column appears in a WHERE clause. */
-  readonly literal: "id" | "email" | "name" | "date" | "word" | "amount";
+  readonly literal:
+    | "id"
+    | "email"
+    | "name"
+    | "date"
+    | "word"
+    | "amount"
+    | "phone"
+    | "address"
+    | "ip"
+    | "card"
+    | "iban"
+    | "ssn"
+    | "sku"
+    | "currency";
 }
 
 export interface SimTable {
@@ -112,8 +126,8 @@ export const TABLES: readonly SimTable[] = [
       col("id", "none", "id"),
       col("email", "email", "email"),
       col("full_name", "name", "name"),
-      col("phone", "phone"),
-      col("address", "address"),
+      col("phone", "phone", "phone"),
+      col("address", "address", "address"),
       col("date_of_birth", "date_of_birth", "date"),
       col("created_at", "none", "date"),
     ],
@@ -125,7 +139,7 @@ export const TABLES: readonly SimTable[] = [
       col("customer_id", "none", "id"),
       col("total_amount", "none", "amount"),
       col("status", "none"),
-      col("shipping_address", "address"),
+      col("shipping_address", "address", "address"),
       col("created_at", "none", "date"),
     ],
   },
@@ -134,10 +148,10 @@ export const TABLES: readonly SimTable[] = [
     columns: [
       col("id", "none", "id"),
       col("order_id", "none", "id"),
-      col("card_number", "credit_card"),
-      col("iban", "iban"),
+      col("card_number", "credit_card", "card"),
+      col("iban", "iban", "iban"),
       col("amount", "none", "amount"),
-      col("currency", "none"),
+      col("currency", "none", "currency"),
     ],
   },
   {
@@ -146,10 +160,10 @@ export const TABLES: readonly SimTable[] = [
       col("id", "none", "id"),
       col("full_name", "name", "name"),
       col("email", "email", "email"),
-      col("ssn", "ssn"),
+      col("ssn", "ssn", "ssn"),
       col("salary", "none", "amount"),
       col("date_of_birth", "date_of_birth", "date"),
-      col("phone", "phone"),
+      col("phone", "phone", "phone"),
     ],
   },
   {
@@ -158,7 +172,7 @@ export const TABLES: readonly SimTable[] = [
       col("id", "none", "id"),
       col("email", "email", "email"),
       col("username", "none"),
-      col("last_login_ip", "ip_address"),
+      col("last_login_ip", "ip_address", "ip"),
       col("created_at", "none", "date"),
     ],
   },
@@ -168,7 +182,7 @@ export const TABLES: readonly SimTable[] = [
       col("id", "none", "id"),
       col("customer_id", "none", "id"),
       col("amount", "none", "amount"),
-      col("iban", "iban"),
+      col("iban", "iban", "iban"),
       col("due_date", "none", "date"),
     ],
   },
@@ -178,7 +192,7 @@ export const TABLES: readonly SimTable[] = [
       col("id", "none", "id"),
       col("actor_email", "email", "email"),
       col("action", "none"),
-      col("ip_address", "ip_address"),
+      col("ip_address", "ip_address", "ip"),
       col("created_at", "none", "date"),
     ],
   },
@@ -187,7 +201,7 @@ export const TABLES: readonly SimTable[] = [
     columns: [
       col("id", "none", "id"),
       col("name", "none"),
-      col("sku", "none"),
+      col("sku", "none", "sku"),
       col("price", "none", "amount"),
     ],
   },
@@ -615,6 +629,13 @@ const LAST = [
   "silva",
   "tanaka",
 ];
+const STREETS = [
+  "Main St",
+  "Oak Ave",
+  "Rue de Rivoli",
+  "Hauptstrasse",
+  "Elm Rd",
+];
 const WORDS = [
   "pending",
   "shipped",
@@ -641,6 +662,22 @@ export function literalFor(kind: string, rng: Rng): string {
       const l = rng.pick(LAST);
       return `${f.charAt(0).toUpperCase()}${f.slice(1)} ${l.charAt(0).toUpperCase()}${l.slice(1)}`;
     }
+    case "phone":
+      return `+1-555-${String(rng.int(10_000)).padStart(4, "0")}`;
+    case "address":
+      return `${1 + rng.int(999)} ${rng.pick(STREETS)}`;
+    case "ip":
+      return `203.0.113.${1 + rng.int(254)}`;
+    case "card":
+      return `4111-****-****-${String(rng.int(10_000)).padStart(4, "0")}`;
+    case "iban":
+      return `DE89370400440532${String(rng.int(1_000_000)).padStart(6, "0")}`;
+    case "ssn":
+      return `***-**-${String(rng.int(10_000)).padStart(4, "0")}`;
+    case "sku":
+      return `SKU-${String(rng.int(100_000)).padStart(5, "0")}`;
+    case "currency":
+      return rng.pick(["EUR", "USD", "GBP", "JPY"]);
     case "date":
       return `2026-${String(1 + rng.int(12)).padStart(2, "0")}-${String(1 + rng.int(28)).padStart(2, "0")}`;
     default:

@@ -41,11 +41,12 @@ import {
 } from "./catalog.js";
 import {
   FieldGroup,
+  NUMBER_COLUMN,
   type BatchVisitor,
   type EventBatch,
   type Fields,
 } from "./fields.js";
-import { hash32, hexOf, Rng } from "./prng.js";
+import { hash32, hexOf, Rng, WeightedList } from "./prng.js";
 
 export const HOUR_MS = 3_600_000;
 
@@ -64,7 +65,10 @@ export interface LogSessionSource {
 
 export interface LogEventStoreOptions {
   seed: number;
-  /** Sessions whose events are kept in memory (default 50 000, about five days of the default org). */
+  /**
+   * Sessions whose events stay cached (default 30 000: three days of the default org, ~2 KB
+   * each). Only sessions overlapping a requested window are generated.
+   */
   cacheSessions?: number;
 }
 
@@ -74,13 +78,15 @@ const CONTROL_CACHE_HOURS = 24 * 31;
 /** Events per session: a few, more for long sessions, never more than this. */
 export const MAX_EVENTS_PER_SESSION = 60;
 
-const TEMPLATE_VARIANTS = 24;
+/** Literal variants per template: enough for varied received texts, few enough to share. */
+const TEMPLATE_VARIANTS = 12;
 
 interface Template {
   readonly source: string;
   readonly kind:
     "read" | "bulk" | "count" | "point" | "write" | "ddl" | "command";
-  readonly labels: ReadonlySet<string>;
+  /** Masking policies that apply to the returned columns' labels. */
+  readonly masking: readonly string[];
   /** Returns columns labelled ssn, credit_card, iban or date_of_birth. */
   readonly sensitive: boolean;
   readonly group: FieldGroup;
@@ -100,8 +106,8 @@ interface ResourceProfile {
   readonly technology: Technology | undefined;
   readonly group: FieldGroup;
   readonly isProd: boolean;
-  readonly templates: readonly Template[];
-  readonly templateWeights: readonly number[];
+  /** Undefined when the technology has no statements (rdp, llm, mcp). */
+  readonly templates: WeightedList<Template> | undefined;
   readonly llmProvider: string;
   readonly llmModels: readonly string[];
 }
@@ -119,7 +125,8 @@ export class LogEventStore {
   readonly #userGroups = new Map<string, FieldGroup>();
   readonly #endUserGroups = new Map<string, FieldGroup>();
   readonly #llmGroups = new Map<string, FieldGroup>();
-  readonly #policyByName: ReadonlyMap<string, SimPolicy>;
+  /** Names of the blocking policies that do block (dry-run and draft ones only log). */
+  readonly #activeBlocking: ReadonlySet<string>;
   readonly #users: ReadonlyMap<string, SimUser>;
   readonly #groupNames: ReadonlyMap<string, string>;
   readonly #humans: readonly SimUser[];
@@ -128,10 +135,14 @@ export class LogEventStore {
   constructor(source: LogSessionSource, opts: LogEventStoreOptions) {
     this.seed = opts.seed;
     this.#source = source;
-    this.#cacheSessions = Math.max(1, opts.cacheSessions ?? 50_000);
+    this.#cacheSessions = Math.max(1, opts.cacheSessions ?? 30_000);
     this.policies = policyCatalog(opts.seed);
     this.workflows = workflowCatalog(opts.seed);
-    this.#policyByName = new Map(this.policies.map((p) => [p.name, p]));
+    this.#activeBlocking = new Set(
+      this.policies
+        .filter((p) => p.type === "blocking" && p.status === "active")
+        .map((p) => p.name),
+    );
     const org = source.org;
     this.#users = new Map(org.users.map((u) => [u.id, u]));
     this.#groupNames = new Map(org.groups.map((g) => [g.id, g.name]));
@@ -259,12 +270,12 @@ export class LogEventStore {
     const kept = out
       .filter((e) => historyStart === undefined || e.ts >= historyStart)
       .sort((a, b) => a.ts - b.ts);
-    const batch = newBatch(kept.length, undefined);
+    const batch = draft(kept.length, undefined);
     kept.forEach((e, i) => {
       batch.ts[i] = e.ts;
       batch.detail[i] = e.group;
     });
-    return batch;
+    return seal(batch);
   }
 
   #actor(rng: Rng): SimUser | undefined {
@@ -284,7 +295,7 @@ export class LogEventStore {
       MAX_EVENTS_PER_SESSION,
       2 + rng.int(7) + Math.floor(Math.sqrt(duration / 60_000) * 1.5),
     );
-    const batch = newBatch(n, this.#sessionContext(s, profile));
+    const batch = draft(n, this.#sessionContext(s, profile));
     batch.ts[0] = s.startMs;
     for (let i = 1; i < n; i++) {
       batch.ts[i] = s.startMs + Math.floor(rng.next() * (duration + 1));
@@ -296,8 +307,9 @@ export class LogEventStore {
       profile.technology === undefined
         ? "screen"
         : EVENT_KIND_OF[profile.technology];
+    const fired: string[] = [];
     for (let i = 0; i < n; i++) {
-      const fired: string[] = [];
+      fired.length = 0;
       if (i === 0) {
         if (user?.type === "human" && rng.chance(0.3)) {
           fired.push("session-require-mfa");
@@ -328,21 +340,20 @@ export class LogEventStore {
       }
       batch.policy[i] = this.#policyGroup(fired);
     }
-    return batch;
+    return seal(batch);
   }
 
   #queryEvent(
     rng: Rng,
     p: ResourceProfile,
     fired: string[],
-    batch: MutableBatch,
+    batch: Draft,
     i: number,
   ): void {
-    if (p.templates.length === 0) return;
-    const t = rng.weighted(p.templates, p.templateWeights);
-    for (const label of t.labels) {
-      const masking = MASKING_POLICY_OF_LABEL[label];
-      if (masking !== undefined && rng.chance(0.9)) fired.push(masking);
+    if (p.templates === undefined) return;
+    const t = p.templates.pick(rng);
+    for (const masking of t.masking) {
+      if (rng.chance(0.9)) fired.push(masking);
     }
     if (t.sensitive && rng.chance(0.4)) {
       fired.push("notify-sensitive-table-access");
@@ -356,23 +367,20 @@ export class LogEventStore {
         rng.chance(0.5) ? "filter-tenant-rows" : "filter-rows-by-region",
       );
     }
-    const blocked = fired.some((name) => {
-      const pol = this.#policyByName.get(name);
-      return pol?.type === "blocking" && pol.status === "active";
-    });
+    const blocked = fired.some((name) => this.#activeBlocking.has(name));
     batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), blocked);
     // A blocked statement never reached the resource: no rows, no data.
     if (blocked) {
-      batch.rowsReceived[i] = 0;
-      batch.rowsSent[i] = 0;
+      setNumber(batch, NUMBER_COLUMN.rowsReceived, i, 0);
+      setNumber(batch, NUMBER_COLUMN.rowsSent, i, 0);
       return;
     }
     const rows = rowsFor(t.kind, rng);
     // Row filtering drops rows from the response, after the resource sent them.
     const sent = filtered ? Math.floor(rows * (0.1 + 0.8 * rng.next())) : rows;
-    batch.rowsReceived[i] = rows;
-    batch.rowsSent[i] = sent;
-    batch.dataVolume[i] = 96 + sent * t.rowWidth;
+    setNumber(batch, NUMBER_COLUMN.rowsReceived, i, rows);
+    setNumber(batch, NUMBER_COLUMN.rowsSent, i, sent);
+    setNumber(batch, NUMBER_COLUMN.dataVolume, i, 96 + sent * t.rowWidth);
   }
 
   #requestEvent(
@@ -380,11 +388,11 @@ export class LogEventStore {
     p: ResourceProfile,
     kind: "request" | "command",
     fired: string[],
-    batch: MutableBatch,
+    batch: Draft,
     i: number,
   ): void {
-    if (p.templates.length === 0) return;
-    const t = rng.weighted(p.templates, p.templateWeights);
+    if (p.templates === undefined) return;
+    const t = p.templates.pick(rng);
     if (
       kind === "request" &&
       /customers|employees|users/.test(t.source) &&
@@ -401,7 +409,12 @@ export class LogEventStore {
     }
     batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), false);
     if (kind === "request") {
-      batch.dataVolume[i] = t.rowWidth * (1 + rng.int(200));
+      setNumber(
+        batch,
+        NUMBER_COLUMN.dataVolume,
+        i,
+        t.rowWidth * (1 + rng.int(200)),
+      );
     }
   }
 
@@ -563,8 +576,13 @@ export class LogEventStore {
       technology: tech,
       group: new FieldGroup(base),
       isProd: /prod/i.test(resource?.environment ?? ""),
-      templates,
-      templateWeights: templates.map((t) => t.weight),
+      templates:
+        templates.length === 0
+          ? undefined
+          : new WeightedList(
+              templates,
+              templates.map((t) => t.weight),
+            ),
       llmProvider,
       llmModels: rng.sample(LLM_PROVIDERS[llmProvider] ?? [], 3),
     };
@@ -616,7 +634,9 @@ export class LogEventStore {
       return {
         source: spec.source,
         kind: spec.kind,
-        labels: new Set(spec.columns.map((c) => c.label)),
+        masking: [...new Set(spec.columns.map((c) => c.label))].flatMap(
+          (label) => MASKING_POLICY_OF_LABEL[label] ?? [],
+        ),
         sensitive: spec.columns.some((c) => SENSITIVE_LABELS.has(c.label)),
         group: new FieldGroup({
           ...common,
@@ -880,20 +900,48 @@ function rowsFor(kind: Template["kind"], rng: Rng): number {
   }
 }
 
-type MutableBatch = EventBatch & {
+/** A batch under construction; `seal` finishes it. */
+interface Draft {
+  readonly ts: Float64Array;
+  readonly ctx: FieldGroup | undefined;
   readonly detail: (FieldGroup | undefined)[];
   readonly policy: (FieldGroup | undefined)[];
-};
+  /** As EventBatch.numbers, always 3 × n long here. */
+  readonly numbers: Float64Array;
+  hasNumbers: boolean;
+}
 
-function newBatch(n: number, ctx: FieldGroup | undefined): MutableBatch {
+function draft(n: number, ctx: FieldGroup | undefined): Draft {
   return {
     ts: new Float64Array(n),
     ctx,
     detail: new Array<FieldGroup | undefined>(n).fill(undefined),
     policy: new Array<FieldGroup | undefined>(n).fill(undefined),
-    rowsReceived: new Int32Array(n).fill(-1),
-    rowsSent: new Int32Array(n).fill(-1),
-    dataVolume: new Float64Array(n).fill(-1),
+    numbers: new Float64Array(3 * n).fill(-1),
+    hasNumbers: false,
+  };
+}
+
+function setNumber(d: Draft, column: number, i: number, value: number): void {
+  d.numbers[column * d.ts.length + i] = value;
+  d.hasNumbers = true;
+}
+
+const NO_GROUPS: readonly (FieldGroup | undefined)[] = Object.freeze([]);
+const NO_NUMBERS = new Float64Array(0);
+
+/** Columns without any value share one empty array: most sessions have no policies or rows. */
+function seal(d: Draft): EventBatch {
+  const groups = (
+    list: (FieldGroup | undefined)[],
+  ): readonly (FieldGroup | undefined)[] =>
+    list.some((g) => g !== undefined) ? list : NO_GROUPS;
+  return {
+    ts: d.ts,
+    ctx: d.ctx,
+    detail: groups(d.detail),
+    policy: groups(d.policy),
+    numbers: d.hasNumbers ? d.numbers : NO_NUMBERS,
   };
 }
 

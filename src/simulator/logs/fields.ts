@@ -221,7 +221,7 @@ export class FieldGroup {
 /**
  * The events of one session (or the control-plane events of one hour), as parallel arrays:
  * event i happened at ts[i] and has the fields of ctx, detail[i] and policy[i], plus three
- * numbers (-1 where absent). Most of an event is shared with others, so an event costs a few
+ * numbers. Most of an event is shared with others, so an event costs a few
  * dozen bytes and no object of its own.
  */
 export interface EventBatch {
@@ -233,9 +233,12 @@ export interface EventBatch {
   readonly detail: readonly (FieldGroup | undefined)[];
   /** The policies the event triggered. */
   readonly policy: readonly (FieldGroup | undefined)[];
-  readonly rowsReceived: Int32Array;
-  readonly rowsSent: Int32Array;
-  readonly dataVolume: Float64Array;
+  /**
+   * Rows received, rows sent and data volume of every event, column after column (3 × n
+   * values, -1 where absent), or empty when no event has any: one buffer instead of three,
+   * since a typed array costs a few hundred bytes before its first element.
+   */
+  readonly numbers: Float64Array;
 }
 
 /** Events from..to-1 of a batch. */
@@ -248,12 +251,25 @@ export function intString(n: number): string {
   return SMALL_INTS[n] ?? String(n);
 }
 
+/** Column of each number field in EventBatch.numbers. */
+export const NUMBER_COLUMN = Object.freeze({
+  rowsReceived: 0,
+  rowsSent: 1,
+  dataVolume: 2,
+} as const);
+
+/** A number of event i (column: NUMBER_COLUMN), or -1 when the event lacks it. */
+export function numberOf(b: EventBatch, column: number, i: number): number {
+  return b.numbers[column * b.ts.length + i] ?? -1;
+}
+
 function numberField(
-  values: Int32Array | Float64Array,
+  b: EventBatch,
+  column: number,
   i: number,
 ): string | undefined {
-  const n = values[i];
-  return n === undefined || n < 0 ? undefined : intString(n);
+  const n = numberOf(b, column, i);
+  return n < 0 ? undefined : intString(n);
 }
 
 /** The value of a field on event i of a batch, or undefined when the event lacks it. */
@@ -270,11 +286,9 @@ export function fieldValue(
     case "policy":
       return b.policy[i]?.get(field);
     case "rowsReceived":
-      return numberField(b.rowsReceived, i);
     case "rowsSent":
-      return numberField(b.rowsSent, i);
     case "dataVolume":
-      return numberField(b.dataVolume, i);
+      return numberField(b, NUMBER_COLUMN[HOME_OF_FIELD[field]], i);
   }
 }
 
@@ -326,8 +340,10 @@ export function batchOfEvent(fields: Fields, ts = 0): EventBatch {
     ctx: group(byHome.ctx),
     detail: [group(byHome.detail)],
     policy: [group(byHome.policy)],
-    rowsReceived: Int32Array.of(numbers.rowsReceived),
-    rowsSent: Int32Array.of(numbers.rowsSent),
-    dataVolume: Float64Array.of(numbers.dataVolume),
+    numbers: Float64Array.of(
+      numbers.rowsReceived,
+      numbers.rowsSent,
+      numbers.dataVolume,
+    ),
   };
 }

@@ -15,7 +15,13 @@ import {
   type ListLogAggregationsResponse,
 } from "./aggregate.js";
 import { LogEventStore, type LogSessionSource } from "./events.js";
-import { isLogField, LOG_FIELDS, type LogField } from "./fields.js";
+import {
+  isLogField,
+  LOG_FIELDS,
+  MEMBER_OF_FIELD,
+  type AggregatedField,
+  type LogField,
+} from "./fields.js";
 import {
   compileQuery,
   parseQuery,
@@ -38,7 +44,7 @@ export type AggregationMode = "field_aggregations_only" | "logs_over_time_only";
 export interface LogsHandlerOptions {
   /** Keys per top-value member (default 10); the real service's number is unknown. */
   topN?: number;
-  /** Sessions whose generated events stay cached, per session source (default 50 000). */
+  /** Sessions whose generated events stay cached, per session source (default 30 000). */
   cacheSessions?: number;
 }
 
@@ -101,15 +107,29 @@ export function createListLogAggregationsHandler(
   };
 }
 
+/** Request members by JSON name; proto3 JSON parsers also accept the proto field names. */
+const PROTO_NAMES: Readonly<Record<string, string>> = {
+  startTimestamp: "start_timestamp",
+  endTimestamp: "end_timestamp",
+  histogramInterval: "histogram_interval",
+  histogramGroupByFields: "histogram_group_by_fields",
+};
+
 /** Validates a request body; every problem is `invalid_argument` naming the field. */
 export function parseListLogAggregationsRequest(
-  body: Record<string, unknown>,
+  raw: Record<string, unknown>,
 ): ParsedLogAggregationsRequest {
+  const body = { ...raw };
+  for (const [json, proto] of Object.entries(PROTO_NAMES)) {
+    if (!(proto in raw)) continue;
+    if (json in raw) throw invalid(`${json} is set twice (also as ${proto})`);
+    body[json] = raw[proto];
+  }
   const startMs = requiredTimestamp(body, "startTimestamp");
   const endMs = requiredTimestamp(body, "endTimestamp");
   if (!(startMs < endMs)) {
     throw invalid(
-      `startTimestamp must be before endTimestamp (got ${String(body.startTimestamp)} and ${String(body.endTimestamp)})`,
+      `startTimestamp must be before endTimestamp (got ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()})`,
     );
   }
   const intervalText =
@@ -162,11 +182,12 @@ function parseGroupBy(value: unknown): LogField[] {
     if (typeof f !== "string")
       throw invalid(`histogramGroupByFields[${i}]: expected a string`);
     if (!isLogField(f)) {
-      const hint = LOG_FIELDS.find(
-        (k) =>
-          k.replace(/[._]/g, "").toLowerCase() ===
-          f.replace(/[._]/g, "").toLowerCase(),
-      );
+      // Clients confuse the dotted field with its aggregation member (resourceTechnologies).
+      const squash = (x: string): string =>
+        x.replace(/[._]/g, "").toLowerCase();
+      const hint =
+        LOG_FIELDS.find((k) => squash(k) === squash(f)) ??
+        LOG_FIELDS.find((k) => MEMBER_OF_FIELD[k as AggregatedField] === f);
       throw invalid(
         `histogramGroupByFields[${i}]: unknown field "${truncateForMessage(f)}"` +
           (hint === undefined

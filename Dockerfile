@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# The exporter as an image: compiled with the full tree, run with production dependencies
+# only. The embedded engine (chdb, an optional dependency) stays out of the runtime image: in
+# a container the exporter talks to a ClickHouse server (CLICKHOUSE_URL).
+#
+#   docker build -t sessionhouse:0.1.0 .
+#   docker run --rm sessionhouse:0.1.0 --help
+
+# One Node.js release for both stages: package.json asks for >= 20.19.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would build before the sources are copied. Optional
+# dependencies stay: the compiler resolves the types of chdb's dynamic import.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# The production tree only: no dev dependencies, no optional ones (chdb), no install scripts
+# (`prepare` needs the compiler, which is a dev dependency).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+    && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+COPY migrations ./migrations
+# The image's own unprivileged user; nothing under /app is writable by it.
+USER node
+# /healthz, /readyz and /metrics of `sessionhouse run` (SESSIONHOUSE_OPS_HOST must be 0.0.0.0
+# to reach them from outside the container).
+EXPOSE 9464
+ENTRYPOINT ["node", "bin/sessionhouse.js"]
+CMD ["run"]

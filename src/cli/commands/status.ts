@@ -1,0 +1,343 @@
+// `sessionhouse status [--json]`: for every job, how far its data is (checkpoint, lag), how its
+// last run went, what is stored, what was dead-lettered and when it runs next — read from the
+// warehouse only (no API settings needed, nothing written), so it works beside a running
+// service on a ClickHouse server and on a stopped one's embedded data directory.
+import type { Command } from "commander";
+import type { Config } from "../../config/index.js";
+import { nextRuns } from "../../scheduler/cron.js";
+import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
+import { readCheckpoints } from "../../warehouse/bookkeeping.js";
+import {
+  openWarehouse,
+  qualified,
+  type Warehouse,
+} from "../../warehouse/client.js";
+import { fromChTime } from "../../warehouse/format.js";
+import { heading, printTable } from "../output.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
+
+export function registerStatusCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  program
+    .command("status")
+    .description(
+      "show every job's checkpoint, lag, last run, rows stored, dead letters and next run",
+    )
+    .option("--json", "print one JSON document for programs instead of a table")
+    .action(async (o: { json?: boolean }) => {
+      const config = configFrom(globals(), {}, { needsApi: false });
+      const w = await openWarehouse(config);
+      try {
+        const report = await collectStatus(w, config);
+        if (o.json)
+          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        else printStatus(report);
+      } finally {
+        await w.close();
+      }
+    });
+}
+
+export interface LastRun {
+  runId: string;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  pages: number;
+  rowsInserted: number;
+  deadLetters: number;
+  retries: number;
+  error: string;
+}
+
+export interface JobStatus {
+  job: string;
+  kind: JobKind;
+  enabled: boolean;
+  schedule: string;
+  /** Checkpoint stream, null for the open-session refresh (it keeps none). */
+  stream: string | null;
+  checkpoint: string | null;
+  lagSeconds: number | null;
+  lastRun: LastRun | null;
+  lastSuccessAt: string | null;
+  /** Rows stored for the job (FINAL; aggregation rows with count 0 are superseded, not counted). */
+  rowsStored: number | null;
+  rowsByTable: Record<string, number>;
+  /** Open-session refresh only: sessions still open that it follows. */
+  openSessions: number | null;
+  deadLetters: number;
+  nextRunAt: string | null;
+}
+
+export interface StatusReport {
+  generatedAt: string;
+  warehouse: {
+    kind: string;
+    location: string;
+    database: string;
+    migrated: boolean;
+  };
+  jobs: JobStatus[];
+}
+
+interface RunRow {
+  job: string;
+  run_id: string;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  pages: string | number;
+  rows_inserted: string | number;
+  dead_letters: string | number;
+  retries: string | number;
+  error: string;
+}
+
+const AGGREGATION_TABLES = [
+  "agg_histogram",
+  "agg_top_values",
+  "agg_windows",
+] as const;
+
+export async function collectStatus(
+  w: Warehouse,
+  config: Config,
+  nowMs = Date.now(),
+): Promise<StatusReport> {
+  const plans = planJobs(config, { includeDisabled: true });
+  const tables = new Set(
+    (
+      await rows<{ name: string }>(
+        w,
+        "SELECT name FROM system.tables WHERE database = {db:String}",
+        { db: w.database },
+      )
+    ).map((r) => r.name),
+  );
+  const has = (t: string) => tables.has(t);
+  const migrated = has("checkpoints") && has("runs") && has("dead_letters");
+
+  const checkpoints = new Map(
+    has("checkpoints")
+      ? (await readCheckpoints(w)).map((c) => [c.stream, c.positionMs])
+      : [],
+  );
+  const names = plans.map((p) => p.name);
+  const lastRuns = new Map<string, RunRow>();
+  const lastSuccess = new Map<string, number>();
+  const deadLetters = new Map<string, number>();
+  if (has("runs")) {
+    // FINAL: a run is written when it starts and again when it ends; the end wins.
+    for (const r of await rows<RunRow>(
+      w,
+      `SELECT job, run_id, status, started_at, finished_at, pages, rows_inserted, dead_letters, retries, error
+       FROM ${qualified(w, "runs")} FINAL WHERE job IN {jobs:Array(String)}
+       ORDER BY started_at DESC LIMIT 1 BY job`,
+      { jobs: names },
+    )) {
+      lastRuns.set(r.job, r);
+    }
+    for (const r of await rows<{ job: string; at: string }>(
+      w,
+      `SELECT job, max(finished_at) AS at FROM ${qualified(w, "runs")} FINAL
+       WHERE job IN {jobs:Array(String)} AND status = 'succeeded' GROUP BY job`,
+      { jobs: names },
+    )) {
+      lastSuccess.set(r.job, fromChTime(r.at));
+    }
+  }
+  if (has("dead_letters")) {
+    for (const r of await rows<{ job: string; n: string }>(
+      w,
+      `SELECT job, count() AS n FROM ${qualified(w, "dead_letters")} FINAL WHERE job IN {jobs:Array(String)} GROUP BY job`,
+      { jobs: names },
+    )) {
+      deadLetters.set(r.job, Number(r.n));
+    }
+  }
+
+  const stored = await storedRows(w, plans, has);
+  const jobs = plans.map((plan): JobStatus => {
+    const position = plan.stream ? checkpoints.get(plan.stream) : undefined;
+    const run = lastRuns.get(plan.name);
+    const success = lastSuccess.get(plan.name);
+    const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
+    const byTable = stored.get(plan.name) ?? {};
+    return {
+      job: plan.name,
+      kind: plan.kind,
+      enabled: plan.enabled,
+      schedule: plan.schedule,
+      stream: plan.stream ?? null,
+      checkpoint: position === undefined ? null : iso(position),
+      lagSeconds:
+        position === undefined
+          ? null
+          : Math.max(0, Math.round((nowMs - position) / 1000)),
+      lastRun: run
+        ? {
+            runId: run.run_id,
+            status: run.status,
+            startedAt: iso(fromChTime(run.started_at)),
+            finishedAt: run.finished_at
+              ? iso(fromChTime(run.finished_at))
+              : null,
+            pages: Number(run.pages),
+            rowsInserted: Number(run.rows_inserted),
+            deadLetters: Number(run.dead_letters),
+            retries: Number(run.retries),
+            error: run.error,
+          }
+        : null,
+      lastSuccessAt: success === undefined ? null : iso(success),
+      rowsStored:
+        plan.kind === "open-refresh"
+          ? null
+          : Object.values(byTable).reduce((a, b) => a + b, 0),
+      rowsByTable: plan.kind === "open-refresh" ? {} : byTable,
+      openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
+      deadLetters: deadLetters.get(plan.name) ?? 0,
+      nextRunAt: next === undefined ? null : iso(next),
+    };
+  });
+  return {
+    generatedAt: iso(nowMs),
+    warehouse: {
+      kind: w.kind,
+      location: w.location,
+      database: w.database,
+      migrated,
+    },
+    jobs,
+  };
+}
+
+/** Rows stored per job and table; tables that do not exist yet count as absent, not as errors. */
+async function storedRows(
+  w: Warehouse,
+  plans: readonly JobPlan[],
+  has: (t: string) => boolean,
+): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const plan of plans) {
+    const counts: Record<string, number> = {};
+    if (plan.kind === "sessions" && has("sessions")) {
+      counts.sessions = await count(
+        w,
+        `SELECT count() AS n FROM ${qualified(w, "sessions")} FINAL`,
+      );
+    } else if (plan.kind === "open-refresh" && has("sessions")) {
+      counts.open = await count(
+        w,
+        `SELECT count() AS n FROM ${qualified(w, "sessions")} FINAL WHERE session_status IN ('active', 'idle')`,
+      );
+    } else if (plan.kind === "aggregation" && plan.aggregation) {
+      for (const table of AGGREGATION_TABLES) {
+        if (!has(table)) continue;
+        // A re-fetch writes count-0 rows for buckets that vanished; those hold nothing.
+        const live = table === "agg_windows" ? "" : " AND count > 0";
+        counts[table] = await count(
+          w,
+          `SELECT count() AS n FROM ${qualified(w, table)} FINAL WHERE job = {job:String}${live}`,
+          { job: plan.aggregation.name },
+        );
+      }
+    }
+    out.set(plan.name, counts);
+  }
+  return out;
+}
+
+async function rows<T>(
+  w: Warehouse,
+  query: string,
+  params: Record<string, unknown> = {},
+): Promise<T[]> {
+  const rs = await w.client.query({
+    query,
+    query_params: params,
+    format: "JSONEachRow",
+  });
+  return rs.json<T>();
+}
+
+async function count(
+  w: Warehouse,
+  query: string,
+  params: Record<string, unknown> = {},
+): Promise<number> {
+  const [r] = await rows<{ n: string | number }>(w, query, params);
+  return Number(r?.n ?? 0);
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** "3d 4h", "12m 5s", "40s": the two largest units, enough to read at a glance. */
+export function humanDuration(seconds: number): string {
+  const units: ReadonlyArray<readonly [string, number]> = [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+    ["s", 1],
+  ];
+  const total = Math.max(0, Math.round(seconds));
+  const i = units.findIndex(([, size]) => total >= size);
+  const [unit, size] = units[i] ?? ["s", 1];
+  const first = Math.floor(total / size);
+  const rest = total - first * size;
+  const next = units[i + 1];
+  if (i < 0 || !next || rest === 0) return `${first}${unit}`;
+  return `${first}${unit} ${Math.floor(rest / next[1])}${next[0]}`;
+}
+
+function shortTime(isoText: string | null): string {
+  return isoText === null
+    ? ""
+    : isoText.replace("T", " ").replace(/\.\d{3}Z$/, "Z");
+}
+
+export function printStatus(
+  report: StatusReport,
+  out: NodeJS.WritableStream = process.stdout,
+): void {
+  const wh = report.warehouse;
+  out.write(
+    `ClickHouse ${wh.kind} at ${wh.location}, database ${wh.database}, ${report.generatedAt}\n`,
+  );
+  if (!wh.migrated)
+    out.write(
+      "The tables are not created yet: run `sessionhouse migrate` or start `sessionhouse run`.\n",
+    );
+  heading("Jobs", out);
+  printTable(
+    report.jobs.map((j) => ({
+      job: j.job,
+      schedule: j.enabled ? j.schedule : `${j.schedule} (disabled)`,
+      checkpoint: j.stream === null ? "—" : shortTime(j.checkpoint) || "never",
+      lag: j.lagSeconds === null ? "" : humanDuration(j.lagSeconds),
+      "last run": j.lastRun
+        ? `${j.lastRun.status} ${shortTime(j.lastRun.finishedAt ?? j.lastRun.startedAt)}`
+        : "never",
+      rows:
+        j.openSessions !== null
+          ? `${j.openSessions} open`
+          : String(j.rowsStored ?? 0),
+      "dead letters": j.deadLetters,
+      "next run": shortTime(j.nextRunAt) || "—",
+    })),
+    out,
+  );
+  const failed = report.jobs.filter(
+    (j) => j.lastRun && j.lastRun.status === "failed" && j.lastRun.error,
+  );
+  if (failed.length > 0) {
+    heading("Last errors", out);
+    for (const j of failed)
+      out.write(`  ${j.job}: ${j.lastRun?.error ?? ""}\n`);
+  }
+}

@@ -1,0 +1,174 @@
+// The shipped dashboards, read from dashboards/*.json and checked against the fields the
+// ClickHouse data source plugin (v4 query model) and Grafana's dashboard JSON need.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+export const DASHBOARDS_DIR = join(REPO_ROOT, "dashboards");
+
+export const PLUGIN_TYPE = "grafana-clickhouse-datasource";
+/** Every panel and target picks the data source through the `datasource` variable. */
+export const DATASOURCE_REF = {
+  type: PLUGIN_TYPE,
+  uid: "${datasource}",
+} as const;
+/** Dashboards older than this schema are migrated by Grafana on load; ours are written current. */
+export const MIN_SCHEMA_VERSION = 39;
+
+/**
+ * The plugin's query types and the numeric format each one is sent with: the backend reads
+ * `format` as sqlutil.FormatQueryOption (0 time series, 1 table, 2 logs, 3 traces), see
+ * github.com/grafana/grafana-plugin-sdk-go data/sqlutil/query.go and the plugin's
+ * src/types/queryBuilder.ts QueryType.
+ */
+export const FORMAT_OF_QUERY_TYPE = {
+  timeseries: 0,
+  table: 1,
+  logs: 2,
+  traces: 3,
+} as const;
+
+const datasourceRef = z.object({
+  type: z.literal(PLUGIN_TYPE),
+  uid: z.literal(DATASOURCE_REF.uid),
+});
+
+export const targetSchema = z
+  .object({
+    refId: z.string().min(1),
+    datasource: datasourceRef,
+    editorType: z.literal("sql"),
+    queryType: z.enum(["timeseries", "table", "logs", "traces"]),
+    format: z.number().int().min(0).max(4),
+    pluginVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
+    rawSql: z.string().min(1),
+  })
+  .loose()
+  .refine((t) => t.format === FORMAT_OF_QUERY_TYPE[t.queryType], {
+    message: "format must be the plugin's number for the queryType",
+  });
+
+const gridPosSchema = z.object({
+  h: z.number().int().positive(),
+  w: z.number().int().min(1).max(24),
+  x: z.number().int().min(0).max(23),
+  y: z.number().int().min(0),
+});
+
+export const panelSchema = z
+  .object({
+    id: z.number().int().positive(),
+    type: z.string().min(1),
+    title: z.string().min(1),
+    gridPos: gridPosSchema,
+    datasource: datasourceRef,
+    targets: z.array(targetSchema).min(1),
+    interval: z.string().optional(),
+    fieldConfig: z.object({
+      defaults: z.record(z.string(), z.unknown()),
+      overrides: z.array(z.unknown()),
+    }),
+    options: z.record(z.string(), z.unknown()),
+  })
+  .loose()
+  .refine((p) => p.gridPos.x + p.gridPos.w <= 24, {
+    message: "panel is wider than the 24-column grid",
+  });
+
+const datasourceVariableSchema = z
+  .object({
+    type: z.literal("datasource"),
+    name: z.literal("datasource"),
+    query: z.literal(PLUGIN_TYPE),
+  })
+  .loose();
+
+export const queryVariableSchema = z
+  .object({
+    type: z.literal("query"),
+    name: z.string().regex(/^\w+$/),
+    label: z.string().min(1),
+    datasource: datasourceRef,
+    query: z.string().min(1),
+    definition: z.string().min(1),
+    multi: z.boolean(),
+    includeAll: z.boolean(),
+    allValue: z.string().nullable().optional(),
+    refresh: z.union([z.literal(1), z.literal(2)]),
+    current: z
+      .object({ value: z.union([z.string(), z.array(z.string())]) })
+      .loose(),
+  })
+  .loose()
+  .refine((v) => v.query === v.definition, {
+    message: "definition must show the query",
+  });
+
+export const dashboardSchema = z
+  .object({
+    uid: z.string().regex(/^[\w-]{1,40}$/),
+    title: z.string().min(1),
+    schemaVersion: z.number().int().min(MIN_SCHEMA_VERSION),
+    time: z.object({ from: z.string(), to: z.string() }),
+    tags: z.array(z.string()),
+    templating: z.object({
+      list: z.array(
+        z.discriminatedUnion("type", [
+          datasourceVariableSchema,
+          queryVariableSchema,
+        ]),
+      ),
+    }),
+    panels: z.array(panelSchema).min(1),
+  })
+  .loose();
+
+export type Target = z.infer<typeof targetSchema>;
+export type Panel = z.infer<typeof panelSchema>;
+export type QueryVariable = z.infer<typeof queryVariableSchema>;
+export type Dashboard = z.infer<typeof dashboardSchema>;
+
+export interface DashboardFile {
+  file: string;
+  /** The JSON as written, for checks the schema cannot express. */
+  raw: unknown;
+  dashboard: Dashboard;
+}
+
+export function dashboardFiles(): string[] {
+  return readdirSync(DASHBOARDS_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
+}
+
+/** Every dashboard, parsed with the schema (throws with the file name on the first bad one). */
+export function loadDashboards(): DashboardFile[] {
+  return dashboardFiles().map((file) => {
+    const raw = JSON.parse(
+      readFileSync(join(DASHBOARDS_DIR, file), "utf8"),
+    ) as unknown;
+    const parsed = dashboardSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new Error(`${file}: ${z.prettifyError(parsed.error)}`);
+    return { file, raw, dashboard: parsed.data };
+  });
+}
+
+export function queryVariables(d: Dashboard): QueryVariable[] {
+  return d.templating.list.filter(
+    (v): v is QueryVariable => v.type === "query",
+  );
+}
+
+/** Names used as `$name`, `${name…}` or `[[name…]]` in a query, in order of appearance. */
+export function variableReferences(sql: string): string[] {
+  const names: string[] = [];
+  for (const m of sql.matchAll(
+    /\$(\w+)|\[\[(\w+?)(?::\w+)?\]\]|\$\{(\w+)(?:\.[^:^}]+)?(?::[^}]+)?\}/g,
+  )) {
+    const name = m[1] ?? m[2] ?? m[3];
+    if (name !== undefined) names.push(name);
+  }
+  return names;
+}

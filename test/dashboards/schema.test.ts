@@ -1,0 +1,178 @@
+// Every dashboard is valid for Grafana and the ClickHouse plugin (v4 query model) without
+// running either: the schema of dashboards.ts, plus what a schema cannot say.
+import { describe, expect, it } from "vitest";
+import {
+  CONDITIONAL_ALL,
+  conditionalAllCalls,
+  GRAFANA_BUILTINS,
+  PLUGIN_MACROS,
+} from "./grafana-sql.js";
+import {
+  DATASOURCE_REF,
+  dashboardFiles,
+  loadDashboards,
+  queryVariables,
+  variableReferences,
+  type Panel,
+} from "./dashboards.js";
+
+const dashboards = loadDashboards();
+
+/** Every object under `value` with a `datasource` member, with its path. */
+function datasourceRefs(
+  value: unknown,
+  path = "$",
+): { path: string; ref: unknown }[] {
+  if (Array.isArray(value))
+    return value.flatMap((v, i) => datasourceRefs(v, `${path}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  const out: { path: string; ref: unknown }[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "datasource") out.push({ path: `${path}.${k}`, ref: v });
+    out.push(...datasourceRefs(v, `${path}.${k}`));
+  }
+  return out;
+}
+
+function overlaps(a: Panel, b: Panel): boolean {
+  const [p, q] = [a.gridPos, b.gridPos];
+  return (
+    p.x < q.x + q.w && q.x < p.x + p.w && p.y < q.y + q.h && q.y < p.y + p.h
+  );
+}
+
+describe("dashboards", () => {
+  it("ship the five dashboards of the issue", () => {
+    expect(dashboardFiles()).toEqual([
+      "ai-and-llm-activity.json",
+      "exporter-health.json",
+      "policies-and-sensitive-data.json",
+      "sessions-overview.json",
+      "who-accessed-what.json",
+    ]);
+  });
+
+  it("have unique uids and titles", () => {
+    const uids = dashboards.map((d) => d.dashboard.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+    const titles = dashboards.map((d) => d.dashboard.title);
+    expect(new Set(titles).size).toBe(titles.length);
+  });
+
+  describe.each(dashboards)("$file", ({ raw, dashboard }) => {
+    it("has panel ids unique within the dashboard and panels that do not overlap", () => {
+      const ids = dashboard.panels.map((p) => p.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const [i, a] of dashboard.panels.entries()) {
+        for (const b of dashboard.panels.slice(i + 1))
+          expect(overlaps(a, b), `${a.title} / ${b.title}`).toBe(false);
+      }
+    });
+
+    it("chooses the data source through the datasource variable, never a hard-coded uid", () => {
+      const ds = dashboard.templating.list.filter(
+        (v) => v.type === "datasource",
+      );
+      expect(ds).toHaveLength(1);
+      for (const { path, ref } of datasourceRefs(raw)) {
+        // Grafana's built-in annotation query is the one reference to another data source.
+        if (path.startsWith("$.annotations.list")) {
+          expect(ref, path).toEqual({ type: "grafana", uid: "-- Grafana --" });
+          continue;
+        }
+        expect(ref, path).toEqual(DATASOURCE_REF);
+      }
+    });
+
+    it("has time series targets only on time series panels, tables elsewhere", () => {
+      for (const panel of dashboard.panels) {
+        for (const t of panel.targets) {
+          expect(t.queryType, panel.title).toBe(
+            panel.type === "timeseries" ? "timeseries" : "table",
+          );
+        }
+      }
+    });
+
+    it("uses only defined variables, Grafana built-ins and the plugin's macros", () => {
+      const defined = new Set(dashboard.templating.list.map((v) => v.name));
+      const known = (name: string) =>
+        defined.has(name) ||
+        GRAFANA_BUILTINS.has(name) ||
+        (name.startsWith("__") &&
+          (PLUGIN_MACROS.has(name.slice(2)) ||
+            name.slice(2) === CONDITIONAL_ALL));
+      const queries = [
+        ...dashboard.panels.flatMap((p) =>
+          p.targets.map((t) => ({ where: p.title, sql: t.rawSql })),
+        ),
+        ...queryVariables(dashboard).map((v) => ({
+          where: `variable ${v.name}`,
+          sql: v.query,
+        })),
+      ];
+      for (const { where, sql } of queries) {
+        for (const name of variableReferences(sql))
+          expect(known(name), `${where}: $${name}`).toBe(true);
+      }
+    });
+
+    it("has variables that depend only on variables before them", () => {
+      const seen = new Set<string>();
+      for (const v of dashboard.templating.list) {
+        if (v.type === "query") {
+          for (const name of variableReferences(v.query).filter(
+            (n) => !n.startsWith("__"),
+          )) {
+            expect(seen.has(name), `${v.name} uses $${name}`).toBe(true);
+          }
+        }
+        seen.add(v.name);
+      }
+    });
+
+    it("filters with $__conditionalAll on a plain variable, so All costs no IN list", () => {
+      const queries = [
+        ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.rawSql)),
+        ...queryVariables(dashboard).map((v) => v.query),
+      ];
+      for (const sql of queries) {
+        let outside = sql;
+        for (const call of conditionalAllCalls(sql)) {
+          // The plugin's documentation: the second argument must be `$var` or `${var}`, no format.
+          expect(call.variableArg).toMatch(/^\$(\w+|\{\w+\})$/);
+          outside = outside.replace(call.full, "");
+        }
+        const vars = variableReferences(outside).filter(
+          (n) => !n.startsWith("__") && n !== "datasource",
+        );
+        expect(vars, sql).toEqual([]);
+      }
+    });
+
+    it("reads ReplacingMergeTree tables with FINAL", () => {
+      const queries = [
+        ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.rawSql)),
+        ...queryVariables(dashboard).map((v) => v.query),
+      ];
+      for (const sql of queries) {
+        for (const m of sql.matchAll(/\b(?:FROM|JOIN)\s+(\w+)(\s+FINAL)?/g)) {
+          const table = m[1] ?? "";
+          if (
+            [
+              "sessions",
+              "agg_histogram",
+              "agg_top_values",
+              "agg_windows",
+              "dead_letters",
+              "checkpoints",
+              "runs",
+            ].includes(table)
+          ) {
+            expect(m[2], `${table} in ${sql}`).toBeDefined();
+          }
+        }
+      }
+    });
+  });
+});
