@@ -145,7 +145,7 @@ export async function syncAggregations(
 }
 
 /** Bounds of one stored batch of windows. */
-const MAX_BATCH_WINDOWS = 48;
+const MAX_BATCH_WINDOWS = 24;
 const MAX_BATCH_ROWS = 200_000;
 
 function pathKey(bucketTime: string, level: number, k1: string, k2: string, k3: string): string {
