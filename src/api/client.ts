@@ -68,7 +68,11 @@ export class ControlPlaneClient {
   }
 
   /** A unary call; returns the parsed JSON response body. */
-  async call(procedure: string, body: unknown, options: CallOptions = {}): Promise<unknown> {
+  async call(
+    procedure: string,
+    body: unknown,
+    options: CallOptions = {},
+  ): Promise<unknown> {
     return this.#withRetries(procedure, options, async (signal) => {
       const ex = await this.#exchange(procedure, body, signal);
       const text = await readAll(ex.body, procedure);
@@ -136,7 +140,11 @@ export class ControlPlaneClient {
     await this.#pool.close();
   }
 
-  async #withRetries<T>(procedure: string, options: CallOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async #withRetries<T>(
+    procedure: string,
+    options: CallOptions,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     let attempt = 0;
     for (;;) {
       try {
@@ -151,7 +159,11 @@ export class ControlPlaneClient {
   }
 
   /** Milliseconds before the next try, or undefined when the error is final. */
-  #retryWait(err: unknown, attempt: number, options: CallOptions): number | undefined {
+  #retryWait(
+    err: unknown,
+    attempt: number,
+    options: CallOptions,
+  ): number | undefined {
     if (options.signal?.aborted) return undefined;
     if (!isRetryable(err) || attempt >= this.#opts.maxRetries) return undefined;
     if (options.budget && !options.budget.take()) return undefined;
@@ -161,9 +173,18 @@ export class ControlPlaneClient {
       { baseMs: this.#opts.retryBaseMs, maxMs: this.#opts.retryMaxMs },
       apiErr.retryAfterMs,
     );
-    this.#opts.observer?.onRetry?.({ procedure: apiErr.procedure, code: apiErr.code, waitMs });
+    this.#opts.observer?.onRetry?.({
+      procedure: apiErr.procedure,
+      code: apiErr.code,
+      waitMs,
+    });
     this.#opts.logger?.warn(
-      { procedure: apiErr.procedure, code: apiErr.code, attempt: attempt + 1, waitMs },
+      {
+        procedure: apiErr.procedure,
+        code: apiErr.code,
+        attempt: attempt + 1,
+        waitMs,
+      },
       "api call failed, retrying",
     );
     return waitMs;
@@ -187,14 +208,24 @@ export class ControlPlaneClient {
     const remaining = Number(headers["x-ratelimit-remaining"]);
     const limit = Number(headers["x-ratelimit-limit"]);
     const reset = Number(headers["x-ratelimit-reset"]);
-    if (!Number.isFinite(remaining) || !Number.isFinite(reset) || !Number.isFinite(limit) || limit <= 0) return;
+    if (
+      !Number.isFinite(remaining) ||
+      !Number.isFinite(reset) ||
+      !Number.isFinite(limit) ||
+      limit <= 0
+    )
+      return;
     if (remaining > limit * 0.1) return;
     const untilResetMs = Math.max(0, reset * 1000 - Date.now());
     const spacing = remaining <= 0 ? untilResetMs : untilResetMs / remaining;
     this.#nextSlotMs = Math.max(this.#nextSlotMs, Date.now() + spacing);
   }
 
-  async #exchange(procedure: string, body: unknown, signal: AbortSignal): Promise<Exchange> {
+  async #exchange(
+    procedure: string,
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<Exchange> {
     await this.#throttle(signal);
     const started = performance.now();
     let result = "NETWORK";
@@ -216,7 +247,12 @@ export class ControlPlaneClient {
         result = "ok";
         return { status: 200, headers: res.headers, body: res.body };
       }
-      const err = await errorFromResponse(procedure, res.statusCode, res.headers, res.body);
+      const err = await errorFromResponse(
+        procedure,
+        res.statusCode,
+        res.headers,
+        res.body,
+      );
       result = err.code;
       throw err;
     } catch (err) {
@@ -225,40 +261,87 @@ export class ControlPlaneClient {
       result = mapped.code;
       throw mapped;
     } finally {
-      this.#opts.observer?.onAttempt?.({ procedure, result, ms: performance.now() - started });
+      this.#opts.observer?.onAttempt?.({
+        procedure,
+        result,
+        ms: performance.now() - started,
+      });
     }
   }
 
-  #transportError(err: unknown, procedure: string, signal: AbortSignal): ApiError {
+  #transportError(
+    err: unknown,
+    procedure: string,
+    signal: AbortSignal,
+  ): ApiError {
     const timedOut =
       err instanceof undiciErrors.HeadersTimeoutError ||
       err instanceof undiciErrors.BodyTimeoutError ||
-      (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError");
+      (signal.aborted &&
+        signal.reason instanceof DOMException &&
+        signal.reason.name === "TimeoutError");
     if (timedOut) {
       return new ApiError(
-        { code: "TIMEOUT", httpStatus: 0, procedure, message: `no answer within ${this.#opts.requestTimeoutMs} ms` },
+        {
+          code: "TIMEOUT",
+          httpStatus: 0,
+          procedure,
+          message: `no answer within ${this.#opts.requestTimeoutMs} ms`,
+        },
         { cause: err },
       );
     }
     if (signal.aborted) {
-      return new ApiError({ code: "ABORTED", httpStatus: 0, procedure, message: "the call was cancelled" }, { cause: err });
+      return new ApiError(
+        {
+          code: "ABORTED",
+          httpStatus: 0,
+          procedure,
+          message: "the call was cancelled",
+        },
+        { cause: err },
+      );
     }
-    const detail = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const detail =
+      (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     return new ApiError(
-      { code: "NETWORK", httpStatus: 0, procedure, message: `cannot reach ${this.#base.origin} (${detail})` },
+      {
+        code: "NETWORK",
+        httpStatus: 0,
+        procedure,
+        message: `cannot reach ${this.#base.origin} (${detail})`,
+      },
       { cause: err },
     );
   }
 
-  #bodyError(err: unknown, procedure: string, status: number, signal: AbortSignal): ApiError {
+  #bodyError(
+    err: unknown,
+    procedure: string,
+    status: number,
+    signal: AbortSignal,
+  ): ApiError {
     if (err instanceof ApiError) return err;
     if (err instanceof JsonShapeError) {
-      return new ApiError({ code: "BODY_CUT", httpStatus: status, procedure, message: err.message }, { cause: err });
+      return new ApiError(
+        {
+          code: "BODY_CUT",
+          httpStatus: status,
+          procedure,
+          message: err.message,
+        },
+        { cause: err },
+      );
     }
     const mapped = this.#transportError(err, procedure, signal);
     if (mapped.code === "NETWORK") {
       return new ApiError(
-        { code: "BODY_CUT", httpStatus: status, procedure, message: "the connection closed in the middle of the response" },
+        {
+          code: "BODY_CUT",
+          httpStatus: status,
+          procedure,
+          message: "the connection closed in the middle of the response",
+        },
         { cause: err },
       );
     }
@@ -266,13 +349,21 @@ export class ControlPlaneClient {
   }
 }
 
-async function readAll(body: AsyncIterable<Buffer>, procedure: string): Promise<string> {
+async function readAll(
+  body: AsyncIterable<Buffer>,
+  procedure: string,
+): Promise<string> {
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of body) chunks.push(chunk);
   } catch (err) {
     throw new ApiError(
-      { code: "BODY_CUT", httpStatus: 200, procedure, message: "the connection closed in the middle of the response" },
+      {
+        code: "BODY_CUT",
+        httpStatus: 200,
+        procedure,
+        message: "the connection closed in the middle of the response",
+      },
       { cause: err },
     );
   }
@@ -300,7 +391,8 @@ async function errorFromResponse(
         code: parsed.code,
         httpStatus: status,
         procedure,
-        message: typeof parsed.message === "string" ? parsed.message : "(no message)",
+        message:
+          typeof parsed.message === "string" ? parsed.message : "(no message)",
         retryAfterMs,
       });
     }

@@ -23,25 +23,29 @@ export const CONNECT_CODES = [
 
 export type ConnectCode = (typeof CONNECT_CODES)[number];
 
-export const HTTP_STATUS_OF_CODE: Readonly<Record<ConnectCode, number>> = Object.freeze({
-  canceled: 499,
-  unknown: 500,
-  invalid_argument: 400,
-  deadline_exceeded: 504,
-  not_found: 404,
-  already_exists: 409,
-  permission_denied: 403,
-  resource_exhausted: 429,
-  failed_precondition: 400,
-  aborted: 409,
-  out_of_range: 400,
-  unimplemented: 501,
-  internal: 500,
-  unavailable: 503,
-  data_loss: 500,
-  unauthenticated: 401,
-});
+export const HTTP_STATUS_OF_CODE: Readonly<Record<ConnectCode, number>> =
+  Object.freeze({
+    canceled: 499,
+    unknown: 500,
+    invalid_argument: 400,
+    deadline_exceeded: 504,
+    not_found: 404,
+    already_exists: 409,
+    permission_denied: 403,
+    resource_exhausted: 429,
+    failed_precondition: 400,
+    aborted: 409,
+    out_of_range: 400,
+    unimplemented: 501,
+    internal: 500,
+    unavailable: 503,
+    data_loss: 500,
+    unauthenticated: 401,
+  });
 
 export function isConnectCode(value: unknown): value is ConnectCode {
-  return typeof value === "string" && (CONNECT_CODES as readonly string[]).includes(value);
+  return (
+    typeof value === "string" &&
+    (CONNECT_CODES as readonly string[]).includes(value)
+  );
 }

@@ -2,7 +2,11 @@
 // seconds by default or RFC 3339 (API-FACTS, "Timestamps in requests").
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
-import { ControlPlaneClient, type ApiObserver, type CallOptions } from "./client.js";
+import {
+  ControlPlaneClient,
+  type ApiObserver,
+  type CallOptions,
+} from "./client.js";
 import { ApiError } from "./errors.js";
 import { listMetadataSchema, type ListMetadata } from "./schemas/common.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
@@ -30,7 +34,11 @@ export class ControlPlaneApi {
     this.#format = timestampFormat;
   }
 
-  static fromConfig(config: Config, logger?: Logger, observer?: ApiObserver): ControlPlaneApi {
+  static fromConfig(
+    config: Config,
+    logger?: Logger,
+    observer?: ApiObserver,
+  ): ControlPlaneApi {
     const a = config.api;
     const client = new ControlPlaneClient({
       url: a.url,
@@ -50,7 +58,9 @@ export class ControlPlaneApi {
   }
 
   formatTimestamp(ms: number): string {
-    return this.#format === "unix" ? String(Math.floor(ms / 1000)) : new Date(ms).toISOString();
+    return this.#format === "unix"
+      ? String(Math.floor(ms / 1000))
+      : new Date(ms).toISOString();
   }
 
   /** One page of ListSessionsV2, as raw session texts in batches; returns its listMetadata. */
@@ -64,14 +74,26 @@ export class ControlPlaneApi {
       endTimestamp: this.formatTimestamp(req.endMs),
       ...(req.cursor ? { cursor: req.cursor } : {}),
     };
-    const others = yield* this.client.streamArray(PROCEDURES.listSessionsV2, body, "sessions", options);
+    const others = yield* this.client.streamArray(
+      PROCEDURES.listSessionsV2,
+      body,
+      "sessions",
+      options,
+    );
     return listMetadataSchema.parse(others.listMetadata ?? {});
   }
 
   /** GetSession; undefined when the service no longer knows the session. */
-  async getSession(sessionId: string, options: CallOptions = {}): Promise<unknown> {
+  async getSession(
+    sessionId: string,
+    options: CallOptions = {},
+  ): Promise<unknown> {
     try {
-      const res = (await this.client.call(PROCEDURES.getSession, { sessionId }, options)) as { session?: unknown };
+      const res = (await this.client.call(
+        PROCEDURES.getSession,
+        { sessionId },
+        options,
+      )) as { session?: unknown };
       return res.session;
     } catch (err) {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
@@ -81,7 +103,10 @@ export class ControlPlaneApi {
 
   /** ListLogAggregations for [startMs, endMs); returns the parsed JSON body, unvalidated. */
   async listLogAggregations(
-    req: Omit<ListLogAggregationsRequest, "startTimestamp" | "endTimestamp"> & { startMs: number; endMs: number },
+    req: Omit<ListLogAggregationsRequest, "startTimestamp" | "endTimestamp"> & {
+      startMs: number;
+      endMs: number;
+    },
     options: CallOptions = {},
   ): Promise<unknown> {
     const { startMs, endMs, ...rest } = req;

@@ -4,7 +4,13 @@
 import { SessionhouseError } from "../util/errors.js";
 import type { ConnectCode } from "./connect-codes.js";
 
-export type TransportCode = "NETWORK" | "TIMEOUT" | "BODY_CUT" | "BAD_RESPONSE" | "ABORTED" | `HTTP_${number}`;
+export type TransportCode =
+  | "NETWORK"
+  | "TIMEOUT"
+  | "BODY_CUT"
+  | "BAD_RESPONSE"
+  | "ABORTED"
+  | `HTTP_${number}`;
 
 export class ApiError extends SessionhouseError {
   readonly code: ConnectCode | TransportCode;
@@ -26,10 +32,13 @@ export class ApiError extends SessionhouseError {
     },
     options?: { cause?: unknown },
   ) {
-    super(`${init.procedure}: ${init.code}${init.httpStatus ? ` (HTTP ${init.httpStatus})` : ""}: ${init.message}`, {
-      cause: options?.cause,
-      hint: init.hint ?? hintFor(init.code),
-    });
+    super(
+      `${init.procedure}: ${init.code}${init.httpStatus ? ` (HTTP ${init.httpStatus})` : ""}: ${init.message}`,
+      {
+        cause: options?.cause,
+        hint: init.hint ?? hintFor(init.code),
+      },
+    );
     this.code = init.code;
     this.httpStatus = init.httpStatus;
     this.procedure = init.procedure;

@@ -72,7 +72,9 @@ export class ArrayMemberSplitter {
   /** Call when the body ended; throws when the JSON was cut off. */
   end(): void {
     if (this.#mode !== Mode.Done) {
-      throw new JsonShapeError(`response body ended early (after ${this.bytes} bytes): the JSON is incomplete`);
+      throw new JsonShapeError(
+        `response body ended early (after ${this.bytes} bytes): the JSON is incomplete`,
+      );
     }
   }
 
@@ -110,10 +112,15 @@ export class ArrayMemberSplitter {
               this.#pos = pos;
               return;
             }
-            this.#key = JSON.parse(buf.toString("utf8", pos, close + 1)) as string;
+            this.#key = JSON.parse(
+              buf.toString("utf8", pos, close + 1),
+            ) as string;
             this.#mode = Mode.Colon;
             pos = close + 1;
-          } else throw new JsonShapeError(`unexpected byte ${String.fromCharCode(c)} where a member name belongs`);
+          } else
+            throw new JsonShapeError(
+              `unexpected byte ${String.fromCharCode(c)} where a member name belongs`,
+            );
           break;
         case Mode.Colon:
           if (isSpace(c)) pos++;
@@ -174,7 +181,10 @@ export class ArrayMemberSplitter {
           if (isSpace(c)) {
             pos++;
             this.#start = pos;
-          } else throw new JsonShapeError("unexpected data after the end of the JSON object");
+          } else
+            throw new JsonShapeError(
+              "unexpected data after the end of the JSON object",
+            );
           break;
       }
     }
@@ -239,5 +249,4 @@ export class ArrayMemberSplitter {
     this.#nest = nest;
     return -1;
   }
-
 }

@@ -10,12 +10,18 @@ const RETRYABLE_CONNECT = new Set([
   "unknown",
 ]);
 
-const RETRYABLE_TRANSPORT = new Set(["NETWORK", "TIMEOUT", "BODY_CUT", "BAD_RESPONSE"]);
+const RETRYABLE_TRANSPORT = new Set([
+  "NETWORK",
+  "TIMEOUT",
+  "BODY_CUT",
+  "BAD_RESPONSE",
+]);
 
 /** True when the same request may succeed later (reads are side-effect free: API-FACTS). */
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof ApiError)) return false;
-  if (RETRYABLE_CONNECT.has(err.code) || RETRYABLE_TRANSPORT.has(err.code)) return true;
+  if (RETRYABLE_CONNECT.has(err.code) || RETRYABLE_TRANSPORT.has(err.code))
+    return true;
   // A non-JSON 5xx (a proxy's error page) or a 408/429 without a Connect body.
   return /^HTTP_(5\d\d|408|429)$/.test(err.code);
 }
@@ -28,7 +34,9 @@ export function backoffMs(
 ): number {
   const ceiling = Math.min(opts.maxMs, opts.baseMs * 2 ** attempt);
   const jittered = Math.floor((opts.random ?? Math.random)() * ceiling);
-  return serverWaitMs !== undefined ? Math.max(serverWaitMs, jittered) : jittered;
+  return serverWaitMs !== undefined
+    ? Math.max(serverWaitMs, jittered)
+    : jittered;
 }
 
 /** Milliseconds to wait from `Retry-After` (seconds or HTTP date) or `X-Ratelimit-Reset` (Unix seconds). */
@@ -36,16 +44,23 @@ export function serverWaitMs(
   headers: Readonly<Record<string, string | string[] | undefined>>,
   nowMs: number,
 ): number | undefined {
-  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const first = (v: string | string[] | undefined) =>
+    Array.isArray(v) ? v[0] : v;
   const retryAfter = first(headers["retry-after"]);
   if (retryAfter !== undefined) {
-    if (/^\d+(\.\d+)?$/.test(retryAfter.trim())) return Math.round(Number(retryAfter) * 1000);
+    if (/^\d+(\.\d+)?$/.test(retryAfter.trim()))
+      return Math.round(Number(retryAfter) * 1000);
     const at = Date.parse(retryAfter);
     if (Number.isFinite(at)) return Math.max(0, at - nowMs);
   }
   const reset = first(headers["x-ratelimit-reset"]);
   const remaining = first(headers["x-ratelimit-remaining"]);
-  if (reset !== undefined && remaining !== undefined && Number(remaining) <= 0 && /^\d+$/.test(reset.trim())) {
+  if (
+    reset !== undefined &&
+    remaining !== undefined &&
+    Number(remaining) <= 0 &&
+    /^\d+$/.test(reset.trim())
+  ) {
     return Math.max(0, Number(reset) * 1000 - nowMs);
   }
   return undefined;

@@ -1,7 +1,10 @@
 // Plain tables for people, JSON lines for programs.
 import Table from "cli-table3";
 
-export function printTable(rows: readonly Record<string, unknown>[], out: NodeJS.WritableStream = process.stdout): void {
+export function printTable(
+  rows: readonly Record<string, unknown>[],
+  out: NodeJS.WritableStream = process.stdout,
+): void {
   if (rows.length === 0) {
     out.write("(no rows)\n");
     return;
@@ -15,9 +18,12 @@ export function printTable(rows: readonly Record<string, unknown>[], out: NodeJS
 function cell(v: unknown): string {
   if (v === null || v === undefined) return "";
   if (typeof v === "object") return JSON.stringify(v);
-  return String(v as string | number | boolean);
+  return String(v);
 }
 
-export function heading(text: string, out: NodeJS.WritableStream = process.stdout): void {
+export function heading(
+  text: string,
+  out: NodeJS.WritableStream = process.stdout,
+): void {
   out.write(`\n${text}\n`);
 }

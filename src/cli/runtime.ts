@@ -2,7 +2,12 @@
 // once, in reverse order.
 import { ControlPlaneApi } from "../api/control-plane.js";
 import type { ApiObserver } from "../api/client.js";
-import { loadConfig, secretsOf, type Config, type LoadOptions } from "../config/index.js";
+import {
+  loadConfig,
+  secretsOf,
+  type Config,
+  type LoadOptions,
+} from "../config/index.js";
 import { migrate } from "../warehouse/migrate.js";
 import { openWarehouse, type Warehouse } from "../warehouse/client.js";
 import { createLogger, type Logger } from "../util/logger.js";
@@ -28,24 +33,42 @@ export function configFrom(
   return loadConfig({
     ...options,
     configFile: globals.config,
-    overrides: { ...(globals.logLevel ? { "log.level": globals.logLevel } : {}), ...overrides },
+    overrides: {
+      ...(globals.logLevel ? { "log.level": globals.logLevel } : {}),
+      ...overrides,
+    },
   });
 }
 
 export function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.log.level, format: config.log.format, secrets: secretsOf(config) });
+  return createLogger({
+    level: config.log.level,
+    format: config.log.format,
+    secrets: secretsOf(config),
+  });
 }
 
 export async function openRuntime(
   config: Config,
-  options: { logger?: Logger; migrate?: boolean; apiObserver?: ApiObserver } = {},
+  options: {
+    logger?: Logger;
+    migrate?: boolean;
+    apiObserver?: ApiObserver;
+  } = {},
 ): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
   const warehouse = await openWarehouse(config);
   try {
     if (options.migrate !== false) {
-      const { applied } = await migrate(warehouse, { retentionDays: config.clickhouse.retentionDays, logger });
-      if (applied.length > 0) logger.info({ applied: applied.length, where: warehouse.location }, "warehouse migrated");
+      const { applied } = await migrate(warehouse, {
+        retentionDays: config.clickhouse.retentionDays,
+        logger,
+      });
+      if (applied.length > 0)
+        logger.info(
+          { applied: applied.length, where: warehouse.location },
+          "warehouse migrated",
+        );
     }
   } catch (err) {
     await warehouse.close();

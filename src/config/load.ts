@@ -11,9 +11,12 @@ export class ConfigError extends SessionhouseError {
   readonly code = "CONFIG_INVALID";
   readonly problems: readonly string[];
   constructor(problems: readonly string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`, {
-      hint: "fix the settings listed above (see README, Configuration) and run again",
-    });
+    super(
+      `invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+      {
+        hint: "fix the settings listed above (see README, Configuration) and run again",
+      },
+    );
     this.problems = problems;
   }
 }
@@ -40,6 +43,10 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_WINDOW", "sessions.windowMs"],
   ["SESSIONHOUSE_LOOKBACK", "sessions.lookbackMs"],
   ["SESSIONHOUSE_INITIAL_LOOKBACK", "sessions.initialLookbackMs"],
+  ["SESSIONHOUSE_SESSIONS_SCHEDULE", "sessions.schedule"],
+  ["SESSIONHOUSE_REFRESH_SCHEDULE", "sessions.refreshSchedule"],
+  ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
+  ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
   ["SESSIONHOUSE_OPS_PORT", "service.opsPort"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
@@ -65,13 +72,17 @@ function setPath(tree: Tree, path: string, value: unknown): void {
   let node = tree;
   for (const key of keys.slice(0, -1)) {
     const next = node[key];
-    if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
+    if (typeof next !== "object" || next === null || Array.isArray(next))
+      node[key] = {};
     node = node[key] as Tree;
   }
   node[keys[keys.length - 1] ?? ""] = value;
 }
 
-function parseHeaders(text: string, problems: string[]): Record<string, string> | undefined {
+function parseHeaders(
+  text: string,
+  problems: string[],
+): Record<string, string> | undefined {
   // "Name: value; Other: value" or a JSON object: both read naturally in an env file.
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
@@ -86,7 +97,9 @@ function parseHeaders(text: string, problems: string[]): Record<string, string> 
   for (const part of trimmed.split(";").filter((p) => p.trim() !== "")) {
     const i = part.indexOf(":");
     if (i <= 0) {
-      problems.push(`SESSIONHOUSE_API_EXTRA_HEADERS: "${part.trim()}" is not "Name: value"`);
+      problems.push(
+        `SESSIONHOUSE_API_EXTRA_HEADERS: "${part.trim()}" is not "Name: value"`,
+      );
       continue;
     }
     out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
@@ -99,19 +112,27 @@ function readFileTree(file: string, problems: string[]): Tree {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    problems.push(`config file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    problems.push(
+      `config file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
     return {};
   }
   try {
-    const parsed: unknown = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+    const parsed: unknown = /\.json$/i.test(file)
+      ? JSON.parse(text)
+      : parseYaml(text);
     if (parsed === null || parsed === undefined) return {};
     if (typeof parsed !== "object" || Array.isArray(parsed)) {
-      problems.push(`config file ${file} must hold a mapping of sections (api, clickhouse, sessions, …)`);
+      problems.push(
+        `config file ${file} must hold a mapping of sections (api, clickhouse, sessions, …)`,
+      );
       return {};
     }
     return parsed as Tree;
   } catch (err) {
-    problems.push(`config file ${file} does not parse: ${(err as Error).message.split("\n")[0]}`);
+    problems.push(
+      `config file ${file} does not parse: ${(err as Error).message.split("\n")[0]}`,
+    );
     return {};
   }
 }
@@ -121,7 +142,12 @@ function deepMerge(base: Tree, top: Tree): Tree {
   for (const [k, v] of Object.entries(top)) {
     const b = out[k];
     out[k] =
-      typeof v === "object" && v !== null && !Array.isArray(v) && typeof b === "object" && b !== null && !Array.isArray(b)
+      typeof v === "object" &&
+      v !== null &&
+      !Array.isArray(v) &&
+      typeof b === "object" &&
+      b !== null &&
+      !Array.isArray(b)
         ? deepMerge(b as Tree, v as Tree)
         : v;
   }
@@ -133,7 +159,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const env = ENV_OF_PATH.get(path);
   const where = env ? `${env} (${path})` : path || "config";
   // Messages that already name the variable read better on their own.
-  return env && issue.message.includes(env) ? issue.message : `${where}: ${issue.message}`;
+  return env && issue.message.includes(env)
+    ? issue.message
+    : `${where}: ${issue.message}`;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -148,8 +176,16 @@ function deepFreeze<T>(value: T): T {
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
   const problems: string[] = [];
-  let tree: Tree = { api: {}, clickhouse: {}, sessions: {}, aggregations: {}, service: {}, log: {} };
-  if (options.configFile) tree = deepMerge(tree, readFileTree(options.configFile, problems));
+  let tree: Tree = {
+    api: {},
+    clickhouse: {},
+    sessions: {},
+    aggregations: {},
+    service: {},
+    log: {},
+  };
+  if (options.configFile)
+    tree = deepMerge(tree, readFileTree(options.configFile, problems));
 
   const fromEnv: Tree = {};
   for (const [name, path] of ENV_VARS) {
@@ -165,7 +201,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const keyFile = env.SESSIONHOUSE_API_KEY_FILE;
   if (keyFile) {
     if (env.SESSIONHOUSE_API_KEY) {
-      problems.push("set either SESSIONHOUSE_API_KEY or SESSIONHOUSE_API_KEY_FILE, not both");
+      problems.push(
+        "set either SESSIONHOUSE_API_KEY or SESSIONHOUSE_API_KEY_FILE, not both",
+      );
     } else {
       try {
         setPath(fromEnv, "api.apiKey", readFileSync(keyFile, "utf8").trim());
@@ -179,7 +217,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   tree = deepMerge(tree, fromEnv);
   if (options.needsApi === false) {
     const api = (tree.api ?? {}) as Tree;
-    tree.api = { ...api, url: api.url ?? "http://api.not-configured.invalid", apiKey: api.apiKey ?? "not-configured" };
+    tree.api = {
+      ...api,
+      url: api.url ?? "http://api.not-configured.invalid",
+      apiKey: api.apiKey ?? "not-configured",
+    };
   }
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
     if (value !== undefined) setPath(tree, path, value);
@@ -193,7 +235,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
   const seen = new Set<string>();
   for (const job of jobs) {
-    if (seen.has(job.name)) problems.push(`aggregations.jobs: the job name "${job.name}" is used twice`);
+    if (seen.has(job.name))
+      problems.push(
+        `aggregations.jobs: the job name "${job.name}" is used twice`,
+      );
     seen.add(job.name);
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -202,5 +247,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
 
 /** Every secret of a config, for redaction of logs, errors and metrics. */
 export function secretsOf(config: Config): string[] {
-  return [config.api.apiKey, config.clickhouse.password].filter((s) => s.length >= 4);
+  return [config.api.apiKey, config.clickhouse.password].filter(
+    (s) => s.length >= 4,
+  );
 }

@@ -46,15 +46,27 @@ export const aggregationJobSchema = z.object({
   /** Unique name; used in tables, checkpoints and `--job`. */
   name: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "job name must be lower-case letters, digits, - or _ (max 63)"),
+    .regex(
+      /^[a-z0-9][a-z0-9_-]{0,62}$/,
+      "job name must be lower-case letters, digits, - or _ (max 63)",
+    ),
   /** Quickwit query string; empty means every log. */
   query: z.string().default(""),
   /** Histogram step, "30s" … "1d" (default 5m). */
-  interval: z.string().regex(/^\d+(s|m|h|d)$/, 'interval must look like "30s", "5m", "1h" or "1d"').default("5m"),
+  interval: z
+    .string()
+    .regex(
+      /^\d+(s|m|h|d)$/,
+      'interval must look like "30s", "5m", "1h" or "1d"',
+    )
+    .default("5m"),
   /** Up to three dotted field paths (resource.technology, user.email, policy.name, …). */
   groupBy: z
     .array(z.string().min(1))
-    .max(MAX_GROUP_BY_FIELDS, `at most ${MAX_GROUP_BY_FIELDS} group-by fields are allowed`)
+    .max(
+      MAX_GROUP_BY_FIELDS,
+      `at most ${MAX_GROUP_BY_FIELDS} group-by fields are allowed`,
+    )
     .default([]),
   /** Size of one fetched window (default 1h). */
   windowMs: durationMs("windowMs").default(3_600_000),
@@ -72,8 +84,14 @@ export const configSchema = z.object({
     url: httpUrl("SESSIONHOUSE_API_URL"),
     /** API key sent as X-API-KEY; from SESSIONHOUSE_API_KEY or the file SESSIONHOUSE_API_KEY_FILE. */
     apiKey: z
-      .string({ error: "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required" })
-      .min(1, "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required"),
+      .string({
+        error:
+          "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required",
+      })
+      .min(
+        1,
+        "SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) is required",
+      ),
     /** Extra request headers (the vendor SDK sends an API-version header). */
     extraHeaders: z.record(z.string(), z.string()).default({}),
     /** Format of request timestamps: Unix seconds (default) or RFC 3339. */
@@ -103,14 +121,19 @@ export const configSchema = z.object({
     /** Database for every table (default sessionhouse). */
     database: z
       .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "CLICKHOUSE_DATABASE must be letters, digits and _")
+      .regex(
+        /^[A-Za-z_][A-Za-z0-9_]{0,63}$/,
+        "CLICKHOUSE_DATABASE must be letters, digits and _",
+      )
       .default("sessionhouse"),
     /** Embedded engine's data directory (default ./data). */
     dataDir: z.string().min(1).default("./data"),
     /** Per-statement timeout toward a server (default 5m). */
     requestTimeoutMs: durationMs("ClickHouse request timeout").default(300_000),
     /** Drop sessions older than this many days (0 = keep forever, the default). */
-    retentionDays: intFrom("SESSIONHOUSE_RETENTION_DAYS", 0, 100_000).default(0),
+    retentionDays: intFrom("SESSIONHOUSE_RETENTION_DAYS", 0, 100_000).default(
+      0,
+    ),
     /** PEM file of a CA to trust for a https ClickHouse. */
     caFile: z.string().optional(),
     /** Retries of a failed insert (same deduplication token) before the run fails (default 5). */
@@ -124,7 +147,9 @@ export const configSchema = z.object({
     /** Re-read this much before the checkpoint on every sync, for late sessions (default 1h). */
     lookbackMs: durationMs("SESSIONHOUSE_LOOKBACK").default(3_600_000),
     /** First sync without a checkpoint starts this far back (default 7d). */
-    initialLookbackMs: durationMs("SESSIONHOUSE_INITIAL_LOOKBACK").default(7 * 86_400_000),
+    initialLookbackMs: durationMs("SESSIONHOUSE_INITIAL_LOOKBACK").default(
+      7 * 86_400_000,
+    ),
     /** Rows per ClickHouse insert (default 20000). */
     insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(20_000),
     /** Pages of one window that may repeat nothing new before the sync stops (default 3). */
@@ -142,12 +167,14 @@ export const configSchema = z.object({
     maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
     /** On SIGTERM, how long the current step may take before it is aborted (default 30s). */
     shutdownDeadlineMs: durationMs("shutdown deadline").default(30_000),
-    /** Operations HTTP server (healthz, readyz, metrics); port 0 disables it. */
+    /** Operations HTTP server (healthz, readyz, metrics) on 127.0.0.1:9464; port 0 picks a free one. */
     opsHost: z.string().default("127.0.0.1"),
     opsPort: intFrom("SESSIONHOUSE_OPS_PORT", 0, 65_535).default(9464),
   }),
   log: z.object({
-    level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    level: z
+      .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+      .default("info"),
     /** pretty on a terminal, json otherwise (auto). */
     format: z.enum(["auto", "json", "pretty"]).default("auto"),
   }),
@@ -155,5 +182,7 @@ export const configSchema = z.object({
 
 type ParsedConfig = z.infer<typeof configSchema>;
 /** The validated configuration; `aggregations.jobs` is filled with the defaults when absent. */
-export type Config = Omit<ParsedConfig, "aggregations"> & { aggregations: { jobs: AggregationJobConfig[] } };
+export type Config = Omit<ParsedConfig, "aggregations"> & {
+  aggregations: { jobs: AggregationJobConfig[] };
+};
 export type ConfigInput = z.input<typeof configSchema>;

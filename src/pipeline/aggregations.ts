@@ -2,11 +2,24 @@
 // into agg_histogram, agg_top_values and agg_windows (migrations/0004_aggregations.sql).
 // Recent windows are fetched again on every run (their counts grow as logs arrive); a re-fetch
 // supersedes the earlier one entirely, vanished buckets included.
-import { listLogAggregationsResponseSchema, logsOverTimeDatetimeMs, topValueMembers, type LogBucket } from "../api/schemas/logs.js";
-import { MAX_GROUP_BY_FIELDS, type AggregationJobConfig } from "../config/index.js";
+import {
+  listLogAggregationsResponseSchema,
+  logsOverTimeDatetimeMs,
+  topValueMembers,
+  type LogBucket,
+} from "../api/schemas/logs.js";
+import {
+  MAX_GROUP_BY_FIELDS,
+  type AggregationJobConfig,
+} from "../config/index.js";
 import { describe } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
-import { insertDeadLetters, readCheckpoint, writeCheckpoint, type DeadLetter } from "../warehouse/bookkeeping.js";
+import {
+  insertDeadLetters,
+  readCheckpoint,
+  writeCheckpoint,
+  type DeadLetter,
+} from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
 import { chTime, chTimeSeconds, fromChTime } from "../warehouse/format.js";
 import { insertRows } from "../warehouse/insert.js";
@@ -67,12 +80,16 @@ export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
   if (job.groupBy.length > MAX_GROUP_BY_FIELDS) {
     throw new UsageError(
       `aggregation job ${job.name} groups by ${job.groupBy.length} fields; the API allows at most ${MAX_GROUP_BY_FIELDS}`,
-      { hint: "remove group-by fields from the job, or split it into two jobs" },
+      {
+        hint: "remove group-by fields from the job, or split it into two jobs",
+      },
     );
   }
   const intervalMs = parseDurationMs(job.interval);
   if (intervalMs === undefined || intervalMs < 1000) {
-    throw new UsageError(`aggregation job ${job.name}: interval "${job.interval}" is not a whole number of seconds`);
+    throw new UsageError(
+      `aggregation job ${job.name}: interval "${job.interval}" is not a whole number of seconds`,
+    );
   }
   if (job.windowMs % intervalMs !== 0) {
     throw new UsageError(
@@ -82,7 +99,11 @@ export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
   return { intervalMs };
 }
 
-export function backfillAggregationStream(job: AggregationJobConfig, fromMs: number, toMs: number): string {
+export function backfillAggregationStream(
+  job: AggregationJobConfig,
+  fromMs: number,
+  toMs: number,
+): string {
   return `${aggregationStream(job)}.backfill.${fromMs}-${toMs}`;
 }
 
@@ -96,24 +117,38 @@ export async function syncAggregations(
   let startMs: number;
   let endMs: number;
   let stream: string;
+  // Re-fetched windows lie behind the checkpoint; it only ever moves forward.
+  let storedPositionMs = 0;
   if (options.fromMs !== undefined) {
     startMs = floorTo(options.fromMs, intervalMs);
     endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
-    if (startMs >= endMs) throw new UsageError("--from must be before --to", { hint: "swap the two dates" });
+    if (startMs >= endMs)
+      throw new UsageError("--from must be before --to", {
+        hint: "swap the two dates",
+      });
     stream = backfillAggregationStream(job, startMs, endMs);
     const resume = await readCheckpoint(ctx.warehouse, stream);
-    if (resume && resume.positionMs > startMs) startMs = Math.min(resume.positionMs, endMs);
+    if (resume && resume.positionMs > startMs)
+      startMs = Math.min(resume.positionMs, endMs);
   } else {
     stream = aggregationStream(job);
     const cp = await readCheckpoint(ctx.warehouse, stream);
+    storedPositionMs = cp?.positionMs ?? 0;
     const from = cp
       ? Math.min(cp.positionMs, nowMs - job.refetchMs)
-      : nowMs - (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs);
+      : nowMs -
+        (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs);
     startMs = floorTo(from, job.windowMs);
     endMs = nowMs;
   }
   const windows = planWindows(startMs, endMs, job.windowMs);
-  const result: AggregationSyncResult = { windows: windows.length, startMs, endMs, rows: 0, deadLetters: 0 };
+  const result: AggregationSyncResult = {
+    windows: windows.length,
+    startMs,
+    endMs,
+    rows: 0,
+    deadLetters: 0,
+  };
   let done = 0;
   // Windows are fetched one by one but stored in batches: one read of what earlier fetches
   // stored, one insert per table and one checkpoint per batch, which is what a backfill of
@@ -126,10 +161,25 @@ export async function syncAggregations(
     const last = batch[batch.length - 1] as FetchedWindow;
     result.rows += r.rows;
     result.deadLetters += r.deadLetters;
-    await writeCheckpoint(ctx.warehouse, stream, last.window.endMs, { window: describe(last.window) }, ctx.insert);
-    ctx.observer.onCheckpoint?.({ stream, positionMs: last.window.endMs });
+    if (last.window.endMs > storedPositionMs) {
+      await writeCheckpoint(
+        ctx.warehouse,
+        stream,
+        last.window.endMs,
+        { window: describe(last.window) },
+        ctx.insert,
+      );
+      storedPositionMs = last.window.endMs;
+      ctx.observer.onCheckpoint?.({ stream, positionMs: last.window.endMs });
+    }
     done += batch.length;
-    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: last.window.endMs });
+    ctx.observer.onProgress?.({
+      job: ctx.job,
+      windowsDone: done,
+      windowsTotal: windows.length,
+      rows: result.rows,
+      positionMs: last.window.endMs,
+    });
     batch = [];
     batchRows = 0;
   };
@@ -138,7 +188,8 @@ export async function syncAggregations(
     const fetched = await fetchWindow(ctx, job, intervalMs, window);
     batch.push(fetched);
     batchRows += fetched.rows;
-    if (batch.length >= MAX_BATCH_WINDOWS || batchRows >= MAX_BATCH_ROWS) await store();
+    if (batch.length >= MAX_BATCH_WINDOWS || batchRows >= MAX_BATCH_ROWS)
+      await store();
   }
   await store();
   return result;
@@ -148,18 +199,35 @@ export async function syncAggregations(
 const MAX_BATCH_WINDOWS = 24;
 const MAX_BATCH_ROWS = 200_000;
 
-function pathKey(bucketTime: string, level: number, k1: string, k2: string, k3: string): string {
+function pathKey(
+  bucketTime: string,
+  level: number,
+  k1: string,
+  k2: string,
+  k3: string,
+): string {
   return JSON.stringify([bucketTime, level, k1, k2, k3]);
 }
 
 /** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
 export function flattenHistogram(
   entries: readonly { datetime: string; count: number; buckets: LogBucket[] }[],
-  base: { job: string; groupBy: readonly string[]; intervalS: number; windowStart: string; fetchedAt: string },
+  base: {
+    job: string;
+    groupBy: readonly string[];
+    intervalS: number;
+    windowStart: string;
+    fetchedAt: string;
+  },
 ): HistogramRow[] {
   const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
   const rows: HistogramRow[] = [];
-  const push = (bucketTime: string, level: number, keys: readonly string[], count: number) => {
+  const push = (
+    bucketTime: string,
+    level: number,
+    keys: readonly string[],
+    count: number,
+  ) => {
     if (count <= 0) return;
     rows.push({
       job: base.job,
@@ -177,7 +245,12 @@ export function flattenHistogram(
       fetched_at: base.fetchedAt,
     });
   };
-  const walk = (bucketTime: string, buckets: readonly LogBucket[], level: number, keys: readonly string[]) => {
+  const walk = (
+    bucketTime: string,
+    buckets: readonly LogBucket[],
+    level: number,
+    keys: readonly string[],
+  ) => {
     if (level > base.groupBy.length) return;
     for (const b of buckets) {
       const path = [...keys, b.key];
@@ -196,7 +269,9 @@ export function flattenHistogram(
 interface FetchedWindow {
   window: Window;
   /** Undefined when the response was dead-lettered. */
-  data: { histogram: HistogramRow[]; top: TopValueRow[]; numHits: number } | undefined;
+  data:
+    | { histogram: HistogramRow[]; top: TopValueRow[]; numHits: number }
+    | undefined;
   dead: DeadLetter[];
   rows: number;
 }
@@ -227,31 +302,58 @@ async function fetchWindow(
   });
   const parsed = listLogAggregationsResponseSchema.safeParse(raw);
   if (!parsed.success) {
-    const dead = [letter(`ListLogAggregations response: ${validationReason(parsed.error)}`, raw)];
-    ctx.logger.warn({ window: describe(window), reason: dead[0]?.reason }, "aggregation response dead-lettered");
+    const dead = [
+      letter(
+        `ListLogAggregations response: ${validationReason(parsed.error)}`,
+        raw,
+      ),
+    ];
+    ctx.logger.warn(
+      { window: describe(window), reason: dead[0]?.reason },
+      "aggregation response dead-lettered",
+    );
     return { window, data: undefined, dead, rows: 0 };
   }
   const windowStart = chTimeSeconds(window.startMs);
   const windowEnd = chTimeSeconds(window.endMs);
   // fetched_at is set when the batch is stored, after the previous fetches are known.
-  const histogram = flattenHistogram(parsed.data.aggregations.logsOverTime ?? [], {
-    job: job.name,
-    groupBy: job.groupBy,
-    intervalS: intervalMs / 1000,
-    windowStart,
-    fetchedAt: "",
-  });
+  const histogram = flattenHistogram(
+    parsed.data.aggregations.logsOverTime ?? [],
+    {
+      job: job.name,
+      groupBy: job.groupBy,
+      intervalS: intervalMs / 1000,
+      windowStart,
+      fetchedAt: "",
+    },
+  );
   const { members, rejected } = topValueMembers(parsed.data.aggregations);
   const dead = rejected.map((r) =>
-    letter(`aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`, { [r.member]: r.value }),
+    letter(
+      `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
+      { [r.member]: r.value },
+    ),
   );
   const top: TopValueRow[] = [];
   for (const m of members) {
     for (const v of m.values) {
-      top.push({ job: job.name, window_start: windowStart, window_end: windowEnd, member: m.member, key: v.key, count: v.count, fetched_at: "" });
+      top.push({
+        job: job.name,
+        window_start: windowStart,
+        window_end: windowEnd,
+        member: m.member,
+        key: v.key,
+        count: v.count,
+        fetched_at: "",
+      });
     }
   }
-  return { window, data: { histogram, top, numHits: parsed.data.numHits }, dead, rows: histogram.length + top.length };
+  return {
+    window,
+    data: { histogram, top, numHits: parsed.data.numHits },
+    dead,
+    rows: histogram.length + top.length,
+  };
 }
 
 /**
@@ -277,7 +379,15 @@ async function storeWindows(
     query_params: { job: job.name, from: fromS, to: toS },
     format: "JSONEachRow",
   });
-  const prevRows = await previous.json<{ t: string; level: number; key1: string; key2: string; key3: string; ws: string; f: string | number }>();
+  const prevRows = await previous.json<{
+    t: string;
+    level: number;
+    key1: string;
+    key2: string;
+    key3: string;
+    ws: string;
+    f: string | number;
+  }>();
   const previousTop = await w.client.query({
     query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
             FROM ${qualified(w, "agg_top_values")} FINAL
@@ -285,9 +395,19 @@ async function storeWindows(
     query_params: { job: job.name, from: fromS, to: toS },
     format: "JSONEachRow",
   });
-  const prevTop = await previousTop.json<{ ws: string; we: string; member: string; key: string; f: string | number }>();
+  const prevTop = await previousTop.json<{
+    ws: string;
+    we: string;
+    member: string;
+    key: string;
+    f: string | number;
+  }>();
   // The new fetch must sort after every earlier one, even on a clock that stepped back.
-  const lastFetch = Math.max(0, ...prevRows.map((r) => Number(r.f)), ...prevTop.map((r) => Number(r.f)));
+  const lastFetch = Math.max(
+    0,
+    ...prevRows.map((r) => Number(r.f)),
+    ...prevTop.map((r) => Number(r.f)),
+  );
   const fetchedAt = chTime(Math.max(Date.now(), lastFetch + 1));
 
   const histogram: HistogramRow[] = [];
@@ -324,7 +444,8 @@ async function storeWindows(
       fetched_at: fetchedAt,
     });
   }
-  const fetchedRange = (ms: number) => batch.some((f) => f.data && ms >= f.window.startMs && ms < f.window.endMs);
+  const fetchedRange = (ms: number) =>
+    batch.some((f) => f.data && ms >= f.window.startMs && ms < f.window.endMs);
   const [f1 = "", f2 = "", f3 = ""] = job.groupBy;
   for (const p of prevRows) {
     // A dead-lettered window keeps what an earlier fetch stored: nothing newer replaces it.
@@ -347,8 +468,20 @@ async function storeWindows(
     });
   }
   for (const p of prevTop) {
-    if (!fetchedStarts.has(p.ws) || currentTop.has(`${p.ws}\u0000${p.member}\u0000${p.key}`)) continue;
-    top.push({ job: job.name, window_start: p.ws, window_end: p.we, member: p.member, key: p.key, count: 0, fetched_at: fetchedAt });
+    if (
+      !fetchedStarts.has(p.ws) ||
+      currentTop.has(`${p.ws}\u0000${p.member}\u0000${p.key}`)
+    )
+      continue;
+    top.push({
+      job: job.name,
+      window_start: p.ws,
+      window_end: p.we,
+      member: p.member,
+      key: p.key,
+      count: 0,
+      fetched_at: fetchedAt,
+    });
   }
 
   await insertRows(w, "agg_histogram", histogram, ctx.insert);
@@ -361,7 +494,20 @@ async function storeWindows(
   }
   const rows = histogram.length + top.length + windows.length;
   ctx.counters.rowsInserted += rows;
-  ctx.observer.onRows?.({ job: ctx.job, table: "agg_histogram", rows: histogram.length });
-  ctx.observer.onRows?.({ job: ctx.job, table: "agg_top_values", rows: top.length });
+  ctx.observer.onRows?.({
+    job: ctx.job,
+    table: "agg_histogram",
+    rows: histogram.length,
+  });
+  ctx.observer.onRows?.({
+    job: ctx.job,
+    table: "agg_top_values",
+    rows: top.length,
+  });
+  ctx.observer.onRows?.({
+    job: ctx.job,
+    table: "agg_windows",
+    rows: windows.length,
+  });
   return { rows, deadLetters: dead.length };
 }

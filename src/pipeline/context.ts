@@ -32,7 +32,12 @@ export interface RunObserver {
   onRows?(e: { job: string; table: string; rows: number }): void;
   onDeadLetters?(e: { job: string; count: number }): void;
   onCheckpoint?(e: { stream: string; positionMs: number }): void;
-  onRunEnd?(e: { job: string; status: RunStatus; ms: number; counters: RunCounters }): void;
+  onRunEnd?(e: {
+    job: string;
+    status: RunStatus;
+    ms: number;
+    counters: RunCounters;
+  }): void;
 }
 
 export interface JobContext {
@@ -63,10 +68,19 @@ export interface RunDeps {
  * Runs one job with its bookkeeping: a `runs` row when it starts and when it ends, a child
  * logger, a retry budget. The job's own errors are rethrown after they are recorded.
  */
-export async function withRun<T>(deps: RunDeps, job: string, fn: (ctx: JobContext) => Promise<T>): Promise<T> {
+export async function withRun<T>(
+  deps: RunDeps,
+  job: string,
+  fn: (ctx: JobContext) => Promise<T>,
+): Promise<T> {
   const runId = randomUUID();
   const logger = deps.logger.child({ job, runId });
-  const counters: RunCounters = { pages: 0, rowsInserted: 0, deadLetters: 0, retries: 0 };
+  const counters: RunCounters = {
+    pages: 0,
+    rowsInserted: 0,
+    deadLetters: 0,
+    retries: 0,
+  };
   const budget = new RetryBudget(deps.config.api.runRetryBudget);
   const signal = deps.signal ?? new AbortController().signal;
   const insert: InsertOptions = {
@@ -92,8 +106,15 @@ export async function withRun<T>(deps: RunDeps, job: string, fn: (ctx: JobContex
   };
   const startedAtMs = Date.now();
   // The bookkeeping writes must not be aborted with the run, or an aborted run stays "running".
-  const bookkeeping: InsertOptions = { retries: deps.config.clickhouse.insertRetries, logger };
-  await recordRun(deps.warehouse, { runId, job, startedAtMs, status: "running", ...counters, error: "" }, bookkeeping);
+  const bookkeeping: InsertOptions = {
+    retries: deps.config.clickhouse.insertRetries,
+    logger,
+  };
+  await recordRun(
+    deps.warehouse,
+    { runId, job, startedAtMs, status: "running", ...counters, error: "" },
+    bookkeeping,
+  );
   logger.info("run started");
   let status: RunStatus = "succeeded";
   let error = "";
@@ -107,13 +128,27 @@ export async function withRun<T>(deps: RunDeps, job: string, fn: (ctx: JobContex
     counters.retries += budget.spent;
     const finishedAtMs = Date.now();
     try {
-      await recordRun(deps.warehouse, { runId, job, startedAtMs, finishedAtMs, status, ...counters, error }, bookkeeping);
+      await recordRun(
+        deps.warehouse,
+        { runId, job, startedAtMs, finishedAtMs, status, ...counters, error },
+        bookkeeping,
+      );
     } catch (err) {
-      logger.error({ err: errorMessage(err) }, "could not record the end of the run");
+      logger.error(
+        { err: errorMessage(err) },
+        "could not record the end of the run",
+      );
     }
-    ctx.observer.onRunEnd?.({ job, status, ms: finishedAtMs - startedAtMs, counters });
+    ctx.observer.onRunEnd?.({
+      job,
+      status,
+      ms: finishedAtMs - startedAtMs,
+      counters,
+    });
     const fields = { status, ms: finishedAtMs - startedAtMs, ...counters };
     if (status === "succeeded") logger.info(fields, "run finished");
+    else if (status === "aborted")
+      logger.warn({ ...fields, reason: error }, "run stopped");
     else logger.error({ ...fields, error }, "run failed");
   }
 }

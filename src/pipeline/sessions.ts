@@ -2,12 +2,22 @@
 // re-read sessions still open from before the lookback. The checkpoint moves only after the
 // rows of every window up to it were inserted, so a crash at any instant resumes without loss.
 import { sessionSchema } from "../api/schemas/session.js";
-import { describe, sessionWindowBatches, type RawRecord } from "../sources/sessions.js";
+import {
+  describe,
+  sessionWindowBatches,
+  type RawRecord,
+} from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
-import { insertDeadLetters, readCheckpoint, writeCheckpoint, type DeadLetter } from "../warehouse/bookkeeping.js";
+import {
+  insertDeadLetters,
+  readCheckpoint,
+  writeCheckpoint,
+  type DeadLetter,
+} from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
-import { insertRows } from "../warehouse/insert.js";
-import { sessionRow, type SessionRow } from "../warehouse/sessions.js";
+import { insertLines } from "../warehouse/insert.js";
+import { sessionLine } from "../warehouse/sessions.js";
+import { chTime } from "../warehouse/format.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
@@ -41,40 +51,68 @@ export function backfillStream(fromMs: number, toMs: number): string {
   return `${SESSIONS_STREAM}.backfill.${fromMs}-${toMs}`;
 }
 
-export async function syncSessions(ctx: JobContext, options: SessionSyncOptions = {}): Promise<SessionSyncResult> {
+export async function syncSessions(
+  ctx: JobContext,
+  options: SessionSyncOptions = {},
+): Promise<SessionSyncResult> {
   const cfg = ctx.config.sessions;
   const nowMs = floorSecond(options.nowMs ?? Date.now());
   let startMs: number;
   let endMs: number;
   let stream: string;
+  // Windows behind the checkpoint are re-read for late sessions; the checkpoint only moves forward.
+  let storedPositionMs = 0;
   if (options.fromMs !== undefined) {
     startMs = floorSecond(options.fromMs);
     endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
-    if (startMs < EPOCH_FLOOR_MS) throw new UsageError(`--from is before ${new Date(EPOCH_FLOOR_MS).toISOString()}`);
+    if (startMs < EPOCH_FLOOR_MS)
+      throw new UsageError(
+        `--from is before ${new Date(EPOCH_FLOOR_MS).toISOString()}`,
+      );
     if (startMs >= endMs) {
-      throw new UsageError(`--from (${new Date(startMs).toISOString()}) must be before --to (${new Date(endMs).toISOString()})`, {
-        hint: "swap the two dates, or leave --to out to backfill up to now",
-      });
+      throw new UsageError(
+        `--from (${new Date(startMs).toISOString()}) must be before --to (${new Date(endMs).toISOString()})`,
+        {
+          hint: "swap the two dates, or leave --to out to backfill up to now",
+        },
+      );
     }
     // A backfill keeps its own checkpoint, so an interrupted one resumes where it stopped and
     // the incremental stream's checkpoint never jumps over a range nobody synced.
     stream = backfillStream(startMs, endMs);
     const resume = await readCheckpoint(ctx.warehouse, stream);
     if (resume && resume.positionMs > startMs) {
-      ctx.logger.info({ resumeFrom: new Date(resume.positionMs).toISOString() }, "resuming an interrupted backfill");
+      ctx.logger.info(
+        { resumeFrom: new Date(resume.positionMs).toISOString() },
+        "resuming an interrupted backfill",
+      );
       startMs = Math.min(resume.positionMs, endMs);
     }
   } else {
     stream = SESSIONS_STREAM;
     const cp = await readCheckpoint(ctx.warehouse, stream);
-    startMs = floorSecond(cp ? cp.positionMs - cfg.lookbackMs : nowMs - cfg.initialLookbackMs);
+    storedPositionMs = cp?.positionMs ?? 0;
+    startMs = floorSecond(
+      cp ? cp.positionMs - cfg.lookbackMs : nowMs - cfg.initialLookbackMs,
+    );
     endMs = nowMs;
   }
 
   const windows = planWindows(startMs, endMs, cfg.windowMs);
-  const result: SessionSyncResult = { windows: windows.length, startMs, endMs, rows: 0, deadLetters: 0, openRefreshed: 0 };
+  const result: SessionSyncResult = {
+    windows: windows.length,
+    startMs,
+    endMs,
+    rows: 0,
+    deadLetters: 0,
+    openRefreshed: 0,
+  };
   ctx.logger.info(
-    { from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString(), windows: windows.length },
+    {
+      from: new Date(startMs).toISOString(),
+      to: new Date(endMs).toISOString(),
+      windows: windows.length,
+    },
     "syncing sessions",
   );
   let done = 0;
@@ -82,12 +120,30 @@ export async function syncSessions(ctx: JobContext, options: SessionSyncOptions 
     const { rows, deadLetters } = await syncWindow(ctx, window);
     result.rows += rows;
     result.deadLetters += deadLetters;
-    await writeCheckpoint(ctx.warehouse, stream, window.endMs, { window: describe(window) }, ctx.insert);
-    ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
+    if (window.endMs > storedPositionMs) {
+      await writeCheckpoint(
+        ctx.warehouse,
+        stream,
+        window.endMs,
+        { window: describe(window) },
+        ctx.insert,
+      );
+      storedPositionMs = window.endMs;
+      ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
+    }
     done++;
-    ctx.observer.onProgress?.({ job: ctx.job, windowsDone: done, windowsTotal: windows.length, rows: result.rows, positionMs: window.endMs });
+    ctx.observer.onProgress?.({
+      job: ctx.job,
+      windowsDone: done,
+      windowsTotal: windows.length,
+      rows: result.rows,
+      positionMs: window.endMs,
+    });
   }
-  if (!options.skipOpenRefresh) result.openRefreshed = await refreshOpenSessions(ctx, { beforeMs: startMs });
+  if (!options.skipOpenRefresh)
+    result.openRefreshed = await refreshOpenSessions(ctx, {
+      beforeMs: startMs,
+    });
   return result;
 }
 
@@ -98,7 +154,7 @@ export async function syncSessions(ctx: JobContext, options: SessionSyncOptions 
  */
 class SessionWriter {
   readonly #ctx: JobContext;
-  #rows: SessionRow[] = [];
+  #rows: string[] = [];
   #dead: DeadLetter[] = [];
   #inflight: Promise<void> | undefined;
   rows = 0;
@@ -109,26 +165,42 @@ class SessionWriter {
   }
 
   async add(records: readonly RawRecord[], fetchedAtMs: number): Promise<void> {
+    const fetchedAt = chTime(fetchedAtMs);
     for (const r of records) {
-      const reason = r.parseError !== undefined ? `not JSON: ${r.parseError}` : undefined;
-      const parsed = reason === undefined ? sessionSchema.safeParse(r.value) : undefined;
+      const reason =
+        r.parseError !== undefined ? `not JSON: ${r.parseError}` : undefined;
+      const parsed =
+        reason === undefined ? sessionSchema.safeParse(r.value) : undefined;
       if (parsed?.success) {
         const startMs = Date.parse(parsed.data.startTime);
         if (startMs < EPOCH_FLOOR_MS || startMs > fetchedAtMs + 86_400_000) {
-          this.#dead.push(this.#letter(r, `impossible startTime ${parsed.data.startTime}`));
+          this.#dead.push(
+            this.#letter(r, `impossible startTime ${parsed.data.startTime}`),
+          );
           continue;
         }
-        this.#rows.push(sessionRow(parsed.data, r.text, fetchedAtMs));
+        this.#rows.push(
+          sessionLine(parsed.data, r.text, fetchedAtMs, fetchedAt),
+        );
       } else {
-        this.#dead.push(this.#letter(r, reason ?? validationReason(parsed?.error)));
+        this.#dead.push(
+          this.#letter(r, reason ?? validationReason(parsed?.error)),
+        );
       }
     }
-    if (this.#rows.length >= this.#ctx.config.sessions.insertBatchRows) await this.#startInsert();
+    if (this.#rows.length >= this.#ctx.config.sessions.insertBatchRows)
+      await this.#startInsert();
   }
 
   #letter(r: RawRecord, reason: string): DeadLetter {
     const id = (r.value as { id?: unknown } | undefined)?.id;
-    return { job: this.#ctx.job, recordId: typeof id === "string" ? id : "", reason, raw: r.text, runId: this.#ctx.runId };
+    return {
+      job: this.#ctx.job,
+      recordId: typeof id === "string" ? id : "",
+      reason,
+      raw: r.text,
+      runId: this.#ctx.runId,
+    };
   }
 
   /** Waits for the block in flight (its failure surfaces here), then sends the buffered rows. */
@@ -139,14 +211,29 @@ class SessionWriter {
     const ctx = this.#ctx;
     const rows = this.#rows;
     this.#rows = [];
-    const insert = insertRows(ctx.warehouse, "sessions", rows, ctx.insert).then(() => {
+    const insert = insertLines(
+      ctx.warehouse,
+      "sessions",
+      rows,
+      ctx.insert,
+    ).then(() => {
       this.rows += rows.length;
       ctx.counters.rowsInserted += rows.length;
-      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: rows.length });
+      ctx.observer.onRows?.({
+        job: ctx.job,
+        table: "sessions",
+        rows: rows.length,
+      });
     });
     // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
     insert.catch(() => undefined);
     this.#inflight = insert;
+  }
+
+  /** After a failure: lets the block in flight finish, so nothing is closed under it. */
+  async settle(): Promise<void> {
+    await this.#inflight?.catch(() => undefined);
+    this.#inflight = undefined;
   }
 
   /** Inserts everything buffered and waits until it is stored. */
@@ -162,12 +249,21 @@ class SessionWriter {
       this.deadLetters += dead.length;
       ctx.counters.deadLetters += dead.length;
       ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
-      ctx.logger.warn({ count: dead.length, reasons: [...new Set(dead.map((d) => d.reason))].slice(0, 3) }, "records dead-lettered");
+      ctx.logger.warn(
+        {
+          count: dead.length,
+          reasons: [...new Set(dead.map((d) => d.reason))].slice(0, 3),
+        },
+        "records dead-lettered",
+      );
     }
   }
 }
 
-async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: number; deadLetters: number }> {
+async function syncWindow(
+  ctx: JobContext,
+  window: Window,
+): Promise<{ rows: number; deadLetters: number }> {
   const cfg = ctx.config.sessions;
   const writer = new SessionWriter(ctx);
   const batches = sessionWindowBatches(ctx.api, window, {
@@ -178,13 +274,20 @@ async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: numb
     budget: ctx.budget,
     logger: ctx.logger,
   });
-  for await (const batch of batches) {
-    ctx.signal.throwIfAborted();
-    await writer.add(batch.records, Date.now());
-    if (batch.endOfPage) ctx.counters.pages++;
+  try {
+    for await (const batch of batches) {
+      ctx.signal.throwIfAborted();
+      await writer.add(batch.records, Date.now());
+      if (batch.endOfPage) ctx.counters.pages++;
+    }
+    await writer.drain();
+  } finally {
+    await writer.settle();
   }
-  await writer.drain();
-  ctx.logger.debug({ window: describe(window), rows: writer.rows }, "window synced");
+  ctx.logger.debug(
+    { window: describe(window), rows: writer.rows },
+    "window synced",
+  );
   return { rows: writer.rows, deadLetters: writer.deadLetters };
 }
 
@@ -192,7 +295,10 @@ async function syncWindow(ctx: JobContext, window: Window): Promise<{ rows: numb
  * Re-reads, one by one, sessions still open that started before `beforeMs` (the windows
  * re-read the rest), so a session is followed until it completes however long it runs.
  */
-export async function refreshOpenSessions(ctx: JobContext, options: { beforeMs: number }): Promise<number> {
+export async function refreshOpenSessions(
+  ctx: JobContext,
+  options: { beforeMs: number },
+): Promise<number> {
   const rs = await ctx.warehouse.client.query({
     query: `SELECT id FROM ${qualified(ctx.warehouse, "sessions")} FINAL
             WHERE session_status IN ('active', 'idle') AND start_time < fromUnixTimestamp64Milli({before:Int64})
@@ -210,18 +316,29 @@ export async function refreshOpenSessions(ctx: JobContext, options: { beforeMs: 
   const worker = async () => {
     while (next < ids.length) {
       const id = ids[next++] as string;
-      const session = await ctx.api.getSession(id, { signal: ctx.signal, budget: ctx.budget });
+      const session = await ctx.api.getSession(id, {
+        signal: ctx.signal,
+        budget: ctx.budget,
+      });
       if (session === undefined) {
         missing++;
         continue;
       }
-      await writer.add([{ text: JSON.stringify(session), value: session }], Date.now());
+      await writer.add(
+        [{ text: JSON.stringify(session), value: session }],
+        Date.now(),
+      );
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, ids.length) }, worker),
+  );
   await writer.drain();
   if (missing > 0) {
-    ctx.logger.warn({ missing }, "open sessions the service no longer knows keep their last stored state");
+    ctx.logger.warn(
+      { missing },
+      "open sessions the service no longer knows keep their last stored state",
+    );
   }
   return ids.length - missing;
 }

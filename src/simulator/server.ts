@@ -2,7 +2,10 @@
 // rate-limit headers on every response, fault injection, and the session routes. Other parts
 // of the simulator (log aggregations) plug in through addRoute.
 
-import { createListLogAggregationsHandler, type LogsHandlerOptions } from "./logs/handler.js";
+import {
+  createListLogAggregationsHandler,
+  type LogsHandlerOptions,
+} from "./logs/handler.js";
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
   createServer,
@@ -669,7 +672,10 @@ export async function startSimulator(
   const sim = new SimulatorServer(options);
   // The whole API surface the exporter reads is served by default; tests may replace a route.
   if (options.logAggregations !== false) {
-    sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, createListLogAggregationsHandler(options.logAggregations ?? {}));
+    sim.addRoute(
+      LIST_LOG_AGGREGATIONS_PATH,
+      createListLogAggregationsHandler(options.logAggregations ?? {}),
+    );
   }
   await sim.listen();
   return sim;

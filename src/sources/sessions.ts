@@ -48,11 +48,17 @@ export function parseRecord(text: string): RawRecord {
 
 function idOf(r: RawRecord): string | undefined {
   const v = r.value as { id?: unknown } | undefined;
-  return typeof v === "object" && v !== null && typeof v.id === "string" ? v.id : undefined;
+  return typeof v === "object" && v !== null && typeof v.id === "string"
+    ? v.id
+    : undefined;
 }
 
 function isExpiredCursor(err: unknown): boolean {
-  return err instanceof ApiError && err.code === "invalid_argument" && /cursor/i.test(err.message);
+  return (
+    err instanceof ApiError &&
+    err.code === "invalid_argument" &&
+    /cursor/i.test(err.message)
+  );
 }
 
 export async function* sessionWindowBatches(
@@ -71,8 +77,17 @@ export async function* sessionWindowBatches(
       for (;;) {
         pages++;
         const page = api.sessionsPage(
-          { startMs: window.startMs, endMs: window.endMs, limit: options.pageSize, cursor },
-          { batchSize: options.batchSize, signal: options.signal, budget: options.budget },
+          {
+            startMs: window.startMs,
+            endMs: window.endMs,
+            limit: options.pageSize,
+            cursor,
+          },
+          {
+            batchSize: options.batchSize,
+            signal: options.signal,
+            budget: options.budget,
+          },
         );
         let fresh = 0;
         let received = 0;
@@ -86,32 +101,51 @@ export async function* sessionWindowBatches(
             if (id !== undefined) seenIds.add(id);
           }
           const following = await page.next();
-          yield { window, page: pages, records, endOfPage: following.done === true };
+          yield {
+            window,
+            page: pages,
+            records,
+            endOfPage: following.done === true,
+          };
           next = following;
         }
-        if (received === 0) yield { window, page: pages, records: [], endOfPage: true };
+        if (received === 0)
+          yield { window, page: pages, records: [], endOfPage: true };
         const nextCursor = next.value.nextCursor;
         if (!nextCursor) return { pages };
         if (seenCursors.has(nextCursor) || nextCursor === cursor) {
-          throw new PagingError("CURSOR_REPEATED", `ListSessionsV2 returned a cursor it had already returned for ${describe(window)}`, {
-            hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
-          });
+          throw new PagingError(
+            "CURSOR_REPEATED",
+            `ListSessionsV2 returned a cursor it had already returned for ${describe(window)}`,
+            {
+              hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
+            },
+          );
         }
         stalled = fresh === 0 ? stalled + 1 : 0;
         if (stalled >= options.maxStalledPages) {
           throw new PagingError(
             "PAGES_STALLED",
             `ListSessionsV2 kept returning pages with nothing new for ${describe(window)} (${pages} pages)`,
-            { hint: "the service's paging is not advancing; retry later, or report it to the vendor" },
+            {
+              hint: "the service's paging is not advancing; retry later, or report it to the vendor",
+            },
           );
         }
         seenCursors.add(nextCursor);
         cursor = nextCursor;
       }
     } catch (err) {
-      if (cursor !== undefined && isExpiredCursor(err) && restarts < (options.maxCursorRestarts ?? 3)) {
+      if (
+        cursor !== undefined &&
+        isExpiredCursor(err) &&
+        restarts < (options.maxCursorRestarts ?? 3)
+      ) {
         restarts++;
-        options.logger?.warn({ window: describe(window), restarts }, "cursor refused by the service, restarting the window");
+        options.logger?.warn(
+          { window: describe(window), restarts },
+          "cursor refused by the service, restarting the window",
+        );
         continue;
       }
       throw err;

@@ -6,7 +6,11 @@ export interface Window {
   endMs: number;
 }
 
-export function planWindows(startMs: number, endMs: number, windowMs: number): Window[] {
+export function planWindows(
+  startMs: number,
+  endMs: number,
+  windowMs: number,
+): Window[] {
   const out: Window[] = [];
   let at = startMs;
   while (at < endMs) {

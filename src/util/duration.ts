@@ -14,7 +14,8 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 
 /** Milliseconds of a duration string, or undefined when it does not parse. */
 export function parseDurationMs(value: string | number): number | undefined {
-  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : undefined;
+  if (typeof value === "number")
+    return Number.isFinite(value) && value >= 0 ? value : undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
   const m = DURATION.exec(text);

@@ -7,7 +7,10 @@ export abstract class SessionhouseError extends Error {
   readonly hint: string | undefined;
 
   constructor(message: string, options?: { cause?: unknown; hint?: string }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.hint = options?.hint;
   }
@@ -21,7 +24,11 @@ export class UsageError extends SessionhouseError {
 /** Something the run cannot go on from, with a reason; exit status 1. */
 export class FatalError extends SessionhouseError {
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown; hint?: string }) {
+  constructor(
+    code: string,
+    message: string,
+    options?: { cause?: unknown; hint?: string },
+  ) {
     super(message, options);
     this.code = code;
   }

@@ -12,10 +12,13 @@ export function scrubber(secrets: readonly string[]): (text: string) => string {
   const list = secrets.filter((s) => s.length >= 4);
   if (list.length === 0) return (text) => text;
   // Secrets also appear JSON-escaped inside a serialized line.
-  const needles = [...new Set(list.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))];
+  const needles = [
+    ...new Set(list.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])),
+  ];
   return (text) => {
     let out = text;
-    for (const n of needles) if (out.includes(n)) out = out.split(n).join(REDACTED);
+    for (const n of needles)
+      if (out.includes(n)) out = out.split(n).join(REDACTED);
     return out;
   };
 }
@@ -31,14 +34,28 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const scrub = scrubber(options.secrets ?? []);
   const usePretty =
-    options.format === "pretty" || (options.format !== "json" && !options.destination && process.stdout.isTTY);
-  const stream = options.destination ?? (usePretty ? pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l" }) : pino.destination({ sync: true }));
+    options.format === "pretty" ||
+    (options.format !== "json" && !options.destination && process.stdout.isTTY);
+  const stream =
+    options.destination ??
+    (usePretty
+      ? pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l" })
+      : pino.destination({ sync: true }));
   return pino(
     {
       level: options.level ?? "info",
       base: { service: "sessionhouse" },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: ["apiKey", "password", "*.apiKey", "*.password", "headers['x-api-key']"], censor: REDACTED },
+      redact: {
+        paths: [
+          "apiKey",
+          "password",
+          "*.apiKey",
+          "*.password",
+          "headers['x-api-key']",
+        ],
+        censor: REDACTED,
+      },
       hooks: { streamWrite: scrub },
     },
     stream,

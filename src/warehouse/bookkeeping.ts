@@ -12,32 +12,54 @@ export interface Checkpoint {
   updatedAtMs: number;
 }
 
-export async function readCheckpoint(w: Warehouse, stream: string): Promise<Checkpoint | undefined> {
+export async function readCheckpoint(
+  w: Warehouse,
+  stream: string,
+): Promise<Checkpoint | undefined> {
   const rs = await w.client.query({
     query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, "checkpoints")} FINAL WHERE stream = {stream:String}`,
     query_params: { stream },
     format: "JSONEachRow",
   });
-  const [row] = await rs.json<{ stream: string; position: string; detail: string; updated_at: string }>();
+  const [row] = await rs.json<{
+    stream: string;
+    position: string;
+    detail: string;
+    updated_at: string;
+  }>();
   if (!row) return undefined;
   return {
     stream: row.stream,
     positionMs: fromChTime(row.position),
-    detail: row.detail ? (JSON.parse(row.detail) as Record<string, unknown>) : {},
+    detail: row.detail
+      ? (JSON.parse(row.detail) as Record<string, unknown>)
+      : {},
     updatedAtMs: fromChTime(row.updated_at),
   };
 }
 
-export async function readCheckpoints(w: Warehouse, prefix = ""): Promise<Checkpoint[]> {
+export async function readCheckpoints(
+  w: Warehouse,
+  prefix = "",
+): Promise<Checkpoint[]> {
   const rs = await w.client.query({
     query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, "checkpoints")} FINAL WHERE startsWith(stream, {prefix:String}) ORDER BY stream`,
     query_params: { prefix },
     format: "JSONEachRow",
   });
-  return (await rs.json<{ stream: string; position: string; detail: string; updated_at: string }>()).map((row) => ({
+  return (
+    await rs.json<{
+      stream: string;
+      position: string;
+      detail: string;
+      updated_at: string;
+    }>()
+  ).map((row) => ({
     stream: row.stream,
     positionMs: fromChTime(row.position),
-    detail: row.detail ? (JSON.parse(row.detail) as Record<string, unknown>) : {},
+    detail: row.detail
+      ? (JSON.parse(row.detail) as Record<string, unknown>)
+      : {},
     updatedAtMs: fromChTime(row.updated_at),
   }));
 }
@@ -56,7 +78,14 @@ export async function writeCheckpoint(
   await insertRows(
     w,
     "checkpoints",
-    [{ stream, position: chTime(positionMs), detail: JSON.stringify(detail), updated_at: chTime(now) }],
+    [
+      {
+        stream,
+        position: chTime(positionMs),
+        detail: JSON.stringify(detail),
+        updated_at: chTime(now),
+      },
+    ],
     options,
   );
 }
@@ -82,7 +111,11 @@ export function deadLetterRow(d: DeadLetter, seenAtMs: number): object {
   };
 }
 
-export async function insertDeadLetters(w: Warehouse, letters: readonly DeadLetter[], options: InsertOptions): Promise<void> {
+export async function insertDeadLetters(
+  w: Warehouse,
+  letters: readonly DeadLetter[],
+  options: InsertOptions,
+): Promise<void> {
   const now = Date.now();
   await insertRows(
     w,
@@ -107,7 +140,11 @@ export interface RunRecord {
   error: string;
 }
 
-export async function recordRun(w: Warehouse, run: RunRecord, options: InsertOptions): Promise<void> {
+export async function recordRun(
+  w: Warehouse,
+  run: RunRecord,
+  options: InsertOptions,
+): Promise<void> {
   await insertRows(
     w,
     "runs",
@@ -116,7 +153,8 @@ export async function recordRun(w: Warehouse, run: RunRecord, options: InsertOpt
         run_id: run.runId,
         job: run.job,
         started_at: chTime(run.startedAtMs),
-        finished_at: run.finishedAtMs === undefined ? null : chTime(run.finishedAtMs),
+        finished_at:
+          run.finishedAtMs === undefined ? null : chTime(run.finishedAtMs),
         status: run.status,
         pages: run.pages,
         rows_inserted: run.rowsInserted,

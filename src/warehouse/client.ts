@@ -32,7 +32,13 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
       clickhouse_settings: { date_time_input_format: "best_effort" },
       ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
     });
-    return { client, database: ch.database, kind: "server", location, close: () => client.close() };
+    return {
+      client,
+      database: ch.database,
+      kind: "server",
+      location,
+      close: () => client.close(),
+    };
   }
   const dataDir = resolve(ch.dataDir);
   mkdirSync(dataDir, { recursive: true });
@@ -42,27 +48,46 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
       createChdbConnection: (o: { path: string }) => unknown;
     });
   } catch (err) {
-    throw new SinkError("EMBEDDED_UNAVAILABLE", "the embedded ClickHouse engine (the chdb package) is not installed", {
-      cause: err,
-      hint: "run npm install with optional dependencies, or set CLICKHOUSE_URL to use a ClickHouse server",
-    });
+    throw new SinkError(
+      "EMBEDDED_UNAVAILABLE",
+      "the embedded ClickHouse engine (the chdb package) is not installed",
+      {
+        cause: err,
+        hint: "run npm install with optional dependencies, or set CLICKHOUSE_URL to use a ClickHouse server",
+      },
+    );
   }
   let client: ClickHouseClient;
   try {
     // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
     // separate copy of client-common, hence the cast.
-    client = createClient({ connection: createChdbConnection({ path: dataDir }) as never });
-  } catch (err) {
-    throw new SinkError("EMBEDDED_OPEN_FAILED", `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`, {
-      cause: err,
-      hint: "another sessionhouse process may be using this data directory; stop it or set SESSIONHOUSE_DATA_DIR",
+    client = createClient({
+      connection: createChdbConnection({ path: dataDir }) as never,
     });
+  } catch (err) {
+    throw new SinkError(
+      "EMBEDDED_OPEN_FAILED",
+      `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`,
+      {
+        cause: err,
+        hint: "another sessionhouse process may be using this data directory; stop it or set SESSIONHOUSE_DATA_DIR",
+      },
+    );
   }
-  return { client, database: ch.database, kind: "embedded", location: dataDir, close: () => client.close() };
+  return {
+    client,
+    database: ch.database,
+    kind: "embedded",
+    location: dataDir,
+    close: () => client.close(),
+  };
 }
 
 /** `db`.`table`, with identifiers escaped. */
-export function qualified(w: Pick<Warehouse, "database">, table: string): string {
+export function qualified(
+  w: Pick<Warehouse, "database">,
+  table: string,
+): string {
   return `${quoteIdent(w.database)}.${quoteIdent(table)}`;
 }
 

@@ -21,7 +21,19 @@ export interface InsertOptions {
 }
 
 /** Errors from ClickHouse that another try cannot fix (bad SQL, bad data, unknown table). */
-const FINAL_CLICKHOUSE_CODES = new Set(["27", "26", "53", "60", "62", "16", "47", "117", "72", "6", "41"]);
+const FINAL_CLICKHOUSE_CODES = new Set([
+  "27",
+  "26",
+  "53",
+  "60",
+  "62",
+  "16",
+  "47",
+  "117",
+  "72",
+  "6",
+  "41",
+]);
 
 export function isRetryableInsertError(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
@@ -34,41 +46,98 @@ export async function insertRows(
   rows: readonly object[],
   options: InsertOptions,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const body = rows.map((r) => JSON.stringify(r)).join("\n");
-  const token = `${table}:${createHash("sha256").update(body).digest("base64url")}`;
+  await insertLines(
+    w,
+    table,
+    rows.map((r) => JSON.stringify(r)),
+    options,
+  );
+}
+
+/** Inserts JSONEachRow lines that are already serialized. */
+export async function insertLines(
+  w: Warehouse,
+  table: string,
+  lines: readonly string[],
+  options: InsertOptions,
+): Promise<void> {
+  if (lines.length === 0) return;
+  const body = lines.join("\n");
+  // A digest of the content, not a security measure: sha1 is the fastest one available here.
+  const token = `${table}:${createHash("sha1").update(body).digest("base64url")}`;
   let attempt = 0;
   for (;;) {
     try {
       await send(w, table, body, token, options.signal);
       return;
     } catch (err) {
-      if (options.signal?.aborted || !isRetryableInsertError(err) || attempt >= options.retries) {
-        throw new SinkError("INSERT_FAILED", `insert into ${table} failed: ${(err as Error).message}`, {
-          cause: err,
-          hint: w.kind === "server" ? "check that ClickHouse at CLICKHOUSE_URL is up; the next run resumes" : undefined,
-        });
+      if (
+        options.signal?.aborted ||
+        !isRetryableInsertError(err) ||
+        attempt >= options.retries
+      ) {
+        throw new SinkError(
+          "INSERT_FAILED",
+          `insert into ${table} failed: ${(err as Error).message}`,
+          {
+            cause: err,
+            hint:
+              w.kind === "server"
+                ? "check that ClickHouse at CLICKHOUSE_URL is up; the next run resumes"
+                : undefined,
+          },
+        );
       }
-      const waitMs = Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** attempt) * (0.5 + Math.random() / 2);
+      const waitMs =
+        Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** attempt) *
+        (0.5 + Math.random() / 2);
       attempt++;
       options.onRetry?.();
-      options.logger?.warn({ table, attempt, waitMs: Math.round(waitMs), err: (err as Error).message }, "insert failed, retrying");
-      await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+      options.logger?.warn(
+        {
+          table,
+          attempt,
+          waitMs: Math.round(waitMs),
+          err: (err as Error).message,
+        },
+        "insert failed, retrying",
+      );
+      await sleep(
+        waitMs,
+        undefined,
+        options.signal ? { signal: options.signal } : undefined,
+      );
     }
   }
 }
 
-const settings = (token: string) => ({ insert_deduplication_token: token, insert_deduplicate: 1 as const });
+const settings = (token: string) => ({
+  insert_deduplication_token: token,
+  insert_deduplicate: 1 as const,
+  // Raw records are spliced into rows as JSON objects and read verbatim into String columns.
+  input_format_json_read_objects_as_strings: 1 as const,
+  // Timestamps arrive as RFC 3339 with up to nine fractional digits.
+  date_time_input_format: "best_effort" as const,
+});
 
 /**
  * The embedded engine parses a body passed inline in the query text about five times slower
  * than a file it reads itself (issue "Fast and flat"), so there the block goes through a
  * temporary file; a server gets it as the HTTP request body.
  */
-async function send(w: Warehouse, table: string, body: string, token: string, signal: AbortSignal | undefined): Promise<void> {
+async function send(
+  w: Warehouse,
+  table: string,
+  body: string,
+  token: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const target = `${quoteIdent(w.database)}.${quoteIdent(table)}`;
   if (w.kind === "embedded") {
-    const file = join(tmpdir(), `sessionhouse-insert-${process.pid}-${randomBytes(6).toString("hex")}.jsonl`);
+    const file = join(
+      tmpdir(),
+      `sessionhouse-insert-${process.pid}-${randomBytes(6).toString("hex")}.jsonl`,
+    );
     await writeFile(file, body);
     try {
       await w.client.command({

@@ -10,7 +10,12 @@ import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");
+export const MIGRATIONS_DIR = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "migrations",
+);
 
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
@@ -38,11 +43,17 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
 }
 
 /** Fills the placeholders of a migration file; values are escaped identifiers or integers. */
-export function renderSql(text: string, vars: { db: string; retentionDays?: number }): string[] {
+export function renderSql(
+  text: string,
+  vars: { db: string; retentionDays?: number },
+): string[] {
   const sql = text
     .replaceAll("{{db}}", quoteIdent(vars.db))
     .replaceAll("{{on_cluster}}", "")
-    .replaceAll("{{retention_days}}", String(Math.trunc(vars.retentionDays ?? 0)));
+    .replaceAll(
+      "{{retention_days}}",
+      String(Math.trunc(vars.retentionDays ?? 0)),
+    );
   return sql
     .split("\n")
     .filter((line) => !line.trim().startsWith("--"))
@@ -59,28 +70,45 @@ export interface MigrateResult {
 
 export async function migrate(
   w: Warehouse,
-  options: { retentionDays?: number; logger?: Logger | undefined; dir?: string } = {},
+  options: {
+    retentionDays?: number;
+    logger?: Logger | undefined;
+    dir?: string;
+  } = {},
 ): Promise<MigrateResult> {
   const files = readMigrations(options.dir);
   const [bootstrap] = files;
-  if (!bootstrap) throw new SinkError("MIGRATIONS_MISSING", `no migration files in ${options.dir ?? MIGRATIONS_DIR}`);
+  if (!bootstrap)
+    throw new SinkError(
+      "MIGRATIONS_MISSING",
+      `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
+    );
   const run = async (stmt: string) => {
     try {
       await w.client.command({ query: stmt });
     } catch (err) {
-      throw new SinkError("MIGRATION_FAILED", `a migration statement failed: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new SinkError(
+        "MIGRATION_FAILED",
+        `a migration statement failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   };
   // The first file creates the ledger itself; it is idempotent and always runs.
-  for (const stmt of renderSql(bootstrap.text, { db: w.database })) await run(stmt);
+  for (const stmt of renderSql(bootstrap.text, { db: w.database }))
+    await run(stmt);
 
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
   });
-  const done = new Map((await rs.json<{ version: number; name: string; checksum: string }>()).map((r) => [r.version, r]));
+  const done = new Map(
+    (await rs.json<{ version: number; name: string; checksum: string }>()).map(
+      (r) => [r.version, r],
+    ),
+  );
   const applied: string[] = [];
   for (const file of files) {
     const previous = done.get(file.version);
@@ -89,34 +117,56 @@ export async function migrate(
         throw new SinkError(
           "MIGRATION_CHANGED",
           `migration ${file.name} was changed after it was applied to ${w.database} (recorded as ${previous.name})`,
-          { hint: "restore the file as it was (git checkout migrations/) and put the change in a new numbered migration" },
+          {
+            hint: "restore the file as it was (git checkout migrations/) and put the change in a new numbered migration",
+          },
         );
       }
       continue;
     }
-    for (const stmt of renderSql(file.text, { db: w.database })) await run(stmt);
+    for (const stmt of renderSql(file.text, { db: w.database }))
+      await run(stmt);
     await w.client.insert({
       table: `${quoteIdent(w.database)}.schema_migrations`,
-      values: [{ version: file.version, name: file.name, checksum: file.checksum, applied_at: chTime(Date.now()) }],
+      values: [
+        {
+          version: file.version,
+          name: file.name,
+          checksum: file.checksum,
+          applied_at: chTime(Date.now()),
+        },
+      ],
       format: "JSONEachRow",
     });
     applied.push(file.name);
     options.logger?.info({ migration: file.name }, "migration applied");
   }
-  await applyRetention(w, options.retentionDays ?? 0, options.dir ?? MIGRATIONS_DIR);
+  await applyRetention(
+    w,
+    options.retentionDays ?? 0,
+    options.dir ?? MIGRATIONS_DIR,
+  );
   return { applied, alreadyApplied: files.length - applied.length };
 }
 
 /** Sets or removes the sessions TTL to match the configured retention, only when it differs. */
-async function applyRetention(w: Warehouse, days: number, dir: string): Promise<void> {
+async function applyRetention(
+  w: Warehouse,
+  days: number,
+  dir: string,
+): Promise<void> {
   const rs = await w.client.query({
-    query: "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
+    query:
+      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
     query_params: { db: w.database },
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ q: string }>();
   const ttl = /\bTTL\b(.*?)(?:\bSETTINGS\b|$)/s.exec(row?.q ?? "")?.[1] ?? "";
-  const want = days > 0 ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`) : undefined;
+  const want =
+    days > 0
+      ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`)
+      : undefined;
   let file: string | undefined;
   if (want && !want.test(ttl)) file = "sessions_ttl_set.sql";
   if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";

@@ -52,17 +52,49 @@ export function sessionVersion(status: string, fetchedAtMs: number): number {
   return (FINAL_STATUSES.has(status) ? 2 : 1) * RANK_STEP + fetchedAtMs;
 }
 
-export function sessionRow(s: Session, raw: string, fetchedAtMs: number): SessionRow {
+/**
+ * The row as one JSON line, with the raw record spliced in as it was received: the insert reads
+ * JSON objects into String columns verbatim (input_format_json_read_objects_as_strings), so the
+ * record is neither escaped here nor re-encoded, and stays byte-exact.
+ */
+export function sessionLine(
+  s: Session,
+  raw: string,
+  fetchedAtMs: number,
+  fetchedAt = chTime(fetchedAtMs),
+): string {
+  const row = sessionRow(s, "", fetchedAtMs, fetchedAt);
+  const head = JSON.stringify(row);
+  // `raw` is the last member but one ("raw":"" then fetched_at…): replace its empty string.
+  const at = head.lastIndexOf(RAW_EMPTY);
+  const rawText = raw.trimStart().startsWith("{") ? raw : JSON.stringify(raw);
+  return (
+    head.slice(0, at) + '"raw":' + rawText + head.slice(at + RAW_EMPTY.length)
+  );
+}
+const RAW_EMPTY = '"raw":""';
+
+export function sessionRow(
+  s: Session,
+  raw: string,
+  fetchedAtMs: number,
+  fetchedAt = chTime(fetchedAtMs),
+): SessionRow {
   const identity = s.user.identity;
   const endUser = s.user.endUser;
   const endMs = s.endTime === undefined ? undefined : timestampMs(s.endTime);
   const startMs = timestampMs(s.startTime);
   const durationMs =
-    s.duration !== "" ? durationStringMs(s.duration) : endMs !== undefined ? Math.max(0, endMs - startMs) : undefined;
+    s.duration !== ""
+      ? durationStringMs(s.duration)
+      : endMs !== undefined
+        ? Math.max(0, endMs - startMs)
+        : undefined;
   return {
     id: s.id,
-    start_time: chTime(startMs),
-    end_time: endMs === undefined ? null : chTime(endMs),
+    // RFC 3339 as received; the insert parses it (date_time_input_format=best_effort).
+    start_time: s.startTime,
+    end_time: s.endTime ?? null,
     duration_ms: durationMs === undefined ? null : Math.max(0, durationMs),
     session_status: s.sessionStatus,
     client_ip_address: s.network.clientIpAddress,
@@ -93,7 +125,7 @@ export function sessionRow(s: Session, raw: string, fetchedAtMs: number): Sessio
     connector_name: s.connector.name,
     parent_session_id: s.parentSessionId,
     raw,
-    fetched_at: chTime(fetchedAtMs),
+    fetched_at: fetchedAt,
     version: sessionVersion(s.sessionStatus, fetchedAtMs),
   };
 }

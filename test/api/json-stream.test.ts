@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ArrayMemberSplitter, JsonShapeError } from "../../src/api/json-stream.js";
+import {
+  ArrayMemberSplitter,
+  JsonShapeError,
+} from "../../src/api/json-stream.js";
 
-function split(body: string, member: string, chunkSizes: number[]): { items: string[]; others: Record<string, unknown> } {
+function split(
+  body: string,
+  member: string,
+  chunkSizes: number[],
+): { items: string[]; others: Record<string, unknown> } {
   const s = new ArrayMemberSplitter(member);
   const bytes = Buffer.from(body, "utf8");
   const items: string[] = [];
@@ -23,20 +30,37 @@ const tricky = [
 ];
 
 describe("ArrayMemberSplitter", () => {
-  const body = JSON.stringify({ before: { n: 1 }, sessions: tricky, listMetadata: { nextCursor: "abc", count: 3 } });
+  const body = JSON.stringify({
+    before: { n: 1 },
+    sessions: tricky,
+    listMetadata: { nextCursor: "abc", count: 3 },
+  });
 
   it("cuts each element out as its exact text, whatever the chunking", () => {
     for (const sizes of [[1], [2, 3], [7], [64], [1_000_000]]) {
       const { items, others } = split(body, "sessions", sizes);
       expect(items).toEqual(tricky.map((t) => JSON.stringify(t)));
-      expect(others).toEqual({ before: { n: 1 }, listMetadata: { nextCursor: "abc", count: 3 } });
+      expect(others).toEqual({
+        before: { n: 1 },
+        listMetadata: { nextCursor: "abc", count: 3 },
+      });
     }
   });
 
   it("keeps scalar elements and whitespace-formatted bodies", () => {
-    const pretty = JSON.stringify({ sessions: [1, "two", null, true, { a: [1, 2] }], x: 5 }, null, 2);
+    const pretty = JSON.stringify(
+      { sessions: [1, "two", null, true, { a: [1, 2] }], x: 5 },
+      null,
+      2,
+    );
     const { items, others } = split(pretty, "sessions", [3]);
-    expect(items.map((t) => JSON.parse(t) as unknown)).toEqual([1, "two", null, true, { a: [1, 2] }]);
+    expect(items.map((t) => JSON.parse(t) as unknown)).toEqual([
+      1,
+      "two",
+      null,
+      true,
+      { a: [1, 2] },
+    ]);
     expect(others).toEqual({ x: 5 });
   });
 
@@ -48,11 +72,15 @@ describe("ArrayMemberSplitter", () => {
 
   it("refuses a body that is not a JSON object (an HTML error page)", () => {
     const s = new ArrayMemberSplitter("sessions");
-    expect(() => s.push(Buffer.from("<html>Bad Gateway</html>"))).toThrow(/not a JSON object/);
+    expect(() => s.push(Buffer.from("<html>Bad Gateway</html>"))).toThrow(
+      /not a JSON object/,
+    );
   });
 
   it("handles an absent or empty member", () => {
     expect(split("{}", "sessions", [1]).items).toEqual([]);
-    expect(split('{"sessions":[],"listMetadata":{}}', "sessions", [2]).items).toEqual([]);
+    expect(
+      split('{"sessions":[],"listMetadata":{}}', "sessions", [2]).items,
+    ).toEqual([]);
   });
 });

@@ -4,9 +4,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/index.js";
 
-const base = { SESSIONHOUSE_API_URL: "https://cp.example.com", SESSIONHOUSE_API_KEY: "k-123456" };
+const base = {
+  SESSIONHOUSE_API_URL: "https://cp.example.com",
+  SESSIONHOUSE_API_KEY: "k-123456",
+};
 
-function problems(env: Record<string, string>, configFile?: string): readonly string[] {
+function problems(
+  env: Record<string, string>,
+  configFile?: string,
+): readonly string[] {
   try {
     loadConfig({ env, configFile });
   } catch (err) {
@@ -35,7 +41,13 @@ describe("configuration", () => {
   });
 
   it("reads units in durations", () => {
-    const c = loadConfig({ env: { ...base, SESSIONHOUSE_LOOKBACK: "15m", SESSIONHOUSE_REQUEST_TIMEOUT: "90s" } });
+    const c = loadConfig({
+      env: {
+        ...base,
+        SESSIONHOUSE_LOOKBACK: "15m",
+        SESSIONHOUSE_REQUEST_TIMEOUT: "90s",
+      },
+    });
     expect(c.sessions.lookbackMs).toBe(900_000);
     expect(c.api.requestTimeoutMs).toBe(90_000);
   });
@@ -62,12 +74,22 @@ describe("configuration", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     const file = join(dir, "key");
     writeFileSync(file, "from-file-key\n");
-    const c = loadConfig({ env: { SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL, SESSIONHOUSE_API_KEY_FILE: file } });
+    const c = loadConfig({
+      env: {
+        SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL,
+        SESSIONHOUSE_API_KEY_FILE: file,
+      },
+    });
     expect(c.api.apiKey).toBe("from-file-key");
-    expect(problems({ ...base, SESSIONHOUSE_API_KEY_FILE: file }).join()).toMatch(/not both/);
-    expect(problems({ SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL, SESSIONHOUSE_API_KEY_FILE: join(dir, "missing") }).join()).toMatch(
-      /SESSIONHOUSE_API_KEY_FILE .* cannot be read/,
-    );
+    expect(
+      problems({ ...base, SESSIONHOUSE_API_KEY_FILE: file }).join(),
+    ).toMatch(/not both/);
+    expect(
+      problems({
+        SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL,
+        SESSIONHOUSE_API_KEY_FILE: join(dir, "missing"),
+      }).join(),
+    ).toMatch(/SESSIONHOUSE_API_KEY_FILE .* cannot be read/);
   });
 
   it("merges a YAML config file under the environment, with custom aggregation jobs", () => {
@@ -89,7 +111,13 @@ describe("configuration", () => {
         "      interval: 1h",
       ].join("\n"),
     );
-    const c = loadConfig({ env: { SESSIONHOUSE_API_KEY: "k-123456", SESSIONHOUSE_PAGE_SIZE: "70000" }, configFile: file });
+    const c = loadConfig({
+      env: {
+        SESSIONHOUSE_API_KEY: "k-123456",
+        SESSIONHOUSE_PAGE_SIZE: "70000",
+      },
+      configFile: file,
+    });
     expect(c.api.url).toBe("https://from-file.example.com");
     expect(c.api.extraHeaders).toEqual({ "X-Api-Version": "2" });
     expect(c.sessions.pageSize).toBe(70_000);
@@ -114,11 +142,17 @@ describe("configuration", () => {
     );
     const text = problems(base, file).join("\n");
     expect(text).toMatch(/at most 3 group-by fields/);
-    expect(problems(base, file.replace("c.json", "nope.json")).join()).toMatch(/cannot be read/);
+    expect(problems(base, file.replace("c.json", "nope.json")).join()).toMatch(
+      /cannot be read/,
+    );
   });
 
   it("never puts the secrets into its errors", () => {
-    const p = problems({ ...base, CLICKHOUSE_PASSWORD: "hunter2-pass", SESSIONHOUSE_PAGE_SIZE: "x" });
+    const p = problems({
+      ...base,
+      CLICKHOUSE_PASSWORD: "hunter2-pass",
+      SESSIONHOUSE_PAGE_SIZE: "x",
+    });
     expect(p.join()).not.toContain("k-123456");
     expect(p.join()).not.toContain("hunter2-pass");
   });

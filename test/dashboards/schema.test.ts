@@ -42,14 +42,16 @@ function overlaps(a: Panel, b: Panel): boolean {
 }
 
 describe("dashboards", () => {
-  it("ship the five dashboards of the issue", () => {
-    expect(dashboardFiles()).toEqual([
-      "ai-and-llm-activity.json",
-      "exporter-health.json",
-      "policies-and-sensitive-data.json",
-      "sessions-overview.json",
-      "who-accessed-what.json",
-    ]);
+  it("ship at least the five dashboards of the issue", () => {
+    expect(dashboardFiles()).toEqual(
+      expect.arrayContaining([
+        "ai-and-llm-activity.json",
+        "exporter-health.json",
+        "policies-and-sensitive-data.json",
+        "sessions-overview.json",
+        "who-accessed-what.json",
+      ]),
+    );
   });
 
   it("have unique uids and titles", () => {

@@ -2,7 +2,10 @@
 import { Writable } from "node:stream";
 import { createLogger, type Logger } from "../../src/util/logger.js";
 
-export function memoryLogger(secrets: readonly string[] = [], level: "info" | "debug" | "trace" = "debug"): {
+export function memoryLogger(
+  secrets: readonly string[] = [],
+  level: "info" | "debug" | "trace" = "debug",
+): {
   logger: Logger;
   lines: string[];
   text: () => string;

@@ -1,10 +1,18 @@
 // The simulator as a test fixture, and an independent reader of it (plain fetch, no exporter
 // code) that tells what a sync should have stored.
-import { SimClock, startSimulator, type Simulator } from "../../src/simulator/index.js";
+import {
+  SimClock,
+  startSimulator,
+  type Simulator,
+} from "../../src/simulator/index.js";
 import type { Config } from "../../src/config/index.js";
 import { ControlPlaneApi } from "../../src/api/control-plane.js";
 import type { Logger } from "../../src/util/logger.js";
-import { withRun, type JobContext, type RunObserver } from "../../src/pipeline/context.js";
+import {
+  withRun,
+  type JobContext,
+  type RunObserver,
+} from "../../src/pipeline/context.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { createLogger } from "../../src/util/logger.js";
 
@@ -14,7 +22,9 @@ export const API_KEY = "sim-test-key-7f3a9c";
 export const NOON = Date.UTC(2026, 10, 16, 12, 0, 0);
 
 export async function testSimulator(
-  options: Partial<Parameters<typeof startSimulator>[0]> & { atMs?: number } = {},
+  options: Partial<Parameters<typeof startSimulator>[0]> & {
+    atMs?: number;
+  } = {},
 ): Promise<Simulator> {
   const { atMs, ...rest } = options;
   return startSimulator({
@@ -28,17 +38,25 @@ export async function testSimulator(
   });
 }
 
-export async function post(sim: Simulator, procedure: string, body: unknown): Promise<{ status: number; json: unknown }> {
+export async function post(
+  sim: Simulator,
+  procedure: string,
+  body: unknown,
+): Promise<{ status: number; json: unknown }> {
   const res = await fetch(`${sim.url}/core.v1.${procedure}`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": API_KEY },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) as unknown };
+  return { status: res.status, json: (await res.json()) };
 }
 
 /** Every session the simulator serves for [fromMs, toMs), paged with plain fetch. */
-export async function expectedSessions(sim: Simulator, fromMs: number, toMs: number): Promise<Record<string, unknown>[]> {
+export async function expectedSessions(
+  sim: Simulator,
+  fromMs: number,
+  toMs: number,
+): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   let cursor: string | undefined;
   for (;;) {
@@ -48,14 +66,21 @@ export async function expectedSessions(sim: Simulator, fromMs: number, toMs: num
       endTimestamp: String(toMs / 1000),
       ...(cursor ? { cursor } : {}),
     });
-    const page = json as { sessions?: Record<string, unknown>[]; listMetadata?: { nextCursor?: string } };
+    const page = json as {
+      sessions?: Record<string, unknown>[];
+      listMetadata?: { nextCursor?: string };
+    };
     out.push(...(page.sessions ?? []));
     cursor = page.listMetadata?.nextCursor;
     if (!cursor) return out;
   }
 }
 
-export function runDeps(config: Config, warehouse: Warehouse, extra: { logger?: Logger; signal?: AbortSignal; observer?: RunObserver } = {}) {
+export function runDeps(
+  config: Config,
+  warehouse: Warehouse,
+  extra: { logger?: Logger; signal?: AbortSignal; observer?: RunObserver } = {},
+) {
   const logger = extra.logger ?? createLogger({ level: "silent" });
   return {
     config,

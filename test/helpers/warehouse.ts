@@ -23,9 +23,15 @@ async function clickhouseUrl(): Promise<string | undefined> {
   if (process.env.SESSIONHOUSE_TEST_CONTAINERS !== "1") return undefined;
   if (!containerUrl) {
     const { GenericContainer, Wait } = await import("testcontainers");
-    const container = await new GenericContainer("clickhouse/clickhouse-server:25.8")
+    const container = await new GenericContainer(
+      "clickhouse/clickhouse-server:25.8",
+    )
       .withExposedPorts(8123)
-      .withEnvironment({ CLICKHOUSE_USER: "default", CLICKHOUSE_PASSWORD: "test", CLICKHOUSE_DEFAULT_ACCESS_MANAGEMENT: "1" })
+      .withEnvironment({
+        CLICKHOUSE_USER: "default",
+        CLICKHOUSE_PASSWORD: "test",
+        CLICKHOUSE_DEFAULT_ACCESS_MANAGEMENT: "1",
+      })
       .withWaitStrategy(Wait.forHttp("/ping", 8123))
       .start();
     containerUrl = `http://default:test@${container.getHost()}:${container.getMappedPort(8123)}`;
@@ -38,7 +44,10 @@ export function freshDatabaseName(): string {
 }
 
 /** A config for tests: API settings given, ClickHouse as above, a fresh database. */
-export async function testConfig(env: Record<string, string | undefined> = {}, database = freshDatabaseName()): Promise<Config> {
+export async function testConfig(
+  env: Record<string, string | undefined> = {},
+  database = freshDatabaseName(),
+): Promise<Config> {
   const url = await clickhouseUrl();
   return loadConfig({
     env: {

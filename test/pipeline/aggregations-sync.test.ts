@@ -1,12 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aggregationJobSchema, type AggregationJobConfig, type Config } from "../../src/config/index.js";
-import { aggregationStream, syncAggregations } from "../../src/pipeline/aggregations.js";
+import {
+  aggregationJobSchema,
+  type AggregationJobConfig,
+  type Config,
+} from "../../src/config/index.js";
+import {
+  aggregationStream,
+  syncAggregations,
+} from "../../src/pipeline/aggregations.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
-import { LIST_LOG_AGGREGATIONS_PATH, type RouteContext, type Simulator } from "../../src/simulator/index.js";
+import {
+  LIST_LOG_AGGREGATIONS_PATH,
+  type RouteContext,
+  type Simulator,
+} from "../../src/simulator/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { UsageError } from "../../src/util/errors.js";
-import { API_KEY, NOON, post, run, runDeps, testSimulator } from "../helpers/simulator.js";
+import {
+  API_KEY,
+  NOON,
+  post,
+  run,
+  runDeps,
+  testSimulator,
+} from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
@@ -19,10 +37,20 @@ afterAll(async () => {
   await sim.close();
 });
 
-const job = (over: Partial<AggregationJobConfig> & { name: string }): AggregationJobConfig =>
-  aggregationJobSchema.parse({ interval: "5m", windowMs: "1h", refetchMs: "2h", ...over });
+const job = (
+  over: Partial<AggregationJobConfig> & { name: string },
+): AggregationJobConfig =>
+  aggregationJobSchema.parse({
+    interval: "5m",
+    windowMs: "1h",
+    refetchMs: "2h",
+    ...over,
+  });
 
-const byTechUserResource = job({ name: "tech_user_res", groupBy: ["resource.technology", "user.email", "resource.name"] });
+const byTechUserResource = job({
+  name: "tech_user_res",
+  groupBy: ["resource.technology", "user.email", "resource.name"],
+});
 
 async function setup(): Promise<{ config: Config; w: Warehouse }> {
   const config = await testConfig({
@@ -36,7 +64,11 @@ async function setup(): Promise<{ config: Config; w: Warehouse }> {
 
 type Path = string;
 /** What the API says for [from, to): "bucketTime|level|k1|k2|k3" → count, flattened here independently. */
-async function apiHistogram(j: AggregationJobConfig, fromMs: number, toMs: number) {
+async function apiHistogram(
+  j: AggregationJobConfig,
+  fromMs: number,
+  toMs: number,
+) {
   const { status, json } = await post(sim, "LogsService/ListLogAggregations", {
     query: j.query,
     startTimestamp: String(fromMs / 1000),
@@ -46,37 +78,68 @@ async function apiHistogram(j: AggregationJobConfig, fromMs: number, toMs: numbe
   });
   expect(status).toBe(200);
   type B = { key?: string; count?: number; buckets?: B[] };
-  const body = json as { numHits?: string; aggregations: Record<string, unknown> & { logsOverTime?: (B & { datetime: string })[] } };
+  const body = json as {
+    numHits?: string;
+    aggregations: Record<string, unknown> & {
+      logsOverTime?: (B & { datetime: string })[];
+    };
+  };
   const counts = new Map<Path, number>();
   const walk = (t: string, buckets: B[] | undefined, keys: string[]) => {
     for (const b of buckets ?? []) {
       const path = [...keys, b.key ?? ""];
-      if ((b.count ?? 0) > 0) counts.set([t, path.length, ...path, "", "", ""].slice(0, 5).join("|"), b.count ?? 0);
+      if ((b.count ?? 0) > 0)
+        counts.set(
+          [t, path.length, ...path, "", "", ""].slice(0, 5).join("|"),
+          b.count ?? 0,
+        );
       walk(t, b.buckets, path);
     }
   };
   for (const e of body.aggregations.logsOverTime ?? []) {
-    const t = new Date(Date.parse(e.datetime)).toISOString().slice(0, 19).replace("T", " ");
-    if ((e.count ?? 0) > 0) counts.set([t, 0, "", "", ""].join("|"), e.count ?? 0);
+    const t = new Date(Date.parse(e.datetime))
+      .toISOString()
+      .slice(0, 19)
+      .replace("T", " ");
+    if ((e.count ?? 0) > 0)
+      counts.set([t, 0, "", "", ""].join("|"), e.count ?? 0);
     walk(t, e.buckets, []);
   }
   const top = new Map<string, number>();
   for (const [member, values] of Object.entries(body.aggregations)) {
     if (member === "logsOverTime") continue;
-    for (const v of values as { key?: string; count?: number }[]) top.set(`${member}|${v.key ?? ""}`, v.count ?? 0);
+    for (const v of values as { key?: string; count?: number }[])
+      top.set(`${member}|${v.key ?? ""}`, v.count ?? 0);
   }
   return { counts, top, numHits: Number(body.numHits ?? 0) };
 }
 
-async function storedHistogram(w: Warehouse, name: string, fromMs: number, toMs: number) {
-  const rows = await select<{ t: string; level: number; key1: string; key2: string; key3: string; count: string }>(
+async function storedHistogram(
+  w: Warehouse,
+  name: string,
+  fromMs: number,
+  toMs: number,
+) {
+  const rows = await select<{
+    t: string;
+    level: number;
+    key1: string;
+    key2: string;
+    key3: string;
+    count: string;
+  }>(
     w,
     `SELECT toString(bucket_time) AS t, level, key1, key2, key3, count FROM {db}.agg_histogram FINAL
      WHERE job = {job:String} AND count > 0
        AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})`,
     { job: name, from: fromMs, to: toMs },
   );
-  return new Map(rows.map((r) => [[r.t, r.level, r.key1, r.key2, r.key3].join("|"), Number(r.count)]));
+  return new Map(
+    rows.map((r) => [
+      [r.t, r.level, r.key1, r.key2, r.key3].join("|"),
+      Number(r.count),
+    ]),
+  );
 }
 
 async function storedTop(w: Warehouse, name: string, windowStartMs: number) {
@@ -89,7 +152,11 @@ async function storedTop(w: Warehouse, name: string, windowStartMs: number) {
   return new Map(rows.map((r) => [`${r.member}|${r.key}`, Number(r.count)]));
 }
 
-async function storedNumHits(w: Warehouse, name: string, windowStartMs: number): Promise<number> {
+async function storedNumHits(
+  w: Warehouse,
+  name: string,
+  windowStartMs: number,
+): Promise<number> {
   const [row] = await select<{ n: string }>(
     w,
     "SELECT num_hits AS n FROM {db}.agg_windows FINAL WHERE job = {job:String} AND window_start = fromUnixTimestamp64Milli({ws:Int64})",
@@ -102,21 +169,37 @@ describe("sync aggregations against the simulator", () => {
   it("stores exactly what the API returned: every level, key and count, the top values and numHits", async () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
-    const r = await run(deps, aggregationStream(byTechUserResource), (ctx) => syncAggregations(ctx, byTechUserResource, { nowMs: NOON }));
+    const r = await run(deps, aggregationStream(byTechUserResource), (ctx) =>
+      syncAggregations(ctx, byTechUserResource, { nowMs: NOON }),
+    );
     expect(r.windows).toBe(6);
     for (let ws = NOON - 6 * HOUR; ws < NOON; ws += HOUR) {
       const expected = await apiHistogram(byTechUserResource, ws, ws + HOUR);
       expect(expected.counts.size).toBeGreaterThan(50);
       // All three nesting levels are there.
-      expect(new Set([...expected.counts.keys()].map((k) => k.split("|")[1]))).toEqual(new Set(["0", "1", "2", "3"]));
-      expect(await storedHistogram(w, byTechUserResource.name, ws, ws + HOUR)).toEqual(expected.counts);
-      expect(await storedTop(w, byTechUserResource.name, ws)).toEqual(expected.top);
-      expect(await storedNumHits(w, byTechUserResource.name, ws)).toBe(expected.numHits);
+      expect(
+        new Set([...expected.counts.keys()].map((k) => k.split("|")[1])),
+      ).toEqual(new Set(["0", "1", "2", "3"]));
+      expect(
+        await storedHistogram(w, byTechUserResource.name, ws, ws + HOUR),
+      ).toEqual(expected.counts);
+      expect(await storedTop(w, byTechUserResource.name, ws)).toEqual(
+        expected.top,
+      );
+      expect(await storedNumHits(w, byTechUserResource.name, ws)).toBe(
+        expected.numHits,
+      );
     }
     // A member the spec does not name is stored too.
-    const [unknown] = await select<{ n: string }>(w, "SELECT count() AS n FROM {db}.agg_top_values FINAL WHERE member = 'llmToolCallCounts'");
+    const [unknown] = await select<{ n: string }>(
+      w,
+      "SELECT count() AS n FROM {db}.agg_top_values FINAL WHERE member = 'llmToolCallCounts'",
+    );
     expect(Number(unknown?.n)).toBeGreaterThan(0);
-    expect((await readCheckpoint(w, aggregationStream(byTechUserResource)))?.positionMs).toBe(NOON);
+    expect(
+      (await readCheckpoint(w, aggregationStream(byTechUserResource)))
+        ?.positionMs,
+    ).toBe(NOON);
     await deps.api.close();
     await w.close();
   });
@@ -125,17 +208,24 @@ describe("sync aggregations against the simulator", () => {
     const { config, w } = await setup();
     const j = job({ name: "by_tech", groupBy: ["resource.technology"] });
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { nowMs: NOON - 30 * 60_000 }));
+    await run(deps, aggregationStream(j), (ctx) =>
+      syncAggregations(ctx, j, { nowMs: NOON - 30 * 60_000 }),
+    );
     const lastWindow = NOON - HOUR;
     const early = await storedHistogram(w, j.name, lastWindow, NOON);
     // Half an hour later the same window holds more logs (and open sessions logged more).
     sim.clock.set(NOON);
     try {
-      await run(deps, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { nowMs: NOON }));
+      await run(deps, aggregationStream(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      );
       const expected = await apiHistogram(j, lastWindow, NOON);
       const later = await storedHistogram(w, j.name, lastWindow, NOON);
       expect(later).toEqual(expected.counts);
-      const total = (m: Map<string, number>) => [...m.entries()].filter(([k]) => k.split("|")[1] === "0").reduce((a, [, v]) => a + v, 0);
+      const total = (m: Map<string, number>) =>
+        [...m.entries()]
+          .filter(([k]) => k.split("|")[1] === "0")
+          .reduce((a, [, v]) => a + v, 0);
       expect(total(later)).toBeGreaterThan(total(early));
       expect(total(later)).toBe(expected.numHits);
       expect(await storedNumHits(w, j.name, lastWindow)).toBe(expected.numHits);
@@ -150,26 +240,39 @@ describe("sync aggregations against the simulator", () => {
     const { config, w } = await setup();
     const j = job({ name: "vanish", groupBy: ["resource.technology"] });
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { nowMs: NOON }));
+    await run(deps, aggregationStream(j), (ctx) =>
+      syncAggregations(ctx, j, { nowMs: NOON }),
+    );
     const before = await storedHistogram(w, j.name, NOON - HOUR, NOON);
-    const dropped = [...before.keys()].find((k) => k.split("|")[1] === "1" && k.includes("|postgres|"));
+    const dropped = [...before.keys()].find(
+      (k) => k.split("|")[1] === "1" && k.includes("|postgres|"),
+    );
     expect(dropped).toBeDefined();
     // The service now answers without postgres (e.g. logs re-classified): its buckets must go.
     const real = createListLogAggregationsHandler();
     type B = { key: string; count?: number; buckets?: B[] };
-    sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, (body: Record<string, unknown>, ctx: RouteContext) => {
-      const res = real(body, ctx) as unknown as { aggregations: { logsOverTime?: { count?: number; buckets?: B[] }[] } };
-      for (const e of res.aggregations.logsOverTime ?? []) {
-        const pg = (e.buckets ?? []).find((b) => b.key === "postgres");
-        e.buckets = (e.buckets ?? []).filter((b) => b.key !== "postgres");
-        e.count = (e.count ?? 0) - (pg?.count ?? 0);
-      }
-      return res;
-    });
+    sim.addRoute(
+      LIST_LOG_AGGREGATIONS_PATH,
+      (body: Record<string, unknown>, ctx: RouteContext) => {
+        const res = real(body, ctx) as unknown as {
+          aggregations: { logsOverTime?: { count?: number; buckets?: B[] }[] };
+        };
+        for (const e of res.aggregations.logsOverTime ?? []) {
+          const pg = (e.buckets ?? []).find((b) => b.key === "postgres");
+          e.buckets = (e.buckets ?? []).filter((b) => b.key !== "postgres");
+          e.count = (e.count ?? 0) - (pg?.count ?? 0);
+        }
+        return res;
+      },
+    );
     try {
-      await run(deps, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { nowMs: NOON }));
+      await run(deps, aggregationStream(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      );
       const after = await storedHistogram(w, j.name, NOON - HOUR, NOON);
-      expect([...after.keys()].some((k) => k.includes("|postgres|"))).toBe(false);
+      expect([...after.keys()].some((k) => k.includes("|postgres|"))).toBe(
+        false,
+      );
       expect(after).toEqual((await apiHistogram(j, NOON - HOUR, NOON)).counts);
       const [sum] = await select<{ s: string }>(
         w,
@@ -177,7 +280,10 @@ describe("sync aggregations against the simulator", () => {
       );
       expect(Number(sum?.s)).toBeGreaterThan(0); // older windows keep their postgres counts
     } finally {
-      sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, createListLogAggregationsHandler());
+      sim.addRoute(
+        LIST_LOG_AGGREGATIONS_PATH,
+        createListLogAggregationsHandler(),
+      );
     }
     await deps.api.close();
     await w.close();
@@ -186,9 +292,15 @@ describe("sync aggregations against the simulator", () => {
   it("refuses four group-by fields before any request", async () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
-    const bad: AggregationJobConfig = { ...byTechUserResource, name: "four", groupBy: ["a.b", "c.d", "e.f", "g.h"] };
+    const bad: AggregationJobConfig = {
+      ...byTechUserResource,
+      name: "four",
+      groupBy: ["a.b", "c.d", "e.f", "g.h"],
+    };
     const before = sim.stats().byMethod.ListLogAggregations ?? 0;
-    const err = await run(deps, "aggregations.four", (ctx) => syncAggregations(ctx, bad, { nowMs: NOON })).catch((e: unknown) => e);
+    const err = await run(deps, "aggregations.four", (ctx) =>
+      syncAggregations(ctx, bad, { nowMs: NOON }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/at most 3/);
     expect(sim.stats().byMethod.ListLogAggregations ?? 0).toBe(before);
@@ -198,7 +310,10 @@ describe("sync aggregations against the simulator", () => {
 
   it("resumes a backfill that crashed in the middle with nothing lost or doubled", async () => {
     const { config, w } = await setup();
-    const j = job({ name: "backfill", groupBy: ["resource.technology", "user.type"] });
+    const j = job({
+      name: "backfill",
+      groupBy: ["resource.technology", "user.type"],
+    });
     const from = NOON - 3 * 24 * HOUR;
     const to = NOON - 24 * HOUR;
     const abort = new AbortController();
@@ -206,16 +321,28 @@ describe("sync aggregations against the simulator", () => {
       signal: abort.signal,
       observer: { onCheckpoint: () => abort.abort(new Error("crash")) },
     });
-    await expect(run(crashing, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }))).rejects.toThrow();
-    const [{ windows } = { windows: "0" }] = await select<{ windows: string }>(w, "SELECT count() AS windows FROM {db}.agg_windows FINAL WHERE job = 'backfill'");
+    await expect(
+      run(crashing, aggregationStream(j), (ctx) =>
+        syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }),
+      ),
+    ).rejects.toThrow();
+    const [{ windows } = { windows: "0" }] = await select<{ windows: string }>(
+      w,
+      "SELECT count() AS windows FROM {db}.agg_windows FINAL WHERE job = 'backfill'",
+    );
     expect(Number(windows)).toBeGreaterThan(0);
     expect(Number(windows)).toBeLessThan(48);
 
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) => syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }));
+    await run(deps, aggregationStream(j), (ctx) =>
+      syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }),
+    );
     const expected = await apiHistogram(j, from, to);
     expect(await storedHistogram(w, j.name, from, to)).toEqual(expected.counts);
-    const [hits] = await select<{ n: string; w: string }>(w, "SELECT sum(num_hits) AS n, count() AS w FROM {db}.agg_windows FINAL WHERE job = 'backfill'");
+    const [hits] = await select<{ n: string; w: string }>(
+      w,
+      "SELECT sum(num_hits) AS n, count() AS w FROM {db}.agg_windows FINAL WHERE job = 'backfill'",
+    );
     expect(Number(hits?.w)).toBe(48);
     expect(Number(hits?.n)).toBe(expected.numHits);
     await crashing.api.close();

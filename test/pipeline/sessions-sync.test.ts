@@ -2,13 +2,24 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
-import { SESSIONS_JOB, SESSIONS_STREAM, syncSessions } from "../../src/pipeline/sessions.js";
+import {
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+  syncSessions,
+} from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { fromChTime } from "../../src/warehouse/format.js";
 import { memoryLogger } from "../helpers/logs.js";
-import { API_KEY, expectedSessions, NOON, run, runDeps, testSimulator } from "../helpers/simulator.js";
+import {
+  API_KEY,
+  expectedSessions,
+  NOON,
+  run,
+  runDeps,
+  testSimulator,
+} from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
@@ -21,7 +32,9 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function setup(env: Record<string, string> = {}): Promise<{ config: Config; w: Warehouse }> {
+async function setup(
+  env: Record<string, string> = {},
+): Promise<{ config: Config; w: Warehouse }> {
   const config = await testConfig({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
@@ -66,14 +79,19 @@ describe("sync sessions against the simulator", () => {
   it("stores every simulated session exactly once, with every field right", async () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
-    const r = await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }));
+    const r = await run(deps, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs: NOON }),
+    );
     expect(r.windows).toBeGreaterThanOrEqual(4);
 
     const expected = await expectedSessions(sim, NOON - 24 * HOUR, NOON);
     expect(expected.length).toBeGreaterThan(1000);
     const got = await stored(w);
     expect(got.size).toBe(expected.length);
-    const [{ n } = { n: 0 }] = await select<{ n: number }>(w, "SELECT count() AS n FROM {db}.sessions FINAL");
+    const [{ n } = { n: 0 }] = await select<{ n: number }>(
+      w,
+      "SELECT count() AS n FROM {db}.sessions FINAL",
+    );
     expect(Number(n)).toBe(expected.length);
 
     for (const e of expected) {
@@ -82,11 +100,17 @@ describe("sync sessions against the simulator", () => {
       if (!row) continue;
       // The raw record is kept exactly as received.
       expect(JSON.parse(row.raw)).toEqual(e);
-      expect(fromChTime(row.start_time)).toBe(Date.parse(e.startTime as string));
+      expect(fromChTime(row.start_time)).toBe(
+        Date.parse(e.startTime as string),
+      );
       expect(row.session_status).toBe(e.sessionStatus);
-      expect(row.end_time === null ? undefined : fromChTime(row.end_time)).toBe(e.endTime ? Date.parse(e.endTime as string) : undefined);
+      expect(row.end_time === null ? undefined : fromChTime(row.end_time)).toBe(
+        e.endTime ? Date.parse(e.endTime as string) : undefined,
+      );
       const user = e.user as Record<string, unknown>;
-      const brand = (user.formal ?? {}) as { user?: { email?: string; groups?: string[] } };
+      const brand = (user.formal ?? {}) as {
+        user?: { email?: string; groups?: string[] };
+      };
       expect(row.user_username).toBe(user.username ?? "");
       expect(row.user_email).toBe(brand.user?.email ?? "");
       expect(row.user_groups).toEqual(brand.user?.groups ?? []);
@@ -94,14 +118,25 @@ describe("sync sessions against the simulator", () => {
       expect(row.resource_name).toBe(resource.name);
       expect(row.resource_technology).toBe(resource.technology);
       expect(row.parent_session_id).toBe(e.parentSessionId ?? "");
-      expect(row.client_ip_address).toBe((e.network as { clientIpAddress?: string } | undefined)?.clientIpAddress ?? "");
-      expect(row.connector_name).toBe((e.connector as { name?: string } | undefined)?.name ?? "");
-      expect(row.sidecar_name).toBe((e.sidecar as { name?: string } | undefined)?.name ?? "");
+      expect(row.client_ip_address).toBe(
+        (e.network as { clientIpAddress?: string } | undefined)
+          ?.clientIpAddress ?? "",
+      );
+      expect(row.connector_name).toBe(
+        (e.connector as { name?: string } | undefined)?.name ?? "",
+      );
+      expect(row.sidecar_name).toBe(
+        (e.sidecar as { name?: string } | undefined)?.name ?? "",
+      );
     }
     // Child sessions point at parents that are stored too.
-    const children = [...got.values()].filter((s) => s.parent_session_id !== "");
+    const children = [...got.values()].filter(
+      (s) => s.parent_session_id !== "",
+    );
     expect(children.length).toBeGreaterThan(0);
-    expect(children.filter((c) => got.has(c.parent_session_id)).length).toBeGreaterThan(children.length * 0.9);
+    expect(
+      children.filter((c) => got.has(c.parent_session_id)).length,
+    ).toBeGreaterThan(children.length * 0.9);
 
     const cp = await readCheckpoint(w, SESSIONS_STREAM);
     expect(cp?.positionMs).toBe(NOON);
@@ -118,21 +153,28 @@ describe("sync sessions against the simulator", () => {
     const again = await stored(w);
     expect(again.size).toBe(before.size);
 
-    const open = [...before.values()].filter((s) => s.session_status !== "completed");
+    const open = [...before.values()].filter(
+      (s) => s.session_status !== "completed",
+    );
     expect(open.length).toBeGreaterThan(0);
     // Three days later every session open at noon has ended (the longest last three days),
     // including those that started before the lookback and are re-read one by one.
     const later = NOON + 3 * 24 * HOUR + HOUR;
     sim.clock.set(later);
     try {
-      const r = await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: later }));
+      const r = await run(deps, SESSIONS_JOB, (ctx) =>
+        syncSessions(ctx, { nowMs: later }),
+      );
       expect(r.openRefreshed).toBeGreaterThan(0);
       const after = await stored(w);
       for (const s of open) {
         expect(after.get(s.id)?.session_status, s.id).toBe("completed");
         expect(after.get(s.id)?.end_time).not.toBeNull();
       }
-      const [{ n } = { n: 0 }] = await select<{ n: number }>(w, "SELECT count() - uniqExact(id) AS n FROM {db}.sessions FINAL");
+      const [{ n } = { n: 0 }] = await select<{ n: number }>(
+        w,
+        "SELECT count() - uniqExact(id) AS n FROM {db}.sessions FINAL",
+      );
       expect(Number(n)).toBe(0);
     } finally {
       sim.clock.set(NOON);
@@ -154,7 +196,9 @@ describe("sync sessions against the simulator", () => {
         },
       },
     });
-    await expect(run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }))).rejects.toThrow();
+    await expect(
+      run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON })),
+    ).rejects.toThrow();
     const cp = await readCheckpoint(w, SESSIONS_STREAM);
     const partial = await stored(w);
     expect(partial.size).toBeGreaterThan(0);
@@ -162,17 +206,26 @@ describe("sync sessions against the simulator", () => {
     expect(partial.size).toBeLessThan(expected.length);
     // Every session before the checkpoint is stored: the checkpoint does not run ahead.
     if (cp) {
-      for (const e of expected.filter((s) => Date.parse(s.startTime as string) < cp.positionMs)) {
+      for (const e of expected.filter(
+        (s) => Date.parse(s.startTime as string) < cp.positionMs,
+      )) {
         expect(partial.has(e.id as string)).toBe(true);
       }
     }
-    const [runRow] = await select<{ status: string }>(w, "SELECT status FROM {db}.runs FINAL ORDER BY started_at DESC LIMIT 1");
+    const [runRow] = await select<{ status: string }>(
+      w,
+      "SELECT status FROM {db}.runs FINAL ORDER BY started_at DESC LIMIT 1",
+    );
     expect(runRow?.status).toBe("aborted");
 
     const resumed = runDeps(config, w);
-    await run(resumed, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }));
+    await run(resumed, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs: NOON }),
+    );
     const all = await stored(w);
-    expect([...all.keys()].sort()).toEqual(expected.map((e) => e.id as string).sort());
+    expect([...all.keys()].sort()).toEqual(
+      expected.map((e) => e.id as string).sort(),
+    );
     await deps.api.close();
     await resumed.api.close();
     await w.close();
@@ -183,7 +236,14 @@ describe("sync sessions against the simulator", () => {
     const deps = runDeps(config, w);
     const from = NOON - 5 * 24 * HOUR;
     const to = NOON - 4 * 24 * HOUR;
-    const r = await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { fromMs: from, toMs: to, nowMs: NOON, skipOpenRefresh: true }));
+    const r = await run(deps, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, {
+        fromMs: from,
+        toMs: to,
+        nowMs: NOON,
+        skipOpenRefresh: true,
+      }),
+    );
     const expected = await expectedSessions(sim, from, to);
     expect(r.rows).toBe(expected.length);
     expect((await stored(w)).size).toBe(expected.length);
@@ -198,13 +258,24 @@ describe("sync sessions against the simulator", () => {
       req.resume();
       req.on("end", () => {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ sessions: [], listMetadata: { nextCursor: "same-cursor" } }));
+        res.end(
+          JSON.stringify({
+            sessions: [],
+            listMetadata: { nextCursor: "same-cursor" },
+          }),
+        );
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { config, w } = await setup({ SESSIONHOUSE_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    await new Promise<void>((resolve) =>
+      server.listen(0, "127.0.0.1", resolve),
+    );
+    const { config, w } = await setup({
+      SESSIONHOUSE_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
     const deps = runDeps(config, w);
-    const err = await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON })).catch((e: unknown) => e);
+    const err = await run(deps, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs: NOON }),
+    ).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("CURSOR_REPEATED");
     expect((err as Error).message).toMatch(/cursor it had already returned/);
     expect(await readCheckpoint(w, SESSIONS_STREAM)).toBeUndefined();
@@ -214,14 +285,23 @@ describe("sync sessions against the simulator", () => {
   });
 
   it("never writes the API key into the logs", async () => {
-    const { config, w } = await setup({ SESSIONHOUSE_API_URL: `${sim.url}/`, SESSIONHOUSE_LOG_LEVEL: "trace" });
+    const { config, w } = await setup({
+      SESSIONHOUSE_API_URL: `${sim.url}/`,
+      SESSIONHOUSE_LOG_LEVEL: "trace",
+    });
     const mem = memoryLogger([API_KEY], "trace");
     const deps = runDeps(config, w, { logger: mem.logger });
     deps.logger.info({ config }, "configuration");
     await run(deps, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON }));
     // A refused key produces an error that is logged too.
-    const bad = runDeps({ ...config, api: { ...config.api, apiKey: `${API_KEY}-wrong` } }, w, { logger: mem.logger });
-    const err = await run(bad, SESSIONS_JOB, (ctx) => syncSessions(ctx, { nowMs: NOON })).catch((e: unknown) => e);
+    const bad = runDeps(
+      { ...config, api: { ...config.api, apiKey: `${API_KEY}-wrong` } },
+      w,
+      { logger: mem.logger },
+    );
+    const err = await run(bad, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs: NOON }),
+    ).catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("unauthenticated");
     expect(mem.lines.length).toBeGreaterThan(3);
     expect(mem.text()).not.toContain(API_KEY);

@@ -602,11 +602,14 @@ describe("ListLogAggregations at the default volume", () => {
     });
     const c = { nowMs: T0, generator: day, seed: 3 };
     const cold = h(body, c); // generates the events
-    const t0 = performance.now();
-    const warm = h(body, c);
-    const ms = performance.now() - t0;
-    expect(warm).toEqual(cold);
-    expect(hits(warm)).toBeGreaterThan(50_000);
+    let ms = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const warm = h(body, c);
+      ms = Math.min(ms, performance.now() - t0);
+      expect(warm).toEqual(cold);
+    }
+    expect(hits(cold)).toBeGreaterThan(50_000);
     // Typically ~100 ms; the bound leaves room for a loaded CI machine.
     expect(ms).toBeLessThan(2_000);
   });

@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
-import { migrate, MIGRATIONS_DIR, readMigrations } from "../../src/warehouse/migrate.js";
+import {
+  migrate,
+  MIGRATIONS_DIR,
+  readMigrations,
+} from "../../src/warehouse/migrate.js";
 import { SinkError } from "../../src/warehouse/errors.js";
 import { select, testConfig } from "../helpers/warehouse.js";
 
@@ -25,10 +29,25 @@ describe("migrations", () => {
     const first = await migrate(w, { dir });
     const files = readMigrations(dir);
     expect(first.applied).toEqual(files.map((f) => f.name));
-    const ledger = await select<{ version: number; checksum: string }>(w, "SELECT version, checksum FROM {db}.schema_migrations ORDER BY version");
+    const ledger = await select<{ version: number; checksum: string }>(
+      w,
+      "SELECT version, checksum FROM {db}.schema_migrations ORDER BY version",
+    );
     expect(ledger.map((r) => r.checksum)).toEqual(files.map((f) => f.checksum));
-    const tables = await select<{ name: string }>(w, "SELECT name FROM system.tables WHERE database = {d:String} ORDER BY name", { d: w.database });
-    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["sessions", "checkpoints", "dead_letters", "runs", "schema_migrations"]));
+    const tables = await select<{ name: string }>(
+      w,
+      "SELECT name FROM system.tables WHERE database = {d:String} ORDER BY name",
+      { d: w.database },
+    );
+    expect(tables.map((t) => t.name)).toEqual(
+      expect.arrayContaining([
+        "sessions",
+        "checkpoints",
+        "dead_letters",
+        "runs",
+        "schema_migrations",
+      ]),
+    );
 
     const second = await migrate(w, { dir });
     expect(second.applied).toEqual([]);
@@ -38,8 +57,16 @@ describe("migrations", () => {
   it("sets and removes the retention TTL to match the configuration", async () => {
     await migrate(w, { dir, retentionDays: 400 });
     const ddl = async () =>
-      (await select<{ q: string }>(w, "SELECT create_table_query AS q FROM system.tables WHERE database = {d:String} AND name = 'sessions'", { d: w.database }))[0]?.q ?? "";
-    expect(await ddl()).toMatch(/TTL .*(INTERVAL 400 DAY|toIntervalDay\(400\))/);
+      (
+        await select<{ q: string }>(
+          w,
+          "SELECT create_table_query AS q FROM system.tables WHERE database = {d:String} AND name = 'sessions'",
+          { d: w.database },
+        )
+      )[0]?.q ?? "";
+    expect(await ddl()).toMatch(
+      /TTL .*(INTERVAL 400 DAY|toIntervalDay\(400\))/,
+    );
     await migrate(w, { dir, retentionDays: 0 });
     expect(await ddl()).not.toMatch(/TTL/);
   });

@@ -18,8 +18,23 @@ function read(status: string, extra: Record<string, unknown> = {}) {
     id: "ses_1",
     startTime: "2026-11-02T10:04:05.12Z",
     sessionStatus: status,
-    user: { type: "human", username: "alice", formal: { user: { id: "usr_1", email: "alice@acme.example", groups: ["g1", "g2"] } } },
-    resource: { type: "datastore", id: "res_1", name: "orders-prod-pg", technology: "postgres" },
+    user: {
+      type: "human",
+      username: "alice",
+      formal: {
+        user: {
+          id: "usr_1",
+          email: "alice@acme.example",
+          groups: ["g1", "g2"],
+        },
+      },
+    },
+    resource: {
+      type: "datastore",
+      id: "res_1",
+      name: "orders-prod-pg",
+      technology: "postgres",
+    },
     ...extra,
   });
   return { raw, session: sessionSchema.parse(JSON.parse(raw)) };
@@ -30,12 +45,38 @@ const opts = { retries: 0 };
 describe("the sessions table", () => {
   it("keeps one row per session, and a completed session never turns back to active", async () => {
     const open = read("active");
-    const done = read("completed", { endTime: "2026-11-02T10:14:05Z", duration: "600s" });
-    await insertRows(w, "sessions", [sessionRow(open.session, open.raw, 1_000)], opts);
-    await insertRows(w, "sessions", [sessionRow(done.session, done.raw, 2_000)], opts);
+    const done = read("completed", {
+      endTime: "2026-11-02T10:14:05Z",
+      duration: "600s",
+    });
+    await insertRows(
+      w,
+      "sessions",
+      [sessionRow(open.session, open.raw, 1_000)],
+      opts,
+    );
+    await insertRows(
+      w,
+      "sessions",
+      [sessionRow(done.session, done.raw, 2_000)],
+      opts,
+    );
     // An out-of-order read of the open state, fetched later than the completed one.
-    await insertRows(w, "sessions", [sessionRow(open.session, open.raw, 3_000)], opts);
-    const rows = await select<{ id: string; session_status: string; duration_ms: number; end_time: string; user_email: string; user_groups: string[]; raw: string }>(
+    await insertRows(
+      w,
+      "sessions",
+      [sessionRow(open.session, open.raw, 3_000)],
+      opts,
+    );
+    const rows = await select<{
+      id: string;
+      session_status: string;
+      duration_ms: number;
+      end_time: string;
+      user_email: string;
+      user_groups: string[];
+      raw: string;
+    }>(
       w,
       "SELECT id, session_status, duration_ms, end_time, user_email, user_groups, raw FROM {db}.sessions FINAL",
     );
@@ -56,7 +97,10 @@ describe("the sessions table", () => {
     const row = sessionRow(r.session, r.raw, 5_000);
     await insertRows(w, "sessions", [row], opts);
     await insertRows(w, "sessions", [row], opts);
-    const [c] = await select<{ n: number }>(w, "SELECT count() AS n FROM {db}.sessions WHERE id = 'ses_2'");
+    const [c] = await select<{ n: number }>(
+      w,
+      "SELECT count() AS n FROM {db}.sessions WHERE id = 'ses_2'",
+    );
     expect(Number(c?.n)).toBe(1);
   });
 });

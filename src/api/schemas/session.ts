@@ -1,6 +1,13 @@
 // The Session object (spec "Resources and their fields / Session") as it arrives on the wire.
 import { z } from "zod";
-import { durationStringMs, listMetadataSchema, loose, str, strArray, timestamp } from "./common.js";
+import {
+  durationStringMs,
+  listMetadataSchema,
+  loose,
+  str,
+  strArray,
+  timestamp,
+} from "./common.js";
 
 export const sessionIdentitySchema = loose({
   id: str,
@@ -23,7 +30,9 @@ const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
  * The member the spec calls `service` carries the vendor's brand name on the wire
  * (API-FACTS): find it by shape, an object holding `user` and/or `endUser`.
  */
-export function findBrandMember(user: Record<string, unknown>): Record<string, unknown> | undefined {
+export function findBrandMember(
+  user: Record<string, unknown>,
+): Record<string, unknown> | undefined {
   if (isIdentityHolder(user.service)) return user.service;
   for (const [key, value] of Object.entries(user)) {
     if (!KNOWN_USER_MEMBERS.has(key) && isIdentityHolder(value)) return value;
@@ -33,7 +42,10 @@ export function findBrandMember(user: Record<string, unknown>): Record<string, u
 
 function isIdentityHolder(v: unknown): v is Record<string, unknown> {
   return (
-    typeof v === "object" && v !== null && !Array.isArray(v) && ("user" in v || "endUser" in v)
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    ("user" in v || "endUser" in v)
   );
 }
 
@@ -45,7 +57,8 @@ const sessionUserSchema = z
   })
   .transform((user) => {
     const brand = findBrandMember(user);
-    const parsed = brand === undefined ? undefined : brandMemberSchema.parse(brand);
+    const parsed =
+      brand === undefined ? undefined : brandMemberSchema.parse(brand);
     return { ...user, identity: parsed?.user, endUser: parsed?.endUser };
   });
 
@@ -53,11 +66,26 @@ export const sessionSchema = loose({
   id: z.string({ error: "session has no id" }).min(1, "session id is empty"),
   startTime: timestamp,
   endTime: timestamp.optional(),
-  duration: str.refine((d) => d === "" || durationStringMs(d) !== undefined, "duration is not a protobuf Duration"),
+  duration: str.refine(
+    (d) => d === "" || durationStringMs(d) !== undefined,
+    "duration is not a protobuf Duration",
+  ),
   sessionStatus: str,
-  network: loose({ clientIpAddress: str, serverIpAddress: str }).default({ clientIpAddress: "", serverIpAddress: "" }),
-  sidecar: loose({ id: str, name: str, technology: str }).default({ id: "", name: "", technology: "" }),
-  user: sessionUserSchema.default({ type: "", username: "", identity: undefined, endUser: undefined }),
+  network: loose({ clientIpAddress: str, serverIpAddress: str }).default({
+    clientIpAddress: "",
+    serverIpAddress: "",
+  }),
+  sidecar: loose({ id: str, name: str, technology: str }).default({
+    id: "",
+    name: "",
+    technology: "",
+  }),
+  user: sessionUserSchema.default({
+    type: "",
+    username: "",
+    identity: undefined,
+    endUser: undefined,
+  }),
   resource: loose({ type: str, id: str, name: str, technology: str }).default({
     type: "",
     id: "",
@@ -71,7 +99,12 @@ export type Session = z.infer<typeof sessionSchema>;
 
 export const listSessionsResponseSchema = z.object({
   sessions: z.array(z.unknown()).default([]),
-  listMetadata: listMetadataSchema.default({ after: "", before: "", nextCursor: "", count: 0 }),
+  listMetadata: listMetadataSchema.default({
+    after: "",
+    before: "",
+    nextCursor: "",
+    count: 0,
+  }),
 });
 
 export const getSessionResponseSchema = z.looseObject({ session: z.unknown() });

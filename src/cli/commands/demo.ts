@@ -5,7 +5,10 @@ import { randomBytes } from "node:crypto";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import { SESSIONS_JOB, syncSessions } from "../../pipeline/sessions.js";
-import { aggregationStream, syncAggregations } from "../../pipeline/aggregations.js";
+import {
+  aggregationStream,
+  syncAggregations,
+} from "../../pipeline/aggregations.js";
 import { qualified, type Warehouse } from "../../warehouse/client.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 import { heading, printTable } from "../output.js";
@@ -18,13 +21,19 @@ export interface DemoOptions {
   sessionsPerDay?: number | undefined;
 }
 
-export async function runDemo(globals: GlobalOptions, options: DemoOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+export async function runDemo(
+  globals: GlobalOptions,
+  options: DemoOptions,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   const apiKey = `demo-${randomBytes(12).toString("hex")}`;
   const sim = await startSimulator({
     port: 0,
     seed: options.seed,
     apiKey,
-    ...(options.sessionsPerDay ? { sessionsPerDay: options.sessionsPerDay } : {}),
+    ...(options.sessionsPerDay
+      ? { sessionsPerDay: options.sessionsPerDay }
+      : {}),
     historyDays: Math.max(90, options.days + 1),
   });
   try {
@@ -41,11 +50,15 @@ export async function runDemo(globals: GlobalOptions, options: DemoOptions, out:
         `sessionhouse demo: simulated control plane at ${sim.url} (seed ${options.seed}), ClickHouse ${rt.warehouse.kind} at ${rt.warehouse.location}\n`,
       );
       const started = performance.now();
-      const sessions = await withRun(rt, SESSIONS_JOB, (ctx) => syncSessions(ctx));
+      const sessions = await withRun(rt, SESSIONS_JOB, (ctx) =>
+        syncSessions(ctx),
+      );
       const seconds = (performance.now() - started) / 1000;
       out.write(
         `synced ${sessions.rows} session reads over ${sessions.windows} windows (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
-          (sessions.deadLetters ? `, ${sessions.deadLetters} dead-lettered` : "") +
+          (sessions.deadLetters
+            ? `, ${sessions.deadLetters} dead-lettered`
+            : "") +
           "\n",
       );
       const aggStarted = performance.now();
@@ -53,7 +66,10 @@ export async function runDemo(globals: GlobalOptions, options: DemoOptions, out:
       for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
         // Log aggregations are much denser than sessions: the demo keeps them to two days.
         const r = await withRun(rt, aggregationStream(job), (ctx) =>
-          syncAggregations(ctx, job, { initialLookbackMs: Math.min(options.days, AGGREGATION_DAYS) * 86_400_000 }),
+          syncAggregations(ctx, job, {
+            initialLookbackMs:
+              Math.min(options.days, AGGREGATION_DAYS) * 86_400_000,
+          }),
         );
         aggRows += r.rows;
       }
@@ -74,12 +90,18 @@ export async function runDemo(globals: GlobalOptions, options: DemoOptions, out:
   }
 }
 
-async function rows(w: Warehouse, sql: string): Promise<Record<string, unknown>[]> {
+async function rows(
+  w: Warehouse,
+  sql: string,
+): Promise<Record<string, unknown>[]> {
   const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
   return rs.json<Record<string, unknown>>();
 }
 
-export async function printSummary(w: Warehouse, out: NodeJS.WritableStream): Promise<void> {
+export async function printSummary(
+  w: Warehouse,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const sessions = qualified(w, "sessions");
   heading("Sessions stored", out);
   printTable(
@@ -131,7 +153,10 @@ export async function printSummary(w: Warehouse, out: NodeJS.WritableStream): Pr
   );
 }
 
-export async function printAggregationSummary(w: Warehouse, out: NodeJS.WritableStream): Promise<void> {
+export async function printAggregationSummary(
+  w: Warehouse,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const histogram = qualified(w, "agg_histogram");
   const top = qualified(w, "agg_top_values");
   heading("Policies triggered (log aggregations)", out);

@@ -1,6 +1,10 @@
 // `sessionhouse simulate`: the control-plane simulator as a standalone server, until stopped.
 import { once } from "node:events";
-import { parseClockSpec, parseFaultSpec, startSimulator } from "../../simulator/index.js";
+import {
+  parseClockSpec,
+  parseFaultSpec,
+  startSimulator,
+} from "../../simulator/index.js";
 import { UsageError } from "../../util/errors.js";
 
 export interface SimulateOptions {
@@ -24,9 +28,15 @@ function usage<T>(what: string, fn: () => T): T {
   }
 }
 
-export async function runSimulate(o: SimulateOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+export async function runSimulate(
+  o: SimulateOptions,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
   const clock = usage("--clock", () => parseClockSpec(o.clock));
-  const faults = o.faults === undefined ? undefined : usage("--faults", () => parseFaultSpec(o.faults as string));
+  const faults =
+    o.faults === undefined
+      ? undefined
+      : usage("--faults", () => parseFaultSpec(o.faults as string));
   const sim = await startSimulator({
     port: o.port,
     host: o.host,
@@ -39,7 +49,9 @@ export async function runSimulate(o: SimulateOptions, out: NodeJS.WritableStream
     ...(o.historyDays ? { historyDays: o.historyDays } : {}),
     ...(o.bench ? { benchPages: true } : {}),
   });
-  out.write(`simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""})\n`);
+  out.write(
+    `simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""})\n`,
+  );
   await Promise.race([once(process, "SIGINT"), once(process, "SIGTERM")]);
   await sim.close();
   out.write(`simulator stopped after ${sim.stats().requests} requests\n`);

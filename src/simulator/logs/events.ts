@@ -131,6 +131,7 @@ export class LogEventStore {
   readonly #groupNames: ReadonlyMap<string, string>;
   readonly #humans: readonly SimUser[];
   readonly #machines: readonly SimUser[];
+  readonly #admins: readonly SimUser[];
 
   constructor(source: LogSessionSource, opts: LogEventStoreOptions) {
     this.seed = opts.seed;
@@ -148,6 +149,7 @@ export class LogEventStore {
     this.#groupNames = new Map(org.groups.map((g) => [g.id, g.name]));
     this.#humans = org.users.filter((u) => u.type === "human");
     this.#machines = org.users.filter((u) => u.type === "machine");
+    this.#admins = this.#humans.slice(0, 8);
   }
 
   /**
@@ -283,7 +285,7 @@ export class LogEventStore {
     if (this.#machines.length > 0 && rng.chance(0.2)) {
       return rng.pick(this.#machines);
     }
-    if (this.#humans.length > 0) return rng.pick(this.#humans.slice(0, 8));
+    if (this.#admins.length > 0) return rng.pick(this.#admins);
     return undefined;
   }
 
