@@ -4,11 +4,32 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Pool, errors as undiciErrors } from "undici";
+import { ConfigError } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { isConnectCode } from "./connect-codes.js";
 import { ApiError } from "./errors.js";
 import { ArrayMemberSplitter, JsonShapeError } from "./json-stream.js";
-import { backoffMs, isRetryable, RetryBudget, serverWaitMs } from "./retry.js";
+import {
+  backoffMs,
+  isRetryable,
+  refusesEveryCall,
+  resetWaitMs,
+  RetryBudget,
+  serverWaitMs,
+} from "./retry.js";
+
+/**
+ * Longest wait a Retry-After / X-Ratelimit-Reset may impose on one retry. Beyond it the run
+ * fails with the service's wait in the message: the next scheduled run picks up from the
+ * checkpoint, instead of a process hanging for hours on one header.
+ */
+export const MAX_SERVER_WAIT_MS = 10 * 60_000;
+
+/** Node/OpenSSL error codes of a certificate the client does not trust: no retry fixes them. */
+const TLS_ERROR = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_(GET|VERIFY)/;
+
+/** Longest service message kept in an error: a proxy may send a whole page as the message. */
+const MAX_MESSAGE_CHARS = 500;
 
 export interface ApiClientOptions {
   url: string;
@@ -51,13 +72,14 @@ export class ControlPlaneClient {
   readonly #pool: Pool;
   readonly #base: URL;
   readonly #pathPrefix: string;
+  /** Earliest instant of the next request, on the monotonic clock (performance.now()). */
   #nextSlotMs = 0;
 
   constructor(opts: ApiClientOptions) {
     this.#opts = opts;
     this.#base = new URL(opts.url);
     this.#pathPrefix = this.#base.pathname.replace(/\/+$/, "");
-    const ca = opts.caFile ? readFileSync(opts.caFile) : undefined;
+    const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
     this.#pool = new Pool(this.#base.origin, {
       connections: opts.connections ?? 4,
       keepAliveTimeout: 30_000,
@@ -105,6 +127,7 @@ export class ControlPlaneClient {
       const signal = this.#signal(options.signal);
       let yielded = false;
       try {
+        this.#checkRefused(options);
         const ex = await this.#exchange(procedure, body, signal);
         const splitter = new ArrayMemberSplitter(member);
         let batch: string[] = [];
@@ -128,7 +151,6 @@ export class ControlPlaneClient {
         return splitter.others;
       } catch (err) {
         const waitMs = this.#retryWait(err, attempt, options);
-        if (waitMs === undefined) throw err;
         attempt++;
         if (yielded) options.onRestart?.();
         await sleep(waitMs, undefined, { signal: options.signal });
@@ -148,40 +170,69 @@ export class ControlPlaneClient {
     let attempt = 0;
     for (;;) {
       try {
+        this.#checkRefused(options);
         return await fn(this.#signal(options.signal));
       } catch (err) {
         const waitMs = this.#retryWait(err, attempt, options);
-        if (waitMs === undefined) throw err;
         attempt++;
         await sleep(waitMs, undefined, { signal: options.signal });
       }
     }
   }
 
-  /** Milliseconds before the next try, or undefined when the error is final. */
-  #retryWait(
-    err: unknown,
-    attempt: number,
-    options: CallOptions,
-  ): number | undefined {
-    if (options.signal?.aborted) return undefined;
-    if (!isRetryable(err) || attempt >= this.#opts.maxRetries) return undefined;
-    if (options.budget && !options.budget.take()) return undefined;
-    const apiErr = err as ApiError;
+  /** A run whose key was refused asks no more: every later call fails with that refusal. */
+  #checkRefused(options: CallOptions): void {
+    const refusal = options.budget?.refusal;
+    if (refusal) throw refusal;
+  }
+
+  /**
+   * Milliseconds before the next try of a failed attempt; throws the final error when there is
+   * none: not retryable, the per-request limit reached, or the run's budget spent.
+   */
+  #retryWait(err: unknown, attempt: number, options: CallOptions): number {
+    if (options.signal?.aborted || !(err instanceof ApiError)) throw err;
+    if (refusesEveryCall(err)) {
+      options.budget?.refuse(err);
+      throw err;
+    }
+    if (!isRetryable(err)) throw err;
+    const tries = `${attempt + 1} ${attempt === 0 ? "try" : "tries"}`;
+    if (attempt >= this.#opts.maxRetries) {
+      throw err.gaveUp(
+        `gave up after ${tries}: at most ${this.#opts.maxRetries} retries per request`,
+      );
+    }
+    const serverWait = err.retryAfterMs;
+    if (serverWait !== undefined && serverWait > MAX_SERVER_WAIT_MS) {
+      throw err.gaveUp(
+        `the service asked to wait ${Math.ceil(serverWait / 1000)} s before another try, more than ${MAX_SERVER_WAIT_MS / 1000} s`,
+        "the API asks the exporter to pause for long: the next run resumes from the checkpoint; lower SESSIONHOUSE_MAX_RPS if this recurs",
+      );
+    }
+    if (options.budget && !options.budget.take()) {
+      throw err.gaveUp(
+        `gave up after ${tries}: the run's retry budget of ${options.budget.total} retries is spent`,
+        "the API failed too often in this run; the next run resumes from the checkpoint. If it keeps happening, check the API's health or lower SESSIONHOUSE_MAX_RPS",
+      );
+    }
     const waitMs = backoffMs(
       attempt,
       { baseMs: this.#opts.retryBaseMs, maxMs: this.#opts.retryMaxMs },
-      apiErr.retryAfterMs,
+      serverWait,
     );
+    // A server's wait holds for the whole client, not only for the request that was told.
+    if (serverWait !== undefined)
+      this.#holdUntil(performance.now() + serverWait);
     this.#opts.observer?.onRetry?.({
-      procedure: apiErr.procedure,
-      code: apiErr.code,
+      procedure: err.procedure,
+      code: err.code,
       waitMs,
     });
     this.#opts.logger?.warn(
       {
-        procedure: apiErr.procedure,
-        code: apiErr.code,
+        procedure: err.procedure,
+        code: err.code,
         attempt: attempt + 1,
         waitMs,
       },
@@ -195,30 +246,40 @@ export class ControlPlaneClient {
     return outer ? AbortSignal.any([outer, timeout]) : timeout;
   }
 
-  /** Waits for a request slot: the configured ceiling, and the service's own remaining budget. */
+  #holdUntil(monotonicMs: number): void {
+    this.#nextSlotMs = Math.max(this.#nextSlotMs, monotonicMs);
+  }
+
+  /**
+   * Waits for a request slot: slots are 1000 / maxRequestsPerSecond ms apart on the monotonic
+   * clock, so no second ever holds more than the ceiling, whatever the concurrency; the
+   * service's own limits (observeRateLimit, Retry-After) push the next slot further out.
+   */
   async #throttle(signal: AbortSignal): Promise<void> {
-    const now = Date.now();
+    const now = performance.now();
     const slot = Math.max(now, this.#nextSlotMs);
     this.#nextSlotMs = slot + 1000 / this.#opts.maxRequestsPerSecond;
-    if (slot > now) await sleep(slot - now, undefined, { signal });
+    if (slot > now) await sleep(Math.ceil(slot - now), undefined, { signal });
   }
 
   /** Reads X-Ratelimit-* and spreads what is left of the window before it runs out. */
   #observeRateLimit(headers: Headers): void {
     const remaining = Number(headers["x-ratelimit-remaining"]);
     const limit = Number(headers["x-ratelimit-limit"]);
-    const reset = Number(headers["x-ratelimit-reset"]);
+    const reset = headers["x-ratelimit-reset"];
     if (
       !Number.isFinite(remaining) ||
-      !Number.isFinite(reset) ||
       !Number.isFinite(limit) ||
-      limit <= 0
+      limit <= 0 ||
+      typeof reset !== "string"
     )
       return;
     if (remaining > limit * 0.1) return;
-    const untilResetMs = Math.max(0, reset * 1000 - Date.now());
+    const untilResetMs = resetWaitMs(reset, Date.now());
+    if (untilResetMs === undefined) return;
+    // Spread what is left evenly over the rest of the window: slower, never refused.
     const spacing = remaining <= 0 ? untilResetMs : untilResetMs / remaining;
-    this.#nextSlotMs = Math.max(this.#nextSlotMs, Date.now() + spacing);
+    this.#holdUntil(performance.now() + Math.min(spacing, MAX_SERVER_WAIT_MS));
   }
 
   async #exchange(
@@ -302,8 +363,18 @@ export class ControlPlaneClient {
         { cause: err },
       );
     }
-    const detail =
-      (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const detail = errorCode(err) ?? (err as Error).message;
+    if (TLS_ERROR.test(detail)) {
+      return new ApiError(
+        {
+          code: "TLS",
+          httpStatus: 0,
+          procedure,
+          message: `the TLS connection to ${this.#base.origin} failed (${detail})`,
+        },
+        { cause: err },
+      );
+    }
     return new ApiError(
       {
         code: "NETWORK",
@@ -392,7 +463,9 @@ async function errorFromResponse(
         httpStatus: status,
         procedure,
         message:
-          typeof parsed.message === "string" ? parsed.message : "(no message)",
+          typeof parsed.message === "string"
+            ? clip(parsed.message)
+            : "(no message)",
         retryAfterMs,
       });
     }
@@ -407,6 +480,33 @@ async function errorFromResponse(
     message: `unexpected ${contentType} response (${text.length} bytes) instead of a Connect error`,
     retryAfterMs,
   });
+}
+
+/** The error code of a transport failure, also when undici wraps the socket's error. */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && !code.startsWith("UND_ERR_")) return code;
+    e = e.cause;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_MESSAGE_CHARS
+    ? `${text.slice(0, MAX_MESSAGE_CHARS)}… (${text.length} chars)`
+    : text;
+}
+
+function readCaFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError([
+      `SESSIONHOUSE_API_CA_FILE (api.caFile) ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    ]);
+  }
 }
 
 export { RetryBudget };

@@ -26,6 +26,21 @@ export function isRetryable(err: unknown): boolean {
   return /^HTTP_(5\d\d|408|429)$/.test(err.code);
 }
 
+/**
+ * True when the failure is about the caller, not the call: a refused or underprivileged key
+ * gets the same answer on every request, so the rest of the run must not ask again (issue 5:
+ * a wrong key "does not hammer the API"). `not_found` is per call (a session that is gone).
+ */
+export function refusesEveryCall(err: unknown): boolean {
+  return (
+    err instanceof ApiError &&
+    (err.code === "unauthenticated" ||
+      err.code === "permission_denied" ||
+      err.code === "HTTP_401" ||
+      err.code === "HTTP_403")
+  );
+}
+
 /** Exponential backoff with full jitter; a server's own wait wins when it is longer. */
 export function backoffMs(
   attempt: number,
@@ -37,6 +52,21 @@ export function backoffMs(
   return serverWaitMs !== undefined
     ? Math.max(serverWaitMs, jittered)
     : jittered;
+}
+
+/** Values below this are not Unix seconds of this century but a count of seconds from now. */
+const UNIX_SECONDS_FLOOR = 1_000_000_000;
+
+/**
+ * Milliseconds until an `X-Ratelimit-Reset` instant. API-FACTS: Unix seconds; some proxies send
+ * the seconds left instead, and reading those as an instant in 1970 would mean "retry now".
+ */
+export function resetWaitMs(reset: string, nowMs: number): number | undefined {
+  const text = reset.trim();
+  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
+  const value = Number(text);
+  const atMs = value < UNIX_SECONDS_FLOOR ? nowMs + value * 1000 : value * 1000;
+  return Math.max(0, Math.ceil(atMs - nowMs));
 }
 
 /** Milliseconds to wait from `Retry-After` (seconds or HTTP date) or `X-Ratelimit-Reset` (Unix seconds). */
@@ -58,25 +88,44 @@ export function serverWaitMs(
   if (
     reset !== undefined &&
     remaining !== undefined &&
-    Number(remaining) <= 0 &&
-    /^\d+$/.test(reset.trim())
+    Number(remaining) <= 0
   ) {
-    return Math.max(0, Number(reset) * 1000 - nowMs);
+    return resetWaitMs(reset, nowMs);
   }
   return undefined;
 }
 
-/** Retries a run may still spend; shared by every request of one run. */
+/**
+ * What one run may still spend on retries, shared by every request of the run; and the first
+ * refusal of the caller (refusesEveryCall), after which the run's calls fail without asking.
+ */
 export class RetryBudget {
+  readonly total: number;
   #left: number;
+  #refusal: ApiError | undefined;
   spent = 0;
+
   constructor(total: number) {
+    this.total = total;
     this.#left = total;
   }
+
   take(): boolean {
     if (this.#left <= 0) return false;
     this.#left -= 1;
     this.spent += 1;
     return true;
+  }
+
+  get exhausted(): boolean {
+    return this.#left <= 0;
+  }
+
+  refuse(err: ApiError): void {
+    this.#refusal ??= err;
+  }
+
+  get refusal(): ApiError | undefined {
+    return this.#refusal;
   }
 }

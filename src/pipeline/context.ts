@@ -3,12 +3,12 @@
 import { randomUUID } from "node:crypto";
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import { RetryBudget } from "../api/retry.js";
-import type { Config } from "../config/index.js";
+import { secretsOf, type Config } from "../config/index.js";
 import type { Warehouse } from "../warehouse/client.js";
 import { recordRun, type RunStatus } from "../warehouse/bookkeeping.js";
 import type { InsertOptions } from "../warehouse/insert.js";
 import { errorMessage } from "../util/errors.js";
-import type { Logger } from "../util/logger.js";
+import { scrubber, type Logger } from "../util/logger.js";
 
 export interface RunCounters {
   pages: number;
@@ -122,7 +122,8 @@ export async function withRun<T>(
     return await fn(ctx);
   } catch (err) {
     status = signal.aborted ? "aborted" : "failed";
-    error = errorMessage(err);
+    // Stored, and shown by `status`: a service that echoes the key must not put it there.
+    error = scrubber(secretsOf(deps.config))(errorMessage(err));
     throw err;
   } finally {
     counters.retries += budget.spent;

@@ -32,9 +32,14 @@ export interface WindowPagingOptions {
   signal?: AbortSignal | undefined;
   budget?: RetryBudget | undefined;
   logger?: Logger | undefined;
-  /** Restarts of a window after the service refused an expired cursor (default 3). */
+  /**
+   * Restarts of a window after the service refused an expired cursor (default 10). Each also
+   * takes one retry from the run's budget: a restart re-reads the window from its start.
+   */
   maxCursorRestarts?: number;
 }
+
+export const DEFAULT_MAX_CURSOR_RESTARTS = 10;
 
 export class PagingError extends FatalError {}
 
@@ -53,11 +58,16 @@ function idOf(r: RawRecord): string | undefined {
     : undefined;
 }
 
-function isExpiredCursor(err: unknown): boolean {
+/**
+ * The service's answer to a cursor it no longer accepts. No Connect code of its own exists for
+ * it (API-FACTS), so this is `invalid_argument` naming the cursor, and only for a request that
+ * sent one.
+ */
+function isExpiredCursor(err: unknown): err is ApiError {
   return (
     err instanceof ApiError &&
     err.code === "invalid_argument" &&
-    /cursor/i.test(err.message)
+    /cursor/i.test(err.detail)
   );
 }
 
@@ -136,19 +146,24 @@ export async function* sessionWindowBatches(
         cursor = nextCursor;
       }
     } catch (err) {
-      if (
-        cursor !== undefined &&
-        isExpiredCursor(err) &&
-        restarts < (options.maxCursorRestarts ?? 3)
-      ) {
-        restarts++;
-        options.logger?.warn(
-          { window: describe(window), restarts },
-          "cursor refused by the service, restarting the window",
+      if (cursor === undefined || !isExpiredCursor(err)) throw err;
+      const max = options.maxCursorRestarts ?? DEFAULT_MAX_CURSOR_RESTARTS;
+      if (restarts >= max || (options.budget && !options.budget.take())) {
+        throw new PagingError(
+          "CURSOR_EXPIRED",
+          `ListSessionsV2 refused its own cursor for ${describe(window)} again after ${restarts} restarts of the window (${err.detail})`,
+          {
+            cause: err,
+            hint: "the window takes longer to page than the service keeps a cursor: set a smaller SESSIONHOUSE_WINDOW or a larger SESSIONHOUSE_PAGE_SIZE; the next run resumes from the checkpoint",
+          },
         );
-        continue;
       }
-      throw err;
+      restarts++;
+      // What was already read stays stored: rows are idempotent, and the window is read again.
+      options.logger?.warn(
+        { window: describe(window), restarts, pages },
+        "cursor refused by the service, restarting the window",
+      );
     }
   }
 }

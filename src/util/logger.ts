@@ -8,9 +8,11 @@ export type { Logger };
 
 export const REDACTED = "[REDACTED]";
 
+/** The password of a URL's user info (`https://user:password@host`), wherever a URL is written. */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@"']*:)([^\s/@"']+)@/gi;
+
 export function scrubber(secrets: readonly string[]): (text: string) => string {
   const list = secrets.filter((s) => s.length >= 4);
-  if (list.length === 0) return (text) => text;
   // Secrets also appear JSON-escaped inside a serialized line.
   const needles = [
     ...new Set(list.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])),
@@ -19,6 +21,8 @@ export function scrubber(secrets: readonly string[]): (text: string) => string {
     let out = text;
     for (const n of needles)
       if (out.includes(n)) out = out.split(n).join(REDACTED);
+    // A CLICKHOUSE_URL with credentials in it carries a secret nobody listed.
+    if (out.includes("@")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
     return out;
   };
 }

@@ -3,7 +3,11 @@
 // data directory. Same SQL either way.
 import { mkdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { createClient, type ClickHouseClient } from "@clickhouse/client";
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+} from "@clickhouse/client";
 import type { Config } from "../config/index.js";
 import { SinkError } from "./errors.js";
 
@@ -31,7 +35,22 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
       compression: { request: true, response: true },
       clickhouse_settings: { date_time_input_format: "best_effort" },
       ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
+      // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
+      log: { level: ClickHouseLogLevel.OFF },
     });
+    // Fail before anything else with what is wrong, not with the first migration's socket error.
+    const ping = await client.ping();
+    if (!ping.success) {
+      await client.close();
+      throw new SinkError(
+        "CLICKHOUSE_UNREACHABLE",
+        `ClickHouse at ${location} cannot be reached: ${ping.error.message}`,
+        {
+          cause: ping.error,
+          hint: "check CLICKHOUSE_URL and that the server is up (leave CLICKHOUSE_URL unset to use the embedded engine)",
+        },
+      );
+    }
     return {
       client,
       database: ch.database,

@@ -48,7 +48,7 @@ export async function post(
     headers: { "content-type": "application/json", "x-api-key": API_KEY },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) };
+  return { status: res.status, json: await res.json() };
 }
 
 /** Every session the simulator serves for [fromMs, toMs), paged with plain fetch. */

@@ -1,4 +1,5 @@
-// ListLogAggregations over real HTTP: the handler registered on a simulator through addRoute.
+// ListLogAggregations over real HTTP. The simulator serves the route by default; registering it
+// again through addRoute (which replaces it) checks the handler fits the server's route seam.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

@@ -1,0 +1,426 @@
+// Dashboard latency over long retention: 10 million sessions and a year of log aggregations,
+// generated inside ClickHouse with the shapes the exporter writes, then every panel's query of
+// every dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
+import { rmSync } from "node:fs";
+import { loadConfig } from "../src/config/index.js";
+import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
+import { migrate } from "../src/warehouse/migrate.js";
+import { loadDashboards } from "../test/dashboards/dashboards.js";
+import {
+  ALL,
+  queryInterval,
+  renderQuery,
+  type TemplateVariable,
+  type TimeRange,
+} from "../test/dashboards/grafana-sql.js";
+
+const DAY = 86_400_000;
+/** The generated year ends here. */
+const END_MS = Date.UTC(2026, 10, 16, 0, 0, 0);
+const YEAR_MS = 365 * DAY;
+const TECHNOLOGIES = [
+  "postgres",
+  "mysql",
+  "snowflake",
+  "s3",
+  "kubernetes",
+  "ssh",
+  "http",
+  "llm",
+  "mcp",
+  "mongodb",
+  "redis",
+  "bigquery",
+  "clickhouse",
+  "mariadb",
+  "mssqlserver",
+  "kafka",
+  "elastic",
+  "dynamodb",
+  "athena",
+  "grpc",
+  "rdp",
+  "web",
+];
+
+export interface PanelLatency {
+  dashboard: string;
+  panel: string;
+  p50: number;
+  p95: number;
+  rows: number;
+}
+
+async function command(w: Warehouse, sql: string): Promise<void> {
+  await w.client.command({
+    query: sql,
+    clickhouse_settings: { max_execution_time: 3600 },
+  });
+}
+
+const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
+
+async function generateSessions(w: Warehouse, total: number): Promise<void> {
+  const stepMs = YEAR_MS / total;
+  const chunk = 1_000_000;
+  for (let offset = 0; offset < total; offset += chunk) {
+    const n = Math.min(chunk, total - offset);
+    await command(
+      w,
+      `INSERT INTO bench.sessions
+       SELECT
+         concat('ses_', leftPad(hex(number), 12, '0')) AS id,
+         fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * ${stepMs})) AS start_time,
+         if(number % 5000 = 0, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
+         if(number % 5000 = 0, NULL, duration) AS duration_ms,
+         if(number % 5000 = 0, if(number % 3 = 0, 'idle', 'active'), 'completed') AS session_status,
+         concat('10.', toString(u % 200), '.', toString(r), '.', toString(number % 250)) AS client_ip_address,
+         concat('172.16.', toString(r), '.10') AS server_ip_address,
+         concat('sdc_', toString(r % 12)) AS sidecar_id,
+         concat('sidecar-', toString(r % 12)) AS sidecar_name,
+         technology AS sidecar_technology,
+         if(u < 400, 'human', 'machine') AS user_type,
+         concat('user', toString(u)) AS user_username,
+         concat('usr_', toString(u)) AS user_id,
+         concat('User ', toString(u)) AS user_name,
+         if(u < 400, concat('user', toString(u), '@acme.example'), '') AS user_email,
+         if(u < 400, 'human', 'machine') AS user_account_type,
+         [concat('group-', toString(u % 25)), concat('group-', toString((u + 7) % 25))] AS user_groups,
+         [concat('okta|', toString(u))] AS user_external_ids,
+         if(u >= 440, concat('usr_', toString(number % 400)), '') AS end_user_id,
+         if(u >= 440, concat('User ', toString(number % 400)), '') AS end_user_name,
+         if(u >= 440, concat('user', toString(number % 400), '@acme.example'), '') AS end_user_email,
+         if(u >= 440, 'human', '') AS end_user_type,
+         if(u >= 440, [concat('group-', toString(number % 25))], []) AS end_user_groups,
+         [] AS end_user_external_ids,
+         arrayElement(['analyst', 'app_readonly', 'postgres'], 1 + number % 3) AS native_username,
+         arrayElement(['datastore', 'aws', 'instance'], 1 + r % 3) AS resource_type,
+         concat('res_', toString(r)) AS resource_id,
+         concat('resource-', toString(r), '-', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + r % 4)) AS resource_name,
+         technology AS resource_technology,
+         if(r % 3 = 0, concat('con_', toString(r % 4)), '') AS connector_id,
+         if(r % 3 = 0, concat('connector-', toString(r % 4)), '') AS connector_name,
+         if(number % 20 = 1, concat('ses_', leftPad(hex(number - 1), 12, '0')), '') AS parent_session_id,
+         concat('{"id":"', id, '","startTime":"', toString(start_time), '","sessionStatus":"', session_status,
+                '","user":{"type":"', user_type, '","username":"', user_username, '"},"resource":{"id":"', resource_id,
+                '","name":"', resource_name, '","technology":"', technology, '"}}') AS raw,
+         start_time + toIntervalMinute(1) AS fetched_at,
+         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
+       FROM (
+         SELECT number, cityHash64(number, 1) % 460 AS u, cityHash64(number, 2) % 150 AS r,
+                arrayElement(${techArray}, 1 + (cityHash64(number, 2) % 150) % 22) AS technology,
+                toUInt64(30000 * exp((cityHash64(number, 3) % 1000) / 200.0)) AS duration
+         FROM numbers(${offset}, ${n})
+       )`,
+    );
+  }
+}
+
+/** A year of the default aggregation jobs at their default intervals, as the exporter stores them. */
+async function generateAggregations(w: Warehouse): Promise<void> {
+  const buckets5m = YEAR_MS / 300_000;
+  const start = (END_MS - YEAR_MS) / 1000;
+  const h = (
+    job: string,
+    level: number,
+    intervalS: number,
+    buckets: number,
+    perBucket: number,
+    keys: string,
+  ) =>
+    command(
+      w,
+      `INSERT INTO bench.agg_histogram
+       SELECT '${job}', toDateTime(${start} + intDiv(number, ${perBucket}) * ${intervalS}, 'UTC') AS bucket_time, ${intervalS}, ${level},
+              k.1, k.2, k.3, k.4, k.5, k.6, 1 + cityHash64(number) % 40,
+              toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
+       FROM (SELECT number, ${keys} AS k FROM numbers(${buckets * perBucket}))`,
+    );
+  const i = "(number % PER)";
+  const key = (per: number, expr: string) =>
+    expr.replaceAll("PER", String(per));
+  // level 0 of every job
+  for (const [job, intervalS, buckets] of [
+    ["logs_by_technology", 300, buckets5m],
+    ["logs_by_user_resource", 300, buckets5m],
+    ["policies_by_name_status", 300, buckets5m],
+    ["llm_by_provider_model", 300, buckets5m],
+    ["data_labels_by_resource", 300, buckets5m],
+    ["resource_environments", 3600, buckets5m / 12],
+  ] as const) {
+    await h(job, 0, intervalS, buckets, 1, "('', '', '', '', '', '')");
+  }
+  await h(
+    "logs_by_technology",
+    1,
+    300,
+    buckets5m,
+    22,
+    key(
+      22,
+      `('resource.technology', arrayElement(${techArray}, 1 + ${i}), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "logs_by_user_resource",
+    1,
+    300,
+    buckets5m,
+    20,
+    key(
+      20,
+      `('user.email', concat('user', toString(cityHash64(number, 9) % 400), '@acme.example'), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "logs_by_user_resource",
+    2,
+    300,
+    buckets5m,
+    30,
+    key(
+      30,
+      `('user.email', concat('user', toString(cityHash64(number, 9) % 400), '@acme.example'), 'resource.name', concat('resource-', toString(cityHash64(number, 8) % 150), '-prod'), '', '')`,
+    ),
+  );
+  await h(
+    "policies_by_name_status",
+    1,
+    300,
+    buckets5m,
+    8,
+    key(
+      8,
+      `('policy.name', concat('policy-', toString(cityHash64(number, 7) % 15)), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "policies_by_name_status",
+    2,
+    300,
+    buckets5m,
+    10,
+    key(
+      10,
+      `('policy.name', concat('policy-', toString(cityHash64(number, 7) % 15)), 'policy.status', arrayElement(['active', 'dry-run', 'draft'], 1 + ${i} % 3), '', '')`,
+    ),
+  );
+  await h(
+    "llm_by_provider_model",
+    1,
+    300,
+    buckets5m,
+    5,
+    key(
+      5,
+      `('llm.provider', arrayElement(['openai', 'anthropic', 'google', 'aws-bedrock', 'azure-openai'], 1 + ${i}), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "llm_by_provider_model",
+    2,
+    300,
+    buckets5m,
+    8,
+    key(
+      8,
+      `('llm.provider', arrayElement(['openai', 'anthropic', 'google', 'aws-bedrock', 'azure-openai'], 1 + ${i} % 5), 'llm.model', concat('model-', toString(${i})), '', '')`,
+    ),
+  );
+  await h(
+    "data_labels_by_resource",
+    1,
+    300,
+    buckets5m,
+    9,
+    key(
+      9,
+      `('response.returned_columns.data_label', arrayElement(['email', 'phone', 'ssn', 'credit_card', 'name', 'address', 'iban', 'ip_address', 'none'], 1 + ${i}), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "data_labels_by_resource",
+    2,
+    300,
+    buckets5m,
+    20,
+    key(
+      20,
+      `('response.returned_columns.data_label', arrayElement(['email', 'phone', 'ssn', 'credit_card', 'name', 'address', 'iban', 'ip_address', 'none'], 1 + ${i} % 9), 'resource.name', concat('resource-', toString(cityHash64(number, 5) % 150), '-prod'), '', '')`,
+    ),
+  );
+  await h(
+    "resource_environments",
+    1,
+    3600,
+    buckets5m / 12,
+    4,
+    key(
+      4,
+      `('resource.environment', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i}), '', '', '', '')`,
+    ),
+  );
+  await h(
+    "resource_environments",
+    2,
+    3600,
+    buckets5m / 12,
+    150,
+    key(
+      150,
+      `('resource.environment', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4), 'resource.name', concat('resource-', toString(${i}), '-', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4)), '', '')`,
+    ),
+  );
+
+  // Top values per 1h window, for the members the dashboards read, and agg_windows.
+  const windows = YEAR_MS / 3_600_000;
+  const members = [
+    "llmStopReasons",
+    "llmToolCallNames",
+    "queryFingerprints",
+    "queryNormalized",
+    "responseReturnedColumnNames",
+    "responseRowsSent",
+    "responseReturnedColumnDataLabels",
+    "triggeredPolicyNames",
+  ];
+  for (const job of [
+    "logs_by_technology",
+    "llm_by_provider_model",
+    "policies_by_name_status",
+    "data_labels_by_resource",
+  ]) {
+    await command(
+      w,
+      `INSERT INTO bench.agg_top_values
+       SELECT '${job}', toDateTime(${start} + intDiv(number, ${members.length * 10}) * 3600, 'UTC') AS ws, ws + 3600,
+              arrayElement([${members.map((m) => `'${m}'`).join(",")}], 1 + intDiv(number % ${members.length * 10}, 10)),
+              concat('value-', toString(number % 10)), 1 + cityHash64(number) % 500, ws + toIntervalMinute(70)
+       FROM numbers(${windows * members.length * 10})`,
+    );
+  }
+  await command(
+    w,
+    `INSERT INTO bench.agg_windows
+     SELECT arrayElement(['logs_by_technology', 'logs_by_user_resource', 'policies_by_name_status', 'llm_by_provider_model', 'resource_environments', 'data_labels_by_resource'], 1 + number % 6),
+            toDateTime(${start} + intDiv(number, 6) * 3600, 'UTC') AS ws, ws + 3600, '', 300, [], 1000 + number % 977, 100, ws + toIntervalMinute(70)
+     FROM numbers(${windows * 6})`,
+  );
+  // A year of runs: sessions every minute, each aggregation job every five minutes.
+  await command(
+    w,
+    `INSERT INTO bench.runs
+     SELECT generateUUIDv4(number), job, started, started + toIntervalSecond(2), if(number % 997 = 0, 'failed', 'succeeded'),
+            1, 400, if(number % 5000 = 0, 1, 0), if(number % 300 = 0, 2, 0), if(number % 997 = 0, 'LogsService/ListLogAggregations: unavailable', ''), started + toIntervalSecond(2)
+     FROM (SELECT number, if(number % 11 < 5, 'sessions', concat('aggregations.', arrayElement(['logs_by_technology', 'logs_by_user_resource', 'policies_by_name_status', 'llm_by_provider_model', 'resource_environments', 'data_labels_by_resource'], 1 + number % 6))) AS job,
+                  fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * 60000 * 5 / 11)) AS started
+           FROM numbers(${Math.round((YEAR_MS / 60_000) * 2.2)}))`,
+  );
+  await command(
+    w,
+    `INSERT INTO bench.checkpoints VALUES ('sessions', fromUnixTimestamp64Milli(${END_MS}), '', fromUnixTimestamp64Milli(${END_MS}))`,
+  );
+  await command(
+    w,
+    `INSERT INTO bench.dead_letters SELECT 'sessions', hex(number), concat('ses_bad_', toString(number)), 'startTime: expected an RFC 3339 timestamp', '{}', fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * 86400000)), '' FROM numbers(300)`,
+  );
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return (
+    sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ??
+    NaN
+  );
+}
+
+async function timed(
+  w: Warehouse,
+  sql: string,
+): Promise<{ ms: number; rows: number }> {
+  const started = performance.now();
+  const rs = await w.client.query({ query: sql, format: "JSONCompact" });
+  const body = (await rs.json()) as unknown as { data: unknown[] };
+  return { ms: performance.now() - started, rows: body.data.length };
+}
+
+export async function runDashboards(
+  dataDir: string,
+  sessions: number,
+): Promise<{ sessions: number; generateMs: number; panels: PanelLatency[] }> {
+  rmSync(dataDir, { recursive: true, force: true });
+  const config = loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: "unused-key",
+      SESSIONHOUSE_DATA_DIR: dataDir,
+      CLICKHOUSE_DATABASE: "bench",
+    },
+  });
+  const w = await openWarehouse(config);
+  await migrate(w);
+  const generated = performance.now();
+  await generateSessions(w, sessions);
+  await generateAggregations(w);
+  // Steady state: a long-running server has merged its parts in the background by now.
+  for (const t of [
+    "sessions",
+    "agg_histogram",
+    "agg_top_values",
+    "agg_windows",
+    "runs",
+  ])
+    await command(w, `OPTIMIZE TABLE bench.${t} FINAL`);
+  const generateMs = performance.now() - generated;
+  await w.client.command({ query: "USE bench" });
+
+  const range: TimeRange = { fromMs: END_MS - 30 * DAY, toMs: END_MS };
+  const panels: PanelLatency[] = [];
+  for (const { dashboard } of loadDashboards()) {
+    const variables: TemplateVariable[] = [];
+    for (const v of dashboard.templating.list) {
+      if (v.type !== "query") continue;
+      const sql = renderQuery(v.query, {
+        range,
+        intervalMs: queryInterval(range),
+        variables,
+      });
+      const rs = await w.client.query({ query: sql, format: "JSONCompact" });
+      const options = (
+        (await rs.json()) as unknown as { data: unknown[][] }
+      ).data.map((r) => String(r[0]));
+      variables.push({
+        name: v.name,
+        current: v.multi ? [ALL] : ALL,
+        options,
+        allValue: v.allValue,
+      });
+    }
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets ?? []) {
+        const sql = renderQuery(target.rawSql, {
+          range,
+          intervalMs: queryInterval(range, panel.interval),
+          variables,
+        });
+        await timed(w, sql); // warm-up
+        const times: number[] = [];
+        let rows = 0;
+        for (let i = 0; i < 7; i++) {
+          const r = await timed(w, sql);
+          times.push(r.ms);
+          rows = r.rows;
+        }
+        times.sort((a, b) => a - b);
+        panels.push({
+          dashboard: dashboard.title,
+          panel: panel.title,
+          p50: percentile(times, 0.5),
+          p95: percentile(times, 0.95),
+          rows,
+        });
+      }
+    }
+  }
+  await w.close();
+  return { sessions, generateMs, panels };
+}

@@ -1,0 +1,281 @@
+// `npm run bench`: throughput, memory and linearity of the sessions sync, the raw ingest limit
+// of the engine, the aggregation backfill rate, and dashboard latency at 10M sessions.
+// Each scenario runs in its own process (its peak RSS is its own); the simulator runs in another
+// one in benchmark mode (pre-built pages), so it is not the bottleneck. Prints a table and
+// writes bench/RESULTS.md.
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ScenarioArgs } from "./scenario.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const CLI = join(ROOT, "bin", "sessionhouse.js");
+const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), "scenario.js");
+const API_KEY = "bench-key-5d1f2a";
+const DAY = 86_400_000;
+/** The simulators' fixed clock: everything below is history, identical on every run. */
+const CLOCK = "2026-11-16T00:00:00Z";
+const END_MS = Date.parse(CLOCK);
+const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
+const DASHBOARD_SESSIONS = Number(
+  process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
+);
+
+interface Sim {
+  url: string;
+  child: ChildProcess;
+}
+
+async function startSimulator(args: string[]): Promise<Sim> {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      "simulate",
+      "--port",
+      "0",
+      "--api-key",
+      API_KEY,
+      "--clock",
+      `fixed:${CLOCK}`,
+      ...args,
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) resolveUrl(m[1]);
+    });
+    child.on("exit", (code) =>
+      reject(new Error(`simulator exited with ${code}`)),
+    );
+  });
+  return { url, child };
+}
+
+function stop(sim: Sim): Promise<void> {
+  return new Promise((done) => {
+    sim.child.on("exit", () => done());
+    sim.child.kill("SIGTERM");
+  });
+}
+
+async function scenario<T>(args: ScenarioArgs): Promise<T> {
+  const child = spawn(process.execPath, [SCENARIO, JSON.stringify(args)], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, SESSIONHOUSE_REPO_ROOT: ROOT },
+  });
+  let out = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((done) =>
+    child.on("exit", done),
+  );
+  if (code !== 0)
+    throw new Error(`scenario ${args.kind} failed with exit code ${code}`);
+  const last = out.trim().split("\n").pop() ?? "{}";
+  return JSON.parse(last) as T;
+}
+
+interface SessionsResult {
+  rows: number;
+  stored: number;
+  ms: number;
+  bytes: number;
+  rssMB: number;
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: digits,
+  });
+
+async function main(): Promise<void> {
+  const lines: string[] = [];
+  const say = (s: string) => {
+    lines.push(s);
+    process.stdout.write(`${s}\n`);
+  };
+  const dataDir = (name: string) =>
+    join(tmpdir(), `sessionhouse-bench-${name}`);
+  say(`# sessionhouse benchmark`);
+  say("");
+  say(
+    `Machine: ${cpus().length} cores, ${fmt(totalmem() / 2 ** 30, 1)} GiB, Node ${process.version}; embedded ClickHouse (chdb). ${new Date().toISOString()}`,
+  );
+  say("");
+
+  // 1. Sessions: 1M at page size 100000, 100k at 100000 and at 1000.
+  const perDay = Math.round(MILLION / 10);
+  const sim = await startSimulator([
+    "--sessions-per-day",
+    String(perDay),
+    "--history-days",
+    "14",
+    "--bench",
+    "--seed",
+    "7",
+  ]);
+  const millionFrom = END_MS - 10 * DAY;
+  const tenthFrom = END_MS - DAY;
+  process.stderr.write("bench: 1M sessions at page size 100000…\n");
+  const big = await scenario<SessionsResult>({
+    kind: "sessions",
+    url: sim.url,
+    apiKey: API_KEY,
+    dataDir: dataDir("1m"),
+    pageSize: 100_000,
+    fromMs: millionFrom,
+    toMs: END_MS,
+  });
+  process.stderr.write("bench: raw ingest of the same rows…\n");
+  const raw = await scenario<{ rows: number; ms: number }>({
+    kind: "raw-ingest",
+    dataDir: dataDir("1m"),
+  });
+  process.stderr.write("bench: one day at page size 100000 and 1000…\n");
+  const tenthBig = await scenario<SessionsResult>({
+    kind: "sessions",
+    url: sim.url,
+    apiKey: API_KEY,
+    dataDir: dataDir("day-big"),
+    pageSize: 100_000,
+    fromMs: tenthFrom,
+    toMs: END_MS,
+  });
+  const tenthSmall = await scenario<SessionsResult>({
+    kind: "sessions",
+    url: sim.url,
+    apiKey: API_KEY,
+    dataDir: dataDir("day-small"),
+    pageSize: 1_000,
+    fromMs: tenthFrom,
+    toMs: END_MS,
+  });
+  await stop(sim);
+
+  const e2eRate = big.rows / (big.ms / 1000);
+  const rawRate = raw.rows / (raw.ms / 1000);
+  const throughputRatio = e2eRate / rawRate;
+  const rssRatio = tenthBig.rssMB / tenthSmall.rssMB;
+  const timeRatio = big.ms / tenthBig.ms;
+  const volumeRatio = big.rows / tenthBig.rows;
+
+  say("## Sessions sync (simulator → embedded ClickHouse)");
+  say("");
+  say("| measurement | value |");
+  say("|---|---|");
+  say(
+    `| end-to-end, ${fmt(big.rows)} sessions, page size 100000 | ${fmt(big.ms / 1000, 1)} s, ${fmt(e2eRate)} rows/s, ${fmt(big.bytes / 2 ** 20 / (big.ms / 1000), 1)} MB/s of records, peak RSS ${fmt(big.rssMB)} MB |`,
+  );
+  say(
+    `| raw ingest limit: the same ${fmt(raw.rows)} final rows inserted by ClickHouse from a file | ${fmt(raw.ms / 1000, 1)} s, ${fmt(rawRate)} rows/s |`,
+  );
+  say(
+    `| end-to-end ÷ raw ingest | ${fmt(throughputRatio, 2)} (target ≥ 0.5) |`,
+  );
+  say(
+    `| peak RSS, ${fmt(tenthBig.rows)} sessions at page size 1000 | ${fmt(tenthSmall.rssMB)} MB (${fmt(tenthSmall.ms / 1000, 1)} s) |`,
+  );
+  say(
+    `| peak RSS, ${fmt(tenthBig.rows)} sessions at page size 100000 | ${fmt(tenthBig.rssMB)} MB (${fmt(tenthBig.ms / 1000, 1)} s) |`,
+  );
+  say(`| RSS ratio 100000 ÷ 1000 | ${fmt(rssRatio, 2)} (target ≤ 1.25) |`);
+  say(
+    `| time for ${fmt(tenthBig.rows)} vs ${fmt(big.rows)} sessions (page size 100000) | ${fmt(tenthBig.ms / 1000, 1)} s vs ${fmt(big.ms / 1000, 1)} s |`,
+  );
+  say(
+    `| time ratio (volume ratio ${fmt(volumeRatio, 2)}) | ${fmt(timeRatio, 2)} (target ≤ ${fmt(volumeRatio * 1.05, 2)}, i.e. 10.5 for 10×) |`,
+  );
+  say("");
+
+  // 2. Aggregations: 30-day backfill at 5m, three group-by levels.
+  process.stderr.write("bench: 30-day aggregation backfill…\n");
+  const aggSim = await startSimulator(["--history-days", "40", "--seed", "7"]);
+  const agg = await scenario<{
+    rows: number;
+    windows: number;
+    ms: number;
+    rssMB: number;
+  }>({
+    kind: "aggregations",
+    url: aggSim.url,
+    apiKey: API_KEY,
+    dataDir: dataDir("agg"),
+    fromMs: END_MS - 30 * DAY,
+    toMs: END_MS,
+  });
+  await stop(aggSim);
+  say("## Aggregation backfill");
+  say("");
+  say("| measurement | value |");
+  say("|---|---|");
+  say(
+    `| 30 days at 5m, group by resource.technology › user.email › resource.name (${agg.windows} windows) | ${fmt(agg.ms / 1000, 1)} s, ${fmt(agg.rows)} rows, ${fmt(agg.rows / (agg.ms / 1000))} rows/s, peak RSS ${fmt(agg.rssMB)} MB |`,
+  );
+  say("");
+
+  // 3. Dashboards at 10M sessions and a year of aggregations, 30-day range.
+  process.stderr.write(
+    `bench: dashboards over ${fmt(DASHBOARD_SESSIONS)} sessions (generating)…\n`,
+  );
+  const dash = await scenario<{
+    sessions: number;
+    generateMs: number;
+    panels: {
+      dashboard: string;
+      panel: string;
+      p50: number;
+      p95: number;
+      rows: number;
+    }[];
+  }>({
+    kind: "dashboards",
+    dataDir: dataDir("dashboards"),
+    sessions: DASHBOARD_SESSIONS,
+  });
+  const slow = dash.panels.filter((p) => p.p50 >= 300);
+  say(
+    `## Dashboard queries: ${fmt(dash.sessions)} sessions and a year of aggregations, 30-day range`,
+  );
+  say("");
+  say(
+    `Generated in ${fmt(dash.generateMs / 1000, 1)} s. Each query: one warm-up, then 7 runs.`,
+  );
+  say("");
+  say("| dashboard | panel | p50 ms | p95 ms | rows |");
+  say("|---|---|---|---|---|");
+  for (const p of dash.panels)
+    say(
+      `| ${p.dashboard} | ${p.panel} | ${fmt(p.p50)} | ${fmt(p.p95)} | ${p.rows} |`,
+    );
+  say("");
+  say(
+    `Slowest p50: ${fmt(Math.max(...dash.panels.map((p) => p.p50)))} ms; panels at or over 300 ms p50: ${slow.length} of ${dash.panels.length}.`,
+  );
+  say("");
+
+  say("## Targets");
+  say("");
+  const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+  say(
+    `- end-to-end ≥ 0.5 × raw ingest: ${fmt(throughputRatio, 2)} — ${verdict(throughputRatio >= 0.5)}`,
+  );
+  say(
+    `- peak RSS at 100000 ≤ 1.25 × at 1000: ${fmt(rssRatio, 2)} — ${verdict(rssRatio <= 1.25)}`,
+  );
+  say(
+    `- 1M time ≤ 10.5 × 100k time: ${fmt(timeRatio, 2)} for ${fmt(volumeRatio, 2)}× the sessions — ${verdict(timeRatio <= volumeRatio * 1.05)}`,
+  );
+  say(`- every dashboard query p50 < 300 ms: ${verdict(slow.length === 0)}`);
+  writeFileSync(join(ROOT, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
+}
+
+await main();

@@ -1,0 +1,184 @@
+// One benchmark scenario, run in its own process so that its peak RSS is its own:
+//   node .bench-dist/bench/scenario.js '<json args>'
+// Prints one JSON line with the measurements.
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  aggregationJobSchema,
+  loadConfig,
+  type Config,
+} from "../src/config/index.js";
+import { ControlPlaneApi } from "../src/api/control-plane.js";
+import { withRun } from "../src/pipeline/context.js";
+import { syncSessions } from "../src/pipeline/sessions.js";
+import {
+  aggregationStream,
+  syncAggregations,
+} from "../src/pipeline/aggregations.js";
+import { createLogger } from "../src/util/logger.js";
+import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
+import { migrate } from "../src/warehouse/migrate.js";
+import { runDashboards } from "./dashboards.js";
+
+export type ScenarioArgs =
+  | {
+      kind: "sessions";
+      url: string;
+      apiKey: string;
+      dataDir: string;
+      pageSize: number;
+      fromMs: number;
+      toMs: number;
+    }
+  | { kind: "raw-ingest"; dataDir: string }
+  | {
+      kind: "aggregations";
+      url: string;
+      apiKey: string;
+      dataDir: string;
+      fromMs: number;
+      toMs: number;
+    }
+  | { kind: "dashboards"; dataDir: string; sessions: number };
+
+function config(a: {
+  url?: string;
+  apiKey?: string;
+  dataDir: string;
+  pageSize?: number;
+  windowMs?: number;
+}): Config {
+  return loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: a.url ?? "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: a.apiKey ?? "unused-key",
+      SESSIONHOUSE_DATA_DIR: a.dataDir,
+      CLICKHOUSE_DATABASE: "bench",
+      SESSIONHOUSE_PAGE_SIZE: String(a.pageSize ?? 10_000),
+      SESSIONHOUSE_WINDOW: String(a.windowMs ?? 6 * 3_600_000),
+      SESSIONHOUSE_MAX_RPS: "10000",
+      SESSIONHOUSE_REQUEST_TIMEOUT: "5m",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+    },
+  });
+}
+
+async function scalar(w: Warehouse, sql: string): Promise<number> {
+  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
+  const [row] = await rs.json<Record<string, unknown>>();
+  return Number(Object.values(row ?? {})[0] ?? 0);
+}
+
+const rssMB = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+async function main(): Promise<void> {
+  const args = JSON.parse(process.argv[2] ?? "{}") as ScenarioArgs;
+  const logger = createLogger({ level: "silent" });
+  switch (args.kind) {
+    case "sessions": {
+      rmSync(args.dataDir, { recursive: true, force: true });
+      const cfg = config({ ...args, windowMs: args.toMs - args.fromMs });
+      const w = await openWarehouse(cfg);
+      await migrate(w);
+      const api = ControlPlaneApi.fromConfig(cfg, logger);
+      const started = performance.now();
+      const r = await withRun(
+        { config: cfg, api, warehouse: w, logger },
+        "sessions",
+        (ctx) =>
+          syncSessions(ctx, {
+            fromMs: args.fromMs,
+            toMs: args.toMs,
+            nowMs: args.toMs,
+            skipOpenRefresh: true,
+          }),
+      );
+      const ms = performance.now() - started;
+      const bytes = await scalar(
+        w,
+        "SELECT sum(length(raw)) FROM bench.sessions",
+      );
+      const stored = await scalar(
+        w,
+        "SELECT count() FROM bench.sessions FINAL",
+      );
+      await api.close();
+      await w.close();
+      print({ rows: r.rows, stored, ms, bytes, rssMB: rssMB() });
+      return;
+    }
+    case "raw-ingest": {
+      // The same final rows, inserted by ClickHouse straight from a file: the engine's own limit.
+      const w = await openWarehouse(config(args));
+      const file = join(tmpdir(), `sessionhouse-bench-${process.pid}.jsonl`);
+      rmSync(file, { force: true });
+      await w.client.command({
+        query: `SELECT * FROM bench.sessions FINAL INTO OUTFILE '${file}' FORMAT JSONEachRow`,
+      });
+      await w.client.command({
+        query: "DROP TABLE IF EXISTS bench.sessions_raw_ingest",
+      });
+      await w.client.command({
+        query: "CREATE TABLE bench.sessions_raw_ingest AS bench.sessions",
+      });
+      const started = performance.now();
+      await w.client.command({
+        query: `INSERT INTO bench.sessions_raw_ingest FROM INFILE '${file}' FORMAT JSONEachRow`,
+        clickhouse_settings: {
+          input_format_json_read_objects_as_strings: 1,
+          date_time_input_format: "best_effort",
+        },
+      });
+      const ms = performance.now() - started;
+      const rows = await scalar(
+        w,
+        "SELECT count() FROM bench.sessions_raw_ingest",
+      );
+      await w.client.command({ query: "DROP TABLE bench.sessions_raw_ingest" });
+      await w.close();
+      rmSync(file, { force: true });
+      print({ rows, ms });
+      return;
+    }
+    case "aggregations": {
+      rmSync(args.dataDir, { recursive: true, force: true });
+      const cfg = config(args);
+      const w = await openWarehouse(cfg);
+      await migrate(w);
+      const api = ControlPlaneApi.fromConfig(cfg, logger);
+      const job = aggregationJobSchema.parse({
+        name: "bench_three_levels",
+        interval: "5m",
+        windowMs: "1h",
+        groupBy: ["resource.technology", "user.email", "resource.name"],
+      });
+      const started = performance.now();
+      const r = await withRun(
+        { config: cfg, api, warehouse: w, logger },
+        aggregationStream(job),
+        (ctx) =>
+          syncAggregations(ctx, job, {
+            fromMs: args.fromMs,
+            toMs: args.toMs,
+            nowMs: args.toMs,
+          }),
+      );
+      const ms = performance.now() - started;
+      await api.close();
+      await w.close();
+      print({ rows: r.rows, windows: r.windows, ms, rssMB: rssMB() });
+      return;
+    }
+    case "dashboards": {
+      print(await runDashboards(args.dataDir, args.sessions));
+      return;
+    }
+  }
+}
+
+function print(result: object): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+await main();

@@ -1,0 +1,134 @@
+// The real CLI as a child process, for tests that need exit codes, stderr and SIGKILL. The
+// package is compiled into a private directory per test file: fresh code, and no other test's
+// build rewriting dist/ under a child that is starting up.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface CliPackage {
+  /** Root of the private copy: bin/, dist/, migrations/, package.json, node_modules → ours. */
+  root: string;
+  bin: string;
+  migrations: string;
+}
+
+export async function buildCli(): Promise<CliPackage> {
+  const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
+  await promisify(execFile)(
+    process.execPath,
+    [
+      join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+      "-p",
+      "tsconfig.build.json",
+      "--outDir",
+      join(root, "dist"),
+    ],
+    { cwd: ROOT },
+  );
+  mkdirSync(join(root, "bin"));
+  cpSync(
+    join(ROOT, "bin", "sessionhouse.js"),
+    join(root, "bin", "sessionhouse.js"),
+  );
+  cpSync(join(ROOT, "migrations"), join(root, "migrations"), {
+    recursive: true,
+  });
+  cpSync(join(ROOT, "package.json"), join(root, "package.json"));
+  symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
+  return {
+    root,
+    bin: join(root, "bin", "sessionhouse.js"),
+    migrations: join(root, "migrations"),
+  };
+}
+
+/** The environment of this process without any exporter setting: each test says its own. */
+export function cleanEnv(
+  extra: Record<string, string | undefined> = {},
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (
+      k.startsWith("SESSIONHOUSE_") ||
+      k.startsWith("CLICKHOUSE_") ||
+      k.startsWith("SIMULATOR_") ||
+      k === "NODE_OPTIONS"
+    )
+      continue;
+    env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout lines that are JSON log lines, parsed. */
+  logs: Record<string, unknown>[];
+  ms: number;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  result: Promise<CliResult>;
+}
+
+export function startCli(
+  cli: CliPackage,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): CliRun {
+  const started = Date.now();
+  const child = spawn(process.execPath, [cli.bin, ...args], {
+    cwd: cli.root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const logs: Record<string, unknown>[] = [];
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    stdout += `${line}\n`;
+    if (line.startsWith("{")) {
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // A line that only looks like JSON stays in stdout.
+      }
+    }
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString("utf8");
+  });
+  const result = new Promise<CliResult>((resolve) => {
+    // "close", not "exit": the output streams are complete then.
+    child.once("close", (code, signal) =>
+      resolve({ code, signal, stdout, stderr, logs, ms: Date.now() - started }),
+    );
+  });
+  return { child, result };
+}
+
+export async function runCli(
+  cli: CliPackage,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 120_000,
+): Promise<CliResult> {
+  const run = startCli(cli, args, env);
+  const timer = setTimeout(() => run.child.kill("SIGKILL"), timeoutMs);
+  try {
+    return await run.result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
