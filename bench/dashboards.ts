@@ -2,6 +2,7 @@
 // generated inside ClickHouse with the shapes the exporter writes, then every panel's query of
 // every dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { loadConfig } from "../src/config/index.js";
 import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
@@ -357,7 +358,9 @@ export async function runDashboards(
     },
   });
   const w = await openWarehouse(config);
-  await migrate(w);
+  await migrate(w, {
+    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
+  });
   const generated = performance.now();
   await generateSessions(w, sessions);
   await generateAggregations(w);

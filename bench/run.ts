@@ -28,6 +28,12 @@ interface Sim {
   child: ChildProcess;
 }
 
+const simulators = new Set<ChildProcess>();
+// A failed scenario must not leave a simulator behind.
+process.on("exit", () => {
+  for (const child of simulators) child.kill("SIGKILL");
+});
+
 async function startSimulator(args: string[]): Promise<Sim> {
   const child = spawn(
     process.execPath,

@@ -21,6 +21,12 @@ import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
 import { runDashboards } from "./dashboards.js";
 
+/** The repository's migrations (this file runs from a compiled copy elsewhere). */
+export const MIGRATIONS = join(
+  process.env.SESSIONHOUSE_REPO_ROOT ?? ".",
+  "migrations",
+);
+
 export type ScenarioArgs =
   | {
       kind: "sessions";
@@ -80,7 +86,7 @@ async function main(): Promise<void> {
       rmSync(args.dataDir, { recursive: true, force: true });
       const cfg = config({ ...args, windowMs: args.toMs - args.fromMs });
       const w = await openWarehouse(cfg);
-      await migrate(w);
+      await migrate(w, { dir: MIGRATIONS });
       const api = ControlPlaneApi.fromConfig(cfg, logger);
       const started = performance.now();
       const r = await withRun(
@@ -145,7 +151,7 @@ async function main(): Promise<void> {
       rmSync(args.dataDir, { recursive: true, force: true });
       const cfg = config(args);
       const w = await openWarehouse(cfg);
-      await migrate(w);
+      await migrate(w, { dir: MIGRATIONS });
       const api = ControlPlaneApi.fromConfig(cfg, logger);
       const job = aggregationJobSchema.parse({
         name: "bench_three_levels",

@@ -16,7 +16,7 @@ import {
   syncAggregations,
 } from "../pipeline/aggregations.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
-import { scrubber } from "../util/logger.js";
+import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { parseInstant } from "../util/time.js";
 import { migrate } from "../warehouse/migrate.js";
 import { openWarehouse } from "../warehouse/client.js";
@@ -321,7 +321,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       // --help and --version end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : 2;
     }
-    const write = (s: string) => process.stderr.write(scrub(s));
+    // Also what the config turned out to hold (a key file, a config file): known by now.
+    const write = (s: string) =>
+      process.stderr.write(scrubber(rememberedSecrets())(scrub(s)));
     if (err instanceof SessionhouseError) {
       write(`error: ${err.message}\n`);
       if (err.hint) write(`hint: ${err.hint}\n`);

@@ -1,7 +1,7 @@
 // The sessions stream: page ListSessionsV2 window by window into the `sessions` table, then
 // re-read sessions still open from before the lookback. The checkpoint moves only after the
 // rows of every window up to it were inserted, so a crash at any instant resumes without loss.
-import { sessionSchema } from "../api/schemas/session.js";
+import { parseSession } from "../api/schemas/session.js";
 import {
   describe,
   sessionWindowBatches,
@@ -169,8 +169,7 @@ class SessionWriter {
     for (const r of records) {
       const reason =
         r.parseError !== undefined ? `not JSON: ${r.parseError}` : undefined;
-      const parsed =
-        reason === undefined ? sessionSchema.safeParse(r.value) : undefined;
+      const parsed = reason === undefined ? parseSession(r.value) : undefined;
       if (parsed?.success) {
         const startMs = Date.parse(parsed.data.startTime);
         if (startMs < EPOCH_FLOOR_MS || startMs > fetchedAtMs + 86_400_000) {

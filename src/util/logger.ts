@@ -11,6 +11,17 @@ export const REDACTED = "[REDACTED]";
 /** The password of a URL's user info (`https://user:password@host`), wherever a URL is written. */
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@"']*:)([^\s/@"']+)@/gi;
 
+/**
+ * Every secret a logger of this process was given, for output that has no logger of its own
+ * (the CLI's last error line): the key may come from a file or a config file, not only from
+ * the environment variable the CLI could read up front.
+ */
+const knownSecrets = new Set<string>();
+
+export function rememberedSecrets(): string[] {
+  return [...knownSecrets];
+}
+
 export function scrubber(secrets: readonly string[]): (text: string) => string {
   const list = secrets.filter((s) => s.length >= 4);
   // Secrets also appear JSON-escaped inside a serialized line.
@@ -36,6 +47,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
+  for (const s of options.secrets ?? []) knownSecrets.add(s);
   const scrub = scrubber(options.secrets ?? []);
   const usePretty =
     options.format === "pretty" ||

@@ -62,7 +62,7 @@ export async function insertLines(
   options: InsertOptions,
 ): Promise<void> {
   if (lines.length === 0) return;
-  const body = lines.join("\n");
+  const body = Buffer.from(lines.join("\n"));
   // A digest of the content, not a security measure: sha1 is the fastest one available here.
   const token = `${table}:${createHash("sha1").update(body).digest("base64url")}`;
   let attempt = 0;
@@ -128,7 +128,7 @@ const settings = (token: string) => ({
 async function send(
   w: Warehouse,
   table: string,
-  body: string,
+  body: Buffer,
   token: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
@@ -154,7 +154,7 @@ async function send(
   // client must not encode them again.
   const result = await w.client.exec({
     query: `INSERT INTO ${target} FORMAT JSONEachRow`,
-    values: Readable.from([Buffer.from(body)], { objectMode: false }),
+    values: Readable.from([body], { objectMode: false }),
     clickhouse_settings: settings(token),
     ...(signal ? { abort_signal: signal } : {}),
   });

@@ -79,6 +79,8 @@ export interface CliResult {
 
 export interface CliRun {
   child: ChildProcess;
+  /** The JSON log lines so far, growing while the child runs. */
+  logs: Record<string, unknown>[];
   result: Promise<CliResult>;
 }
 
@@ -115,7 +117,7 @@ export function startCli(
       resolve({ code, signal, stdout, stderr, logs, ms: Date.now() - started }),
     );
   });
-  return { child, result };
+  return { child, logs, result };
 }
 
 export async function runCli(
