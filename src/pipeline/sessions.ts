@@ -16,7 +16,7 @@ import {
 } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
 import { insertLines } from "../warehouse/insert.js";
-import { sessionLine } from "../warehouse/sessions.js";
+import { SESSION_LINE_COLUMNS, sessionLine } from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
@@ -210,12 +210,10 @@ class SessionWriter {
     const ctx = this.#ctx;
     const rows = this.#rows;
     this.#rows = [];
-    const insert = insertLines(
-      ctx.warehouse,
-      "sessions",
-      rows,
-      ctx.insert,
-    ).then(() => {
+    const insert = insertLines(ctx.warehouse, "sessions", rows, ctx.insert, {
+      format: "JSONCompactEachRow",
+      columns: SESSION_LINE_COLUMNS,
+    }).then(() => {
       this.rows += rows.length;
       ctx.counters.rowsInserted += rows.length;
       ctx.observer.onRows?.({

@@ -54,12 +54,18 @@ export async function insertRows(
   );
 }
 
-/** Inserts JSONEachRow lines that are already serialized. */
+/** How serialized lines are read: JSONEachRow objects, or JSONCompactEachRow arrays of `columns`. */
+export type LineFormat =
+  | { format: "JSONEachRow" }
+  | { format: "JSONCompactEachRow"; columns: readonly string[] };
+
+/** Inserts lines that are already serialized. */
 export async function insertLines(
   w: Warehouse,
   table: string,
   lines: readonly string[],
   options: InsertOptions,
+  lineFormat: LineFormat = { format: "JSONEachRow" },
 ): Promise<void> {
   if (lines.length === 0) return;
   const body = Buffer.from(lines.join("\n"));
@@ -68,7 +74,7 @@ export async function insertLines(
   let attempt = 0;
   for (;;) {
     try {
-      await send(w, table, body, token, options.signal);
+      await send(w, table, lineFormat, body, token, options.signal);
       return;
     } catch (err) {
       if (
@@ -128,11 +134,16 @@ const settings = (token: string) => ({
 async function send(
   w: Warehouse,
   table: string,
+  lineFormat: LineFormat,
   body: Buffer,
   token: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const target = `${quoteIdent(w.database)}.${quoteIdent(table)}`;
+  const columns =
+    lineFormat.format === "JSONCompactEachRow"
+      ? ` (${lineFormat.columns.map(quoteIdent).join(", ")})`
+      : "";
+  const target = `${quoteIdent(w.database)}.${quoteIdent(table)}${columns}`;
   if (w.kind === "embedded") {
     const file = join(
       tmpdir(),
@@ -141,7 +152,7 @@ async function send(
     await writeFile(file, body);
     try {
       await w.client.command({
-        query: `INSERT INTO ${target} FROM INFILE '${file.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}' FORMAT JSONEachRow`,
+        query: `INSERT INTO ${target} FROM INFILE '${file.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}' FORMAT ${lineFormat.format}`,
         clickhouse_settings: settings(token),
         ...(signal ? { abort_signal: signal } : {}),
       });
@@ -153,7 +164,7 @@ async function send(
   // exec with a raw body: the JSON lines are already built (and hashed for the token), so the
   // client must not encode them again.
   const result = await w.client.exec({
-    query: `INSERT INTO ${target} FORMAT JSONEachRow`,
+    query: `INSERT INTO ${target} FORMAT ${lineFormat.format}`,
     values: Readable.from([body], { objectMode: false }),
     clickhouse_settings: settings(token),
     ...(signal ? { abort_signal: signal } : {}),

@@ -138,7 +138,7 @@ async function state(): Promise<State> {
     }
     const [runs] = await select<{ n: string; h: string }>(
       w,
-      "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs WHERE status != 'failed'",
+      "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs WHERE run_id NOT IN (SELECT run_id FROM {db}.runs FINAL WHERE status = 'failed')",
     );
     tables.runs = `${runs?.n}/${runs?.h}`;
     const failedRuns = await select<{ job: string; error: string }>(

@@ -169,6 +169,21 @@ describe("an insert that fails", () => {
         "SELECT count() AS n FROM {db}.sessions",
       );
       expect(Number(after?.n)).toBe(Number(block?.n) + 1);
+      // The control: the same rows under another token are stored again, so the token is what
+      // kept the retries above from doubling the block.
+      for (const token of ["control-a", "control-b"]) {
+        await w.client.insert({
+          table: `\`${w.database}\`.sessions`,
+          values: [JSON.parse(lines[0] as string) as object],
+          format: "JSONEachRow",
+          clickhouse_settings: { insert_deduplication_token: token },
+        });
+      }
+      const [control] = await select<{ n: string }>(
+        w,
+        "SELECT count() AS n FROM {db}.sessions",
+      );
+      expect(Number(control?.n)).toBe(Number(block?.n) + 3);
     } finally {
       await w.client.command({
         query: `SYSTEM START MERGES \`${w.database}\`.sessions`,
