@@ -66,6 +66,7 @@ function config(a: {
       SESSIONHOUSE_MAX_RPS: "10000",
       SESSIONHOUSE_REQUEST_TIMEOUT: "5m",
       SESSIONHOUSE_LOG_LEVEL: "silent",
+      SESSIONHOUSE_INSERT_BATCH_ROWS: process.env.BENCH_INSERT_BATCH_ROWS,
     },
   });
 }

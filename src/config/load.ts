@@ -43,6 +43,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_WINDOW", "sessions.windowMs"],
   ["SESSIONHOUSE_LOOKBACK", "sessions.lookbackMs"],
   ["SESSIONHOUSE_INITIAL_LOOKBACK", "sessions.initialLookbackMs"],
+  ["SESSIONHOUSE_INSERT_BATCH_ROWS", "sessions.insertBatchRows"],
   ["SESSIONHOUSE_SESSIONS_SCHEDULE", "sessions.schedule"],
   ["SESSIONHOUSE_REFRESH_SCHEDULE", "sessions.refreshSchedule"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],

@@ -80,7 +80,11 @@ export async function* sessionWindowBatches(
   let pages = 0;
   for (;;) {
     const seenCursors = new Set<string>();
-    const seenIds = new Set<string>();
+    // Ids of the previous and the current page: enough to tell a page that brings nothing new,
+    // and bounded by the page size whatever the window holds (a cycle over more pages repeats a
+    // cursor, which is caught below).
+    let previousIds = new Set<string>();
+    let seenIds = new Set<string>();
     let cursor: string | undefined;
     let stalled = 0;
     try {
@@ -107,7 +111,7 @@ export async function* sessionWindowBatches(
           received += records.length;
           for (const r of records) {
             const id = idOf(r);
-            if (id === undefined || !seenIds.has(id)) fresh++;
+            if (id === undefined || !(seenIds.has(id) || previousIds.has(id))) fresh++;
             if (id !== undefined) seenIds.add(id);
           }
           const following = await page.next();
@@ -133,6 +137,8 @@ export async function* sessionWindowBatches(
           );
         }
         stalled = fresh === 0 ? stalled + 1 : 0;
+        previousIds = seenIds;
+        seenIds = new Set<string>();
         if (stalled >= options.maxStalledPages) {
           throw new PagingError(
             "PAGES_STALLED",

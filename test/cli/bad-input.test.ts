@@ -26,6 +26,9 @@ import { scriptedServer, type TestServer } from "../faults/servers.js";
 const HOUR = 3_600_000;
 const FROM = new Date(NOON - 6 * HOUR).toISOString();
 const TO = new Date(NOON).toISOString();
+/** A range the first sync did not cover: a sync of it must ask the API. */
+const NEW_FROM = new Date(NOON - 12 * HOUR).toISOString();
+const NEW_TO = FROM;
 const PASSWORD = "ch-password-5e3f1a";
 let sim: Simulator;
 let cli: CliPackage;
@@ -116,7 +119,10 @@ interface State {
   failedRuns: { job: string; error: string }[];
 }
 
-/** A fingerprint of every row of every table (storage as written, not FINAL), and the failed runs. */
+/**
+ * A fingerprint of what every table says (FINAL: background merges may fold rows at any time,
+ * and a new version of any row changes it), and the failed runs.
+ */
 async function state(): Promise<State> {
   const w = await openWarehouse(config);
   try {
@@ -138,7 +144,7 @@ async function state(): Promise<State> {
     }
     const [runs] = await select<{ n: string; h: string }>(
       w,
-      "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs WHERE run_id NOT IN (SELECT run_id FROM {db}.runs FINAL WHERE status = 'failed')",
+      "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs FINAL WHERE run_id NOT IN (SELECT run_id FROM {db}.runs FINAL WHERE status = 'failed')",
     );
     tables.runs = `${runs?.n}/${runs?.h}`;
     const failedRuns = await select<{ job: string; error: string }>(
@@ -282,7 +288,7 @@ describe("bad input changes nothing and says what is wrong", () => {
   it("a wrong API URL: a path the service does not serve, or a server that is not the API", async () => {
     const before = sim.stats().requests;
     await mistake(
-      ["sync", "sessions", "--from", FROM, "--to", TO],
+      ["sync", "sessions", "--from", NEW_FROM, "--to", NEW_TO],
       { SESSIONHOUSE_API_URL: `${sim.url}/v2/api` },
       {
         code: 1,
@@ -318,7 +324,7 @@ describe("bad input changes nothing and says what is wrong", () => {
     const wrongKey = `${API_KEY}-wrong`;
     const before = sim.stats().requests;
     const r = await mistake(
-      ["sync", "sessions", "--from", FROM, "--to", TO],
+      ["sync", "sessions", "--from", NEW_FROM, "--to", NEW_TO],
       { SESSIONHOUSE_API_KEY: wrongKey },
       {
         code: 1,
@@ -331,7 +337,7 @@ describe("bad input changes nothing and says what is wrong", () => {
     expect(r.stdout + r.stderr).not.toContain(wrongKey);
     // Every aggregation job of the run: the first refusal ends it, the other jobs never ask.
     const all = await cli$(
-      ["sync", "aggregations", "--from", FROM, "--to", TO],
+      ["sync", "aggregations", "--from", NEW_FROM, "--to", NEW_TO],
       { SESSIONHOUSE_API_KEY: wrongKey },
     );
     expect(all.code).toBe(1);
