@@ -146,6 +146,12 @@ export function buildProgram(): Command {
       "formal",
     )
     .option("--bench", "serve pre-built pages (benchmark mode)")
+    .option(
+      "--bench-cache-mb <n>",
+      "memory for pre-built pages in benchmark mode",
+      intArg("--bench-cache-mb", 1, 65_536),
+      512,
+    )
     .action(async (o: Parameters<typeof runSimulate>[0]) => {
       await runSimulate(o);
     });

@@ -138,7 +138,7 @@ async function state(): Promise<State> {
     ]) {
       const [r] = await select<{ n: string; h: string }>(
         w,
-        `SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.${t}`,
+        `SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.${t}${t === "schema_migrations" ? "" : " FINAL"}`,
       );
       tables[t] = `${r?.n}/${r?.h}`;
     }
@@ -305,9 +305,9 @@ describe("bad input changes nothing and says what is wrong", () => {
         "--job",
         "logs_by_technology",
         "--from",
-        FROM,
+        NEW_FROM,
         "--to",
-        TO,
+        NEW_TO,
       ],
       { SESSIONHOUSE_API_URL: notTheApi.url },
       {

@@ -18,6 +18,7 @@ export interface SimulateOptions {
   historyDays?: number;
   brandMember: string;
   bench?: boolean;
+  benchCacheMb?: number;
 }
 
 function usage<T>(what: string, fn: () => T): T {
@@ -48,6 +49,9 @@ export async function runSimulate(
     ...(o.sessionsPerDay ? { sessionsPerDay: o.sessionsPerDay } : {}),
     ...(o.historyDays ? { historyDays: o.historyDays } : {}),
     ...(o.bench ? { benchPages: true } : {}),
+    ...(o.benchCacheMb
+      ? { benchCacheBytes: o.benchCacheMb * 1024 * 1024 }
+      : {}),
   });
   out.write(
     `simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""})\n`,
