@@ -188,7 +188,7 @@ async function main(): Promise<void> {
     dataDir: dataDir("day-big"),
     pageSize: 100_000,
     fromMs: tenthFrom,
-    toMs: END_MS,
+    toMs: tenthTo,
   });
   const tenthSmall = await scenario<SessionsResult>({
     kind: "sessions",
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
     dataDir: dataDir("day-small"),
     pageSize: 1_000,
     fromMs: tenthFrom,
-    toMs: END_MS,
+    toMs: tenthTo,
   });
   await stop(sim);
 
