@@ -75,7 +75,7 @@ async function generateSessions(w: Warehouse, total: number): Promise<void> {
          if(number % 5000 = 0, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
          if(number % 5000 = 0, NULL, duration) AS duration_ms,
          if(number % 5000 = 0, if(number % 3 = 0, 'idle', 'active'), 'completed') AS session_status,
-         concat('10.', toString(u % 200), '.', toString(r), '.', toString(number % 250)) AS client_ip_address,
+         concat('10.', toString(u % 200), '.', toString(u % 50), '.', toString(cityHash64(number, 4) % 40)) AS client_ip_address,
          concat('172.16.', toString(r), '.10') AS server_ip_address,
          concat('sdc_', toString(r % 12)) AS sidecar_id,
          concat('sidecar-', toString(r % 12)) AS sidecar_name,
@@ -108,10 +108,14 @@ async function generateSessions(w: Warehouse, total: number): Promise<void> {
          start_time + toIntervalMinute(1) AS fetched_at,
          toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
        FROM (
-         SELECT number, cityHash64(number, 1) % 460 AS u, cityHash64(number, 2) % 150 AS r,
-                arrayElement(${techArray}, 1 + (cityHash64(number, 2) % 150) % 22) AS technology,
+         SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
+         FROM (
+         -- As in the simulator: each person works with a few dozen favourite resources, from
+         -- a few addresses.
+         SELECT number, cityHash64(number, 1) % 460 AS u, (u * 7 + cityHash64(number, 2) % 20) % 150 AS r,
                 toUInt64(30000 * exp((cityHash64(number, 3) % 1000) / 200.0)) AS duration
          FROM numbers(${offset}, ${n})
+         )
        )`,
     );
   }
