@@ -65,6 +65,8 @@ interface Exchange {
   status: number;
   headers: Headers;
   body: AsyncIterable<Buffer> & { destroy?(err?: Error): unknown };
+  /** Gives the connection back to the next request; call once the body is consumed (idempotent). */
+  release: () => void;
 }
 
 export class ControlPlaneClient {
@@ -74,14 +76,20 @@ export class ControlPlaneClient {
   readonly #pathPrefix: string;
   /** Earliest instant of the next request, on the monotonic clock (performance.now()). */
   #nextSlotMs = 0;
+  /** Monotonic instants the latest requests were sent at, oldest first (see #throttle). */
+  readonly #sent: number[] = [];
+  readonly #connections: number;
+  #inFlight = 0;
+  readonly #waiting: (() => void)[] = [];
 
   constructor(opts: ApiClientOptions) {
     this.#opts = opts;
     this.#base = new URL(opts.url);
     this.#pathPrefix = this.#base.pathname.replace(/\/+$/, "");
     const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
+    this.#connections = opts.connections ?? 4;
     this.#pool = new Pool(this.#base.origin, {
-      connections: opts.connections ?? 4,
+      connections: this.#connections,
       keepAliveTimeout: 30_000,
       headersTimeout: opts.requestTimeoutMs,
       bodyTimeout: opts.requestTimeoutMs,
@@ -97,7 +105,12 @@ export class ControlPlaneClient {
   ): Promise<unknown> {
     return this.#withRetries(procedure, options, async (signal) => {
       const ex = await this.#exchange(procedure, body, signal);
-      const text = await readAll(ex.body, procedure);
+      let text: string;
+      try {
+        text = await readAll(ex.body, procedure);
+      } finally {
+        ex.release();
+      }
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -146,6 +159,8 @@ export class ControlPlaneClient {
         } catch (err) {
           ex.body.destroy?.();
           throw this.#bodyError(err, procedure, ex.status, signal);
+        } finally {
+          ex.release();
         }
         if (batch.length > 0) yield batch;
         return splitter.others;
@@ -252,14 +267,64 @@ export class ControlPlaneClient {
 
   /**
    * Waits for a request slot: slots are 1000 / maxRequestsPerSecond ms apart on the monotonic
-   * clock, so no second ever holds more than the ceiling, whatever the concurrency; the
-   * service's own limits (observeRateLimit, Retry-After) push the next slot further out.
+   * clock, so requests go out evenly; the service's own limits (observeRateLimit, Retry-After)
+   * push the next slot further out. The ceiling itself is kept by the log of actual send times:
+   * timers fire late on a busy event loop, and late timers fire together, so no more than
+   * floor(maxRequestsPerSecond) requests (at least one) leave within any second.
    */
   async #throttle(signal: AbortSignal): Promise<void> {
+    const rps = this.#opts.maxRequestsPerSecond;
     const now = performance.now();
     const slot = Math.max(now, this.#nextSlotMs);
-    this.#nextSlotMs = slot + 1000 / this.#opts.maxRequestsPerSecond;
+    this.#nextSlotMs = slot + 1000 / rps;
     if (slot > now) await sleep(Math.ceil(slot - now), undefined, { signal });
+    const perWindow = Math.max(1, Math.floor(rps));
+    const windowMs = Math.max(1000, 1000 / rps);
+    for (;;) {
+      const t = performance.now();
+      const oldest =
+        this.#sent.length >= perWindow
+          ? this.#sent[this.#sent.length - perWindow]
+          : undefined;
+      if (oldest === undefined || t - oldest >= windowMs) {
+        this.#sent.push(t);
+        if (this.#sent.length > perWindow)
+          this.#sent.splice(0, this.#sent.length - perWindow);
+        return;
+      }
+      await sleep(Math.ceil(windowMs - (t - oldest)), undefined, { signal });
+    }
+  }
+
+  /**
+   * Waits for a free connection. A request is timed by the throttle only once it can go on the
+   * wire: one queued inside the pool would leave later, together with others, above the ceiling.
+   */
+  async #acquire(signal: AbortSignal): Promise<() => void> {
+    while (this.#inFlight >= this.#connections) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const wake = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const i = this.#waiting.indexOf(wake);
+          if (i >= 0) this.#waiting.splice(i, 1);
+          reject(signal.reason as Error);
+        };
+        this.#waiting.push(wake);
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+    }
+    this.#inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#inFlight--;
+      this.#waiting.shift()?.();
+    };
   }
 
   /** Reads X-Ratelimit-* and spreads what is left of the window before it runs out. */
@@ -287,10 +352,15 @@ export class ControlPlaneClient {
     body: unknown,
     signal: AbortSignal,
   ): Promise<Exchange> {
-    await this.#throttle(signal);
-    const started = performance.now();
+    const release = await this.#acquire(signal).catch((err: unknown) => {
+      throw this.#transportError(err, procedure, signal);
+    });
+    let started = performance.now();
     let result = "NETWORK";
+    let handedOver = false;
     try {
+      await this.#throttle(signal);
+      started = performance.now();
       const res = await this.#pool.request({
         method: "POST",
         path: `${this.#pathPrefix}/core.v1.${procedure}`,
@@ -306,7 +376,10 @@ export class ControlPlaneClient {
       this.#observeRateLimit(res.headers);
       if (res.statusCode === 200) {
         result = "ok";
-        return { status: 200, headers: res.headers, body: res.body };
+        handedOver = true;
+        // A body its reader abandons still ends (destroyed at the latest by the timeout).
+        res.body.once("close", release);
+        return { status: 200, headers: res.headers, body: res.body, release };
       }
       const err = await errorFromResponse(
         procedure,
@@ -322,6 +395,7 @@ export class ControlPlaneClient {
       result = mapped.code;
       throw mapped;
     } finally {
+      if (!handedOver) release();
       this.#opts.observer?.onAttempt?.({
         procedure,
         result,

@@ -106,22 +106,35 @@ export async function* sessionWindowBatches(
         let fresh = 0;
         let received = 0;
         let next = await page.next();
-        while (!next.done) {
-          const records = next.value.map(parseRecord);
-          received += records.length;
-          for (const r of records) {
-            const id = idOf(r);
-            if (id === undefined || !(seenIds.has(id) || previousIds.has(id))) fresh++;
-            if (id !== undefined) seenIds.add(id);
+        try {
+          while (!next.done) {
+            const records = next.value.map(parseRecord);
+            received += records.length;
+            for (const r of records) {
+              const id = idOf(r);
+              if (id === undefined || !(seenIds.has(id) || previousIds.has(id)))
+                fresh++;
+              if (id !== undefined) seenIds.add(id);
+            }
+            const following = await page.next();
+            yield {
+              window,
+              page: pages,
+              records,
+              endOfPage: following.done === true,
+            };
+            next = following;
           }
-          const following = await page.next();
-          yield {
-            window,
-            page: pages,
-            records,
-            endOfPage: following.done === true,
-          };
-          next = following;
+        } finally {
+          // A consumer that stops in the middle of a page (a failed insert, an abort) must not
+          // leave the response body, and the connection under it, open.
+          if (!next.done)
+            await page.return({
+              after: "",
+              before: "",
+              nextCursor: "",
+              count: 0,
+            });
         }
         if (received === 0)
           yield { window, page: pages, records: [], endOfPage: true };

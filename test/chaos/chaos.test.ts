@@ -31,6 +31,7 @@ import {
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
 import {
   buildCli,
+  removeCli,
   cleanEnv,
   startCli,
   type CliPackage,
@@ -100,6 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim?.close();
   await clean?.close();
+  removeCli(cli);
 });
 
 interface PhaseReport {

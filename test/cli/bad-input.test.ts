@@ -16,7 +16,9 @@ import { API_KEY, NOON, testSimulator } from "../helpers/simulator.js";
 import { select, testConfig } from "../helpers/warehouse.js";
 import {
   buildCli,
+  removeCli,
   cleanEnv,
+  copyCli,
   runCli,
   type CliPackage,
   type CliResult,
@@ -36,6 +38,7 @@ let config: Config;
 let closedPort: number;
 let notTheApi: TestServer;
 let workDir: string;
+let edited: CliPackage | undefined;
 
 /** A port nothing listens on: bound, then released. */
 async function freePort(): Promise<number> {
@@ -86,6 +89,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await notTheApi?.close();
   await sim?.close();
+  removeCli(cli);
+  removeCli(edited);
 });
 
 function env(
@@ -374,7 +379,7 @@ describe("bad input changes nothing and says what is wrong", () => {
 
   it("a migration file edited after it was applied", async () => {
     // A private copy of the package whose migration 0002 gained a line.
-    const edited = await buildCli();
+    edited = copyCli(cli);
     appendFileSync(
       join(edited.migrations, "0002_sessions.sql"),
       "\n-- an afterthought\n",

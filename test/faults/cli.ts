@@ -2,7 +2,7 @@
 // package is compiled into a private directory per test file: fresh code, and no other test's
 // build rewriting dist/ under a child that is starting up.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -40,6 +40,24 @@ export async function buildCli(): Promise<CliPackage> {
     recursive: true,
   });
   cpSync(join(ROOT, "package.json"), join(root, "package.json"));
+  symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
+  return {
+    root,
+    bin: join(root, "bin", "sessionhouse.js"),
+    migrations: join(root, "migrations"),
+  };
+}
+
+/** Removes a private copy (its node_modules is a link: the link goes, not what it points to). */
+export function removeCli(pkg: CliPackage | undefined): void {
+  if (pkg) rmSync(pkg.root, { recursive: true, force: true });
+}
+
+/** Another private copy of an already compiled package (to edit its migrations, say). */
+export function copyCli(from: CliPackage): CliPackage {
+  const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
+  for (const part of ["bin", "dist", "migrations", "package.json"])
+    cpSync(join(from.root, part), join(root, part), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
   return {
     root,

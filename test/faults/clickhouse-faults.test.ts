@@ -3,7 +3,6 @@
 // down fails the run after its retries with a clear error, leaves the checkpoint where the data
 // is, and the next run resumes with nothing lost or doubled (issue 5, "Faults from ClickHouse").
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClickHouseClient } from "@clickhouse/client";
 import type { Config } from "../../src/config/index.js";
 import {
   backfillStream,
@@ -101,7 +100,7 @@ function faulty(
       if (prop === "command" || prop === "exec") return wrap(prop);
       return Reflect.get(target, prop, receiver) as unknown;
     },
-  }) as ClickHouseClient;
+  });
   return { w: { ...w, client }, attempts };
 }
 

@@ -7,9 +7,11 @@ import {
   ControlPlaneClient,
   type ApiClientOptions,
 } from "../../src/api/client.js";
+import { ControlPlaneApi } from "../../src/api/control-plane.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RetryBudget } from "../../src/api/retry.js";
 import { ConfigError } from "../../src/config/index.js";
+import { sessionWindowBatches } from "../../src/sources/sessions.js";
 import {
   connectError,
   hasOpenssl,
@@ -292,6 +294,70 @@ describe("the service's waits", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(
       ((arrivals.length - 1) * 1000) / rps - 50,
     );
+  });
+});
+
+describe("the ceiling at the wire", () => {
+  it("holds when the event loop was blocked: timers that fire late do not fire together", async () => {
+    const s = await serve((_n, _r, res) => ok(res, {}));
+    const rps = 10;
+    const c = client(s.url, { maxRequestsPerSecond: rps, connections: 16 });
+    const calls = Array.from({ length: 25 }, () => c.call(PROC, {}, {}));
+    // Busy for 700 ms: every request timed meanwhile is due at once when the loop comes back.
+    const until = performance.now() + 700;
+    while (performance.now() < until) {
+      // spin
+    }
+    await Promise.all(calls);
+    expect(
+      maxInWindow(
+        s.requests.map((r) => r.at),
+        1000 - 15,
+      ),
+    ).toBeLessThanOrEqual(rps);
+  });
+
+  it("holds when every connection is busy: a request waits for a connection before it is timed", async () => {
+    // The first two requests are answered late; the others queue behind them.
+    const s = await serve((n, _r, res) => {
+      if (n < 2) setTimeout(() => ok(res, {}), 1_500);
+      else ok(res, {});
+    });
+    const rps = 4;
+    const c = client(s.url, { maxRequestsPerSecond: rps, connections: 2 });
+    await Promise.all(Array.from({ length: 10 }, () => c.call(PROC, {}, {})));
+    expect(s.requests).toHaveLength(10);
+    expect(
+      maxInWindow(
+        s.requests.map((r) => r.at),
+        1000 - 15,
+      ),
+    ).toBeLessThanOrEqual(rps);
+  });
+
+  it("gives the connection back when a reader abandons a window in the middle of a page", async () => {
+    const sessions = Array.from({ length: 2_000 }, (_, i) => ({
+      id: `s${i}`,
+      pad: "x".repeat(200),
+    }));
+    const s = await serve((_n, _r, res) =>
+      ok(res, { sessions, listMetadata: {} }),
+    );
+    const c = client(s.url, { connections: 1, requestTimeoutMs: 20_000 });
+    const api = new ControlPlaneApi(c, "unix");
+    // The reader stops after the first batch (say its insert failed).
+    for await (const batch of sessionWindowBatches(
+      api,
+      { startMs: 0, endMs: 1_000 },
+      { pageSize: 5_000, batchSize: 10, maxStalledPages: 3 },
+    )) {
+      expect(batch.records).toHaveLength(10);
+      break;
+    }
+    // With the only connection still held by the abandoned body this would wait 20 s.
+    const started = performance.now();
+    await c.call(PROC, {}, {});
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });
 

@@ -27,7 +27,7 @@ async function call(
     headers: { "content-type": "application/json", "x-api-key": apiKey },
     body: JSON.stringify(body),
   });
-  const json = (await res.json()) as unknown;
+  const json = await res.json();
   if (res.status !== 200)
     throw new Error(`${procedure}: HTTP ${res.status} ${JSON.stringify(json)}`);
   return json;

@@ -10,6 +10,7 @@ import { openWarehouse } from "../../src/warehouse/client.js";
 import { select, testConfig } from "../helpers/warehouse.js";
 import {
   buildCli,
+  removeCli,
   cleanEnv,
   runCli,
   startCli,
@@ -46,6 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await echo?.close();
+  removeCli(cli);
 });
 
 function env(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {

@@ -1,10 +1,14 @@
 // Small real HTTP servers for fault tests: a scripted Connect endpoint that records when each
 // request arrived, and a proxy in front of the simulator that records the same (to check the
-// request-rate ceiling from the outside) and can rewrite answers.
+// request-rate ceiling from the outside), optionally terminating TLS with a test certificate.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  createServer as createHttpsServer,
+  type Server as HttpsServer,
+} from "node:https";
 import {
   createServer,
   request,
@@ -28,12 +32,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-async function listen(server: Server): Promise<string> {
+async function listen(server: Server | HttpsServer): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function closer(server: Server): () => Promise<void> {
+function closer(server: Server | HttpsServer): () => Promise<void> {
   return () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -85,10 +89,13 @@ export function ok(
 }
 
 /** A pass-through proxy to `target` that records every request it forwards. */
-export async function recordingProxy(target: string): Promise<TestServer> {
+export async function recordingProxy(
+  target: string,
+  tls?: { key: Buffer; cert: Buffer },
+): Promise<TestServer> {
   const requests: Recorded[] = [];
   const upstream = new URL(target);
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     requests.push({
       at: performance.now(),
       path: req.url ?? "",
@@ -111,8 +118,15 @@ export async function recordingProxy(target: string): Promise<TestServer> {
     );
     out.on("error", () => res.destroy());
     req.pipe(out);
-  });
-  return { url: await listen(server), requests, close: closer(server) };
+  };
+  // With a certificate it terminates TLS in front of a plain-HTTP upstream (the simulator).
+  const server = tls ? createHttpsServer(tls, handler) : createServer(handler);
+  const url = await listen(server);
+  return {
+    url: tls ? url.replace("http:", "https:") : url,
+    requests,
+    close: closer(server),
+  };
 }
 
 /** The most requests that arrived within any `windowMs` (a sliding window over arrivals). */
