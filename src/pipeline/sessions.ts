@@ -310,13 +310,18 @@ export async function refreshOpenSessions(
   let missing = 0;
   const concurrency = Math.max(1, ctx.config.api.connections);
   let next = 0;
+  // The first failure stops the other workers at once instead of letting each find its own.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stop.signal]);
   const worker = async () => {
-    while (next < ids.length) {
+    while (next < ids.length && !signal.aborted) {
       const id = ids[next++] as string;
-      const session = await ctx.api.getSession(id, {
-        signal: ctx.signal,
-        budget: ctx.budget,
-      });
+      const session = await ctx.api
+        .getSession(id, { signal, budget: ctx.budget })
+        .catch((err: unknown) => {
+          stop.abort(err);
+          throw err;
+        });
       if (session === undefined) {
         missing++;
         continue;
@@ -327,10 +332,14 @@ export async function refreshOpenSessions(
       );
     }
   };
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, ids.length) }, worker),
-  );
-  await writer.drain();
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, ids.length) }, worker),
+    );
+    await writer.drain();
+  } finally {
+    await writer.settle();
+  }
   if (missing > 0) {
     ctx.logger.warn(
       { missing },

@@ -10,6 +10,7 @@ import {
 } from "@clickhouse/client";
 import type { Config } from "../config/index.js";
 import { SinkError } from "./errors.js";
+import { removeStaleInsertFiles } from "./insert.js";
 
 export interface Warehouse {
   readonly client: ClickHouseClient;
@@ -63,7 +64,10 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
   mkdirSync(dataDir, { recursive: true });
   let createChdbConnection: (o: { path: string }) => unknown;
   try {
-    ({ createChdbConnection } = (await import("chdb/connection")) as {
+    // A variable specifier: an image built for a ClickHouse server leaves chdb (an optional
+    // dependency) out, and the build must not need its types either.
+    const specifier = "chdb/connection";
+    ({ createChdbConnection } = (await import(specifier)) as {
       createChdbConnection: (o: { path: string }) => unknown;
     });
   } catch (err) {
@@ -93,6 +97,7 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
       },
     );
   }
+  await removeStaleInsertFiles();
   return {
     client,
     database: ch.database,

@@ -2,7 +2,7 @@
 // content (a retried block is never stored twice), and retries with backoff while ClickHouse is
 // unreachable. The checkpoint code relies on "returned = stored".
 import { createHash, randomBytes } from "node:crypto";
-import { rm, writeFile } from "node:fs/promises";
+import { readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -117,6 +117,35 @@ export async function insertLines(
   }
 }
 
+/** Prefix of the temporary block files; the writer's pid follows, so stale ones can be told. */
+export const INSERT_FILE_PREFIX = "sessionhouse-insert-";
+
+/**
+ * Removes block files left by a process that was killed mid-insert (SIGKILL runs no cleanup).
+ * A file is left alone while the process that wrote it still runs.
+ */
+export async function removeStaleInsertFiles(dir = tmpdir()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = new RegExp(
+      `^${INSERT_FILE_PREFIX}(\\d+)-[0-9a-f]+\\.jsonl$`,
+    ).exec(name);
+    if (!m || isAlive(Number(m[1]))) continue;
+    await rm(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 const settings = (token: string) => ({
   insert_deduplication_token: token,
   insert_deduplicate: 1 as const,
@@ -147,7 +176,7 @@ async function send(
   if (w.kind === "embedded") {
     const file = join(
       tmpdir(),
-      `sessionhouse-insert-${process.pid}-${randomBytes(6).toString("hex")}.jsonl`,
+      `${INSERT_FILE_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}.jsonl`,
     );
     await writeFile(file, body);
     try {
