@@ -101,6 +101,13 @@ export const SESSION_LINE_COLUMNS = [
  * (input_format_json_read_objects_as_strings), so the record is neither escaped here nor
  * re-encoded, and stays byte-exact. Same values as `sessionRow`.
  */
+/** The Duration the service sent, or end − start for a completed session that has none. */
+function durationOf(s: Session): number | undefined {
+  if (s.duration !== "") return durationStringMs(s.duration);
+  if (s.endTime === undefined) return undefined;
+  return Math.max(0, timestampMs(s.endTime) - timestampMs(s.startTime));
+}
+
 export function sessionLine(
   s: Session,
   raw: string,
@@ -109,14 +116,7 @@ export function sessionLine(
 ): string {
   const id = s.user.identity;
   const eu = s.user.endUser;
-  const startMs = timestampMs(s.startTime);
-  const endMs = s.endTime === undefined ? undefined : timestampMs(s.endTime);
-  const durationMs =
-    s.duration !== ""
-      ? durationStringMs(s.duration)
-      : endMs !== undefined
-        ? Math.max(0, endMs - startMs)
-        : undefined;
+  const durationMs = durationOf(s);
   const head = JSON.stringify([
     s.id,
     s.startTime,
@@ -165,14 +165,7 @@ export function sessionRow(
 ): SessionRow {
   const identity = s.user.identity;
   const endUser = s.user.endUser;
-  const endMs = s.endTime === undefined ? undefined : timestampMs(s.endTime);
-  const startMs = timestampMs(s.startTime);
-  const durationMs =
-    s.duration !== ""
-      ? durationStringMs(s.duration)
-      : endMs !== undefined
-        ? Math.max(0, endMs - startMs)
-        : undefined;
+  const durationMs = durationOf(s);
   return {
     id: s.id,
     // RFC 3339 as received; the insert parses it (date_time_input_format=best_effort).
