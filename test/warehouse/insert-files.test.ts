@@ -2,7 +2,10 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { INSERT_FILE_PREFIX, removeStaleInsertFiles } from "../../src/warehouse/insert.js";
+import {
+  INSERT_FILE_PREFIX,
+  removeStaleInsertFiles,
+} from "../../src/warehouse/insert.js";
 
 describe("temporary insert files", () => {
   it("removes the files of a killed process and keeps those of a live one", async () => {
