@@ -23,6 +23,9 @@ import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 
 export const SESSIONS_STREAM = "sessions";
+
+/** Records parsed per step of a page's stream. */
+const STREAM_BATCH_RECORDS = 2_000;
 export const SESSIONS_JOB = "sessions";
 
 export interface SessionSyncOptions {
@@ -265,7 +268,13 @@ async function syncWindow(
   const writer = new SessionWriter(ctx);
   const batches = sessionWindowBatches(ctx.api, window, {
     pageSize: cfg.pageSize,
-    batchSize: Math.min(cfg.insertBatchRows, cfg.pageSize),
+    // Records are handed over in small batches whatever the page size, so that what is held
+    // between the socket and the insert buffer does not grow with the page (issue "Fast and flat").
+    batchSize: Math.min(
+      STREAM_BATCH_RECORDS,
+      cfg.insertBatchRows,
+      cfg.pageSize,
+    ),
     maxStalledPages: cfg.maxStalledPages,
     signal: ctx.signal,
     budget: ctx.budget,

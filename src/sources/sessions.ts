@@ -51,6 +51,14 @@ export function parseRecord(text: string): RawRecord {
   }
 }
 
+/** FNV-1a of an id, folded to 30 bits (a V8 small integer). */
+function idKey(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++)
+    h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h & 0x3fffffff;
+}
+
 function idOf(r: RawRecord): string | undefined {
   const v = r.value as { id?: unknown } | undefined;
   return typeof v === "object" && v !== null && typeof v.id === "string"
@@ -82,9 +90,11 @@ export async function* sessionWindowBatches(
     const seenCursors = new Set<string>();
     // Ids of the previous and the current page: enough to tell a page that brings nothing new,
     // and bounded by the page size whatever the window holds (a cycle over more pages repeats a
-    // cursor, which is caught below).
-    let previousIds = new Set<string>();
-    let seenIds = new Set<string>();
+    // cursor, which is caught below). Kept as small-integer hashes, which the garbage collector
+    // does not trace; a collision can only make a page look less new, and a page is "nothing
+    // new" only when every one of its ids was seen.
+    let previousIds = new Set<number>();
+    let seenIds = new Set<number>();
     let cursor: string | undefined;
     let stalled = 0;
     try {
@@ -112,9 +122,13 @@ export async function* sessionWindowBatches(
             received += records.length;
             for (const r of records) {
               const id = idOf(r);
-              if (id === undefined || !(seenIds.has(id) || previousIds.has(id)))
+              const key = id === undefined ? undefined : idKey(id);
+              if (
+                key === undefined ||
+                !(seenIds.has(key) || previousIds.has(key))
+              )
                 fresh++;
-              if (id !== undefined) seenIds.add(id);
+              if (key !== undefined) seenIds.add(key);
             }
             const following = await page.next();
             yield {
@@ -151,7 +165,7 @@ export async function* sessionWindowBatches(
         }
         stalled = fresh === 0 ? stalled + 1 : 0;
         previousIds = seenIds;
-        seenIds = new Set<string>();
+        seenIds = new Set<number>();
         if (stalled >= options.maxStalledPages) {
           throw new PagingError(
             "PAGES_STALLED",
