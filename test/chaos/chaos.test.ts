@@ -46,7 +46,7 @@ import {
   storedAggregationWindow,
   storedDeadLetters,
   storedSessions,
-} from "../faults/expected.js";
+} from "../helpers/expected.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

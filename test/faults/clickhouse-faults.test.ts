@@ -14,19 +14,19 @@ import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertLines } from "../../src/warehouse/insert.js";
 import {
-  API_KEY,
   NOON,
   run,
   runDeps,
   testSimulator,
+  simulatorWarehouse,
 } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { select } from "../helpers/warehouse.js";
 import {
   readSessions,
   sessionDifferences,
   storedSessions,
   type WireRecord,
-} from "./expected.js";
+} from "../helpers/expected.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 12 * HOUR;
@@ -42,14 +42,10 @@ afterAll(async () => {
 });
 
 async function setup(): Promise<{ config: Config; w: Warehouse }> {
-  const config = await testConfig({
-    SESSIONHOUSE_API_URL: sim.url,
-    SESSIONHOUSE_API_KEY: API_KEY,
+  return simulatorWarehouse(sim.url, {
     SESSIONHOUSE_PAGE_SIZE: "200",
     SESSIONHOUSE_WINDOW: "2h",
-    SESSIONHOUSE_MAX_RPS: "1000",
   });
-  return { config, w: await migratedWarehouse(config) };
 }
 
 interface InsertAttempt {

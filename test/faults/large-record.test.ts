@@ -12,7 +12,11 @@ import {
   testSimulator,
 } from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
-import { readSessions, storedDeadLetters, storedSessions } from "./expected.js";
+import {
+  readSessions,
+  storedDeadLetters,
+  storedSessions,
+} from "../helpers/expected.js";
 import { ok, scriptedServer, type TestServer } from "./servers.js";
 
 const HOUR = 3_600_000;

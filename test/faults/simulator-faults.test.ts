@@ -19,8 +19,9 @@ import {
   run,
   runDeps,
   testSimulator,
+  simulatorWarehouse,
 } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { select } from "../helpers/warehouse.js";
 import {
   deadLetterDifferences,
   readSessions,
@@ -28,7 +29,7 @@ import {
   storedDeadLetters,
   storedSessions,
   type WireRecord,
-} from "./expected.js";
+} from "../helpers/expected.js";
 import {
   hasOpenssl,
   makeCertificates,
@@ -53,15 +54,11 @@ async function setup(
   url: string,
   env: Record<string, string> = {},
 ): Promise<{ config: Config; w: Warehouse }> {
-  const config = await testConfig({
-    SESSIONHOUSE_API_URL: url,
-    SESSIONHOUSE_API_KEY: API_KEY,
+  return simulatorWarehouse(url, {
     SESSIONHOUSE_PAGE_SIZE: "40",
     SESSIONHOUSE_WINDOW: "2h",
-    SESSIONHOUSE_MAX_RPS: "1000",
     ...env,
   });
-  return { config, w: await migratedWarehouse(config) };
 }
 
 interface Outcome {

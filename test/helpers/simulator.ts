@@ -15,6 +15,7 @@ import {
 } from "../../src/pipeline/context.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { createLogger } from "../../src/util/logger.js";
+import { migratedWarehouse, testConfig } from "./warehouse.js";
 
 export const API_KEY = "sim-test-key-7f3a9c";
 
@@ -98,4 +99,21 @@ export async function run<T>(
   fn: (ctx: JobContext) => Promise<T>,
 ): Promise<T> {
   return withRun(deps, job, fn);
+}
+
+/**
+ * A config pointing at a simulator (any URL: a proxy in front of one too), with a fresh, migrated
+ * database; `env` adds or overrides settings (page size, windows, lookbacks).
+ */
+export async function simulatorWarehouse(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ config: Config; w: Warehouse }> {
+  const config = await testConfig({
+    SESSIONHOUSE_API_URL: url,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_MAX_RPS: "1000",
+    ...env,
+  });
+  return { config, w: await migratedWarehouse(config) };
 }

@@ -18,14 +18,17 @@ import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { UsageError } from "../../src/util/errors.js";
 import {
-  API_KEY,
   NOON,
-  post,
   run,
   runDeps,
   testSimulator,
+  simulatorWarehouse,
 } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { select } from "../helpers/warehouse.js";
+import {
+  apiAggregationWindow,
+  storedAggregationWindow,
+} from "../helpers/expected.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;
@@ -53,117 +56,35 @@ const byTechUserResource = job({
 });
 
 async function setup(): Promise<{ config: Config; w: Warehouse }> {
-  const config = await testConfig({
-    SESSIONHOUSE_API_URL: sim.url,
-    SESSIONHOUSE_API_KEY: API_KEY,
-    SESSIONHOUSE_INITIAL_LOOKBACK: "6h",
-    SESSIONHOUSE_MAX_RPS: "1000",
-  });
-  return { config, w: await migratedWarehouse(config) };
+  return simulatorWarehouse(sim.url, { SESSIONHOUSE_INITIAL_LOOKBACK: "6h" });
 }
 
-type Path = string;
-/** What the API says for [from, to): "bucketTime|level|k1|k2|k3" → count, flattened here independently. */
-async function apiHistogram(
+/** What the API says for [from, to), flattened by the test oracle independently of the exporter. */
+const apiHistogram = async (
   j: AggregationJobConfig,
   fromMs: number,
   toMs: number,
-) {
-  const { status, json } = await post(sim, "LogsService/ListLogAggregations", {
-    query: j.query,
-    startTimestamp: String(fromMs / 1000),
-    endTimestamp: String(toMs / 1000),
-    histogramInterval: j.interval,
-    histogramGroupByFields: j.groupBy,
-  });
-  expect(status).toBe(200);
-  type B = { key?: string; count?: number; buckets?: B[] };
-  const body = json as {
-    numHits?: string;
-    aggregations: Record<string, unknown> & {
-      logsOverTime?: (B & { datetime: string })[];
-    };
-  };
-  const counts = new Map<Path, number>();
-  const walk = (t: string, buckets: B[] | undefined, keys: string[]) => {
-    for (const b of buckets ?? []) {
-      const path = [...keys, b.key ?? ""];
-      if ((b.count ?? 0) > 0)
-        counts.set(
-          [t, path.length, ...path, "", "", ""].slice(0, 5).join("|"),
-          b.count ?? 0,
-        );
-      walk(t, b.buckets, path);
-    }
-  };
-  for (const e of body.aggregations.logsOverTime ?? []) {
-    const t = new Date(Date.parse(e.datetime))
-      .toISOString()
-      .slice(0, 19)
-      .replace("T", " ");
-    if ((e.count ?? 0) > 0)
-      counts.set([t, 0, "", "", ""].join("|"), e.count ?? 0);
-    walk(t, e.buckets, []);
-  }
-  const top = new Map<string, number>();
-  for (const [member, values] of Object.entries(body.aggregations)) {
-    if (member === "logsOverTime") continue;
-    for (const v of values as { key?: string; count?: number }[])
-      top.set(`${member}|${v.key ?? ""}`, v.count ?? 0);
-  }
-  return { counts, top, numHits: Number(body.numHits ?? 0) };
-}
-
-async function storedHistogram(
+) => {
+  const a = await apiAggregationWindow(sim, j, fromMs, toMs);
+  return { counts: a.histogram, top: a.top, numHits: a.numHits };
+};
+const storedHistogram = async (
   w: Warehouse,
-  name: string,
+  j: AggregationJobConfig,
   fromMs: number,
   toMs: number,
-) {
-  const rows = await select<{
-    t: string;
-    level: number;
-    key1: string;
-    key2: string;
-    key3: string;
-    count: string;
-  }>(
-    w,
-    `SELECT toString(bucket_time) AS t, level, key1, key2, key3, count FROM {db}.agg_histogram FINAL
-     WHERE job = {job:String} AND count > 0
-       AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})`,
-    { job: name, from: fromMs, to: toMs },
-  );
-  return new Map(
-    rows.map((r) => [
-      [r.t, r.level, r.key1, r.key2, r.key3].join("|"),
-      Number(r.count),
-    ]),
-  );
-}
-
-async function storedTop(w: Warehouse, name: string, windowStartMs: number) {
-  const rows = await select<{ member: string; key: string; count: string }>(
-    w,
-    `SELECT member, key, count FROM {db}.agg_top_values FINAL
-     WHERE job = {job:String} AND count > 0 AND window_start = fromUnixTimestamp64Milli({ws:Int64})`,
-    { job: name, ws: windowStartMs },
-  );
-  return new Map(rows.map((r) => [`${r.member}|${r.key}`, Number(r.count)]));
-}
-
-async function storedNumHits(
+) => (await storedAggregationWindow(w, j, fromMs, toMs)).histogram;
+const storedTop = async (
   w: Warehouse,
-  name: string,
+  j: AggregationJobConfig,
   windowStartMs: number,
-): Promise<number> {
-  const [row] = await select<{ n: string }>(
-    w,
-    "SELECT num_hits AS n FROM {db}.agg_windows FINAL WHERE job = {job:String} AND window_start = fromUnixTimestamp64Milli({ws:Int64})",
-    { job: name, ws: windowStartMs },
-  );
-  return Number(row?.n ?? -1);
-}
+) => (await storedAggregationWindow(w, j, windowStartMs, windowStartMs)).top;
+const storedNumHits = async (
+  w: Warehouse,
+  j: AggregationJobConfig,
+  windowStartMs: number,
+) =>
+  (await storedAggregationWindow(w, j, windowStartMs, windowStartMs)).numHits;
 
 describe("sync aggregations against the simulator", () => {
   it("stores exactly what the API returned: every level, key and count, the top values and numHits", async () => {
@@ -181,12 +102,10 @@ describe("sync aggregations against the simulator", () => {
         new Set([...expected.counts.keys()].map((k) => k.split("|")[1])),
       ).toEqual(new Set(["0", "1", "2", "3"]));
       expect(
-        await storedHistogram(w, byTechUserResource.name, ws, ws + HOUR),
+        await storedHistogram(w, byTechUserResource, ws, ws + HOUR),
       ).toEqual(expected.counts);
-      expect(await storedTop(w, byTechUserResource.name, ws)).toEqual(
-        expected.top,
-      );
-      expect(await storedNumHits(w, byTechUserResource.name, ws)).toBe(
+      expect(await storedTop(w, byTechUserResource, ws)).toEqual(expected.top);
+      expect(await storedNumHits(w, byTechUserResource, ws)).toBe(
         expected.numHits,
       );
     }
@@ -212,7 +131,7 @@ describe("sync aggregations against the simulator", () => {
       syncAggregations(ctx, j, { nowMs: NOON - 30 * 60_000 }),
     );
     const lastWindow = NOON - HOUR;
-    const early = await storedHistogram(w, j.name, lastWindow, NOON);
+    const early = await storedHistogram(w, j, lastWindow, NOON);
     // Half an hour later the same window holds more logs (and open sessions logged more).
     sim.clock.set(NOON);
     try {
@@ -220,7 +139,7 @@ describe("sync aggregations against the simulator", () => {
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
       const expected = await apiHistogram(j, lastWindow, NOON);
-      const later = await storedHistogram(w, j.name, lastWindow, NOON);
+      const later = await storedHistogram(w, j, lastWindow, NOON);
       expect(later).toEqual(expected.counts);
       const total = (m: Map<string, number>) =>
         [...m.entries()]
@@ -228,7 +147,7 @@ describe("sync aggregations against the simulator", () => {
           .reduce((a, [, v]) => a + v, 0);
       expect(total(later)).toBeGreaterThan(total(early));
       expect(total(later)).toBe(expected.numHits);
-      expect(await storedNumHits(w, j.name, lastWindow)).toBe(expected.numHits);
+      expect(await storedNumHits(w, j, lastWindow)).toBe(expected.numHits);
     } finally {
       sim.clock.set(NOON);
     }
@@ -243,7 +162,7 @@ describe("sync aggregations against the simulator", () => {
     await run(deps, aggregationStream(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
-    const before = await storedHistogram(w, j.name, NOON - HOUR, NOON);
+    const before = await storedHistogram(w, j, NOON - HOUR, NOON);
     const dropped = [...before.keys()].find(
       (k) => k.split("|")[1] === "1" && k.includes("|postgres|"),
     );
@@ -269,7 +188,7 @@ describe("sync aggregations against the simulator", () => {
       await run(deps, aggregationStream(j), (ctx) =>
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
-      const after = await storedHistogram(w, j.name, NOON - HOUR, NOON);
+      const after = await storedHistogram(w, j, NOON - HOUR, NOON);
       expect([...after.keys()].some((k) => k.includes("|postgres|"))).toBe(
         false,
       );
@@ -338,7 +257,7 @@ describe("sync aggregations against the simulator", () => {
       syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }),
     );
     const expected = await apiHistogram(j, from, to);
-    expect(await storedHistogram(w, j.name, from, to)).toEqual(expected.counts);
+    expect(await storedHistogram(w, j, from, to)).toEqual(expected.counts);
     const [hits] = await select<{ n: string; w: string }>(
       w,
       "SELECT sum(num_hits) AS n, count() AS w FROM {db}.agg_windows FINAL WHERE job = 'backfill'",

@@ -19,8 +19,9 @@ import {
   run,
   runDeps,
   testSimulator,
+  simulatorWarehouse,
 } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { select } from "../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;
@@ -35,17 +36,13 @@ afterAll(async () => {
 async function setup(
   env: Record<string, string> = {},
 ): Promise<{ config: Config; w: Warehouse }> {
-  const config = await testConfig({
-    SESSIONHOUSE_API_URL: sim.url,
-    SESSIONHOUSE_API_KEY: API_KEY,
+  return simulatorWarehouse(sim.url, {
     SESSIONHOUSE_PAGE_SIZE: "150",
     SESSIONHOUSE_WINDOW: "6h",
     SESSIONHOUSE_INITIAL_LOOKBACK: "1d",
     SESSIONHOUSE_LOOKBACK: "1h",
-    SESSIONHOUSE_MAX_RPS: "1000",
     ...env,
   });
-  return { config, w: await migratedWarehouse(config) };
 }
 
 interface StoredSession {

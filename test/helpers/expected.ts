@@ -11,8 +11,8 @@ import type {
 } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { fromChTime } from "../../src/warehouse/format.js";
-import { API_KEY } from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+import { API_KEY } from "./simulator.js";
+import { select } from "./warehouse.js";
 
 export type WireRecord = Record<string, unknown>;
 
