@@ -2,6 +2,7 @@
 // a tolerant response schema. `aggregations` keeps every member, known or not; the key/count
 // members are parsed one by one by `topValueMembers`, so one bad member never loses the others.
 import { z } from "zod";
+import { MAX_GROUP_BY_FIELDS } from "../../config/schema.js";
 import { int32, int64, loose, RFC3339 } from "./common.js";
 
 /** The `aggregations` members the spec lists besides `logsOverTime`, in the spec's order. */
@@ -82,7 +83,8 @@ export const LOGS_OVER_TIME_MEMBER = "logsOverTime";
 // ---------------------------------------------------------------------------------------------
 // Request
 
-export const MAX_HISTOGRAM_GROUP_BY_FIELDS = 3;
+/** The one limit (API-FACTS), kept with the configuration that enforces it first. */
+export const MAX_HISTOGRAM_GROUP_BY_FIELDS = MAX_GROUP_BY_FIELDS;
 
 export const LOG_AGGREGATION_MODES = [
   "field_aggregations_only",
