@@ -16,6 +16,7 @@ import {
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { createLogger } from "../../src/util/logger.js";
 import { migratedWarehouse, testConfig } from "./warehouse.js";
+import { readSessions } from "./expected.js";
 
 export const API_KEY = "sim-test-key-7f3a9c";
 
@@ -39,42 +40,13 @@ export async function testSimulator(
   });
 }
 
-export async function post(
-  sim: Simulator,
-  procedure: string,
-  body: unknown,
-): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(`${sim.url}/core.v1.${procedure}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": API_KEY },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
-
-/** Every session the simulator serves for [fromMs, toMs), paged with plain fetch. */
+/** Every session the simulator serves for [fromMs, toMs), in order (the oracle's reader). */
 export async function expectedSessions(
   sim: Simulator,
   fromMs: number,
   toMs: number,
 ): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const { json } = await post(sim, "SessionsService/ListSessionsV2", {
-      limit: 100_000,
-      startTimestamp: String(fromMs / 1000),
-      endTimestamp: String(toMs / 1000),
-      ...(cursor ? { cursor } : {}),
-    });
-    const page = json as {
-      sessions?: Record<string, unknown>[];
-      listMetadata?: { nextCursor?: string };
-    };
-    out.push(...(page.sessions ?? []));
-    cursor = page.listMetadata?.nextCursor;
-    if (!cursor) return out;
-  }
+  return [...(await readSessions(sim, fromMs, toMs)).values()];
 }
 
 export function runDeps(
