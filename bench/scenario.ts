@@ -123,25 +123,27 @@ async function main(): Promise<void> {
       await w.client.command({
         query: `SELECT * FROM bench.sessions FINAL INTO OUTFILE '${file}' FORMAT JSONEachRow`,
       });
-      await w.client.command({
-        query: "DROP TABLE IF EXISTS bench.sessions_raw_ingest",
-      });
-      await w.client.command({
-        query: "CREATE TABLE bench.sessions_raw_ingest AS bench.sessions",
-      });
-      const started = performance.now();
-      await w.client.command({
-        query: `INSERT INTO bench.sessions_raw_ingest FROM INFILE '${file}' FORMAT JSONEachRow`,
-        clickhouse_settings: {
-          input_format_json_read_objects_as_strings: 1,
-          date_time_input_format: "best_effort",
-        },
-      });
-      const ms = performance.now() - started;
-      const rows = await scalar(
-        w,
-        "SELECT count() FROM bench.sessions_raw_ingest",
-      );
+      // The best of three: the limit is what the engine can do, not what one noisy try did.
+      let ms = Infinity;
+      let rows = 0;
+      for (let i = 0; i < 3; i++) {
+        await w.client.command({
+          query: "DROP TABLE IF EXISTS bench.sessions_raw_ingest",
+        });
+        await w.client.command({
+          query: "CREATE TABLE bench.sessions_raw_ingest AS bench.sessions",
+        });
+        const started = performance.now();
+        await w.client.command({
+          query: `INSERT INTO bench.sessions_raw_ingest FROM INFILE '${file}' FORMAT JSONEachRow`,
+          clickhouse_settings: {
+            input_format_json_read_objects_as_strings: 1,
+            date_time_input_format: "best_effort",
+          },
+        });
+        ms = Math.min(ms, performance.now() - started);
+        rows = await scalar(w, "SELECT count() FROM bench.sessions_raw_ingest");
+      }
       await w.client.command({ query: "DROP TABLE bench.sessions_raw_ingest" });
       await w.close();
       rmSync(file, { force: true });

@@ -150,8 +150,11 @@ export const configSchema = z.object({
     initialLookbackMs: durationMs("SESSIONHOUSE_INITIAL_LOOKBACK").default(
       7 * 86_400_000,
     ),
-    /** Rows per ClickHouse insert (default 20000). */
-    insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(20_000),
+    /**
+     * Rows per ClickHouse insert (default 50000, about 60 MB of session rows). Fewer, larger
+     * parts: a 1M-session backfill in 20000-row blocks spent twice the CPU on background merges.
+     */
+    insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(50_000),
     /** Pages of one window that may repeat nothing new before the sync stops (default 3). */
     maxStalledPages: intFrom("maxStalledPages", 1, 1000).default(3),
     /** Cron schedule of the sessions job in UTC (default every minute). */

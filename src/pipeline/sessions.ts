@@ -27,7 +27,7 @@ import { validationReason } from "./validation.js";
 export const SESSIONS_STREAM = "sessions";
 
 /** Records parsed per step of a page's stream. */
-const STREAM_BATCH_RECORDS = 2_000;
+const STREAM_BATCH_RECORDS = 250;
 /** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
 const MAX_BLOCK_BYTES = 64 * 2 ** 20;
 export const SESSIONS_JOB = "sessions";

@@ -80,7 +80,7 @@ export async function insertLines(
 
 /**
  * Serialized lines gathered straight into one byte buffer, the body of the next insert. Each
- * line is encoded as it comes, so its string dies young: no array of 20000 live lines for the
+ * line is encoded as it comes, so its string dies young: no array of 50000 live lines for the
  * garbage collector to copy between generations, no join and no second encoding of the block
  * (issue "Fast and flat": that churn was a third of the sessions sync's JavaScript time).
  */
