@@ -18,7 +18,11 @@ import {
 } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
 import { insertBody, LineBlock } from "../warehouse/insert.js";
-import { SESSION_LINE_COLUMNS, sessionLine } from "../warehouse/sessions.js";
+import {
+  rawLineValue,
+  SESSION_LINE_COLUMNS,
+  sessionLineHead,
+} from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
@@ -185,8 +189,9 @@ class SessionWriter {
           );
           continue;
         }
-        this.#block.push(
-          sessionLine(parsed.data, r.text, fetchedAtMs, fetchedAt),
+        this.#block.pushArrayWith(
+          sessionLineHead(parsed.data, fetchedAtMs, fetchedAt),
+          rawLineValue(r.text),
         );
       } else {
         this.#dead.push(

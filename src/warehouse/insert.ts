@@ -100,14 +100,32 @@ export class LineBlock {
   push(line: string): void {
     // UTF-8 takes at most three bytes per UTF-16 code unit.
     const need = this.#len + 1 + 3 * line.length;
-    if (need > this.#buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(need, 2 * this.#buf.length));
-      this.#buf.copy(next, 0, 0, this.#len);
-      this.#buf = next;
-    }
+    if (need > this.#buf.length) this.#grow(need);
     if (this.rows > 0) this.#buf[this.#len++] = 0x0a;
     this.#len += this.#buf.write(line, this.#len);
     this.rows++;
+  }
+
+  /**
+   * Pushes the JSON array `head` with `last` appended as its final element, the same bytes as
+   * `${head.slice(0, -1)},${last}]` but without building that string.
+   */
+  pushArrayWith(head: string, last: string): void {
+    const need = this.#len + 3 + 3 * (head.length + last.length);
+    if (need > this.#buf.length) this.#grow(need);
+    const buf = this.#buf;
+    if (this.rows > 0) buf[this.#len++] = 0x0a;
+    this.#len += buf.write(head, this.#len);
+    buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
+    this.#len += buf.write(last, this.#len);
+    buf[this.#len++] = 0x5d;
+    this.rows++;
+  }
+
+  #grow(need: number): void {
+    const next = Buffer.allocUnsafe(Math.max(need, 2 * this.#buf.length));
+    this.#buf.copy(next, 0, 0, this.#len);
+    this.#buf = next;
   }
 
   /** The block's bytes; the block starts over empty, sized for one like it. */

@@ -94,13 +94,6 @@ export const SESSION_LINE_COLUMNS = [
   "raw",
 ] as const;
 
-/**
- * The row as one JSONCompactEachRow line (columns SESSION_LINE_COLUMNS). It is on the hot path
- * of every session: an array is what V8 serializes fastest, and the raw record is appended as
- * it was received — the insert reads a JSON object into a String column verbatim
- * (input_format_json_read_objects_as_strings), so the record is neither escaped here nor
- * re-encoded, and stays byte-exact. Same values as `sessionRow`.
- */
 /** The Duration the service sent, or end − start for a completed session that has none. */
 function durationOf(s: Session): number | undefined {
   if (s.duration !== "") return durationStringMs(s.duration);
@@ -108,16 +101,37 @@ function durationOf(s: Session): number | undefined {
   return Math.max(0, timestampMs(s.endTime) - timestampMs(s.startTime));
 }
 
+/**
+ * The row as one JSONCompactEachRow line (columns SESSION_LINE_COLUMNS). It is on the hot path
+ * of every session: an array is what V8 serializes fastest, and the raw record is appended as
+ * it was received — the insert reads a JSON object into a String column verbatim
+ * (input_format_json_read_objects_as_strings), so the record is neither escaped here nor
+ * re-encoded, and stays byte-exact. Same values as `sessionRow`.
+ */
 export function sessionLine(
   s: Session,
   raw: string,
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
 ): string {
+  const head = sessionLineHead(s, fetchedAtMs, fetchedAt);
+  return `${head.slice(0, -1)},${rawLineValue(raw)}]`;
+}
+
+/**
+ * `sessionLine` without `raw`: a JSON array of every other column. The sync writes it and the
+ * raw value into its block one after the other (LineBlock.pushArrayWith), so the line is never
+ * built as one string.
+ */
+export function sessionLineHead(
+  s: Session,
+  fetchedAtMs: number,
+  fetchedAt = chTime(fetchedAtMs),
+): string {
   const id = s.user.identity;
   const eu = s.user.endUser;
   const durationMs = durationOf(s);
-  const head = JSON.stringify([
+  return JSON.stringify([
     s.id,
     s.startTime,
     s.endTime ?? null,
@@ -153,8 +167,13 @@ export function sessionLine(
     fetchedAt,
     sessionVersion(s.sessionStatus, fetchedAtMs),
   ]);
-  const rawText = raw.trimStart().startsWith("{") ? raw : JSON.stringify(raw);
-  return `${head.slice(0, -1)},${rawText}]`;
+}
+
+/** The raw record as the line's last value: a JSON object as it is, anything else quoted. */
+export function rawLineValue(raw: string): string {
+  return raw.charCodeAt(0) === 0x7b || raw.trimStart().startsWith("{")
+    ? raw
+    : JSON.stringify(raw);
 }
 
 export function sessionRow(

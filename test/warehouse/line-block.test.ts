@@ -27,4 +27,14 @@ describe("LineBlock", () => {
     expect(block.take().toString()).toBe("second");
     expect(block.take().length).toBe(0);
   });
+
+  it("appends a last element to a JSON array without building the line: the same bytes", () => {
+    const block = new LineBlock(4);
+    block.pushArrayWith('["a",1,["x"]]', '{"id":"ses_1","n":"Zoë"}');
+    block.pushArrayWith('["b"]', '"text"');
+    block.push("[3]");
+    expect(block.take().toString("utf8")).toBe(
+      '["a",1,["x"],{"id":"ses_1","n":"Zoë"}]\n["b","text"]\n[3]',
+    );
+  });
 });

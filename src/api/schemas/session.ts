@@ -35,8 +35,11 @@ export function findBrandMember(
   user: Record<string, unknown>,
 ): Record<string, unknown> | undefined {
   if (isIdentityHolder(user.service)) return user.service;
-  for (const [key, value] of Object.entries(user)) {
-    if (!KNOWN_USER_MEMBERS.has(key) && isIdentityHolder(value)) return value;
+  // for…in, not Object.entries: this runs for every session and allocates nothing.
+  for (const key in user) {
+    if (!Object.hasOwn(user, key) || KNOWN_USER_MEMBERS.has(key)) continue;
+    const value = user[key];
+    if (isIdentityHolder(value)) return value;
   }
   return undefined;
 }
