@@ -30,7 +30,11 @@ import { validationReason } from "./validation.js";
 
 export const SESSIONS_STREAM = "sessions";
 
-/** Records parsed per step of a page's stream. */
+/**
+ * Records parsed per step of a page's stream. Small steps keep what is live between two young
+ * garbage collections small: at 2000 records a step, each step's parsed records survived a
+ * collection and were copied, a quarter of the sync's JavaScript time (bench/RESULTS.md).
+ */
 const STREAM_BATCH_RECORDS = 250;
 /** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
 const MAX_BLOCK_BYTES = 64 * 2 ** 20;
