@@ -4,6 +4,7 @@
 
 import {
   createListLogAggregationsHandler,
+  parseListLogAggregationsRequest,
   type LogsHandlerOptions,
 } from "./logs/handler.js";
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -354,6 +355,35 @@ class SimulatorServer implements Simulator {
     this.routes.set(path, handler);
   }
 
+  /**
+   * In bench mode, the answer to a request for a window that has ended is built once and kept
+   * as bytes, like the session pages, so that a measurement of the exporter's aggregation sync
+   * does not measure the simulator computing histograms. `endMsOf` reads (and checks) the
+   * request's window end; outside bench mode the handler is returned as it is.
+   */
+  benchCached(
+    path: string,
+    handler: RouteHandler,
+    endMsOf: (body: Record<string, unknown>) => number,
+  ): RouteHandler {
+    const cache = this.bench;
+    if (!cache) return handler;
+    return async (body, ctx) => {
+      const ended = endMsOf(body) <= ctx.nowMs;
+      const key = `${path}|${JSON.stringify(body)}`;
+      const hit = ended ? cache.get(key) : undefined;
+      if (hit) return new RawJson(hit);
+      const answer: unknown = await handler(body, ctx);
+      if (!ended) return answer;
+      const bytes =
+        answer instanceof RawJson
+          ? answer.bytes
+          : Buffer.from(JSON.stringify(answer), "utf8");
+      cache.set(key, bytes);
+      return new RawJson(bytes);
+    };
+  }
+
   async close(): Promise<void> {
     this.closing.abort();
     await new Promise<void>((resolve) => {
@@ -674,7 +704,11 @@ export async function startSimulator(
   if (options.logAggregations !== false) {
     sim.addRoute(
       LIST_LOG_AGGREGATIONS_PATH,
-      createListLogAggregationsHandler(options.logAggregations ?? {}),
+      sim.benchCached(
+        LIST_LOG_AGGREGATIONS_PATH,
+        createListLogAggregationsHandler(options.logAggregations ?? {}),
+        (body) => parseListLogAggregationsRequest(body).endMs,
+      ),
     );
   }
   await sim.listen();

@@ -527,7 +527,7 @@ describe("simulator server", () => {
     }
   });
 
-  it("bench mode serves the same pages from its cache", async () => {
+  it("bench mode serves the same pages and aggregations from its cache", async () => {
     const bench = await startSimulator({
       apiKey: API_KEY,
       seed: 1,
@@ -542,6 +542,30 @@ describe("simulator server", () => {
         const cached = await pageAll(bench, req);
         expect(cached.map((p) => p.text)).toEqual(plain.map((p) => p.text));
       }
+
+      // Aggregations of ended windows are cached too, byte for byte the same answer; a window
+      // that has not ended yet is computed again each time (T0 + 1 h is after the fixed clock).
+      const agg = {
+        ...WINDOW,
+        histogramInterval: "5m",
+        histogramGroupByFields: ["resource.technology", "user.email"],
+      };
+      const expected = await call(sim, "ListLogAggregations", agg);
+      expect(expected.status).toBe(200);
+      expect(expected.text.length).toBeGreaterThan(1000);
+      for (let round = 0; round < 2; round++) {
+        const cached = await call(bench, "ListLogAggregations", agg);
+        expect(cached.text).toBe(expected.text);
+      }
+      const open = { ...agg, endTimestamp: secs(T0 + HOUR) };
+      expect((await call(bench, "ListLogAggregations", open)).text).toBe(
+        (await call(sim, "ListLogAggregations", open)).text,
+      );
+      const bad = await call(bench, "ListLogAggregations", {
+        ...agg,
+        histogramGroupByFields: ["a.b", "c.d", "e.f", "g.h"],
+      });
+      expect(bad.json?.code).toBe("invalid_argument");
     } finally {
       await bench.close();
     }
