@@ -16,8 +16,6 @@ import { describe } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
   insertDeadLetters,
-  readCheckpoint,
-  writeCheckpoint,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
@@ -27,6 +25,7 @@ import { parseDurationMs } from "../util/duration.js";
 import { UsageError } from "../util/errors.js";
 import { floorTo } from "../util/time.js";
 import type { JobContext } from "./context.js";
+import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
 import { validationReason } from "./validation.js";
 
 export function aggregationStream(job: AggregationJobConfig): string {
@@ -104,7 +103,7 @@ export function backfillAggregationStream(
   fromMs: number,
   toMs: number,
 ): string {
-  return `${aggregationStream(job)}.backfill.${fromMs}-${toMs}`;
+  return backfillStreamOf(aggregationStream(job), fromMs, toMs);
 }
 
 export async function syncAggregations(
@@ -113,34 +112,22 @@ export async function syncAggregations(
   options: AggregationSyncOptions = {},
 ): Promise<AggregationSyncResult> {
   const { intervalMs } = checkJob(job);
-  const nowMs = floorSecond(options.nowMs ?? Date.now());
-  let startMs: number;
-  let endMs: number;
-  let stream: string;
-  // Re-fetched windows lie behind the checkpoint; it only ever moves forward.
-  let storedPositionMs = 0;
-  if (options.fromMs !== undefined) {
-    startMs = floorTo(options.fromMs, intervalMs);
-    endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
-    if (startMs >= endMs)
-      throw new UsageError("--from must be before --to", {
-        hint: "swap the two dates",
-      });
-    stream = backfillAggregationStream(job, startMs, endMs);
-    const resume = await readCheckpoint(ctx.warehouse, stream);
-    if (resume && resume.positionMs > startMs)
-      startMs = Math.min(resume.positionMs, endMs);
-  } else {
-    stream = aggregationStream(job);
-    const cp = await readCheckpoint(ctx.warehouse, stream);
-    storedPositionMs = cp?.positionMs ?? 0;
-    const from = cp
-      ? Math.min(cp.positionMs, nowMs - job.refetchMs)
-      : nowMs -
-        (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs);
-    startMs = floorTo(from, job.windowMs);
-    endMs = nowMs;
-  }
+  const range = await resolveRange(ctx, {
+    stream: aggregationStream(job),
+    nowMs: floorSecond(options.nowMs ?? Date.now()),
+    fromMs: options.fromMs,
+    toMs: options.toMs,
+    // A backfill starts on an interval boundary, an incremental sync on a window boundary.
+    floorStart: (ms) =>
+      floorTo(ms, options.fromMs === undefined ? job.windowMs : intervalMs),
+    // Windows within the re-fetch period are fetched again: their numbers still change.
+    incrementalStart: (cp, nowMs) =>
+      cp === undefined
+        ? nowMs -
+          (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs)
+        : Math.min(cp, nowMs - job.refetchMs),
+  });
+  const { startMs, endMs } = range;
   const windows = planWindows(startMs, endMs, job.windowMs);
   const result: AggregationSyncResult = {
     windows: windows.length,
@@ -161,17 +148,7 @@ export async function syncAggregations(
     const last = batch[batch.length - 1] as FetchedWindow;
     result.rows += r.rows;
     result.deadLetters += r.deadLetters;
-    if (last.window.endMs > storedPositionMs) {
-      await writeCheckpoint(
-        ctx.warehouse,
-        stream,
-        last.window.endMs,
-        { window: describe(last.window) },
-        ctx.insert,
-      );
-      storedPositionMs = last.window.endMs;
-      ctx.observer.onCheckpoint?.({ stream, positionMs: last.window.endMs });
-    }
+    await advanceCheckpoint(ctx, range, last.window);
     done += batch.length;
     ctx.observer.onProgress?.({
       job: ctx.job,

@@ -12,8 +12,6 @@ import {
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
   insertDeadLetters,
-  readCheckpoint,
-  writeCheckpoint,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
@@ -24,8 +22,13 @@ import {
   sessionLineHead,
 } from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
-import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
+import {
+  advanceCheckpoint,
+  backfillStreamOf,
+  EPOCH_FLOOR_MS,
+  resolveRange,
+} from "./range.js";
 import { validationReason } from "./validation.js";
 
 export const SESSIONS_STREAM = "sessions";
@@ -60,11 +63,8 @@ export interface SessionSyncResult {
   openRefreshed: number;
 }
 
-/** Earliest instant a sync may cover: sessions cannot predate the service. */
-const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
-
 export function backfillStream(fromMs: number, toMs: number): string {
-  return `${SESSIONS_STREAM}.backfill.${fromMs}-${toMs}`;
+  return backfillStreamOf(SESSIONS_STREAM, fromMs, toMs);
 }
 
 export async function syncSessions(
@@ -72,48 +72,17 @@ export async function syncSessions(
   options: SessionSyncOptions = {},
 ): Promise<SessionSyncResult> {
   const cfg = ctx.config.sessions;
-  const nowMs = floorSecond(options.nowMs ?? Date.now());
-  let startMs: number;
-  let endMs: number;
-  let stream: string;
-  // Windows behind the checkpoint are re-read for late sessions; the checkpoint only moves forward.
-  let storedPositionMs = 0;
-  if (options.fromMs !== undefined) {
-    startMs = floorSecond(options.fromMs);
-    endMs = floorSecond(Math.min(options.toMs ?? nowMs, nowMs));
-    if (startMs < EPOCH_FLOOR_MS)
-      throw new UsageError(
-        `--from is before ${new Date(EPOCH_FLOOR_MS).toISOString()}`,
-      );
-    if (startMs >= endMs) {
-      throw new UsageError(
-        `--from (${new Date(startMs).toISOString()}) must be before --to (${new Date(endMs).toISOString()})`,
-        {
-          hint: "swap the two dates, or leave --to out to backfill up to now",
-        },
-      );
-    }
-    // A backfill keeps its own checkpoint, so an interrupted one resumes where it stopped and
-    // the incremental stream's checkpoint never jumps over a range nobody synced.
-    stream = backfillStream(startMs, endMs);
-    const resume = await readCheckpoint(ctx.warehouse, stream);
-    if (resume && resume.positionMs > startMs) {
-      ctx.logger.info(
-        { resumeFrom: new Date(resume.positionMs).toISOString() },
-        "resuming an interrupted backfill",
-      );
-      startMs = Math.min(resume.positionMs, endMs);
-    }
-  } else {
-    stream = SESSIONS_STREAM;
-    const cp = await readCheckpoint(ctx.warehouse, stream);
-    storedPositionMs = cp?.positionMs ?? 0;
-    startMs = floorSecond(
-      cp ? cp.positionMs - cfg.lookbackMs : nowMs - cfg.initialLookbackMs,
-    );
-    endMs = nowMs;
-  }
-
+  const range = await resolveRange(ctx, {
+    stream: SESSIONS_STREAM,
+    nowMs: floorSecond(options.nowMs ?? Date.now()),
+    fromMs: options.fromMs,
+    toMs: options.toMs,
+    floorStart: floorSecond,
+    // Windows behind the checkpoint are re-read for late sessions.
+    incrementalStart: (cp, nowMs) =>
+      cp === undefined ? nowMs - cfg.initialLookbackMs : cp - cfg.lookbackMs,
+  });
+  const { startMs, endMs } = range;
   const windows = planWindows(startMs, endMs, cfg.windowMs);
   const result: SessionSyncResult = {
     windows: windows.length,
@@ -136,17 +105,7 @@ export async function syncSessions(
     const { rows, deadLetters } = await syncWindow(ctx, window);
     result.rows += rows;
     result.deadLetters += deadLetters;
-    if (window.endMs > storedPositionMs) {
-      await writeCheckpoint(
-        ctx.warehouse,
-        stream,
-        window.endMs,
-        { window: describe(window) },
-        ctx.insert,
-      );
-      storedPositionMs = window.endMs;
-      ctx.observer.onCheckpoint?.({ stream, positionMs: window.endMs });
-    }
+    await advanceCheckpoint(ctx, range, window);
     done++;
     ctx.observer.onProgress?.({
       job: ctx.job,

@@ -1,0 +1,101 @@
+// Where a sync starts, where it ends and which checkpoint it keeps — the same rules for the
+// sessions and for every aggregation job. A backfill (`--from`) keeps a checkpoint of its own,
+// so an interrupted one resumes where it stopped and the incremental stream's checkpoint never
+// jumps over a range nobody synced. The incremental stream starts from its checkpoint (minus
+// what the caller re-reads) and only ever moves it forward: re-read windows lie behind it.
+import { describe } from "../sources/sessions.js";
+import { floorSecond, type Window } from "../sources/windows.js";
+import { readCheckpoint, writeCheckpoint } from "../warehouse/bookkeeping.js";
+import { UsageError } from "../util/errors.js";
+import type { JobContext } from "./context.js";
+
+/** Earliest instant a sync may cover: sessions cannot predate the service. */
+export const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
+
+export interface SyncRange {
+  startMs: number;
+  endMs: number;
+  /** The checkpoint stream the sync advances. */
+  stream: string;
+  /** Where that checkpoint stood, then where the sync moved it. */
+  positionMs: number;
+}
+
+export interface RangeOptions {
+  /** The incremental stream; a backfill's stream derives from it. */
+  stream: string;
+  /** The clock, already floored to a second. */
+  nowMs: number;
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  /** Aligns a start (window or interval boundaries, whole seconds at least). */
+  floorStart: (ms: number) => number;
+  /** Start of an incremental sync, from its checkpoint (undefined: never synced). */
+  incrementalStart: (checkpointMs: number | undefined, nowMs: number) => number;
+}
+
+export function backfillStreamOf(
+  stream: string,
+  fromMs: number,
+  toMs: number,
+): string {
+  return `${stream}.backfill.${fromMs}-${toMs}`;
+}
+
+export async function resolveRange(
+  ctx: JobContext,
+  o: RangeOptions,
+): Promise<SyncRange> {
+  if (o.fromMs === undefined) {
+    const cp = await readCheckpoint(ctx.warehouse, o.stream);
+    return {
+      startMs: o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs)),
+      endMs: o.nowMs,
+      stream: o.stream,
+      positionMs: cp?.positionMs ?? 0,
+    };
+  }
+  let startMs = o.floorStart(o.fromMs);
+  const endMs = floorSecond(Math.min(o.toMs ?? o.nowMs, o.nowMs));
+  if (startMs < EPOCH_FLOOR_MS)
+    throw new UsageError(
+      `--from is before ${new Date(EPOCH_FLOOR_MS).toISOString()}`,
+    );
+  if (startMs >= endMs) {
+    throw new UsageError(
+      `--from (${new Date(startMs).toISOString()}) must be before --to (${new Date(endMs).toISOString()})`,
+      { hint: "swap the two dates, or leave --to out to backfill up to now" },
+    );
+  }
+  const stream = backfillStreamOf(o.stream, startMs, endMs);
+  const resume = await readCheckpoint(ctx.warehouse, stream);
+  if (resume && resume.positionMs > startMs) {
+    ctx.logger.info(
+      { stream, resumeFrom: new Date(resume.positionMs).toISOString() },
+      "resuming an interrupted backfill",
+    );
+    startMs = Math.min(resume.positionMs, endMs);
+  }
+  return { startMs, endMs, stream, positionMs: 0 };
+}
+
+/** Moves the range's checkpoint to the end of `window` once its data is stored, never back. */
+export async function advanceCheckpoint(
+  ctx: JobContext,
+  range: SyncRange,
+  window: Window,
+): Promise<void> {
+  if (window.endMs <= range.positionMs) return;
+  await writeCheckpoint(
+    ctx.warehouse,
+    range.stream,
+    window.endMs,
+    { window: describe(window) },
+    ctx.insert,
+  );
+  range.positionMs = window.endMs;
+  ctx.observer.onCheckpoint?.({
+    stream: range.stream,
+    positionMs: window.endMs,
+  });
+}
