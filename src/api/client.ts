@@ -2,7 +2,7 @@
 // AbortSignal on every call, a request-rate ceiling that also slows down before the service's
 // own limit bites, and retries with backoff for what is worth retrying (retry.ts).
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate, setTimeout as sleep } from "node:timers/promises";
 import { Pool, errors as undiciErrors } from "undici";
 import { ConfigError } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
@@ -152,6 +152,10 @@ export class ControlPlaneClient {
                 yielded = true;
                 yield batch;
                 batch = [];
+                // Bytes already received reach this loop through promise jobs only, so
+                // without this the event loop would not turn until the socket ran dry: no
+                // insert started or finished meanwhile, no /healthz answered.
+                await setImmediate();
               }
             }
           }
