@@ -16,9 +16,8 @@ import {
 import { qualified } from "../warehouse/client.js";
 import { insertBody, LineBlock } from "../warehouse/insert.js";
 import {
-  rawLineValue,
+  pushSessionLine,
   SESSION_LINE_COLUMNS,
-  sessionLineHead,
 } from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
@@ -152,9 +151,12 @@ class SessionWriter {
           );
           continue;
         }
-        this.#block.pushArrayWith(
-          sessionLineHead(parsed.data, fetchedAtMs, fetchedAt),
-          rawLineValue(r.text),
+        pushSessionLine(
+          this.#block,
+          parsed.data,
+          r.text,
+          fetchedAtMs,
+          fetchedAt,
         );
       } else {
         this.#dead.push(

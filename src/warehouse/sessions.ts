@@ -2,44 +2,7 @@
 import { durationStringMs, timestampMs } from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
 import { chTime } from "./format.js";
-
-export interface SessionRow {
-  id: string;
-  start_time: string;
-  end_time: string | null;
-  duration_ms: number | null;
-  session_status: string;
-  client_ip_address: string;
-  server_ip_address: string;
-  sidecar_id: string;
-  sidecar_name: string;
-  sidecar_technology: string;
-  user_type: string;
-  user_username: string;
-  user_id: string;
-  user_name: string;
-  user_email: string;
-  user_account_type: string;
-  user_groups: string[];
-  user_external_ids: string[];
-  end_user_id: string;
-  end_user_name: string;
-  end_user_email: string;
-  end_user_type: string;
-  end_user_groups: string[];
-  end_user_external_ids: string[];
-  native_username: string;
-  resource_type: string;
-  resource_id: string;
-  resource_name: string;
-  resource_technology: string;
-  connector_id: string;
-  connector_name: string;
-  parent_session_id: string;
-  raw: string;
-  fetched_at: string;
-  version: number;
-}
+import type { LineBlock } from "./insert.js";
 
 /** Statuses after which a session never changes again. */
 export const FINAL_STATUSES = new Set(["completed"]);
@@ -95,42 +58,42 @@ export const SESSION_LINE_COLUMNS = [
 ] as const;
 
 /** The Duration the service sent, or end − start for a completed session that has none. */
-function durationOf(s: Session): number | undefined {
+export function sessionDurationMs(s: Session): number | undefined {
   if (s.duration !== "") return durationStringMs(s.duration);
   if (s.endTime === undefined) return undefined;
   return Math.max(0, timestampMs(s.endTime) - timestampMs(s.startTime));
 }
 
 /**
- * The row as one JSONCompactEachRow line (columns SESSION_LINE_COLUMNS). It is on the hot path
- * of every session: an array is what V8 serializes fastest, and the raw record is appended as
- * it was received — the insert reads a JSON object into a String column verbatim
- * (input_format_json_read_objects_as_strings), so the record is neither escaped here nor
- * re-encoded, and stays byte-exact. Same values as `sessionRow`.
+ * Appends the session's row to an insert block as one JSONCompactEachRow line (columns
+ * SESSION_LINE_COLUMNS). It is on the hot path of every session: an array is what V8
+ * serializes fastest, and the raw record is appended as it was received — the insert reads a
+ * JSON object into a String column verbatim (input_format_json_read_objects_as_strings), so the
+ * record is neither escaped here nor re-encoded, and stays byte-exact. The line is never built
+ * as one string: the other columns and the raw record go into the block one after the other.
  */
-export function sessionLine(
+export function pushSessionLine(
+  block: LineBlock,
   s: Session,
   raw: string,
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
-): string {
-  const head = sessionLineHead(s, fetchedAtMs, fetchedAt);
-  return `${head.slice(0, -1)},${rawLineValue(raw)}]`;
+): void {
+  block.pushArrayWith(
+    sessionLineHead(s, fetchedAtMs, fetchedAt),
+    rawLineValue(raw),
+  );
 }
 
-/**
- * `sessionLine` without `raw`: a JSON array of every other column. The sync writes it and the
- * raw value into its block one after the other (LineBlock.pushArrayWith), so the line is never
- * built as one string.
- */
-export function sessionLineHead(
+/** Every column of the line but `raw`, as a JSON array. */
+function sessionLineHead(
   s: Session,
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
 ): string {
   const id = s.user.identity;
   const eu = s.user.endUser;
-  const durationMs = durationOf(s);
+  const durationMs = sessionDurationMs(s);
   return JSON.stringify([
     s.id,
     s.startTime,
@@ -170,57 +133,8 @@ export function sessionLineHead(
 }
 
 /** The raw record as the line's last value: a JSON object as it is, anything else quoted. */
-export function rawLineValue(raw: string): string {
+function rawLineValue(raw: string): string {
   return raw.charCodeAt(0) === 0x7b || raw.trimStart().startsWith("{")
     ? raw
     : JSON.stringify(raw);
-}
-
-export function sessionRow(
-  s: Session,
-  raw: string,
-  fetchedAtMs: number,
-  fetchedAt = chTime(fetchedAtMs),
-): SessionRow {
-  const identity = s.user.identity;
-  const endUser = s.user.endUser;
-  const durationMs = durationOf(s);
-  return {
-    id: s.id,
-    // RFC 3339 as received; the insert parses it (date_time_input_format=best_effort).
-    start_time: s.startTime,
-    end_time: s.endTime ?? null,
-    duration_ms: durationMs === undefined ? null : Math.max(0, durationMs),
-    session_status: s.sessionStatus,
-    client_ip_address: s.network.clientIpAddress,
-    server_ip_address: s.network.serverIpAddress,
-    sidecar_id: s.sidecar.id,
-    sidecar_name: s.sidecar.name,
-    sidecar_technology: s.sidecar.technology,
-    user_type: s.user.type,
-    user_username: s.user.username,
-    user_id: identity?.id ?? "",
-    user_name: identity?.name ?? "",
-    user_email: identity?.email ?? "",
-    user_account_type: identity?.type ?? "",
-    user_groups: identity?.groups ?? [],
-    user_external_ids: identity?.externalIds ?? [],
-    end_user_id: endUser?.id ?? "",
-    end_user_name: endUser?.name ?? "",
-    end_user_email: endUser?.email ?? "",
-    end_user_type: endUser?.type ?? "",
-    end_user_groups: endUser?.groups ?? [],
-    end_user_external_ids: endUser?.externalIds ?? [],
-    native_username: s.user.native?.username ?? "",
-    resource_type: s.resource.type,
-    resource_id: s.resource.id,
-    resource_name: s.resource.name,
-    resource_technology: s.resource.technology,
-    connector_id: s.connector.id,
-    connector_name: s.connector.name,
-    parent_session_id: s.parentSessionId,
-    raw,
-    fetched_at: fetchedAt,
-    version: sessionVersion(s.sessionStatus, fetchedAtMs),
-  };
 }

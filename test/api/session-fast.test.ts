@@ -1,10 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { parseSession, sessionSchema } from "../../src/api/schemas/session.js";
 import {
+  parseSession,
+  sessionSchema,
+  type Session,
+} from "../../src/api/schemas/session.js";
+import { LineBlock } from "../../src/warehouse/insert.js";
+import {
+  pushSessionLine,
   SESSION_LINE_COLUMNS,
-  sessionLine,
-  sessionRow,
 } from "../../src/warehouse/sessions.js";
+import { sessionRow } from "../helpers/session-row.js";
+
+/** The line the sync writes for a session, as text. */
+function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
+  const block = new LineBlock();
+  pushSessionLine(block, s, raw, fetchedAtMs);
+  return block.take().toString("utf8");
+}
 
 const base = {
   id: "ses_1",
