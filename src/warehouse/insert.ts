@@ -88,7 +88,7 @@ export async function insertLines(
 export class LineBlock {
   #buf: Buffer;
   #len = 0;
-  rows = 0;
+  #rows = 0;
 
   constructor(capacity = 1 << 20) {
     this.#buf = Buffer.allocUnsafe(capacity);
@@ -98,13 +98,17 @@ export class LineBlock {
     return this.#len;
   }
 
+  get rows(): number {
+    return this.#rows;
+  }
+
   push(line: string): void {
     // UTF-8 takes at most three bytes per UTF-16 code unit.
     const need = this.#len + 1 + 3 * line.length;
     if (need > this.#buf.length) this.#grow(need);
-    if (this.rows > 0) this.#buf[this.#len++] = 0x0a;
+    if (this.#rows > 0) this.#buf[this.#len++] = 0x0a;
     this.#len += this.#buf.write(line, this.#len);
-    this.rows++;
+    this.#rows++;
   }
 
   /**
@@ -115,12 +119,12 @@ export class LineBlock {
     const need = this.#len + 3 + 3 * (head.length + last.length);
     if (need > this.#buf.length) this.#grow(need);
     const buf = this.#buf;
-    if (this.rows > 0) buf[this.#len++] = 0x0a;
+    if (this.#rows > 0) buf[this.#len++] = 0x0a;
     this.#len += buf.write(head, this.#len);
     buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
     this.#len += buf.write(last, this.#len);
     buf[this.#len++] = 0x5d;
-    this.rows++;
+    this.#rows++;
   }
 
   #grow(need: number): void {
@@ -134,7 +138,7 @@ export class LineBlock {
     const body = this.#buf.subarray(0, this.#len);
     this.#buf = Buffer.allocUnsafe(this.#buf.length);
     this.#len = 0;
-    this.rows = 0;
+    this.#rows = 0;
     return body;
   }
 }
