@@ -25,6 +25,7 @@ import { QUERY_FORMATS, runQuery, type QueryFormat } from "./commands/query.js";
 import { runSimulate } from "./commands/simulate.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerStatusCommand } from "./commands/status.js";
+import { registerWindowsCommand } from "./commands/windows.js";
 import {
   configFrom,
   loggerFor,
@@ -242,8 +243,12 @@ export function buildProgram(): Command {
             (ctx) => syncAggregations(ctx, job, range),
           ).finally(() => progress.close());
           process.stdout.write(
-            `${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered\n`,
+            `${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered${r.shrunk > 0 ? `, ${r.shrunk} shrunk (stored counts kept)` : ""}\n`,
           );
+          if (r.poisoned.length > 0)
+            process.stdout.write(
+              `${job.name}: ${r.poisoned.length} poisoned window(s) hold the checkpoint: see \`sessionhouse windows list --job ${job.name}\`\n`,
+            );
         }
       } finally {
         await rt.close();
@@ -273,6 +278,7 @@ export function buildProgram(): Command {
 
   registerRunCommand(program, globals);
   registerStatusCommand(program, globals);
+  registerWindowsCommand(program, globals);
 
   return program;
 }

@@ -46,6 +46,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_INSERT_BATCH_ROWS", "sessions.insertBatchRows"],
   ["SESSIONHOUSE_SESSIONS_SCHEDULE", "sessions.schedule"],
   ["SESSIONHOUSE_REFRESH_SCHEDULE", "sessions.refreshSchedule"],
+  ["SESSIONHOUSE_MAX_WINDOW_ATTEMPTS", "aggregations.maxWindowAttempts"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
@@ -243,7 +244,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
     seen.add(job.name);
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ ...config, aggregations: { jobs } });
+  return deepFreeze({
+    ...config,
+    aggregations: { ...config.aggregations, jobs },
+  });
 }
 
 /** Every secret of a config, for redaction of logs, errors and metrics. */

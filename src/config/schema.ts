@@ -59,6 +59,7 @@ export const aggregationJobSchema = z.object({
       /^\d+(s|m|h|d)$/,
       'interval must look like "30s", "5m", "1h" or "1d"',
     )
+    .refine((v) => !/^0+[smhd]$/.test(v), "interval must be longer than 0")
     .default("5m"),
   /** Up to three dotted field paths (resource.technology, user.email, policy.name, …). */
   groupBy: z
@@ -68,8 +69,10 @@ export const aggregationJobSchema = z.object({
       `at most ${MAX_GROUP_BY_FIELDS} group-by fields are allowed`,
     )
     .default([]),
-  /** Size of one fetched window (default 1h). */
-  windowMs: durationMs("windowMs").default(3_600_000),
+  /** Size of one fetched window, more than 0 (default 1h). */
+  windowMs: durationMs("windowMs")
+    .refine((ms) => ms > 0, "windowMs must be longer than 0")
+    .default(3_600_000),
   /** Trailing period re-fetched on every run because counts grow as logs arrive (default 2h). */
   refetchMs: durationMs("refetchMs").default(7_200_000),
   /** Cron schedule in UTC (default every five minutes). */
@@ -164,6 +167,12 @@ export const configSchema = z.object({
   }),
   aggregations: z.object({
     jobs: z.array(aggregationJobSchema).optional(),
+    /** Failed fetches of one window before it is poisoned and waits for an operator (default 5). */
+    maxWindowAttempts: intFrom(
+      "SESSIONHOUSE_MAX_WINDOW_ATTEMPTS",
+      1,
+      1000,
+    ).default(5),
   }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */
@@ -186,6 +195,8 @@ export const configSchema = z.object({
 type ParsedConfig = z.infer<typeof configSchema>;
 /** The validated configuration; `aggregations.jobs` is filled with the defaults when absent. */
 export type Config = Omit<ParsedConfig, "aggregations"> & {
-  aggregations: { jobs: AggregationJobConfig[] };
+  aggregations: Omit<ParsedConfig["aggregations"], "jobs"> & {
+    jobs: AggregationJobConfig[];
+  };
 };
 export type ConfigInput = z.input<typeof configSchema>;

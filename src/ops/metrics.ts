@@ -55,6 +55,8 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly #deadlines: Counter<"job">;
   readonly #running: Gauge<"job">;
   readonly #lastSuccess: Gauge<"job">;
+  readonly #windowsShrunk: Counter<"job">;
+  readonly #windowsPoisoned: Counter<"job">;
 
   constructor(options: MetricsOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
@@ -136,6 +138,18 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#lastSuccess = new Gauge({
       name: `${PREFIX}job_last_success_timestamp_seconds`,
       help: "When the job last finished a run successfully (Unix seconds), in this process.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#windowsShrunk = new Counter({
+      name: `${PREFIX}aggregation_windows_shrunk_total`,
+      help: "Aggregation windows whose re-fetch reported fewer hits than stored; the stored counts were kept.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#windowsPoisoned = new Counter({
+      name: `${PREFIX}aggregation_windows_poisoned_total`,
+      help: "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
       labelNames: ["job"],
       registers,
     });
@@ -234,6 +248,14 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
 
   onDeadLetters(e: { job: string; count: number }): void {
     this.#deadLetters.inc({ job: e.job }, e.count);
+  }
+
+  onWindowsShrunk(e: { job: string; count: number }): void {
+    this.#windowsShrunk.inc({ job: e.job }, e.count);
+  }
+
+  onWindowsPoisoned(e: { job: string; count: number }): void {
+    this.#windowsPoisoned.inc({ job: e.job }, e.count);
   }
 
   onRunEnd(e: {

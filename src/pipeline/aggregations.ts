@@ -1,13 +1,9 @@
 // The log-aggregation streams: for each configured job, ListLogAggregations window by window
 // into agg_histogram, agg_top_values and agg_windows (migrations/0004_aggregations.sql).
 // Recent windows are fetched again on every run (their counts grow as logs arrive); a re-fetch
-// supersedes the earlier one entirely, vanished buckets included.
-import {
-  listLogAggregationsResponseSchema,
-  logsOverTimeDatetimeMs,
-  topValueMembers,
-  type LogBucket,
-} from "../api/schemas/logs.js";
+// supersedes the earlier one (aggregation-store.ts). Each window's state is kept in
+// stream_windows (window-ledger.ts): the checkpoint moves only over the leading windows that are
+// stored, shrunk or skipped, and a window whose answer was bad is fetched again on later runs.
 import {
   MAX_GROUP_BY_FIELDS,
   type AggregationJobConfig,
@@ -15,20 +11,24 @@ import {
 import { describe } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
-  insertDeadLetters,
-  type DeadLetter,
-} from "../warehouse/bookkeeping.js";
-import { qualified } from "../warehouse/client.js";
-import { chTime, chTimeSeconds, fromChTime } from "../warehouse/format.js";
-import { insertRows } from "../warehouse/insert.js";
+  readJobDefinition,
+  recordJobDefinition,
+  type JobDefinition,
+} from "../warehouse/windows.js";
 import { parseDurationMs } from "../util/duration.js";
-import { UsageError } from "../util/errors.js";
+import { FatalError, UsageError } from "../util/errors.js";
 import { floorTo } from "../util/time.js";
+import { fetchWindow, type FetchedWindow } from "./aggregation-rows.js";
+import { storeWindows } from "./aggregation-store.js";
 import type { JobContext } from "./context.js";
 import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
-import { validationReason } from "./validation.js";
+import { WindowLedger, type FailedWindow } from "./window-ledger.js";
 
-export function aggregationStream(job: AggregationJobConfig): string {
+export { flattenHistogram } from "./aggregation-rows.js";
+
+export function aggregationStream(
+  job: Pick<AggregationJobConfig, "name">,
+): string {
   return `aggregations.${job.name}`;
 }
 
@@ -41,37 +41,16 @@ export interface AggregationSyncOptions {
 }
 
 export interface AggregationSyncResult {
+  /** Windows fetched. */
   windows: number;
   startMs: number;
   endMs: number;
   rows: number;
   deadLetters: number;
-}
-
-interface HistogramRow {
-  job: string;
-  bucket_time: string;
-  interval_s: number;
-  level: number;
-  field1: string;
-  key1: string;
-  field2: string;
-  key2: string;
-  field3: string;
-  key3: string;
-  count: number;
-  window_start: string;
-  fetched_at: string;
-}
-
-interface TopValueRow {
-  job: string;
-  window_start: string;
-  window_end: string;
-  member: string;
-  key: string;
-  count: number;
-  fetched_at: string;
+  /** Windows whose re-fetch reported fewer hits than stored; their counts were kept. */
+  shrunk: number;
+  /** Poisoned windows of the job: not fetched, and the checkpoint waits at the first one. */
+  poisoned: Window[];
 }
 
 /** Checks a job before any request: the service refuses what these rules refuse. */
@@ -87,7 +66,14 @@ export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
   const intervalMs = parseDurationMs(job.interval);
   if (intervalMs === undefined || intervalMs < 1000) {
     throw new UsageError(
-      `aggregation job ${job.name}: interval "${job.interval}" is not a whole number of seconds`,
+      `aggregation job ${job.name}: interval "${job.interval}" is not a whole number of seconds of at least 1s`,
+      { hint: 'give the job an interval such as "5m" or "1h"' },
+    );
+  }
+  if (!(job.windowMs > 0)) {
+    throw new UsageError(
+      `aggregation job ${job.name}: the window must be longer than 0`,
+      { hint: 'give the job a windowMs such as "1h"' },
     );
   }
   if (job.windowMs % intervalMs !== 0) {
@@ -112,56 +98,90 @@ export async function syncAggregations(
   options: AggregationSyncOptions = {},
 ): Promise<AggregationSyncResult> {
   const { intervalMs } = checkJob(job);
+  await checkJobDefinition(ctx, job, intervalMs);
+  const nowMs = floorSecond(options.nowMs ?? Date.now());
   const range = await resolveRange(ctx, {
     stream: aggregationStream(job),
-    nowMs: floorSecond(options.nowMs ?? Date.now()),
+    nowMs,
     fromMs: options.fromMs,
     toMs: options.toMs,
     // A backfill starts on an interval boundary, an incremental sync on a window boundary.
     floorStart: (ms) =>
       floorTo(ms, options.fromMs === undefined ? job.windowMs : intervalMs),
     // Windows within the re-fetch period are fetched again: their numbers still change.
-    incrementalStart: (cp, nowMs) =>
+    incrementalStart: (cp, now) =>
       cp === undefined
-        ? nowMs -
+        ? now -
           (options.initialLookbackMs ?? ctx.config.sessions.initialLookbackMs)
-        : Math.min(cp, nowMs - job.refetchMs),
+        : Math.min(cp, now - job.refetchMs),
   });
   const { startMs, endMs } = range;
-  const windows = planWindows(startMs, endMs, job.windowMs);
+  const ledger = await WindowLedger.load(ctx, job.name, startMs);
+  const planned = planWindows(startMs, endMs, job.windowMs);
+  const refetchFromMs = nowMs - job.refetchMs;
+  // Pending windows behind the range are fetched on their own by the incremental sync.
+  const toFetch = [
+    ...(options.fromMs === undefined ? ledger.pendingBefore(startMs) : []),
+    ...planned.filter((w) => ledger.needsFetch(w, refetchFromMs)),
+  ];
   const result: AggregationSyncResult = {
-    windows: windows.length,
+    windows: toFetch.length,
     startMs,
     endMs,
     rows: 0,
     deadLetters: 0,
+    shrunk: 0,
+    poisoned: [],
   };
+  const failed: FailedWindow[] = [];
+  // The checkpoint moves over the leading planned windows that are settled, and no further.
+  let settledCount = 0;
+  const advance = async () => {
+    let last: Window | undefined;
+    while (settledCount < planned.length) {
+      const w = planned[settledCount] as Window;
+      if (!ledger.settled(w)) break;
+      last = w;
+      settledCount++;
+    }
+    if (last) await advanceCheckpoint(ctx, range, last);
+  };
+  await advance();
   let done = 0;
-  // Windows are fetched one by one but stored in batches: one read of what earlier fetches
-  // stored, one insert per table and one checkpoint per batch, which is what a backfill of
-  // many small windows spends its time on otherwise.
+  // Windows are fetched one by one but stored in batches of adjacent windows: one read of what
+  // earlier fetches stored, one insert per table and one checkpoint per batch, which is what a
+  // backfill of many small windows spends its time on otherwise.
   let batch: FetchedWindow[] = [];
   let batchRows = 0;
   const store = async () => {
     if (batch.length === 0) return;
     const r = await storeWindows(ctx, job, intervalMs, batch);
-    const last = batch[batch.length - 1] as FetchedWindow;
     result.rows += r.rows;
     result.deadLetters += r.deadLetters;
-    await advanceCheckpoint(ctx, range, last.window);
+    result.shrunk += r.outcomes.filter(
+      (o) => o.outcome.kind === "shrunk",
+    ).length;
+    const now = await ledger.record(ctx, r.outcomes);
+    failed.push(...now);
+    const poisoned = now.filter((f) => f.state === "poisoned").length;
+    if (poisoned > 0)
+      ctx.observer.onWindowsPoisoned?.({ job: ctx.job, count: poisoned });
+    await advance();
     done += batch.length;
     ctx.observer.onProgress?.({
       job: ctx.job,
       windowsDone: done,
-      windowsTotal: windows.length,
+      windowsTotal: toFetch.length,
       rows: result.rows,
-      positionMs: last.window.endMs,
+      positionMs: range.positionMs,
     });
     batch = [];
     batchRows = 0;
   };
-  for (const window of windows) {
+  for (const window of toFetch) {
     ctx.signal.throwIfAborted();
+    const previous = batch[batch.length - 1];
+    if (previous && previous.window.endMs !== window.startMs) await store();
     const fetched = await fetchWindow(ctx, job, intervalMs, window);
     batch.push(fetched);
     batchRows += fetched.rows;
@@ -169,6 +189,15 @@ export async function syncAggregations(
       await store();
   }
   await store();
+  result.poisoned = ledger
+    .poisoned()
+    .map((r) => ({ startMs: r.startMs, endMs: r.endMs }));
+  if (failed.length > 0) throw windowsFailed(job, failed, ctx);
+  if (result.poisoned.length > 0)
+    ctx.logger.warn(
+      { poisoned: result.poisoned.map(describe) },
+      "poisoned aggregation windows hold the checkpoint until an operator skips them",
+    );
   return result;
 }
 
@@ -176,315 +205,73 @@ export async function syncAggregations(
 const MAX_BATCH_WINDOWS = 24;
 const MAX_BATCH_ROWS = 200_000;
 
-function pathKey(
-  bucketTime: string,
-  level: number,
-  k1: string,
-  k2: string,
-  k3: string,
-): string {
-  return JSON.stringify([bucketTime, level, k1, k2, k3]);
-}
-
-/** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
-export function flattenHistogram(
-  entries: readonly { datetime: string; count: number; buckets: LogBucket[] }[],
-  base: {
-    job: string;
-    groupBy: readonly string[];
-    intervalS: number;
-    windowStart: string;
-    fetchedAt: string;
-  },
-): HistogramRow[] {
-  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
-  const rows: HistogramRow[] = [];
-  const push = (
-    bucketTime: string,
-    level: number,
-    keys: readonly string[],
-    count: number,
-  ) => {
-    if (count <= 0) return;
-    rows.push({
-      job: base.job,
-      bucket_time: bucketTime,
-      interval_s: base.intervalS,
-      level,
-      field1: level >= 1 ? f1 : "",
-      key1: keys[0] ?? "",
-      field2: level >= 2 ? f2 : "",
-      key2: keys[1] ?? "",
-      field3: level >= 3 ? f3 : "",
-      key3: keys[2] ?? "",
-      count,
-      window_start: base.windowStart,
-      fetched_at: base.fetchedAt,
-    });
-  };
-  const walk = (
-    bucketTime: string,
-    buckets: readonly LogBucket[],
-    level: number,
-    keys: readonly string[],
-  ) => {
-    if (level > base.groupBy.length) return;
-    for (const b of buckets) {
-      const path = [...keys, b.key];
-      push(bucketTime, level, path, b.count);
-      walk(bucketTime, b.buckets, level + 1, path);
-    }
-  };
-  for (const entry of entries) {
-    const t = chTimeSeconds(logsOverTimeDatetimeMs(entry.datetime));
-    push(t, 0, [], entry.count);
-    walk(t, entry.buckets, 1, []);
-  }
-  return rows;
-}
-
-interface FetchedWindow {
-  window: Window;
-  /** Undefined when the response was dead-lettered. */
-  data:
-    | { histogram: HistogramRow[]; top: TopValueRow[]; numHits: number }
-    | undefined;
-  dead: DeadLetter[];
-  rows: number;
-}
-
-async function fetchWindow(
+function windowsFailed(
+  job: AggregationJobConfig,
+  failed: readonly FailedWindow[],
   ctx: JobContext,
+): FatalError {
+  const max = ctx.config.aggregations.maxWindowAttempts;
+  const lines = failed.map(
+    (f) =>
+      `${describe(f.window)} attempt ${f.attempts} of ${max}, now ${f.state}: ${f.error}`,
+  );
+  const poisoned = failed.some((f) => f.state === "poisoned");
+  return new FatalError(
+    "AGGREGATION_WINDOWS_FAILED",
+    `aggregation job ${job.name}: ${failed.length} window(s) could not be stored; the checkpoint stays before them:\n  ${lines.join("\n  ")}`,
+    {
+      hint: poisoned
+        ? `a poisoned window is no longer fetched: see \`sessionhouse windows list --job ${job.name}\`, and once you know why, \`sessionhouse windows skip ${job.name} --window <start> --reason "..."\` lets the checkpoint pass it`
+        : `pending windows are fetched again on the next run; after ${max} failed attempts (aggregations.maxWindowAttempts) they are poisoned. \`sessionhouse windows list\` shows them`,
+    },
+  );
+}
+
+/** What a job's stored rows depend on; a change under the same name would mix old and new rows. */
+function definitionOf(
   job: AggregationJobConfig,
   intervalMs: number,
-  window: Window,
-): Promise<FetchedWindow> {
-  const raw = await ctx.api.listLogAggregations(
-    {
-      query: job.query,
-      histogramInterval: job.interval,
-      histogramGroupByFields: [...job.groupBy],
-      startMs: window.startMs,
-      endMs: window.endMs,
-    },
-    { signal: ctx.signal, budget: ctx.budget },
-  );
-  ctx.counters.pages++;
-  const letter = (reason: string, value: unknown): DeadLetter => ({
-    job: ctx.job,
-    recordId: `${job.name}@${new Date(window.startMs).toISOString()}`,
-    reason,
-    raw: JSON.stringify(value),
-    runId: ctx.runId,
-  });
-  const parsed = listLogAggregationsResponseSchema.safeParse(raw);
-  if (!parsed.success) {
-    const dead = [
-      letter(
-        `ListLogAggregations response: ${validationReason(parsed.error)}`,
-        raw,
-      ),
-    ];
-    ctx.logger.warn(
-      { window: describe(window), reason: dead[0]?.reason },
-      "aggregation response dead-lettered",
-    );
-    return { window, data: undefined, dead, rows: 0 };
-  }
-  const windowStart = chTimeSeconds(window.startMs);
-  const windowEnd = chTimeSeconds(window.endMs);
-  // fetched_at is set when the batch is stored, after the previous fetches are known.
-  const histogram = flattenHistogram(
-    parsed.data.aggregations.logsOverTime ?? [],
-    {
-      job: job.name,
-      groupBy: job.groupBy,
-      intervalS: intervalMs / 1000,
-      windowStart,
-      fetchedAt: "",
-    },
-  );
-  const { members, rejected } = topValueMembers(parsed.data.aggregations);
-  const dead = rejected.map((r) =>
-    letter(
-      `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
-      { [r.member]: r.value },
-    ),
-  );
-  const top: TopValueRow[] = [];
-  for (const m of members) {
-    for (const v of m.values) {
-      top.push({
-        job: job.name,
-        window_start: windowStart,
-        window_end: windowEnd,
-        member: m.member,
-        key: v.key,
-        count: v.count,
-        fetched_at: "",
-      });
-    }
-  }
+): JobDefinition {
   return {
-    window,
-    data: { histogram, top, numHits: parsed.data.numHits },
-    dead,
-    rows: histogram.length + top.length,
+    job: job.name,
+    query: job.query,
+    intervalS: intervalMs / 1000,
+    windowMs: job.windowMs,
+    groupBy: job.groupBy,
   };
 }
 
 /**
- * Stores fetched windows so that each supersedes every earlier fetch of the same window:
- * keys the earlier fetches stored that the new one lacks are written again with count 0.
+ * Refuses a job whose query, interval, window or group-by fields differ from those its stored
+ * rows were made with; records the definition on the job's first run.
  */
-async function storeWindows(
+export async function checkJobDefinition(
   ctx: JobContext,
   job: AggregationJobConfig,
   intervalMs: number,
-  batch: readonly FetchedWindow[],
-): Promise<{ rows: number; deadLetters: number }> {
-  const w = ctx.warehouse;
-  const first = batch[0] as FetchedWindow;
-  const last = batch[batch.length - 1] as FetchedWindow;
-  const fromS = chTimeSeconds(first.window.startMs);
-  const toS = chTimeSeconds(last.window.endMs);
-  const previous = await w.client.query({
-    query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws,
-                   toUnixTimestamp64Milli(fetched_at) AS f
-            FROM ${qualified(w, "agg_histogram")} FINAL
-            WHERE job = {job:String} AND bucket_time >= {from:DateTime('UTC')} AND bucket_time < {to:DateTime('UTC')} AND count > 0`,
-    query_params: { job: job.name, from: fromS, to: toS },
-    format: "JSONEachRow",
-  });
-  const prevRows = await previous.json<{
-    t: string;
-    level: number;
-    key1: string;
-    key2: string;
-    key3: string;
-    ws: string;
-    f: string | number;
-  }>();
-  const previousTop = await w.client.query({
-    query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
-            FROM ${qualified(w, "agg_top_values")} FINAL
-            WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')} AND count > 0`,
-    query_params: { job: job.name, from: fromS, to: toS },
-    format: "JSONEachRow",
-  });
-  const prevTop = await previousTop.json<{
-    ws: string;
-    we: string;
-    member: string;
-    key: string;
-    f: string | number;
-  }>();
-  // The new fetch must sort after every earlier one, even on a clock that stepped back.
-  const lastFetch = Math.max(
-    0,
-    ...prevRows.map((r) => Number(r.f)),
-    ...prevTop.map((r) => Number(r.f)),
+): Promise<void> {
+  const want = definitionOf(job, intervalMs);
+  const stored = await readJobDefinition(ctx.warehouse, job.name);
+  if (!stored) {
+    await recordJobDefinition(ctx.warehouse, want, ctx.insert);
+    return;
+  }
+  const changes: string[] = [];
+  if (stored.query !== want.query)
+    changes.push(`query "${stored.query}" → "${want.query}"`);
+  if (stored.intervalS !== want.intervalS)
+    changes.push(`interval ${stored.intervalS}s → ${want.intervalS}s`);
+  if (stored.windowMs !== want.windowMs)
+    changes.push(`windowMs ${stored.windowMs} → ${want.windowMs}`);
+  if (stored.groupBy.join(",") !== want.groupBy.join(","))
+    changes.push(
+      `groupBy [${stored.groupBy.join(", ")}] → [${want.groupBy.join(", ")}]`,
+    );
+  if (changes.length === 0) return;
+  throw new UsageError(
+    `aggregation job ${job.name} changed since its rows were stored (${changes.join("; ")}); old and new rows would mix`,
+    {
+      hint: `give the changed job a new name (e.g. ${job.name}_v2) and keep the old rows under the old one, or drop the old rows with \`sessionhouse windows forget ${job.name} --yes\` and sync again`,
+    },
   );
-  const fetchedAt = chTime(Math.max(Date.now(), lastFetch + 1));
-
-  const histogram: HistogramRow[] = [];
-  const top: TopValueRow[] = [];
-  const windows: object[] = [];
-  const dead: DeadLetter[] = [];
-  const current = new Set<string>();
-  const currentTop = new Set<string>();
-  const fetchedStarts = new Set<string>();
-  for (const f of batch) {
-    dead.push(...f.dead);
-    if (!f.data) continue;
-    const ws = chTimeSeconds(f.window.startMs);
-    fetchedStarts.add(ws);
-    for (const r of f.data.histogram) {
-      r.fetched_at = fetchedAt;
-      histogram.push(r);
-      current.add(pathKey(r.bucket_time, r.level, r.key1, r.key2, r.key3));
-    }
-    for (const t of f.data.top) {
-      t.fetched_at = fetchedAt;
-      top.push(t);
-      currentTop.add(`${t.window_start}\u0000${t.member}\u0000${t.key}`);
-    }
-    windows.push({
-      job: job.name,
-      window_start: ws,
-      window_end: chTimeSeconds(f.window.endMs),
-      query: job.query,
-      interval_s: intervalMs / 1000,
-      group_by: job.groupBy,
-      num_hits: f.data.numHits,
-      histogram_rows: f.data.histogram.length,
-      fetched_at: fetchedAt,
-    });
-  }
-  const fetchedRange = (ms: number) =>
-    batch.some((f) => f.data && ms >= f.window.startMs && ms < f.window.endMs);
-  const [f1 = "", f2 = "", f3 = ""] = job.groupBy;
-  for (const p of prevRows) {
-    // A dead-lettered window keeps what an earlier fetch stored: nothing newer replaces it.
-    if (!fetchedRange(fromChTime(p.t))) continue;
-    if (current.has(pathKey(p.t, p.level, p.key1, p.key2, p.key3))) continue;
-    histogram.push({
-      job: job.name,
-      bucket_time: p.t,
-      interval_s: intervalMs / 1000,
-      level: p.level,
-      field1: p.level >= 1 ? f1 : "",
-      key1: p.key1,
-      field2: p.level >= 2 ? f2 : "",
-      key2: p.key2,
-      field3: p.level >= 3 ? f3 : "",
-      key3: p.key3,
-      count: 0,
-      window_start: p.ws,
-      fetched_at: fetchedAt,
-    });
-  }
-  for (const p of prevTop) {
-    if (
-      !fetchedStarts.has(p.ws) ||
-      currentTop.has(`${p.ws}\u0000${p.member}\u0000${p.key}`)
-    )
-      continue;
-    top.push({
-      job: job.name,
-      window_start: p.ws,
-      window_end: p.we,
-      member: p.member,
-      key: p.key,
-      count: 0,
-      fetched_at: fetchedAt,
-    });
-  }
-
-  await insertRows(w, "agg_histogram", histogram, ctx.insert);
-  await insertRows(w, "agg_top_values", top, ctx.insert);
-  await insertRows(w, "agg_windows", windows, ctx.insert);
-  if (dead.length > 0) {
-    await insertDeadLetters(w, dead, ctx.insert);
-    ctx.counters.deadLetters += dead.length;
-    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
-  }
-  const rows = histogram.length + top.length + windows.length;
-  ctx.counters.rowsInserted += rows;
-  ctx.observer.onRows?.({
-    job: ctx.job,
-    table: "agg_histogram",
-    rows: histogram.length,
-  });
-  ctx.observer.onRows?.({
-    job: ctx.job,
-    table: "agg_top_values",
-    rows: top.length,
-  });
-  ctx.observer.onRows?.({
-    job: ctx.job,
-    table: "agg_windows",
-    rows: windows.length,
-  });
-  return { rows, deadLetters: dead.length };
 }

@@ -32,6 +32,10 @@ export interface RunObserver {
   onRows?(e: { job: string; table: string; rows: number }): void;
   onDeadLetters?(e: { job: string; count: number }): void;
   onCheckpoint?(e: { stream: string; positionMs: number }): void;
+  /** Aggregation windows whose re-fetch reported fewer hits than stored (counts kept). */
+  onWindowsShrunk?(e: { job: string; count: number }): void;
+  /** Aggregation windows that reached their last allowed attempt and were poisoned. */
+  onWindowsPoisoned?(e: { job: string; count: number }): void;
   onRunEnd?(e: {
     job: string;
     status: RunStatus;

@@ -184,6 +184,8 @@ export function composeObservers(
     onRows: (e) => list.forEach((o) => o.onRows?.(e)),
     onDeadLetters: (e) => list.forEach((o) => o.onDeadLetters?.(e)),
     onCheckpoint: (e) => list.forEach((o) => o.onCheckpoint?.(e)),
+    onWindowsShrunk: (e) => list.forEach((o) => o.onWindowsShrunk?.(e)),
+    onWindowsPoisoned: (e) => list.forEach((o) => o.onWindowsPoisoned?.(e)),
     onRunEnd: (e) => list.forEach((o) => o.onRunEnd?.(e)),
   };
 }

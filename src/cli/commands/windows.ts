@@ -1,0 +1,194 @@
+// `sessionhouse windows …`: the aggregation windows that are not stored yet, and what an operator
+// does about one that keeps failing. `list` reads only; `skip` records who let the checkpoint
+// pass a window and why; `forget` drops every row of a job so that it starts again.
+import { userInfo } from "node:os";
+import type { Command } from "commander";
+import type { Config } from "../../config/index.js";
+import { aggregationStream } from "../../pipeline/aggregations.js";
+import { describe } from "../../sources/sessions.js";
+import { UsageError } from "../../util/errors.js";
+import { parseInstant } from "../../util/time.js";
+import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
+import { migrate } from "../../warehouse/migrate.js";
+import {
+  WINDOW_STATES,
+  forgetJob,
+  hasWindowTables,
+  listWindows,
+  writeWindows,
+  type WindowRecord,
+  type WindowState,
+} from "../../warehouse/windows.js";
+import { printTable } from "../output.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
+
+export function registerWindowsCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const windows = program
+    .command("windows")
+    .description(
+      "aggregation windows not stored yet (pending, poisoned) and what to do about them",
+    );
+
+  windows
+    .command("list")
+    .description(
+      "list the aggregation windows that are pending or poisoned (--all: every state)",
+    )
+    .option("--job <name>", "only this aggregation job")
+    .option("--all", "also the stored, shrunk and skipped windows")
+    .option("--json", "print JSON for programs instead of a table")
+    .action(async (o: { job?: string; all?: boolean; json?: boolean }) => {
+      const config = configFrom(globals(), {}, { needsApi: false });
+      await withWarehouse(config, async (w) => {
+        const states: readonly WindowState[] = o.all
+          ? WINDOW_STATES
+          : ["pending", "poisoned"];
+        const found = (await hasWindowTables(w))
+          ? await listWindows(w, { job: o.job, states })
+          : [];
+        if (o.json) {
+          process.stdout.write(
+            `${JSON.stringify(found.map(windowJson), null, 2)}\n`,
+          );
+          return;
+        }
+        if (found.length === 0) {
+          process.stdout.write(
+            `no ${o.all ? "" : "pending or poisoned "}aggregation windows${o.job ? ` for job ${o.job}` : ""}\n`,
+          );
+          return;
+        }
+        printTable(
+          found.map((r) => ({
+            job: r.job,
+            window: describe(r),
+            state: r.state,
+            attempts: r.attempts,
+            "last error": r.lastError.split("\n")[0] ?? "",
+            "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
+          })),
+        );
+      });
+    });
+
+  windows
+    .command("skip")
+    .description(
+      "let the checkpoint of JOB pass a pending or poisoned window, recording who and why",
+    )
+    .argument("<job>", "the aggregation job")
+    .requiredOption(
+      "--window <time>",
+      "start of the window, as `windows list` shows it",
+    )
+    .requiredOption("--reason <text>", "why the window is skipped (recorded)")
+    .option("--by <name>", "who skips it (default: the OS user)")
+    .action(
+      async (
+        job: string,
+        o: { window: string; reason: string; by?: string },
+      ) => {
+        const startMs = parseInstant(o.window, "--window", Date.now());
+        if (o.reason.trim() === "")
+          throw new UsageError("--reason must not be empty", {
+            hint: "say why the window can be left without data",
+          });
+        const by = o.by?.trim() || osUser();
+        const config = configFrom(globals(), {}, { needsApi: false });
+        await withWarehouse(config, async (w) => {
+          await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+          const open = await listWindows(w, {
+            job,
+            states: ["pending", "poisoned"],
+          });
+          const target = open.find((r) => r.startMs === startMs);
+          if (!target) {
+            throw new UsageError(
+              `job ${job} has no pending or poisoned window starting at ${new Date(startMs).toISOString()}`,
+              {
+                hint:
+                  open.length === 0
+                    ? "`sessionhouse windows list` shows the windows waiting; this job has none"
+                    : `its waiting windows start at: ${open.map((r) => new Date(r.startMs).toISOString()).join(", ")}`,
+              },
+            );
+          }
+          await writeWindows(
+            w,
+            [
+              {
+                ...target,
+                state: "skipped",
+                skippedBy: by,
+                skipReason: o.reason.trim(),
+              },
+            ],
+            { retries: config.clickhouse.insertRetries },
+          );
+          process.stdout.write(
+            `${job} ${describe(target)} skipped by ${by}; the job's next run moves its checkpoint past it\n`,
+          );
+        });
+      },
+    );
+
+  windows
+    .command("forget")
+    .description(
+      "delete every row and checkpoint of an aggregation job, so that it starts again from nothing",
+    )
+    .argument("<job>", "the aggregation job")
+    .option("--yes", "confirm: the job's stored rows are deleted")
+    .action(async (job: string, o: { yes?: boolean }) => {
+      if (!o.yes)
+        throw new UsageError(
+          `forget deletes every stored row of aggregation job ${job}`,
+          { hint: "add --yes to confirm" },
+        );
+      const config = configFrom(globals(), {}, { needsApi: false });
+      await withWarehouse(config, async (w) => {
+        await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+        await forgetJob(w, job, aggregationStream({ name: job }));
+        process.stdout.write(
+          `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
+        );
+      });
+    });
+}
+
+async function withWarehouse(
+  config: Config,
+  fn: (w: Warehouse) => Promise<void>,
+): Promise<void> {
+  const w = await openWarehouse(config);
+  try {
+    await fn(w);
+  } finally {
+    await w.close();
+  }
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? "unknown";
+  }
+}
+
+function windowJson(r: WindowRecord) {
+  return {
+    job: r.job,
+    windowStart: new Date(r.startMs).toISOString(),
+    windowEnd: new Date(r.endMs).toISOString(),
+    state: r.state,
+    attempts: r.attempts,
+    lastError: r.lastError,
+    skippedBy: r.skippedBy || null,
+    skipReason: r.skipReason || null,
+    updatedAt: new Date(r.updatedAtMs).toISOString(),
+  };
+}

@@ -1,0 +1,238 @@
+// One ListLogAggregations answer for one window, read into the rows of agg_histogram and
+// agg_top_values (migrations/0004_aggregations.sql), or into the reason it cannot be.
+import {
+  listLogAggregationsResponseSchema,
+  logsOverTimeDatetimeMs,
+  topValueMembers,
+} from "../api/schemas/logs.js";
+import type { AggregationJobConfig } from "../config/index.js";
+import { describe } from "../sources/sessions.js";
+import type { Window } from "../sources/windows.js";
+import type { DeadLetter } from "../warehouse/bookkeeping.js";
+import { chTimeSeconds } from "../warehouse/format.js";
+import type { JobContext } from "./context.js";
+import { validationReason } from "./validation.js";
+
+/** A count as the API schemas give it: int64 values may be bigint. */
+export type Count = number | bigint;
+
+/** A UInt64 column value for JSONEachRow: a decimal string keeps every digit. */
+export function countText(c: Count): string {
+  return typeof c === "bigint" ? c.toString() : BigInt(c).toString();
+}
+
+export interface HistogramRow {
+  job: string;
+  bucket_time: string;
+  interval_s: number;
+  level: number;
+  field1: string;
+  key1: string;
+  field2: string;
+  key2: string;
+  field3: string;
+  key3: string;
+  /** UInt64 as a decimal string. */
+  count: string;
+  window_start: string;
+  fetched_at: string;
+}
+
+export interface TopValueRow {
+  job: string;
+  window_start: string;
+  window_end: string;
+  member: string;
+  key: string;
+  count: string;
+  fetched_at: string;
+}
+
+/** A histogram bucket as read from the answer; `buckets` nest one level per group-by field. */
+export interface BucketLike {
+  key: string;
+  count: Count;
+  buckets: readonly BucketLike[];
+}
+
+/** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
+export function flattenHistogram(
+  entries: readonly {
+    datetime: string;
+    count: Count;
+    buckets: readonly BucketLike[];
+  }[],
+  base: {
+    job: string;
+    groupBy: readonly string[];
+    intervalS: number;
+    windowStart: string;
+    fetchedAt: string;
+  },
+): HistogramRow[] {
+  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
+  const rows: HistogramRow[] = [];
+  const push = (
+    bucketTime: string,
+    level: number,
+    keys: readonly string[],
+    count: Count,
+  ) => {
+    if (BigInt(count) <= 0n) return;
+    rows.push({
+      job: base.job,
+      bucket_time: bucketTime,
+      interval_s: base.intervalS,
+      level,
+      field1: level >= 1 ? f1 : "",
+      key1: keys[0] ?? "",
+      field2: level >= 2 ? f2 : "",
+      key2: keys[1] ?? "",
+      field3: level >= 3 ? f3 : "",
+      key3: keys[2] ?? "",
+      count: countText(count),
+      window_start: base.windowStart,
+      fetched_at: base.fetchedAt,
+    });
+  };
+  const walk = (
+    bucketTime: string,
+    buckets: readonly BucketLike[],
+    level: number,
+    keys: readonly string[],
+  ) => {
+    if (level > base.groupBy.length) return;
+    for (const b of buckets) {
+      const path = [...keys, b.key];
+      push(bucketTime, level, path, b.count);
+      walk(bucketTime, b.buckets, level + 1, path);
+    }
+  };
+  for (const entry of entries) {
+    const t = chTimeSeconds(logsOverTimeDatetimeMs(entry.datetime));
+    push(t, 0, [], entry.count);
+    walk(t, entry.buckets, 1, []);
+  }
+  return rows;
+}
+
+export interface FetchedWindow {
+  window: Window;
+  /** Undefined when the answer was not usable (dead-lettered or refused). */
+  data:
+    | { histogram: HistogramRow[]; top: TopValueRow[]; numHits: Count }
+    | undefined;
+  dead: DeadLetter[];
+  rows: number;
+  /** Why the window is not complete (a dead letter, a bad answer); undefined when it is. */
+  failure: string | undefined;
+}
+
+/** Error codes of a call that mean the answer for this window was wrong, not the service down. */
+const BAD_ANSWER_CODES: ReadonlySet<string> = new Set(["BAD_RESPONSE"]);
+
+/** Fetches one window; a bad answer is returned as a failure, any other error is thrown. */
+export async function fetchWindow(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  intervalMs: number,
+  window: Window,
+): Promise<FetchedWindow> {
+  let raw: unknown;
+  try {
+    raw = await ctx.api.listLogAggregations(
+      {
+        query: job.query,
+        histogramInterval: job.interval,
+        histogramGroupByFields: [...job.groupBy],
+        startMs: window.startMs,
+        endMs: window.endMs,
+      },
+      { signal: ctx.signal, budget: ctx.budget },
+    );
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== "string" || !BAD_ANSWER_CODES.has(code)) throw err;
+    return {
+      window,
+      data: undefined,
+      dead: [],
+      rows: 0,
+      failure: (err as Error).message,
+    };
+  }
+  ctx.counters.pages++;
+  return readAnswer(ctx, job, intervalMs, window, raw);
+}
+
+function readAnswer(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  intervalMs: number,
+  window: Window,
+  raw: unknown,
+): FetchedWindow {
+  const letter = (reason: string, value: unknown): DeadLetter => ({
+    job: ctx.job,
+    recordId: `${job.name}@${new Date(window.startMs).toISOString()}`,
+    reason,
+    raw: JSON.stringify(value),
+    runId: ctx.runId,
+  });
+  const parsed = listLogAggregationsResponseSchema.safeParse(raw);
+  if (!parsed.success) {
+    const reason = `ListLogAggregations response: ${validationReason(parsed.error)}`;
+    ctx.logger.warn(
+      { window: describe(window), reason },
+      "aggregation response dead-lettered",
+    );
+    return {
+      window,
+      data: undefined,
+      dead: [letter(reason, raw)],
+      rows: 0,
+      failure: reason,
+    };
+  }
+  const windowStart = chTimeSeconds(window.startMs);
+  const windowEnd = chTimeSeconds(window.endMs);
+  // fetched_at is set when the batch is stored, after the previous fetches are known.
+  const histogram = flattenHistogram(
+    parsed.data.aggregations.logsOverTime ?? [],
+    {
+      job: job.name,
+      groupBy: job.groupBy,
+      intervalS: intervalMs / 1000,
+      windowStart,
+      fetchedAt: "",
+    },
+  );
+  const { members, rejected } = topValueMembers(parsed.data.aggregations);
+  const dead = rejected.map((r) =>
+    letter(
+      `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
+      { [r.member]: r.value },
+    ),
+  );
+  const top: TopValueRow[] = [];
+  for (const m of members) {
+    for (const v of m.values) {
+      top.push({
+        job: job.name,
+        window_start: windowStart,
+        window_end: windowEnd,
+        member: m.member,
+        key: v.key,
+        count: countText(v.count),
+        fetched_at: "",
+      });
+    }
+  }
+  return {
+    window,
+    data: { histogram, top, numHits: parsed.data.numHits },
+    dead,
+    rows: histogram.length + top.length,
+    failure: dead[0]?.reason,
+  };
+}

@@ -1,0 +1,363 @@
+// Window bookkeeping of the aggregation jobs (migrations/0004_aggregations.sql and
+// 0007_stream_windows.sql): the state of each window, what earlier fetches of a window stored,
+// and the definition each job's rows were made with. Every query about them lives here.
+import { qualified, type Warehouse } from "./client.js";
+import { chTime, chTimeSeconds, fromChTime } from "./format.js";
+import { insertRows, type InsertOptions } from "./insert.js";
+
+export const WINDOW_STATES = [
+  "pending",
+  "stored",
+  "shrunk",
+  "poisoned",
+  "skipped",
+] as const;
+export type WindowState = (typeof WINDOW_STATES)[number];
+
+/** States the aggregation checkpoint may move over. */
+export const SETTLED_STATES: ReadonlySet<WindowState> = new Set([
+  "stored",
+  "shrunk",
+  "skipped",
+]);
+
+export interface WindowRecord {
+  /** Aggregation job name (as in agg_histogram). */
+  job: string;
+  startMs: number;
+  endMs: number;
+  state: WindowState;
+  /** Failed fetches since the window was last stored. */
+  attempts: number;
+  lastError: string;
+  skippedBy: string;
+  skipReason: string;
+  runId: string;
+  updatedAtMs: number;
+}
+
+interface WindowRow {
+  job: string;
+  window_start: string;
+  window_end: string;
+  state: string;
+  attempts: number | string;
+  last_error: string;
+  skipped_by: string;
+  skip_reason: string;
+  run_id: string;
+  updated_at: string;
+}
+
+const WINDOW_COLUMNS =
+  "job, window_start, window_end, state, attempts, last_error, skipped_by, skip_reason, run_id, updated_at";
+
+function fromRow(r: WindowRow): WindowRecord {
+  return {
+    job: r.job,
+    startMs: fromChTime(r.window_start),
+    endMs: fromChTime(r.window_end),
+    state: (WINDOW_STATES as readonly string[]).includes(r.state)
+      ? (r.state as WindowState)
+      : "pending",
+    attempts: Number(r.attempts),
+    lastError: r.last_error,
+    skippedBy: r.skipped_by,
+    skipReason: r.skip_reason,
+    runId: r.run_id,
+    updatedAtMs: fromChTime(r.updated_at),
+  };
+}
+
+async function selectWindows(
+  w: Warehouse,
+  where: string,
+  params: Record<string, unknown>,
+): Promise<WindowRecord[]> {
+  const rs = await w.client.query({
+    query: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, "stream_windows")} FINAL
+            WHERE ${where} ORDER BY job, window_start`,
+    query_params: params,
+    format: "JSONEachRow",
+  });
+  return (await rs.json<WindowRow>()).map(fromRow);
+}
+
+/**
+ * What a run of `job` needs to know: its windows that are not settled (wherever they are) and
+ * every window from `sinceMs` on.
+ */
+export async function readJobWindows(
+  w: Warehouse,
+  job: string,
+  sinceMs: number,
+): Promise<WindowRecord[]> {
+  return selectWindows(
+    w,
+    "job = {job:String} AND (state IN ('pending', 'poisoned') OR window_start >= {since:DateTime('UTC')})",
+    { job, since: chTimeSeconds(sinceMs) },
+  );
+}
+
+/** Windows in the given states (all states when none given), of one job or of all. */
+export async function listWindows(
+  w: Warehouse,
+  filter: { job?: string | undefined; states?: readonly WindowState[] } = {},
+): Promise<WindowRecord[]> {
+  const states = filter.states ?? WINDOW_STATES;
+  return selectWindows(
+    w,
+    `state IN {states:Array(String)}${filter.job === undefined ? "" : " AND job = {job:String}"}`,
+    { states, ...(filter.job === undefined ? {} : { job: filter.job }) },
+  );
+}
+
+/** Not settled windows per job, for status: counts by state and the poisoned ones. */
+export async function unsettledWindows(
+  w: Warehouse,
+  jobs: readonly string[],
+): Promise<WindowRecord[]> {
+  return selectWindows(
+    w,
+    "job IN {jobs:Array(String)} AND state IN ('pending', 'poisoned')",
+    { jobs },
+  );
+}
+
+let lastWindowWrite = 0;
+
+/** Records window states; the newest write of a window wins (updated_at always grows here). */
+export async function writeWindows(
+  w: Warehouse,
+  records: ReadonlyArray<Omit<WindowRecord, "updatedAtMs">>,
+  options: InsertOptions,
+): Promise<void> {
+  if (records.length === 0) return;
+  const now = Math.max(Date.now(), lastWindowWrite + 1);
+  lastWindowWrite = now;
+  await insertRows(
+    w,
+    "stream_windows",
+    records.map((r) => ({
+      job: r.job,
+      window_start: chTimeSeconds(r.startMs),
+      window_end: chTimeSeconds(r.endMs),
+      state: r.state,
+      attempts: r.attempts,
+      last_error: r.lastError,
+      skipped_by: r.skippedBy,
+      skip_reason: r.skipReason,
+      run_id: r.runId,
+      updated_at: chTime(now),
+    })),
+    options,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// What earlier fetches stored
+
+export interface StoredHistogramKey {
+  /** bucket_time as ClickHouse prints it. */
+  t: string;
+  level: number;
+  key1: string;
+  key2: string;
+  key3: string;
+  /** window_start as ClickHouse prints it. */
+  ws: string;
+}
+
+export interface StoredTopKey {
+  ws: string;
+  we: string;
+  member: string;
+  key: string;
+}
+
+export interface StoredWindow {
+  /** window_start as ClickHouse prints it. */
+  ws: string;
+  we: string;
+  /** numHits as a decimal string (UInt64). */
+  numHits: string;
+  histogramRows: string;
+  fetchedAtMs: number;
+}
+
+export interface PreviousFetch {
+  histogram: StoredHistogramKey[];
+  top: StoredTopKey[];
+  windows: Map<string, StoredWindow>;
+  /** Latest fetched_at of any of those rows (epoch ms), 0 when there are none. */
+  lastFetchMs: number;
+}
+
+/** The live rows (count > 0) earlier fetches stored for `job` in [fromMs, toMs). */
+export async function readPreviousFetch(
+  w: Warehouse,
+  job: string,
+  fromMs: number,
+  toMs: number,
+): Promise<PreviousFetch> {
+  const params = {
+    job,
+    from: chTimeSeconds(fromMs),
+    to: chTimeSeconds(toMs),
+  };
+  const histogram = await (
+    await w.client.query({
+      query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws,
+                     toUnixTimestamp64Milli(fetched_at) AS f
+              FROM ${qualified(w, "agg_histogram")} FINAL
+              WHERE job = {job:String} AND bucket_time >= {from:DateTime('UTC')} AND bucket_time < {to:DateTime('UTC')} AND count > 0`,
+      query_params: params,
+      format: "JSONEachRow",
+    })
+  ).json<StoredHistogramKey & { f: string | number }>();
+  const top = await (
+    await w.client.query({
+      query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
+              FROM ${qualified(w, "agg_top_values")} FINAL
+              WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')} AND count > 0`,
+      query_params: params,
+      format: "JSONEachRow",
+    })
+  ).json<StoredTopKey & { f: string | number }>();
+  const windowRows = await (
+    await w.client.query({
+      query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, toString(num_hits) AS n,
+                     toString(histogram_rows) AS h, toUnixTimestamp64Milli(fetched_at) AS f
+              FROM ${qualified(w, "agg_windows")} FINAL
+              WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')}`,
+      query_params: params,
+      format: "JSONEachRow",
+    })
+  ).json<{
+    ws: string;
+    we: string;
+    n: string;
+    h: string;
+    f: string | number;
+  }>();
+  // A loop, not Math.max(...rows): a spread of a few hundred thousand arguments overflows the stack.
+  let lastFetchMs = 0;
+  for (const rows of [histogram, top, windowRows])
+    for (const r of rows) lastFetchMs = Math.max(lastFetchMs, Number(r.f));
+  const windows = new Map<string, StoredWindow>();
+  for (const r of windowRows)
+    windows.set(r.ws, {
+      ws: r.ws,
+      we: r.we,
+      numHits: r.n,
+      histogramRows: r.h,
+      fetchedAtMs: Number(r.f),
+    });
+  return { histogram, top, windows, lastFetchMs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Job definitions
+
+export interface JobDefinition {
+  job: string;
+  query: string;
+  intervalS: number;
+  windowMs: number;
+  groupBy: readonly string[];
+}
+
+export async function readJobDefinition(
+  w: Warehouse,
+  job: string,
+): Promise<(JobDefinition & { recordedAtMs: number }) | undefined> {
+  const rs = await w.client.query({
+    query: `SELECT job, query, interval_s, toString(window_ms) AS window_ms, group_by, recorded_at
+            FROM ${qualified(w, "agg_jobs")} FINAL WHERE job = {job:String}`,
+    query_params: { job },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{
+    job: string;
+    query: string;
+    interval_s: number | string;
+    window_ms: string;
+    group_by: string[];
+    recorded_at: string;
+  }>();
+  if (!row) return undefined;
+  return {
+    job: row.job,
+    query: row.query,
+    intervalS: Number(row.interval_s),
+    windowMs: Number(row.window_ms),
+    groupBy: row.group_by,
+    recordedAtMs: fromChTime(row.recorded_at),
+  };
+}
+
+export async function recordJobDefinition(
+  w: Warehouse,
+  d: JobDefinition,
+  options: InsertOptions,
+): Promise<void> {
+  await insertRows(
+    w,
+    "agg_jobs",
+    [
+      {
+        job: d.job,
+        query: d.query,
+        interval_s: d.intervalS,
+        window_ms: d.windowMs,
+        group_by: d.groupBy,
+        recorded_at: chTime(Date.now()),
+      },
+    ],
+    options,
+  );
+}
+
+/** Tables holding an aggregation job's rows, keyed by `job`. */
+const JOB_TABLES = [
+  "agg_histogram",
+  "agg_top_values",
+  "agg_windows",
+  "stream_windows",
+  "agg_jobs",
+] as const;
+
+/**
+ * Deletes every row of an aggregation job and its checkpoints (incremental and backfills), so
+ * that the job starts again from nothing under its current definition.
+ */
+export async function forgetJob(
+  w: Warehouse,
+  job: string,
+  stream: string,
+): Promise<void> {
+  for (const table of JOB_TABLES) {
+    await w.client.command({
+      query: `ALTER TABLE ${qualified(w, table)} DELETE WHERE job = {job:String}`,
+      query_params: { job },
+      clickhouse_settings: { mutations_sync: "2" },
+    });
+  }
+  await w.client.command({
+    query: `ALTER TABLE ${qualified(w, "checkpoints")} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
+    query_params: { stream, backfill: `${stream}.backfill.` },
+    clickhouse_settings: { mutations_sync: "2" },
+  });
+}
+
+/** Whether migrations/0007_stream_windows.sql was applied to this database. */
+export async function hasWindowTables(w: Warehouse): Promise<boolean> {
+  const rs = await w.client.query({
+    query:
+      "SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'stream_windows'",
+    query_params: { db: w.database },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0) > 0;
+}
