@@ -1,4 +1,4 @@
-// /readyz: ClickHouse answers, and no job is overdue. A job is overdue when its last successful
+// /readyz: ClickHouse answers, no aggregation window is poisoned, and no job is overdue. A job is overdue when its last successful
 // run is older than three of its schedule periods plus its run deadline — long enough that one
 // or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
 // that just started counts from its start, so it has that long for the first success.
@@ -16,12 +16,20 @@ export interface OverdueJob {
   lateByMs: number;
 }
 
+export interface PoisonedWindowReport {
+  job: string;
+  windowStart: string;
+  windowEnd: string;
+}
+
 export interface ReadinessReport {
   ready: boolean;
   /** Why not, one short sentence per reason; empty when ready. */
   reasons: string[];
   clickhouse: { ok: boolean; error?: string };
   overdue: OverdueJob[];
+  /** Aggregation windows that wait for an operator (`sessionhouse windows skip`); always set here. */
+  poisonedWindows?: PoisonedWindowReport[];
   stopping: boolean;
 }
 
@@ -71,6 +79,10 @@ export interface ReadinessSource {
   nowMs?: () => number;
   /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
   pingTimeoutMs?: number;
+  /** Poisoned aggregation windows, read from the warehouse (asked only when ClickHouse answers). */
+  poisonedWindows?: () => Promise<
+    ReadonlyArray<{ job: string; startMs: number; endMs: number }>
+  >;
 }
 
 export async function checkReadiness(
@@ -85,6 +97,25 @@ export async function checkReadiness(
     reasons.push(
       `ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`,
     );
+  const poisonedWindows: PoisonedWindowReport[] = [];
+  if (clickhouse.ok && source.poisonedWindows) {
+    try {
+      for (const p of await source.poisonedWindows())
+        poisonedWindows.push({
+          job: p.job,
+          windowStart: new Date(p.startMs).toISOString(),
+          windowEnd: new Date(p.endMs).toISOString(),
+        });
+    } catch (err) {
+      reasons.push(`the poisoned windows cannot be read: ${errorMessage(err)}`);
+    }
+  }
+  if (poisonedWindows.length > 0) {
+    const first = poisonedWindows[0] as PoisonedWindowReport;
+    reasons.push(
+      `${poisonedWindows.length} aggregation window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
+    );
+  }
   const overdue = overdueJobs(
     source.jobs(),
     (source.nowMs ?? Date.now)(),
@@ -102,6 +133,7 @@ export async function checkReadiness(
     reasons,
     clickhouse,
     overdue,
+    poisonedWindows,
     stopping,
   };
 }

@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
 import { checkReadiness } from "../../ops/readiness.js";
+import { listWindows } from "../../warehouse/windows.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs } from "../../scheduler/jobs.js";
@@ -112,6 +113,8 @@ export async function runService(
             return true;
           },
           jobs: () => scheduler.jobs(),
+          poisonedWindows: () =>
+            listWindows(rt.warehouse, { states: ["poisoned"] }),
           startedAtMs,
           stopping: () => scheduler.stopping,
         }),

@@ -13,6 +13,10 @@ import {
   type Warehouse,
 } from "../../warehouse/client.js";
 import { fromChTime } from "../../warehouse/format.js";
+import {
+  unsettledWindows,
+  type WindowRecord,
+} from "../../warehouse/windows.js";
 import { heading, printTable } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
@@ -70,6 +74,17 @@ export interface JobStatus {
   openSessions: number | null;
   deadLetters: number;
   nextRunAt: string | null;
+  /** Aggregation jobs: windows fetched again on the next run (null for other jobs). */
+  pendingWindows: number | null;
+  /** Aggregation jobs: windows no longer fetched until an operator skips them. */
+  poisonedWindows: PoisonedWindow[];
+}
+
+export interface PoisonedWindow {
+  windowStart: string;
+  windowEnd: string;
+  attempts: number;
+  lastError: string;
 }
 
 export interface StatusReport {
@@ -160,12 +175,23 @@ export async function collectStatus(
   }
 
   const stored = await storedRows(w, plans, has);
+  const unsettled = new Map<string, WindowRecord[]>();
+  if (has("stream_windows")) {
+    const aggregationJobs = plans.flatMap((p) =>
+      p.aggregation ? [p.aggregation.name] : [],
+    );
+    for (const r of await unsettledWindows(w, aggregationJobs))
+      unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
+  }
   const jobs = plans.map((plan): JobStatus => {
     const position = plan.stream ? checkpoints.get(plan.stream) : undefined;
     const run = lastRuns.get(plan.name);
     const success = lastSuccess.get(plan.name);
     const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
     const byTable = stored.get(plan.name) ?? {};
+    const windows = plan.aggregation
+      ? (unsettled.get(plan.aggregation.name) ?? [])
+      : [];
     return {
       job: plan.name,
       kind: plan.kind,
@@ -201,6 +227,17 @@ export async function collectStatus(
       openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
       deadLetters: deadLetters.get(plan.name) ?? 0,
       nextRunAt: next === undefined ? null : iso(next),
+      pendingWindows: plan.aggregation
+        ? windows.filter((r) => r.state === "pending").length
+        : null,
+      poisonedWindows: windows
+        .filter((r) => r.state === "poisoned")
+        .map((r) => ({
+          windowStart: iso(r.startMs),
+          windowEnd: iso(r.endMs),
+          attempts: r.attempts,
+          lastError: r.lastError,
+        })),
     };
   });
   return {
@@ -332,6 +369,19 @@ export function printStatus(
     })),
     out,
   );
+  const poisoned = report.jobs.filter((j) => j.poisonedWindows.length > 0);
+  if (poisoned.length > 0) {
+    heading(
+      "Poisoned windows (not fetched again; the checkpoint waits at the first)",
+      out,
+    );
+    for (const j of poisoned)
+      for (const p of j.poisonedWindows)
+        out.write(
+          `  ${j.job} ${p.windowStart}: ${p.attempts} attempts, ${p.lastError.split("\n")[0] ?? ""}\n` +
+            `    once the cause is known: sessionhouse windows skip ${j.job} --window ${p.windowStart} --reason "..."\n`,
+        );
+  }
   const failed = report.jobs.filter(
     (j) => j.lastRun && j.lastRun.status === "failed" && j.lastRun.error,
   );

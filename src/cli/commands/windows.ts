@@ -41,13 +41,14 @@ export function registerWindowsCommand(
     .option("--all", "also the stored, shrunk and skipped windows")
     .option("--json", "print JSON for programs instead of a table")
     .action(async (o: { job?: string; all?: boolean; json?: boolean }) => {
+      const job = o.job === undefined ? undefined : jobName(o.job);
       const config = configFrom(globals(), {}, { needsApi: false });
       await withWarehouse(config, async (w) => {
         const states: readonly WindowState[] = o.all
           ? WINDOW_STATES
           : ["pending", "poisoned"];
         const found = (await hasWindowTables(w))
-          ? await listWindows(w, { job: o.job, states })
+          ? await listWindows(w, { job, states })
           : [];
         if (o.json) {
           process.stdout.write(
@@ -57,7 +58,7 @@ export function registerWindowsCommand(
         }
         if (found.length === 0) {
           process.stdout.write(
-            `no ${o.all ? "" : "pending or poisoned "}aggregation windows${o.job ? ` for job ${o.job}` : ""}\n`,
+            `no ${o.all ? "" : "pending or poisoned "}aggregation windows${job ? ` for job ${job}` : ""}\n`,
           );
           return;
         }
@@ -88,9 +89,10 @@ export function registerWindowsCommand(
     .option("--by <name>", "who skips it (default: the OS user)")
     .action(
       async (
-        job: string,
+        name: string,
         o: { window: string; reason: string; by?: string },
       ) => {
+        const job = jobName(name);
         const startMs = parseInstant(o.window, "--window", Date.now());
         if (o.reason.trim() === "")
           throw new UsageError("--reason must not be empty", {
@@ -142,7 +144,8 @@ export function registerWindowsCommand(
     )
     .argument("<job>", "the aggregation job")
     .option("--yes", "confirm: the job's stored rows are deleted")
-    .action(async (job: string, o: { yes?: boolean }) => {
+    .action(async (name: string, o: { yes?: boolean }) => {
+      const job = jobName(name);
       if (!o.yes)
         throw new UsageError(
           `forget deletes every stored row of aggregation job ${job}`,
@@ -169,6 +172,11 @@ async function withWarehouse(
   } finally {
     await w.close();
   }
+}
+
+/** An aggregation job's name; its run name (`aggregations.NAME`) is taken as well. */
+function jobName(job: string): string {
+  return job.replace(/^aggregations\./, "");
 }
 
 function osUser(): string {
