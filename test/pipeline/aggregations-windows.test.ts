@@ -225,6 +225,46 @@ describe("aggregation windows that cannot be stored", () => {
   });
 });
 
+describe("a pending window far behind", () => {
+  it("is fetched alone by the next incremental run, however old, and stored", async () => {
+    const { config, w } = await setup({ SESSIONHOUSE_INITIAL_LOOKBACK: "2h" });
+    const j = job({ name: "old_pending" });
+    const deps = runDeps(config, w);
+    const bad = NOON - 5 * 24 * HOUR;
+    const backfill = await withWindowAnswer(
+      bad,
+      () => ({ aggregations: { logsOverTime: 7 }, numHits: "1" }),
+      () =>
+        run(deps, aggregationStream(j), (ctx) =>
+          syncAggregations(ctx, j, {
+            fromMs: bad - HOUR,
+            toMs: bad + 2 * HOUR,
+            nowMs: NOON,
+          }),
+        ).catch((e: unknown) => e),
+    );
+    expect((backfill as { code?: string }).code).toBe(
+      "AGGREGATION_WINDOWS_FAILED",
+    );
+    expect((await stateOf(w, j, bad))?.state).toBe("pending");
+    // The incremental sync covers the last two hours, and the pending window five days back.
+    const before = requests();
+    const r = await run(deps, aggregationStream(j), (ctx) =>
+      syncAggregations(ctx, j, { nowMs: NOON }),
+    );
+    expect(r.windows).toBe(3);
+    expect(requests() - before).toBe(3);
+    expect((await stateOf(w, j, bad))?.state).toBe("stored");
+    const expected = await apiAggregationWindow(sim, j, bad, bad + HOUR);
+    expect(
+      (await storedAggregationWindow(w, j, bad, bad + HOUR)).histogram,
+    ).toEqual(expected.histogram);
+    expect(await checkpointOf(w, j)).toBe(NOON);
+    await deps.api.close();
+    await w.close();
+  });
+});
+
 describe("a re-fetch with fewer hits", () => {
   it("keeps the stored counts, marks the window shrunk and counts it; an equal re-fetch supersedes again", async () => {
     const { config, w } = await setup();
