@@ -24,8 +24,6 @@ import type { JobContext } from "./context.js";
 import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
 
-export { flattenHistogram } from "./aggregation-rows.js";
-
 export function aggregationStream(
   job: Pick<AggregationJobConfig, "name">,
 ): string {
