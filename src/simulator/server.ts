@@ -15,9 +15,13 @@ import {
 } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
 import { SimClock } from "./clock.js";
-import { SimConnectError, truncateForMessage } from "./connect.js";
+import {
+  HTTP_STATUS_OF_CODE,
+  SimConnectError,
+  truncateForMessage,
+  type ConnectCode,
+} from "./connect.js";
 import {
   FaultInjector,
   isBrokenRecordKind,
