@@ -146,8 +146,8 @@ export interface Simulator {
   stats(): SimulatorStats;
   /** Every classic broken record (badRecord) served so far, one per session id, as last served. */
   brokenRecords(): BrokenRecord[];
-  /** Every record broken on purpose served so far, whatever its fault, one per session id, as
-   *  last served, with the exact bytes. */
+  /** Every record broken on purpose served so far, whatever its fault, with the exact bytes:
+   *  one entry per distinct version served (the same record served again is one entry). */
   faultedRecords(): FaultedRecord[];
   /**
    * Sessions starting in [fromMs, toMs) (and by the clock's now) with a session fault: the late
@@ -701,7 +701,10 @@ class SimulatorServer implements Simulator {
         this.countFault("badRecord");
       },
       onFaulted: (r: FaultedRecord) => {
-        this.faulted.set(r.sessionId, r);
+        // One entry per distinct version: a record served again after its session changed
+        // (an open session completing) is another record to dead-letter.
+        const key = `${r.sessionId}|${createHash("sha256").update(r.bytes).digest("base64")}`;
+        if (!this.faulted.has(key)) this.faulted.set(key, r);
         // Classic broken records are counted as badRecord by onBroken.
         if (!isBrokenRecordKind(r.kind)) this.countFault(r.kind);
       },
