@@ -130,20 +130,6 @@ let cli: CliPackage;
 const database = freshDatabaseName();
 const outputs: CliResult[] = [];
 
-beforeAll(async () => {
-  [sim, clean, cli] = await Promise.all([
-    startSimulator(simOptions(true)),
-    startSimulator(simOptions(false)),
-    buildCli(),
-  ]);
-}, 120_000);
-
-afterAll(async () => {
-  await sim?.close();
-  await clean?.close();
-  removeCli(cli);
-});
-
 interface PhaseReport {
   lives: number;
   kills: number;
@@ -193,10 +179,22 @@ async function untilComplete(
   }
 }
 
+// Skipped until the exporter has BAD_RESPONSE, stream_windows, record dead letters and `sync reconcile`.
 describe.skip("chaos on the wire: every fault on, SIGKILL at random moments", () => {
-  // Enabled once the exporter validates answers (BAD_RESPONSE), keeps window states
-  // (stream_windows), dead-letters invalid UTF-8 / huge / impossible-date records and has
-  // `sync reconcile`.
+  beforeAll(async () => {
+    [sim, clean, cli] = await Promise.all([
+      startSimulator(simOptions(true)),
+      startSimulator(simOptions(false)),
+      buildCli(),
+    ]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await sim?.close();
+    await clean?.close();
+    removeCli(cli);
+  });
+
   it("ends with exactly the service's data; dead letters and poisoned windows exactly what was broken", async () => {
     const env = cleanEnv({
       SESSIONHOUSE_API_URL: sim.url,
