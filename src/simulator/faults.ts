@@ -1,9 +1,13 @@
 // Fault injection: the failures an exporter meets in production (throttling, outages, a proxy's
 // HTML error page, slow or cut responses, malformed records, overlapping pages, expired
-// cursors), on demand and reproducibly. Request faults are drawn from (fault seed, request
-// number), so the same run of requests meets the same faults; broken records are chosen by
-// (fault seed, session id), so a record is broken identically every time it is served and a
-// retry cannot "fix" it — exactly what dead-lettering must cope with.
+// cursors) and the answers that arrive intact but lie (wrong shapes, counts as strings, cursor
+// loops, records that cannot be stored as they are, vanished and late sessions, poisoned
+// aggregation windows), on demand and reproducibly. Request faults are drawn from (fault seed,
+// request number), so the same run of requests meets the same faults; broken records and
+// session faults are chosen by (fault seed, session id), and poisoned windows by (fault seed,
+// query, grouping, window start), so they are broken identically every time they are served
+// and a retry cannot "fix" them — exactly what dead-lettering must cope with. How the wire
+// faults look on the wire is in wire-faults.ts.
 
 import { createRng, hash32, hashUnit } from "./random.js";
 import type { WireSession } from "./wire.js";
