@@ -129,7 +129,7 @@ export function buildProgram(): Command {
     )
     .option(
       "--faults <spec>",
-      'injected faults, e.g. "all=0.02,seed=7" or "rate429=0.05,reset=0.01"',
+      'injected faults, e.g. "all=0.02,seed=7" or "rate429=0.05,wrong-shape=0.01" (see src/simulator/README.md)',
     )
     .option(
       "--sessions-per-day <n>",

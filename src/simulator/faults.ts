@@ -1,14 +1,19 @@
 // Fault injection: the failures an exporter meets in production (throttling, outages, a proxy's
 // HTML error page, slow or cut responses, malformed records, overlapping pages, expired
-// cursors), on demand and reproducibly. Request faults are drawn from (fault seed, request
-// number), so the same run of requests meets the same faults; broken records are chosen by
-// (fault seed, session id), so a record is broken identically every time it is served and a
-// retry cannot "fix" it — exactly what dead-lettering must cope with.
+// cursors) and the answers that arrive intact but lie (wrong shapes, counts as strings, cursor
+// loops, records that cannot be stored as they are, vanished and late sessions, poisoned
+// aggregation windows), on demand and reproducibly. Request faults are drawn from (fault seed,
+// request number), so the same run of requests meets the same faults; broken records and
+// session faults are chosen by (fault seed, session id), and poisoned windows by (fault seed,
+// query, grouping, window start), so they are broken identically every time they are served
+// and a retry cannot "fix" them — exactly what dead-lettering must cope with. How the wire
+// faults look on the wire is in wire-faults.ts.
 
 import { createRng, hash32, hashUnit } from "./random.js";
 import type { WireSession } from "./wire.js";
 
-export const FAULT_KINDS = [
+/** The transport and paging faults; `all=<rate>` in a fault spec sets these and only these. */
+export const CLASSIC_FAULT_KINDS = [
   "rate429",
   "rate503",
   "rate502html",
@@ -19,15 +24,44 @@ export const FAULT_KINDS = [
   "duplicate",
   "expiredCursor",
 ] as const;
+
+/**
+ * Answers that arrive intact but lie: wrong shapes, counts as strings, cursor loops, records
+ * that cannot be stored as they are, sessions that vanish or show up late, poisoned windows.
+ */
+export const WIRE_FAULT_KINDS = [
+  "wrongShape",
+  "emptyAggregation",
+  "stringCounts",
+  "cursorCycle",
+  "badUtf8",
+  "hugeRecord",
+  "vanishedSession",
+  "lateSession",
+  "badDates",
+  "badWindow",
+] as const;
+
+export const FAULT_KINDS = [
+  ...CLASSIC_FAULT_KINDS,
+  ...WIRE_FAULT_KINDS,
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultOptions {
-  /** Probability per request (per served session for badRecord), each in [0, 1]. */
+  /**
+   * Probability of each fault in [0, 1]: per request for request faults, per session id for
+   * record and session faults, per (query, grouping, window start) for badWindow.
+   */
   rates?: Partial<Record<FaultKind, number>>;
   /** Seed of the fault draws; default 1. */
   seed?: number;
   /** Delay of a `slow` response in ms; default 2000. */
   slowMs?: number;
+  /** A `hugeRecord` is padded to more than this many bytes; default 70 MiB. */
+  hugeRecordBytes?: number;
+  /** A `lateSession` is listed only this long (simulated time) after its start; default 3 h. */
+  lateMs?: number;
 }
 
 /** Faults that replace or damage the response; at most one per request. */
@@ -60,6 +94,18 @@ export interface RequestFaults {
   truncateMode: "short" | "cut";
   /** Fraction of the body written before a reset or cut. */
   cutFraction: number;
+  /** HTTP 200 and valid JSON, but not the shape of the operation's answer. */
+  wrongShape: boolean;
+  /** Which wrong shape (index into the shapes of the operation). */
+  shapeVariant: number;
+  /** ListLogAggregations answers `{}`. */
+  emptyAggregation: boolean;
+  /** Aggregation counts written as JSON strings (valid proto3 JSON for int64). */
+  stringCounts: boolean;
+  /** The page's nextCursor points back to an earlier page of the same window. */
+  cursorCycle: boolean;
+  /** How many pages before this one the looping cursor points to (0 = this page again). */
+  cycleBack: number;
 }
 
 export type BrokenRecordKind =
@@ -80,19 +126,101 @@ const BROKEN_KINDS: readonly BrokenRecordKind[] = [
   "invalidStartTime",
 ];
 
+export function isBrokenRecordKind(kind: string): kind is BrokenRecordKind {
+  return (BROKEN_KINDS as readonly string[]).includes(kind);
+}
+
+/** Records the exporter cannot store as they are, persistent per session id. */
+export type FaultedRecordKind =
+  BrokenRecordKind | "badUtf8" | "hugeRecord" | "badDates";
+
+const WIRE_RECORD_FAULTS = ["badUtf8", "hugeRecord", "badDates"] as const;
+
+/** The impossible value a `badDates` record carries. */
+export type BadDatesVariant =
+  "impossibleDate" | "year1800" | "year2400" | "negativeDuration";
+
+export const BAD_DATES_VARIANTS: readonly BadDatesVariant[] = [
+  "impossibleDate",
+  "year1800",
+  "year2400",
+  "negativeDuration",
+];
+
+/** A record broken on purpose, as last served. */
+export interface FaultedRecord {
+  sessionId: string;
+  kind: FaultedRecordKind;
+  /** badDates: which impossible value; the `kind` of the other record faults. */
+  variant: string;
+  /** The record's bytes exactly as they appeared in the page. */
+  bytes: Buffer;
+  /** `bytes` as UTF-8 text (for badUtf8 lossy: the invalid sequences read as U+FFFD). */
+  raw: string;
+}
+
+/** Sessions whose presence misleads, persistent per session id. */
+export type SessionFaultKind = "vanishedSession" | "lateSession";
+
+export interface FaultedSession {
+  sessionId: string;
+  kind: SessionFaultKind;
+  startMs: number;
+  /** lateSession: the first instant it is listed (startMs + lateMs). */
+  listedFromMs?: number;
+}
+
+/** A ListLogAggregations window that always answers a broken answer. */
+export interface BrokenWindow {
+  query: string;
+  groupBy: readonly string[];
+  /** The request's startTimestamp, epoch ms. */
+  startMs: number;
+  /** What is wrong with its answer. */
+  variant: BrokenWindowVariant;
+}
+
+export type BrokenWindowVariant =
+  "missingAggregations" | "negativeNumHits" | "fractionalCount";
+
+export const BROKEN_WINDOW_VARIANTS: readonly BrokenWindowVariant[] = [
+  "missingAggregations",
+  "negativeNumHits",
+  "fractionalCount",
+];
+
 export const DEFAULT_SLOW_MS = 2000;
+export const DEFAULT_HUGE_RECORD_BYTES = 70 * 1024 * 1024;
+export const DEFAULT_LATE_MS = 3 * 3_600_000;
+
+/** Request faults drawn after the classic ones, in this order (one draw each, always). */
+const REQUEST_WIRE_FAULTS = [
+  "wrongShape",
+  "emptyAggregation",
+  "stringCounts",
+  "cursorCycle",
+] as const;
 
 export class FaultInjector {
   readonly seed: number;
   readonly slowMs: number;
+  readonly hugeRecordBytes: number;
+  readonly lateMs: number;
   private readonly rates: Readonly<Record<FaultKind, number>>;
   private counter = 0;
 
   constructor(options: FaultOptions = {}) {
     this.seed = options.seed ?? 1;
     this.slowMs = options.slowMs ?? DEFAULT_SLOW_MS;
-    if (!(this.slowMs >= 0 && Number.isFinite(this.slowMs))) {
-      throw new RangeError(`faults: slowMs must be ≥ 0, got ${this.slowMs}`);
+    this.hugeRecordBytes = options.hugeRecordBytes ?? DEFAULT_HUGE_RECORD_BYTES;
+    this.lateMs = options.lateMs ?? DEFAULT_LATE_MS;
+    for (const [name, v] of [
+      ["slowMs", this.slowMs],
+      ["hugeRecordBytes", this.hugeRecordBytes],
+      ["lateMs", this.lateMs],
+    ] as const) {
+      if (!(v >= 0 && Number.isFinite(v)))
+        throw new RangeError(`faults: ${name} must be ≥ 0, got ${v}`);
     }
     const rates = {} as Record<FaultKind, number>;
     for (const kind of FAULT_KINDS) {
@@ -112,12 +240,17 @@ export class FaultInjector {
     return FAULT_KINDS.some((k) => this.rates[k] > 0);
   }
 
+  /** The kinds switched on (rate > 0). */
+  enabledKinds(): FaultKind[] {
+    return FAULT_KINDS.filter((k) => this.rates[k] > 0);
+  }
+
   /** Draws the faults of the next request. `hasCursor`: only then can a cursor expire. */
   decide(hasCursor: boolean): RequestFaults {
     const requestNumber = ++this.counter;
     const rng = createRng(hash32(this.seed, "request", requestNumber));
     // Every draw happens whatever came before, so one rate change does not reshuffle the
-    // decisions of the other faults.
+    // decisions of the other faults; later kinds draw after the earlier ones.
     const slow = rng.next() < this.rates.slow;
     let response: ResponseFault | undefined;
     for (const kind of RESPONSE_FAULTS) {
@@ -129,6 +262,11 @@ export class FaultInjector {
     const duplicate = rng.next() < this.rates.duplicate ? rng.int(1, 5) : 0;
     const truncateMode = rng.next() < 0.5 ? "short" : "cut";
     const cutFraction = 0.2 + 0.6 * rng.next();
+    const wire = {} as Record<(typeof REQUEST_WIRE_FAULTS)[number], boolean>;
+    for (const kind of REQUEST_WIRE_FAULTS)
+      wire[kind] = rng.next() < this.rates[kind];
+    const shapeVariant = rng.int(0, 1);
+    const cycleBack = rng.int(0, 1);
     return {
       requestNumber,
       slow,
@@ -136,6 +274,9 @@ export class FaultInjector {
       duplicate,
       truncateMode,
       cutFraction,
+      ...wire,
+      shapeVariant,
+      cycleBack,
     };
   }
 
@@ -146,6 +287,71 @@ export class FaultInjector {
     if (hashUnit(this.seed, "badRecord", sessionId) >= rate) return undefined;
     return BROKEN_KINDS[
       hash32(this.seed, "badRecordKind", sessionId) % BROKEN_KINDS.length
+    ];
+  }
+
+  /** True when some record or session fault is switched on (pages then check every id). */
+  get perSession(): boolean {
+    return (
+      this.rates.badRecord > 0 ||
+      WIRE_RECORD_FAULTS.some((k) => this.rates[k] > 0) ||
+      this.rates.vanishedSession > 0 ||
+      this.rates.lateSession > 0
+    );
+  }
+
+  /** The record fault of `sessionId` (at most one; badRecord first), the same every time. */
+  recordFault(sessionId: string): FaultedRecordKind | undefined {
+    const broken = this.brokenKind(sessionId);
+    if (broken !== undefined) return broken;
+    for (const kind of WIRE_RECORD_FAULTS) {
+      const rate = this.rates[kind];
+      if (rate > 0 && hashUnit(this.seed, kind, sessionId) < rate) return kind;
+    }
+    return undefined;
+  }
+
+  /** The badDates value of `sessionId` it would carry if it were completed. */
+  badDatesVariant(sessionId: string): BadDatesVariant {
+    return BAD_DATES_VARIANTS[
+      hash32(this.seed, "badDatesVariant", sessionId) %
+        BAD_DATES_VARIANTS.length
+    ] as BadDatesVariant;
+  }
+
+  /** The session fault of `sessionId`: only sessions whose record is intact get one. */
+  sessionFault(sessionId: string): SessionFaultKind | undefined {
+    const v = this.rates.vanishedSession;
+    const l = this.rates.lateSession;
+    if (v <= 0 && l <= 0) return undefined;
+    if (this.recordFault(sessionId) !== undefined) return undefined;
+    if (v > 0 && hashUnit(this.seed, "vanishedSession", sessionId) < v)
+      return "vanishedSession";
+    if (l > 0 && hashUnit(this.seed, "lateSession", sessionId) < l)
+      return "lateSession";
+    return undefined;
+  }
+
+  /** False while a late session is not listed yet. */
+  listed(sessionId: string, startMs: number, nowMs: number): boolean {
+    if (this.rates.lateSession <= 0) return true;
+    if (nowMs >= startMs + this.lateMs) return true;
+    return this.sessionFault(sessionId) !== "lateSession";
+  }
+
+  /** What is wrong with the answers of this aggregation window, if it is poisoned. */
+  brokenWindow(
+    query: string,
+    groupBy: readonly string[],
+    startMs: number,
+  ): BrokenWindowVariant | undefined {
+    const rate = this.rates.badWindow;
+    if (rate <= 0) return undefined;
+    const key = [query, groupBy.join(","), startMs] as const;
+    if (hashUnit(this.seed, "badWindow", ...key) >= rate) return undefined;
+    return BROKEN_WINDOW_VARIANTS[
+      hash32(this.seed, "badWindowVariant", ...key) %
+        BROKEN_WINDOW_VARIANTS.length
     ];
   }
 
@@ -171,16 +377,34 @@ export class FaultInjector {
   }
 }
 
+/** `wrong-shape` → `wrongShape`: spec names may be written either way. */
+function camelCase(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** `wrongShape` → `wrong-shape`, the form the documentation uses for the wire faults. */
+export function kebabCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+const SPEC_OPTIONS = ["seed", "slowMs", "hugeRecordBytes", "lateMs"] as const;
+
 /**
- * CLI form: `rate429=0.05,rate503=0.05,…,seed=7,slowMs=500`; `all=<rate>` sets every rate and
- * explicit rates override it whatever their position.
+ * CLI form: `rate429=0.05,wrong-shape=0.02,…,seed=7,slowMs=500,hugeRecordBytes=1048576,
+ * lateMs=10800000`. Names are camelCase or kebab-case (`bad-utf8` = `badUtf8`). `all=<rate>`
+ * sets the nine classic faults (CLASSIC_FAULT_KINDS), never the wire faults; explicit rates
+ * override it whatever their position.
  */
 export function parseFaultSpec(spec: string): FaultOptions {
   const rates: Partial<Record<FaultKind, number>> = {};
   let all: number | undefined;
-  let seed: number | undefined;
-  let slowMs: number | undefined;
-  const known = [...FAULT_KINDS, "all", "seed", "slowMs"].join(", ");
+  const options: Partial<Record<(typeof SPEC_OPTIONS)[number], number>> = {};
+  const known = [
+    ...CLASSIC_FAULT_KINDS,
+    ...WIRE_FAULT_KINDS.map(kebabCase),
+    "all",
+    ...SPEC_OPTIONS,
+  ].join(", ");
   for (const raw of spec.split(",")) {
     const item = raw.trim();
     if (item === "") continue;
@@ -189,41 +413,38 @@ export function parseFaultSpec(spec: string): FaultOptions {
       throw new Error(
         `--faults: "${item}" is not <name>=<value> (names: ${known})`,
       );
-    const name = item.slice(0, eq).trim();
+    const written = item.slice(0, eq).trim();
+    const name = camelCase(written);
     const valueText = item.slice(eq + 1).trim();
     const value = Number(valueText);
     if (valueText === "" || !Number.isFinite(value)) {
-      throw new Error(`--faults: ${name}=${valueText} is not a number`);
+      throw new Error(`--faults: ${written}=${valueText} is not a number`);
     }
     if (name === "seed") {
       if (!Number.isInteger(value))
         throw new Error(`--faults: seed=${valueText} must be an integer`);
-      seed = value;
-    } else if (name === "slowMs") {
+      options.seed = value;
+    } else if ((SPEC_OPTIONS as readonly string[]).includes(name)) {
       if (value < 0)
-        throw new Error(`--faults: slowMs=${valueText} must be ≥ 0`);
-      slowMs = value;
+        throw new Error(`--faults: ${written}=${valueText} must be ≥ 0`);
+      options[name as (typeof SPEC_OPTIONS)[number]] = value;
     } else if (
       name === "all" ||
       (FAULT_KINDS as readonly string[]).includes(name)
     ) {
       if (value < 0 || value > 1) {
         throw new Error(
-          `--faults: ${name}=${valueText} must be a rate between 0 and 1`,
+          `--faults: ${written}=${valueText} must be a rate between 0 and 1`,
         );
       }
       if (name === "all") all = value;
       else rates[name as FaultKind] = value;
     } else {
-      throw new Error(`--faults: unknown fault "${name}" (known: ${known})`);
+      throw new Error(`--faults: unknown fault "${written}" (known: ${known})`);
     }
   }
   if (all !== undefined) {
-    for (const kind of FAULT_KINDS) rates[kind] ??= all;
+    for (const kind of CLASSIC_FAULT_KINDS) rates[kind] ??= all;
   }
-  return {
-    rates,
-    ...(seed === undefined ? {} : { seed }),
-    ...(slowMs === undefined ? {} : { slowMs }),
-  };
+  return { rates, ...options };
 }

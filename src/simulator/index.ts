@@ -14,17 +14,39 @@ export {
   truncateForMessage,
 } from "./connect.js";
 export {
-  FAULT_KINDS,
+  BAD_DATES_VARIANTS,
+  BROKEN_WINDOW_VARIANTS,
+  CLASSIC_FAULT_KINDS,
+  DEFAULT_HUGE_RECORD_BYTES,
+  DEFAULT_LATE_MS,
   DEFAULT_SLOW_MS,
+  FAULT_KINDS,
   FaultInjector,
+  WIRE_FAULT_KINDS,
+  isBrokenRecordKind,
+  kebabCase,
   parseFaultSpec,
+  type BadDatesVariant,
   type BrokenRecord,
   type BrokenRecordKind,
+  type BrokenWindow,
+  type BrokenWindowVariant,
+  type FaultedRecord,
+  type FaultedRecordKind,
+  type FaultedSession,
   type FaultKind,
   type FaultOptions,
   type RequestFaults,
   type ResponseFault,
+  type SessionFaultKind,
 } from "./faults.js";
+export {
+  INVALID_UTF8,
+  PADDING_MEMBER,
+  brokenWindowAnswer,
+  withStringCounts,
+  withoutAggregations,
+} from "./wire-faults.js";
 export {
   ORG_SIZE_PRESETS,
   buildOrg,
@@ -70,7 +92,7 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from "./server.js";
-export { MAX_SESSIONS_LIMIT } from "./list-sessions.js";
+export { MAX_SESSIONS_LIMIT, WRONG_LIST_MEMBER } from "./list-sessions.js";
 export { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
 export {
   DAY_MS,

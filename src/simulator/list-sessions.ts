@@ -8,7 +8,12 @@ import {
   truncateForMessage,
 } from "./connect.js";
 import { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
-import { FaultInjector, type BrokenRecord } from "./faults.js";
+import {
+  isBrokenRecordKind,
+  type BrokenRecord,
+  type FaultedRecord,
+  type FaultInjector,
+} from "./faults.js";
 import type { SimSession } from "./model.js";
 import { compileSessionQuery, type SessionPredicate } from "./query.js";
 import { hash32 } from "./random.js";
@@ -19,6 +24,7 @@ import {
   type SessionGenerator,
 } from "./sessions.js";
 import { HOUR_MS } from "./time.js";
+import { faultedRecord } from "./wire-faults.js";
 import type { WireEncoder } from "./wire.js";
 
 export const MAX_SESSIONS_LIMIT = 100_000;
@@ -185,8 +191,22 @@ export interface PageContext {
   encoder: WireEncoder;
   faults: FaultInjector;
   nowMs: number;
-  /** Called for each broken record served. */
+  /** Called for each classic broken record served (badRecord). */
   onBroken: (record: BrokenRecord) => void;
+  /** Called for each record broken on purpose that is served, whatever its fault. */
+  onFaulted: (record: FaultedRecord) => void;
+  /** Called each time a late session is left out of a page. */
+  onLate: () => void;
+}
+
+/** The request faults a page meets (see RequestFaults). */
+export interface PageFaults {
+  /** Sessions of the previous page to repeat at the start of this one. */
+  duplicate?: number;
+  /** A wrong shape: 0 = the sessions under another member, 1 = only a nextCursor. */
+  wrongShape?: number;
+  /** The nextCursor points this many pages back (0 = this page again). */
+  cycleBack?: number;
 }
 
 export interface BuiltPage {
@@ -195,18 +215,32 @@ export interface BuiltPage {
   nextCursor: string | undefined;
 }
 
-/** Builds one ListSessionsV2 page. `duplicate`: sessions of the previous page to repeat. */
+/** The member the sessions go under in a wrong-shape page. */
+export const WRONG_LIST_MEMBER = "items";
+
+/** Builds one ListSessionsV2 page, with the request faults of `pf` if any. */
 export function buildSessionsPage(
   req: ListSessionsRequest,
   ctx: PageContext,
-  duplicate = 0,
+  pf: PageFaults = {},
 ): BuiltPage {
-  const { generator, nowMs } = ctx;
+  const { generator, nowMs, faults } = ctx;
   const lowerMs = Math.max(req.startMs, generator.historyStartMs);
   // Sessions that have not started yet do not exist.
   const upperMs = Math.min(req.endMs, nowMs + 1);
-  const match =
+  const query =
     req.query === "" ? undefined : compileSessionQuery(req.query, generator);
+  // A late session exists but is not listed yet.
+  const match: SessionPredicate | undefined =
+    faults.rate("lateSession") > 0
+      ? (s, now) => {
+          if (query && !query(s, now)) return false;
+          if (faults.listed(s.id, s.startMs, now)) return true;
+          ctx.onLate();
+          return false;
+        }
+      : query;
+  const duplicate = pf.duplicate ?? 0;
   const repeat = req.position ? Math.min(duplicate, req.limit - 1) : 0;
   const fresh = collectAfter(
     generator,
@@ -224,30 +258,52 @@ export function buildSessionsPage(
       ? collectUpTo(generator, lowerMs, req.position, repeat, match, nowMs)
       : [];
   const last = page[page.length - 1];
-  const nextCursor =
+  let nextCursor =
     more && last
       ? encodeCursor({ startMs: last.startMs, id: last.id }, req.filterKey)
       : undefined;
+  if (pf.cycleBack !== undefined)
+    nextCursor = cycleCursor(req, ctx, lowerMs, match, pf.cycleBack);
 
   const all = repeated.length > 0 ? repeated.concat(page) : page;
+  const shape =
+    pf.wrongShape === undefined
+      ? undefined
+      : all.length === 0
+        ? 1
+        : pf.wrongShape;
+  if (shape === 1) {
+    // Neither sessions nor listMetadata: only a cursor (to the window start on a last page).
+    const cursor = nextCursor ?? cycleCursor(req, ctx, lowerMs, match, 1);
+    return {
+      body: Buffer.from(JSON.stringify({ nextCursor: cursor }), "utf8"),
+      count: 0,
+      nextCursor: cursor,
+    };
+  }
   const sink = new ByteSink(64 + all.length * 760);
   if (all.length > 0) {
-    sink.ascii('{"sessions":[');
+    sink.ascii(shape === 0 ? `{"${WRONG_LIST_MEMBER}":[` : '{"sessions":[');
+    const perSession = faults.perSession;
     for (let i = 0; i < all.length; i++) {
       const s = all[i] as SimSession;
       if (i > 0) sink.byte(44);
-      const broken = ctx.faults.brokenKind(s.id);
-      if (broken === undefined) {
+      const kind = perSession ? faults.recordFault(s.id) : undefined;
+      if (kind === undefined) {
         ctx.encoder.write(sink, s, nowMs);
-      } else {
-        const record = FaultInjector.corrupt(
-          ctx.encoder.object(s, nowMs),
-          broken,
-          s.startMs,
-        );
-        const raw = JSON.stringify(record);
-        sink.utf8(raw);
-        ctx.onBroken({ sessionId: s.id, kind: broken, record, raw });
+        continue;
+      }
+      const record = ctx.encoder.object(s, nowMs);
+      const served = faultedRecord(record, kind, s.id, s.startMs, faults);
+      sink.bytes(served.bytes);
+      ctx.onFaulted(served);
+      if (isBrokenRecordKind(kind)) {
+        ctx.onBroken({
+          sessionId: s.id,
+          kind,
+          record: record as unknown as Record<string, unknown>,
+          raw: served.raw,
+        });
       }
     }
     sink.ascii('],"listMetadata":{');
@@ -262,10 +318,41 @@ export function buildSessionsPage(
   return { body: sink.result(), count: all.length, nextCursor };
 }
 
+/**
+ * A cursor to the page `back` pages before the one `req` asks for (0 = that page again), or to
+ * the start of the window when there is no such page: following it loops.
+ */
+function cycleCursor(
+  req: ListSessionsRequest,
+  ctx: PageContext,
+  lowerMs: number,
+  match: SessionPredicate | undefined,
+  back: number,
+): string {
+  const windowStart = encodeCursor(
+    { startMs: Math.ceil(lowerMs) - 1, id: "0" },
+    req.filterKey,
+  );
+  if (!req.position) return windowStart;
+  if (back === 0) return req.cursor;
+  // The previous page ends at the request's position and starts after the position before it.
+  const before = collectUpTo(
+    ctx.generator,
+    lowerMs,
+    req.position,
+    req.limit + 1,
+    match,
+    ctx.nowMs,
+  );
+  const first = before[0];
+  if (before.length < req.limit + 1 || first === undefined) return windowStart;
+  return encodeCursor({ startMs: first.startMs, id: first.id }, req.filterKey);
+}
+
 /** GetSession body, or the Connect error to answer. */
 export function buildGetSession(
   body: Record<string, unknown>,
-  ctx: Omit<PageContext, "faults" | "onBroken">,
+  ctx: Pick<PageContext, "generator" | "encoder" | "nowMs">,
 ): Buffer {
   const id = optionalString(body, "sessionId");
   if (id === "")

@@ -15,13 +15,20 @@ import {
 } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
 import { SimClock } from "./clock.js";
-import { SimConnectError } from "./connect.js";
 import {
-  FAULT_KINDS,
+  HTTP_STATUS_OF_CODE,
+  SimConnectError,
+  truncateForMessage,
+  type ConnectCode,
+} from "./connect.js";
+import {
   FaultInjector,
+  isBrokenRecordKind,
   type BrokenRecord,
+  type BrokenWindow,
+  type FaultedRecord,
+  type FaultedSession,
   type FaultOptions,
   type RequestFaults,
 } from "./faults.js";
@@ -30,9 +37,20 @@ import {
   buildSessionsPage,
   parseListSessionsRequest,
   type ListSessionsRequest,
+  type PageContext,
+  type PageFaults,
 } from "./list-sessions.js";
 import type { OrgSize } from "./org.js";
-import { createSessionGenerator, type SessionGenerator } from "./sessions.js";
+import {
+  createSessionGenerator,
+  statusAt,
+  type SessionGenerator,
+} from "./sessions.js";
+import {
+  brokenWindowAnswer,
+  withoutAggregations,
+  withStringCounts,
+} from "./wire-faults.js";
 import { DAY_MS } from "./time.js";
 import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
 
@@ -108,7 +126,12 @@ export interface SimulatorStats {
   requests: number;
   /** By method name (last path segment): "ListSessionsV2", "GetSession", … */
   byMethod: Record<string, number>;
-  /** Injected faults by kind (badRecord counts served broken records). */
+  /**
+   * Injected faults by kind, one counter per kind switched on: each response fault, page fault
+   * and answer fault met, each broken record served (badRecord, badUtf8, hugeRecord, badDates),
+   * each not_found of a vanished session, each time a late session was left out of a page or
+   * answered not_found, each broken answer of a poisoned window.
+   */
   faults: Record<string, number>;
 }
 
@@ -121,8 +144,24 @@ export interface Simulator {
   readonly clock: SimClock;
   readonly generator: SessionGenerator;
   stats(): SimulatorStats;
-  /** Every broken record served so far (one entry per session id, as last served). */
+  /** Every classic broken record (badRecord) served so far, one per session id, as last served. */
   brokenRecords(): BrokenRecord[];
+  /** Every record broken on purpose served so far, whatever its fault, with the exact bytes:
+   *  one entry per distinct version served (the same record served again is one entry). */
+  faultedRecords(): FaultedRecord[];
+  /**
+   * Sessions starting in [fromMs, toMs) (and by the clock's now) with a session fault: the late
+   * ones, and the vanished ones that are open now (GetSession answers not_found for them).
+   */
+  faultedSessions(fromMs: number, toMs: number): FaultedSession[];
+  /** Every poisoned aggregation window answered so far. */
+  brokenWindows(): BrokenWindow[];
+  /** Whether ListLogAggregations of this query, grouping and window start is poisoned. */
+  isBrokenWindow(
+    query: string,
+    groupBy: readonly string[],
+    startMs: number,
+  ): boolean;
   /** Registers a Connect route, e.g. "/core.v1.LogsService/ListLogAggregations". */
   addRoute(path: string, handler: RouteHandler): void;
   close(): Promise<void>;
@@ -273,6 +312,8 @@ class SimulatorServer implements Simulator {
   private readonly closing = new AbortController();
   private readonly bench: BenchCache | undefined;
   private readonly broken = new Map<string, BrokenRecord>();
+  private readonly faulted = new Map<string, FaultedRecord>();
+  private readonly poisoned = new Map<string, BrokenWindow>();
   private readonly counters: SimulatorStats = {
     requests: 0,
     byMethod: {},
@@ -304,16 +345,18 @@ class SimulatorServer implements Simulator {
     const rl = o.rateLimit ?? { limit: 6000, windowMs: 60_000 };
     this.limiter = new RateLimiter(rl.limit, rl.windowMs);
     this.faults = new FaultInjector(o.faults);
-    for (const kind of FAULT_KINDS) this.counters.faults[kind] = 0;
+    for (const kind of this.faults.enabledKinds())
+      this.counters.faults[kind] = 0;
     this.bench = o.benchPages
       ? new BenchCache(o.benchCacheBytes ?? 512 * 1024 * 1024)
       : undefined;
     this.routes.set(LIST_SESSIONS_PATH, this.builtinListSessions);
-    this.routes.set(
-      GET_SESSION_PATH,
-      (body, ctx) =>
-        new RawJson(buildGetSession(body, { ...ctx, encoder: this.encoder })),
-    );
+    this.routes.set(GET_SESSION_PATH, (body, ctx) => {
+      this.sessionFaults(body, ctx.nowMs);
+      return new RawJson(
+        buildGetSession(body, { ...ctx, encoder: this.encoder }),
+      );
+    });
     this.server.keepAliveTimeout = 30_000;
   }
 
@@ -347,6 +390,52 @@ class SimulatorServer implements Simulator {
 
   brokenRecords(): BrokenRecord[] {
     return [...this.broken.values()];
+  }
+
+  faultedRecords(): FaultedRecord[] {
+    return [...this.faulted.values()];
+  }
+
+  faultedSessions(fromMs: number, toMs: number): FaultedSession[] {
+    const now = this.clock.now();
+    const out: FaultedSession[] = [];
+    if (
+      this.faults.rate("vanishedSession") <= 0 &&
+      this.faults.rate("lateSession") <= 0
+    )
+      return out;
+    for (const s of this.generator.sessionsStartingIn(
+      fromMs,
+      Math.min(toMs, now + 1),
+    )) {
+      const kind = this.faults.sessionFault(s.id);
+      if (kind === "lateSession") {
+        out.push({
+          sessionId: s.id,
+          kind,
+          startMs: s.startMs,
+          listedFromMs: s.startMs + this.faults.lateMs,
+        });
+      } else if (
+        kind === "vanishedSession" &&
+        statusAt(s, now) !== "completed"
+      ) {
+        out.push({ sessionId: s.id, kind, startMs: s.startMs });
+      }
+    }
+    return out;
+  }
+
+  brokenWindows(): BrokenWindow[] {
+    return [...this.poisoned.values()];
+  }
+
+  isBrokenWindow(
+    query: string,
+    groupBy: readonly string[],
+    startMs: number,
+  ): boolean {
+    return this.faults.brokenWindow(query, groupBy, startMs) !== undefined;
   }
 
   addRoute(path: string, handler: RouteHandler): void {
@@ -578,10 +667,12 @@ class SimulatorServer implements Simulator {
     };
     const requestFaults = fault;
     try {
-      // The built-in session list takes the request's page faults (duplicate) as well.
-      const result = await (handler === this.builtinListSessions
+      // The built-in session list takes the request's page faults (duplicate, wrong shape,
+      // cursor cycle) as well.
+      const answer: unknown = await (handler === this.builtinListSessions
         ? this.listSessions(message, ctx, requestFaults)
         : handler(message, ctx));
+      const result = this.answerFaults(path, message, answer, requestFaults);
       const bytes =
         result instanceof RawJson
           ? result.bytes
@@ -600,8 +691,7 @@ class SimulatorServer implements Simulator {
     fault?: RequestFaults,
   ): RawJson {
     const req = parseListSessionsRequest(body, this.seed);
-    const duplicate = fault?.duplicate ?? 0;
-    const pageCtx = {
+    const pageCtx: PageContext = {
       generator: this.generator,
       encoder: this.encoder,
       faults: this.faults,
@@ -610,10 +700,30 @@ class SimulatorServer implements Simulator {
         this.broken.set(r.sessionId, r);
         this.countFault("badRecord");
       },
+      onFaulted: (r: FaultedRecord) => {
+        // One entry per distinct version: a record served again after its session changed
+        // (an open session completing) is another record to dead-letter.
+        const key = `${r.sessionId}|${createHash("sha256").update(r.bytes).digest("base64")}`;
+        if (!this.faulted.has(key)) this.faulted.set(key, r);
+        // Classic broken records are counted as badRecord by onBroken.
+        if (!isBrokenRecordKind(r.kind)) this.countFault(r.kind);
+      },
+      onLate: () => this.countFault("lateSession"),
     };
-    if (duplicate > 0 && req.position) {
-      const page = buildSessionsPage(req, pageCtx, duplicate);
-      this.countFault("duplicate");
+    const pf: PageFaults = {};
+    if ((fault?.duplicate ?? 0) > 0 && req.position)
+      pf.duplicate = fault?.duplicate;
+    if (fault?.wrongShape) pf.wrongShape = fault.shapeVariant;
+    else if (fault?.cursorCycle) pf.cycleBack = fault.cycleBack;
+    if (
+      pf.duplicate !== undefined ||
+      pf.wrongShape !== undefined ||
+      pf.cycleBack !== undefined
+    ) {
+      const page = buildSessionsPage(req, pageCtx, pf);
+      if (pf.duplicate !== undefined) this.countFault("duplicate");
+      if (pf.wrongShape !== undefined) this.countFault("wrongShape");
+      if (pf.cycleBack !== undefined) this.countFault("cursorCycle");
       return new RawJson(page.body);
     }
     if (!this.bench) return new RawJson(buildSessionsPage(req, pageCtx).body);
@@ -642,6 +752,84 @@ class SimulatorServer implements Simulator {
       });
     }
     return new RawJson(page.body);
+  }
+
+  /** GetSession of a vanished (open) or a not yet listed late session: not_found. */
+  private sessionFaults(body: Record<string, unknown>, nowMs: number): void {
+    const id = body.sessionId;
+    if (typeof id !== "string" || id === "") return;
+    const kind = this.faults.sessionFault(id);
+    if (kind === undefined) return;
+    const s = this.generator.getSession(id);
+    if (!s || s.startMs > nowMs) return;
+    const hidden =
+      kind === "vanishedSession"
+        ? statusAt(s, nowMs) !== "completed"
+        : !this.faults.listed(id, s.startMs, nowMs);
+    if (!hidden) return;
+    this.countFault(kind);
+    throw new SimConnectError(
+      "not_found",
+      `session "${truncateForMessage(id)}" not found`,
+    );
+  }
+
+  /** The answer faults of GetSession and ListLogAggregations (sessions pages build their own). */
+  private answerFaults(
+    path: string,
+    body: Record<string, unknown>,
+    answer: unknown,
+    fault: RequestFaults | undefined,
+  ): unknown {
+    if (path === GET_SESSION_PATH) {
+      if (!fault?.wrongShape) return answer;
+      this.countFault("wrongShape");
+      return {};
+    }
+    if (path !== LIST_LOG_AGGREGATIONS_PATH) return answer;
+    let poisoned: BrokenWindow | undefined;
+    if (this.faults.rate("badWindow") > 0) {
+      const req = parseListLogAggregationsRequest(body);
+      const query = typeof body.query === "string" ? body.query : "";
+      const variant = this.faults.brokenWindow(query, req.groupBy, req.startMs);
+      if (variant !== undefined)
+        poisoned = {
+          query,
+          groupBy: req.groupBy,
+          startMs: req.startMs,
+          variant,
+        };
+    }
+    if (
+      poisoned === undefined &&
+      !fault?.emptyAggregation &&
+      !fault?.wrongShape &&
+      !fault?.stringCounts
+    )
+      return answer;
+    const json = (
+      answer instanceof RawJson
+        ? JSON.parse(answer.bytes.toString("utf8"))
+        : (answer ?? {})
+    ) as Record<string, unknown>;
+    if (poisoned !== undefined) {
+      this.poisoned.set(
+        JSON.stringify([poisoned.query, poisoned.groupBy, poisoned.startMs]),
+        poisoned,
+      );
+      this.countFault("badWindow");
+      return brokenWindowAnswer(json, poisoned.variant);
+    }
+    if (fault?.emptyAggregation) {
+      this.countFault("emptyAggregation");
+      return {};
+    }
+    if (fault?.wrongShape) {
+      this.countFault("wrongShape");
+      return withoutAggregations(json);
+    }
+    this.countFault("stringCounts");
+    return withStringCounts(json);
   }
 
   private benchKey(req: ListSessionsRequest, nowMs: number): string {

@@ -5,8 +5,10 @@
 import { isDeepStrictEqual } from "node:util";
 import type { AggregationJobConfig } from "../../src/config/index.js";
 import type {
+  BadDatesVariant,
   BrokenRecord,
   BrokenRecordKind,
+  FaultedRecord,
   Simulator,
 } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
@@ -170,6 +172,68 @@ export function deadLetterDifferences(
   const brokenRaw = new Set(broken.map((b) => b.raw));
   for (const d of stored)
     if (!brokenRaw.has(d.raw))
+      out.push(`unexpected dead letter ${d.record_id}: ${d.reason}`);
+  return out;
+}
+
+/** How each impossible value of a badDates record must be explained in dead_letters.reason. */
+export const REASON_OF_BAD_DATES: Readonly<Record<BadDatesVariant, RegExp>> = {
+  impossibleDate: /^startTime: .*(calendar|not a valid date|does not exist)/i,
+  year1800: /^startTime: .*(1900|range)/i,
+  year2400: /^(startTime|endTime): .*(2299|range)/i,
+  negativeDuration: /^duration: .*negative/i,
+};
+
+/** The reason a record broken on purpose must carry in dead_letters. */
+export function reasonOfFault(f: FaultedRecord): RegExp {
+  switch (f.kind) {
+    case "badUtf8":
+      return /invalid UTF-8/i;
+    case "hugeRecord":
+      return /record of \d+ bytes.*(limit|larger|exceeds|maximum)/i;
+    case "badDates":
+      return REASON_OF_BAD_DATES[f.variant as BadDatesVariant];
+    default:
+      return REASON_OF_KIND[f.kind];
+  }
+}
+
+/** dead_letters.raw of a faulted record: its text, or for invalid UTF-8 its bytes in base64. */
+export function deadLetterRaw(f: FaultedRecord): string {
+  return f.kind === "badUtf8" ? f.bytes.toString("base64") : f.raw;
+}
+
+/**
+ * Differences between the dead letters and every record the simulator broke on purpose
+ * (sim.faultedRecords()): each dead-lettered once with its exact raw text (base64 bytes for
+ * invalid UTF-8), its session id (empty when the id is what is missing) and a reason naming the
+ * problem; nothing else dead-lettered.
+ */
+export function faultedDeadLetterDifferences(
+  stored: readonly StoredDeadLetter[],
+  faulted: readonly FaultedRecord[],
+): string[] {
+  const out: string[] = [];
+  const byRaw = new Map(stored.map((d) => [d.raw, d]));
+  if (byRaw.size !== stored.length)
+    out.push(`${stored.length - byRaw.size} dead letters stored twice`);
+  const wanted = new Set<string>();
+  for (const f of faulted) {
+    const raw = deadLetterRaw(f);
+    wanted.add(raw);
+    const d = byRaw.get(raw);
+    const what = `${f.sessionId} (${f.kind}${f.variant === f.kind ? "" : `/${f.variant}`})`;
+    if (!d) {
+      out.push(`${what}: not dead-lettered`);
+      continue;
+    }
+    if (!reasonOfFault(f).test(d.reason))
+      out.push(`${what}: reason "${d.reason}"`);
+    const id = f.kind === "missingId" ? "" : f.sessionId;
+    if (d.record_id !== id) out.push(`${what}: record_id "${d.record_id}"`);
+  }
+  for (const d of stored)
+    if (!wanted.has(d.raw))
       out.push(`unexpected dead letter ${d.record_id}: ${d.reason}`);
   return out;
 }
