@@ -2,12 +2,44 @@ import { defineConfig } from "vitest/config";
 
 // The embedded engine allows one data path per process, so every test file runs in its own
 // forked process (isolate) with its own engine directory; see test/helpers/warehouse.ts.
+//
+// Two projects: `unit` holds the files that need no engine, no server and no child process
+// (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
+const UNIT = [
+  "test/api/json-stream.test.ts",
+  "test/api/schemas.test.ts",
+  "test/api/session-fast.test.ts",
+  "test/config/config.test.ts",
+  "test/dashboards/grafana-sql.test.ts",
+  "test/dashboards/schema.test.ts",
+  "test/faults/retry.test.ts",
+  "test/ops/metrics.test.ts",
+  "test/simulator/generator.test.ts",
+  "test/simulator/logs-aggregate.test.ts",
+  "test/simulator/logs-query.test.ts",
+  "test/warehouse/insert-files.test.ts",
+  "test/warehouse/line-block.test.ts",
+];
+
+const shared = {
+  pool: "forks" as const,
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    pool: "forks",
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
     reporters: ["default"],
+    projects: [
+      { test: { ...shared, name: "unit", include: UNIT } },
+      {
+        test: {
+          ...shared,
+          name: "integration",
+          include: ["test/**/*.test.ts"],
+          exclude: UNIT,
+        },
+      },
+    ],
   },
 });
