@@ -693,12 +693,10 @@ async function errorFromResponse(
 ): Promise<ApiError> {
   let text = "";
   try {
-    const limit = MAX_ERROR_BODY_BYTES;
     text = (
       await readAll(
         body,
-        procedure,
-        limit,
+        MAX_ERROR_BODY_BYTES,
         () => new Error("error body too large"),
       )
     ).toString("utf8");
