@@ -68,7 +68,8 @@ export class ArrayMemberSplitter {
   readonly #member: string;
   readonly #maxElementBytes: number;
   /** First bytes of the element being scanned past, once it is larger than the limit. */
-  #oversized: Buffer | undefined;
+  #oversized: Buffer[] | undefined;
+  #oversizedBytes = 0;
   /** Bytes of the oversized element already dropped from the buffer. */
   #dropped = 0;
   #buf: Buffer = Buffer.alloc(0);
@@ -232,9 +233,14 @@ export class ArrayMemberSplitter {
   #element(buf: Buffer, end: number): SplitElement {
     const size = this.#dropped + (end - this.#start);
     const oversized = this.#oversized;
-    this.#oversized = undefined;
-    this.#dropped = 0;
-    if (oversized) return { problem: "too-large", bytes: oversized, size };
+    if (oversized) {
+      this.#keepPrefix(buf, end);
+      const bytes = Buffer.concat(oversized);
+      this.#oversized = undefined;
+      this.#oversizedBytes = 0;
+      this.#dropped = 0;
+      return { problem: "too-large", bytes, size };
+    }
     if (size > this.#maxElementBytes) {
       const keep = Math.min(size, OVERSIZED_PREFIX_BYTES);
       return {
@@ -263,15 +269,25 @@ export class ArrayMemberSplitter {
   #boundElement(buf: Buffer): void {
     const held = buf.length - this.#start;
     if (this.#oversized === undefined) {
-      if (this.#dropped + held <= this.#maxElementBytes) return;
-      this.#oversized = Buffer.from(
-        buf.subarray(this.#start, this.#start + OVERSIZED_PREFIX_BYTES),
-      );
+      if (held <= this.#maxElementBytes) return;
+      this.#oversized = [];
     }
     let cut = buf.length;
     while (cut > this.#start && buf[cut - 1] === BACKSLASH) cut--;
+    this.#keepPrefix(buf, cut);
     this.#dropped += cut - this.#start;
     this.#start = cut;
+  }
+
+  /** Adds buf[#start, end) to the kept first bytes of an oversized element, up to their limit. */
+  #keepPrefix(buf: Buffer, end: number): void {
+    const room = OVERSIZED_PREFIX_BYTES - this.#oversizedBytes;
+    if (room <= 0 || end <= this.#start) return;
+    const part = Buffer.from(
+      buf.subarray(this.#start, Math.min(end, this.#start + room)),
+    );
+    this.#oversized?.push(part);
+    this.#oversizedBytes += part.length;
   }
 
   /** Index of the closing quote of a string whose content starts at `from`, or -1. */
