@@ -171,7 +171,7 @@ export const configSchema = z.object({
      * parts: a 1M-session backfill in 20000-row blocks spent twice the CPU on background merges.
      */
     insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(50_000),
-    /** Pages of one window that may repeat nothing new before the sync stops (default 3). */
+    /** Pages in a row holding only sessions seen earlier in the window before the sync stops (default 3). */
     maxStalledPages: intFrom("maxStalledPages", 1, 1000).default(3),
     /** Pages one window may take before the sync stops with TOO_MANY_PAGES (default 10000). */
     maxPagesPerWindow: intFrom(

@@ -71,6 +71,31 @@ describe("timeouts", () => {
     }
   });
 
+  it("an answer whose headers come later than the request timeout is a TIMEOUT", async () => {
+    const server = await scriptedServer((_n, _req, res) => {
+      setTimeout(() => answer(res, pageOf([])), 600).unref();
+    });
+    const client = new ControlPlaneClient({
+      url: server.url,
+      apiKey: "k-timing-test",
+      requestTimeoutMs: 200,
+      maxRequestsPerSecond: 1000,
+      maxRetries: 0,
+      retryBaseMs: 1,
+      retryMaxMs: 5,
+    });
+    try {
+      const err = await client
+        .call("SessionsService/GetSession", { sessionId: "s" })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "TIMEOUT" });
+      expect((err as Error).message).toMatch(/no answer within 200 ms/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
   it("a body that stops sending is retried after the body idle timeout, and the sync completes", async () => {
     const records = sessions.slice(0, 4);
     const body = pageOf(records);
