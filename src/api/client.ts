@@ -518,7 +518,8 @@ export class ControlPlaneClient {
       if (res.statusCode === 200) {
         result = "ok";
         handedOver = true;
-        // A body its reader abandons still ends (destroyed at the latest by the timeout).
+        // The slot comes back when the body closes: read to its end, or destroyed when its
+        // reader stops early (leaving a for-await over a stream destroys it) or fails.
         res.body.once("close", release);
         return { status: 200, headers: res.headers, body: res.body, release };
       }

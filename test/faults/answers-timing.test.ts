@@ -71,6 +71,44 @@ describe("timeouts", () => {
     }
   });
 
+  it("a reader that stops early frees the connection for the next request", async () => {
+    const records = sessions
+      .slice(0, 6)
+      .map((r) => ({ ...r, pad: "p".repeat(400_000) }));
+    const server = await scriptedServer((_n, _req, res) =>
+      answer(res, pageOf(records)),
+    );
+    const api = new ControlPlaneApi(
+      new ControlPlaneClient({
+        url: server.url,
+        apiKey: "k-timing-test",
+        requestTimeoutMs: 60_000,
+        maxRequestsPerSecond: 1000,
+        maxRetries: 0,
+        retryBaseMs: 1,
+        retryMaxMs: 5,
+        connections: 1,
+      }),
+      "unix",
+    );
+    try {
+      const req = { startMs: FROM, endMs: NOON, limit: 10 };
+      for await (const batch of api.sessionsPage(req, { batchSize: 1 })) {
+        expect(batch).toHaveLength(1);
+        break;
+      }
+      let n = 0;
+      const started = performance.now();
+      for await (const batch of api.sessionsPage(req, { batchSize: 100 }))
+        n += batch.length;
+      expect(n).toBe(6);
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      await api.close();
+      await server.close();
+    }
+  }, 20_000);
+
   it("an answer whose headers come later than the request timeout is a TIMEOUT", async () => {
     const server = await scriptedServer((_n, _req, res) => {
       setTimeout(() => answer(res, pageOf([])), 600).unref();
