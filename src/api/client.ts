@@ -1,6 +1,10 @@
 // The control plane's Connect-over-HTTP client: one keep-alive pool, a timeout and an
 // AbortSignal on every call, a request-rate ceiling that also slows down before the service's
-// own limit bites, and retries with backoff for what is worth retrying (retry.ts).
+// own limit bites, and retries with backoff for what is worth retrying (retry.ts). The request
+// timeout covers waiting for the answer's headers; a body is then read for as long as its
+// reader takes, and fails only when no byte arrives for the body idle timeout, or past the size
+// limit. An answer whose shape is wrong (the caller's check) is a BAD_RESPONSE, retried.
+import { constants as bufferConstants } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { setImmediate, setTimeout as sleep } from "node:timers/promises";
 import { Pool, errors as undiciErrors } from "undici";
@@ -8,7 +12,12 @@ import { ConfigError } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { isConnectCode } from "./connect-codes.js";
 import { ApiError } from "./errors.js";
-import { ArrayMemberSplitter, JsonShapeError } from "./json-stream.js";
+import {
+  ArrayMemberSplitter,
+  JsonShapeError,
+  parseExactJson,
+  type SplitElement,
+} from "./json-stream.js";
 import {
   backoffMs,
   isRetryable,
@@ -31,11 +40,28 @@ const TLS_ERROR = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_(GET|VERIFY)/;
 /** Longest service message kept in an error: a proxy may send a whole page as the message. */
 const MAX_MESSAGE_CHARS = 500;
 
+/** Longest error body read: a Connect error is small; a proxy's page needs only its length. */
+const MAX_ERROR_BODY_BYTES = 2 ** 20;
+
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_PAGE_BYTES = 2 * 2 ** 30;
+export const DEFAULT_MAX_RECORD_BYTES = 64 * 2 ** 20;
+
+/** A signal that never aborts, for calls made without one. */
+const NEVER = new AbortController().signal;
+
 export interface ApiClientOptions {
   url: string;
   apiKey: string;
   extraHeaders?: Readonly<Record<string, string>>;
+  /** Longest wait for an answer's headers (connection, request and the server's work). */
   requestTimeoutMs: number;
+  /** A body that sends no byte for this long fails the attempt, which is retried (default 60s). */
+  bodyIdleTimeoutMs?: number | undefined;
+  /** Largest answer read (default 2 GiB); past it the call fails with RESPONSE_TOO_LARGE. */
+  maxPageBytes?: number | undefined;
+  /** Largest element of a streamed list (default 64 MiB); past it the element is handed over broken. */
+  maxRecordBytes?: number | undefined;
   maxRequestsPerSecond: number;
   maxRetries: number;
   retryBaseMs: number;
@@ -56,6 +82,34 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Shared by every call of one run; a run stops retrying when it is spent. */
   budget?: RetryBudget | undefined;
+  /** What the call is about (a window, a session), named in the message of a bad answer. */
+  context?: string | undefined;
+}
+
+export interface UnaryOptions extends CallOptions {
+  /** What is wrong with a parsed answer, or undefined; a problem is a BAD_RESPONSE. */
+  check?: ((answer: unknown) => string | undefined) | undefined;
+  /** Reads integer literals longer than 15 digits as strings, exact (parseExactJson). */
+  exactIntegers?: boolean | undefined;
+}
+
+/** How a streamed answer ended: its other members and what its array held. */
+export interface StreamEnd {
+  others: Record<string, unknown>;
+  /** Elements of the array member. */
+  elements: number;
+  /** Whether the array member was present. */
+  sawMember: boolean;
+}
+
+export interface StreamOptions extends CallOptions {
+  batchSize: number;
+  onRestart?: () => void;
+  /**
+   * What is wrong with the answer once its body ended, or undefined; a problem is a
+   * BAD_RESPONSE, thrown before the last batch is handed over.
+   */
+  check?: ((end: StreamEnd) => string | undefined) | undefined;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -92,35 +146,54 @@ export class ControlPlaneClient {
       connections: this.#connections,
       keepAliveTimeout: 30_000,
       headersTimeout: opts.requestTimeoutMs,
-      bodyTimeout: opts.requestTimeoutMs,
+      // undici does not count time while the reader holds the body back (backpressure).
+      bodyTimeout: opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
       ...(ca ? { connect: { ca } } : {}),
     });
   }
 
-  /** A unary call; returns the parsed JSON response body. */
+  /** A unary call; returns the parsed JSON response body, checked by `options.check`. */
   async call(
     procedure: string,
     body: unknown,
-    options: CallOptions = {},
+    options: UnaryOptions = {},
   ): Promise<unknown> {
-    return this.#withRetries(procedure, options, async (signal) => {
-      const ex = await this.#exchange(procedure, body, signal);
-      let text: string;
+    return this.#withRetries(procedure, options, async () => {
+      const ex = await this.#exchange(procedure, body, options.signal);
+      // A string cannot be longer than this, whatever the page limit says.
+      const limit = Math.min(
+        this.#maxPageBytes,
+        bufferConstants.MAX_STRING_LENGTH,
+      );
+      let bytes: Buffer;
       try {
-        text = await readAll(ex.body, procedure);
+        this.#checkLength(ex, procedure, limit, options.context);
+        bytes = await readAll(ex.body, limit, (size) =>
+          this.#tooLarge(procedure, size, limit, options.context),
+        ).catch((err: unknown) => {
+          throw this.#bodyError(err, procedure, ex.status, options);
+        });
       } finally {
         ex.release();
       }
+      const text = bytes.toString("utf8");
+      let answer: unknown;
       try {
-        return JSON.parse(text) as unknown;
+        answer = options.exactIntegers
+          ? parseExactJson(text)
+          : (JSON.parse(text) as unknown);
       } catch {
-        throw new ApiError({
-          code: "BAD_RESPONSE",
-          httpStatus: ex.status,
+        throw badAnswer(
           procedure,
-          message: `the response is not valid JSON (${text.length} bytes)`,
-        });
+          ex.status,
+          options.context,
+          `the response is not valid JSON (${text.length} bytes)`,
+        );
       }
+      const problem = options.check?.(answer);
+      if (problem !== undefined)
+        throw badAnswer(procedure, ex.status, options.context, problem);
+      return answer;
     });
   }
 
@@ -133,21 +206,35 @@ export class ControlPlaneClient {
     procedure: string,
     body: unknown,
     member: string,
-    options: CallOptions & { batchSize: number; onRestart?: () => void },
-  ): AsyncGenerator<string[], Record<string, unknown>> {
+    options: StreamOptions,
+  ): AsyncGenerator<SplitElement[], StreamEnd> {
     let attempt = 0;
     for (;;) {
-      const signal = this.#signal(options.signal);
       let yielded = false;
       try {
         this.#checkRefused(options);
-        const ex = await this.#exchange(procedure, body, signal);
-        const splitter = new ArrayMemberSplitter(member);
-        let batch: string[] = [];
+        const ex = await this.#exchange(procedure, body, options.signal);
+        const limit = this.#maxPageBytes;
+        const splitter = new ArrayMemberSplitter(
+          member,
+          this.#opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+        );
+        let batch: SplitElement[] = [];
+        let elements = 0;
+        let end: StreamEnd;
         try {
+          this.#checkLength(ex, procedure, limit, options.context);
           for await (const chunk of ex.body) {
-            for (const text of splitter.push(chunk)) {
-              batch.push(text);
+            if (splitter.bytes + chunk.length > limit)
+              throw this.#tooLarge(
+                procedure,
+                splitter.bytes + chunk.length,
+                limit,
+                options.context,
+              );
+            for (const element of splitter.push(chunk)) {
+              elements++;
+              batch.push(element);
               if (batch.length >= options.batchSize) {
                 yielded = true;
                 yield batch;
@@ -160,14 +247,22 @@ export class ControlPlaneClient {
             }
           }
           splitter.end();
+          end = {
+            others: splitter.others,
+            elements,
+            sawMember: splitter.sawMember,
+          };
+          const problem = options.check?.(end);
+          if (problem !== undefined)
+            throw badAnswer(procedure, ex.status, options.context, problem);
         } catch (err) {
           ex.body.destroy?.();
-          throw this.#bodyError(err, procedure, ex.status, signal);
+          throw this.#bodyError(err, procedure, ex.status, options);
         } finally {
           ex.release();
         }
         if (batch.length > 0) yield batch;
-        return splitter.others;
+        return end;
       } catch (err) {
         const waitMs = this.#retryWait(err, attempt, options);
         attempt++;
@@ -181,16 +276,46 @@ export class ControlPlaneClient {
     await this.#pool.close();
   }
 
+  get #maxPageBytes(): number {
+    return this.#opts.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+  }
+
+  /** Fails early when the answer announces a length past the limit. */
+  #checkLength(
+    ex: Exchange,
+    procedure: string,
+    limit: number,
+    context: string | undefined,
+  ): void {
+    const length = Number(ex.headers["content-length"]);
+    if (Number.isFinite(length) && length > limit)
+      throw this.#tooLarge(procedure, length, limit, context);
+  }
+
+  #tooLarge(
+    procedure: string,
+    size: number,
+    limit: number,
+    context: string | undefined,
+  ): ApiError {
+    return new ApiError({
+      code: "RESPONSE_TOO_LARGE",
+      httpStatus: 200,
+      procedure,
+      message: `the answer${context ? ` for ${context}` : ""} is larger than ${limit} bytes (at least ${size} bytes; limit SESSIONHOUSE_MAX_PAGE_BYTES)`,
+    });
+  }
+
   async #withRetries<T>(
     procedure: string,
     options: CallOptions,
-    fn: (signal: AbortSignal) => Promise<T>,
+    fn: () => Promise<T>,
   ): Promise<T> {
     let attempt = 0;
     for (;;) {
       try {
         this.#checkRefused(options);
-        return await fn(this.#signal(options.signal));
+        return await fn();
       } catch (err) {
         const waitMs = this.#retryWait(err, attempt, options);
         attempt++;
@@ -258,11 +383,6 @@ export class ControlPlaneClient {
       "api call failed, retrying",
     );
     return waitMs;
-  }
-
-  #signal(outer: AbortSignal | undefined): AbortSignal {
-    const timeout = AbortSignal.timeout(this.#opts.requestTimeoutMs);
-    return outer ? AbortSignal.any([outer, timeout]) : timeout;
   }
 
   #holdUntil(monotonicMs: number): void {
@@ -351,20 +471,36 @@ export class ControlPlaneClient {
     this.#holdUntil(performance.now() + Math.min(spacing, MAX_SERVER_WAIT_MS));
   }
 
+  /**
+   * Sends one request and waits for its headers, at most requestTimeoutMs from the moment it
+   * goes on the wire; the body that follows is bounded by the outer signal and the body idle
+   * timeout only, so a reader that takes its time on each part of it is not cut off.
+   */
   async #exchange(
     procedure: string,
     body: unknown,
-    signal: AbortSignal,
+    outer: AbortSignal | undefined,
   ): Promise<Exchange> {
-    const release = await this.#acquire(signal).catch((err: unknown) => {
-      throw this.#transportError(err, procedure, signal);
+    const waitSignal = outer ?? NEVER;
+    const release = await this.#acquire(waitSignal).catch((err: unknown) => {
+      throw this.#transportError(err, procedure, waitSignal);
     });
     let started = performance.now();
     let result = "NETWORK";
     let handedOver = false;
+    const headers = new AbortController();
+    const signal = outer
+      ? AbortSignal.any([outer, headers.signal])
+      : headers.signal;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await this.#throttle(signal);
+      await this.#throttle(waitSignal);
       started = performance.now();
+      timer = setTimeout(() => {
+        headers.abort(
+          new DOMException("no response headers in time", "TimeoutError"),
+        );
+      }, this.#opts.requestTimeoutMs);
       const res = await this.#pool.request({
         method: "POST",
         path: `${this.#pathPrefix}/core.v1.${procedure}`,
@@ -377,11 +513,13 @@ export class ControlPlaneClient {
         body: JSON.stringify(body),
         signal,
       });
+      clearTimeout(timer);
       this.#observeRateLimit(res.headers);
       if (res.statusCode === 200) {
         result = "ok";
         handedOver = true;
-        // A body its reader abandons still ends (destroyed at the latest by the timeout).
+        // The slot comes back when the body closes: read to its end, or destroyed when its
+        // reader stops early (leaving a for-await over a stream destroys it) or fails.
         res.body.once("close", release);
         return { status: 200, headers: res.headers, body: res.body, release };
       }
@@ -399,6 +537,7 @@ export class ControlPlaneClient {
       result = mapped.code;
       throw mapped;
     } finally {
+      clearTimeout(timer);
       if (!handedOver) release();
       this.#opts.observer?.onAttempt?.({
         procedure,
@@ -413,9 +552,19 @@ export class ControlPlaneClient {
     procedure: string,
     signal: AbortSignal,
   ): ApiError {
+    if (err instanceof undiciErrors.BodyTimeoutError) {
+      return new ApiError(
+        {
+          code: "TIMEOUT",
+          httpStatus: 0,
+          procedure,
+          message: `the response body sent no bytes for ${this.#opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS} ms`,
+        },
+        { cause: err },
+      );
+    }
     const timedOut =
       err instanceof undiciErrors.HeadersTimeoutError ||
-      err instanceof undiciErrors.BodyTimeoutError ||
       (signal.aborted &&
         signal.reason instanceof DOMException &&
         signal.reason.name === "TimeoutError");
@@ -468,9 +617,11 @@ export class ControlPlaneClient {
     err: unknown,
     procedure: string,
     status: number,
-    signal: AbortSignal,
+    options: CallOptions,
   ): ApiError {
     if (err instanceof ApiError) return err;
+    if (err instanceof JsonShapeError && err.kind === "shape")
+      return badAnswer(procedure, status, options.context, err.message);
     if (err instanceof JsonShapeError) {
       return new ApiError(
         {
@@ -482,7 +633,11 @@ export class ControlPlaneClient {
         { cause: err },
       );
     }
-    const mapped = this.#transportError(err, procedure, signal);
+    const mapped = this.#transportError(
+      err,
+      procedure,
+      options.signal ?? NEVER,
+    );
     if (mapped.code === "NETWORK") {
       return new ApiError(
         {
@@ -498,25 +653,36 @@ export class ControlPlaneClient {
   }
 }
 
+/** A BAD_RESPONSE: the answer is not what the operation returns. */
+function badAnswer(
+  procedure: string,
+  status: number,
+  context: string | undefined,
+  problem: string,
+): ApiError {
+  const operation = procedure.slice(procedure.lastIndexOf("/") + 1);
+  return new ApiError({
+    code: "BAD_RESPONSE",
+    httpStatus: status,
+    procedure,
+    message: `not a ${operation} answer${context ? ` for ${context}` : ""}: ${problem}`,
+  });
+}
+
+/** The whole body, failing with `tooLarge(size)` past `limit` bytes. */
 async function readAll(
   body: AsyncIterable<Buffer>,
-  procedure: string,
-): Promise<string> {
+  limit: number,
+  tooLarge: (size: number) => Error,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of body) chunks.push(chunk);
-  } catch (err) {
-    throw new ApiError(
-      {
-        code: "BODY_CUT",
-        httpStatus: 200,
-        procedure,
-        message: "the connection closed in the middle of the response",
-      },
-      { cause: err },
-    );
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge(size);
+    chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** A Connect error JSON body, or a non-JSON body (a proxy's page) turned into HTTP_<status>. */
@@ -528,7 +694,13 @@ async function errorFromResponse(
 ): Promise<ApiError> {
   let text = "";
   try {
-    text = await readAll(body, procedure);
+    text = (
+      await readAll(
+        body,
+        MAX_ERROR_BODY_BYTES,
+        () => new Error("error body too large"),
+      )
+    ).toString("utf8");
   } catch {
     // The status alone still classifies the failure.
   }

@@ -3,12 +3,19 @@
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import {
+  checkSessionsPage,
+  getSessionProblem,
+  logAggregationsProblem,
+  SESSIONS_MEMBER,
+} from "./answers.js";
+import {
   ControlPlaneClient,
   type ApiObserver,
   type CallOptions,
 } from "./client.js";
 import { ApiError } from "./errors.js";
-import { listMetadataSchema, type ListMetadata } from "./schemas/common.js";
+import type { SplitElement } from "./json-stream.js";
+import type { ListMetadata } from "./schemas/common.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
 import type { ListLogAggregationsRequest } from "./schemas/logs.js";
 
@@ -45,6 +52,9 @@ export class ControlPlaneApi {
       apiKey: a.apiKey,
       extraHeaders: a.extraHeaders,
       requestTimeoutMs: a.requestTimeoutMs,
+      bodyIdleTimeoutMs: a.bodyIdleTimeoutMs,
+      maxPageBytes: a.maxPageBytes,
+      maxRecordBytes: a.maxRecordBytes,
       maxRequestsPerSecond: a.maxRequestsPerSecond,
       maxRetries: a.maxRetries,
       retryBaseMs: a.retryBaseMs,
@@ -63,24 +73,48 @@ export class ControlPlaneApi {
       : new Date(ms).toISOString();
   }
 
-  /** One page of ListSessionsV2, as raw session texts in batches; returns its listMetadata. */
+  /** "window [start, end)" of a request, for messages. */
+  #windowOf(startMs: number, endMs: number): string {
+    return `window [${new Date(startMs).toISOString()}, ${new Date(endMs).toISOString()})`;
+  }
+
+  /**
+   * One page of ListSessionsV2, as raw session texts (or broken elements) in batches; returns
+   * its listMetadata. A page of the wrong shape fails (BAD_RESPONSE) before its last batch.
+   */
   async *sessionsPage(
     req: SessionPageRequest,
     options: CallOptions & { batchSize: number; onRestart?: () => void },
-  ): AsyncGenerator<string[], ListMetadata> {
+  ): AsyncGenerator<SplitElement[], ListMetadata> {
     const body: ListSessionsRequest = {
       limit: req.limit,
       startTimestamp: this.formatTimestamp(req.startMs),
       endTimestamp: this.formatTimestamp(req.endMs),
       ...(req.cursor ? { cursor: req.cursor } : {}),
     };
-    const others = yield* this.client.streamArray(
+    let listMetadata: ListMetadata | undefined;
+    yield* this.client.streamArray(
       PROCEDURES.listSessionsV2,
       body,
-      "sessions",
-      options,
+      SESSIONS_MEMBER,
+      {
+        ...options,
+        context: `${this.#windowOf(req.startMs, req.endMs)}${req.cursor ? " (a page after the first)" : " (first page)"}`,
+        check: (end) => {
+          const checked = checkSessionsPage(
+            end.others,
+            end.elements,
+            end.sawMember,
+          );
+          if ("problem" in checked) return checked.problem;
+          listMetadata = checked.listMetadata;
+          return undefined;
+        },
+      },
     );
-    return listMetadataSchema.parse(others.listMetadata ?? {});
+    if (listMetadata === undefined)
+      throw new Error("ListSessionsV2 page ended without its check");
+    return listMetadata;
   }
 
   /** GetSession; undefined when the service no longer knows the session. */
@@ -92,8 +126,12 @@ export class ControlPlaneApi {
       const res = (await this.client.call(
         PROCEDURES.getSession,
         { sessionId },
-        options,
-      )) as { session?: unknown };
+        {
+          ...options,
+          context: `session ${sessionId.slice(0, 100)}`,
+          check: getSessionProblem,
+        },
+      )) as { session: unknown };
       return res.session;
     } catch (err) {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
@@ -101,7 +139,11 @@ export class ControlPlaneApi {
     }
   }
 
-  /** ListLogAggregations for [startMs, endMs); returns the parsed JSON body, unvalidated. */
+  /**
+   * ListLogAggregations for [startMs, endMs); returns the parsed JSON body. Its shape is checked
+   * (an `aggregations` object, a valid `numHits`: else BAD_RESPONSE); its members are not.
+   * Integers longer than 15 digits arrive as strings, so 64-bit counts stay exact.
+   */
   async listLogAggregations(
     req: Omit<ListLogAggregationsRequest, "startTimestamp" | "endTimestamp"> & {
       startMs: number;
@@ -115,7 +157,12 @@ export class ControlPlaneApi {
       startTimestamp: this.formatTimestamp(startMs),
       endTimestamp: this.formatTimestamp(endMs),
     };
-    return this.client.call(PROCEDURES.listLogAggregations, body, options);
+    return this.client.call(PROCEDURES.listLogAggregations, body, {
+      ...options,
+      context: this.#windowOf(startMs, endMs),
+      check: logAggregationsProblem,
+      exactIntegers: true,
+    });
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // One error type for every failed call to the control plane. `code` is the Connect code when
 // the service answered with one, or a transport code of ours (NETWORK, TIMEOUT, BAD_RESPONSE,
-// TLS, HTTP_<status> for a non-JSON error body such as a proxy's HTML page).
+// TLS, HTTP_<status> for a non-JSON error body such as a proxy's HTML page, RESPONSE_TOO_LARGE
+// for a body past the configured page size limit).
 import { SessionhouseError } from "../util/errors.js";
 import type { ConnectCode } from "./connect-codes.js";
 
@@ -9,6 +10,7 @@ export type TransportCode =
   | "TIMEOUT"
   | "BODY_CUT"
   | "BAD_RESPONSE"
+  | "RESPONSE_TOO_LARGE"
   | "ABORTED"
   | "TLS"
   | `HTTP_${number}`;
@@ -89,7 +91,11 @@ function hintFor(code: string): string | undefined {
     case "TLS":
       return "the API's TLS certificate is not trusted: set SESSIONHOUSE_API_CA_FILE to the PEM file of the CA that signed it, and check that SESSIONHOUSE_API_URL names the host the certificate was issued for";
     case "TIMEOUT":
-      return "the API did not answer in time: raise SESSIONHOUSE_REQUEST_TIMEOUT or lower SESSIONHOUSE_PAGE_SIZE";
+      return "the API did not answer in time: raise SESSIONHOUSE_REQUEST_TIMEOUT (waiting for the answer) or SESSIONHOUSE_BODY_IDLE_TIMEOUT (a body that stops sending), or lower SESSIONHOUSE_PAGE_SIZE";
+    case "BAD_RESPONSE":
+      return "the API answered with something that is not this operation's answer, also on retries: nothing past it was checkpointed; the next run tries again. If it persists, report the message to the vendor";
+    case "RESPONSE_TOO_LARGE":
+      return "raise SESSIONHOUSE_MAX_PAGE_BYTES, or lower SESSIONHOUSE_PAGE_SIZE (sessions) or the window of the job so each answer is smaller";
     case "resource_exhausted":
     case "HTTP_429":
       return "the API kept rate-limiting the exporter: lower SESSIONHOUSE_MAX_RPS; the next run resumes from the checkpoint";

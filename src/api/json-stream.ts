@@ -4,6 +4,9 @@
 // (kept as the raw record) and parsed on its own by JSON.parse, which is native speed. The
 // scanner only tracks nesting and strings; inside strings it jumps with indexOf, so it costs a
 // fraction of the parse. Other top-level members are parsed whole (they are small).
+// An element larger than the record limit is not held: its first bytes are kept and the rest is
+// scanned past; an element that is not valid UTF-8 is handed over as its exact bytes.
+import { isUtf8 } from "node:buffer";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -13,6 +16,16 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const LOWER_E = 0x65;
+const UPPER_E = 0x45;
+const PLUS = 0x2b;
+
+/** Bytes of an oversized element kept for its dead letter. */
+export const OVERSIZED_PREFIX_BYTES = 2 ** 20;
 
 const enum Mode {
   ObjectStart,
@@ -30,14 +43,35 @@ function isSpace(c: number): boolean {
 }
 
 export class JsonShapeError extends Error {
-  constructor(message: string) {
+  /** `incomplete`: the body ended early; `shape`: the bytes are not the expected JSON object. */
+  readonly kind: "incomplete" | "shape";
+  constructor(message: string, kind: "incomplete" | "shape" = "shape") {
     super(message);
     this.name = "JsonShapeError";
+    this.kind = kind;
   }
 }
 
+/** An element that cannot be handed over as text. */
+export interface BrokenElement {
+  /** `invalid-utf8`: `bytes` are the element's exact bytes; `too-large`: its first bytes. */
+  problem: "invalid-utf8" | "too-large";
+  bytes: Buffer;
+  /** The element's full size in bytes. */
+  size: number;
+}
+
+/** One array element: its exact text, or why it has none. */
+export type SplitElement = string | BrokenElement;
+
 export class ArrayMemberSplitter {
   readonly #member: string;
+  readonly #maxElementBytes: number;
+  /** First bytes of the element being scanned past, once it is larger than the limit. */
+  #oversized: Buffer[] | undefined;
+  #oversizedBytes = 0;
+  /** Bytes of the oversized element already dropped from the buffer. */
+  #dropped = 0;
   #buf: Buffer = Buffer.alloc(0);
   #pos = 0;
   /** Start of the token being scanned (a key, a member value or an array element). */
@@ -52,19 +86,20 @@ export class ArrayMemberSplitter {
   /** Bytes seen so far. */
   bytes = 0;
 
-  constructor(member: string) {
+  constructor(member: string, maxElementBytes = Number.MAX_SAFE_INTEGER) {
     this.#member = member;
+    this.#maxElementBytes = maxElementBytes;
   }
 
-  /** Feeds a chunk; returns the raw text of every element completed by it. */
-  push(chunk: Buffer): string[] {
+  /** Feeds a chunk; returns every element completed by it. */
+  push(chunk: Buffer): SplitElement[] {
     this.bytes += chunk.length;
     // Keep only the unfinished token, so memory is bounded by the largest element.
     const keep = this.#buf.subarray(this.#start);
     this.#pos -= this.#start;
     this.#start = 0;
     this.#buf = keep.length === 0 ? chunk : Buffer.concat([keep, chunk]);
-    const out: string[] = [];
+    const out: SplitElement[] = [];
     this.#scan(out);
     return out;
   }
@@ -74,6 +109,7 @@ export class ArrayMemberSplitter {
     if (this.#mode !== Mode.Done) {
       throw new JsonShapeError(
         `response body ended early (after ${this.bytes} bytes): the JSON is incomplete`,
+        "incomplete",
       );
     }
   }
@@ -83,7 +119,7 @@ export class ArrayMemberSplitter {
     return this.#sawMember;
   }
 
-  #scan(out: string[]): void {
+  #scan(out: SplitElement[]): void {
     const buf = this.#buf;
     const len = buf.length;
     let pos = this.#pos;
@@ -112,7 +148,7 @@ export class ArrayMemberSplitter {
               this.#pos = pos;
               return;
             }
-            this.#key = JSON.parse(
+            this.#key = parseMember(
               buf.toString("utf8", pos, close + 1),
             ) as string;
             this.#mode = Mode.Colon;
@@ -147,15 +183,17 @@ export class ArrayMemberSplitter {
         case Mode.Item: {
           const end = this.#valueEnd(buf, pos);
           if (end < 0) {
+            if (this.#mode === Mode.Item) this.#boundElement(buf);
             this.#pos = len;
             return;
           }
-          const text = buf.toString("utf8", this.#start, end);
           if (this.#mode === Mode.Item) {
-            out.push(text);
+            out.push(this.#element(buf, end));
             this.#mode = Mode.ArrayItemOrEnd;
           } else {
-            this.others[this.#key] = JSON.parse(text) as unknown;
+            this.others[this.#key] = parseMember(
+              buf.toString("utf8", this.#start, end),
+            );
             this.#mode = Mode.KeyOrEnd;
           }
           pos = end;
@@ -189,6 +227,67 @@ export class ArrayMemberSplitter {
       }
     }
     this.#pos = pos;
+  }
+
+  /** The element in buf[#start, end), with what was dropped of it before. */
+  #element(buf: Buffer, end: number): SplitElement {
+    const size = this.#dropped + (end - this.#start);
+    const oversized = this.#oversized;
+    if (oversized) {
+      this.#keepPrefix(buf, end);
+      const bytes = Buffer.concat(oversized);
+      this.#oversized = undefined;
+      this.#oversizedBytes = 0;
+      this.#dropped = 0;
+      return { problem: "too-large", bytes, size };
+    }
+    if (size > this.#maxElementBytes) {
+      const keep = Math.min(size, OVERSIZED_PREFIX_BYTES);
+      return {
+        problem: "too-large",
+        bytes: Buffer.from(buf.subarray(this.#start, this.#start + keep)),
+        size,
+      };
+    }
+    const text = buf.toString("utf8", this.#start, end);
+    // The decoder writes U+FFFD for each invalid sequence; only then is the slower check needed.
+    if (text.includes("\uFFFD") && !isUtf8(buf.subarray(this.#start, end))) {
+      return {
+        problem: "invalid-utf8",
+        bytes: Buffer.from(buf.subarray(this.#start, end)),
+        size,
+      };
+    }
+    return text;
+  }
+
+  /**
+   * Called when an element is still incomplete at the end of the buffer: once it is larger than
+   * the limit, its first bytes are kept and the rest is dropped as it is scanned, so memory
+   * stays bounded. A run of backslashes at the end is kept: the string scan looks back over it.
+   */
+  #boundElement(buf: Buffer): void {
+    const held = buf.length - this.#start;
+    if (this.#oversized === undefined) {
+      if (held <= this.#maxElementBytes) return;
+      this.#oversized = [];
+    }
+    let cut = buf.length;
+    while (cut > this.#start && buf[cut - 1] === BACKSLASH) cut--;
+    this.#keepPrefix(buf, cut);
+    this.#dropped += cut - this.#start;
+    this.#start = cut;
+  }
+
+  /** Adds buf[#start, end) to the kept first bytes of an oversized element, up to their limit. */
+  #keepPrefix(buf: Buffer, end: number): void {
+    const room = OVERSIZED_PREFIX_BYTES - this.#oversizedBytes;
+    if (room <= 0 || end <= this.#start) return;
+    const part = Buffer.from(
+      buf.subarray(this.#start, Math.min(end, this.#start + room)),
+    );
+    this.#oversized?.push(part);
+    this.#oversizedBytes += part.length;
   }
 
   /** Index of the closing quote of a string whose content starts at `from`, or -1. */
@@ -249,4 +348,94 @@ export class ArrayMemberSplitter {
     this.#nest = nest;
     return -1;
   }
+}
+
+/** A member name or a member value other than the split array; a syntax error is a shape error. */
+function parseMember(text: string): unknown {
+  try {
+    return parseExactJson(text);
+  } catch (err) {
+    throw new JsonShapeError(
+      `the response is not valid JSON (${(err as Error).message})`,
+    );
+  }
+}
+
+/** Integer literals with more digits than this may not survive a double. */
+const SAFE_DIGITS = 15;
+const LONG_DIGIT_RUN = /\d{16}/;
+
+/**
+ * JSON.parse, except that integer literals longer than 15 digits are read as strings, so that
+ * 64-bit values (counts, ids) beyond 2^53 keep their exact digits. Only the structure outside
+ * strings is touched; a body without a 16-digit run is parsed as it is.
+ */
+export function parseExactJson(text: string): unknown {
+  return JSON.parse(
+    LONG_DIGIT_RUN.test(text) ? quoteLongIntegers(text) : text,
+  ) as unknown;
+}
+
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+/** The text with every integer literal of more than SAFE_DIGITS digits put in quotes. */
+export function quoteLongIntegers(text: string): string {
+  const parts: string[] = [];
+  let last = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = stringEndIn(text, i + 1) + 1;
+      if (i === 0) break; // unterminated: JSON.parse reports it
+      continue;
+    }
+    if (c !== MINUS && !isDigit(c)) {
+      i++;
+      continue;
+    }
+    let j = c === MINUS ? i + 1 : i;
+    const digitsFrom = j;
+    while (j < n && isDigit(text.charCodeAt(j))) j++;
+    const next = j < n ? text.charCodeAt(j) : -1;
+    if (next === DOT || next === LOWER_E || next === UPPER_E) {
+      // A fraction or an exponent: not an integer, left to JSON.parse.
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (
+          !isDigit(d) &&
+          d !== DOT &&
+          d !== LOWER_E &&
+          d !== UPPER_E &&
+          d !== PLUS &&
+          d !== MINUS
+        )
+          break;
+        j++;
+      }
+    } else if (j - digitsFrom > SAFE_DIGITS) {
+      parts.push(text.slice(last, i), '"', text.slice(i, j), '"');
+      last = j;
+    }
+    i = Math.max(j, i + 1);
+  }
+  if (last === 0) return text;
+  parts.push(text.slice(last));
+  return parts.join("");
+}
+
+/** Index of the closing quote of a string whose content starts at `from`, or -1. */
+function stringEndIn(text: string, from: number): number {
+  let q = text.indexOf('"', from);
+  while (q >= 0) {
+    let slashes = 0;
+    for (let k = q - 1; k >= from && text.charCodeAt(k) === BACKSLASH; k--)
+      slashes++;
+    if (slashes % 2 === 0) return q;
+    q = text.indexOf('"', q + 1);
+  }
+  return -1;
 }

@@ -99,8 +99,24 @@ export const configSchema = z.object({
     extraHeaders: z.record(z.string(), z.string()).default({}),
     /** Format of request timestamps: Unix seconds (default) or RFC 3339. */
     timestampFormat: z.enum(["unix", "rfc3339"]).default("unix"),
-    /** Per-request timeout (default 60s: a 100000-session page is ~100 MB). */
+    /** Wait for an answer's headers (default 60s); reading the body is bounded by bodyIdleTimeoutMs. */
     requestTimeoutMs: durationMs("request timeout").default(60_000),
+    /** A response body that sends no byte for this long is retried (default 60s). */
+    bodyIdleTimeoutMs: durationMs("SESSIONHOUSE_BODY_IDLE_TIMEOUT").default(
+      60_000,
+    ),
+    /** Largest answer read, in bytes (default 2 GiB); past it the run fails. */
+    maxPageBytes: intFrom(
+      "SESSIONHOUSE_MAX_PAGE_BYTES",
+      1024,
+      Number.MAX_SAFE_INTEGER,
+    ).default(2 * 2 ** 30),
+    /** Largest session record, in bytes (default 64 MiB); past it the record is a dead letter. */
+    maxRecordBytes: intFrom(
+      "SESSIONHOUSE_MAX_RECORD_BYTES",
+      1024,
+      Number.MAX_SAFE_INTEGER,
+    ).default(64 * 2 ** 20),
     /** Ceiling on requests per second toward the API (default 20). */
     maxRequestsPerSecond: z.coerce.number().positive().default(20),
     /** Retries of one request for retryable failures (default 6). */
@@ -158,8 +174,14 @@ export const configSchema = z.object({
      * parts: a 1M-session backfill in 20000-row blocks spent twice the CPU on background merges.
      */
     insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(50_000),
-    /** Pages of one window that may repeat nothing new before the sync stops (default 3). */
+    /** Pages in a row holding only sessions seen earlier in the window before the sync stops (default 3). */
     maxStalledPages: intFrom("maxStalledPages", 1, 1000).default(3),
+    /** Pages one window may take before the sync stops with TOO_MANY_PAGES (default 10000). */
+    maxPagesPerWindow: intFrom(
+      "SESSIONHOUSE_MAX_PAGES_PER_WINDOW",
+      1,
+      10_000_000,
+    ).default(10_000),
     /** Cron schedule of the sessions job in UTC (default every minute). */
     schedule: z.string().default("* * * * *"),
     /** Cron schedule of the open-session refresh in UTC (default every three minutes). */

@@ -140,8 +140,7 @@ class SessionWriter {
   async add(records: readonly RawRecord[], fetchedAtMs: number): Promise<void> {
     const fetchedAt = chTime(fetchedAtMs);
     for (const r of records) {
-      const reason =
-        r.parseError !== undefined ? `not JSON: ${r.parseError}` : undefined;
+      const reason = r.parseError;
       const parsed = reason === undefined ? parseSession(r.value) : undefined;
       if (parsed?.success) {
         const startMs = Date.parse(parsed.data.startTime);
@@ -255,6 +254,7 @@ async function syncWindow(
       cfg.pageSize,
     ),
     maxStalledPages: cfg.maxStalledPages,
+    maxPagesPerWindow: cfg.maxPagesPerWindow,
     signal: ctx.signal,
     budget: ctx.budget,
     logger: ctx.logger,

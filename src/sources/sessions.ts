@@ -1,18 +1,22 @@
 // Pages of ListSessionsV2 for one time window, as batches of raw records. Guards against the
 // failure modes public clients have looped on (API-FACTS, "Pagination"): a cursor that comes
-// back again, and pages that bring nothing new.
+// back again, pages that bring nothing new (a cursor loop of any length: every id seen in the
+// window is remembered), and a hard ceiling on pages per window.
 import { ApiError } from "../api/errors.js";
 import type { ControlPlaneApi } from "../api/control-plane.js";
+import type { SplitElement } from "../api/json-stream.js";
 import type { RetryBudget } from "../api/retry.js";
 import { FatalError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
+import { IdHashSet } from "./id-set.js";
 import type { Window } from "./windows.js";
 
 /** A record as received: its exact text and, when it is JSON, the parsed value. */
 export interface RawRecord {
+  /** The record's text; base64 of its bytes when they are not UTF-8 (see parseError). */
   text: string;
   value: unknown;
-  /** Set when the text is not JSON. */
+  /** Set when the record cannot be read: the reason of its dead letter. */
   parseError?: string;
 }
 
@@ -29,6 +33,8 @@ export interface WindowPagingOptions {
   pageSize: number;
   batchSize: number;
   maxStalledPages: number;
+  /** Pages one pass over the window may take (default 10000); past it, TOO_MANY_PAGES. */
+  maxPagesPerWindow?: number | undefined;
   signal?: AbortSignal | undefined;
   budget?: RetryBudget | undefined;
   logger?: Logger | undefined;
@@ -40,23 +46,35 @@ export interface WindowPagingOptions {
 }
 
 export const DEFAULT_MAX_CURSOR_RESTARTS = 10;
+export const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
 
 export class PagingError extends FatalError {}
 
-export function parseRecord(text: string): RawRecord {
-  try {
-    return { text, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { text, value: undefined, parseError: (err as Error).message };
+/** A page element as a record: parsed, or with the reason it cannot be (a dead letter). */
+export function parseRecord(element: SplitElement): RawRecord {
+  if (typeof element !== "string") {
+    if (element.problem === "invalid-utf8") {
+      return {
+        text: element.bytes.toString("base64"),
+        value: undefined,
+        parseError: `invalid UTF-8, raw is base64 of the record's ${element.size} bytes`,
+      };
+    }
+    return {
+      text: element.bytes.toString("utf8"),
+      value: undefined,
+      parseError: `record of ${element.size} bytes is larger than SESSIONHOUSE_MAX_RECORD_BYTES, raw is its first ${element.bytes.length} bytes`,
+    };
   }
-}
-
-/** FNV-1a of an id, folded to 30 bits (a V8 small integer). */
-function idKey(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++)
-    h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return h & 0x3fffffff;
+  try {
+    return { text: element, value: JSON.parse(element) as unknown };
+  } catch (err) {
+    return {
+      text: element,
+      value: undefined,
+      parseError: `not JSON: ${(err as Error).message}`,
+    };
+  }
 }
 
 function idOf(r: RawRecord): string | undefined {
@@ -84,22 +102,22 @@ export async function* sessionWindowBatches(
   window: Window,
   options: WindowPagingOptions,
 ): AsyncGenerator<SessionBatch, { pages: number }> {
+  const maxPages = options.maxPagesPerWindow ?? DEFAULT_MAX_PAGES_PER_WINDOW;
   let restarts = 0;
   let pages = 0;
   for (;;) {
     const seenCursors = new Set<string>();
-    // Ids of the previous and the current page: enough to tell a page that brings nothing new,
-    // and bounded by the page size whatever the window holds (a cycle over more pages repeats a
-    // cursor, which is caught below). Kept as small-integer hashes, which the garbage collector
-    // does not trace; a collision can only make a page look less new, and a page is "nothing
-    // new" only when every one of its ids was seen.
-    let previousIds = new Set<number>();
-    let seenIds = new Set<number>();
+    // Every id of this pass over the window, tagged with the page it first came on: a page
+    // whose ids all came on earlier pages brings nothing new, whatever the length of the loop
+    // that brought it back. A page read again after a retry keeps its own tag, so it is new.
+    const seen = new IdHashSet();
     let cursor: string | undefined;
     let stalled = 0;
+    let passPages = 0;
     try {
       for (;;) {
         pages++;
+        passPages++;
         const page = api.sessionsPage(
           {
             startMs: window.startMs,
@@ -122,13 +140,8 @@ export async function* sessionWindowBatches(
             received += records.length;
             for (const r of records) {
               const id = idOf(r);
-              const key = id === undefined ? undefined : idKey(id);
-              if (
-                key === undefined ||
-                !(seenIds.has(key) || previousIds.has(key))
-              )
+              if (id === undefined || seen.add(id, passPages) === passPages)
                 fresh++;
-              if (key !== undefined) seenIds.add(key);
             }
             const following = await page.next();
             yield {
@@ -147,7 +160,7 @@ export async function* sessionWindowBatches(
               after: "",
               before: "",
               nextCursor: "",
-              count: 0,
+              count: 0n,
             });
         }
         if (received === 0)
@@ -164,14 +177,21 @@ export async function* sessionWindowBatches(
           );
         }
         stalled = fresh === 0 ? stalled + 1 : 0;
-        previousIds = seenIds;
-        seenIds = new Set<number>();
         if (stalled >= options.maxStalledPages) {
           throw new PagingError(
             "PAGES_STALLED",
-            `ListSessionsV2 kept returning pages with nothing new for ${describe(window)} (${pages} pages)`,
+            `ListSessionsV2 is looping for ${describe(window)}: page ${passPages} and the ${stalled - 1} before it held only sessions already returned by earlier pages of the window, yet each came with a new cursor`,
             {
-              hint: "the service's paging is not advancing; retry later, or report it to the vendor",
+              hint: "the service's cursor is going round in circles: nothing past this window was checkpointed; retry later, or report it to the vendor",
+            },
+          );
+        }
+        if (passPages >= maxPages) {
+          throw new PagingError(
+            "TOO_MANY_PAGES",
+            `ListSessionsV2 still had a next page for ${describe(window)} after ${passPages} pages, the most one window may take (SESSIONHOUSE_MAX_PAGES_PER_WINDOW)`,
+            {
+              hint: "if the window really holds that many sessions, raise SESSIONHOUSE_MAX_PAGES_PER_WINDOW or SESSIONHOUSE_PAGE_SIZE, or set a smaller SESSIONHOUSE_WINDOW; otherwise the service's paging does not end: report it to the vendor",
             },
           );
         }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   ArrayMemberSplitter,
   JsonShapeError,
+  type SplitElement,
 } from "../../src/api/json-stream.js";
 
 function split(
@@ -12,11 +13,15 @@ function split(
   const s = new ArrayMemberSplitter(member);
   const bytes = Buffer.from(body, "utf8");
   const items: string[] = [];
+  const text = (e: SplitElement): string => {
+    if (typeof e !== "string") throw new Error(`broken element: ${e.problem}`);
+    return e;
+  };
   let at = 0;
   let i = 0;
   while (at < bytes.length) {
     const size = chunkSizes[i++ % chunkSizes.length] ?? 1;
-    items.push(...s.push(bytes.subarray(at, at + size)));
+    items.push(...s.push(bytes.subarray(at, at + size)).map(text));
     at += size;
   }
   s.end();

@@ -71,7 +71,7 @@ describe("object schemas: omitted zero values", () => {
       after: "",
       before: "",
       nextCursor: "",
-      count: 0,
+      count: 0n,
     });
     expect(
       listPolicySuspensionsResponseSchema.parse({}).policySuspensions,
@@ -181,7 +181,7 @@ describe("object schemas: unknown members are kept", () => {
       dataLabel: "",
     });
     expect(o.db?.tables).toEqual([]);
-    expect(inv.listMetadata.count).toBe(1);
+    expect(inv.listMetadata.count).toBe(1n);
   });
 });
 
@@ -335,22 +335,22 @@ describe("ListLogAggregations", () => {
 
   it("parses three nesting levels, numHits as a string and datetime as epoch milliseconds", () => {
     const r = listLogAggregationsResponseSchema.parse(body);
-    expect(r.numHits).toBe(1234567);
+    expect(r.numHits).toBe(1234567n);
     const first = r.aggregations.logsOverTime?.[0];
     expect(first?.datetime).toBe("1793613600000");
     expect(logsOverTimeDatetimeMs(first?.datetime ?? "")).toBe(1793613600000);
     const level1 = first?.buckets[0];
     const level2 = level1?.buckets[1];
     const level3 = level1?.buckets[0]?.buckets[0];
-    expect(level1).toMatchObject({ key: "postgres", count: 5 });
-    expect(level2).toEqual({ key: "bob@example.com", count: 0, buckets: [] });
-    expect(level3).toEqual({ key: "200", count: 4, buckets: [] });
+    expect(level1).toMatchObject({ key: "postgres", count: 5n });
+    expect(level2).toEqual({ key: "bob@example.com", count: 0n, buckets: [] });
+    expect(level3).toEqual({ key: "200", count: 4n, buckets: [] });
     expectTypeOf(level3).toEqualTypeOf<LogBucket | undefined>();
 
     const second = r.aggregations.logsOverTime?.[1];
     expect(second).toEqual({
       datetime: "2026-11-02T10:05:00Z",
-      count: 0,
+      count: 0n,
       buckets: [],
     });
     expect(logsOverTimeDatetimeMs(second?.datetime ?? "")).toBe(
@@ -367,11 +367,11 @@ describe("ListLogAggregations", () => {
       "resourceTypes",
     ]);
     expect(members.find((m) => m.member === "sessionRegions")?.values).toEqual([
-      { key: "eu-west-1", count: 2, extra: "kept" },
+      { key: "eu-west-1", count: 2n, extra: "kept" },
     ]);
     expect(members.find((m) => m.member === "userEmails")?.values[1]).toEqual({
       key: "bob@example.com",
-      count: 0,
+      count: 0n,
     });
     expect(members.find((m) => m.member === "resourceTypes")?.values).toEqual(
       [],
@@ -385,7 +385,7 @@ describe("ListLogAggregations", () => {
   it("defaults an empty response and accepts numeric datetime and numHits", () => {
     expect(listLogAggregationsResponseSchema.parse({})).toEqual({
       aggregations: {},
-      numHits: 0,
+      numHits: 0n,
     });
     const r = listLogAggregationsResponseSchema.parse({
       numHits: 3,

@@ -257,8 +257,8 @@ describe("sync sessions against the simulator", () => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(
           JSON.stringify({
-            sessions: [],
-            listMetadata: { nextCursor: "same-cursor" },
+            sessions: [{ id: "looping-session" }],
+            listMetadata: { nextCursor: "same-cursor", count: 1 },
           }),
         );
       });

@@ -41,14 +41,64 @@ export function timestampMs(v: string): number {
 export const loose = <T extends z.ZodRawShape>(shape: T) =>
   z.looseObject(shape);
 
+/** Largest value of a 32-bit count (an int32 field). */
+export const MAX_COUNT32 = 2 ** 31 - 1;
+/** Largest value of a 64-bit count (an int64 field). */
+export const MAX_COUNT64 = 2n ** 63n - 1n;
+
+const DIGITS = /^\d+$/;
+
+/**
+ * A count as a bigint, or the reason it is not one: a JSON number or a decimal-digit string
+ * (proto3 writes 64-bit integers as strings; some encoders write numbers), never negative nor
+ * fractional, at most `max`. A JSON number beyond 2^53 is refused: it no longer holds the value
+ * that was sent (answers that carry such counts are parsed with parseExactJson, which keeps them
+ * as strings).
+ */
+export function countOf(v: unknown, max: bigint): bigint | string {
+  let n: bigint;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v) || !Number.isInteger(v))
+      return `expected a whole count, got ${String(v)}`;
+    if (!Number.isSafeInteger(v))
+      return `the count ${String(v)} is a JSON number beyond 2^53, its exact value is lost`;
+    n = BigInt(v);
+  } else if (typeof v === "string") {
+    const t = v.trim();
+    if (/^-\d+$/.test(t)) return `a count cannot be negative, got ${t}`;
+    if (!DIGITS.test(t))
+      return `expected a count (digits), got "${v.length > 40 ? `${v.slice(0, 40)}…` : v}"`;
+    n = BigInt(t);
+  } else {
+    return `expected a count, got ${v === null ? "null" : typeof v}`;
+  }
+  if (n < 0n) return `a count cannot be negative, got ${String(v)}`;
+  if (n > max)
+    return `the count ${String(v)} is beyond the field's range (at most ${max})`;
+  return n;
+}
+
+const countSchema = (max: bigint) =>
+  z.unknown().transform((v, ctx): bigint => {
+    const n = countOf(v, max);
+    if (typeof n === "bigint") return n;
+    ctx.addIssue({ code: "custom", message: n });
+    return z.NEVER;
+  });
+
+/** A 32-bit count (a number or a digit string), as a number; proto3 omits 0. */
+export const count32 = countSchema(BigInt(MAX_COUNT32))
+  .transform((n) => Number(n))
+  .default(0);
+
+/** A 64-bit count (a digit string or a number), as an exact bigint; proto3 omits 0. */
+export const count64 = countSchema(MAX_COUNT64).default(0n);
+
 export const listMetadataSchema = loose({
   after: str,
   before: str,
   nextCursor: str,
-  count: z
-    .union([z.number(), z.string()])
-    .transform((v) => Number(v))
-    .default(0),
+  count: count64,
 });
 export type ListMetadata = z.infer<typeof listMetadataSchema>;
 

@@ -3,7 +3,7 @@
 // members are parsed one by one by `topValueMembers`, so one bad member never loses the others.
 import { z } from "zod";
 import { MAX_GROUP_BY_FIELDS } from "../../config/schema.js";
-import { int32, int64, loose, RFC3339 } from "./common.js";
+import { count64, loose, RFC3339 } from "./common.js";
 
 /** The `aggregations` members the spec lists besides `logsOverTime`, in the spec's order. */
 export const KNOWN_AGGREGATION_MEMBERS = [
@@ -129,8 +129,11 @@ const bucketKey = z
   .transform((v) => String(v))
   .default("");
 
-/** One key/count entry of a top-values member. */
-export const topValueSchema = loose({ key: bucketKey, count: int32 });
+/**
+ * One key/count entry of a top-values member. Counts are exact bigints: the wire declares some
+ * 32-bit and some 64-bit, and a count is read the same way whatever its JSON type.
+ */
+export const topValueSchema = loose({ key: bucketKey, count: count64 });
 export type TopValue = z.infer<typeof topValueSchema>;
 
 /** A key/count list (proto3 omits an empty list; JSON null means empty too). */
@@ -142,14 +145,14 @@ export const topValuesSchema = z
 /** A histogram bucket; `buckets` nest one level per group-by field. */
 export interface LogBucket {
   key: string;
-  count: number;
+  count: bigint;
   buckets: LogBucket[];
   [member: string]: unknown;
 }
 
 export const logBucketSchema = z.looseObject({
   key: bucketKey,
-  count: int32,
+  count: count64,
   get buckets(): z.ZodDefault<z.ZodArray<z.ZodType<LogBucket>>> {
     return z.array(logBucketSchema).default([]);
   },
@@ -178,7 +181,7 @@ export function logsOverTimeDatetimeMs(v: string | number): number {
 
 export const logsOverTimeEntrySchema = loose({
   datetime: logsOverTimeDatetimeSchema,
-  count: int32,
+  count: count64,
   buckets: z.array(logBucketSchema).default([]),
 });
 export type LogsOverTimeEntry = z.infer<typeof logsOverTimeEntrySchema>;
@@ -194,7 +197,7 @@ export type LogAggregations = z.infer<typeof logAggregationsSchema>;
 
 export const listLogAggregationsResponseSchema = loose({
   aggregations: logAggregationsSchema.prefault({}),
-  numHits: int64,
+  numHits: count64,
 });
 export type ListLogAggregationsResponse = z.infer<
   typeof listLogAggregationsResponseSchema

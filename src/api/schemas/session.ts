@@ -123,7 +123,7 @@ export const listSessionsResponseSchema = z.object({
     after: "",
     before: "",
     nextCursor: "",
-    count: 0,
+    count: 0n,
   }),
 });
 

@@ -1,0 +1,122 @@
+// What each operation's answer must look like, checked before anything of it is stored. An
+// answer that is HTTP 200 and valid JSON but not this operation's answer is a bad answer
+// (BAD_RESPONSE, retried like a 5xx): read as "nothing", it would let a checkpoint move past
+// data that was never stored. Members beside the expected ones are welcome (the service adds
+// fields over time) and stay in the raw records.
+import {
+  countOf,
+  listMetadataSchema,
+  MAX_COUNT64,
+  type ListMetadata,
+} from "./schemas/common.js";
+
+/** The array member of a ListSessionsV2 page. */
+export const SESSIONS_MEMBER = "sessions";
+const LIST_METADATA_MEMBER = "listMetadata";
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  return typeof v === "object" ? "an object" : `a ${typeof v}`;
+}
+
+function names(keys: readonly string[]): string {
+  const shown = keys.slice(0, 5).map((k) => `"${k.slice(0, 60)}"`);
+  return keys.length > 5
+    ? `${shown.join(", ")} and ${keys.length - 5} more`
+    : shown.join(", ");
+}
+
+/** The listMetadata of a page, or the reason it is not one. */
+function listMetadataOf(value: unknown): ListMetadata | string {
+  if (value === undefined || value === null)
+    return listMetadataSchema.parse({});
+  if (!isObject(value))
+    return `"listMetadata" is ${kindOf(value)}, not an object`;
+  const parsed = listMetadataSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return `"listMetadata.${issue?.path.map(String).join(".") ?? ""}": ${issue?.message ?? "invalid"}`;
+  }
+  return parsed.data;
+}
+
+/**
+ * Checks a ListSessionsV2 page once its body has ended: `others` are its members besides the
+ * `sessions` list, `records` the elements that list held, `sawList` whether it was present.
+ * Returns the page's listMetadata, or what is wrong with the page.
+ */
+export function checkSessionsPage(
+  others: Readonly<Record<string, unknown>>,
+  records: number,
+  sawList: boolean,
+): { listMetadata: ListMetadata } | { problem: string } {
+  const list = others[SESSIONS_MEMBER];
+  // proto3 JSON reads null as the default value: an empty list.
+  if (list !== undefined && list !== null)
+    return { problem: `"sessions" is ${kindOf(list)}, not a list` };
+  if (!sawList) {
+    // proto3 omits an empty list: then the page holds a listMetadata at most.
+    const unknown = Object.keys(others).filter(
+      (k) => k !== LIST_METADATA_MEMBER && k !== SESSIONS_MEMBER,
+    );
+    if (unknown.length > 0) {
+      return {
+        problem: `no "sessions" list but ${names(unknown)} where a page without sessions holds only "listMetadata"`,
+      };
+    }
+  }
+  const meta = listMetadataOf(others[LIST_METADATA_MEMBER]);
+  if (typeof meta === "string") return { problem: meta };
+  if (meta.nextCursor !== "" && records === 0)
+    return { problem: "a nextCursor on a page with no sessions" };
+  const countGiven =
+    isObject(others[LIST_METADATA_MEMBER]) &&
+    others[LIST_METADATA_MEMBER].count !== undefined &&
+    others[LIST_METADATA_MEMBER].count !== null;
+  if (countGiven && meta.count !== BigInt(records)) {
+    return {
+      problem: `"listMetadata.count" is ${meta.count} but the page holds ${records} sessions`,
+    };
+  }
+  return { listMetadata: meta };
+}
+
+/** What is wrong with a GetSession answer, or undefined. */
+export function getSessionProblem(answer: unknown): string | undefined {
+  if (!isObject(answer))
+    return `the answer is ${kindOf(answer)}, not an object`;
+  if (!isObject(answer.session)) {
+    return answer.session === undefined
+      ? `no "session" member${Object.keys(answer).length > 0 ? ` (members: ${names(Object.keys(answer))})` : ""}`
+      : `"session" is ${kindOf(answer.session)}, not an object`;
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with a ListLogAggregations answer, or undefined. The service always sets the
+ * `aggregations` message (a window without hits is `{"aggregations":{}}`, numHits omitted), so
+ * an answer without it is not an answer. The members of `aggregations` are checked by the
+ * aggregation pipeline, which dead-letters a bad member without losing the others.
+ */
+export function logAggregationsProblem(answer: unknown): string | undefined {
+  if (!isObject(answer))
+    return `the answer is ${kindOf(answer)}, not an object`;
+  if (answer.aggregations === undefined) {
+    const keys = Object.keys(answer);
+    return `no "aggregations" member${keys.length > 0 ? ` (members: ${names(keys)})` : " (an empty object)"}`;
+  }
+  if (!isObject(answer.aggregations))
+    return `"aggregations" is ${kindOf(answer.aggregations)}, not an object`;
+  const numHits = answer.numHits;
+  if (numHits !== undefined && numHits !== null) {
+    const n = countOf(numHits, MAX_COUNT64);
+    if (typeof n === "string") return `"numHits": ${n}`;
+  }
+  return undefined;
+}
