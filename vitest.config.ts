@@ -6,6 +6,7 @@ import { defineConfig } from "vitest/config";
 // Two projects: `unit` holds the files that need no engine, no server and no child process
 // (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
 const UNIT = [
+  "test/api/counts.test.ts",
   "test/api/json-stream.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
@@ -17,6 +18,7 @@ const UNIT = [
   "test/simulator/generator.test.ts",
   "test/simulator/logs-aggregate.test.ts",
   "test/simulator/logs-query.test.ts",
+  "test/sources/id-set.test.ts",
   "test/warehouse/insert-files.test.ts",
   "test/warehouse/line-block.test.ts",
 ];
