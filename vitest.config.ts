@@ -19,8 +19,10 @@ const UNIT = [
   "test/simulator/logs-aggregate.test.ts",
   "test/simulator/logs-query.test.ts",
   "test/sources/id-set.test.ts",
+  "test/sources/record-id.test.ts",
   "test/warehouse/insert-files.test.ts",
   "test/warehouse/line-block.test.ts",
+  "test/warehouse/value-checks.test.ts",
 ];
 
 const shared = {

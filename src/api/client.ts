@@ -18,8 +18,8 @@ import {
   parseExactJson,
   type SplitElement,
 } from "./json-stream.js";
+import { backoffMs } from "../util/backoff.js";
 import {
-  backoffMs,
   isRetryable,
   refusesEveryCall,
   resetWaitMs,

@@ -41,19 +41,6 @@ export function refusesEveryCall(err: unknown): boolean {
   );
 }
 
-/** Exponential backoff with full jitter; a server's own wait wins when it is longer. */
-export function backoffMs(
-  attempt: number,
-  opts: { baseMs: number; maxMs: number; random?: () => number },
-  serverWaitMs?: number,
-): number {
-  const ceiling = Math.min(opts.maxMs, opts.baseMs * 2 ** attempt);
-  const jittered = Math.floor((opts.random ?? Math.random)() * ceiling);
-  return serverWaitMs !== undefined
-    ? Math.max(serverWaitMs, jittered)
-    : jittered;
-}
-
 /** Values below this are not Unix seconds of this century but a count of seconds from now. */
 const UNIX_SECONDS_FLOOR = 1_000_000_000;
 

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { parseSession } from "../api/schemas/session.js";
 import {
   describe,
+  recordIdOf,
   sessionWindowBatches,
   type RawRecord,
 } from "../sources/sessions.js";
@@ -14,19 +15,17 @@ import {
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
 import { qualified } from "../warehouse/client.js";
-import { insertBody, LineBlock } from "../warehouse/insert.js";
+import { insertBlock } from "../warehouse/insert.js";
+import { LineBlock } from "../warehouse/line-block.js";
 import {
   pushSessionLine,
+  rejectedSessionLine,
   SESSION_LINE_COLUMNS,
+  sessionValueProblem,
 } from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
-import {
-  advanceCheckpoint,
-  backfillStreamOf,
-  EPOCH_FLOOR_MS,
-  resolveRange,
-} from "./range.js";
+import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
 import { validationReason } from "./validation.js";
 
 export const SESSIONS_STREAM = "sessions";
@@ -143,11 +142,9 @@ class SessionWriter {
       const reason = r.parseError;
       const parsed = reason === undefined ? parseSession(r.value) : undefined;
       if (parsed?.success) {
-        const startMs = Date.parse(parsed.data.startTime);
-        if (startMs < EPOCH_FLOOR_MS || startMs > fetchedAtMs + 86_400_000) {
-          this.#dead.push(
-            this.#letter(r, `impossible startTime ${parsed.data.startTime}`),
-          );
+        const problem = sessionValueProblem(parsed.data, fetchedAtMs);
+        if (problem !== undefined) {
+          this.#dead.push(this.#letter(r, problem));
           continue;
         }
         pushSessionLine(
@@ -171,10 +168,9 @@ class SessionWriter {
   }
 
   #letter(r: RawRecord, reason: string): DeadLetter {
-    const id = (r.value as { id?: unknown } | undefined)?.id;
     return {
       job: this.#ctx.job,
-      recordId: typeof id === "string" ? id : "",
+      recordId: recordIdOf(r),
       reason,
       raw: r.text,
       runId: this.#ctx.runId,
@@ -191,17 +187,30 @@ class SessionWriter {
     // Each block carries fetch times of its own, so no other block can have its content: a
     // token drawn once per block serves its retries as well as a digest would, without hashing
     // 25 MB on the hot path.
-    const insert = insertBody(
+    const block = this.#block.take();
+    const insert = insertBlock(
       ctx.warehouse,
       "sessions",
-      this.#block.take(),
+      block,
       `sessions:${randomUUID()}`,
       ctx.insert,
       { format: "JSONCompactEachRow", columns: SESSION_LINE_COLUMNS },
-    ).then(() => {
-      this.rows += rows;
-      ctx.counters.rowsInserted += rows;
-      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows });
+    ).then((rejected) => {
+      // A refused row is a dead letter with the engine's words; the others are stored.
+      for (const { index, message } of rejected) {
+        const { recordId, raw } = rejectedSessionLine(block, index);
+        this.#dead.push({
+          job: ctx.job,
+          recordId,
+          reason: `refused by ClickHouse: ${message}`,
+          raw,
+          runId: ctx.runId,
+        });
+      }
+      const stored = rows - rejected.length;
+      this.rows += stored;
+      ctx.counters.rowsInserted += stored;
+      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: stored });
     });
     // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
     insert.catch(() => undefined);

@@ -9,6 +9,7 @@ import type { RetryBudget } from "../api/retry.js";
 import { FatalError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { IdHashSet } from "./id-set.js";
+import { scanTopLevelId } from "./record-id.js";
 import type { Window } from "./windows.js";
 
 /** A record as received: its exact text and, when it is JSON, the parsed value. */
@@ -18,6 +19,8 @@ export interface RawRecord {
   value: unknown;
   /** Set when the record cannot be read: the reason of its dead letter. */
   parseError?: string;
+  /** For a record that cannot be read: its `id` member, when its bytes still show one. */
+  scannedId?: string | undefined;
 }
 
 export interface SessionBatch {
@@ -58,12 +61,14 @@ export function parseRecord(element: SplitElement): RawRecord {
         text: element.bytes.toString("base64"),
         value: undefined,
         parseError: `invalid UTF-8, raw is base64 of the record's ${element.size} bytes`,
+        scannedId: scanTopLevelId(element.bytes),
       };
     }
     return {
       text: element.bytes.toString("utf8"),
       value: undefined,
       parseError: `record of ${element.size} bytes is larger than SESSIONHOUSE_MAX_RECORD_BYTES, raw is its first ${element.bytes.length} bytes`,
+      scannedId: scanTopLevelId(element.bytes),
     };
   }
   try {
@@ -73,8 +78,14 @@ export function parseRecord(element: SplitElement): RawRecord {
       text: element,
       value: undefined,
       parseError: `not JSON: ${(err as Error).message}`,
+      scannedId: scanTopLevelId(Buffer.from(element, "utf8")),
     };
   }
+}
+
+/** The session id a record names: its parsed `id`, or the one found in its bytes; else "". */
+export function recordIdOf(r: RawRecord): string {
+  return idOf(r) ?? r.scannedId ?? "";
 }
 
 function idOf(r: RawRecord): string | undefined {

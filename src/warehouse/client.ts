@@ -10,7 +10,7 @@ import {
 } from "@clickhouse/client";
 import type { Config } from "../config/index.js";
 import { SinkError } from "./errors.js";
-import { removeStaleInsertFiles } from "./insert.js";
+import { PINNED_INSERT_SETTINGS, removeStaleInsertFiles } from "./insert.js";
 
 export interface Warehouse {
   readonly client: ClickHouseClient;
@@ -52,6 +52,7 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
         },
       );
     }
+    await checkPinnedSettings(client, location);
     return {
       client,
       database: ch.database,
@@ -97,6 +98,7 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
       },
     );
   }
+  await checkPinnedSettings(client, dataDir);
   await removeStaleInsertFiles();
   return {
     client,
@@ -105,6 +107,36 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
     location: dataDir,
     close: () => client.close(),
   };
+}
+
+/**
+ * Refuses a ClickHouse whose profile does not let inserts set PINNED_INSERT_SETTINGS (a
+ * readonly user, a constraint): there an insert could return before its rows are stored, and
+ * a checkpoint written after it could run ahead of the data.
+ */
+async function checkPinnedSettings(
+  client: ClickHouseClient,
+  location: string,
+): Promise<void> {
+  try {
+    await client.command({
+      query: "SELECT 1",
+      clickhouse_settings: PINNED_INSERT_SETTINGS,
+    });
+  } catch (err) {
+    await client.close();
+    const pinned = Object.entries(PINNED_INSERT_SETTINGS)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ");
+    throw new SinkError(
+      "SETTINGS_NOT_PINNABLE",
+      `ClickHouse at ${location} does not let the exporter's inserts set ${pinned}: ${(err as Error).message}`,
+      {
+        cause: err,
+        hint: "without them an insert may return before its rows are stored, so no checkpoint could be trusted; give the exporter's user a profile that is not readonly=1 and has no constraint on these settings",
+      },
+    );
+  }
 }
 
 /** `db`.`table`, with identifiers escaped. */

@@ -10,8 +10,11 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../util/logger.js";
+import { backoffMs } from "../util/backoff.js";
+import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import { quoteIdent, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
+import { linesOf, type TakenLines } from "./line-block.js";
 
 export interface InsertOptions {
   retries: number;
@@ -20,26 +23,6 @@ export interface InsertOptions {
   onRetry?: (() => void) | undefined;
   /** Base of the backoff between tries (default 500 ms). */
   retryBaseMs?: number;
-}
-
-/** Errors from ClickHouse that another try cannot fix (bad SQL, bad data, unknown table). */
-const FINAL_CLICKHOUSE_CODES = new Set([
-  "27",
-  "26",
-  "53",
-  "60",
-  "62",
-  "16",
-  "47",
-  "117",
-  "72",
-  "6",
-  "41",
-]);
-
-export function isRetryableInsertError(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return !(typeof code === "string" && FINAL_CLICKHOUSE_CODES.has(code));
 }
 
 export async function insertRows(
@@ -80,70 +63,6 @@ export async function insertLines(
 }
 
 /**
- * Serialized lines gathered straight into one byte buffer, the body of the next insert. Each
- * line is encoded as it comes, so its string dies young: no array of 50000 live lines for the
- * garbage collector to copy between generations, no join and no second encoding of the block
- * (issue "Fast and flat": that churn was a third of the sessions sync's JavaScript time).
- */
-export class LineBlock {
-  #buf: Buffer;
-  #len = 0;
-  #rows = 0;
-
-  constructor(capacity = 1 << 20) {
-    this.#buf = Buffer.allocUnsafe(capacity);
-  }
-
-  get bytes(): number {
-    return this.#len;
-  }
-
-  get rows(): number {
-    return this.#rows;
-  }
-
-  push(line: string): void {
-    // UTF-8 takes at most three bytes per UTF-16 code unit.
-    const need = this.#len + 1 + 3 * line.length;
-    if (need > this.#buf.length) this.#grow(need);
-    if (this.#rows > 0) this.#buf[this.#len++] = 0x0a;
-    this.#len += this.#buf.write(line, this.#len);
-    this.#rows++;
-  }
-
-  /**
-   * Pushes the JSON array `head` with `last` appended as its final element, the same bytes as
-   * `${head.slice(0, -1)},${last}]` but without building that string.
-   */
-  pushArrayWith(head: string, last: string): void {
-    const need = this.#len + 3 + 3 * (head.length + last.length);
-    if (need > this.#buf.length) this.#grow(need);
-    const buf = this.#buf;
-    if (this.#rows > 0) buf[this.#len++] = 0x0a;
-    this.#len += buf.write(head, this.#len);
-    buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
-    this.#len += buf.write(last, this.#len);
-    buf[this.#len++] = 0x5d;
-    this.#rows++;
-  }
-
-  #grow(need: number): void {
-    const next = Buffer.allocUnsafe(Math.max(need, 2 * this.#buf.length));
-    this.#buf.copy(next, 0, 0, this.#len);
-    this.#buf = next;
-  }
-
-  /** The block's bytes; the block starts over empty, sized for one like it. */
-  take(): Buffer {
-    const body = this.#buf.subarray(0, this.#len);
-    this.#buf = Buffer.allocUnsafe(this.#buf.length);
-    this.#len = 0;
-    this.#rows = 0;
-    return body;
-  }
-}
-
-/**
  * Inserts a body of serialized lines under a deduplication token the caller chose once for the
  * block: every retry of it sends the same token, so a try that was stored although its answer
  * was lost is not stored again.
@@ -165,7 +84,7 @@ export async function insertBody(
     } catch (err) {
       if (
         options.signal?.aborted ||
-        !isRetryableInsertError(err) ||
+        insertFailure(err) !== "transient" ||
         attempt >= options.retries
       ) {
         throw new SinkError(
@@ -180,9 +99,10 @@ export async function insertBody(
           },
         );
       }
-      const waitMs =
-        Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** attempt) *
-        (0.5 + Math.random() / 2);
+      const waitMs = backoffMs(attempt, {
+        baseMs: options.retryBaseMs ?? 500,
+        maxMs: 30_000,
+      });
       attempt++;
       options.onRetry?.();
       options.logger?.warn(
@@ -201,6 +121,82 @@ export async function insertBody(
       );
     }
   }
+}
+
+/** A row ClickHouse refused, by its index in the block, with the engine's message. */
+export interface RejectedRow {
+  index: number;
+  message: string;
+}
+
+/** Inserts one block may take to isolate the rows ClickHouse refuses. */
+export const MAX_BISECT_INSERTS = 128;
+
+/**
+ * Inserts a block; when ClickHouse refuses some of its rows (a code that blames the data, not
+ * the statement), splits it in halves until the refused rows are found, stores the rest and
+ * returns the refused ones. Each part carries a token of its own derived from the block's
+ * (`<token>:<first>-<end>`), so a part retried after a lost answer is stored once. Past
+ * MAX_BISECT_INSERTS inserts the block fails as a whole.
+ */
+export async function insertBlock(
+  w: Warehouse,
+  table: string,
+  block: TakenLines,
+  token: string,
+  options: InsertOptions,
+  lineFormat: LineFormat = { format: "JSONEachRow" },
+): Promise<RejectedRow[]> {
+  const rejected: RejectedRow[] = [];
+  let inserts = 0;
+  const attempt = async (from: number, to: number): Promise<void> => {
+    inserts++;
+    const whole = from === 0 && to === block.starts.length;
+    try {
+      await insertBody(
+        w,
+        table,
+        whole ? block.body : linesOf(block, from, to),
+        whole ? token : `${token}:${from}-${to}`,
+        options,
+        lineFormat,
+      );
+      return;
+    } catch (err) {
+      const cause = err instanceof SinkError ? err.cause : err;
+      if (insertFailure(cause) !== "rows") throw err;
+      if (to - from === 1) {
+        rejected.push({ index: from, message: engineMessage(cause) });
+        return;
+      }
+      if (inserts + 2 > MAX_BISECT_INSERTS) {
+        throw new SinkError(
+          "INSERT_FAILED",
+          `insert into ${table} failed: ClickHouse refuses rows of the block and ${MAX_BISECT_INSERTS} inserts did not isolate them (${rejected.length} found so far): ${engineMessage(cause)}`,
+          {
+            cause,
+            hint: "nothing of the block was checkpointed; the next run retries it",
+          },
+        );
+      }
+    }
+    const mid = from + Math.ceil((to - from) / 2);
+    await attempt(from, mid);
+    await attempt(mid, to);
+  };
+  if (block.starts.length > 0) await attempt(0, block.starts.length);
+  return rejected.sort((a, b) => a.index - b.index);
+}
+
+/** The engine's own words, without the client's wrapping; bounded for a dead letter. */
+function engineMessage(err: unknown): string {
+  const text = (err instanceof Error ? err.message : String(err)).trim();
+  const code = clickHouseCode(err);
+  const message =
+    code === undefined || text.startsWith("Code:")
+      ? text
+      : `Code: ${code}. ${text}`;
+  return message.length > 2000 ? `${message.slice(0, 2000)}…` : message;
 }
 
 /** Prefix of the temporary block files; the writer's pid follows, so stale ones can be told. */
@@ -232,9 +228,19 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Settings every insert sets, whatever the server's profile says, so that an insert that
+ * returns has stored its rows (no asynchronous buffer) and a block sent again under the same
+ * token is stored once. openWarehouse refuses a server that does not let them be set.
+ */
+export const PINNED_INSERT_SETTINGS = {
+  async_insert: 0,
+  insert_deduplicate: 1,
+} as const;
+
 const settings = (w: Warehouse, token: string) => ({
+  ...PINNED_INSERT_SETTINGS,
   insert_deduplication_token: token,
-  insert_deduplicate: 1 as const,
   // Raw records are spliced into rows as JSON objects and read verbatim into String columns.
   input_format_json_read_objects_as_strings: 1 as const,
   // Timestamps arrive as RFC 3339 with up to nine fractional digits.

@@ -2,7 +2,7 @@
 import { durationStringMs, timestampMs } from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
 import { chTime } from "./format.js";
-import type { LineBlock } from "./insert.js";
+import { linesOf, type LineBlock, type TakenLines } from "./line-block.js";
 
 /** Statuses after which a session never changes again. */
 export const FINAL_STATUSES = new Set(["completed"]);
@@ -61,7 +61,127 @@ export const SESSION_LINE_COLUMNS = [
 export function sessionDurationMs(s: Session): number | undefined {
   if (s.duration !== "") return durationStringMs(s.duration);
   if (s.endTime === undefined) return undefined;
-  return Math.max(0, timestampMs(s.endTime) - timestampMs(s.startTime));
+  return timestampMs(s.endTime) - timestampMs(s.startTime);
+}
+
+/** The range of a DateTime64(3) column: 1900-01-01 to 2299-12-31 UTC. */
+const DATETIME64_MIN_MS = Date.UTC(1900, 0, 1);
+const DATETIME64_MAX_MS = Date.UTC(2300, 0, 1) - 1;
+/** Earliest start a real session can have: the service did not exist before. */
+const START_FLOOR_MS = Date.UTC(2000, 0, 1);
+/** Latest start a session can have: a day after it was read, for clocks that disagree. */
+const START_AHEAD_MS = 86_400_000;
+/** Longest duration: the whole DateTime64 range. */
+const MAX_DURATION_MS = DATETIME64_MAX_MS - DATETIME64_MIN_MS;
+
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
+/** Digits of `v` from `at`, as a number (the schema has checked that they are digits). */
+function digits(v: string, at: number, n: number): number {
+  let x = 0;
+  for (let i = at; i < at + n; i++) x = 10 * x + v.charCodeAt(i) - 48;
+  return x;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2)
+    return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * What is wrong with an RFC 3339 timestamp whose digits the schema accepted: a day or time
+ * that no calendar has (Date.parse reads "2026-02-30" as March 2 and "24:00" as the next day),
+ * or an instant a DateTime64 column cannot hold. Undefined when it is a real instant.
+ */
+function instantProblem(
+  field: string,
+  v: string,
+  ms: number,
+): string | undefined {
+  const year = digits(v, 0, 4);
+  const month = digits(v, 5, 2);
+  const day = digits(v, 8, 2);
+  if (month < 1 || month > 12)
+    return `${field}: "${v}" is not a valid date (there is no month ${month})`;
+  if (day < 1 || day > daysIn(year, month))
+    return `${field}: "${v}" is not a valid date (${MONTHS[month - 1]} ${year} has ${daysIn(year, month)} days)`;
+  if (digits(v, 11, 2) > 23 || digits(v, 14, 2) > 59 || digits(v, 17, 2) > 59)
+    return `${field}: "${v}" is not a valid time of day`;
+  if (ms < DATETIME64_MIN_MS || ms > DATETIME64_MAX_MS)
+    return `${field}: "${v}" is out of range (a DateTime64 holds 1900-01-01 to 2299-12-31 UTC)`;
+  return undefined;
+}
+
+/**
+ * Why the session's values cannot be stored as they are, named by field and value ("startTime:
+ * … is out of range"), or undefined when they can. Runs for every session before its row is
+ * built: a value is never clamped into range, it goes to dead_letters with this reason.
+ */
+export function sessionValueProblem(
+  s: Session,
+  fetchedAtMs: number,
+): string | undefined {
+  const startMs = timestampMs(s.startTime);
+  const start = instantProblem("startTime", s.startTime, startMs);
+  if (start !== undefined) return start;
+  if (startMs < START_FLOOR_MS || startMs > fetchedAtMs + START_AHEAD_MS)
+    return `startTime: "${s.startTime}" is out of range (a session starts after 2000-01-01 and at most a day after it was read, ${new Date(fetchedAtMs).toISOString()})`;
+  if (s.endTime !== undefined) {
+    const endMs = timestampMs(s.endTime);
+    const end = instantProblem("endTime", s.endTime, endMs);
+    if (end !== undefined) return end;
+    if (endMs < startMs)
+      return `endTime: "${s.endTime}" is before startTime "${s.startTime}"`;
+  }
+  if (s.duration !== "") {
+    const ms = durationStringMs(s.duration) as number;
+    if (ms < 0) return `duration: "${s.duration}" is negative`;
+    if (ms > MAX_DURATION_MS)
+      return `duration: "${s.duration}" is longer than any session can last (400 years)`;
+  }
+  return undefined;
+}
+
+/**
+ * A line of a session block ClickHouse refused, as a dead letter's record id and raw record:
+ * the line's first value is the session id, its last (from `tails`) the record as received.
+ */
+export function rejectedSessionLine(
+  block: TakenLines,
+  index: number,
+): { recordId: string; raw: string } {
+  const start = block.starts[index] as number;
+  const line = linesOf(block, index, index + 1);
+  const tail = block.tails[index] ?? -1;
+  if (tail < 0) return { recordId: "", raw: line.toString("utf8") };
+  const rawText = line.toString("utf8", tail - start, line.length - 1);
+  let recordId = "";
+  try {
+    const head = JSON.parse(
+      `${line.toString("utf8", 0, tail - start - 1)}]`,
+    ) as unknown[];
+    if (typeof head[0] === "string") recordId = head[0];
+  } catch {
+    // The head is our own JSON.stringify output; the id stays empty if it ever is not.
+  }
+  return {
+    recordId,
+    raw: rawText.startsWith('"') ? (JSON.parse(rawText) as string) : rawText,
+  };
 }
 
 /**
@@ -98,7 +218,7 @@ function sessionLineHead(
     s.id,
     s.startTime,
     s.endTime ?? null,
-    durationMs === undefined ? null : Math.max(0, durationMs),
+    durationMs ?? null,
     s.sessionStatus,
     s.network.clientIpAddress,
     s.network.serverIpAddress,

@@ -4,7 +4,7 @@ import {
   sessionSchema,
   type Session,
 } from "../../src/api/schemas/session.js";
-import { LineBlock } from "../../src/warehouse/insert.js";
+import { LineBlock } from "../../src/warehouse/line-block.js";
 import {
   pushSessionLine,
   SESSION_LINE_COLUMNS,
@@ -15,7 +15,7 @@ import { sessionRow } from "../helpers/session-row.js";
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();
   pushSessionLine(block, s, raw, fetchedAtMs);
-  return block.take().toString("utf8");
+  return block.take().body.toString("utf8");
 }
 
 const base = {

@@ -1,10 +1,10 @@
 // The pure half of fault handling: which failures are retried, how long the client waits, what a
-// server's own wait does to it, and the per-run budget (issue 5, "Faults from the API").
+// server's own wait does to it, and the per-run budget.
 import { describe, expect, it } from "vitest";
 import { CONNECT_CODES } from "../../src/api/connect-codes.js";
 import { ApiError, type ApiErrorInit } from "../../src/api/errors.js";
+import { backoffMs } from "../../src/util/backoff.js";
 import {
-  backoffMs,
   isRetryable,
   refusesEveryCall,
   resetWaitMs,

@@ -60,7 +60,7 @@ export function sessionRow(
     // RFC 3339 as received; the insert parses it (date_time_input_format=best_effort).
     start_time: s.startTime,
     end_time: s.endTime ?? null,
-    duration_ms: durationMs === undefined ? null : Math.max(0, durationMs),
+    duration_ms: durationMs ?? null,
     session_status: s.sessionStatus,
     client_ip_address: s.network.clientIpAddress,
     server_ip_address: s.network.serverIpAddress,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LineBlock } from "../../src/warehouse/insert.js";
+import { LineBlock, linesOf } from "../../src/warehouse/line-block.js";
 
 describe("LineBlock", () => {
   it("holds the lines as UTF-8, one per line, growing past its first size", () => {
@@ -11,21 +11,30 @@ describe("LineBlock", () => {
     ];
     for (const line of lines) block.push(line);
     expect(block.rows).toBe(3);
-    const body = block.take();
+    const { body, starts, tails } = block.take();
     expect(body.toString("utf8")).toBe(lines.join("\n"));
+    expect(starts).toEqual([0, 23, 1024]);
+    expect(tails).toEqual([-1, -1, -1]);
+    expect(
+      lines.map((_, i) =>
+        linesOf({ body, starts, tails }, i, i + 1).toString(),
+      ),
+    ).toEqual(lines);
     expect(body.length).toBe(Buffer.byteLength(lines.join("\n")));
   });
 
   it("starts over empty after take(), and the taken body stays intact", () => {
     const block = new LineBlock(8);
     block.push("first block");
-    const first = block.take();
+    const first = block.take().body;
     expect(block.rows).toBe(0);
     expect(block.bytes).toBe(0);
     block.push("second");
     expect(first.toString()).toBe("first block");
-    expect(block.take().toString()).toBe("second");
-    expect(block.take().length).toBe(0);
+    expect(block.take().body.toString()).toBe("second");
+    const empty = block.take();
+    expect(empty.body.length).toBe(0);
+    expect(empty.starts).toEqual([]);
   });
 
   it("appends a last element to a JSON array without building the line: the same bytes", () => {
@@ -33,8 +42,20 @@ describe("LineBlock", () => {
     block.pushArrayWith('["a",1,["x"]]', '{"id":"ses_1","n":"Zoë"}');
     block.pushArrayWith('["b"]', '"text"');
     block.push("[3]");
-    expect(block.take().toString("utf8")).toBe(
+    const taken = block.take();
+    expect(taken.body.toString("utf8")).toBe(
       '["a",1,["x"],{"id":"ses_1","n":"Zoë"}]\n["b","text"]\n[3]',
     );
+    // Where each line's last element starts: what a refused row's raw record is cut from.
+    const tailOf = (i: number) =>
+      taken.body.toString(
+        "utf8",
+        taken.tails[i],
+        linesOf(taken, 0, i + 1).length - 1,
+      );
+    expect(tailOf(0)).toBe('{"id":"ses_1","n":"Zoë"}');
+    expect(tailOf(1)).toBe('"text"');
+    expect(taken.tails[2]).toBe(-1);
+    expect(linesOf(taken, 1, 3).toString()).toBe('["b","text"]\n[3]');
   });
 });
