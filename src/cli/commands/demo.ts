@@ -9,7 +9,12 @@ import {
   aggregationStream,
   syncAggregations,
 } from "../../pipeline/aggregations.js";
-import { qualified, type Warehouse } from "../../warehouse/client.js";
+import type { Warehouse } from "../../warehouse/client.js";
+import {
+  aggregationSummary,
+  sessionSummary,
+  type SummaryTable,
+} from "../../warehouse/summary.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 import { heading, printTable } from "../output.js";
 
@@ -90,103 +95,26 @@ export async function runDemo(
   }
 }
 
-async function rows(
-  w: Warehouse,
-  sql: string,
-): Promise<Record<string, unknown>[]> {
-  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
-  return rs.json<Record<string, unknown>>();
+function printSummaries(
+  summaries: readonly SummaryTable[],
+  out: NodeJS.WritableStream,
+): void {
+  for (const { title, rows } of summaries) {
+    heading(title, out);
+    printTable(rows, out);
+  }
 }
 
 export async function printSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {
-  const sessions = qualified(w, "sessions");
-  heading("Sessions stored", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT count() AS sessions, uniqExact(user_id) AS users, uniqExact(resource_id) AS resources,
-              min(start_time) AS first_start, max(start_time) AS last_start FROM ${sessions} FINAL`,
-    ),
-    out,
-  );
-  heading("Sessions by technology", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT resource_technology AS technology, count() AS sessions,
-              round(quantile(0.5)(duration_ms) / 1000, 1) AS p50_seconds
-       FROM ${sessions} FINAL GROUP BY technology ORDER BY sessions DESC LIMIT 22`,
-    ),
-    out,
-  );
-  heading("Busiest users", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT if(user_email != '', user_email, user_name) AS user, user_account_type AS type, count() AS sessions,
-              uniqExact(resource_id) AS resources
-       FROM ${sessions} FINAL GROUP BY user, type ORDER BY sessions DESC LIMIT 5`,
-    ),
-    out,
-  );
-  heading("Busiest resources", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT resource_name AS resource, resource_technology AS technology, count() AS sessions,
-              uniqExact(user_id) AS users
-       FROM ${sessions} FINAL GROUP BY resource, technology ORDER BY sessions DESC LIMIT 5`,
-    ),
-    out,
-  );
-  heading("Sessions still open", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT session_status AS status, count() AS sessions, min(start_time) AS oldest_start
-       FROM ${sessions} FINAL WHERE session_status != 'completed' GROUP BY status ORDER BY status`,
-    ),
-    out,
-  );
+  printSummaries(await sessionSummary(w), out);
 }
 
 export async function printAggregationSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {
-  const histogram = qualified(w, "agg_histogram");
-  const top = qualified(w, "agg_top_values");
-  heading("Policies triggered (log aggregations)", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT key1 AS policy, key2 AS status, sum(count) AS events FROM ${histogram} FINAL
-       WHERE job = 'policies_by_name_status' AND level = 2 AND count > 0
-       GROUP BY policy, status ORDER BY events DESC LIMIT 5`,
-    ),
-    out,
-  );
-  heading("LLM calls by provider and model", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT key1 AS provider, key2 AS model, sum(count) AS calls FROM ${histogram} FINAL
-       WHERE job = 'llm_by_provider_model' AND level = 2 AND count > 0
-       GROUP BY provider, model ORDER BY calls DESC LIMIT 5`,
-    ),
-    out,
-  );
-  heading("Data labels returned (sum of per-window top values)", out);
-  printTable(
-    await rows(
-      w,
-      `SELECT key AS data_label, sum(count) AS columns_returned FROM ${top} FINAL
-       WHERE job = 'logs_by_technology' AND member = 'responseReturnedColumnDataLabels' AND count > 0
-       GROUP BY data_label ORDER BY columns_returned DESC LIMIT 6`,
-    ),
-    out,
-  );
+  printSummaries(await aggregationSummary(w), out);
 }

@@ -1,6 +1,7 @@
 // `sessionhouse query "SELECT …"`: SQL against the configured ClickHouse, with the configured
 // database as the current one.
-import { quoteIdent, type Warehouse } from "../../warehouse/client.js";
+import type { Warehouse } from "../../warehouse/client.js";
+import { userQueryRows, userQueryText } from "../../warehouse/user-query.js";
 import { printTable } from "../output.js";
 
 export const QUERY_FORMATS = [
@@ -20,16 +21,10 @@ export async function runQuery(
   format: QueryFormat,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {
-  // The embedded engine keeps session state, so USE makes the database current; a server
-  // client already sends it with every query.
-  if (w.kind === "embedded")
-    await w.client.command({ query: `USE ${quoteIdent(w.database)}` });
   if (format === "table") {
-    const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
-    printTable(await rs.json<Record<string, unknown>>(), out);
+    printTable(await userQueryRows(w, sql), out);
     return;
   }
-  const rs = await w.client.query({ query: sql, format });
-  const text = await rs.text();
+  const text = await userQueryText(w, sql, format);
   out.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
 }

@@ -1,0 +1,86 @@
+// What the demo shows of what landed: small summaries of the sessions and of the default
+// aggregation jobs, each a titled table of rows.
+import { qualified, type Warehouse } from "./client.js";
+import { Tables } from "./tables.js";
+
+export interface SummaryTable {
+  title: string;
+  rows: Record<string, unknown>[];
+}
+
+async function rows(
+  w: Warehouse,
+  sql: string,
+): Promise<Record<string, unknown>[]> {
+  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
+  return rs.json<Record<string, unknown>>();
+}
+
+async function tables(
+  w: Warehouse,
+  queries: readonly (readonly [string, string])[],
+): Promise<SummaryTable[]> {
+  const out: SummaryTable[] = [];
+  for (const [title, sql] of queries)
+    out.push({ title, rows: await rows(w, sql) });
+  return out;
+}
+
+export function sessionSummary(w: Warehouse): Promise<SummaryTable[]> {
+  const sessions = qualified(w, Tables.sessions);
+  return tables(w, [
+    [
+      "Sessions stored",
+      `SELECT count() AS sessions, uniqExact(user_id) AS users, uniqExact(resource_id) AS resources,
+              min(start_time) AS first_start, max(start_time) AS last_start FROM ${sessions} FINAL`,
+    ],
+    [
+      "Sessions by technology",
+      `SELECT resource_technology AS technology, count() AS sessions,
+              round(quantile(0.5)(duration_ms) / 1000, 1) AS p50_seconds
+       FROM ${sessions} FINAL GROUP BY technology ORDER BY sessions DESC LIMIT 22`,
+    ],
+    [
+      "Busiest users",
+      `SELECT if(user_email != '', user_email, user_name) AS user, user_account_type AS type, count() AS sessions,
+              uniqExact(resource_id) AS resources
+       FROM ${sessions} FINAL GROUP BY user, type ORDER BY sessions DESC LIMIT 5`,
+    ],
+    [
+      "Busiest resources",
+      `SELECT resource_name AS resource, resource_technology AS technology, count() AS sessions,
+              uniqExact(user_id) AS users
+       FROM ${sessions} FINAL GROUP BY resource, technology ORDER BY sessions DESC LIMIT 5`,
+    ],
+    [
+      "Sessions still open",
+      `SELECT session_status AS status, count() AS sessions, min(start_time) AS oldest_start
+       FROM ${sessions} FINAL WHERE session_status != 'completed' GROUP BY status ORDER BY status`,
+    ],
+  ]);
+}
+
+export function aggregationSummary(w: Warehouse): Promise<SummaryTable[]> {
+  const histogram = qualified(w, Tables.aggHistogram);
+  const top = qualified(w, Tables.aggTopValues);
+  return tables(w, [
+    [
+      "Policies triggered (log aggregations)",
+      `SELECT key1 AS policy, key2 AS status, sum(count) AS events FROM ${histogram} FINAL
+       WHERE job = 'policies_by_name_status' AND level = 2 AND count > 0
+       GROUP BY policy, status ORDER BY events DESC LIMIT 5`,
+    ],
+    [
+      "LLM calls by provider and model",
+      `SELECT key1 AS provider, key2 AS model, sum(count) AS calls FROM ${histogram} FINAL
+       WHERE job = 'llm_by_provider_model' AND level = 2 AND count > 0
+       GROUP BY provider, model ORDER BY calls DESC LIMIT 5`,
+    ],
+    [
+      "Data labels returned (sum of per-window top values)",
+      `SELECT key AS data_label, sum(count) AS columns_returned FROM ${top} FINAL
+       WHERE job = 'logs_by_technology' AND member = 'responseReturnedColumnDataLabels' AND count > 0
+       GROUP BY data_label ORDER BY columns_returned DESC LIMIT 6`,
+    ],
+  ]);
+}

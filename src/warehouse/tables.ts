@@ -1,0 +1,16 @@
+// The names of the tables the migrations create: every query names a table through these.
+
+export const Tables = {
+  sessions: "sessions",
+  checkpoints: "checkpoints",
+  runs: "runs",
+  deadLetters: "dead_letters",
+  aggHistogram: "agg_histogram",
+  aggTopValues: "agg_top_values",
+  aggWindows: "agg_windows",
+  aggJobs: "agg_jobs",
+  streamWindows: "stream_windows",
+  schemaMigrations: "schema_migrations",
+} as const;
+
+export type TableName = (typeof Tables)[keyof typeof Tables];
