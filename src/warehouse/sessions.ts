@@ -1,4 +1,5 @@
-// Session → row of the `sessions` table (migrations/0002_sessions.sql).
+// Session → row of the `sessions` table: the column contract (names, types, readers) the
+// migrations and the writer share, the value checks before a row is built, and the line itself.
 import { durationStringMs, timestampMs } from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
 import { chTime } from "./format.js";
@@ -15,47 +16,141 @@ export function sessionVersion(status: string, fetchedAtMs: number): number {
   return (FINAL_STATUSES.has(status) ? 2 : 1) * RANK_STEP + fetchedAtMs;
 }
 
+/** What a column's value is read from: the session, and when and how it was fetched. */
+interface RowSource {
+  s: Session;
+  durationMs: number | undefined;
+  fetchedAt: string;
+  fetchedAtMs: number;
+}
+
 /**
- * Columns of a session line, in order: every column of `sessions` but `raw` first, `raw` last,
- * so that the raw record can be appended as it was received.
+ * A column of `sessions`: its name and ClickHouse type as the migrations create it, and how the
+ * writer reads its value. `raw` is the record as received (appended verbatim, never read
+ * through here); `materialized` columns are computed by the table itself.
  */
-export const SESSION_LINE_COLUMNS = [
-  "id",
-  "start_time",
-  "end_time",
-  "duration_ms",
-  "session_status",
-  "client_ip_address",
-  "server_ip_address",
-  "sidecar_id",
-  "sidecar_name",
-  "sidecar_technology",
-  "user_type",
-  "user_username",
-  "user_id",
-  "user_name",
-  "user_email",
-  "user_account_type",
-  "user_groups",
-  "user_external_ids",
-  "end_user_id",
-  "end_user_name",
-  "end_user_email",
-  "end_user_type",
-  "end_user_groups",
-  "end_user_external_ids",
-  "native_username",
-  "resource_type",
-  "resource_id",
-  "resource_name",
-  "resource_technology",
-  "connector_id",
-  "connector_name",
-  "parent_session_id",
-  "fetched_at",
-  "version",
+export type SessionColumn =
+  | { name: string; type: string; value: (r: RowSource) => unknown }
+  | { name: "raw"; type: string; raw: true }
+  | { name: string; type: string; materialized: true };
+
+const DT = "DateTime64(3, 'UTC')";
+const LC = "LowCardinality(String)";
+const ids = (r: RowSource) => r.s.user.identity;
+const endUser = (r: RowSource) => r.s.user.endUser;
+
+/** Every column of `sessions`, in the table's order: the one definition of the row. */
+export const SESSION_COLUMNS: readonly SessionColumn[] = [
+  { name: "id", type: "String", value: (r) => r.s.id },
+  { name: "start_time", type: DT, value: (r) => r.s.startTime },
+  {
+    name: "end_time",
+    type: `Nullable(${DT})`,
+    value: (r) => r.s.endTime ?? null,
+  },
+  {
+    name: "duration_ms",
+    type: "Nullable(UInt64)",
+    value: (r) => r.durationMs ?? null,
+  },
+  { name: "session_status", type: LC, value: (r) => r.s.sessionStatus },
+  {
+    name: "client_ip_address",
+    type: "String",
+    value: (r) => r.s.network.clientIpAddress,
+  },
+  {
+    name: "server_ip_address",
+    type: "String",
+    value: (r) => r.s.network.serverIpAddress,
+  },
+  { name: "sidecar_id", type: "String", value: (r) => r.s.sidecar.id },
+  { name: "sidecar_name", type: LC, value: (r) => r.s.sidecar.name },
+  {
+    name: "sidecar_technology",
+    type: LC,
+    value: (r) => r.s.sidecar.technology,
+  },
+  { name: "user_type", type: LC, value: (r) => r.s.user.type },
+  { name: "user_username", type: "String", value: (r) => r.s.user.username },
+  { name: "user_id", type: "String", value: (r) => ids(r)?.id ?? "" },
+  { name: "user_name", type: "String", value: (r) => ids(r)?.name ?? "" },
+  { name: "user_email", type: "String", value: (r) => ids(r)?.email ?? "" },
+  { name: "user_account_type", type: LC, value: (r) => ids(r)?.type ?? "" },
+  {
+    name: "user_groups",
+    type: `Array(${LC})`,
+    value: (r) => ids(r)?.groups ?? [],
+  },
+  {
+    name: "user_external_ids",
+    type: "Array(String)",
+    value: (r) => ids(r)?.externalIds ?? [],
+  },
+  { name: "end_user_id", type: "String", value: (r) => endUser(r)?.id ?? "" },
+  {
+    name: "end_user_name",
+    type: "String",
+    value: (r) => endUser(r)?.name ?? "",
+  },
+  {
+    name: "end_user_email",
+    type: "String",
+    value: (r) => endUser(r)?.email ?? "",
+  },
+  { name: "end_user_type", type: LC, value: (r) => endUser(r)?.type ?? "" },
+  {
+    name: "end_user_groups",
+    type: `Array(${LC})`,
+    value: (r) => endUser(r)?.groups ?? [],
+  },
+  {
+    name: "end_user_external_ids",
+    type: "Array(String)",
+    value: (r) => endUser(r)?.externalIds ?? [],
+  },
+  {
+    name: "native_username",
+    type: "String",
+    value: (r) => r.s.user.native?.username ?? "",
+  },
+  { name: "resource_type", type: LC, value: (r) => r.s.resource.type },
+  { name: "resource_id", type: "String", value: (r) => r.s.resource.id },
+  { name: "resource_name", type: LC, value: (r) => r.s.resource.name },
+  {
+    name: "resource_technology",
+    type: LC,
+    value: (r) => r.s.resource.technology,
+  },
+  { name: "connector_id", type: "String", value: (r) => r.s.connector.id },
+  { name: "connector_name", type: LC, value: (r) => r.s.connector.name },
+  {
+    name: "parent_session_id",
+    type: "String",
+    value: (r) => r.s.parentSessionId,
+  },
+  { name: "raw", type: "String", raw: true },
+  { name: "fetched_at", type: DT, value: (r) => r.fetchedAt },
+  {
+    name: "version",
+    type: "UInt64",
+    value: (r) => sessionVersion(r.s.sessionStatus, r.fetchedAtMs),
+  },
+  { name: "user_key", type: LC, materialized: true },
+];
+
+/** The columns the writer fills from the session, in the order of a line's values. */
+const VALUE_COLUMNS = SESSION_COLUMNS.flatMap((c) => ("value" in c ? [c] : []));
+const VALUE_READERS = VALUE_COLUMNS.map((c) => c.value);
+
+/**
+ * Columns of a session line, in order: every column the writer fills but `raw` first, `raw`
+ * last, so that the raw record can be appended as it was received.
+ */
+export const SESSION_LINE_COLUMNS: readonly string[] = [
+  ...VALUE_COLUMNS.map((c) => c.name),
   "raw",
-] as const;
+];
 
 /** The Duration the service sent, or end − start for a completed session that has none. */
 export function sessionDurationMs(s: Session): number | undefined {
@@ -211,45 +306,16 @@ function sessionLineHead(
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
 ): string {
-  const id = s.user.identity;
-  const eu = s.user.endUser;
-  const durationMs = sessionDurationMs(s);
-  return JSON.stringify([
-    s.id,
-    s.startTime,
-    s.endTime ?? null,
-    durationMs ?? null,
-    s.sessionStatus,
-    s.network.clientIpAddress,
-    s.network.serverIpAddress,
-    s.sidecar.id,
-    s.sidecar.name,
-    s.sidecar.technology,
-    s.user.type,
-    s.user.username,
-    id?.id ?? "",
-    id?.name ?? "",
-    id?.email ?? "",
-    id?.type ?? "",
-    id?.groups ?? [],
-    id?.externalIds ?? [],
-    eu?.id ?? "",
-    eu?.name ?? "",
-    eu?.email ?? "",
-    eu?.type ?? "",
-    eu?.groups ?? [],
-    eu?.externalIds ?? [],
-    s.user.native?.username ?? "",
-    s.resource.type,
-    s.resource.id,
-    s.resource.name,
-    s.resource.technology,
-    s.connector.id,
-    s.connector.name,
-    s.parentSessionId,
+  const source: RowSource = {
+    s,
+    durationMs: sessionDurationMs(s),
     fetchedAt,
-    sessionVersion(s.sessionStatus, fetchedAtMs),
-  ]);
+    fetchedAtMs,
+  };
+  const values = new Array<unknown>(VALUE_READERS.length);
+  for (let i = 0; i < VALUE_READERS.length; i++)
+    values[i] = (VALUE_READERS[i] as (r: RowSource) => unknown)(source);
+  return JSON.stringify(values);
 }
 
 /** The raw record as the line's last value: a JSON object as it is, anything else quoted. */

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   parseSession,
@@ -9,7 +10,13 @@ import {
   pushSessionLine,
   SESSION_LINE_COLUMNS,
 } from "../../src/warehouse/sessions.js";
+import {
+  createSessionGenerator,
+  sessionToWire,
+} from "../../src/simulator/index.js";
 import { sessionRow } from "../helpers/session-row.js";
+
+const DAY0 = Date.UTC(2026, 10, 4);
 
 /** The line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
@@ -116,5 +123,132 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
     expect(
       sessionLine(parsed.data, raw, 1_800_000_000_000).endsWith(`,${raw}]`),
     ).toBe(true);
+  });
+});
+
+// The simulator's whole catalogue of session shapes (brand member under several names, native
+// users, machine users, open and completed, omitted zero values, every timestamp precision),
+// each then broken at a random place in a random way: the fast path reads every one exactly as
+// the zod schema does, or rejects it as the schema does.
+describe("parseSession agrees with the zod schema on every simulator shape, broken at random", () => {
+  const catalogue: Record<string, unknown>[] = [];
+  for (const [seed, brand] of [
+    [1, "formal"],
+    [2, "acme"],
+    [3, "service"],
+  ] as const) {
+    const gen = createSessionGenerator({
+      seed,
+      historyStartMs: DAY0 - 2 * 86_400_000,
+    });
+    const sessions = gen.sessionsStartingIn(DAY0, DAY0 + 6 * 3_600_000);
+    const nowMs = DAY0 + 7 * 3_600_000;
+    for (const s of sessions.slice(0, 400))
+      catalogue.push(
+        JSON.parse(
+          JSON.stringify(sessionToWire(s, gen, nowMs, brand)),
+        ) as Record<string, unknown>,
+      );
+  }
+
+  const junk = fc.oneof(
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.string(),
+    fc.constantFrom(
+      "",
+      "2026-02-30T10:00:00Z",
+      "1800-01-01T00:00:00Z",
+      "-5s",
+      "12.5s",
+    ),
+    fc.array(fc.string(), { maxLength: 2 }),
+    fc.dictionary(fc.string({ maxLength: 4 }), fc.string(), { maxKeys: 2 }),
+  );
+
+  /** Every path to a member of the record, nested objects and arrays included. */
+  function paths(
+    v: unknown,
+    prefix: (string | number)[] = [],
+  ): (string | number)[][] {
+    if (typeof v !== "object" || v === null) return [];
+    const out: (string | number)[][] = [];
+    for (const [k, x] of Object.entries(v)) {
+      const p = [...prefix, Array.isArray(v) ? Number(k) : k];
+      out.push(p, ...paths(x, p));
+    }
+    return out;
+  }
+
+  function withValue(
+    record: unknown,
+    path: readonly (string | number)[],
+    value: unknown,
+    remove: boolean,
+  ): unknown {
+    const copy = structuredClone(record) as Record<string | number, unknown>;
+    let at = copy;
+    for (const k of path.slice(0, -1))
+      at = at[k] as Record<string | number, unknown>;
+    const last = path.at(-1) as string | number;
+    if (remove && Array.isArray(at)) at.splice(Number(last), 1);
+    else if (remove) delete at[last];
+    else at[last] = value;
+    // As a record comes off the wire: through JSON (undefined members vanish).
+    return JSON.parse(JSON.stringify(copy)) as unknown;
+  }
+
+  const broken = fc
+    .integer({ min: 0, max: catalogue.length - 1 })
+    .chain((i) => {
+      const record = catalogue[i] as Record<string, unknown>;
+      const all = paths(record);
+      return fc.record({
+        record: fc.constant(record),
+        path: fc.constantFrom(...all),
+        value: junk,
+        remove: fc.boolean(),
+      });
+    })
+    .map(({ record, path, value, remove }) =>
+      withValue(record, path, value, remove),
+    );
+
+  /**
+   * Both accept or both reject; when both accept, the row written and the identities read are
+   * the same. (The fast path fills defaults into the brand member in place, which the schema
+   * keeps as it came: that copy is never read.)
+   */
+  function agree(record: unknown): void {
+    // parseSession may complete the object it is given; each side reads its own copy.
+    const fast = parseSession(structuredClone(record));
+    const slow = sessionSchema.safeParse(structuredClone(record));
+    expect(fast.success).toBe(slow.success);
+    if (!fast.success || !slow.success) return;
+    expect(sessionRow(fast.data, "", DAY0)).toEqual(
+      sessionRow(slow.data, "", DAY0),
+    );
+    expect(fast.data.user.identity).toEqual(slow.data.user.identity);
+    expect(fast.data.user.endUser).toEqual(slow.data.user.endUser);
+  }
+
+  it("holds on the catalogue itself", () => {
+    expect(catalogue.length).toBeGreaterThan(600);
+    for (const record of catalogue) {
+      expect(parseSession(structuredClone(record)).success).toBe(true);
+      agree(record);
+    }
+  });
+
+  it("holds on 3000 records broken at random", () => {
+    fc.assert(
+      fc.property(broken, (record) => {
+        agree(record);
+      }),
+      { numRuns: 3000, seed: 20261123 },
+    );
   });
 });

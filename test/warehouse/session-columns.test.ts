@@ -1,0 +1,49 @@
+// The session row contract against the live table: the columns the writer knows (names, order,
+// types, which ones the table computes itself) are exactly the columns the migrations create.
+// A migration that adds, drops, reorders or retypes a column without the writer fails here.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Warehouse } from "../../src/warehouse/client.js";
+import {
+  SESSION_COLUMNS,
+  SESSION_LINE_COLUMNS,
+} from "../../src/warehouse/sessions.js";
+import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+
+let w: Warehouse;
+beforeAll(async () => {
+  w = await migratedWarehouse(await testConfig());
+});
+afterAll(async () => {
+  await w.close();
+});
+
+describe("the sessions table and the row writer", () => {
+  it("agree on every column's name, position, type and kind", async () => {
+    const live = await select<{
+      name: string;
+      type: string;
+      default_kind: string;
+    }>(
+      w,
+      `SELECT name, type, default_kind FROM system.columns
+       WHERE database = {db:String} AND table = 'sessions' ORDER BY position`,
+      { db: w.database },
+    );
+    expect(live.length).toBeGreaterThan(30);
+    expect(
+      SESSION_COLUMNS.map((c) => ({
+        name: c.name,
+        type: c.type,
+        default_kind: "materialized" in c ? "MATERIALIZED" : "",
+      })),
+    ).toEqual(live);
+  });
+
+  it("writes every column it does not leave to the table, raw last", () => {
+    const written = SESSION_COLUMNS.filter((c) => !("materialized" in c));
+    expect([...SESSION_LINE_COLUMNS].sort()).toEqual(
+      written.map((c) => c.name).sort(),
+    );
+    expect(SESSION_LINE_COLUMNS.at(-1)).toBe("raw");
+  });
+});
