@@ -1,6 +1,6 @@
 // Connect protocol error codes and their current HTTP status mapping
 // (https://connectrpc.com/docs/protocol/#error-codes). Clients classify by code, never by
-// status: the mapping changed between Connect versions (API-FACTS, "Errors").
+// status: the mapping changed between Connect versions (docs/control-plane-wire.md, "Errors").
 
 export const CONNECT_CODES = [
   "canceled",

@@ -17,7 +17,7 @@ const RETRYABLE_TRANSPORT = new Set([
   "BAD_RESPONSE",
 ]);
 
-/** True when the same request may succeed later (reads are side-effect free: API-FACTS). */
+/** True when the same request may succeed later (read operations have no side effects). */
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof ApiError)) return false;
   if (RETRYABLE_CONNECT.has(err.code) || RETRYABLE_TRANSPORT.has(err.code))
@@ -28,8 +28,8 @@ export function isRetryable(err: unknown): boolean {
 
 /**
  * True when the failure is about the caller, not the call: a refused or underprivileged key
- * gets the same answer on every request, so the rest of the run must not ask again (issue 5:
- * a wrong key "does not hammer the API"). `not_found` is per call (a session that is gone).
+ * gets the same answer on every request, so the rest of the run must not ask again (a wrong key
+ * must not hammer the API). `not_found` is per call (a session that is gone).
  */
 export function refusesEveryCall(err: unknown): boolean {
   return (
@@ -45,7 +45,7 @@ export function refusesEveryCall(err: unknown): boolean {
 const UNIX_SECONDS_FLOOR = 1_000_000_000;
 
 /**
- * Milliseconds until an `X-Ratelimit-Reset` instant. API-FACTS: Unix seconds; some proxies send
+ * Milliseconds until an `X-Ratelimit-Reset` instant, in Unix seconds; some proxies send
  * the seconds left instead, and reading those as an instant in 1970 would mean "retry now".
  */
 export function resetWaitMs(reset: string, nowMs: number): number | undefined {

@@ -1,7 +1,6 @@
 // Progress of a long run (a backfill of a year takes hours): on a terminal a live bar with
 // windows done of total, rows, rows per second and ETA; elsewhere (a log file, CI, a pipe) one
-// structured log line every few seconds, since a bar redrawn with \r is noise there (issue 4,
-// "Long work"). Wired in as the run's RunObserver.
+// structured log line every few seconds, since a bar redrawn with \r is noise there. Wired in as the run's RunObserver.
 import cliProgress from "cli-progress";
 import type { Progress, RunObserver } from "../pipeline/context.js";
 import type { Logger } from "../util/logger.js";

@@ -1,6 +1,6 @@
 // Cron expressions as the scheduler reads them (node-cron v4: five fields, or six with seconds
 // first), always in UTC. The config schema accepts any string, so schedules are checked here,
-// all at once, before anything starts (STYLE §4: fail fast, every problem listed).
+// all at once, before anything starts (fail fast, with every problem listed).
 import { createTask, validateDetailed } from "node-cron";
 import { ConfigError } from "../config/index.js";
 

@@ -1,7 +1,7 @@
 // Runs jobs on their cron schedules (node-cron, UTC) with three guarantees: a job never overlaps
 // itself, at most `maxConcurrentJobs` jobs run at once, and shutdown() runs once and ends every
 // run within a deadline. The jobs are plain functions handed in, so the whole lifecycle is
-// testable with fake timers and no network (issue 4, "Scheduling").
+// testable with fake timers and no network.
 //
 // A tick that finds no free slot waits in a FIFO queue rather than being dropped: aggregation
 // jobs share their "every five minutes" ticks and would otherwise starve each other under a
@@ -140,7 +140,7 @@ export class Scheduler {
         timezone: CRON_TIMEZONE,
         name: slot.job.name,
         logger: this.#cronLogger(slot.job.name),
-        // The heartbeat alone must not keep the process alive (STYLE §7); the daemon's own
+        // The heartbeat alone must not keep the process alive; the daemon's own
         // wait for a signal does that.
         unref: true,
       });

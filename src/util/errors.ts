@@ -1,5 +1,5 @@
 // Base of every error the service raises on purpose. Callers match on `code`, never on message
-// text (STYLE §3). `hint` tells a person what to change; it is printed by the CLI.
+// text. `hint` tells a person what to change; it is printed by the CLI.
 
 export abstract class SessionhouseError extends Error {
   abstract readonly code: string;

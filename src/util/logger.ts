@@ -1,6 +1,6 @@
 // Structured logs (pino): JSON lines on stdout, readable output on a terminal. Every line passes
 // through a scrubber that replaces configured secrets wherever they appear, so a secret that
-// leaks into an error message or a URL still never reaches the log (STYLE §4).
+// leaks into an error message or a URL still never reaches the log.
 import { pino, type Logger, type LevelWithSilent } from "pino";
 import pretty from "pino-pretty";
 

@@ -256,7 +256,7 @@ const settings = (w: Warehouse, token: string) => ({
 
 /**
  * The embedded engine parses a body passed inline in the query text about five times slower
- * than a file it reads itself (issue "Fast and flat"), so there the block goes through a
+ * than a file it reads itself, so there the block goes through a
  * temporary file; a server gets it as the HTTP request body.
  */
 async function send(

@@ -1,4 +1,4 @@
-// THE PROOF (issue 5): more than 100000 sessions and the default aggregation jobs, synced by the
+// The proof: more than 100000 sessions and the default aggregation jobs, synced by the
 // real CLI as a child process from a simulator with every fault switched on, while the child is
 // killed with SIGKILL at seeded random moments and restarted until a run completes. Afterwards
 // ClickHouse holds exactly what a fault-free twin of the simulator (same seed, same fixed clock)

@@ -1,4 +1,4 @@
-// Bad input from people, through the real CLI (issue 5): each mistake gets a clear, specific
+// Bad input from people, through the real CLI: each mistake gets a clear, specific
 // error and a non-zero exit, and changes nothing — the data, the checkpoints and the schema are
 // as they were. A failure that reached the API is recorded as a failed run in `runs` (that is
 // what status and the health dashboard show), and nothing else is written.

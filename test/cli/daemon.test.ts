@@ -2,7 +2,7 @@
 // process: stopped with SIGTERM in the middle of a sync it exits 0 with its checkpoint never
 // ahead of the stored data; a second signal exits at once, still consistent; the next run
 // completes the work; /metrics parses and its counters match ClickHouse; `status --json`
-// reports what the tables hold (issue 4, "Tests").
+// reports what the tables hold.
 //
 // The embedded engine allows one process per data directory at a time: this process opens the
 // warehouse only while no child is running.

@@ -1,7 +1,7 @@
 // Faults on the ClickHouse side, injected around the real engine: an insert whose acknowledgement
 // is lost is retried with the same deduplication token and stored once; a ClickHouse that goes
 // down fails the run after its retries with a clear error, leaves the checkpoint where the data
-// is, and the next run resumes with nothing lost or doubled (issue 5, "Faults from ClickHouse").
+// is, and the next run resumes with nothing lost or doubled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import {

@@ -1,4 +1,4 @@
-// A record larger than 1 MiB is handled like any other (issue 5, "Bad records"): a valid one is
+// A record larger than 1 MiB is handled like any other: a valid one is
 // stored with its raw text intact, a broken one is dead-lettered with its raw text intact, and
 // the records around them are unaffected.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,4 @@
-// Secrets never in logs, errors, the runs table, `status --json` or /metrics (issue 5,
-// "Security"), tested the hard way: an API that echoes the key back in its error messages, a key
+// Secrets never in logs, errors, the runs table, `status --json` or /metrics, tested the hard way: an API that echoes the key back in its error messages, a key
 // read from a file, a password inside CLICKHOUSE_URL. Every byte the CLI writes is grepped.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

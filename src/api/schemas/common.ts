@@ -1,4 +1,4 @@
-// Building blocks for tolerant proto3-JSON schemas (API-FACTS, "JSON mapping is proto3's"):
+// Building blocks for tolerant proto3-JSON schemas (docs/control-plane-wire.md, "JSON mapping"):
 // zero values may be omitted, 64-bit integers arrive as strings, unknown members are kept.
 import { z } from "zod";
 

@@ -1,4 +1,4 @@
-// ListLogAggregations (spec "Logs service"; API-FACTS "ListLogAggregations"): the request type and
+// ListLogAggregations (docs/control-plane-wire.md, "Log aggregations"): the request type and
 // a tolerant response schema. `aggregations` keeps every member, known or not; the key/count
 // members are parsed one by one by `topValueMembers`, so one bad member never loses the others.
 import { z } from "zod";
@@ -83,7 +83,7 @@ export const LOGS_OVER_TIME_MEMBER = "logsOverTime";
 // ---------------------------------------------------------------------------------------------
 // Request
 
-/** The one limit (API-FACTS), kept with the configuration that enforces it first. */
+/** The service's one limit on group-by fields, kept with the configuration that enforces it first. */
 export const MAX_HISTOGRAM_GROUP_BY_FIELDS = MAX_GROUP_BY_FIELDS;
 
 export const LOG_AGGREGATION_MODES = [
@@ -94,7 +94,7 @@ export type LogAggregationMode = (typeof LOG_AGGREGATION_MODES)[number];
 
 export interface ListLogAggregationsRequest {
   query?: string;
-  /** Required, non-empty; Unix seconds by default (API-FACTS, "Timestamps in requests"). */
+  /** Required, non-empty; Unix seconds by default. */
   startTimestamp: string;
   /** Required, non-empty. */
   endTimestamp: string;

@@ -3,7 +3,7 @@
 // gracefully (stop scheduling, let runs end or abort them at the deadline, close the clients,
 // flush the logs) and the command returns, so the process exits 0. A second signal exits at
 // once: still safe, because ClickHouse inserts are atomic and a checkpoint is only written after
-// the rows it covers (issue 4, "Scheduling").
+// the rows it covers.
 import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";

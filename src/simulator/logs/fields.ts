@@ -77,7 +77,7 @@ export const MEMBER_OF_FIELD = Object.freeze({
   "llm.model": "llmModels",
   "llm.provider": "llmProviders",
   "llm.stop_reason": "llmStopReasons",
-  // Not in the spec's list, on purpose: the real service adds members over time (API-FACTS),
+  // Not in the spec's list, on purpose: the real service adds members over time,
   // so the simulator always answers with one member the exporter has never heard of.
   "llm.tool_call_count": "llmToolCallCounts",
 } as const satisfies Record<string, string>);

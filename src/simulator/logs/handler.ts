@@ -1,5 +1,5 @@
 // The simulated `/core.v1.LogsService/ListLogAggregations` route: request validation as the
-// real service does it (API-FACTS, "ListLogAggregations"), then aggregate.ts over events.ts.
+// real service does it (docs/control-plane-wire.md, "Log aggregations"), then aggregate.ts over events.ts.
 //
 // The window is [startTimestamp, endTimestamp) capped at the clock's now: events after now do
 // not exist yet, so asking the same window again later may return more (late data), never less.
