@@ -13,10 +13,7 @@ import { Metrics } from "../../src/ops/metrics.js";
 import { refreshOpenSessions } from "../../src/pipeline/open-sessions.js";
 import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
 import { OPEN_REFRESH_JOB } from "../../src/scheduler/index.js";
-import {
-  SimClock,
-  type Simulator,
-} from "../../src/simulator/index.js";
+import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { fromChTime } from "../../src/warehouse/format.js";
 import { memoryLogger } from "../helpers/logs.js";
