@@ -47,7 +47,7 @@ async function sessionProxy(upstream: string): Promise<SessionProxy> {
     asked: [],
     upstream,
     rewrite: undefined,
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
