@@ -11,6 +11,11 @@ import { ConfigError } from "../config/index.js";
 import { withRun } from "../pipeline/context.js";
 import { SESSIONS_JOB, syncSessions } from "../pipeline/sessions.js";
 import {
+  RECONCILE_JOB,
+  reconcileSessions,
+  recentRange,
+} from "../pipeline/reconcile.js";
+import {
   aggregationStream,
   checkJob,
   syncAggregations,
@@ -204,6 +209,59 @@ export function buildProgram(): Command {
         ).finally(() => progress.close());
         process.stdout.write(
           `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
+        );
+      } finally {
+        await rt.close();
+      }
+    });
+
+  sync
+    .command("reconcile")
+    .description(
+      "list the last days again and store the sessions the incremental sync missed (late sessions); compares listed and stored counts per window",
+    )
+    .option(
+      "--days <n>",
+      "days before the sessions checkpoint (default sessions.reconcileDays)",
+      intArg("--days", 1, 3650),
+    )
+    .option(
+      "--from <time>",
+      "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
+    )
+    .option("--to <time>", "reconcile up to this instant (default now)")
+    .action(async (o: RangeFlags & { days?: number }) => {
+      const range = parseRange(o);
+      if (o.days !== undefined && range.fromMs !== undefined)
+        throw new UsageError("give either --days or --from, not both", {
+          hint: "--days counts back from the sessions checkpoint; --from/--to name a range",
+        });
+      const config = configFrom(globals());
+      const days = o.days ?? config.sessions.reconcileDays;
+      if (range.fromMs === undefined && days === 0)
+        throw new UsageError(
+          "sessions.reconcileDays is 0 (SESSIONHOUSE_RECONCILE_DAYS) and no range was given",
+          { hint: "give --days N or --from T" },
+        );
+      const rt = await openRuntime(config);
+      try {
+        const progress = createProgressObserver(rt.logger);
+        const r = await withRun(
+          { ...rt, observer: progress },
+          RECONCILE_JOB,
+          async (ctx) =>
+            reconcileSessions(
+              ctx,
+              range.fromMs === undefined
+                ? await recentRange(ctx, days, range.nowMs)
+                : {
+                    fromMs: range.fromMs,
+                    toMs: Math.min(range.toMs ?? range.nowMs, range.nowMs),
+                  },
+            ),
+        ).finally(() => progress.close());
+        process.stdout.write(
+          `reconcile: ${r.windows} windows, ${r.missing} missing stored, ${r.differing} windows differing\n`,
         );
       } finally {
         await rt.close();

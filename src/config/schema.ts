@@ -186,6 +186,20 @@ export const configSchema = z.object({
     schedule: z.string().default("* * * * *"),
     /** Cron schedule of the open-session refresh in UTC (default every three minutes). */
     refreshSchedule: z.string().default("*/3 * * * *"),
+    /** An open session GetSession answers not_found this many times in a row is vanished (default 3). */
+    vanishAfterMisses: intFrom(
+      "SESSIONHOUSE_VANISH_AFTER_MISSES",
+      1,
+      1000,
+    ).default(3),
+    /** A session in a status not known to be open is re-read until it is this old (default 7d). */
+    unknownStatusPollMs: durationMs("SESSIONHOUSE_UNKNOWN_STATUS_POLL").default(
+      7 * 86_400_000,
+    ),
+    /** Cron schedule of the reconciliation in UTC (default hourly, at minute 17). */
+    reconcileSchedule: z.string().default("17 * * * *"),
+    /** Days before the checkpoint the reconciliation lists again; 0 turns it off (default 3). */
+    reconcileDays: intFrom("SESSIONHOUSE_RECONCILE_DAYS", 0, 3650).default(3),
   }),
   aggregations: z.object({
     jobs: z.array(aggregationJobSchema).optional(),

@@ -57,6 +57,9 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly #lastSuccess: Gauge<"job">;
   readonly #windowsShrunk: Counter<"job">;
   readonly #windowsPoisoned: Counter<"job">;
+  readonly #sessionsVanished: Counter<"job">;
+  readonly #reconcileMissing: Counter<"job">;
+  readonly #reconcileDiffering: Counter<"job">;
 
   constructor(options: MetricsOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
@@ -150,6 +153,24 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#windowsPoisoned = new Counter({
       name: `${PREFIX}aggregation_windows_poisoned_total`,
       help: "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#sessionsVanished = new Counter({
+      name: `${PREFIX}sessions_vanished_total`,
+      help: "Open sessions GetSession answered not_found too many times in a row: their last state is kept and they are not re-read again.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#reconcileMissing = new Counter({
+      name: `${PREFIX}reconcile_missing_total`,
+      help: "Sessions a reconciliation found listed but not stored (missed by the incremental sync), and stored.",
+      labelNames: ["job"],
+      registers,
+    });
+    this.#reconcileDiffering = new Counter({
+      name: `${PREFIX}reconcile_windows_differing_total`,
+      help: "Windows whose listed and stored session counts differed after a reconciliation pass.",
       labelNames: ["job"],
       registers,
     });
@@ -256,6 +277,18 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
 
   onWindowsPoisoned(e: { job: string; count: number }): void {
     this.#windowsPoisoned.inc({ job: e.job }, e.count);
+  }
+
+  onSessionsVanished(e: { job: string; count: number }): void {
+    this.#sessionsVanished.inc({ job: e.job }, e.count);
+  }
+
+  onReconcileMissing(e: { job: string; count: number }): void {
+    this.#reconcileMissing.inc({ job: e.job }, e.count);
+  }
+
+  onReconcileWindowsDiffering(e: { job: string; count: number }): void {
+    this.#reconcileDiffering.inc({ job: e.job }, e.count);
   }
 
   onRunEnd(e: {

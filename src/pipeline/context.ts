@@ -36,6 +36,12 @@ export interface RunObserver {
   onWindowsShrunk?(e: { job: string; count: number }): void;
   /** Aggregation windows that reached their last allowed attempt and were poisoned. */
   onWindowsPoisoned?(e: { job: string; count: number }): void;
+  /** Open sessions marked vanished: GetSession answered not_found too many times in a row. */
+  onSessionsVanished?(e: { job: string; count: number }): void;
+  /** Sessions a reconciliation found listed but not stored before, and stored. */
+  onReconcileMissing?(e: { job: string; count: number }): void;
+  /** Windows whose listed and stored session counts differ after a reconciliation pass. */
+  onReconcileWindowsDiffering?(e: { job: string; count: number }): void;
   onRunEnd?(e: {
     job: string;
     status: RunStatus;

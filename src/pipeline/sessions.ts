@@ -25,6 +25,7 @@ import {
 } from "../warehouse/sessions.js";
 import { chTime } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
+import { refreshOpenSessions } from "./open-sessions.js";
 import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
 import { validationReason } from "./validation.js";
 
@@ -124,7 +125,7 @@ export async function syncSessions(
  * while the next one is parsed (the engine works on its own threads), never more, so memory
  * stays bounded; `drain()` waits for everything before a checkpoint is written.
  */
-class SessionWriter {
+export class SessionWriter {
   readonly #ctx: JobContext;
   readonly #block = new LineBlock();
   #dead: DeadLetter[] = [];
@@ -247,9 +248,11 @@ class SessionWriter {
   }
 }
 
-async function syncWindow(
+/** Pages one window into `sessions`; `onRecords` sees every batch of records as listed. */
+export async function syncWindow(
   ctx: JobContext,
   window: Window,
+  onRecords?: (records: readonly RawRecord[]) => void,
 ): Promise<{ rows: number; deadLetters: number }> {
   const cfg = ctx.config.sessions;
   const writer = new SessionWriter(ctx);
@@ -271,6 +274,7 @@ async function syncWindow(
   try {
     for await (const batch of batches) {
       ctx.signal.throwIfAborted();
+      onRecords?.(batch.records);
       await writer.add(batch.records, Date.now());
       if (batch.endOfPage) ctx.counters.pages++;
     }
@@ -283,65 +287,4 @@ async function syncWindow(
     "window synced",
   );
   return { rows: writer.rows, deadLetters: writer.deadLetters };
-}
-
-/**
- * Re-reads, one by one, sessions still open that started before `beforeMs` (the windows
- * re-read the rest), so a session is followed until it completes however long it runs.
- */
-export async function refreshOpenSessions(
-  ctx: JobContext,
-  options: { beforeMs: number },
-): Promise<number> {
-  const rs = await ctx.warehouse.client.query({
-    query: `SELECT id FROM ${qualified(ctx.warehouse, "sessions")} FINAL
-            WHERE session_status IN ('active', 'idle') AND start_time < fromUnixTimestamp64Milli({before:Int64})
-            ORDER BY start_time`,
-    query_params: { before: options.beforeMs },
-    format: "JSONEachRow",
-  });
-  const ids = (await rs.json<{ id: string }>()).map((r) => r.id);
-  if (ids.length === 0) return 0;
-  ctx.logger.info({ open: ids.length }, "re-reading open sessions");
-  const writer = new SessionWriter(ctx);
-  let missing = 0;
-  const concurrency = Math.max(1, ctx.config.api.connections);
-  let next = 0;
-  // The first failure stops the other workers at once instead of letting each find its own.
-  const stop = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stop.signal]);
-  const worker = async () => {
-    while (next < ids.length && !signal.aborted) {
-      const id = ids[next++] as string;
-      const session = await ctx.api
-        .getSession(id, { signal, budget: ctx.budget })
-        .catch((err: unknown) => {
-          stop.abort(err);
-          throw err;
-        });
-      if (session === undefined) {
-        missing++;
-        continue;
-      }
-      await writer.add(
-        [{ text: JSON.stringify(session), value: session }],
-        Date.now(),
-      );
-    }
-  };
-  try {
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, ids.length) }, worker),
-    );
-    await writer.drain();
-  } finally {
-    await writer.settle();
-  }
-  if (missing > 0) {
-    ctx.logger.warn(
-      { missing },
-      "open sessions the service no longer knows keep their last stored state",
-    );
-  }
-  return ids.length - missing;
 }

@@ -17,6 +17,7 @@ export {
 export {
   DEFAULT_RUN_DEADLINE_MS,
   OPEN_REFRESH_JOB,
+  RECONCILE_JOB,
   aggregationJobName,
   composeObservers,
   pipelineJobs,

@@ -1,5 +1,6 @@
 // The jobs of the service and how each one runs under the scheduler: the sessions stream, the
-// re-read of sessions still open, and every enabled aggregation job. `planJobs` needs only the
+// re-read of sessions still open, the reconciliation of the last days, and every enabled
+// aggregation job. `planJobs` needs only the
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
@@ -8,10 +9,15 @@ import {
   syncAggregations,
 } from "../pipeline/aggregations.js";
 import { withRun, type RunObserver } from "../pipeline/context.js";
+import { refreshOpenSessions } from "../pipeline/open-sessions.js";
+import {
+  RECONCILE_JOB,
+  reconcileSessions,
+  recentRange,
+} from "../pipeline/reconcile.js";
 import {
   SESSIONS_JOB,
   SESSIONS_STREAM,
-  refreshOpenSessions,
   syncSessions,
 } from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
@@ -19,6 +25,8 @@ import type { Logger } from "../util/logger.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import type { Warehouse } from "../warehouse/client.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
+
+export { RECONCILE_JOB };
 
 /** Job name of the re-read of open sessions in the `runs` and `dead_letters` tables. */
 export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
@@ -29,17 +37,17 @@ export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
  */
 export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
 
-export type JobKind = "sessions" | "open-refresh" | "aggregation";
+export type JobKind = "sessions" | "open-refresh" | "reconcile" | "aggregation";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
   name: string;
   kind: JobKind;
   schedule: string;
-  /** False only for an aggregation job with `enabled: false`. */
+  /** False for an aggregation job with `enabled: false`, and the reconciliation of 0 days. */
   enabled: boolean;
   deadlineMs: number;
-  /** Checkpoint stream the job advances; the open-session refresh has none. */
+  /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
 }
@@ -49,15 +57,15 @@ export function aggregationJobName(job: AggregationJobConfig): string {
 }
 
 /**
- * Every job of a configuration, in a stable order. Disabled aggregation jobs are left out
- * unless asked for (the status command lists them).
+ * Every job of a configuration, in a stable order. Disabled jobs are left out unless asked for
+ * (the status command lists them).
  */
 export function planJobs(
   config: Config,
   options: { includeDisabled?: boolean } = {},
 ): JobPlan[] {
   const deadlineMs = DEFAULT_RUN_DEADLINE_MS;
-  return [
+  const plans: JobPlan[] = [
     {
       name: SESSIONS_JOB,
       kind: "sessions",
@@ -76,18 +84,28 @@ export function planJobs(
       stream: undefined,
       aggregation: undefined,
     },
-    ...config.aggregations.jobs
-      .filter((job) => job.enabled || options.includeDisabled === true)
-      .map((job): JobPlan => ({
-        name: aggregationJobName(job),
-        kind: "aggregation",
-        schedule: job.schedule,
-        enabled: job.enabled,
-        deadlineMs,
-        stream: aggregationStream(job),
-        aggregation: job,
-      })),
+    {
+      name: RECONCILE_JOB,
+      kind: "reconcile",
+      schedule: config.sessions.reconcileSchedule,
+      enabled: config.sessions.reconcileDays > 0,
+      deadlineMs,
+      stream: undefined,
+      aggregation: undefined,
+    },
+    ...config.aggregations.jobs.map((job): JobPlan => ({
+      name: aggregationJobName(job),
+      kind: "aggregation",
+      schedule: job.schedule,
+      enabled: job.enabled,
+      deadlineMs,
+      stream: aggregationStream(job),
+      aggregation: job,
+    })),
   ];
+  return plans.filter(
+    (plan) => plan.enabled || options.includeDisabled === true,
+  );
 }
 
 export interface PipelineDeps {
@@ -163,6 +181,19 @@ async function runPlan(
             });
             return;
           }
+          case "reconcile": {
+            const range = await recentRange(
+              ctx,
+              ctx.config.sessions.reconcileDays,
+              Date.now(),
+            );
+            if (!range.checkpointed) {
+              ctx.logger.debug("no sessions synced yet, nothing to reconcile");
+              return;
+            }
+            await reconcileSessions(ctx, range);
+            return;
+          }
           case "aggregation":
             if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
             return;
@@ -186,6 +217,10 @@ export function composeObservers(
     onCheckpoint: (e) => list.forEach((o) => o.onCheckpoint?.(e)),
     onWindowsShrunk: (e) => list.forEach((o) => o.onWindowsShrunk?.(e)),
     onWindowsPoisoned: (e) => list.forEach((o) => o.onWindowsPoisoned?.(e)),
+    onSessionsVanished: (e) => list.forEach((o) => o.onSessionsVanished?.(e)),
+    onReconcileMissing: (e) => list.forEach((o) => o.onReconcileMissing?.(e)),
+    onReconcileWindowsDiffering: (e) =>
+      list.forEach((o) => o.onReconcileWindowsDiffering?.(e)),
     onRunEnd: (e) => list.forEach((o) => o.onRunEnd?.(e)),
   };
 }

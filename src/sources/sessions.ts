@@ -88,7 +88,8 @@ export function recordIdOf(r: RawRecord): string {
   return idOf(r) ?? r.scannedId ?? "";
 }
 
-function idOf(r: RawRecord): string | undefined {
+/** The record's `id` when it has one that is a string. */
+export function idOf(r: RawRecord): string | undefined {
   const v = r.value as { id?: unknown } | undefined;
   return typeof v === "object" && v !== null && typeof v.id === "string"
     ? v.id

@@ -88,6 +88,7 @@ function writeConfig(name: string, schedule: string, maxRps: number): string {
       "sessions:",
       `  schedule: "${schedule}"`,
       `  refreshSchedule: "${NEVER}"`,
+      `  reconcileSchedule: "${NEVER}"`,
       "  windowMs: 15m",
       "  pageSize: 50",
       "  lookbackMs: 1h",
@@ -477,9 +478,10 @@ describe("sessionhouse run (a real child process)", () => {
       expect(status.jobs.map((j) => j.job)).toEqual([
         "sessions",
         "sessions.refresh",
+        "sessions.reconcile",
         "aggregations.tech",
       ]);
-      const [sessions, refresh, tech] = status.jobs;
+      const [sessions, refresh, reconcile, tech] = status.jobs;
       expect(sessions).toMatchObject({
         kind: "sessions",
         enabled: true,
@@ -507,6 +509,13 @@ describe("sessionhouse run (a real child process)", () => {
         stream: null,
         checkpoint: null,
         openSessions: Number(open?.n),
+        vanishedSessions: 0,
+        lastRun: null,
+      });
+      expect(reconcile).toMatchObject({
+        kind: "reconcile",
+        schedule: NEVER,
+        stream: null,
         lastRun: null,
       });
       expect(tech).toMatchObject({

@@ -54,7 +54,9 @@ async function configWithJobs(database = freshDatabaseName()): Promise<Config> {
       SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
       CLICKHOUSE_DATABASE: database,
       SESSIONHOUSE_LOG_LEVEL: "silent",
-      SESSIONHOUSE_INITIAL_LOOKBACK: "6h",
+      // The reconciliation lists again only what the sessions job synced.
+      SESSIONHOUSE_INITIAL_LOOKBACK: "1d",
+      SESSIONHOUSE_RECONCILE_DAYS: "1",
       SESSIONHOUSE_WINDOW: "2h",
       SESSIONHOUSE_MAX_RPS: "1000",
       ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
@@ -109,8 +111,24 @@ describe("status", () => {
       await runJobs(config, w, [
         "sessions",
         "sessions.refresh",
+        "sessions.reconcile",
         "aggregations.tech",
       ]);
+      // A session the re-read no longer follows (session_polls: vanished).
+      await w.client.insert({
+        table: `\`${w.database}\`.session_polls`,
+        values: [
+          {
+            session_id: "ses-gone",
+            misses: 3,
+            vanished: true,
+            last_polled_at: "2026-11-20 10:00:00.000",
+            last_error: "not_found",
+            updated_at: "2026-11-20 10:00:00.000",
+          },
+        ],
+        format: "JSONEachRow",
+      });
       await insertDeadLetters(
         w,
         [
@@ -134,10 +152,11 @@ describe("status", () => {
       expect(report.jobs.map((j) => j.job)).toEqual([
         "sessions",
         "sessions.refresh",
+        "sessions.reconcile",
         "aggregations.tech",
         "aggregations.off",
       ]);
-      const [sessions, refresh, tech, off] = report.jobs;
+      const [sessions, refresh, reconcile, tech, off] = report.jobs;
       const cp = await readCheckpoint(w, "sessions");
       const stored = await n(w, "SELECT count() AS n FROM {db}.sessions FINAL");
       expect(stored).toBeGreaterThan(0);
@@ -169,10 +188,23 @@ describe("status", () => {
           w,
           "SELECT count() AS n FROM {db}.sessions FINAL WHERE session_status IN ('active', 'idle')",
         ),
+        vanishedSessions: 1,
         lastRun: { status: "succeeded" },
         deadLetters: 0,
       });
       expect(Date.parse(refresh?.nextRunAt ?? "") % 180_000).toBe(0);
+      expect(reconcile).toMatchObject({
+        kind: "reconcile",
+        enabled: true,
+        schedule: "17 * * * *",
+        stream: null,
+        checkpoint: null,
+        rowsStored: null,
+        openSessions: null,
+        vanishedSessions: null,
+        lastRun: { status: "succeeded", error: "" },
+      });
+      expect(new Date(reconcile?.nextRunAt ?? "").getUTCMinutes()).toBe(17);
 
       const hist = await n(
         w,
@@ -213,7 +245,8 @@ describe("status", () => {
       expect(text).toContain("aggregations.tech");
       expect(text).toContain("(disabled)");
       expect(text).toMatch(/succeeded \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z/);
-      expect(text).toContain(`${refresh?.openSessions} open`);
+      expect(text).toContain(`${refresh?.openSessions} open, 1 vanished`);
+      expect(text).toContain("sessions.reconcile");
     } finally {
       await w.close();
     }

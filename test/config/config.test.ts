@@ -147,6 +147,36 @@ describe("configuration", () => {
     );
   });
 
+  it("reads the reconciliation and open-session settings, with their defaults", () => {
+    const d = loadConfig({ env: base }).sessions;
+    expect(d.reconcileSchedule).toBe("17 * * * *");
+    expect(d.reconcileDays).toBe(3);
+    expect(d.vanishAfterMisses).toBe(3);
+    expect(d.unknownStatusPollMs).toBe(7 * 86_400_000);
+    const c = loadConfig({
+      env: {
+        ...base,
+        SESSIONHOUSE_RECONCILE_SCHEDULE: "5 */2 * * *",
+        SESSIONHOUSE_RECONCILE_DAYS: "0",
+        SESSIONHOUSE_VANISH_AFTER_MISSES: "5",
+        SESSIONHOUSE_UNKNOWN_STATUS_POLL: "36h",
+      },
+    }).sessions;
+    expect(c.reconcileSchedule).toBe("5 */2 * * *");
+    expect(c.reconcileDays).toBe(0);
+    expect(c.vanishAfterMisses).toBe(5);
+    expect(c.unknownStatusPollMs).toBe(36 * 3_600_000);
+    const text = problems({
+      ...base,
+      SESSIONHOUSE_RECONCILE_DAYS: "-1",
+      SESSIONHOUSE_VANISH_AFTER_MISSES: "0",
+      SESSIONHOUSE_UNKNOWN_STATUS_POLL: "a week",
+    }).join("\n");
+    expect(text).toMatch(/SESSIONHOUSE_RECONCILE_DAYS must be at least 0/);
+    expect(text).toMatch(/SESSIONHOUSE_VANISH_AFTER_MISSES must be at least 1/);
+    expect(text).toMatch(/SESSIONHOUSE_UNKNOWN_STATUS_POLL must be a duration/);
+  });
+
   it("never puts the secrets into its errors", () => {
     const p = problems({
       ...base,

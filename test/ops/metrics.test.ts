@@ -152,6 +152,31 @@ describe("Metrics", () => {
     expect(e.types.get("sessionhouse_stream_lag_seconds")).toBe("gauge");
   });
 
+  it("counts vanished sessions, sessions reconciled and windows that differ", async () => {
+    const m = new Metrics({ processMetrics: false, nowMs: () => NOW });
+    m.onSessionsVanished({ job: "sessions.refresh", count: 2 });
+    m.onSessionsVanished({ job: "sessions.refresh", count: 1 });
+    m.onReconcileMissing({ job: "sessions.reconcile", count: 7 });
+    m.onReconcileWindowsDiffering({ job: "sessions.reconcile", count: 1 });
+    m.onReconcileWindowsDiffering({ job: "sessions.reconcile", count: 1 });
+    const e = parsePrometheusText(await m.text());
+    expect(
+      sampleValue(e, "sessionhouse_sessions_vanished_total", {
+        job: "sessions.refresh",
+      }),
+    ).toBe(3);
+    expect(
+      sampleValue(e, "sessionhouse_reconcile_missing_total", {
+        job: "sessions.reconcile",
+      }),
+    ).toBe(7);
+    expect(
+      sampleValue(e, "sessionhouse_reconcile_windows_differing_total", {
+        job: "sessions.reconcile",
+      }),
+    ).toBe(2);
+  });
+
   it("computes each stream's lag at scrape time from the checkpoints", async () => {
     let now = NOW;
     const m = new Metrics({ processMetrics: false, nowMs: () => now });

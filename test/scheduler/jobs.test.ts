@@ -9,6 +9,7 @@ import type { RunObserver } from "../../src/pipeline/context.js";
 import { SESSIONS_STREAM } from "../../src/pipeline/sessions.js";
 import {
   OPEN_REFRESH_JOB,
+  RECONCILE_JOB,
   Scheduler,
   composeObservers,
   pipelineJobs,
@@ -290,6 +291,87 @@ describe("scheduled jobs", () => {
     );
     expect(expected.length).toBeGreaterThan(500);
     expect(expected.filter((x) => !ids.has(String(x.id)))).toEqual([]);
+  });
+
+  it("reconciles the days before the sessions checkpoint on its own schedule, moves no checkpoint, and is off at 0 days", async () => {
+    const { config, w, metrics, scheduler } = await setup({
+      SESSIONHOUSE_WINDOW: "6h",
+      SESSIONHOUSE_PAGE_SIZE: "500",
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_RECONCILE_DAYS: "1",
+      SESSIONHOUSE_RECONCILE_SCHEDULE: "*/20 * * * *",
+    });
+    expect(planJobs(config).find((p) => p.name === RECONCILE_JOB)).toEqual({
+      name: RECONCILE_JOB,
+      kind: "reconcile",
+      schedule: "*/20 * * * *",
+      enabled: true,
+      deadlineMs: 3_600_000,
+      stream: undefined,
+      aggregation: undefined,
+    });
+    expect(scheduler.jobs().map((j) => j.job)).toContain(RECONCILE_JOB);
+
+    // Nothing synced yet: nothing to reconcile, and the API is not asked.
+    const listed = () => sim.stats().byMethod.ListSessionsV2 ?? 0;
+    const before = listed();
+    expect(scheduler.trigger(RECONCILE_JOB)).toBe(true);
+    await settled(scheduler, RECONCILE_JOB);
+    expect(listed()).toBe(before);
+
+    scheduler.trigger("sessions");
+    await settled(scheduler, "sessions");
+    const cp = await readCheckpoint(w, SESSIONS_STREAM);
+    const stored = await countOf(
+      w,
+      "SELECT count() AS n FROM {db}.sessions FINAL",
+    );
+    expect(stored).toBeGreaterThan(500);
+
+    const reListed = listed();
+    expect(scheduler.trigger(RECONCILE_JOB)).toBe(true);
+    await settled(scheduler, RECONCILE_JOB);
+    await scheduler.shutdown();
+    expect(listed()).toBeGreaterThan(reListed);
+    const runs = await runsOf(w, RECONCILE_JOB);
+    expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+    // The day before the checkpoint is all the sessions job stored: listed again, none missing.
+    expect(Number(runs[1]?.rows_inserted)).toBe(
+      await countOf(
+        w,
+        "SELECT count() AS n FROM {db}.sessions FINAL WHERE start_time >= fromUnixTimestamp64Milli({from:Int64})",
+        { from: (cp?.positionMs ?? 0) - 86_400_000 },
+      ),
+    );
+    expect(
+      await countOf(w, "SELECT count() AS n FROM {db}.sessions FINAL"),
+    ).toBe(stored);
+    expect(await readCheckpoint(w, SESSIONS_STREAM)).toEqual(cp);
+    const e = parsePrometheusText(await metrics.text());
+    expect(
+      sampleValue(e, "sessionhouse_runs_total", {
+        job: RECONCILE_JOB,
+        status: "succeeded",
+      }),
+    ).toBe(2);
+    expect(
+      sampleValue(e, "sessionhouse_reconcile_missing_total", {
+        job: RECONCILE_JOB,
+      }),
+    ).toBeUndefined();
+    expect(
+      sampleValue(e, "sessionhouse_reconcile_windows_differing_total", {
+        job: RECONCILE_JOB,
+      }),
+    ).toBeUndefined();
+
+    const off = await testConfig({ SESSIONHOUSE_RECONCILE_DAYS: "0" });
+    expect(planJobs(off).map((p) => p.name)).not.toContain(RECONCILE_JOB);
+    expect(
+      planJobs(off, { includeDisabled: true }).find(
+        (p) => p.name === RECONCILE_JOB,
+      ),
+    ).toMatchObject({ kind: "reconcile", enabled: false });
   });
 
   it("on shutdown, ends a run at its next checkpoint: the checkpoint never passes the stored data", async () => {

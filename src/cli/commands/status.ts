@@ -14,6 +14,10 @@ import {
 } from "../../warehouse/client.js";
 import { fromChTime } from "../../warehouse/format.js";
 import {
+  countSessionsToPoll,
+  countVanishedSessions,
+} from "../../warehouse/session-polls.js";
+import {
   unsettledWindows,
   type WindowRecord,
 } from "../../warehouse/windows.js";
@@ -61,7 +65,7 @@ export interface JobStatus {
   kind: JobKind;
   enabled: boolean;
   schedule: string;
-  /** Checkpoint stream, null for the open-session refresh (it keeps none). */
+  /** Checkpoint stream, null for the open-session refresh and the reconciliation (they keep none). */
   stream: string | null;
   checkpoint: string | null;
   lagSeconds: number | null;
@@ -70,8 +74,10 @@ export interface JobStatus {
   /** Rows stored for the job (FINAL; aggregation rows with count 0 are superseded, not counted). */
   rowsStored: number | null;
   rowsByTable: Record<string, number>;
-  /** Open-session refresh only: sessions still open that it follows. */
+  /** Open-session refresh only: sessions it follows (not final, not vanished). */
   openSessions: number | null;
+  /** Open-session refresh only: sessions marked vanished, no longer re-read. */
+  vanishedSessions: number | null;
   deadLetters: number;
   nextRunAt: string | null;
   /** Aggregation jobs: windows fetched again on the next run (null for other jobs). */
@@ -174,7 +180,7 @@ export async function collectStatus(
     }
   }
 
-  const stored = await storedRows(w, plans, has);
+  const stored = await storedRows(w, config, plans, has, nowMs);
   const unsettled = new Map<string, WindowRecord[]>();
   if (has("stream_windows")) {
     const aggregationJobs = plans.flatMap((p) =>
@@ -189,6 +195,7 @@ export async function collectStatus(
     const success = lastSuccess.get(plan.name);
     const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
     const byTable = stored.get(plan.name) ?? {};
+    const storesRows = plan.kind === "sessions" || plan.kind === "aggregation";
     const windows = plan.aggregation
       ? (unsettled.get(plan.aggregation.name) ?? [])
       : [];
@@ -219,12 +226,13 @@ export async function collectStatus(
           }
         : null,
       lastSuccessAt: success === undefined ? null : iso(success),
-      rowsStored:
-        plan.kind === "open-refresh"
-          ? null
-          : Object.values(byTable).reduce((a, b) => a + b, 0),
-      rowsByTable: plan.kind === "open-refresh" ? {} : byTable,
+      rowsStored: storesRows
+        ? Object.values(byTable).reduce((a, b) => a + b, 0)
+        : null,
+      rowsByTable: storesRows ? byTable : {},
       openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
+      vanishedSessions:
+        plan.kind === "open-refresh" ? (byTable.vanished ?? 0) : null,
       deadLetters: deadLetters.get(plan.name) ?? 0,
       nextRunAt: next === undefined ? null : iso(next),
       pendingWindows: plan.aggregation
@@ -255,8 +263,10 @@ export async function collectStatus(
 /** Rows stored per job and table; tables that do not exist yet count as absent, not as errors. */
 async function storedRows(
   w: Warehouse,
+  config: Config,
   plans: readonly JobPlan[],
   has: (t: string) => boolean,
+  nowMs: number,
 ): Promise<Map<string, Record<string, number>>> {
   const out = new Map<string, Record<string, number>>();
   for (const plan of plans) {
@@ -266,11 +276,15 @@ async function storedRows(
         w,
         `SELECT count() AS n FROM ${qualified(w, "sessions")} FINAL`,
       );
-    } else if (plan.kind === "open-refresh" && has("sessions")) {
-      counts.open = await count(
-        w,
-        `SELECT count() AS n FROM ${qualified(w, "sessions")} FINAL WHERE session_status IN ('active', 'idle')`,
-      );
+    } else if (
+      plan.kind === "open-refresh" &&
+      has("sessions") &&
+      has("session_polls")
+    ) {
+      counts.open = await countSessionsToPoll(w, {
+        unknownSinceMs: nowMs - config.sessions.unknownStatusPollMs,
+      });
+      counts.vanished = await countVanishedSessions(w);
     } else if (plan.kind === "aggregation" && plan.aggregation) {
       for (const table of AGGREGATION_TABLES) {
         if (!has(table)) continue;
@@ -362,8 +376,10 @@ export function printStatus(
         : "never",
       rows:
         j.openSessions !== null
-          ? `${j.openSessions} open`
-          : String(j.rowsStored ?? 0),
+          ? `${j.openSessions} open, ${j.vanishedSessions ?? 0} vanished`
+          : j.rowsStored === null
+            ? ""
+            : String(j.rowsStored),
       "dead letters": j.deadLetters,
       "next run": shortTime(j.nextRunAt) || "—",
     })),

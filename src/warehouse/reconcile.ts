@@ -1,0 +1,19 @@
+// What the reconciliation compares a window's listing with: the session ids stored with a
+// start time in the window (migrations/0002_sessions.sql). Every query about it lives here.
+import { qualified, type Warehouse } from "./client.js";
+
+/** Distinct ids of the sessions stored with a start time in [startMs, endMs). */
+export async function storedSessionIds(
+  w: Warehouse,
+  window: { startMs: number; endMs: number },
+): Promise<string[]> {
+  const rs = await w.client.query({
+    // DISTINCT rather than FINAL: every read of a session has its id and its start time.
+    query: `SELECT DISTINCT id FROM ${qualified(w, "sessions")}
+            WHERE start_time >= fromUnixTimestamp64Milli({from:Int64})
+              AND start_time < fromUnixTimestamp64Milli({to:Int64})`,
+    query_params: { from: window.startMs, to: window.endMs },
+    format: "JSONCompactEachRow",
+  });
+  return (await rs.json<[string]>()).map((r) => r[0]);
+}
