@@ -14,7 +14,6 @@ import {
   insertDeadLetters,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
-import { qualified } from "../warehouse/client.js";
 import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
 import {
