@@ -12,7 +12,7 @@ import {
   type SessionToPoll,
 } from "../warehouse/session-polls.js";
 import type { JobContext } from "./context.js";
-import { SessionWriter } from "./sessions.js";
+import { SessionWriter } from "./session-writer.js";
 
 export interface OpenRefreshOptions {
   /** Only sessions that started before this instant: the sync's windows re-read the later ones. */

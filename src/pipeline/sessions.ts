@@ -1,32 +1,16 @@
 // The sessions stream: page ListSessionsV2 window by window into the `sessions` table, then
 // re-read sessions still open from before the lookback. The checkpoint moves only after the
 // rows of every window up to it were inserted, so a crash at any instant resumes without loss.
-import { randomUUID } from "node:crypto";
-import { parseSession } from "../api/schemas/session.js";
 import {
   describe,
-  recordIdOf,
   sessionWindowBatches,
   type RawRecord,
 } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
-import {
-  insertDeadLetters,
-  type DeadLetter,
-} from "../warehouse/bookkeeping.js";
-import { insertBlock } from "../warehouse/insert.js";
-import { LineBlock } from "../warehouse/line-block.js";
-import {
-  pushSessionLine,
-  rejectedSessionLine,
-  SESSION_LINE_COLUMNS,
-  sessionValueProblem,
-} from "../warehouse/sessions.js";
-import { chTime } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
 import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
-import { validationReason } from "./validation.js";
+import { SessionWriter } from "./session-writer.js";
 
 export const SESSIONS_STREAM = "sessions";
 
@@ -37,8 +21,6 @@ export const SESSIONS_STREAM = "sessions";
  * (CPU profile), and under a tenth at 250.
  */
 const STREAM_BATCH_RECORDS = 250;
-/** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
-const MAX_BLOCK_BYTES = 64 * 2 ** 20;
 export const SESSIONS_JOB = "sessions";
 
 export interface SessionSyncOptions {
@@ -119,135 +101,6 @@ export async function syncSessions(
   return result;
 }
 
-/**
- * Buffers rows and dead letters and inserts them in bounded blocks. One block may be in flight
- * while the next one is parsed (the engine works on its own threads), never more, so memory
- * stays bounded; `drain()` waits for everything before a checkpoint is written.
- */
-export class SessionWriter {
-  readonly #ctx: JobContext;
-  readonly #block = new LineBlock();
-  #dead: DeadLetter[] = [];
-  #inflight: Promise<void> | undefined;
-  rows = 0;
-  deadLetters = 0;
-
-  constructor(ctx: JobContext) {
-    this.#ctx = ctx;
-  }
-
-  async add(records: readonly RawRecord[], fetchedAtMs: number): Promise<void> {
-    const fetchedAt = chTime(fetchedAtMs);
-    for (const r of records) {
-      const reason = r.parseError;
-      const parsed = reason === undefined ? parseSession(r.value) : undefined;
-      if (parsed?.success) {
-        const problem = sessionValueProblem(parsed.data, fetchedAtMs);
-        if (problem !== undefined) {
-          this.#dead.push(this.#letter(r, problem));
-          continue;
-        }
-        pushSessionLine(
-          this.#block,
-          parsed.data,
-          r.text,
-          fetchedAtMs,
-          fetchedAt,
-        );
-      } else {
-        this.#dead.push(
-          this.#letter(r, reason ?? validationReason(parsed?.error)),
-        );
-      }
-    }
-    if (
-      this.#block.rows >= this.#ctx.config.sessions.insertBatchRows ||
-      this.#block.bytes >= MAX_BLOCK_BYTES
-    )
-      await this.#startInsert();
-  }
-
-  #letter(r: RawRecord, reason: string): DeadLetter {
-    return {
-      job: this.#ctx.job,
-      recordId: recordIdOf(r),
-      reason,
-      raw: r.text,
-      runId: this.#ctx.runId,
-    };
-  }
-
-  /** Waits for the block in flight (its failure surfaces here), then sends the buffered rows. */
-  async #startInsert(): Promise<void> {
-    await this.#inflight;
-    this.#inflight = undefined;
-    const rows = this.#block.rows;
-    if (rows === 0) return;
-    const ctx = this.#ctx;
-    // Each block carries fetch times of its own, so no other block can have its content: a
-    // token drawn once per block serves its retries as well as a digest would, without hashing
-    // 25 MB on the hot path.
-    const block = this.#block.take();
-    const insert = insertBlock(
-      ctx.warehouse,
-      "sessions",
-      block,
-      `sessions:${randomUUID()}`,
-      ctx.insert,
-      { format: "JSONCompactEachRow", columns: SESSION_LINE_COLUMNS },
-    ).then((rejected) => {
-      // A refused row is a dead letter with the engine's words; the others are stored.
-      for (const { index, message } of rejected) {
-        const { recordId, raw } = rejectedSessionLine(block, index);
-        this.#dead.push({
-          job: ctx.job,
-          recordId,
-          reason: `refused by ClickHouse: ${message}`,
-          raw,
-          runId: ctx.runId,
-        });
-      }
-      const stored = rows - rejected.length;
-      this.rows += stored;
-      ctx.counters.rowsInserted += stored;
-      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: stored });
-    });
-    // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
-    insert.catch(() => undefined);
-    this.#inflight = insert;
-  }
-
-  /** After a failure: lets the block in flight finish, so nothing is closed under it. */
-  async settle(): Promise<void> {
-    await this.#inflight?.catch(() => undefined);
-    this.#inflight = undefined;
-  }
-
-  /** Inserts everything buffered and waits until it is stored. */
-  async drain(): Promise<void> {
-    await this.#startInsert();
-    await this.#inflight;
-    this.#inflight = undefined;
-    const ctx = this.#ctx;
-    if (this.#dead.length > 0) {
-      const dead = this.#dead;
-      this.#dead = [];
-      await insertDeadLetters(ctx.warehouse, dead, ctx.insert);
-      this.deadLetters += dead.length;
-      ctx.counters.deadLetters += dead.length;
-      ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
-      ctx.logger.warn(
-        {
-          count: dead.length,
-          reasons: [...new Set(dead.map((d) => d.reason))].slice(0, 3),
-        },
-        "records dead-lettered",
-      );
-    }
-  }
-}
-
-/** Pages one window into `sessions`; `onRecords` sees every batch of records as listed. */
 export async function syncWindow(
   ctx: JobContext,
   window: Window,

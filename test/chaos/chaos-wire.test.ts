@@ -179,8 +179,7 @@ async function untilComplete(
   }
 }
 
-// Skipped until the exporter has BAD_RESPONSE, stream_windows, record dead letters and `sync reconcile`.
-describe.skip("chaos on the wire: every fault on, SIGKILL at random moments", () => {
+describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
   beforeAll(async () => {
     [sim, clean, cli] = await Promise.all([
       startSimulator(simOptions(true)),
