@@ -12,14 +12,12 @@ import {
 import { ControlPlaneApi } from "../src/api/control-plane.js";
 import { withRun } from "../src/pipeline/context.js";
 import { syncSessions } from "../src/pipeline/sessions.js";
-import {
-  aggregationStream,
-  syncAggregations,
-} from "../src/pipeline/aggregations.js";
+import { syncAggregations } from "../src/pipeline/aggregations.js";
 import { createLogger } from "../src/util/logger.js";
 import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
 import { runDashboards } from "./dashboards.js";
+import { aggregationName } from "../src/pipeline/names.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -165,7 +163,7 @@ async function main(): Promise<void> {
       const started = performance.now();
       const r = await withRun(
         { config: cfg, api, warehouse: w, logger },
-        aggregationStream(job),
+        aggregationName(job),
         (ctx) =>
           syncAggregations(ctx, job, {
             fromMs: args.fromMs,

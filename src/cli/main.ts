@@ -9,17 +9,9 @@ import {
 } from "commander";
 import { ConfigError } from "../config/index.js";
 import { withRun } from "../pipeline/context.js";
-import { SESSIONS_JOB, syncSessions } from "../pipeline/sessions.js";
-import {
-  RECONCILE_JOB,
-  reconcileSessions,
-  recentRange,
-} from "../pipeline/reconcile.js";
-import {
-  aggregationStream,
-  checkJob,
-  syncAggregations,
-} from "../pipeline/aggregations.js";
+import { syncSessions } from "../pipeline/sessions.js";
+import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
+import { checkJob, syncAggregations } from "../pipeline/aggregations.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { parseInstant } from "../util/time.js";
@@ -38,6 +30,11 @@ import {
   type GlobalOptions,
 } from "./runtime.js";
 import { createProgressObserver } from "./progress.js";
+import {
+  aggregationName,
+  SESSIONS_JOB,
+  RECONCILE_JOB,
+} from "../pipeline/names.js";
 
 const VERSION = (
   JSON.parse(
@@ -297,7 +294,7 @@ export function buildProgram(): Command {
           const progress = createProgressObserver(rt.logger);
           const r = await withRun(
             { ...rt, observer: progress },
-            aggregationStream(job),
+            aggregationName(job),
             (ctx) => syncAggregations(ctx, job, range),
           ).finally(() => progress.close());
           process.stdout.write(

@@ -21,14 +21,9 @@ import { floorTo } from "../util/time.js";
 import { fetchWindow, type FetchedWindow } from "./aggregation-rows.js";
 import { storeWindows } from "./aggregation-store.js";
 import type { JobContext } from "./context.js";
-import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
+import { advanceCheckpoint, resolveRange } from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
-
-export function aggregationStream(
-  job: Pick<AggregationJobConfig, "name">,
-): string {
-  return `aggregations.${job.name}`;
-}
+import { aggregationName } from "./names.js";
 
 export interface AggregationSyncOptions {
   fromMs?: number | undefined;
@@ -82,14 +77,6 @@ export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
   return { intervalMs };
 }
 
-export function backfillAggregationStream(
-  job: AggregationJobConfig,
-  fromMs: number,
-  toMs: number,
-): string {
-  return backfillStreamOf(aggregationStream(job), fromMs, toMs);
-}
-
 export async function syncAggregations(
   ctx: JobContext,
   job: AggregationJobConfig,
@@ -99,7 +86,7 @@ export async function syncAggregations(
   await checkJobDefinition(ctx, job, intervalMs);
   const nowMs = floorSecond(options.nowMs ?? Date.now());
   const range = await resolveRange(ctx, {
-    stream: aggregationStream(job),
+    stream: aggregationName(job),
     nowMs,
     fromMs: options.fromMs,
     toMs: options.toMs,

@@ -8,6 +8,7 @@ import { floorSecond, type Window } from "../sources/windows.js";
 import { readCheckpoint, writeCheckpoint } from "../warehouse/bookkeeping.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
+import { backfillStream } from "./names.js";
 
 /** Earliest instant a sync may cover: sessions cannot predate the service. */
 export const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
@@ -32,14 +33,6 @@ export interface RangeOptions {
   floorStart: (ms: number) => number;
   /** Start of an incremental sync, from its checkpoint (undefined: never synced). */
   incrementalStart: (checkpointMs: number | undefined, nowMs: number) => number;
-}
-
-export function backfillStreamOf(
-  stream: string,
-  fromMs: number,
-  toMs: number,
-): string {
-  return `${stream}.backfill.${fromMs}-${toMs}`;
 }
 
 export async function resolveRange(
@@ -67,7 +60,7 @@ export async function resolveRange(
       { hint: "swap the two dates, or leave --to out to backfill up to now" },
     );
   }
-  const stream = backfillStreamOf(o.stream, startMs, endMs);
+  const stream = backfillStream(o.stream, startMs, endMs);
   const resume = await readCheckpoint(ctx.warehouse, stream);
   if (resume && resume.positionMs > startMs) {
     ctx.logger.info(

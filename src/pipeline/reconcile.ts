@@ -9,10 +9,8 @@ import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import { storedSessionIds } from "../warehouse/reconcile.js";
 import type { JobContext } from "./context.js";
-import { SESSIONS_JOB, SESSIONS_STREAM, syncWindow } from "./sessions.js";
-
-/** Job name of the reconciliation in the `runs` and `dead_letters` tables. */
-export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
+import { syncWindow } from "./sessions.js";
+import { SESSIONS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;
 

@@ -9,10 +9,9 @@ import {
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
-import { advanceCheckpoint, backfillStreamOf, resolveRange } from "./range.js";
+import { advanceCheckpoint, resolveRange } from "./range.js";
 import { SessionWriter } from "./session-writer.js";
-
-export const SESSIONS_STREAM = "sessions";
+import { SESSIONS_STREAM } from "./names.js";
 
 /**
  * Records parsed per step of a page's stream. Small steps keep what is live between two young
@@ -21,8 +20,6 @@ export const SESSIONS_STREAM = "sessions";
  * (CPU profile), and under a tenth at 250.
  */
 const STREAM_BATCH_RECORDS = 250;
-export const SESSIONS_JOB = "sessions";
-
 export interface SessionSyncOptions {
   /** Backfill from this instant (epoch ms); without it, continue from the checkpoint. */
   fromMs?: number | undefined;
@@ -40,10 +37,6 @@ export interface SessionSyncResult {
   rows: number;
   deadLetters: number;
   openRefreshed: number;
-}
-
-export function backfillStream(fromMs: number, toMs: number): string {
-  return backfillStreamOf(SESSIONS_STREAM, fromMs, toMs);
 }
 
 export async function syncSessions(

@@ -16,9 +16,6 @@ export {
 } from "./cron.js";
 export {
   DEFAULT_RUN_DEADLINE_MS,
-  OPEN_REFRESH_JOB,
-  RECONCILE_JOB,
-  aggregationJobName,
   composeObservers,
   pipelineJobs,
   planJobs,

@@ -4,32 +4,25 @@
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
-import {
-  aggregationStream,
-  syncAggregations,
-} from "../pipeline/aggregations.js";
+import { syncAggregations } from "../pipeline/aggregations.js";
 import { withRun, type RunObserver } from "../pipeline/context.js";
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
-import {
-  RECONCILE_JOB,
-  reconcileSessions,
-  recentRange,
-} from "../pipeline/reconcile.js";
-import {
-  SESSIONS_JOB,
-  SESSIONS_STREAM,
-  syncSessions,
-} from "../pipeline/sessions.js";
+import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
+import { syncSessions } from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import type { Warehouse } from "../warehouse/client.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
+import {
+  aggregationName,
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+  OPEN_REFRESH_JOB,
+  RECONCILE_JOB,
+} from "../pipeline/names.js";
 
 export { RECONCILE_JOB };
-
-/** Job name of the re-read of open sessions in the `runs` and `dead_letters` tables. */
-export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
 
 /**
  * Longest a scheduled run may take before it is aborted (it resumes from its checkpoint on the
@@ -50,10 +43,6 @@ export interface JobPlan {
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
-}
-
-export function aggregationJobName(job: AggregationJobConfig): string {
-  return `aggregations.${job.name}`;
 }
 
 /**
@@ -94,12 +83,12 @@ export function planJobs(
       aggregation: undefined,
     },
     ...config.aggregations.jobs.map((job): JobPlan => ({
-      name: aggregationJobName(job),
+      name: aggregationName(job),
       kind: "aggregation",
       schedule: job.schedule,
       enabled: job.enabled,
       deadlineMs,
-      stream: aggregationStream(job),
+      stream: aggregationName(job),
       aggregation: job,
     })),
   ];

@@ -334,8 +334,9 @@ const JOB_TABLES = [
 export async function forgetJob(
   w: Warehouse,
   job: string,
-  stream: string,
+  streams: { stream: string; backfillPrefix: string },
 ): Promise<void> {
+  const { stream, backfillPrefix } = streams;
   for (const table of JOB_TABLES) {
     await w.client.command({
       query: `ALTER TABLE ${qualified(w, table)} DELETE WHERE job = {job:String}`,
@@ -345,7 +346,7 @@ export async function forgetJob(
   }
   await w.client.command({
     query: `ALTER TABLE ${qualified(w, "checkpoints")} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
-    query_params: { stream, backfill: `${stream}.backfill.` },
+    query_params: { stream, backfill: backfillPrefix },
     clickhouse_settings: { mutations_sync: "2" },
   });
 }

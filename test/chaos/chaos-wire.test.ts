@@ -18,8 +18,6 @@
 // only after the last child exited (between runs it asks through `sessionhouse query`).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultAggregationJobs } from "../../src/config/index.js";
-import { backfillAggregationStream } from "../../src/pipeline/aggregations.js";
-import { backfillStream, SESSIONS_JOB } from "../../src/pipeline/sessions.js";
 import {
   FaultInjector,
   parseFaultSpec,
@@ -59,6 +57,12 @@ import {
   storedSessions,
   type WireRecord,
 } from "../helpers/expected.js";
+import {
+  aggregationName,
+  backfillStream,
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+} from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -328,8 +332,12 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
         ).slice(0, 20),
       ).toEqual([]);
       expect(
-        (await readCheckpoint(w, backfillStream(SESSIONS_FROM, T1)))
-          ?.positionMs,
+        (
+          await readCheckpoint(
+            w,
+            backfillStream(SESSIONS_STREAM, SESSIONS_FROM, T1),
+          )
+        )?.positionMs,
       ).toBe(T1);
 
       // Poisoned windows: exactly the broken ones, in stream_windows, nothing stored for them.
@@ -353,7 +361,7 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
           (
             await readCheckpoint(
               w,
-              backfillAggregationStream(job, AGG_FROM, T1),
+              backfillStream(aggregationName(job), AGG_FROM, T1),
             )
           )?.positionMs,
           job.name,

@@ -9,8 +9,6 @@
 // only after the last child exited.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultAggregationJobs } from "../../src/config/index.js";
-import { backfillAggregationStream } from "../../src/pipeline/aggregations.js";
-import { backfillStream, SESSIONS_JOB } from "../../src/pipeline/sessions.js";
 import {
   FaultInjector,
   parseFaultSpec,
@@ -47,6 +45,12 @@ import {
   storedDeadLetters,
   storedSessions,
 } from "../helpers/expected.js";
+import {
+  aggregationName,
+  backfillStream,
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+} from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -217,7 +221,10 @@ describe("chaos: every fault on, SIGKILL at random moments", () => {
         ).slice(0, 20),
       ).toEqual([]);
 
-      const cp = await readCheckpoint(w, backfillStream(SESSIONS_FROM, TO));
+      const cp = await readCheckpoint(
+        w,
+        backfillStream(SESSIONS_STREAM, SESSIONS_FROM, TO),
+      );
       expect(cp?.positionMs).toBe(TO);
 
       const differences: string[] = [];
@@ -227,7 +234,7 @@ describe("chaos: every fault on, SIGKILL at random moments", () => {
           (
             await readCheckpoint(
               w,
-              backfillAggregationStream(job, AGG_FROM, TO),
+              backfillStream(aggregationName(job), AGG_FROM, TO),
             )
           )?.positionMs,
           job.name,

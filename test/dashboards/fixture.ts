@@ -3,7 +3,7 @@
 // --profile demo up` would fill it, over the DEMO_DAYS before NOON.
 import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
-import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import {
@@ -14,6 +14,7 @@ import {
   testSimulator,
 } from "../helpers/simulator.js";
 import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
 export const DAY_MS = 86_400_000;
 /** Days synced before NOON, and the dashboards' time range in the tests. */

@@ -4,11 +4,7 @@
 // is, and the next run resumes with nothing lost or doubled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
-import {
-  backfillStream,
-  SESSIONS_JOB,
-  syncSessions,
-} from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
@@ -27,6 +23,11 @@ import {
   storedSessions,
   type WireRecord,
 } from "../helpers/expected.js";
+import {
+  backfillStream,
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+} from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 12 * HOUR;
@@ -192,7 +193,7 @@ describe("an insert that fails", () => {
 describe("ClickHouse down in the middle of a run", () => {
   it("fails the run after its retries with a clear error; the checkpoint stays where the data is; the next run resumes", async () => {
     const { config, w } = await setup();
-    const stream = backfillStream(FROM, NOON);
+    const stream = backfillStream(SESSIONS_STREAM, FROM, NOON);
     let checkpoints = 0;
     // Up after two windows are checkpointed, down for good from then on.
     const f = faulty(w, (a) => {

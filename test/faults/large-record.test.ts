@@ -2,7 +2,7 @@
 // stored with its raw text intact, a broken one is dead-lettered with its raw text intact, and
 // the records around them are unaffected.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import {
   API_KEY,
@@ -18,6 +18,7 @@ import {
   storedSessions,
 } from "../helpers/expected.js";
 import { ok, scriptedServer, type TestServer } from "./servers.js";
+import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const MiB = 1 << 20;

@@ -3,7 +3,7 @@
 // and the stored data equals a fault-free twin's, with the broken records dead-lettered exactly.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
-import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import {
   SimClock,
   type FaultKind,
@@ -36,6 +36,7 @@ import {
   maxInWindow,
   recordingProxy,
 } from "./servers.js";
+import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 12 * HOUR;

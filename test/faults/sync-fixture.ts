@@ -2,7 +2,7 @@
 // answer-check tests run, and what they read back (rows, dead letters, checkpoints).
 import type { ServerResponse } from "node:http";
 import type { Config } from "../../src/config/index.js";
-import { SESSIONS_JOB, syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   storedDeadLetters,
@@ -12,6 +12,7 @@ import {
 import { API_KEY, NOON, run, runDeps } from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 import { scriptedServer, type Recorded } from "./servers.js";
+import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
 export const HOUR = 3_600_000;
 export const FROM = NOON - 6 * HOUR;

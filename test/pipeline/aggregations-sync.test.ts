@@ -4,10 +4,7 @@ import {
   type AggregationJobConfig,
   type Config,
 } from "../../src/config/index.js";
-import {
-  aggregationStream,
-  syncAggregations,
-} from "../../src/pipeline/aggregations.js";
+import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
 import {
   LIST_LOG_AGGREGATIONS_PATH,
@@ -29,6 +26,7 @@ import {
   apiAggregationWindow,
   storedAggregationWindow,
 } from "../helpers/expected.js";
+import { aggregationName } from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;
@@ -90,7 +88,7 @@ describe("sync aggregations against the simulator", () => {
   it("stores exactly what the API returned: every level, key and count, the top values and numHits", async () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
-    const r = await run(deps, aggregationStream(byTechUserResource), (ctx) =>
+    const r = await run(deps, aggregationName(byTechUserResource), (ctx) =>
       syncAggregations(ctx, byTechUserResource, { nowMs: NOON }),
     );
     expect(r.windows).toBe(6);
@@ -116,7 +114,7 @@ describe("sync aggregations against the simulator", () => {
     );
     expect(Number(unknown?.n)).toBeGreaterThan(0);
     expect(
-      (await readCheckpoint(w, aggregationStream(byTechUserResource)))
+      (await readCheckpoint(w, aggregationName(byTechUserResource)))
         ?.positionMs,
     ).toBe(NOON);
     await deps.api.close();
@@ -127,7 +125,7 @@ describe("sync aggregations against the simulator", () => {
     const { config, w } = await setup();
     const j = job({ name: "by_tech", groupBy: ["resource.technology"] });
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) =>
+    await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON - 30 * 60_000 }),
     );
     const lastWindow = NOON - HOUR;
@@ -135,7 +133,7 @@ describe("sync aggregations against the simulator", () => {
     // Half an hour later the same window holds more logs (and open sessions logged more).
     sim.clock.set(NOON);
     try {
-      await run(deps, aggregationStream(j), (ctx) =>
+      await run(deps, aggregationName(j), (ctx) =>
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
       const expected = await apiHistogram(j, lastWindow, NOON);
@@ -159,7 +157,7 @@ describe("sync aggregations against the simulator", () => {
     const { config, w } = await setup();
     const j = job({ name: "vanish", groupBy: ["resource.technology"] });
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) =>
+    await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
     const before = await storedHistogram(w, j, NOON - HOUR, NOON);
@@ -185,7 +183,7 @@ describe("sync aggregations against the simulator", () => {
       },
     );
     try {
-      await run(deps, aggregationStream(j), (ctx) =>
+      await run(deps, aggregationName(j), (ctx) =>
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
       const after = await storedHistogram(w, j, NOON - HOUR, NOON);
@@ -241,7 +239,7 @@ describe("sync aggregations against the simulator", () => {
       observer: { onCheckpoint: () => abort.abort(new Error("crash")) },
     });
     await expect(
-      run(crashing, aggregationStream(j), (ctx) =>
+      run(crashing, aggregationName(j), (ctx) =>
         syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }),
       ),
     ).rejects.toThrow();
@@ -253,7 +251,7 @@ describe("sync aggregations against the simulator", () => {
     expect(Number(windows)).toBeLessThan(48);
 
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) =>
+    await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { fromMs: from, toMs: to, nowMs: NOON }),
     );
     const expected = await apiHistogram(j, from, to);

@@ -9,10 +9,7 @@ import {
   type AggregationJobConfig,
   type Config,
 } from "../../src/config/index.js";
-import {
-  aggregationStream,
-  syncAggregations,
-} from "../../src/pipeline/aggregations.js";
+import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
 import {
@@ -43,6 +40,7 @@ import {
   apiAggregationWindow,
   storedAggregationWindow,
 } from "../helpers/expected.js";
+import { aggregationName, backfillPrefix } from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;
@@ -103,7 +101,7 @@ async function withWindowAnswer<T>(
 const requests = () => sim.stats().byMethod.ListLogAggregations ?? 0;
 
 async function checkpointOf(w: Warehouse, j: AggregationJobConfig) {
-  return (await readCheckpoint(w, aggregationStream(j)))?.positionMs;
+  return (await readCheckpoint(w, aggregationName(j)))?.positionMs;
 }
 
 async function stateOf(w: Warehouse, j: AggregationJobConfig, startMs: number) {
@@ -122,7 +120,7 @@ describe("aggregation windows that cannot be stored", () => {
       bad,
       () => ({ aggregations: { logsOverTime: "not a list" }, numHits: "12" }),
       () =>
-        run(deps, aggregationStream(j), (ctx) =>
+        run(deps, aggregationName(j), (ctx) =>
           syncAggregations(ctx, j, { nowMs: NOON - 2 * HOUR }),
         ).catch((e: unknown) => e),
     );
@@ -145,7 +143,7 @@ describe("aggregation windows that cannot be stored", () => {
 
     // Next run, two hours later: the pending window and the two new ones, nothing stored twice.
     const before = requests();
-    const r = await run(deps, aggregationStream(j), (ctx) =>
+    const r = await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
     expect(requests() - before).toBe(3);
@@ -170,7 +168,7 @@ describe("aggregation windows that cannot be stored", () => {
     const deps = runDeps(config, w, { observer: metrics });
     const bad = NOON - 3 * HOUR;
     const sync = () =>
-      run(deps, aggregationStream(j), (ctx) =>
+      run(deps, aggregationName(j), (ctx) =>
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
     await withWindowAnswer(
@@ -235,7 +233,7 @@ describe("a pending window far behind", () => {
       bad,
       () => ({ aggregations: { logsOverTime: 7 }, numHits: "1" }),
       () =>
-        run(deps, aggregationStream(j), (ctx) =>
+        run(deps, aggregationName(j), (ctx) =>
           syncAggregations(ctx, j, {
             fromMs: bad - HOUR,
             toMs: bad + 2 * HOUR,
@@ -249,7 +247,7 @@ describe("a pending window far behind", () => {
     expect((await stateOf(w, j, bad))?.state).toBe("pending");
     // The incremental sync covers the last two hours, and the pending window five days back.
     const before = requests();
-    const r = await run(deps, aggregationStream(j), (ctx) =>
+    const r = await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
     expect(r.windows).toBe(3);
@@ -272,7 +270,7 @@ describe("a re-fetch with fewer hits", () => {
     const metrics = new Metrics({ processMetrics: false });
     const deps = runDeps(config, w, { observer: metrics });
     const sync = () =>
-      run(deps, aggregationStream(j), (ctx) =>
+      run(deps, aggregationName(j), (ctx) =>
         syncAggregations(ctx, j, { nowMs: NOON }),
       );
     await sync();
@@ -317,7 +315,7 @@ describe("job definitions", () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
     const j = job({ name: "defined" });
-    await run(deps, aggregationStream(j), (ctx) =>
+    await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
     for (const changed of [
@@ -327,7 +325,7 @@ describe("job definitions", () => {
       { ...j, query: "resource.technology:postgres" },
     ]) {
       const before = requests();
-      const err = await run(deps, aggregationStream(changed), (ctx) =>
+      const err = await run(deps, aggregationName(changed), (ctx) =>
         syncAggregations(ctx, changed, { nowMs: NOON }),
       ).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
@@ -340,8 +338,11 @@ describe("job definitions", () => {
     }
     // After the old rows are dropped, the new definition runs and is the one recorded.
     const changed = { ...j, groupBy: ["user.email"] };
-    await forgetJob(w, j.name, aggregationStream(j));
-    await run(deps, aggregationStream(changed), (ctx) =>
+    await forgetJob(w, j.name, {
+      stream: aggregationName(j),
+      backfillPrefix: backfillPrefix(aggregationName(j)),
+    });
+    await run(deps, aggregationName(changed), (ctx) =>
       syncAggregations(ctx, changed, { nowMs: NOON }),
     );
     const [fields] = await select<{ f: string[] }>(
@@ -389,7 +390,7 @@ describe("a window with many earlier rows", () => {
     }));
     await insertRows(w, "agg_histogram", rows, { retries: 0 });
     const deps = runDeps(config, w);
-    await run(deps, aggregationStream(j), (ctx) =>
+    await run(deps, aggregationName(j), (ctx) =>
       syncAggregations(ctx, j, { nowMs: NOON }),
     );
     const expected = await apiAggregationWindow(sim, j, ws, NOON);

@@ -9,16 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Metrics } from "../../src/ops/metrics.js";
 import {
-  RECONCILE_JOB,
   reconcileSessions,
   recentRange,
 } from "../../src/pipeline/reconcile.js";
-import {
-  backfillStream,
-  SESSIONS_JOB,
-  SESSIONS_STREAM,
-  syncSessions,
-} from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
 import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import {
   readCheckpoint,
@@ -45,6 +39,12 @@ import {
 } from "../helpers/simulator.js";
 import { freshDatabaseName, select, testConfig } from "../helpers/warehouse.js";
 import { parsePrometheusText, sampleValue } from "../ops/prom-text.js";
+import {
+  backfillStream,
+  SESSIONS_JOB,
+  SESSIONS_STREAM,
+  RECONCILE_JOB,
+} from "../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -282,7 +282,7 @@ describe("reconciliation of late sessions", () => {
       ]);
       // Only the backfill's checkpoint: reconciliation keeps none.
       expect((await readCheckpoints(w)).map((c) => c.stream)).toEqual([
-        backfillStream(FROM, T1),
+        backfillStream(SESSIONS_STREAM, FROM, T1),
       ]);
     } finally {
       await w.close();

@@ -6,10 +6,7 @@ import { ControlPlaneApi } from "../../src/api/control-plane.js";
 import type { Config } from "../../src/config/index.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import type { RunObserver } from "../../src/pipeline/context.js";
-import { SESSIONS_STREAM } from "../../src/pipeline/sessions.js";
 import {
-  OPEN_REFRESH_JOB,
-  RECONCILE_JOB,
   Scheduler,
   composeObservers,
   pipelineJobs,
@@ -33,6 +30,11 @@ import {
   sampleValue,
   sumSamples,
 } from "../ops/prom-text.js";
+import {
+  SESSIONS_STREAM,
+  OPEN_REFRESH_JOB,
+  RECONCILE_JOB,
+} from "../../src/pipeline/names.js";
 
 // The jobs take their "now" from the real clock, so the simulator's clock is fixed at the
 // real now, on a whole minute (the sessions there are as at that instant).

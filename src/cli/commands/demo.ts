@@ -4,11 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
-import { SESSIONS_JOB, syncSessions } from "../../pipeline/sessions.js";
-import {
-  aggregationStream,
-  syncAggregations,
-} from "../../pipeline/aggregations.js";
+import { syncSessions } from "../../pipeline/sessions.js";
+import { syncAggregations } from "../../pipeline/aggregations.js";
 import type { Warehouse } from "../../warehouse/client.js";
 import {
   aggregationSummary,
@@ -17,6 +14,7 @@ import {
 } from "../../warehouse/summary.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 import { heading, printTable } from "../output.js";
+import { aggregationName, SESSIONS_JOB } from "../../pipeline/names.js";
 
 const AGGREGATION_DAYS = 2;
 
@@ -70,7 +68,7 @@ export async function runDemo(
       let aggRows = 0;
       for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
         // Log aggregations are much denser than sessions: the demo keeps them to two days.
-        const r = await withRun(rt, aggregationStream(job), (ctx) =>
+        const r = await withRun(rt, aggregationName(job), (ctx) =>
           syncAggregations(ctx, job, {
             initialLookbackMs:
               Math.min(options.days, AGGREGATION_DAYS) * 86_400_000,

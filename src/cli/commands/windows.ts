@@ -4,7 +4,6 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
-import { aggregationStream } from "../../pipeline/aggregations.js";
 import { describe } from "../../sources/sessions.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
@@ -21,6 +20,7 @@ import {
 } from "../../warehouse/windows.js";
 import { printTable } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
+import { aggregationName, backfillPrefix } from "../../pipeline/names.js";
 
 export function registerWindowsCommand(
   program: Command,
@@ -154,7 +154,11 @@ export function registerWindowsCommand(
       const config = configFrom(globals(), {}, { needsApi: false });
       await withWarehouse(config, async (w) => {
         await migrate(w, { retentionDays: config.clickhouse.retentionDays });
-        await forgetJob(w, job, aggregationStream({ name: job }));
+        const stream = aggregationName({ name: job });
+        await forgetJob(w, job, {
+          stream,
+          backfillPrefix: backfillPrefix(stream),
+        });
         process.stdout.write(
           `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
         );

@@ -1,0 +1,33 @@
+// The names jobs and checkpoint streams go by in the runs, checkpoints, stream_windows and
+// dead_letters tables. The scheduler, the CLI, demo and status all name them through these, so
+// that a run and the stream it advances can never be named two ways.
+
+/** The sessions job; it advances the stream of the same name. */
+export const SESSIONS_JOB = "sessions";
+export const SESSIONS_STREAM = SESSIONS_JOB;
+/** The re-read of sessions still open (no stream of its own). */
+export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
+/** The reconciliation of the last days (moves no checkpoint). */
+export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
+
+/** An aggregation job's run name, which is also the name of the stream it advances. */
+export function aggregationName(job: { readonly name: string }): string {
+  return `aggregations.${job.name}`;
+}
+
+/** What every backfill stream of `stream` starts with. */
+export function backfillPrefix(stream: string): string {
+  return `${stream}.backfill.`;
+}
+
+/**
+ * The checkpoint stream of a backfill of `stream` over [fromMs, toMs): its own, so an
+ * interrupted backfill resumes where it stopped and never moves the incremental checkpoint.
+ */
+export function backfillStream(
+  stream: string,
+  fromMs: number,
+  toMs: number,
+): string {
+  return `${backfillPrefix(stream)}${fromMs}-${toMs}`;
+}
