@@ -7,7 +7,7 @@ import { IdHashSet } from "../sources/id-set.js";
 import { describe, idOf, type RawRecord } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
-import { storedSessionIds } from "../warehouse/reconcile.js";
+import { storedSessionIds } from "../warehouse/session-reads.js";
 import type { JobContext } from "./context.js";
 import { syncWindow } from "./sessions.js";
 import { SESSIONS_STREAM } from "./names.js";

@@ -12,6 +12,7 @@ import {
 import { chTime } from "../warehouse/format.js";
 import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
+import { Tables } from "../warehouse/tables.js";
 import {
   pushSessionLine,
   rejectedSessionLine,
@@ -95,7 +96,7 @@ export class SessionWriter {
     const block = this.#block.take();
     const insert = insertBlock(
       ctx.warehouse,
-      "sessions",
+      Tables.sessions,
       block,
       `sessions:${randomUUID()}`,
       ctx.insert,
@@ -115,7 +116,11 @@ export class SessionWriter {
       const stored = rows - rejected.length;
       this.rows += stored;
       ctx.counters.rowsInserted += stored;
-      ctx.observer.onRows?.({ job: ctx.job, table: "sessions", rows: stored });
+      ctx.observer.onRows?.({
+        job: ctx.job,
+        table: Tables.sessions,
+        rows: stored,
+      });
     });
     // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
     insert.catch(() => undefined);

@@ -4,6 +4,8 @@ import { createHash } from "node:crypto";
 import { qualified, type Warehouse } from "./client.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
+import { selectRows } from "./select.js";
+import { Tables } from "./tables.js";
 
 export interface Checkpoint {
   stream: string;
@@ -17,7 +19,7 @@ export async function readCheckpoint(
   stream: string,
 ): Promise<Checkpoint | undefined> {
   const rs = await w.client.query({
-    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, "checkpoints")} FINAL WHERE stream = {stream:String}`,
+    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE stream = {stream:String}`,
     query_params: { stream },
     format: "JSONEachRow",
   });
@@ -43,7 +45,7 @@ export async function readCheckpoints(
   prefix = "",
 ): Promise<Checkpoint[]> {
   const rs = await w.client.query({
-    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, "checkpoints")} FINAL WHERE startsWith(stream, {prefix:String}) ORDER BY stream`,
+    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE startsWith(stream, {prefix:String}) ORDER BY stream`,
     query_params: { prefix },
     format: "JSONEachRow",
   });
@@ -77,7 +79,7 @@ export async function writeCheckpoint(
   lastWrite = now;
   await insertRows(
     w,
-    "checkpoints",
+    Tables.checkpoints,
     [
       {
         stream,
@@ -119,7 +121,7 @@ export async function insertDeadLetters(
   const now = Date.now();
   await insertRows(
     w,
-    "dead_letters",
+    Tables.deadLetters,
     letters.map((d) => deadLetterRow(d, now)),
     options,
   );
@@ -147,7 +149,7 @@ export async function recordRun(
 ): Promise<void> {
   await insertRows(
     w,
-    "runs",
+    Tables.runs,
     [
       {
         run_id: run.runId,
@@ -166,4 +168,71 @@ export async function recordRun(
     ],
     options,
   );
+}
+
+interface RunRow {
+  job: string;
+  run_id: string;
+  status: RunStatus;
+  started_at: string;
+  finished_at: string | null;
+  pages: string | number;
+  rows_inserted: string | number;
+  dead_letters: string | number;
+  retries: string | number;
+  error: string;
+}
+
+/** The latest run of each of `jobs` (FINAL: a run's end supersedes its start). */
+export async function lastRuns(
+  w: Warehouse,
+  jobs: readonly string[],
+): Promise<RunRecord[]> {
+  const rows = await selectRows<RunRow>(
+    w,
+    `SELECT job, run_id, status, started_at, finished_at, pages, rows_inserted, dead_letters, retries, error
+     FROM ${qualified(w, Tables.runs)} FINAL WHERE job IN {jobs:Array(String)}
+     ORDER BY started_at DESC LIMIT 1 BY job`,
+    { jobs },
+  );
+  return rows.map((r) => ({
+    runId: r.run_id,
+    job: r.job,
+    startedAtMs: fromChTime(r.started_at),
+    finishedAtMs: r.finished_at ? fromChTime(r.finished_at) : undefined,
+    status: r.status,
+    pages: Number(r.pages),
+    rowsInserted: Number(r.rows_inserted),
+    deadLetters: Number(r.dead_letters),
+    retries: Number(r.retries),
+    error: r.error,
+  }));
+}
+
+/** When each of `jobs` last finished a run that succeeded, epoch ms. */
+export async function lastSuccesses(
+  w: Warehouse,
+  jobs: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await selectRows<{ job: string; at: string }>(
+    w,
+    `SELECT job, max(finished_at) AS at FROM ${qualified(w, Tables.runs)} FINAL
+     WHERE job IN {jobs:Array(String)} AND status = 'succeeded' GROUP BY job`,
+    { jobs },
+  );
+  return new Map(rows.map((r) => [r.job, fromChTime(r.at)]));
+}
+
+/** Dead letters stored per job, of `jobs`. */
+export async function deadLetterCounts(
+  w: Warehouse,
+  jobs: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await selectRows<{ job: string; n: string }>(
+    w,
+    `SELECT job, count() AS n FROM ${qualified(w, Tables.deadLetters)} FINAL
+     WHERE job IN {jobs:Array(String)} GROUP BY job`,
+    { jobs },
+  );
+  return new Map(rows.map((r) => [r.job, Number(r.n)]));
 }

@@ -8,6 +8,7 @@ import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
+import { selectRows } from "./select.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
 export const MIGRATIONS_DIR = join(
@@ -16,6 +17,16 @@ export const MIGRATIONS_DIR = join(
   "..",
   "migrations",
 );
+
+/** The tables of the database, by name (a database not created yet has none). */
+export async function existingTables(w: Warehouse): Promise<Set<string>> {
+  const rows = await selectRows<{ name: string }>(
+    w,
+    "SELECT name FROM system.tables WHERE database = {db:String}",
+    { db: w.database },
+  );
+  return new Set(rows.map((r) => r.name));
+}
 
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 

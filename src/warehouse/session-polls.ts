@@ -5,6 +5,7 @@ import { qualified, type Warehouse } from "./client.js";
 import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";
+import { Tables } from "./tables.js";
 
 /** Statuses the service is known to report for a session still open. */
 export const OPEN_STATUSES: readonly string[] = ["active", "idle"];
@@ -37,8 +38,8 @@ function selection(
       : " AND s.start_time < fromUnixTimestamp64Milli({before:Int64})";
   return {
     // Without a row in session_polls, `misses` reads 0 and `vanished` false (the join's defaults).
-    from: `${qualified(w, "sessions")} AS s FINAL
-           LEFT JOIN (SELECT session_id, misses, vanished FROM ${qualified(w, "session_polls")} FINAL) AS p
+    from: `${qualified(w, Tables.sessions)} AS s FINAL
+           LEFT JOIN (SELECT session_id, misses, vanished FROM ${qualified(w, Tables.sessionPolls)} FINAL) AS p
              ON p.session_id = s.id
            WHERE s.session_status NOT IN {final:Array(String)}
              AND (s.session_status IN {open:Array(String)}
@@ -87,7 +88,7 @@ export async function countSessionsToPoll(
 /** Sessions marked vanished. */
 export async function countVanishedSessions(w: Warehouse): Promise<number> {
   const rs = await w.client.query({
-    query: `SELECT count() AS n FROM ${qualified(w, "session_polls")} FINAL WHERE vanished`,
+    query: `SELECT count() AS n FROM ${qualified(w, Tables.sessionPolls)} FINAL WHERE vanished`,
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ n: number | string }>();
@@ -116,7 +117,7 @@ export async function writeSessionPolls(
   lastPollWrite = now;
   await insertRows(
     w,
-    "session_polls",
+    Tables.sessionPolls,
     polls.map((p) => ({
       session_id: p.sessionId,
       misses: p.misses,

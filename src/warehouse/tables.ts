@@ -11,6 +11,7 @@ export const Tables = {
   aggJobs: "agg_jobs",
   streamWindows: "stream_windows",
   schemaMigrations: "schema_migrations",
+  sessionPolls: "session_polls",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];

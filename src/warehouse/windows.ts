@@ -3,6 +3,8 @@
 // and the definition each job's rows were made with. Every query about them lives here.
 import { qualified, type Warehouse } from "./client.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
+import { selectCount } from "./select.js";
+import { Tables } from "./tables.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 
 export const WINDOW_STATES = [
@@ -75,7 +77,7 @@ async function selectWindows(
   params: Record<string, unknown>,
 ): Promise<WindowRecord[]> {
   const rs = await w.client.query({
-    query: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, "stream_windows")} FINAL
+    query: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, Tables.streamWindows)} FINAL
             WHERE ${where} ORDER BY job, window_start`,
     query_params: params,
     format: "JSONEachRow",
@@ -137,7 +139,7 @@ export async function writeWindows(
   lastWindowWrite = now;
   await insertRows(
     w,
-    "stream_windows",
+    Tables.streamWindows,
     records.map((r) => ({
       job: r.job,
       window_start: chTimeSeconds(r.startMs),
@@ -209,7 +211,7 @@ export async function readPreviousFetch(
     await w.client.query({
       query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws,
                      toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, "agg_histogram")} FINAL
+              FROM ${qualified(w, Tables.aggHistogram)} FINAL
               WHERE job = {job:String} AND bucket_time >= {from:DateTime('UTC')} AND bucket_time < {to:DateTime('UTC')} AND count > 0`,
       query_params: params,
       format: "JSONEachRow",
@@ -218,7 +220,7 @@ export async function readPreviousFetch(
   const top = await (
     await w.client.query({
       query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, "agg_top_values")} FINAL
+              FROM ${qualified(w, Tables.aggTopValues)} FINAL
               WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')} AND count > 0`,
       query_params: params,
       format: "JSONEachRow",
@@ -228,7 +230,7 @@ export async function readPreviousFetch(
     await w.client.query({
       query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, toString(num_hits) AS n,
                      toString(histogram_rows) AS h, toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, "agg_windows")} FINAL
+              FROM ${qualified(w, Tables.aggWindows)} FINAL
               WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')}`,
       query_params: params,
       format: "JSONEachRow",
@@ -273,7 +275,7 @@ export async function readJobDefinition(
 ): Promise<(JobDefinition & { recordedAtMs: number }) | undefined> {
   const rs = await w.client.query({
     query: `SELECT job, query, interval_s, toString(window_ms) AS window_ms, group_by, recorded_at
-            FROM ${qualified(w, "agg_jobs")} FINAL WHERE job = {job:String}`,
+            FROM ${qualified(w, Tables.aggJobs)} FINAL WHERE job = {job:String}`,
     query_params: { job },
     format: "JSONEachRow",
   });
@@ -303,7 +305,7 @@ export async function recordJobDefinition(
 ): Promise<void> {
   await insertRows(
     w,
-    "agg_jobs",
+    Tables.aggJobs,
     [
       {
         job: d.job,
@@ -345,10 +347,38 @@ export async function forgetJob(
     });
   }
   await w.client.command({
-    query: `ALTER TABLE ${qualified(w, "checkpoints")} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
+    query: `ALTER TABLE ${qualified(w, Tables.checkpoints)} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
     query_params: { stream, backfill: backfillPrefix },
     clickhouse_settings: { mutations_sync: "2" },
   });
+}
+
+const AGGREGATION_ROW_TABLES = [
+  Tables.aggHistogram,
+  Tables.aggTopValues,
+  Tables.aggWindows,
+] as const;
+
+/**
+ * Rows stored for an aggregation job per table, of the tables that exist. Count-0 rows, which
+ * a re-fetch writes for buckets that vanished, hold nothing and are not counted.
+ */
+export async function aggregationRowCounts(
+  w: Warehouse,
+  job: string,
+  existing: ReadonlySet<string>,
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of AGGREGATION_ROW_TABLES) {
+    if (!existing.has(table)) continue;
+    const live = table === Tables.aggWindows ? "" : " AND count > 0";
+    counts[table] = await selectCount(
+      w,
+      `SELECT count() AS n FROM ${qualified(w, table)} FINAL WHERE job = {job:String}${live}`,
+      { job },
+    );
+  }
+  return counts;
 }
 
 /** Whether migrations/0007_stream_windows.sql was applied to this database. */

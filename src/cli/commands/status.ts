@@ -6,18 +6,23 @@ import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/cron.js";
 import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
-import { readCheckpoints } from "../../warehouse/bookkeeping.js";
 import {
-  openWarehouse,
-  qualified,
-  type Warehouse,
-} from "../../warehouse/client.js";
-import { fromChTime } from "../../warehouse/format.js";
+  deadLetterCounts,
+  lastRuns,
+  lastSuccesses,
+  readCheckpoints,
+  type RunRecord,
+} from "../../warehouse/bookkeeping.js";
+import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
+import { existingTables } from "../../warehouse/migrate.js";
+import { countStoredSessions } from "../../warehouse/session-reads.js";
+import { Tables } from "../../warehouse/tables.js";
 import {
   countSessionsToPoll,
   countVanishedSessions,
 } from "../../warehouse/session-polls.js";
 import {
+  aggregationRowCounts,
   unsettledWindows,
   type WindowRecord,
 } from "../../warehouse/windows.js";
@@ -104,24 +109,16 @@ export interface StatusReport {
   jobs: JobStatus[];
 }
 
-interface RunRow {
-  job: string;
-  run_id: string;
-  status: string;
-  started_at: string;
-  finished_at: string | null;
-  pages: string | number;
-  rows_inserted: string | number;
-  dead_letters: string | number;
-  retries: string | number;
-  error: string;
+/** What the warehouse holds about the jobs, read once for the whole report. */
+interface Stored {
+  tables: ReadonlySet<string>;
+  checkpoints: ReadonlyMap<string, number>;
+  lastRuns: ReadonlyMap<string, RunRecord>;
+  lastSuccess: ReadonlyMap<string, number>;
+  deadLetters: ReadonlyMap<string, number>;
+  rows: ReadonlyMap<string, Record<string, number>>;
+  unsettled: ReadonlyMap<string, WindowRecord[]>;
 }
-
-const AGGREGATION_TABLES = [
-  "agg_histogram",
-  "agg_top_values",
-  "agg_windows",
-] as const;
 
 export async function collectStatus(
   w: Warehouse,
@@ -129,134 +126,118 @@ export async function collectStatus(
   nowMs = Date.now(),
 ): Promise<StatusReport> {
   const plans = planJobs(config, { includeDisabled: true });
-  const tables = new Set(
-    (
-      await rows<{ name: string }>(
-        w,
-        "SELECT name FROM system.tables WHERE database = {db:String}",
-        { db: w.database },
-      )
-    ).map((r) => r.name),
-  );
-  const has = (t: string) => tables.has(t);
-  const migrated = has("checkpoints") && has("runs") && has("dead_letters");
-
-  const checkpoints = new Map(
-    has("checkpoints")
-      ? (await readCheckpoints(w)).map((c) => [c.stream, c.positionMs])
-      : [],
-  );
-  const names = plans.map((p) => p.name);
-  const lastRuns = new Map<string, RunRow>();
-  const lastSuccess = new Map<string, number>();
-  const deadLetters = new Map<string, number>();
-  if (has("runs")) {
-    // FINAL: a run is written when it starts and again when it ends; the end wins.
-    for (const r of await rows<RunRow>(
-      w,
-      `SELECT job, run_id, status, started_at, finished_at, pages, rows_inserted, dead_letters, retries, error
-       FROM ${qualified(w, "runs")} FINAL WHERE job IN {jobs:Array(String)}
-       ORDER BY started_at DESC LIMIT 1 BY job`,
-      { jobs: names },
-    )) {
-      lastRuns.set(r.job, r);
-    }
-    for (const r of await rows<{ job: string; at: string }>(
-      w,
-      `SELECT job, max(finished_at) AS at FROM ${qualified(w, "runs")} FINAL
-       WHERE job IN {jobs:Array(String)} AND status = 'succeeded' GROUP BY job`,
-      { jobs: names },
-    )) {
-      lastSuccess.set(r.job, fromChTime(r.at));
-    }
-  }
-  if (has("dead_letters")) {
-    for (const r of await rows<{ job: string; n: string }>(
-      w,
-      `SELECT job, count() AS n FROM ${qualified(w, "dead_letters")} FINAL WHERE job IN {jobs:Array(String)} GROUP BY job`,
-      { jobs: names },
-    )) {
-      deadLetters.set(r.job, Number(r.n));
-    }
-  }
-
-  const stored = await storedRows(w, config, plans, has, nowMs);
-  const unsettled = new Map<string, WindowRecord[]>();
-  if (has("stream_windows")) {
-    const aggregationJobs = plans.flatMap((p) =>
-      p.aggregation ? [p.aggregation.name] : [],
-    );
-    for (const r of await unsettledWindows(w, aggregationJobs))
-      unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
-  }
-  const jobs = plans.map((plan): JobStatus => {
-    const position = plan.stream ? checkpoints.get(plan.stream) : undefined;
-    const run = lastRuns.get(plan.name);
-    const success = lastSuccess.get(plan.name);
-    const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
-    const byTable = stored.get(plan.name) ?? {};
-    const storesRows = plan.kind === "sessions" || plan.kind === "aggregation";
-    const windows = plan.aggregation
-      ? (unsettled.get(plan.aggregation.name) ?? [])
-      : [];
-    return {
-      job: plan.name,
-      kind: plan.kind,
-      enabled: plan.enabled,
-      schedule: plan.schedule,
-      stream: plan.stream ?? null,
-      checkpoint: position === undefined ? null : iso(position),
-      lagSeconds:
-        position === undefined
-          ? null
-          : Math.max(0, Math.round((nowMs - position) / 1000)),
-      lastRun: run
-        ? {
-            runId: run.run_id,
-            status: run.status,
-            startedAt: iso(fromChTime(run.started_at)),
-            finishedAt: run.finished_at
-              ? iso(fromChTime(run.finished_at))
-              : null,
-            pages: Number(run.pages),
-            rowsInserted: Number(run.rows_inserted),
-            deadLetters: Number(run.dead_letters),
-            retries: Number(run.retries),
-            error: run.error,
-          }
-        : null,
-      lastSuccessAt: success === undefined ? null : iso(success),
-      rowsStored: storesRows
-        ? Object.values(byTable).reduce((a, b) => a + b, 0)
-        : null,
-      rowsByTable: storesRows ? byTable : {},
-      openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
-      vanishedSessions:
-        plan.kind === "open-refresh" ? (byTable.vanished ?? 0) : null,
-      deadLetters: deadLetters.get(plan.name) ?? 0,
-      nextRunAt: next === undefined ? null : iso(next),
-      pendingWindows: plan.aggregation
-        ? windows.filter((r) => r.state === "pending").length
-        : null,
-      poisonedWindows: windows
-        .filter((r) => r.state === "poisoned")
-        .map((r) => ({
-          windowStart: iso(r.startMs),
-          windowEnd: iso(r.endMs),
-          attempts: r.attempts,
-          lastError: r.lastError,
-        })),
-    };
-  });
+  const stored = await readStored(w, config, plans, nowMs);
+  const has = (t: string) => stored.tables.has(t);
   return {
     generatedAt: iso(nowMs),
     warehouse: {
       kind: w.kind,
       location: w.location,
       database: w.database,
-      migrated,
+      migrated:
+        has(Tables.checkpoints) && has(Tables.runs) && has(Tables.deadLetters),
     },
-    jobs,
+    jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
+  };
+}
+
+async function readStored(
+  w: Warehouse,
+  config: Config,
+  plans: readonly JobPlan[],
+  nowMs: number,
+): Promise<Stored> {
+  const tables = await existingTables(w);
+  const names = plans.map((p) => p.name);
+  const aggregationJobs = plans.flatMap((p) =>
+    p.aggregation ? [p.aggregation.name] : [],
+  );
+  const unsettled = new Map<string, WindowRecord[]>();
+  if (tables.has(Tables.streamWindows))
+    for (const r of await unsettledWindows(w, aggregationJobs))
+      unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
+  return {
+    tables,
+    checkpoints: new Map(
+      tables.has(Tables.checkpoints)
+        ? (await readCheckpoints(w)).map((c) => [c.stream, c.positionMs])
+        : [],
+    ),
+    lastRuns: new Map(
+      tables.has(Tables.runs)
+        ? (await lastRuns(w, names)).map((r) => [r.job, r])
+        : [],
+    ),
+    lastSuccess: tables.has(Tables.runs)
+      ? await lastSuccesses(w, names)
+      : new Map(),
+    deadLetters: tables.has(Tables.deadLetters)
+      ? await deadLetterCounts(w, names)
+      : new Map(),
+    rows: await storedRows(w, config, plans, tables, nowMs),
+    unsettled,
+  };
+}
+
+function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
+  const position = plan.stream
+    ? stored.checkpoints.get(plan.stream)
+    : undefined;
+  const run = stored.lastRuns.get(plan.name);
+  const success = stored.lastSuccess.get(plan.name);
+  const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
+  const byTable = stored.rows.get(plan.name) ?? {};
+  const storesRows = plan.kind === "sessions" || plan.kind === "aggregation";
+  const windows = plan.aggregation
+    ? (stored.unsettled.get(plan.aggregation.name) ?? [])
+    : [];
+  return {
+    job: plan.name,
+    kind: plan.kind,
+    enabled: plan.enabled,
+    schedule: plan.schedule,
+    stream: plan.stream ?? null,
+    checkpoint: position === undefined ? null : iso(position),
+    lagSeconds:
+      position === undefined
+        ? null
+        : Math.max(0, Math.round((nowMs - position) / 1000)),
+    lastRun: run ? lastRun(run) : null,
+    lastSuccessAt: success === undefined ? null : iso(success),
+    rowsStored: storesRows
+      ? Object.values(byTable).reduce((a, b) => a + b, 0)
+      : null,
+    rowsByTable: storesRows ? byTable : {},
+    openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
+    vanishedSessions:
+      plan.kind === "open-refresh" ? (byTable.vanished ?? 0) : null,
+    deadLetters: stored.deadLetters.get(plan.name) ?? 0,
+    nextRunAt: next === undefined ? null : iso(next),
+    pendingWindows: plan.aggregation
+      ? windows.filter((r) => r.state === "pending").length
+      : null,
+    poisonedWindows: windows
+      .filter((r) => r.state === "poisoned")
+      .map((r) => ({
+        windowStart: iso(r.startMs),
+        windowEnd: iso(r.endMs),
+        attempts: r.attempts,
+        lastError: r.lastError,
+      })),
+  };
+}
+
+function lastRun(run: RunRecord): LastRun {
+  return {
+    runId: run.runId,
+    status: run.status,
+    startedAt: iso(run.startedAtMs),
+    finishedAt: run.finishedAtMs === undefined ? null : iso(run.finishedAtMs),
+    pages: run.pages,
+    rowsInserted: run.rowsInserted,
+    deadLetters: run.deadLetters,
+    retries: run.retries,
+    error: run.error,
   };
 }
 
@@ -265,63 +246,29 @@ async function storedRows(
   w: Warehouse,
   config: Config,
   plans: readonly JobPlan[],
-  has: (t: string) => boolean,
+  tables: ReadonlySet<string>,
   nowMs: number,
 ): Promise<Map<string, Record<string, number>>> {
   const out = new Map<string, Record<string, number>>();
   for (const plan of plans) {
-    const counts: Record<string, number> = {};
-    if (plan.kind === "sessions" && has("sessions")) {
-      counts.sessions = await count(
-        w,
-        `SELECT count() AS n FROM ${qualified(w, "sessions")} FINAL`,
-      );
+    let counts: Record<string, number> = {};
+    if (plan.kind === "sessions" && tables.has(Tables.sessions)) {
+      counts.sessions = await countStoredSessions(w);
     } else if (
       plan.kind === "open-refresh" &&
-      has("sessions") &&
-      has("session_polls")
+      tables.has(Tables.sessions) &&
+      tables.has(Tables.sessionPolls)
     ) {
       counts.open = await countSessionsToPoll(w, {
         unknownSinceMs: nowMs - config.sessions.unknownStatusPollMs,
       });
       counts.vanished = await countVanishedSessions(w);
     } else if (plan.kind === "aggregation" && plan.aggregation) {
-      for (const table of AGGREGATION_TABLES) {
-        if (!has(table)) continue;
-        // A re-fetch writes count-0 rows for buckets that vanished; those hold nothing.
-        const live = table === "agg_windows" ? "" : " AND count > 0";
-        counts[table] = await count(
-          w,
-          `SELECT count() AS n FROM ${qualified(w, table)} FINAL WHERE job = {job:String}${live}`,
-          { job: plan.aggregation.name },
-        );
-      }
+      counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
     }
     out.set(plan.name, counts);
   }
   return out;
-}
-
-async function rows<T>(
-  w: Warehouse,
-  query: string,
-  params: Record<string, unknown> = {},
-): Promise<T[]> {
-  const rs = await w.client.query({
-    query,
-    query_params: params,
-    format: "JSONEachRow",
-  });
-  return rs.json<T>();
-}
-
-async function count(
-  w: Warehouse,
-  query: string,
-  params: Record<string, unknown> = {},
-): Promise<number> {
-  const [r] = await rows<{ n: string | number }>(w, query, params);
-  return Number(r?.n ?? 0);
 }
 
 function iso(ms: number): string {

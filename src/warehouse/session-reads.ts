@@ -1,6 +1,16 @@
-// What the reconciliation compares a window's listing with: the session ids stored with a
-// start time in the window (migrations/0002_sessions.sql). Every query about it lives here.
+// Reads of the `sessions` table: what the reconciliation compares a window's listing with, and
+// how many sessions are stored.
 import { qualified, type Warehouse } from "./client.js";
+import { selectCount } from "./select.js";
+import { Tables } from "./tables.js";
+
+/** Sessions stored, one per id (FINAL). */
+export function countStoredSessions(w: Warehouse): Promise<number> {
+  return selectCount(
+    w,
+    `SELECT count() AS n FROM ${qualified(w, Tables.sessions)} FINAL`,
+  );
+}
 
 /** Distinct ids of the sessions stored with a start time in [startMs, endMs). */
 export async function storedSessionIds(
@@ -9,7 +19,7 @@ export async function storedSessionIds(
 ): Promise<string[]> {
   const rs = await w.client.query({
     // DISTINCT rather than FINAL: every read of a session has its id and its start time.
-    query: `SELECT DISTINCT id FROM ${qualified(w, "sessions")}
+    query: `SELECT DISTINCT id FROM ${qualified(w, Tables.sessions)}
             WHERE start_time >= fromUnixTimestamp64Milli({from:Int64})
               AND start_time < fromUnixTimestamp64Milli({to:Int64})`,
     query_params: { from: window.startMs, to: window.endMs },
