@@ -240,6 +240,7 @@ class Front {
     res.setHeader("X-ClickHouse-Query-Id", queryId);
     const temporary: string[] = [];
     let bodyRead = false;
+    let answer: () => Promise<void>;
     try {
       checkCredentials(credentialsOf(req, params), this.options.auth);
       if (
@@ -270,13 +271,21 @@ class Front {
       const result = await this.#gate.run(() =>
         this.#execute(plan, prelude, format),
       );
-      await this.#sendResult(req, res, method, request, plan, format, result);
+      answer = () =>
+        this.#sendResult(req, res, method, request, plan, format, result);
     } catch (err) {
       if (!bodyRead) req.resume();
+      // A client that went away mid-body gets no answer.
       if (req.destroyed && !req.complete) throw err;
-      this.#sendError(res, err);
+      answer = () => Promise.resolve(this.#sendError(res, err));
     } finally {
+      // Before answering: once the client has its answer, nothing of the request is left.
       await Promise.all(temporary.map((f) => rm(f, { force: true })));
+    }
+    try {
+      await answer();
+    } catch (err) {
+      this.#sendError(res, err);
     }
   }
 

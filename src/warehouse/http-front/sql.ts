@@ -223,7 +223,7 @@ function readInsert(
   t = next();
   if (isWord(t, "TABLE")) t = next();
   if (isWord(t, "FUNCTION")) {
-    t = next(); // the function's name
+    next(); // the function's name
     t = next();
     if (t?.kind !== "open") return none;
     t = skipGroup(t, next);
