@@ -1,7 +1,11 @@
 // The ClickHouse HTTP front over a real embedded engine: first against the documented HTTP
 // interface with raw requests, then with @clickhouse/client, then as the server of
 // openWarehouse (CLICKHOUSE_URL) running the migrations and the server insert path.
-import { createClient, type ClickHouseClient } from "@clickhouse/client";
+import {
+  ClickHouseLogLevel,
+  createClient,
+  type ClickHouseClient,
+} from "@clickhouse/client";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -545,6 +549,83 @@ describe("the HTTP interface, as documented", () => {
     expect(readdirSync(spoolDir)).toEqual([]);
   });
 
+  it("keeps the SETTINGS clause of an INSERT, and takes async_insert and a trailing semicolon", async () => {
+    await run(
+      "CREATE TABLE IF NOT EXISTS loose (id UInt32) ENGINE = MergeTree ORDER BY id",
+    );
+    const skip = await call(
+      front,
+      {
+        query:
+          "INSERT INTO loose SETTINGS input_format_skip_unknown_fields = 1 FORMAT JSONEachRow",
+      },
+      { body: '{"id":1,"unknown":"x"}\n' },
+    );
+    expect(skip.status, skip.text).toBe(200);
+    const strict = await call(
+      front,
+      {
+        query: "INSERT INTO loose FORMAT JSONEachRow",
+        input_format_skip_unknown_fields: "0",
+      },
+      { body: '{"id":2,"unknown":"x"}\n' },
+    );
+    expect(strict.status).not.toBe(200);
+    const asynchronous = await call(
+      front,
+      {
+        query: "INSERT INTO loose FORMAT JSONEachRow",
+        async_insert: "1",
+        wait_for_async_insert: "1",
+      },
+      { body: '{"id":3}\n' },
+    );
+    expect(asynchronous.status, asynchronous.text).toBe(200);
+    await run("INSERT INTO loose VALUES (4);");
+    expect(
+      await run(
+        "SELECT groupArray(id) FROM (SELECT id FROM loose ORDER BY id)",
+      ),
+    ).toBe("[1,3,4]\n");
+  });
+
+  it("runs requests side by side, each with its own settings and parameters", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        call(
+          front,
+          { param_v: `value ${i}`, max_threads: String(i + 1) },
+          {
+            body: "SELECT {v:String}, getSetting('max_threads'), sleep(0.05)",
+          },
+        ),
+      ),
+    );
+    answers.forEach((a, i) => {
+      expect(a.status, a.text).toBe(200);
+      expect(a.text).toBe(`value ${i}\t${i + 1}\t0\n`);
+    });
+  });
+
+  it("refuses queries beyond the running and waiting ones it allows", async () => {
+    const narrow = await startHttpFront({
+      path: dataDir,
+      maxConcurrentQueries: 1,
+      maxQueuedQueries: 1,
+    });
+    try {
+      const answers = await Promise.all(
+        [0, 1, 2].map(() => call(narrow, {}, { body: "SELECT sleep(0.3)" })),
+      );
+      const codes = answers
+        .map((a) => a.headers["x-clickhouse-exception-code"] ?? "ok")
+        .sort();
+      expect(codes).toEqual(["202", "ok", "ok"]);
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it("refuses writes in a GET request (readonly = 2) and with readonly=1 in the URL", async () => {
     expectError(
       await call(front, {
@@ -839,6 +920,7 @@ describe("@clickhouse/client against the front", () => {
   beforeAll(() => {
     client = createClient({
       url: front.url,
+      log: { level: ClickHouseLogLevel.OFF },
       compression: { request: true, response: true },
       clickhouse_settings: { date_time_input_format: "best_effort" },
     });
@@ -931,6 +1013,7 @@ describe("@clickhouse/client against the front", () => {
       code: "62",
     });
     const wrong = createClient({
+      log: { level: ClickHouseLogLevel.OFF },
       url: locked.url,
       username: "loader",
       password: "wrong",
