@@ -626,6 +626,37 @@ describe("the HTTP interface, as documented", () => {
     }
   });
 
+  it("names the body, not its temporary file, in an error about the data", async () => {
+    const bad = await call(
+      front,
+      { query: "INSERT INTO events FORMAT JSONEachRow" },
+      { body: '{"id":1}\n{"id":"x"}\n' },
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.text).not.toContain("sessionhouse-insert-");
+    expect(bad.text).toContain("the request body");
+  });
+
+  it("lets a client go away in the middle of a body, and removes what it had received", async () => {
+    const { connect } = await import("node:net");
+    const { port } = new URL(front.url);
+    await new Promise<void>((done, fail) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          "POST /?query=INSERT%20INTO%20big%20FORMAT%20JSONEachRow HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n",
+        );
+        socket.write("x".repeat(3 << 20), () =>
+          setTimeout(() => socket.destroy(), 100),
+        );
+      });
+      socket.on("close", () => done());
+      socket.on("error", fail);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(readdirSync(spoolDir)).toEqual([]);
+    expect((await call(front, { query: "SELECT 1" })).text).toBe("1\n");
+  });
+
   it("refuses writes in a GET request (readonly = 2) and with readonly=1 in the URL", async () => {
     expectError(
       await call(front, {
@@ -892,6 +923,27 @@ describe("a readonly front", () => {
       "TIMEOUT_EXCEEDED",
       408,
     );
+  });
+
+  it("refuses a body over its size limit with 413 and keeps the connection usable", async () => {
+    const big = await call(
+      reader,
+      {},
+      { body: "SELECT '" + "z".repeat(2 << 20) + "'", headers: asReader },
+    );
+    expectError(big, 229, "QUERY_IS_TOO_LARGE", 413);
+    const bomb = await call(
+      reader,
+      {},
+      {
+        body: gzipSync(Buffer.alloc(8 << 20, 0x20)),
+        headers: { ...asReader, "Content-Encoding": "gzip" },
+      },
+    );
+    expectError(bomb, 229, "QUERY_IS_TOO_LARGE", 413);
+    expect(
+      (await call(reader, { query: "SELECT 1" }, { headers: asReader })).text,
+    ).toBe("1\n");
   });
 
   it("refuses every way to read or write files of the host", async () => {

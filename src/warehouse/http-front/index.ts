@@ -153,6 +153,8 @@ interface Plan {
   statement: Statement;
   /** An INSERT whose data the engine reads from a file. */
   insert: boolean;
+  /** That file. */
+  dataPath?: string;
 }
 
 class Front {
@@ -233,10 +235,14 @@ class Front {
     params: URLSearchParams,
     method: string,
   ): Promise<void> {
-    const queryId =
-      params.get("query_id") ||
-      header(req, "x-clickhouse-query-id") ||
-      randomUUID();
+    const asked =
+      params.get("query_id") || header(req, "x-clickhouse-query-id");
+    // Any string is a query id; a header carries printable ASCII only.
+    const queryId = asked
+      ? /^[\x20-\x7e]*$/.test(asked)
+        ? asked
+        : encodeURIComponent(asked)
+      : randomUUID();
     res.setHeader("X-ClickHouse-Query-Id", queryId);
     const temporary: string[] = [];
     let bodyRead = false;
@@ -435,6 +441,17 @@ class Front {
       if (this.#readonly)
         await refuseFileAccessCanonical(session, plan.userText);
       return await session.queryAsync(plan.sql, { format });
+    } catch (err) {
+      // The engine names the file it read the data from; to the client, that is its body.
+      const dataPath = plan.dataPath;
+      if (dataPath && err instanceof Error && err.message.includes(dataPath))
+        throw Object.assign(
+          new Error(err.message.replaceAll(dataPath, "the request body")),
+          {
+            clickhouseCode: (err as { clickhouseCode?: number }).clickhouseCode,
+          },
+        );
+      throw err;
     } finally {
       session.close();
     }
@@ -469,8 +486,11 @@ class Front {
       "Content-Type": contentTypeOf(format),
       "X-ClickHouse-Server-Display-Name": this.#displayName,
       "X-ClickHouse-Format": format,
-      "X-ClickHouse-Timezone":
-        request.settings.get("session_timezone") || this.timezone,
+      "X-ClickHouse-Timezone": /^[A-Za-z0-9_+\-/]+$/.test(
+        request.settings.get("session_timezone") ?? "",
+      )
+        ? (request.settings.get("session_timezone") as string)
+        : this.timezone,
       "X-ClickHouse-Summary": JSON.stringify(summary),
     };
     if (request.compression.enabled) {
@@ -527,6 +547,7 @@ function insertPlan(
     userText: text.slice(0, insert.dataStart),
     statement,
     insert: true,
+    dataPath,
   };
 }
 

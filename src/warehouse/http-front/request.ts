@@ -7,7 +7,6 @@ import { open, rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import type { Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
 import { INSERT_FILE_PREFIX } from "../insert.js";
 import { FrontError } from "./errors.js";
@@ -270,25 +269,51 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
   );
 }
 
-/** Reads (and decompresses) the body; the caller removes a spooled file. */
+/** The client closed the connection before its body was complete. */
+export class ClientGone extends Error {}
+
+/**
+ * Reads (and decompresses) the body; the caller removes a spooled file. A body that is too
+ * large, or that does not decompress, is still read to its end (and dropped), as a server does,
+ * so that the answer reaches the client and the connection stays usable.
+ */
 export async function readBody(
   req: IncomingMessage,
   limits: BodyLimits,
 ): Promise<Body> {
   const decoder = decoderFor(header(req, "content-encoding"));
+  let source: AsyncIterable<Buffer> = req;
+  if (decoder) {
+    // pipe() does not pass the request's end on to the decoder when the client goes away.
+    req.once("close", () => {
+      if (!req.complete) decoder.destroy(new ClientGone("client went away"));
+    });
+    source = req.pipe(decoder);
+  }
   let size = 0;
+  let tooLarge = false;
   let held: Buffer[] = [];
   let heldBytes = 0;
   let file: Awaited<ReturnType<typeof open>> | undefined;
   let path: string | undefined;
-  const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
+  const dropFile = async () => {
+    await file?.close();
+    file = undefined;
+    if (path) await rm(path, { force: true });
+    path = undefined;
+  };
+  try {
+    // No throw inside the loop: leaving it early would destroy the request, and the socket.
     for await (const chunk of source) {
+      if (tooLarge) continue;
       size += chunk.length;
-      if (size > limits.maxBytes)
-        throw new FrontError(
-          "QUERY_IS_TOO_LARGE",
-          `Request body is too large: more than ${limits.maxBytes} bytes`,
-        );
+      if (size > limits.maxBytes) {
+        tooLarge = true;
+        held = [];
+        heldBytes = 0;
+        await dropFile();
+        continue;
+      }
       held.push(chunk);
       heldBytes += chunk.length;
       if (!file && size > limits.inlineBytes) {
@@ -303,30 +328,28 @@ export async function readBody(
       }
     }
     if (file && heldBytes > 0) await file.write(Buffer.concat(held, heldBytes));
-  };
-  try {
-    try {
-      if (decoder) await pipeline(req, decoder, sink);
-      else await pipeline(req, sink);
-    } finally {
-      await file?.close();
-    }
+    await file?.close();
   } catch (err) {
-    if (path) await rm(path, { force: true });
-    if (err instanceof FrontError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? "";
-    const clientGone = [
-      "ERR_STREAM_PREMATURE_CLOSE",
-      "ECONNRESET",
-      "ECONNABORTED",
-    ];
-    if (decoder && !clientGone.includes(code))
-      throw new FrontError(
-        "CANNOT_DECOMPRESS",
-        `Cannot decompress the request body: ${(err as Error).message}`,
+    await dropFile();
+    const gone =
+      err instanceof ClientGone ||
+      (req.destroyed && !req.complete) ||
+      ["ECONNRESET", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"].includes(
+        (err as NodeJS.ErrnoException).code ?? "",
       );
-    throw err;
+    if (gone || !decoder) throw err;
+    req.unpipe(decoder);
+    req.resume();
+    throw new FrontError(
+      "CANNOT_DECOMPRESS",
+      `Cannot decompress the request body: ${(err as Error).message}`,
+    );
   }
+  if (tooLarge)
+    throw new FrontError(
+      "QUERY_IS_TOO_LARGE",
+      `Request body is too large: more than ${limits.maxBytes} bytes`,
+    );
   if (path) return { kind: "file", path, size };
   if (size === 0) return { kind: "none" };
   return { kind: "memory", data: Buffer.concat(held, heldBytes) };

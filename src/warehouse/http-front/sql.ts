@@ -25,7 +25,7 @@ export interface Token {
 }
 
 const WORD_START = /[A-Za-z_]/;
-const WORD_CHAR = /[A-Za-z0-9_$]/;
+const WORD_CHAR = /[A-Za-z0-9_]/;
 const DIGIT = /[0-9]/;
 
 /** Tokens of `sql` from `from`, skipping whitespace and comments. */
