@@ -117,13 +117,18 @@ export async function startHttpFront(
   // Long uploads and long queries are the engine's to limit (max_execution_time), not a timer's.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 10_000;
-  await new Promise<void>((ok, fail) => {
-    server.once("error", fail);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
-      server.off("error", fail);
-      ok();
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once("error", fail);
+      server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+        server.off("error", fail);
+        ok();
+      });
     });
-  });
+  } catch (err) {
+    owned?.close();
+    throw err;
+  }
   const address = server.address() as AddressInfo;
   const host =
     address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -192,8 +197,17 @@ class Front {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://front.invalid");
     const method = req.method ?? "GET";
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://front.invalid");
+    } catch {
+      req.resume();
+      return this.#sendError(
+        res,
+        new FrontError("BAD_ARGUMENTS", `Cannot parse the URI ${req.url}`),
+      );
+    }
     if (url.pathname === "/ping" || url.pathname === "/replicas_status") {
       req.resume();
       return this.#ok(res);
