@@ -128,6 +128,28 @@ describe("the HTTP interface, as documented", () => {
     expect((await call(locked, {}, { path: "/ping" })).text).toBe("Ok.\n");
   });
 
+  it("answers HEAD without a body", async () => {
+    const ping = await call(front, {}, { path: "/ping", method: "HEAD" });
+    expect(ping.status).toBe(200);
+    expect(ping.body.length).toBe(0);
+    const q = await call(front, { query: "SELECT 1" }, { method: "HEAD" });
+    expect(q.status).toBe(200);
+    expect(q.headers["x-clickhouse-format"]).toBe("TabSeparated");
+    expect(q.body.length).toBe(0);
+  });
+
+  it("serves an engine session it was given, and leaves it open", async () => {
+    const { Session } = await import("chdb");
+    const session = new Session(dataDir);
+    const lent = await startHttpFront({ engine: session });
+    expect((await call(lent, { query: "SELECT 40 + 2" })).text).toBe("42\n");
+    await lent.close();
+    expect(
+      (await session.queryAsync("SELECT 1", { format: "TSV" })).text(),
+    ).toBe("1\n");
+    session.close();
+  });
+
   it("takes the query from the URL, from the body, or starts it in the URL and ends it in the body", async () => {
     const url = await call(front, { query: "SELECT 1" });
     expect(url.status).toBe(200);
