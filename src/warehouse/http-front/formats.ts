@@ -1,0 +1,34 @@
+// The Content-Type ClickHouse's output formats declare for an HTTP answer (each format's
+// getContentType), for the formats clients use; any other format is text/plain.
+
+const BINARY = new Set([
+  "native",
+  "parquet",
+  "arrow",
+  "arrowstream",
+  "orc",
+  "avro",
+  "protobuf",
+  "protobufsingle",
+  "protobuflist",
+  "capnproto",
+  "msgpack",
+  "bsoneachrow",
+  "npy",
+]);
+
+const NDJSON = new Set(["jsoneachrow", "jsonlines", "ndjson"]);
+
+export function contentTypeOf(format: string): string {
+  const f = format.toLowerCase();
+  if (f.startsWith("tabseparated") || f.startsWith("tsv"))
+    return "text/tab-separated-values; charset=UTF-8";
+  if (f === "csv") return "text/csv; charset=UTF-8; header=absent";
+  if (f.startsWith("csvwith")) return "text/csv; charset=UTF-8; header=present";
+  if (NDJSON.has(f)) return "application/x-ndjson; charset=UTF-8";
+  if (f.startsWith("json")) return "application/json; charset=UTF-8";
+  if (f === "xml") return "application/xml; charset=UTF-8";
+  if (BINARY.has(f) || f.startsWith("rowbinary"))
+    return "application/octet-stream";
+  return "text/plain; charset=UTF-8";
+}

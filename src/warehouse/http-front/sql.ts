@@ -1,0 +1,344 @@
+// Just enough of ClickHouse's lexical structure for the HTTP front to find, in the text of a
+// statement: where the data of an INSERT begins, the output FORMAT clause, a second statement,
+// and INTO OUTFILE / FROM INFILE. The engine parses the statement itself; nothing here decides
+// whether SQL is valid. The readonly checks that must not be fooled do not rely on this lexer
+// (see readonlyRefusal in index.ts).
+
+export type TokenKind =
+  | "word" // bare identifier or keyword
+  | "quoted" // `identifier` or "identifier"
+  | "string" // 'literal' or a $tag$heredoc$tag$
+  | "number"
+  | "open" // ( [ {
+  | "close" // ) ] }
+  | "semicolon"
+  | "other"; // any other punctuation
+
+export interface Token {
+  kind: TokenKind;
+  /** The token's text as written. */
+  text: string;
+  start: number;
+  end: number;
+  /** Bracket depth before the token (an opening bracket has the depth outside it). */
+  depth: number;
+}
+
+const WORD_START = /[A-Za-z_]/;
+const WORD_CHAR = /[A-Za-z0-9_]/;
+const DIGIT = /[0-9]/;
+
+/** Tokens of `sql` from `from`, skipping whitespace and comments. */
+export function* tokens(sql: string, from = 0): Generator<Token> {
+  let i = from;
+  let depth = 0;
+  const n = sql.length;
+  while (i < n) {
+    const c = sql[i] as string;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    // Line comments: -- and "# " / "#!".
+    if (
+      (c === "-" && sql[i + 1] === "-") ||
+      (c === "#" && (sql[i + 1] === " " || sql[i + 1] === "!"))
+    ) {
+      const nl = sql.indexOf("\n", i);
+      i = nl < 0 ? n : nl + 1;
+      continue;
+    }
+    // Block comments nest in ClickHouse.
+    if (c === "/" && sql[i + 1] === "*") {
+      let level = 1;
+      i += 2;
+      while (i < n && level > 0) {
+        if (sql[i] === "/" && sql[i + 1] === "*") {
+          level++;
+          i += 2;
+        } else if (sql[i] === "*" && sql[i + 1] === "/") {
+          level--;
+          i += 2;
+        } else i++;
+      }
+      continue;
+    }
+    const start = i;
+    if (c === "'" || c === '"' || c === "`") {
+      i = skipQuoted(sql, i, c);
+      yield {
+        kind: c === "'" ? "string" : "quoted",
+        text: sql.slice(start, i),
+        start,
+        end: i,
+        depth,
+      };
+      continue;
+    }
+    if (c === "$") {
+      const tag = /^\$([A-Za-z0-9_]*)\$/.exec(sql.slice(i, i + 256));
+      if (tag) {
+        const close = sql.indexOf(tag[0], i + tag[0].length);
+        i = close < 0 ? n : close + tag[0].length;
+        yield {
+          kind: "string",
+          text: sql.slice(start, i),
+          start,
+          end: i,
+          depth,
+        };
+        continue;
+      }
+    }
+    if (WORD_START.test(c)) {
+      i++;
+      while (i < n && WORD_CHAR.test(sql[i] as string)) i++;
+      yield { kind: "word", text: sql.slice(start, i), start, end: i, depth };
+      continue;
+    }
+    if (DIGIT.test(c)) {
+      i++;
+      while (i < n && /[0-9A-Za-z_.]/.test(sql[i] as string)) i++;
+      yield { kind: "number", text: sql.slice(start, i), start, end: i, depth };
+      continue;
+    }
+    i++;
+    if (c === "(" || c === "[" || c === "{") {
+      yield { kind: "open", text: c, start, end: i, depth };
+      depth++;
+    } else if (c === ")" || c === "]" || c === "}") {
+      depth = Math.max(0, depth - 1);
+      yield { kind: "close", text: c, start, end: i, depth };
+    } else if (c === ";") {
+      yield { kind: "semicolon", text: c, start, end: i, depth };
+    } else {
+      yield { kind: "other", text: c, start, end: i, depth };
+    }
+  }
+}
+
+/** The end of a quoted token opened at `i` (backslash escapes, or the quote doubled). */
+function skipQuoted(sql: string, i: number, quote: string): number {
+  const n = sql.length;
+  i++;
+  while (i < n) {
+    const c = sql[i];
+    if (c === "\\") {
+      i += 2;
+    } else if (c === quote) {
+      if (sql[i + 1] === quote) i += 2;
+      else return i + 1;
+    } else i++;
+  }
+  return n;
+}
+
+const isWord = (t: Token | undefined, ...words: string[]): boolean =>
+  t !== undefined && t.kind === "word" && words.includes(t.text.toUpperCase());
+
+/** An INSERT whose data follows the statement: `… FORMAT name <data>` or `… VALUES <data>`. */
+export interface InsertWithData {
+  /** `INSERT INTO target [(columns)]`, up to the SETTINGS, FORMAT or VALUES clause. */
+  head: string;
+  /** The statement's SETTINGS clause, `SETTINGS …`, or "". */
+  settings: string;
+  /** The data's format: the FORMAT clause's name, or Values. */
+  format: string;
+  /** Where the data begins in the text (may be its length: no data in the text). */
+  dataStart: number;
+}
+
+export interface Statement {
+  /** The first word, upper-cased (SELECT, INSERT, CREATE, …), or "" for none. */
+  verb: string;
+  /** Set when the statement is an INSERT whose data follows it. */
+  insert?: InsertWithData;
+  /** The statement names a file for the data of an INSERT (FROM INFILE). */
+  fromInfile: boolean;
+  /** The statement writes its result to a file (INTO OUTFILE). */
+  intoOutfile: boolean;
+  /** The output format of a FORMAT clause (not for INSERT), if any. */
+  outputFormat?: string;
+  /** Offset of the semicolon that a second statement follows, if there is one. */
+  multiStatementAt?: number;
+}
+
+/**
+ * Reads the statement at the start of `sql`. For an INSERT with its data inline the reading stops
+ * where the data begins, as the server's parser does: the data is not SQL.
+ */
+export function readStatement(sql: string): Statement {
+  const it = tokens(sql);
+  const first = it.next();
+  if (first.done) return { verb: "", fromInfile: false, intoOutfile: false };
+  const verb =
+    first.value.kind === "word" ? first.value.text.toUpperCase() : "";
+  if (verb === "INSERT") {
+    const ins = readInsert(sql, first.value, it);
+    if (ins.insert || ins.fromInfile)
+      return { verb, ...ins, intoOutfile: false };
+  }
+  // Everything else, including an INSERT … SELECT: scan to the end.
+  const result: Statement = { verb, fromInfile: false, intoOutfile: false };
+  let prev: Token = first.value;
+  let semicolon: Token | undefined;
+  for (const t of tokens(sql, first.value.end)) {
+    if (semicolon) {
+      result.multiStatementAt = semicolon.start;
+      break;
+    }
+    if (t.kind === "semicolon" && t.depth === 0) {
+      semicolon = t;
+    } else if (isWord(prev, "INTO") && isWord(t, "OUTFILE")) {
+      result.intoOutfile = true;
+    } else if (
+      verb !== "INSERT" &&
+      t.depth === 0 &&
+      isWord(prev, "FORMAT") &&
+      (t.kind === "word" || t.kind === "quoted")
+    ) {
+      result.outputFormat = unquote(t);
+    }
+    prev = t;
+  }
+  return result;
+}
+
+function unquote(t: Token): string {
+  return t.kind === "quoted" ? t.text.slice(1, -1) : t.text;
+}
+
+function readInsert(
+  sql: string,
+  insertToken: Token,
+  it: Iterator<Token>,
+): { insert?: InsertWithData; fromInfile: boolean } {
+  const none = { fromInfile: false };
+  const next = (): Token | undefined => {
+    const r = it.next();
+    return r.done ? undefined : r.value;
+  };
+  let t = next();
+  if (!isWord(t, "INTO")) return none;
+  t = next();
+  if (isWord(t, "TABLE")) t = next();
+  if (isWord(t, "FUNCTION")) {
+    next(); // the function's name
+    t = next();
+    if (t?.kind !== "open") return none;
+    t = skipGroup(t, next);
+  } else {
+    // [db.]table, each part bare or quoted.
+    if (t?.kind !== "word" && t?.kind !== "quoted") return none;
+    t = next();
+    if (t?.kind === "other" && t.text === ".") {
+      t = next();
+      if (t?.kind !== "word" && t?.kind !== "quoted") return none;
+      t = next();
+    }
+  }
+  // Column list.
+  if (t?.kind === "open" && t.text === "(" && t.depth === 0) {
+    const group = t;
+    t = skipGroup(group, next);
+    // `INSERT INTO t (SELECT …)` is a query, not a column list: leave it to the engine.
+    const after = tokens(sql, group.end).next();
+    if (!after.done && isWord(after.value, "SELECT", "WITH")) return none;
+  }
+  if (isWord(t, "FROM")) {
+    const infile = next();
+    return { fromInfile: isWord(infile, "INFILE") };
+  }
+  const head = sql.slice(insertToken.start, t?.start ?? sql.length).trimEnd();
+  let settingsStart: number | undefined;
+  if (isWord(t, "SETTINGS")) {
+    settingsStart = t?.start;
+    while (
+      t !== undefined &&
+      !(
+        t.depth === 0 &&
+        (isWord(t, "FORMAT", "VALUES", "SELECT", "WITH") ||
+          (t.kind === "open" && t.text === "("))
+      )
+    ) {
+      t = next();
+    }
+  }
+  const clause = t;
+  if (clause === undefined) return none;
+  const settings =
+    settingsStart === undefined
+      ? ""
+      : sql.slice(settingsStart, clause.start).trim();
+  if (isWord(clause, "VALUES")) {
+    return {
+      fromInfile: false,
+      insert: { head, settings, format: "Values", dataStart: clause.end },
+    };
+  }
+  if (isWord(clause, "FORMAT")) {
+    const name = next();
+    if (name?.kind !== "word" && name?.kind !== "quoted") return none;
+    return {
+      fromInfile: false,
+      insert: {
+        head,
+        settings,
+        format: unquote(name),
+        dataStart: dataStartAfter(sql, name.end),
+      },
+    };
+  }
+  return none;
+}
+
+/** Consumes tokens through the bracket closing `open`; returns the token after it. */
+function skipGroup(
+  open: Token,
+  next: () => Token | undefined,
+): Token | undefined {
+  let t = next();
+  while (t !== undefined && !(t.kind === "close" && t.depth === open.depth))
+    t = next();
+  return next();
+}
+
+/**
+ * Where the data after `FORMAT name` begins: after the first line feed if the whitespace
+ * following the name holds one, otherwise after all of that whitespace.
+ */
+export function dataStartAfter(sql: string, from: number): number {
+  let i = from;
+  while (i < sql.length && /\s/.test(sql[i] as string)) {
+    if (sql[i] === "\n") return i + 1;
+    i++;
+  }
+  return i;
+}
+
+/** A ClickHouse string literal of `s`: quoted, with backslash escapes. */
+export function quoteString(s: string): string {
+  return (
+    "'" +
+    s.replace(/[\\'\0\n\r\t]/g, (c) => {
+      switch (c) {
+        case "\0":
+          return "\\0";
+        case "\n":
+          return "\\n";
+        case "\r":
+          return "\\r";
+        case "\t":
+          return "\\t";
+        default:
+          return "\\" + c;
+      }
+    }) +
+    "'"
+  );
+}
+
+/** A ClickHouse identifier, back-quoted with backslash escapes. */
+export function quoteIdentifier(name: string): string {
+  return "`" + name.replace(/[\\`]/g, (c) => "\\" + c) + "`";
+}
