@@ -1,9 +1,10 @@
-// ClickHouse error codes the exporter acts on, by name (`SELECT errorCodeToName(N)` gives the
+// ClickHouse error codes the exporter acts on or raises (the HTTP front), by name (`SELECT errorCodeToName(N)` gives the
 // same names), and the three things a failed insert can mean: the statement itself is wrong
 // (another try cannot help), some rows are wrong (the block can be split to find them), or
 // neither (the server is busy, unreachable or out of memory: try again later).
 
 export const ClickHouseCode = {
+  UNSUPPORTED_METHOD: 1,
   UNEXPECTED_END_OF_FILE: 3,
   CANNOT_PARSE_TEXT: 6,
   INCORRECT_NUMBER_OF_COLUMNS: 7,
@@ -17,6 +18,7 @@ export const ClickHouseCode = {
   CANNOT_PARSE_DATE: 38,
   CANNOT_PARSE_DATETIME: 41,
   UNKNOWN_IDENTIFIER: 47,
+  NOT_IMPLEMENTED: 48,
   UNKNOWN_TYPE: 50,
   TYPE_MISMATCH: 53,
   UNKNOWN_TABLE: 60,
@@ -24,21 +26,28 @@ export const ClickHouseCode = {
   ARGUMENT_OUT_OF_BOUND: 69,
   CANNOT_CONVERT_TYPE: 70,
   CANNOT_PARSE_NUMBER: 72,
+  UNKNOWN_TYPE_OF_QUERY: 78,
   UNKNOWN_DATABASE: 81,
   UNKNOWN_SETTING: 115,
   INCORRECT_DATA: 117,
   CANNOT_READ_ARRAY_FROM_TEXT: 130,
   TOO_LARGE_STRING_SIZE: 131,
   READONLY: 164,
+  TOO_MANY_SIMULTANEOUS_QUERIES: 202,
+  QUERY_IS_TOO_LARGE: 229,
+  CANNOT_DECOMPRESS: 271,
   VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE: 321,
   CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN: 349,
+  INTO_OUTFILE_NOT_ALLOWED: 358,
   CANNOT_PARSE_UUID: 376,
+  QUERY_WAS_CANCELLED: 394,
   DECIMAL_OVERFLOW: 407,
   SETTING_CONSTRAINT_VIOLATION: 452,
   CANNOT_PARSE_BOOL: 467,
   VIOLATED_CONSTRAINT: 469,
   ACCESS_DENIED: 497,
   AUTHENTICATION_FAILED: 516,
+  STD_EXCEPTION: 1001,
 } as const;
 
 export type ClickHouseCodeName = keyof typeof ClickHouseCode;

@@ -1,34 +1,18 @@
 // Errors as ClickHouse's HTTP interface sends them: an HTTP status chosen from the exception
 // code, the header X-ClickHouse-Exception-Code, and a body
 // `Code: N. DB::Exception: <message>. (NAME) (version V)` followed by a line feed.
-
-/** The exception codes the front raises itself, with ClickHouse's names for them. */
-export const Codes = {
-  UNSUPPORTED_METHOD: 1,
-  BAD_ARGUMENTS: 36,
-  NOT_IMPLEMENTED: 48,
-  SYNTAX_ERROR: 62,
-  UNKNOWN_TYPE_OF_QUERY: 78,
-  UNKNOWN_SETTING: 115,
-  READONLY: 164,
-  TOO_MANY_SIMULTANEOUS_QUERIES: 202,
-  QUERY_IS_TOO_LARGE: 229,
-  CANNOT_DECOMPRESS: 271,
-  INTO_OUTFILE_NOT_ALLOWED: 358,
-  QUERY_WAS_CANCELLED: 394,
-  AUTHENTICATION_FAILED: 516,
-  STD_EXCEPTION: 1001,
-} as const;
-
-export type CodeName = keyof typeof Codes;
+import {
+  ClickHouseCode,
+  type ClickHouseCodeName,
+} from "../clickhouse-codes.js";
 
 /** An error the front answers with, in ClickHouse's terms. */
 export class FrontError extends Error {
   readonly code: number;
   readonly codeName: string;
-  constructor(name: CodeName, message: string) {
+  constructor(name: ClickHouseCodeName, message: string) {
     super(message);
-    this.code = Codes[name];
+    this.code = ClickHouseCode[name];
     this.codeName = name;
   }
 }
@@ -131,7 +115,7 @@ export function engineErrorAnswer(err: unknown): ErrorAnswer {
     ? Number(head[1])
     : typeof fromProperty === "number"
       ? fromProperty
-      : Codes.STD_EXCEPTION;
+      : ClickHouseCode.STD_EXCEPTION;
   if (head) {
     const inner = text.slice(head[0].length);
     if (inner.startsWith(head[0])) {
@@ -142,7 +126,8 @@ export function engineErrorAnswer(err: unknown): ErrorAnswer {
       );
     }
   } else {
-    const name = code === Codes.STD_EXCEPTION ? "STD_EXCEPTION" : "UNKNOWN";
+    const name =
+      code === ClickHouseCode.STD_EXCEPTION ? "STD_EXCEPTION" : "UNKNOWN";
     const message = (text || "unknown error").replace(/\.?$/, ".");
     text = `Code: ${code}. DB::Exception: ${message} (${name})`;
   }
