@@ -55,6 +55,41 @@ export interface BucketLike {
   buckets: readonly BucketLike[];
 }
 
+/** What every histogram row of one window of a job shares. */
+export interface HistogramBase {
+  job: string;
+  groupBy: readonly string[];
+  intervalS: number;
+  windowStart: string;
+  fetchedAt: string;
+}
+
+/** One agg_histogram row: the group-by fields named up to `level`, the keys of its path. */
+export function histogramRow(
+  base: HistogramBase,
+  bucketTime: string,
+  level: number,
+  keys: readonly string[],
+  count: string,
+): HistogramRow {
+  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
+  return {
+    job: base.job,
+    bucket_time: bucketTime,
+    interval_s: base.intervalS,
+    level,
+    field1: level >= 1 ? f1 : "",
+    key1: keys[0] ?? "",
+    field2: level >= 2 ? f2 : "",
+    key2: keys[1] ?? "",
+    field3: level >= 3 ? f3 : "",
+    key3: keys[2] ?? "",
+    count,
+    window_start: base.windowStart,
+    fetched_at: base.fetchedAt,
+  };
+}
+
 /** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
 export function flattenHistogram(
   entries: readonly {
@@ -62,15 +97,8 @@ export function flattenHistogram(
     count: Count;
     buckets: readonly BucketLike[];
   }[],
-  base: {
-    job: string;
-    groupBy: readonly string[];
-    intervalS: number;
-    windowStart: string;
-    fetchedAt: string;
-  },
+  base: HistogramBase,
 ): HistogramRow[] {
-  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
   const rows: HistogramRow[] = [];
   const push = (
     bucketTime: string,
@@ -79,21 +107,7 @@ export function flattenHistogram(
     count: Count,
   ) => {
     if (BigInt(count) <= 0n) return;
-    rows.push({
-      job: base.job,
-      bucket_time: bucketTime,
-      interval_s: base.intervalS,
-      level,
-      field1: level >= 1 ? f1 : "",
-      key1: keys[0] ?? "",
-      field2: level >= 2 ? f2 : "",
-      key2: keys[1] ?? "",
-      field3: level >= 3 ? f3 : "",
-      key3: keys[2] ?? "",
-      count: countText(count),
-      window_start: base.windowStart,
-      fetched_at: base.fetchedAt,
-    });
+    rows.push(histogramRow(base, bucketTime, level, keys, countText(count)));
   };
   const walk = (
     bucketTime: string,
