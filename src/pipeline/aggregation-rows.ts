@@ -4,6 +4,7 @@ import {
   listLogAggregationsResponseSchema,
   logsOverTimeDatetimeMs,
   topValueMembers,
+  type TopValueMember,
 } from "../api/schemas/logs.js";
 import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/sessions.js";
@@ -200,39 +201,48 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    return {
-      window,
-      data: undefined,
-      dead: [letter(reason, raw)],
-      rows: 0,
-      failure: reason,
-    };
+    const dead = [letter(reason, raw)];
+    return { window, data: undefined, dead, rows: 0, failure: reason };
   }
-  const windowStart = chTimeSeconds(window.startMs);
-  const windowEnd = chTimeSeconds(window.endMs);
+  const { aggregations, numHits } = parsed.data;
   // fetched_at is set when the batch is stored, after the previous fetches are known.
-  const histogram = flattenHistogram(
-    parsed.data.aggregations.logsOverTime ?? [],
-    {
-      job: job.name,
-      groupBy: job.groupBy,
-      intervalS: intervalMs / 1000,
-      windowStart,
-      fetchedAt: "",
-    },
-  );
-  const { members, rejected } = topValueMembers(parsed.data.aggregations);
+  const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
+    job: job.name,
+    groupBy: job.groupBy,
+    intervalS: intervalMs / 1000,
+    windowStart: chTimeSeconds(window.startMs),
+    fetchedAt: "",
+  });
+  const { members, rejected } = topValueMembers(aggregations);
   const dead = rejected.map((r) =>
     letter(
       `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
       { [r.member]: r.value },
     ),
   );
+  const top = topValueRows(job.name, window, members);
+  return {
+    window,
+    data: { histogram, top, numHits },
+    dead,
+    rows: histogram.length + top.length,
+    failure: dead[0]?.reason,
+  };
+}
+
+/** The agg_top_values rows of one window; fetched_at is set when they are stored. */
+function topValueRows(
+  job: string,
+  window: Window,
+  members: readonly TopValueMember[],
+): TopValueRow[] {
+  const windowStart = chTimeSeconds(window.startMs);
+  const windowEnd = chTimeSeconds(window.endMs);
   const top: TopValueRow[] = [];
   for (const m of members) {
     for (const v of m.values) {
       top.push({
-        job: job.name,
+        job,
         window_start: windowStart,
         window_end: windowEnd,
         member: m.member,
@@ -242,11 +252,5 @@ function readAnswer(
       });
     }
   }
-  return {
-    window,
-    data: { histogram, top, numHits: parsed.data.numHits },
-    dead,
-    rows: histogram.length + top.length,
-    failure: dead[0]?.reason,
-  };
+  return top;
 }
