@@ -7,11 +7,11 @@
 import { constants as bufferConstants } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { setImmediate, setTimeout as sleep } from "node:timers/promises";
-import { Pool, errors as undiciErrors } from "undici";
+import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import { ConfigError } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { isConnectCode } from "./connect-codes.js";
-import { ApiError } from "./errors.js";
+import { ApiError, type TransportCode } from "./errors.js";
 import {
   ArrayMemberSplitter,
   JsonShapeError,
@@ -210,66 +210,83 @@ export class ControlPlaneClient {
   ): AsyncGenerator<SplitElement[], StreamEnd> {
     let attempt = 0;
     for (;;) {
-      let yielded = false;
+      const progress = { yielded: false };
       try {
         this.#checkRefused(options);
-        const ex = await this.#exchange(procedure, body, options.signal);
-        const limit = this.#maxPageBytes;
-        const splitter = new ArrayMemberSplitter(
+        return yield* this.#streamOnce(
+          procedure,
+          body,
           member,
-          this.#opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+          options,
+          progress,
         );
-        let batch: SplitElement[] = [];
-        let elements = 0;
-        let end: StreamEnd;
-        try {
-          this.#checkLength(ex, procedure, limit, options.context);
-          for await (const chunk of ex.body) {
-            if (splitter.bytes + chunk.length > limit)
-              throw this.#tooLarge(
-                procedure,
-                splitter.bytes + chunk.length,
-                limit,
-                options.context,
-              );
-            for (const element of splitter.push(chunk)) {
-              elements++;
-              batch.push(element);
-              if (batch.length >= options.batchSize) {
-                yielded = true;
-                yield batch;
-                batch = [];
-                // Bytes already received reach this loop through promise jobs only, so
-                // without this the event loop would not turn until the socket ran dry: no
-                // insert started or finished meanwhile, no /healthz answered.
-                await setImmediate();
-              }
-            }
-          }
-          splitter.end();
-          end = {
-            others: splitter.others,
-            elements,
-            sawMember: splitter.sawMember,
-          };
-          const problem = options.check?.(end);
-          if (problem !== undefined)
-            throw badAnswer(procedure, ex.status, options.context, problem);
-        } catch (err) {
-          ex.body.destroy?.();
-          throw this.#bodyError(err, procedure, ex.status, options);
-        } finally {
-          ex.release();
-        }
-        if (batch.length > 0) yield batch;
-        return end;
       } catch (err) {
         const waitMs = this.#retryWait(err, attempt, options);
         attempt++;
-        if (yielded) options.onRestart?.();
+        if (progress.yielded) options.onRestart?.();
         await sleep(waitMs, undefined, { signal: options.signal });
       }
     }
+  }
+
+  /** One attempt of streamArray; `progress.yielded` tells whether a batch was handed over. */
+  async *#streamOnce(
+    procedure: string,
+    body: unknown,
+    member: string,
+    options: StreamOptions,
+    progress: { yielded: boolean },
+  ): AsyncGenerator<SplitElement[], StreamEnd> {
+    const ex = await this.#exchange(procedure, body, options.signal);
+    const limit = this.#maxPageBytes;
+    const splitter = new ArrayMemberSplitter(
+      member,
+      this.#opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+    );
+    let batch: SplitElement[] = [];
+    let elements = 0;
+    let end: StreamEnd;
+    try {
+      this.#checkLength(ex, procedure, limit, options.context);
+      for await (const chunk of ex.body) {
+        if (splitter.bytes + chunk.length > limit)
+          throw this.#tooLarge(
+            procedure,
+            splitter.bytes + chunk.length,
+            limit,
+            options.context,
+          );
+        for (const element of splitter.push(chunk)) {
+          elements++;
+          batch.push(element);
+          if (batch.length >= options.batchSize) {
+            progress.yielded = true;
+            yield batch;
+            batch = [];
+            // Bytes already received reach this loop through promise jobs only, so
+            // without this the event loop would not turn until the socket ran dry: no
+            // insert started or finished meanwhile, no /healthz answered.
+            await setImmediate();
+          }
+        }
+      }
+      splitter.end();
+      end = {
+        others: splitter.others,
+        elements,
+        sawMember: splitter.sawMember,
+      };
+      const problem = options.check?.(end);
+      if (problem !== undefined)
+        throw badAnswer(procedure, ex.status, options.context, problem);
+    } catch (err) {
+      ex.body.destroy?.();
+      throw this.#bodyError(err, procedure, ex.status, options);
+    } finally {
+      ex.release();
+    }
+    if (batch.length > 0) yield batch;
+    return end;
   }
 
   async close(): Promise<void> {
@@ -488,20 +505,59 @@ export class ControlPlaneClient {
     let started = performance.now();
     let result = "NETWORK";
     let handedOver = false;
-    const headers = new AbortController();
+    const headersTimeout = new AbortController();
     const signal = outer
-      ? AbortSignal.any([outer, headers.signal])
-      : headers.signal;
-    let timer: NodeJS.Timeout | undefined;
+      ? AbortSignal.any([outer, headersTimeout.signal])
+      : headersTimeout.signal;
     try {
       await this.#throttle(waitSignal);
       started = performance.now();
-      timer = setTimeout(() => {
-        headers.abort(
-          new DOMException("no response headers in time", "TimeoutError"),
+      const res = await this.#send(procedure, body, signal, headersTimeout);
+      this.#observeRateLimit(res.headers);
+      if (res.statusCode !== 200)
+        throw await errorFromResponse(
+          procedure,
+          res.statusCode,
+          res.headers,
+          res.body,
         );
-      }, this.#opts.requestTimeoutMs);
-      const res = await this.#pool.request({
+      result = "ok";
+      handedOver = true;
+      // The slot comes back when the body closes: read to its end, or destroyed when its
+      // reader stops early (leaving a for-await over a stream destroys it) or fails.
+      res.body.once("close", release);
+      return { status: 200, headers: res.headers, body: res.body, release };
+    } catch (err) {
+      const mapped =
+        err instanceof ApiError
+          ? err
+          : this.#transportError(err, procedure, signal);
+      result = mapped.code;
+      throw mapped;
+    } finally {
+      if (!handedOver) release();
+      this.#opts.observer?.onAttempt?.({
+        procedure,
+        result,
+        ms: performance.now() - started,
+      });
+    }
+  }
+
+  /** POSTs one call; `headersTimeout` is aborted when no headers came within requestTimeoutMs. */
+  async #send(
+    procedure: string,
+    body: unknown,
+    signal: AbortSignal,
+    headersTimeout: AbortController,
+  ): Promise<Dispatcher.ResponseData> {
+    const timer = setTimeout(() => {
+      headersTimeout.abort(
+        new DOMException("no response headers in time", "TimeoutError"),
+      );
+    }, this.#opts.requestTimeoutMs);
+    try {
+      return await this.#pool.request({
         method: "POST",
         path: `${this.#pathPrefix}/core.v1.${procedure}`,
         headers: {
@@ -513,37 +569,8 @@ export class ControlPlaneClient {
         body: JSON.stringify(body),
         signal,
       });
-      clearTimeout(timer);
-      this.#observeRateLimit(res.headers);
-      if (res.statusCode === 200) {
-        result = "ok";
-        handedOver = true;
-        // The slot comes back when the body closes: read to its end, or destroyed when its
-        // reader stops early (leaving a for-await over a stream destroys it) or fails.
-        res.body.once("close", release);
-        return { status: 200, headers: res.headers, body: res.body, release };
-      }
-      const err = await errorFromResponse(
-        procedure,
-        res.statusCode,
-        res.headers,
-        res.body,
-      );
-      result = err.code;
-      throw err;
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      const mapped = this.#transportError(err, procedure, signal);
-      result = mapped.code;
-      throw mapped;
     } finally {
       clearTimeout(timer);
-      if (!handedOver) release();
-      this.#opts.observer?.onAttempt?.({
-        procedure,
-        result,
-        ms: performance.now() - started,
-      });
     }
   }
 
@@ -552,65 +579,46 @@ export class ControlPlaneClient {
     procedure: string,
     signal: AbortSignal,
   ): ApiError {
+    const { code, message } = this.#transportFailure(err, signal);
+    return new ApiError(
+      { code, httpStatus: 0, procedure, message },
+      { cause: err },
+    );
+  }
+
+  /** What a failure without an HTTP answer was: a timeout, a cancellation, TLS or the network. */
+  #transportFailure(
+    err: unknown,
+    signal: AbortSignal,
+  ): { code: TransportCode; message: string } {
     if (err instanceof undiciErrors.BodyTimeoutError) {
-      return new ApiError(
-        {
-          code: "TIMEOUT",
-          httpStatus: 0,
-          procedure,
-          message: `the response body sent no bytes for ${this.#opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS} ms`,
-        },
-        { cause: err },
-      );
+      const idleMs =
+        this.#opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+      return {
+        code: "TIMEOUT",
+        message: `the response body sent no bytes for ${idleMs} ms`,
+      };
     }
     const timedOut =
       err instanceof undiciErrors.HeadersTimeoutError ||
       (signal.aborted &&
         signal.reason instanceof DOMException &&
         signal.reason.name === "TimeoutError");
-    if (timedOut) {
-      return new ApiError(
-        {
-          code: "TIMEOUT",
-          httpStatus: 0,
-          procedure,
-          message: `no answer within ${this.#opts.requestTimeoutMs} ms`,
-        },
-        { cause: err },
-      );
-    }
-    if (signal.aborted) {
-      return new ApiError(
-        {
-          code: "ABORTED",
-          httpStatus: 0,
-          procedure,
-          message: "the call was cancelled",
-        },
-        { cause: err },
-      );
-    }
+    if (timedOut)
+      return {
+        code: "TIMEOUT",
+        message: `no answer within ${this.#opts.requestTimeoutMs} ms`,
+      };
+    if (signal.aborted)
+      return { code: "ABORTED", message: "the call was cancelled" };
     const detail = errorCode(err) ?? (err as Error).message;
-    if (TLS_ERROR.test(detail)) {
-      return new ApiError(
-        {
-          code: "TLS",
-          httpStatus: 0,
-          procedure,
-          message: `the TLS connection to ${this.#base.origin} failed (${detail})`,
-        },
-        { cause: err },
-      );
-    }
-    return new ApiError(
-      {
-        code: "NETWORK",
-        httpStatus: 0,
-        procedure,
-        message: `cannot reach ${this.#base.origin} (${detail})`,
-      },
-      { cause: err },
-    );
+    const origin = this.#base.origin;
+    if (TLS_ERROR.test(detail))
+      return {
+        code: "TLS",
+        message: `the TLS connection to ${origin} failed (${detail})`,
+      };
+    return { code: "NETWORK", message: `cannot reach ${origin} (${detail})` };
   }
 
   #bodyError(

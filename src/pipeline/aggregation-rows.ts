@@ -4,6 +4,7 @@ import {
   listLogAggregationsResponseSchema,
   logsOverTimeDatetimeMs,
   topValueMembers,
+  type TopValueMember,
 } from "../api/schemas/logs.js";
 import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/sessions.js";
@@ -55,6 +56,41 @@ export interface BucketLike {
   buckets: readonly BucketLike[];
 }
 
+/** What every histogram row of one window of a job shares. */
+export interface HistogramBase {
+  job: string;
+  groupBy: readonly string[];
+  intervalS: number;
+  windowStart: string;
+  fetchedAt: string;
+}
+
+/** One agg_histogram row: the group-by fields named up to `level`, the keys of its path. */
+export function histogramRow(
+  base: HistogramBase,
+  bucketTime: string,
+  level: number,
+  keys: readonly string[],
+  count: string,
+): HistogramRow {
+  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
+  return {
+    job: base.job,
+    bucket_time: bucketTime,
+    interval_s: base.intervalS,
+    level,
+    field1: level >= 1 ? f1 : "",
+    key1: keys[0] ?? "",
+    field2: level >= 2 ? f2 : "",
+    key2: keys[1] ?? "",
+    field3: level >= 3 ? f3 : "",
+    key3: keys[2] ?? "",
+    count,
+    window_start: base.windowStart,
+    fetched_at: base.fetchedAt,
+  };
+}
+
 /** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
 export function flattenHistogram(
   entries: readonly {
@@ -62,15 +98,8 @@ export function flattenHistogram(
     count: Count;
     buckets: readonly BucketLike[];
   }[],
-  base: {
-    job: string;
-    groupBy: readonly string[];
-    intervalS: number;
-    windowStart: string;
-    fetchedAt: string;
-  },
+  base: HistogramBase,
 ): HistogramRow[] {
-  const [f1 = "", f2 = "", f3 = ""] = base.groupBy;
   const rows: HistogramRow[] = [];
   const push = (
     bucketTime: string,
@@ -79,21 +108,7 @@ export function flattenHistogram(
     count: Count,
   ) => {
     if (BigInt(count) <= 0n) return;
-    rows.push({
-      job: base.job,
-      bucket_time: bucketTime,
-      interval_s: base.intervalS,
-      level,
-      field1: level >= 1 ? f1 : "",
-      key1: keys[0] ?? "",
-      field2: level >= 2 ? f2 : "",
-      key2: keys[1] ?? "",
-      field3: level >= 3 ? f3 : "",
-      key3: keys[2] ?? "",
-      count: countText(count),
-      window_start: base.windowStart,
-      fetched_at: base.fetchedAt,
-    });
+    rows.push(histogramRow(base, bucketTime, level, keys, countText(count)));
   };
   const walk = (
     bucketTime: string,
@@ -186,39 +201,48 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    return {
-      window,
-      data: undefined,
-      dead: [letter(reason, raw)],
-      rows: 0,
-      failure: reason,
-    };
+    const dead = [letter(reason, raw)];
+    return { window, data: undefined, dead, rows: 0, failure: reason };
   }
-  const windowStart = chTimeSeconds(window.startMs);
-  const windowEnd = chTimeSeconds(window.endMs);
+  const { aggregations, numHits } = parsed.data;
   // fetched_at is set when the batch is stored, after the previous fetches are known.
-  const histogram = flattenHistogram(
-    parsed.data.aggregations.logsOverTime ?? [],
-    {
-      job: job.name,
-      groupBy: job.groupBy,
-      intervalS: intervalMs / 1000,
-      windowStart,
-      fetchedAt: "",
-    },
-  );
-  const { members, rejected } = topValueMembers(parsed.data.aggregations);
+  const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
+    job: job.name,
+    groupBy: job.groupBy,
+    intervalS: intervalMs / 1000,
+    windowStart: chTimeSeconds(window.startMs),
+    fetchedAt: "",
+  });
+  const { members, rejected } = topValueMembers(aggregations);
   const dead = rejected.map((r) =>
     letter(
       `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
       { [r.member]: r.value },
     ),
   );
+  const top = topValueRows(job.name, window, members);
+  return {
+    window,
+    data: { histogram, top, numHits },
+    dead,
+    rows: histogram.length + top.length,
+    failure: dead[0]?.reason,
+  };
+}
+
+/** The agg_top_values rows of one window; fetched_at is set when they are stored. */
+function topValueRows(
+  job: string,
+  window: Window,
+  members: readonly TopValueMember[],
+): TopValueRow[] {
+  const windowStart = chTimeSeconds(window.startMs);
+  const windowEnd = chTimeSeconds(window.endMs);
   const top: TopValueRow[] = [];
   for (const m of members) {
     for (const v of m.values) {
       top.push({
-        job: job.name,
+        job,
         window_start: windowStart,
         window_end: windowEnd,
         member: m.member,
@@ -228,11 +252,5 @@ function readAnswer(
       });
     }
   }
-  return {
-    window,
-    data: { histogram, top, numHits: parsed.data.numHits },
-    dead,
-    rows: histogram.length + top.length,
-    failure: dead[0]?.reason,
-  };
+  return top;
 }

@@ -5,31 +5,28 @@
 // window's agg_windows row says `shrunk`. The warehouse is meant to outlive the service's logs.
 import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/sessions.js";
+import type { Window } from "../sources/windows.js";
 import {
   insertDeadLetters,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
 import { chTime, chTimeSeconds, fromChTime } from "../warehouse/format.js";
 import { insertRows } from "../warehouse/insert.js";
-import { readPreviousFetch } from "../warehouse/windows.js";
+import {
+  readPreviousFetch,
+  type PreviousFetch,
+  type StoredWindow,
+} from "../warehouse/windows.js";
 import {
   countText,
+  histogramRow,
   type FetchedWindow,
   type HistogramRow,
   type TopValueRow,
 } from "./aggregation-rows.js";
 import type { JobContext } from "./context.js";
 import type { WindowOutcome } from "./window-ledger.js";
-
-function pathKey(
-  bucketTime: string,
-  level: number,
-  k1: string,
-  k2: string,
-  k3: string,
-): string {
-  return JSON.stringify([bucketTime, level, k1, k2, k3]);
-}
+import { Tables } from "../warehouse/tables.js";
 
 export interface StoredBatch {
   rows: number;
@@ -37,13 +34,79 @@ export interface StoredBatch {
   outcomes: Array<{ window: FetchedWindow["window"]; outcome: WindowOutcome }>;
 }
 
+/** One agg_windows row. */
+interface WindowRow {
+  job: string;
+  window_start: string;
+  window_end: string;
+  query: string;
+  interval_s: number;
+  group_by: readonly string[];
+  num_hits: string;
+  histogram_rows: number | string;
+  state: "stored" | "shrunk";
+  refetched_num_hits: string;
+  fetched_at: string;
+}
+
+/** The rows one batch inserts, and what became of each of its windows. */
+interface BatchRows {
+  histogram: HistogramRow[];
+  top: TopValueRow[];
+  windows: WindowRow[];
+  dead: DeadLetter[];
+  outcomes: StoredBatch["outcomes"];
+  shrunk: number;
+  /** Windows whose fetch replaces what earlier fetches stored. */
+  superseding: Window[];
+}
+
+/** What every row of one stored batch shares. */
+interface BatchBase {
+  job: AggregationJobConfig;
+  intervalMs: number;
+  fetchedAt: string;
+}
+
+type FetchedData = NonNullable<FetchedWindow["data"]>;
+
 export async function storeWindows(
   ctx: JobContext,
   job: AggregationJobConfig,
   intervalMs: number,
   batch: readonly FetchedWindow[],
 ): Promise<StoredBatch> {
-  const w = ctx.warehouse;
+  const { fromMs, toMs } = spanOf(batch);
+  const previous = await readPreviousFetch(
+    ctx.warehouse,
+    job.name,
+    fromMs,
+    toMs,
+  );
+  // The new fetch must sort after every earlier one, even on a clock that stepped back.
+  const fetchedAt = chTime(Math.max(Date.now(), previous.lastFetchMs + 1));
+  const base: BatchBase = { job, intervalMs, fetchedAt };
+  const rows: BatchRows = {
+    histogram: [],
+    top: [],
+    windows: [],
+    dead: [],
+    outcomes: [],
+    shrunk: 0,
+    superseding: [],
+  };
+  for (const f of batch) addFetched(ctx, base, previous, f, rows);
+  // After every window is added: a key any fetched window holds is not zeroed.
+  zeroVanishedHistogram(base, previous, rows);
+  zeroVanishedTop(base, previous, rows);
+  return insertBatch(ctx, rows);
+}
+
+/** [fromMs, toMs) covering every window of a non-empty batch. */
+function spanOf(batch: readonly FetchedWindow[]): {
+  fromMs: number;
+  toMs: number;
+} {
   const first = batch[0] as FetchedWindow;
   let fromMs = first.window.startMs;
   let toMs = first.window.endMs;
@@ -51,154 +114,204 @@ export async function storeWindows(
     fromMs = Math.min(fromMs, f.window.startMs);
     toMs = Math.max(toMs, f.window.endMs);
   }
-  const previous = await readPreviousFetch(w, job.name, fromMs, toMs);
-  // The new fetch must sort after every earlier one, even on a clock that stepped back.
-  const fetchedAt = chTime(Math.max(Date.now(), previous.lastFetchMs + 1));
+  return { fromMs, toMs };
+}
 
-  const histogram: HistogramRow[] = [];
-  const top: TopValueRow[] = [];
-  const windows: object[] = [];
-  const dead: DeadLetter[] = [];
-  const outcomes: StoredBatch["outcomes"] = [];
-  const current = new Set<string>();
-  const currentTop = new Set<string>();
-  /** Windows whose fetch replaces what earlier fetches stored. */
-  const superseding: FetchedWindow["window"][] = [];
-  const supersedingStarts = new Set<string>();
-  let shrunk = 0;
-  for (const f of batch) {
-    dead.push(...f.dead);
-    if (!f.data) {
-      outcomes.push({
-        window: f.window,
-        outcome: { kind: "failed", error: f.failure ?? "no usable answer" },
-      });
-      continue;
-    }
-    const ws = chTimeSeconds(f.window.startMs);
-    const stored = previous.windows.get(ws);
-    if (stored && BigInt(f.data.numHits) < BigInt(stored.numHits)) {
-      shrunk++;
-      ctx.logger.warn(
-        {
-          window: describe(f.window),
-          storedNumHits: stored.numHits,
-          fetchedNumHits: countText(f.data.numHits),
-        },
-        "aggregation window shrank on re-fetch; the stored counts are kept",
-      );
-      windows.push({
-        job: job.name,
-        window_start: ws,
-        window_end: stored.we,
-        query: job.query,
-        interval_s: intervalMs / 1000,
-        group_by: job.groupBy,
-        num_hits: stored.numHits,
-        histogram_rows: stored.histogramRows,
-        state: "shrunk",
-        refetched_num_hits: countText(f.data.numHits),
-        fetched_at: fetchedAt,
-      });
-      outcomes.push({
-        window: f.window,
-        outcome:
-          f.failure === undefined
-            ? { kind: "shrunk" }
-            : { kind: "failed", error: f.failure },
-      });
-      continue;
-    }
-    superseding.push(f.window);
-    supersedingStarts.add(ws);
-    for (const r of f.data.histogram) {
-      r.fetched_at = fetchedAt;
-      histogram.push(r);
-      current.add(pathKey(r.bucket_time, r.level, r.key1, r.key2, r.key3));
-    }
-    for (const t of f.data.top) {
-      t.fetched_at = fetchedAt;
-      top.push(t);
-      currentTop.add(`${t.window_start}\u0000${t.member}\u0000${t.key}`);
-    }
-    windows.push({
-      job: job.name,
-      window_start: ws,
-      window_end: chTimeSeconds(f.window.endMs),
-      query: job.query,
-      interval_s: intervalMs / 1000,
-      group_by: job.groupBy,
-      num_hits: countText(f.data.numHits),
-      histogram_rows: f.data.histogram.length,
-      state: "stored",
-      refetched_num_hits: countText(f.data.numHits),
-      fetched_at: fetchedAt,
-    });
-    outcomes.push({
+/** Adds one fetched window's rows and outcome: failed, shrunk (stored counts kept) or stored. */
+function addFetched(
+  ctx: JobContext,
+  base: BatchBase,
+  previous: PreviousFetch,
+  f: FetchedWindow,
+  rows: BatchRows,
+): void {
+  rows.dead.push(...f.dead);
+  if (!f.data) {
+    rows.outcomes.push({
       window: f.window,
-      outcome:
-        f.failure === undefined
-          ? { kind: "stored" }
-          : { kind: "failed", error: f.failure },
+      outcome: { kind: "failed", error: f.failure ?? "no usable answer" },
     });
+    return;
   }
-  // A window that failed or shrank keeps what an earlier fetch stored: nothing newer replaces it.
+  const stored = previous.windows.get(chTimeSeconds(f.window.startMs));
+  if (stored && BigInt(f.data.numHits) < BigInt(stored.numHits))
+    addShrunk(ctx, base, f, f.data, stored, rows);
+  else addSuperseding(base, f, f.data, rows);
+}
+
+/** A re-fetch with fewer hits than stored: the stored counts stay, the window is marked shrunk. */
+function addShrunk(
+  ctx: JobContext,
+  base: BatchBase,
+  f: FetchedWindow,
+  data: FetchedData,
+  stored: StoredWindow,
+  rows: BatchRows,
+): void {
+  rows.shrunk++;
+  ctx.logger.warn(
+    {
+      window: describe(f.window),
+      storedNumHits: stored.numHits,
+      fetchedNumHits: countText(data.numHits),
+    },
+    "aggregation window shrank on re-fetch; the stored counts are kept",
+  );
+  rows.windows.push(windowRow(base, stored, "shrunk", data.numHits));
+  rows.outcomes.push({ window: f.window, outcome: outcomeOf(f, "shrunk") });
+}
+
+/** A fetch that replaces what earlier fetches of its window stored. */
+function addSuperseding(
+  base: BatchBase,
+  f: FetchedWindow,
+  data: FetchedData,
+  rows: BatchRows,
+): void {
+  rows.superseding.push(f.window);
+  for (const r of data.histogram) {
+    r.fetched_at = base.fetchedAt;
+    rows.histogram.push(r);
+  }
+  for (const t of data.top) {
+    t.fetched_at = base.fetchedAt;
+    rows.top.push(t);
+  }
+  const counts = {
+    ws: chTimeSeconds(f.window.startMs),
+    we: chTimeSeconds(f.window.endMs),
+    numHits: countText(data.numHits),
+    histogramRows: data.histogram.length,
+  };
+  rows.windows.push(windowRow(base, counts, "stored", data.numHits));
+  rows.outcomes.push({ window: f.window, outcome: outcomeOf(f, "stored") });
+}
+
+function outcomeOf(f: FetchedWindow, kind: "stored" | "shrunk"): WindowOutcome {
+  return f.failure === undefined
+    ? { kind }
+    : { kind: "failed", error: f.failure };
+}
+
+function windowRow(
+  base: BatchBase,
+  counts: {
+    ws: string;
+    we: string;
+    numHits: string;
+    histogramRows: number | string;
+  },
+  state: WindowRow["state"],
+  refetchedNumHits: FetchedData["numHits"],
+): WindowRow {
+  return {
+    job: base.job.name,
+    window_start: counts.ws,
+    window_end: counts.we,
+    query: base.job.query,
+    interval_s: base.intervalMs / 1000,
+    group_by: base.job.groupBy,
+    num_hits: counts.numHits,
+    histogram_rows: counts.histogramRows,
+    state,
+    refetched_num_hits: countText(refetchedNumHits),
+    fetched_at: base.fetchedAt,
+  };
+}
+
+/** One key scheme for the rows of either table: the columns that identify a row, in order. */
+function keyOf(...columns: ReadonlyArray<string | number>): string {
+  return JSON.stringify(columns);
+}
+
+/**
+ * Histogram rows earlier fetches stored at a bucket time the superseding windows cover, and the
+ * new fetch lacks, written again with count 0. A window that failed or shrank keeps what an
+ * earlier fetch stored: nothing newer replaces it.
+ */
+function zeroVanishedHistogram(
+  base: BatchBase,
+  previous: PreviousFetch,
+  rows: BatchRows,
+): void {
+  const fetched = new Set(
+    rows.histogram.map((r) =>
+      keyOf(r.bucket_time, r.level, r.key1, r.key2, r.key3),
+    ),
+  );
   const supersededAt = (ms: number) =>
-    superseding.some((x) => ms >= x.startMs && ms < x.endMs);
-  const [f1 = "", f2 = "", f3 = ""] = job.groupBy;
+    rows.superseding.some((x) => ms >= x.startMs && ms < x.endMs);
   for (const p of previous.histogram) {
     if (!supersededAt(fromChTime(p.t))) continue;
-    if (current.has(pathKey(p.t, p.level, p.key1, p.key2, p.key3))) continue;
-    histogram.push({
-      job: job.name,
-      bucket_time: p.t,
-      interval_s: intervalMs / 1000,
-      level: p.level,
-      field1: p.level >= 1 ? f1 : "",
-      key1: p.key1,
-      field2: p.level >= 2 ? f2 : "",
-      key2: p.key2,
-      field3: p.level >= 3 ? f3 : "",
-      key3: p.key3,
-      count: "0",
-      window_start: p.ws,
-      fetched_at: fetchedAt,
-    });
+    if (fetched.has(keyOf(p.t, p.level, p.key1, p.key2, p.key3))) continue;
+    const rowBase = {
+      job: base.job.name,
+      groupBy: base.job.groupBy,
+      intervalS: base.intervalMs / 1000,
+      windowStart: p.ws,
+      fetchedAt: base.fetchedAt,
+    };
+    rows.histogram.push(
+      histogramRow(rowBase, p.t, p.level, [p.key1, p.key2, p.key3], "0"),
+    );
   }
+}
+
+/** Top values earlier fetches stored for a superseding window that the new fetch lacks, at count 0. */
+function zeroVanishedTop(
+  base: BatchBase,
+  previous: PreviousFetch,
+  rows: BatchRows,
+): void {
+  const fetched = new Set(
+    rows.top.map((t) => keyOf(t.window_start, t.member, t.key)),
+  );
+  const superseded = new Set(
+    rows.superseding.map((x) => chTimeSeconds(x.startMs)),
+  );
   for (const p of previous.top) {
-    if (
-      !supersedingStarts.has(p.ws) ||
-      currentTop.has(`${p.ws}\u0000${p.member}\u0000${p.key}`)
-    )
-      continue;
-    top.push({
-      job: job.name,
+    if (!superseded.has(p.ws)) continue;
+    if (fetched.has(keyOf(p.ws, p.member, p.key))) continue;
+    rows.top.push({
+      job: base.job.name,
       window_start: p.ws,
       window_end: p.we,
       member: p.member,
       key: p.key,
       count: "0",
-      fetched_at: fetchedAt,
+      fetched_at: base.fetchedAt,
     });
   }
+}
 
-  await insertRows(w, "agg_histogram", histogram, ctx.insert);
-  await insertRows(w, "agg_top_values", top, ctx.insert);
-  await insertRows(w, "agg_windows", windows, ctx.insert);
-  if (dead.length > 0) {
-    await insertDeadLetters(w, dead, ctx.insert);
-    ctx.counters.deadLetters += dead.length;
-    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
+/** One insert per table, then the dead letters; counts the rows. */
+async function insertBatch(
+  ctx: JobContext,
+  rows: BatchRows,
+): Promise<StoredBatch> {
+  const w = ctx.warehouse;
+  const tables = [
+    [Tables.aggHistogram, rows.histogram],
+    [Tables.aggTopValues, rows.top],
+    [Tables.aggWindows, rows.windows],
+  ] as const;
+  for (const [table, tableRows] of tables)
+    await insertRows(w, table, tableRows, ctx.insert);
+  if (rows.dead.length > 0) {
+    await insertDeadLetters(w, rows.dead, ctx.insert);
+    ctx.counters.deadLetters += rows.dead.length;
+    ctx.observer.onDeadLetters?.({ job: ctx.job, count: rows.dead.length });
   }
-  if (shrunk > 0)
-    ctx.observer.onWindowsShrunk?.({ job: ctx.job, count: shrunk });
-  const rows = histogram.length + top.length + windows.length;
-  ctx.counters.rowsInserted += rows;
-  for (const [table, n] of [
-    ["agg_histogram", histogram.length],
-    ["agg_top_values", top.length],
-    ["agg_windows", windows.length],
-  ] as const)
-    ctx.observer.onRows?.({ job: ctx.job, table, rows: n });
-  return { rows, deadLetters: dead.length, outcomes };
+  if (rows.shrunk > 0)
+    ctx.observer.onWindowsShrunk?.({ job: ctx.job, count: rows.shrunk });
+  const inserted =
+    rows.histogram.length + rows.top.length + rows.windows.length;
+  ctx.counters.rowsInserted += inserted;
+  for (const [table, tableRows] of tables)
+    ctx.observer.onRows?.({ job: ctx.job, table, rows: tableRows.length });
+  return {
+    rows: inserted,
+    deadLetters: rows.dead.length,
+    outcomes: rows.outcomes,
+  };
 }

@@ -21,7 +21,7 @@ import { floorTo } from "../util/time.js";
 import { fetchWindow, type FetchedWindow } from "./aggregation-rows.js";
 import { storeWindows } from "./aggregation-store.js";
 import type { JobContext } from "./context.js";
-import { advanceCheckpoint, resolveRange } from "./range.js";
+import { advanceCheckpoint, resolveRange, type SyncRange } from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
 import { aggregationName } from "./names.js";
 
@@ -84,6 +84,32 @@ export async function syncAggregations(
 ): Promise<AggregationSyncResult> {
   const { intervalMs } = checkJob(job);
   await checkJobDefinition(ctx, job, intervalMs);
+  const plan = await planSync(ctx, job, intervalMs, options);
+  const sync = new WindowSync(ctx, job, intervalMs, plan);
+  await sync.advanceCheckpoint();
+  for (const window of plan.toFetch) {
+    ctx.signal.throwIfAborted();
+    await sync.fetch(window);
+  }
+  await sync.store();
+  return sync.finish();
+}
+
+/** The windows of one sync of a job: those of its range, and those it fetches. */
+interface SyncPlan {
+  range: SyncRange;
+  ledger: WindowLedger;
+  /** The windows of the range, in order; the checkpoint moves over them. */
+  planned: Window[];
+  toFetch: Window[];
+}
+
+async function planSync(
+  ctx: JobContext,
+  job: AggregationJobConfig,
+  intervalMs: number,
+  options: AggregationSyncOptions,
+): Promise<SyncPlan> {
   const nowMs = floorSecond(options.nowMs ?? Date.now());
   const range = await resolveRange(ctx, {
     stream: aggregationName(job),
@@ -109,86 +135,126 @@ export async function syncAggregations(
     ...(options.fromMs === undefined ? ledger.pendingBefore(startMs) : []),
     ...planned.filter((w) => ledger.needsFetch(w, refetchFromMs)),
   ];
-  const result: AggregationSyncResult = {
-    windows: toFetch.length,
-    startMs,
-    endMs,
-    rows: 0,
-    deadLetters: 0,
-    shrunk: 0,
-    poisoned: [],
-  };
-  const failed: FailedWindow[] = [];
-  // The checkpoint moves over the leading planned windows that are settled, and no further.
-  let settledCount = 0;
-  const advance = async () => {
-    let last: Window | undefined;
-    while (settledCount < planned.length) {
-      const w = planned[settledCount] as Window;
-      if (!ledger.settled(w)) break;
-      last = w;
-      settledCount++;
-    }
-    if (last) await advanceCheckpoint(ctx, range, last);
-  };
-  await advance();
-  let done = 0;
-  // Windows are fetched one by one but stored in batches of adjacent windows: one read of what
-  // earlier fetches stored, one insert per table and one checkpoint per batch, which is what a
-  // backfill of many small windows spends its time on otherwise.
-  let batch: FetchedWindow[] = [];
-  let batchRows = 0;
-  const store = async () => {
-    if (batch.length === 0) return;
-    const r = await storeWindows(ctx, job, intervalMs, batch);
-    result.rows += r.rows;
-    result.deadLetters += r.deadLetters;
-    result.shrunk += r.outcomes.filter(
-      (o) => o.outcome.kind === "shrunk",
-    ).length;
-    const now = await ledger.record(ctx, r.outcomes);
-    failed.push(...now);
-    const poisoned = now.filter((f) => f.state === "poisoned").length;
-    if (poisoned > 0)
-      ctx.observer.onWindowsPoisoned?.({ job: ctx.job, count: poisoned });
-    await advance();
-    done += batch.length;
-    ctx.observer.onProgress?.({
-      job: ctx.job,
-      windowsDone: done,
-      windowsTotal: toFetch.length,
-      rows: result.rows,
-      positionMs: range.positionMs,
-    });
-    batch = [];
-    batchRows = 0;
-  };
-  for (const window of toFetch) {
-    ctx.signal.throwIfAborted();
-    const previous = batch[batch.length - 1];
-    if (previous && previous.window.endMs !== window.startMs) await store();
-    const fetched = await fetchWindow(ctx, job, intervalMs, window);
-    batch.push(fetched);
-    batchRows += fetched.rows;
-    if (batch.length >= MAX_BATCH_WINDOWS || batchRows >= MAX_BATCH_ROWS)
-      await store();
-  }
-  await store();
-  result.poisoned = ledger
-    .poisoned()
-    .map((r) => ({ startMs: r.startMs, endMs: r.endMs }));
-  if (failed.length > 0) throw windowsFailed(job, failed, ctx);
-  if (result.poisoned.length > 0)
-    ctx.logger.warn(
-      { poisoned: result.poisoned.map(describe) },
-      "poisoned aggregation windows hold the checkpoint until an operator skips them",
-    );
-  return result;
+  return { range, ledger, planned, toFetch };
 }
 
 /** Bounds of one stored batch of windows. */
 const MAX_BATCH_WINDOWS = 24;
 const MAX_BATCH_ROWS = 200_000;
+
+/**
+ * Fetches the windows of a plan one by one but stores them in batches of adjacent windows: one
+ * read of what earlier fetches stored, one insert per table and one checkpoint per batch, which
+ * is what a backfill of many small windows spends its time on otherwise.
+ */
+class WindowSync {
+  readonly #ctx: JobContext;
+  readonly #job: AggregationJobConfig;
+  readonly #intervalMs: number;
+  readonly #plan: SyncPlan;
+  readonly #result: AggregationSyncResult;
+  readonly #failed: FailedWindow[] = [];
+  /** Leading planned windows that are settled: the checkpoint stands at their end. */
+  #settledCount = 0;
+  #done = 0;
+  #batch: FetchedWindow[] = [];
+  #batchRows = 0;
+
+  constructor(
+    ctx: JobContext,
+    job: AggregationJobConfig,
+    intervalMs: number,
+    plan: SyncPlan,
+  ) {
+    this.#ctx = ctx;
+    this.#job = job;
+    this.#intervalMs = intervalMs;
+    this.#plan = plan;
+    this.#result = {
+      windows: plan.toFetch.length,
+      startMs: plan.range.startMs,
+      endMs: plan.range.endMs,
+      rows: 0,
+      deadLetters: 0,
+      shrunk: 0,
+      poisoned: [],
+    };
+  }
+
+  /** Fetches a window into the batch; a window not adjacent to the batch stores it first. */
+  async fetch(window: Window): Promise<void> {
+    const previous = this.#batch[this.#batch.length - 1];
+    if (previous && previous.window.endMs !== window.startMs)
+      await this.store();
+    const ctx = this.#ctx;
+    const fetched = await fetchWindow(ctx, this.#job, this.#intervalMs, window);
+    this.#batch.push(fetched);
+    this.#batchRows += fetched.rows;
+    if (
+      this.#batch.length >= MAX_BATCH_WINDOWS ||
+      this.#batchRows >= MAX_BATCH_ROWS
+    )
+      await this.store();
+  }
+
+  /** Stores the batch, records its windows' states and moves the checkpoint. */
+  async store(): Promise<void> {
+    if (this.#batch.length === 0) return;
+    const ctx = this.#ctx;
+    const result = this.#result;
+    const r = await storeWindows(ctx, this.#job, this.#intervalMs, this.#batch);
+    result.rows += r.rows;
+    result.deadLetters += r.deadLetters;
+    result.shrunk += r.outcomes.filter(
+      (o) => o.outcome.kind === "shrunk",
+    ).length;
+    const now = await this.#plan.ledger.record(ctx, r.outcomes);
+    this.#failed.push(...now);
+    const poisoned = now.filter((f) => f.state === "poisoned").length;
+    if (poisoned > 0)
+      ctx.observer.onWindowsPoisoned?.({ job: ctx.job, count: poisoned });
+    await this.advanceCheckpoint();
+    this.#done += this.#batch.length;
+    ctx.observer.onProgress?.({
+      job: ctx.job,
+      windowsDone: this.#done,
+      windowsTotal: this.#plan.toFetch.length,
+      rows: result.rows,
+      positionMs: this.#plan.range.positionMs,
+    });
+    this.#batch = [];
+    this.#batchRows = 0;
+  }
+
+  /** Moves the checkpoint over the leading planned windows that are settled, and no further. */
+  async advanceCheckpoint(): Promise<void> {
+    const { planned, ledger, range } = this.#plan;
+    let last: Window | undefined;
+    while (this.#settledCount < planned.length) {
+      const w = planned[this.#settledCount] as Window;
+      if (!ledger.settled(w)) break;
+      last = w;
+      this.#settledCount++;
+    }
+    if (last) await advanceCheckpoint(this.#ctx, range, last);
+  }
+
+  /** The result once every window was stored; throws when some could not be. */
+  finish(): AggregationSyncResult {
+    const result = this.#result;
+    result.poisoned = this.#plan.ledger
+      .poisoned()
+      .map((r) => ({ startMs: r.startMs, endMs: r.endMs }));
+    if (this.#failed.length > 0)
+      throw windowsFailed(this.#job, this.#failed, this.#ctx);
+    if (result.poisoned.length > 0)
+      this.#ctx.logger.warn(
+        { poisoned: result.poisoned.map(describe) },
+        "poisoned aggregation windows hold the checkpoint until an operator skips them",
+      );
+    return result;
+  }
+}
 
 function windowsFailed(
   job: AggregationJobConfig,

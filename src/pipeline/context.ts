@@ -83,6 +83,42 @@ export async function withRun<T>(
   job: string,
   fn: (ctx: JobContext) => Promise<T>,
 ): Promise<T> {
+  const ctx = jobContext(deps, job);
+  const startedAtMs = Date.now();
+  // The bookkeeping writes must not be aborted with the run, or an aborted run stays "running".
+  const bookkeeping: InsertOptions = {
+    retries: deps.config.clickhouse.insertRetries,
+    logger: ctx.logger,
+  };
+  await recordRun(
+    deps.warehouse,
+    {
+      runId: ctx.runId,
+      job,
+      startedAtMs,
+      status: "running",
+      ...ctx.counters,
+      error: "",
+    },
+    bookkeeping,
+  );
+  ctx.logger.info("run started");
+  let status: RunStatus = "succeeded";
+  let error = "";
+  try {
+    return await fn(ctx);
+  } catch (err) {
+    status = ctx.signal.aborted ? "aborted" : "failed";
+    // Stored, and shown by `status`: a service that echoes the key must not put it there.
+    error = scrubber(secretsOf(deps.config))(errorMessage(err));
+    throw err;
+  } finally {
+    await endRun(ctx, bookkeeping, { startedAtMs, status, error });
+  }
+}
+
+/** A fresh context for one run of `job`: its id, child logger, counters and retry budget. */
+function jobContext(deps: RunDeps, job: string): JobContext {
   const runId = randomUUID();
   const logger = deps.logger.child({ job, runId });
   const counters: RunCounters = {
@@ -91,7 +127,6 @@ export async function withRun<T>(
     deadLetters: 0,
     retries: 0,
   };
-  const budget = new RetryBudget(deps.config.api.runRetryBudget);
   const signal = deps.signal ?? new AbortController().signal;
   const insert: InsertOptions = {
     retries: deps.config.clickhouse.insertRetries,
@@ -101,7 +136,7 @@ export async function withRun<T>(
       counters.retries++;
     },
   };
-  const ctx: JobContext = {
+  return {
     config: deps.config,
     api: deps.api,
     warehouse: deps.warehouse,
@@ -109,57 +144,48 @@ export async function withRun<T>(
     signal,
     runId,
     job,
-    budget,
+    budget: new RetryBudget(deps.config.api.runRetryBudget),
     counters,
     observer: deps.observer ?? {},
     insert,
   };
-  const startedAtMs = Date.now();
-  // The bookkeeping writes must not be aborted with the run, or an aborted run stays "running".
-  const bookkeeping: InsertOptions = {
-    retries: deps.config.clickhouse.insertRetries,
-    logger,
-  };
-  await recordRun(
-    deps.warehouse,
-    { runId, job, startedAtMs, status: "running", ...counters, error: "" },
-    bookkeeping,
-  );
-  logger.info("run started");
-  let status: RunStatus = "succeeded";
-  let error = "";
+}
+
+/** Records, reports and logs the end of a run; a failure to record it is logged, not thrown. */
+async function endRun(
+  ctx: JobContext,
+  bookkeeping: InsertOptions,
+  run: { startedAtMs: number; status: RunStatus; error: string },
+): Promise<void> {
+  const { job, logger, counters } = ctx;
+  const { startedAtMs, status, error } = run;
+  counters.retries += ctx.budget.spent;
+  const finishedAtMs = Date.now();
   try {
-    return await fn(ctx);
+    await recordRun(
+      ctx.warehouse,
+      {
+        runId: ctx.runId,
+        job,
+        startedAtMs,
+        finishedAtMs,
+        status,
+        ...counters,
+        error,
+      },
+      bookkeeping,
+    );
   } catch (err) {
-    status = signal.aborted ? "aborted" : "failed";
-    // Stored, and shown by `status`: a service that echoes the key must not put it there.
-    error = scrubber(secretsOf(deps.config))(errorMessage(err));
-    throw err;
-  } finally {
-    counters.retries += budget.spent;
-    const finishedAtMs = Date.now();
-    try {
-      await recordRun(
-        deps.warehouse,
-        { runId, job, startedAtMs, finishedAtMs, status, ...counters, error },
-        bookkeeping,
-      );
-    } catch (err) {
-      logger.error(
-        { err: errorMessage(err) },
-        "could not record the end of the run",
-      );
-    }
-    ctx.observer.onRunEnd?.({
-      job,
-      status,
-      ms: finishedAtMs - startedAtMs,
-      counters,
-    });
-    const fields = { status, ms: finishedAtMs - startedAtMs, ...counters };
-    if (status === "succeeded") logger.info(fields, "run finished");
-    else if (status === "aborted")
-      logger.warn({ ...fields, reason: error }, "run stopped");
-    else logger.error({ ...fields, error }, "run failed");
+    logger.error(
+      { err: errorMessage(err) },
+      "could not record the end of the run",
+    );
   }
+  const ms = finishedAtMs - startedAtMs;
+  ctx.observer.onRunEnd?.({ job, status, ms, counters });
+  const fields = { status, ms, ...counters };
+  if (status === "succeeded") logger.info(fields, "run finished");
+  else if (status === "aborted")
+    logger.warn({ ...fields, reason: error }, "run stopped");
+  else logger.error({ ...fields, error }, "run failed");
 }

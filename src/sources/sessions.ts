@@ -1,11 +1,12 @@
 // Pages of ListSessionsV2 for one time window, as batches of raw records. Guards against the
-// failure modes public clients have looped on (API-FACTS, "Pagination"): a cursor that comes
-// back again, pages that bring nothing new (a cursor loop of any length: every id seen in the
-// window is remembered), and a hard ceiling on pages per window.
+// ways a cursor-paged listing can loop: a cursor that comes back again, pages that bring nothing
+// new (a cursor loop of any length: every id seen in the window is remembered), and a hard
+// ceiling on pages per window. A window whose cursor the service refuses is read again.
 import { ApiError } from "../api/errors.js";
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { SplitElement } from "../api/json-stream.js";
 import type { RetryBudget } from "../api/retry.js";
+import type { ListMetadata } from "../api/schemas/common.js";
 import { FatalError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { IdHashSet } from "./id-set.js";
@@ -98,8 +99,7 @@ export function idOf(r: RawRecord): string | undefined {
 
 /**
  * The service's answer to a cursor it no longer accepts. No Connect code of its own exists for
- * it (API-FACTS), so this is `invalid_argument` naming the cursor, and only for a request that
- * sent one.
+ * it, so this is `invalid_argument` naming the cursor, and only for a request that sent one.
  */
 function isExpiredCursor(err: unknown): err is ApiError {
   return (
@@ -114,122 +114,189 @@ export async function* sessionWindowBatches(
   window: Window,
   options: WindowPagingOptions,
 ): AsyncGenerator<SessionBatch, { pages: number }> {
-  const maxPages = options.maxPagesPerWindow ?? DEFAULT_MAX_PAGES_PER_WINDOW;
-  let restarts = 0;
+  const restarts = new CursorRestarts(window, options);
   let pages = 0;
   for (;;) {
-    const seenCursors = new Set<string>();
-    // Every id of this pass over the window, tagged with the page it first came on: a page
-    // whose ids all came on earlier pages brings nothing new, whatever the length of the loop
-    // that brought it back. A page read again after a retry keeps its own tag, so it is new.
-    const seen = new IdHashSet();
-    let cursor: string | undefined;
-    let stalled = 0;
-    let passPages = 0;
+    const pass = new WindowPass(window, options);
     try {
       for (;;) {
         pages++;
-        passPages++;
-        const page = api.sessionsPage(
-          {
-            startMs: window.startMs,
-            endMs: window.endMs,
-            limit: options.pageSize,
-            cursor,
-          },
-          {
-            batchSize: options.batchSize,
-            signal: options.signal,
-            budget: options.budget,
-          },
-        );
-        let fresh = 0;
-        let received = 0;
-        let next = await page.next();
-        try {
-          while (!next.done) {
-            const records = next.value.map(parseRecord);
-            received += records.length;
-            for (const r of records) {
-              const id = idOf(r);
-              if (id === undefined || seen.add(id, passPages) === passPages)
-                fresh++;
-            }
-            const following = await page.next();
-            yield {
-              window,
-              page: pages,
-              records,
-              endOfPage: following.done === true,
-            };
-            next = following;
-          }
-        } finally {
-          // A consumer that stops in the middle of a page (a failed insert, an abort) must not
-          // leave the response body, and the connection under it, open.
-          if (!next.done)
-            await page.return({
-              after: "",
-              before: "",
-              nextCursor: "",
-              count: 0n,
-            });
-        }
-        if (received === 0)
-          yield { window, page: pages, records: [], endOfPage: true };
-        const nextCursor = next.value.nextCursor;
-        if (!nextCursor) return { pages };
-        if (seenCursors.has(nextCursor) || nextCursor === cursor) {
-          throw new PagingError(
-            "CURSOR_REPEATED",
-            `ListSessionsV2 returned a cursor it had already returned for ${describe(window)}`,
-            {
-              hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
-            },
-          );
-        }
-        stalled = fresh === 0 ? stalled + 1 : 0;
-        if (stalled >= options.maxStalledPages) {
-          throw new PagingError(
-            "PAGES_STALLED",
-            `ListSessionsV2 is looping for ${describe(window)}: page ${passPages} and the ${stalled - 1} before it held only sessions already returned by earlier pages of the window, yet each came with a new cursor`,
-            {
-              hint: "the service's cursor is going round in circles: nothing past this window was checkpointed; retry later, or report it to the vendor",
-            },
-          );
-        }
-        if (passPages >= maxPages) {
-          throw new PagingError(
-            "TOO_MANY_PAGES",
-            `ListSessionsV2 still had a next page for ${describe(window)} after ${passPages} pages, the most one window may take (SESSIONHOUSE_MAX_PAGES_PER_WINDOW)`,
-            {
-              hint: "if the window really holds that many sessions, raise SESSIONHOUSE_MAX_PAGES_PER_WINDOW or SESSIONHOUSE_PAGE_SIZE, or set a smaller SESSIONHOUSE_WINDOW; otherwise the service's paging does not end: report it to the vendor",
-            },
-          );
-        }
-        seenCursors.add(nextCursor);
-        cursor = nextCursor;
+        pass.beginPage();
+        const read = yield* readPage(api, window, options, pass, pages);
+        if (!read.nextCursor) return { pages };
+        pass.advance(read.nextCursor, read.fresh);
       }
     } catch (err) {
-      if (cursor === undefined || !isExpiredCursor(err)) throw err;
-      const max = options.maxCursorRestarts ?? DEFAULT_MAX_CURSOR_RESTARTS;
-      if (restarts >= max || (options.budget && !options.budget.take())) {
-        throw new PagingError(
-          "CURSOR_EXPIRED",
-          `ListSessionsV2 refused its own cursor for ${describe(window)} again after ${restarts} restarts of the window (${err.detail})`,
-          {
-            cause: err,
-            hint: "the window takes longer to page than the service keeps a cursor: set a smaller SESSIONHOUSE_WINDOW or a larger SESSIONHOUSE_PAGE_SIZE; the next run resumes from the checkpoint",
-          },
-        );
-      }
-      restarts++;
-      // What was already read stays stored: rows are idempotent, and the window is read again.
-      options.logger?.warn(
-        { window: describe(window), restarts, pages },
-        "cursor refused by the service, restarting the window",
+      restarts.restartAfter(err, pass.cursor, pages);
+    }
+  }
+}
+
+/** The metadata a page ends with, to close a page left in the middle. */
+const CLOSED_PAGE: ListMetadata = {
+  after: "",
+  before: "",
+  nextCursor: "",
+  count: 0n,
+};
+
+/**
+ * One page at `pass.cursor`, yielded batch by batch (an empty page as one empty batch); returns
+ * its next cursor and how many of its records no earlier page of the pass brought.
+ */
+async function* readPage(
+  api: ControlPlaneApi,
+  window: Window,
+  options: WindowPagingOptions,
+  pass: WindowPass,
+  pageNumber: number,
+): AsyncGenerator<SessionBatch, { nextCursor: string; fresh: number }> {
+  const page = api.sessionsPage(
+    {
+      startMs: window.startMs,
+      endMs: window.endMs,
+      limit: options.pageSize,
+      cursor: pass.cursor,
+    },
+    {
+      batchSize: options.batchSize,
+      signal: options.signal,
+      budget: options.budget,
+    },
+  );
+  let fresh = 0;
+  let received = 0;
+  let next = await page.next();
+  try {
+    while (!next.done) {
+      const records = next.value.map(parseRecord);
+      received += records.length;
+      fresh += pass.countFresh(records);
+      const following = await page.next();
+      const endOfPage = following.done === true;
+      yield { window, page: pageNumber, records, endOfPage };
+      next = following;
+    }
+  } finally {
+    // A consumer that stops in the middle of a page (a failed insert, an abort) must not
+    // leave the response body, and the connection under it, open.
+    if (!next.done) await page.return(CLOSED_PAGE);
+  }
+  if (received === 0)
+    yield { window, page: pageNumber, records: [], endOfPage: true };
+  return { nextCursor: next.value.nextCursor, fresh };
+}
+
+/**
+ * One pass over a window, from its first page: the cursors and ids its pages brought, and the
+ * checks that stop a pass going round in circles or never ending.
+ */
+class WindowPass {
+  readonly #window: Window;
+  readonly #maxStalledPages: number;
+  readonly #maxPages: number;
+  readonly #cursors = new Set<string>();
+  // Every id of this pass over the window, tagged with the page it first came on: a page
+  // whose ids all came on earlier pages brings nothing new, whatever the length of the loop
+  // that brought it back. A page read again after a retry keeps its own tag, so it is new.
+  readonly #seen = new IdHashSet();
+  #stalled = 0;
+  #pages = 0;
+  /** The cursor of the page being read; undefined on the first page. */
+  cursor: string | undefined;
+
+  constructor(window: Window, options: WindowPagingOptions) {
+    this.#window = window;
+    this.#maxStalledPages = options.maxStalledPages;
+    this.#maxPages = options.maxPagesPerWindow ?? DEFAULT_MAX_PAGES_PER_WINDOW;
+  }
+
+  beginPage(): void {
+    this.#pages++;
+  }
+
+  /** Records of the current page that no earlier page brought (a record without an id is new). */
+  countFresh(records: readonly RawRecord[]): number {
+    let fresh = 0;
+    for (const r of records) {
+      const id = idOf(r);
+      if (id === undefined || this.#seen.add(id, this.#pages) === this.#pages)
+        fresh++;
+    }
+    return fresh;
+  }
+
+  /** Moves to the next page's cursor, or throws when the paging loops or does not end. */
+  advance(nextCursor: string, fresh: number): void {
+    if (this.#cursors.has(nextCursor) || nextCursor === this.cursor) {
+      throw new PagingError(
+        "CURSOR_REPEATED",
+        `ListSessionsV2 returned a cursor it had already returned for ${describe(this.#window)}`,
+        {
+          hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
+        },
       );
     }
+    this.#stalled = fresh === 0 ? this.#stalled + 1 : 0;
+    if (this.#stalled >= this.#maxStalledPages) {
+      throw new PagingError(
+        "PAGES_STALLED",
+        `ListSessionsV2 is looping for ${describe(this.#window)}: page ${this.#pages} and the ${this.#stalled - 1} before it held only sessions already returned by earlier pages of the window, yet each came with a new cursor`,
+        {
+          hint: "the service's cursor is going round in circles: nothing past this window was checkpointed; retry later, or report it to the vendor",
+        },
+      );
+    }
+    if (this.#pages >= this.#maxPages) {
+      throw new PagingError(
+        "TOO_MANY_PAGES",
+        `ListSessionsV2 still had a next page for ${describe(this.#window)} after ${this.#pages} pages, the most one window may take (SESSIONHOUSE_MAX_PAGES_PER_WINDOW)`,
+        {
+          hint: "if the window really holds that many sessions, raise SESSIONHOUSE_MAX_PAGES_PER_WINDOW or SESSIONHOUSE_PAGE_SIZE, or set a smaller SESSIONHOUSE_WINDOW; otherwise the service's paging does not end: report it to the vendor",
+        },
+      );
+    }
+    this.#cursors.add(nextCursor);
+    this.cursor = nextCursor;
+  }
+}
+
+/**
+ * When a window is read again from its start: after the service refused a cursor it gave,
+ * at most `maxCursorRestarts` times, each taking a retry from the run's budget.
+ */
+class CursorRestarts {
+  readonly #window: Window;
+  readonly #options: WindowPagingOptions;
+  #restarts = 0;
+
+  constructor(window: Window, options: WindowPagingOptions) {
+    this.#window = window;
+    this.#options = options;
+  }
+
+  /** Returns when the window may be read again after `err`; throws otherwise. */
+  restartAfter(err: unknown, cursor: string | undefined, pages: number): void {
+    if (cursor === undefined || !isExpiredCursor(err)) throw err;
+    const { budget, logger } = this.#options;
+    const max = this.#options.maxCursorRestarts ?? DEFAULT_MAX_CURSOR_RESTARTS;
+    const window = describe(this.#window);
+    if (this.#restarts >= max || (budget && !budget.take())) {
+      throw new PagingError(
+        "CURSOR_EXPIRED",
+        `ListSessionsV2 refused its own cursor for ${window} again after ${this.#restarts} restarts of the window (${err.detail})`,
+        {
+          cause: err,
+          hint: "the window takes longer to page than the service keeps a cursor: set a smaller SESSIONHOUSE_WINDOW or a larger SESSIONHOUSE_PAGE_SIZE; the next run resumes from the checkpoint",
+        },
+      );
+    }
+    this.#restarts++;
+    // What was already read stays stored: rows are idempotent, and the window is read again.
+    logger?.warn(
+      { window, restarts: this.#restarts, pages },
+      "cursor refused by the service, restarting the window",
+    );
   }
 }
 

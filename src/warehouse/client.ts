@@ -22,65 +22,56 @@ export interface Warehouse {
   close(): Promise<void>;
 }
 
+type ClickHouseConfig = Config["clickhouse"];
+
 export async function openWarehouse(config: Config): Promise<Warehouse> {
   const ch = config.clickhouse;
-  if (ch.url) {
-    const url = new URL(ch.url);
-    const location = url.origin;
-    const client = createClient({
-      url: url.origin + url.pathname.replace(/\/+$/, ""),
-      username: decodeURIComponent(url.username) || ch.user,
-      password: decodeURIComponent(url.password) || ch.password,
-      database: ch.database,
-      request_timeout: ch.requestTimeoutMs,
-      compression: { request: true, response: true },
-      clickhouse_settings: { date_time_input_format: "best_effort" },
-      ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
-      // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
-      log: { level: ClickHouseLogLevel.OFF },
-    });
-    // Fail before anything else with what is wrong, not with the first migration's socket error.
-    const ping = await client.ping();
-    if (!ping.success) {
-      await client.close();
-      throw new SinkError(
-        "CLICKHOUSE_UNREACHABLE",
-        `ClickHouse at ${location} cannot be reached: ${ping.error.message}`,
-        {
-          cause: ping.error,
-          hint: "check CLICKHOUSE_URL and that the server is up (leave CLICKHOUSE_URL unset to use the embedded engine)",
-        },
-      );
-    }
-    await checkPinnedSettings(client, location);
-    return {
-      client,
-      database: ch.database,
-      kind: "server",
-      location,
-      close: () => client.close(),
-    };
-  }
-  const dataDir = resolve(ch.dataDir);
-  mkdirSync(dataDir, { recursive: true });
-  let createChdbConnection: (o: { path: string }) => unknown;
-  try {
-    // A variable specifier: an image built for a ClickHouse server leaves chdb (an optional
-    // dependency) out, and the build must not need its types either.
-    const specifier = "chdb/connection";
-    ({ createChdbConnection } = (await import(specifier)) as {
-      createChdbConnection: (o: { path: string }) => unknown;
-    });
-  } catch (err) {
+  return ch.url ? openServer(ch, new URL(ch.url)) : openEmbedded(ch);
+}
+
+/** The ClickHouse server at `url`, checked to answer and to accept the pinned settings. */
+async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
+  const location = url.origin;
+  const client = createClient({
+    url: url.origin + url.pathname.replace(/\/+$/, ""),
+    username: decodeURIComponent(url.username) || ch.user,
+    password: decodeURIComponent(url.password) || ch.password,
+    database: ch.database,
+    request_timeout: ch.requestTimeoutMs,
+    compression: { request: true, response: true },
+    clickhouse_settings: { date_time_input_format: "best_effort" },
+    ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
+    // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+  // Fail before anything else with what is wrong, not with the first migration's socket error.
+  const ping = await client.ping();
+  if (!ping.success) {
+    await client.close();
     throw new SinkError(
-      "EMBEDDED_UNAVAILABLE",
-      "the embedded ClickHouse engine (the chdb package) is not installed",
+      "CLICKHOUSE_UNREACHABLE",
+      `ClickHouse at ${location} cannot be reached: ${ping.error.message}`,
       {
-        cause: err,
-        hint: "run npm install with optional dependencies, or set CLICKHOUSE_URL to use a ClickHouse server",
+        cause: ping.error,
+        hint: "check CLICKHOUSE_URL and that the server is up (leave CLICKHOUSE_URL unset to use the embedded engine)",
       },
     );
   }
+  await checkPinnedSettings(client, location);
+  return {
+    client,
+    database: ch.database,
+    kind: "server",
+    location,
+    close: () => client.close(),
+  };
+}
+
+/** The embedded engine under the data directory, which is created when missing. */
+async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
+  const dataDir = resolve(ch.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const createChdbConnection = await loadChdb();
   let client: ClickHouseClient;
   try {
     // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
@@ -107,6 +98,30 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
     location: dataDir,
     close: () => client.close(),
   };
+}
+
+type ChdbConnectionFactory = (o: { path: string }) => unknown;
+
+/** chdb's Connection factory, or EMBEDDED_UNAVAILABLE when the package is not installed. */
+async function loadChdb(): Promise<ChdbConnectionFactory> {
+  try {
+    // A variable specifier: an image built for a ClickHouse server leaves chdb (an optional
+    // dependency) out, and the build must not need its types either.
+    const specifier = "chdb/connection";
+    const chdb = (await import(specifier)) as {
+      createChdbConnection: ChdbConnectionFactory;
+    };
+    return chdb.createChdbConnection;
+  } catch (err) {
+    throw new SinkError(
+      "EMBEDDED_UNAVAILABLE",
+      "the embedded ClickHouse engine (the chdb package) is not installed",
+      {
+        cause: err,
+        hint: "run npm install with optional dependencies, or set CLICKHOUSE_URL to use a ClickHouse server",
+      },
+    );
+  }
 }
 
 /**

@@ -94,61 +94,18 @@ export async function migrate(
       "MIGRATIONS_MISSING",
       `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
     );
-  const run = async (stmt: string) => {
-    try {
-      await w.client.command({ query: stmt });
-    } catch (err) {
-      throw new SinkError(
-        "MIGRATION_FAILED",
-        `a migration statement failed: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
-    }
-  };
   // The first file creates the ledger itself; it is idempotent and always runs.
-  for (const stmt of renderSql(bootstrap.text, { db: w.database }))
-    await run(stmt);
-
-  const rs = await w.client.query({
-    query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
-    format: "JSONEachRow",
-  });
-  const done = new Map(
-    (await rs.json<{ version: number; name: string; checksum: string }>()).map(
-      (r) => [r.version, r],
-    ),
-  );
+  await runStatements(w, bootstrap.text);
+  const done = await readApplied(w);
   const applied: string[] = [];
   for (const file of files) {
     const previous = done.get(file.version);
     if (previous) {
-      if (previous.checksum !== file.checksum) {
-        throw new SinkError(
-          "MIGRATION_CHANGED",
-          `migration ${file.name} was changed after it was applied to ${w.database} (recorded as ${previous.name})`,
-          {
-            hint: "restore the file as it was (git checkout migrations/) and put the change in a new numbered migration",
-          },
-        );
-      }
+      checkUnchanged(w, file, previous);
       continue;
     }
-    for (const stmt of renderSql(file.text, { db: w.database }))
-      await run(stmt);
-    await w.client.insert({
-      table: `${quoteIdent(w.database)}.schema_migrations`,
-      values: [
-        {
-          version: file.version,
-          name: file.name,
-          checksum: file.checksum,
-          applied_at: chTime(Date.now()),
-        },
-      ],
-      format: "JSONEachRow",
-    });
+    await runStatements(w, file.text);
+    await recordApplied(w, file);
     applied.push(file.name);
     options.logger?.info({ migration: file.name }, "migration applied");
   }
@@ -158,6 +115,71 @@ export async function migrate(
     options.dir ?? MIGRATIONS_DIR,
   );
   return { applied, alreadyApplied: files.length - applied.length };
+}
+
+/** Runs the statements of one migration file in order; the first that fails stops it. */
+async function runStatements(w: Warehouse, text: string): Promise<void> {
+  for (const stmt of renderSql(text, { db: w.database })) {
+    try {
+      await w.client.command({ query: stmt });
+    } catch (err) {
+      throw new SinkError(
+        "MIGRATION_FAILED",
+        `a migration statement failed: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+interface AppliedMigration {
+  version: number;
+  name: string;
+  checksum: string;
+}
+
+/** The ledger of applied migrations, by version. */
+async function readApplied(
+  w: Warehouse,
+): Promise<Map<number, AppliedMigration>> {
+  const rs = await w.client.query({
+    query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
+    format: "JSONEachRow",
+  });
+  return new Map(
+    (await rs.json<AppliedMigration>()).map((r) => [r.version, r]),
+  );
+}
+
+/** Refuses a migration file that changed after it was applied. */
+function checkUnchanged(
+  w: Warehouse,
+  file: MigrationFile,
+  previous: AppliedMigration,
+): void {
+  if (previous.checksum === file.checksum) return;
+  throw new SinkError(
+    "MIGRATION_CHANGED",
+    `migration ${file.name} was changed after it was applied to ${w.database} (recorded as ${previous.name})`,
+    {
+      hint: "restore the file as it was (git checkout migrations/) and put the change in a new numbered migration",
+    },
+  );
+}
+
+async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
+  await w.client.insert({
+    table: `${quoteIdent(w.database)}.schema_migrations`,
+    values: [
+      {
+        version: file.version,
+        name: file.name,
+        checksum: file.checksum,
+        applied_at: chTime(Date.now()),
+      },
+    ],
+    format: "JSONEachRow",
+  });
 }
 
 /** Sets or removes the sessions TTL to match the configured retention, only when it differs. */

@@ -202,46 +202,28 @@ export async function readPreviousFetch(
   fromMs: number,
   toMs: number,
 ): Promise<PreviousFetch> {
-  const params = {
-    job,
-    from: chTimeSeconds(fromMs),
-    to: chTimeSeconds(toMs),
-  };
-  const histogram = await (
-    await w.client.query({
-      query: `SELECT toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws,
-                     toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, Tables.aggHistogram)} FINAL
-              WHERE job = {job:String} AND bucket_time >= {from:DateTime('UTC')} AND bucket_time < {to:DateTime('UTC')} AND count > 0`,
-      query_params: params,
-      format: "JSONEachRow",
-    })
-  ).json<StoredHistogramKey & { f: string | number }>();
-  const top = await (
-    await w.client.query({
-      query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, member, key, toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, Tables.aggTopValues)} FINAL
-              WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')} AND count > 0`,
-      query_params: params,
-      format: "JSONEachRow",
-    })
-  ).json<StoredTopKey & { f: string | number }>();
-  const windowRows = await (
-    await w.client.query({
-      query: `SELECT toString(window_start) AS ws, toString(window_end) AS we, toString(num_hits) AS n,
-                     toString(histogram_rows) AS h, toUnixTimestamp64Milli(fetched_at) AS f
-              FROM ${qualified(w, Tables.aggWindows)} FINAL
-              WHERE job = {job:String} AND window_start >= {from:DateTime('UTC')} AND window_start < {to:DateTime('UTC')}`,
-      query_params: params,
-      format: "JSONEachRow",
-    })
-  ).json<{
-    ws: string;
-    we: string;
-    n: string;
-    h: string;
-    f: string | number;
-  }>();
+  const span = { job, from: chTimeSeconds(fromMs), to: chTimeSeconds(toMs) };
+  const histogram = await selectStored<StoredHistogramKey>(w, span, {
+    table: Tables.aggHistogram,
+    columns:
+      "toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws",
+    time: "bucket_time",
+    live: true,
+  });
+  const top = await selectStored<StoredTopKey>(w, span, {
+    table: Tables.aggTopValues,
+    columns:
+      "toString(window_start) AS ws, toString(window_end) AS we, member, key",
+    time: "window_start",
+    live: true,
+  });
+  const windowRows = await selectStored<StoredWindowRow>(w, span, {
+    table: Tables.aggWindows,
+    columns:
+      "toString(window_start) AS ws, toString(window_end) AS we, toString(num_hits) AS n, toString(histogram_rows) AS h",
+    time: "window_start",
+    live: false,
+  });
   // A loop, not Math.max(...rows): a spread of a few hundred thousand arguments overflows the stack.
   let lastFetchMs = 0;
   for (const rows of [histogram, top, windowRows])
@@ -256,6 +238,37 @@ export async function readPreviousFetch(
       fetchedAtMs: Number(r.f),
     });
   return { histogram, top, windows, lastFetchMs };
+}
+
+interface StoredWindowRow {
+  ws: string;
+  we: string;
+  n: string;
+  h: string;
+}
+
+/**
+ * Rows of one aggregation table for `job` whose `time` column lies in [from, to), each with its
+ * fetched_at (epoch ms) as `f`; `live` keeps only rows with count > 0.
+ */
+async function selectStored<Row>(
+  w: Warehouse,
+  span: { job: string; from: string; to: string },
+  read: {
+    table: (typeof Tables)["aggHistogram" | "aggTopValues" | "aggWindows"];
+    columns: string;
+    time: "bucket_time" | "window_start";
+    live: boolean;
+  },
+): Promise<Array<Row & { f: string | number }>> {
+  const rs = await w.client.query({
+    query: `SELECT ${read.columns}, toUnixTimestamp64Milli(fetched_at) AS f
+            FROM ${qualified(w, read.table)} FINAL
+            WHERE job = {job:String} AND ${read.time} >= {from:DateTime('UTC')} AND ${read.time} < {to:DateTime('UTC')}${read.live ? " AND count > 0" : ""}`,
+    query_params: span,
+    format: "JSONEachRow",
+  });
+  return rs.json<Row & { f: string | number }>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,11 +335,11 @@ export async function recordJobDefinition(
 
 /** Tables holding an aggregation job's rows, keyed by `job`. */
 const JOB_TABLES = [
-  "agg_histogram",
-  "agg_top_values",
-  "agg_windows",
-  "stream_windows",
-  "agg_jobs",
+  Tables.aggHistogram,
+  Tables.aggTopValues,
+  Tables.aggWindows,
+  Tables.streamWindows,
+  Tables.aggJobs,
 ] as const;
 
 /**
