@@ -9,6 +9,7 @@ import {
   type ClickHouseClient,
 } from "@clickhouse/client";
 import type { Config } from "../config/index.js";
+import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { SinkError } from "./errors.js";
 import { PINNED_INSERT_SETTINGS, removeStaleInsertFiles } from "./insert.js";
 
@@ -29,35 +30,35 @@ export async function openWarehouse(config: Config): Promise<Warehouse> {
   return ch.url ? openServer(ch, new URL(ch.url)) : openEmbedded(ch);
 }
 
-/** The ClickHouse server at `url`, checked to answer and to accept the pinned settings. */
+/**
+ * The ClickHouse server at `url`, checked to answer and to accept the pinned settings, with the
+ * configured database created when it does not exist yet: a server refuses every request that
+ * names a missing database, the migration that would create it included.
+ */
 async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   const location = url.origin;
-  const client = createClient({
-    url: url.origin + url.pathname.replace(/\/+$/, ""),
-    username: decodeURIComponent(url.username) || ch.user,
-    password: decodeURIComponent(url.password) || ch.password,
-    database: ch.database,
-    request_timeout: ch.requestTimeoutMs,
-    compression: { request: true, response: true },
-    clickhouse_settings: { date_time_input_format: "best_effort" },
-    ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
-    // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
-    log: { level: ClickHouseLogLevel.OFF },
-  });
-  // Fail before anything else with what is wrong, not with the first migration's socket error.
-  const ping = await client.ping();
-  if (!ping.success) {
-    await client.close();
-    throw new SinkError(
-      "CLICKHOUSE_UNREACHABLE",
-      `ClickHouse at ${location} cannot be reached: ${ping.error.message}`,
-      {
-        cause: ping.error,
-        hint: "check CLICKHOUSE_URL and that the server is up (leave CLICKHOUSE_URL unset to use the embedded engine)",
-      },
-    );
+  const connect = (database: string | undefined) =>
+    createClient({
+      url: url.origin + url.pathname.replace(/\/+$/, ""),
+      username: decodeURIComponent(url.username) || ch.user,
+      password: decodeURIComponent(url.password) || ch.password,
+      ...(database === undefined ? {} : { database }),
+      request_timeout: ch.requestTimeoutMs,
+      compression: { request: true, response: true },
+      clickhouse_settings: { date_time_input_format: "best_effort" },
+      ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
+      // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+  const bootstrap = connect(undefined);
+  try {
+    await checkReachable(bootstrap, location);
+    await checkPinnedSettings(bootstrap, location);
+    await ensureDatabase(bootstrap, ch.database, location);
+  } finally {
+    await bootstrap.close();
   }
-  await checkPinnedSettings(client, location);
+  const client = connect(ch.database);
   return {
     client,
     database: ch.database,
@@ -65,6 +66,52 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
     location,
     close: () => client.close(),
   };
+}
+
+/** Fails before anything else with what is wrong, not with the first migration's socket error. */
+async function checkReachable(
+  client: ClickHouseClient,
+  location: string,
+): Promise<void> {
+  const ping = await client.ping();
+  if (ping.success) return;
+  throw new SinkError(
+    "CLICKHOUSE_UNREACHABLE",
+    `ClickHouse at ${location} cannot be reached: ${ping.error.message}`,
+    {
+      cause: ping.error,
+      hint: "check CLICKHOUSE_URL and that the server is up (leave CLICKHOUSE_URL unset to use the embedded engine)",
+    },
+  );
+}
+
+async function ensureDatabase(
+  client: ClickHouseClient,
+  database: string,
+  location: string,
+): Promise<void> {
+  try {
+    const rs = await client.query({
+      query:
+        "SELECT count() AS n FROM system.databases WHERE name = {db:String}",
+      query_params: { db: database },
+      format: "JSONEachRow",
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    if (Number(row?.n ?? 0) > 0) return;
+    await client.command({
+      query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}`,
+    });
+  } catch (err) {
+    throw new SinkError(
+      "DATABASE_UNAVAILABLE",
+      `ClickHouse at ${location} has no database ${database} and cannot create it: ${(err as Error).message}`,
+      {
+        cause: err,
+        hint: "create the database, or give the exporter's user the right to (CREATE DATABASE), or set CLICKHOUSE_DATABASE to one it can use",
+      },
+    );
+  }
 }
 
 /** The embedded engine under the data directory, which is created when missing. */
@@ -89,7 +136,12 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
       },
     );
   }
-  await checkPinnedSettings(client, dataDir);
+  try {
+    await checkPinnedSettings(client, dataDir);
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
   await removeStaleInsertFiles();
   return {
     client,
@@ -139,7 +191,7 @@ async function checkPinnedSettings(
       clickhouse_settings: PINNED_INSERT_SETTINGS,
     });
   } catch (err) {
-    await client.close();
+    if (!REFUSED_SETTING.has(clickHouseCode(err) ?? "")) throw err;
     const pinned = Object.entries(PINNED_INSERT_SETTINGS)
       .map(([k, v]) => `${k}=${v}`)
       .join(", ");
@@ -153,6 +205,13 @@ async function checkPinnedSettings(
     );
   }
 }
+
+/** The answers of a server that will not let a query change a setting. */
+const REFUSED_SETTING = new Set(
+  [ClickHouseCode.READONLY, ClickHouseCode.SETTING_CONSTRAINT_VIOLATION].map(
+    String,
+  ),
+);
 
 /** `db`.`table`, with identifiers escaped. */
 export function qualified(
