@@ -1,5 +1,5 @@
 // Typed operations of the control plane used by the exporter. Request timestamps are Unix
-// seconds by default or RFC 3339 (API-FACTS, "Timestamps in requests").
+// seconds by default or RFC 3339 (docs/control-plane-wire.md, "Requests").
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import {

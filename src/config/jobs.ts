@@ -1,4 +1,4 @@
-// The aggregation jobs shipped by default (issue: log aggregations). A config file's
+// The aggregation jobs shipped by default. A config file's
 // `aggregations.jobs` replaces this list; copy from here to keep some of them.
 import { aggregationJobSchema, type AggregationJobConfig } from "./schema.js";
 

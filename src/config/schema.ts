@@ -1,5 +1,5 @@
 // The one typed configuration of the service: every option, its default and its unit, in one
-// place (STYLE §4). Sources (environment, config file, flags) are merged in load.ts and validated
+// place. Sources (environment, config file, flags) are merged in load.ts and validated
 // here; the result is frozen.
 import { z } from "zod";
 import { parseDurationMs } from "../util/duration.js";
@@ -39,7 +39,7 @@ const httpUrl = (what: string) =>
       }
     }, `${what} must be an http:// or https:// URL`);
 
-/** Group-by fields of an aggregation job: dotted log-field paths, at most three (API-FACTS). */
+/** Group-by fields of an aggregation job: dotted log-field paths, at most three. */
 export const MAX_GROUP_BY_FIELDS = 3;
 
 export const aggregationJobSchema = z.object({

@@ -104,7 +104,7 @@ export async function syncWindow(
   const batches = sessionWindowBatches(ctx.api, window, {
     pageSize: cfg.pageSize,
     // Records are handed over in small batches whatever the page size, so that what is held
-    // between the socket and the insert buffer does not grow with the page (issue "Fast and flat").
+    // between the socket and the insert buffer does not grow with the page.
     batchSize: Math.min(
       STREAM_BATCH_RECORDS,
       cfg.insertBatchRows,

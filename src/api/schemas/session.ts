@@ -29,7 +29,7 @@ const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
 
 /**
  * The member the spec calls `service` carries the vendor's brand name on the wire
- * (API-FACTS): find it by shape, an object holding `user` and/or `endUser`.
+ * (docs/control-plane-wire.md, "Sessions"): find it by shape, an object holding `user` and/or `endUser`.
  */
 export function findBrandMember(
   user: Record<string, unknown>,
@@ -140,7 +140,7 @@ export interface ListSessionsRequest {
 
 // ---------------------------------------------------------------------------------------------
 // The hot path. A 100000-session page is validated record by record; zod costs ~20 µs a record,
-// most of the end-to-end budget (issue "Fast and flat"). `parseSession` first tries a direct
+// most of the end-to-end budget. `parseSession` first tries a direct
 // check that accepts only records of the plain, expected shape — strings where the schema wants
 // strings, nothing missing that it requires — and builds the same value zod would; anything
 // else goes through `sessionSchema`, which then decides (and explains a rejection). So the fast
