@@ -1,0 +1,52 @@
+// Runs test files a second time against a ClickHouse server: the HTTP front over a real engine
+// (scripts/http-front.mjs), so that the server insert path, its retries and its error handling
+// run on machines without a ClickHouse server. Arguments are passed to vitest; without any, the
+// sync, aggregation, chaos and dashboard suites run. Uses the build in dist/.
+//
+//   npm run build && node scripts/test-server.mjs [vitest args…]
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+
+const SUITES = [
+  "test/pipeline",
+  "test/chaos",
+  "test/dashboards/queries.test.ts",
+  "test/faults/clickhouse-faults.test.ts",
+  "test/warehouse/bad-rows.test.ts",
+  "test/warehouse/session-columns.test.ts",
+];
+
+const front = spawn(process.execPath, ["scripts/http-front.mjs"], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
+const lines = createInterface({ input: front.stdout });
+const [first] = await Promise.race([
+  once(lines, "line"),
+  once(front, "exit").then(([code]) => {
+    throw new Error(`the HTTP front exited with ${code} before it listened`);
+  }),
+]);
+const url = /^CLICKHOUSE_URL=(\S+)$/.exec(first)?.[1];
+if (!url) throw new Error(`unexpected first line from the HTTP front: ${first}`);
+console.log(`server pass: CLICKHOUSE_URL=${url}`);
+
+const args = process.argv.slice(2);
+const hasFiles = args.some((a) => !a.startsWith("-"));
+const vitest = spawn(
+  process.execPath,
+  [
+    "node_modules/vitest/vitest.mjs",
+    "run",
+    ...(hasFiles ? [] : SUITES),
+    ...args,
+  ],
+  {
+    stdio: "inherit",
+    env: { ...process.env, CLICKHOUSE_URL: url },
+  },
+);
+const [code] = await once(vitest, "exit");
+front.kill("SIGTERM");
+await once(front, "exit");
+process.exit(code ?? 1);
