@@ -2,6 +2,7 @@
 // of the control plane on a free port, the embedded ClickHouse (or CLICKHOUSE_URL), a sync of
 // the last N days, and a summary of what landed.
 import { randomBytes } from "node:crypto";
+import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import { syncSessions } from "../../pipeline/sessions.js";
@@ -12,11 +13,38 @@ import {
   sessionSummary,
   type SummaryTable,
 } from "../../warehouse/summary.js";
+import { intArg } from "../args.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 import { heading, printTable } from "../output.js";
 import { aggregationName, SESSIONS_JOB } from "../../pipeline/names.js";
 
 const AGGREGATION_DAYS = 2;
+
+export function registerDemoCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  program
+    .command("demo")
+    .description(
+      "simulate a control plane, sync the last days into the embedded ClickHouse, and show a summary",
+    )
+    .option("--days <n>", "days of history to sync", intArg("--days", 1, 90), 7)
+    .option(
+      "--seed <n>",
+      "seed of the simulated organisation",
+      intArg("--seed", 0, 2 ** 31 - 1),
+      1,
+    )
+    .option(
+      "--sessions-per-day <n>",
+      "activity of the simulated organisation",
+      intArg("--sessions-per-day", 1, 10_000_000),
+    )
+    .action(async (o: DemoOptions) => {
+      await runDemo(globals(), o);
+    });
+}
 
 export interface DemoOptions {
   days: number;
