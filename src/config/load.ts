@@ -186,6 +186,7 @@ function deepFreeze<T>(value: T): T {
 export function loadConfig(options: LoadOptions = {}): Config {
   const env = options.env ?? process.env;
   const problems: string[] = [];
+  // Lowest first: the sections, the config file, the environment, then the overrides.
   let tree: Tree = {
     api: {},
     clickhouse: {},
@@ -196,7 +197,16 @@ export function loadConfig(options: LoadOptions = {}): Config {
   };
   if (options.configFile)
     tree = deepMerge(tree, readFileTree(options.configFile, problems));
+  tree = deepMerge(tree, readEnvTree(env, problems));
+  if (options.needsApi === false) fillApiPlaceholders(tree);
+  for (const [path, value] of Object.entries(options.overrides ?? {})) {
+    if (value !== undefined) setPath(tree, path, value);
+  }
+  return validate(tree, problems);
+}
 
+/** The settings of the environment variables (ENV_VARS and SESSIONHOUSE_API_KEY_FILE) as a tree. */
+function readEnvTree(env: Env, problems: string[]): Tree {
   const fromEnv: Tree = {};
   for (const [name, path] of ENV_VARS) {
     const raw = env[name];
@@ -210,39 +220,62 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const keyFile = env.SESSIONHOUSE_API_KEY_FILE;
   if (keyFile) {
-    if (env.SESSIONHOUSE_API_KEY) {
-      problems.push(
-        "set either SESSIONHOUSE_API_KEY or SESSIONHOUSE_API_KEY_FILE, not both",
-      );
-    } else {
-      try {
-        setPath(fromEnv, "api.apiKey", readFileSync(keyFile, "utf8").trim());
-      } catch (err) {
-        problems.push(
-          `SESSIONHOUSE_API_KEY_FILE ${keyFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-        );
-      }
-    }
+    const apiKey = readKeyFile(keyFile, env, problems);
+    if (apiKey !== undefined) setPath(fromEnv, "api.apiKey", apiKey);
   }
-  tree = deepMerge(tree, fromEnv);
-  if (options.needsApi === false) {
-    const api = (tree.api ?? {}) as Tree;
-    tree.api = {
-      ...api,
-      url: api.url ?? "http://api.not-configured.invalid",
-      apiKey: api.apiKey ?? "not-configured",
-    };
-  }
-  for (const [path, value] of Object.entries(options.overrides ?? {})) {
-    if (value !== undefined) setPath(tree, path, value);
-  }
+  return fromEnv;
+}
 
+/** The API key held in SESSIONHOUSE_API_KEY_FILE; undefined (and a problem) when it cannot be used. */
+function readKeyFile(
+  keyFile: string,
+  env: Env,
+  problems: string[],
+): string | undefined {
+  if (env.SESSIONHOUSE_API_KEY) {
+    problems.push(
+      "set either SESSIONHOUSE_API_KEY or SESSIONHOUSE_API_KEY_FILE, not both",
+    );
+    return undefined;
+  }
+  try {
+    return readFileSync(keyFile, "utf8").trim();
+  } catch (err) {
+    problems.push(
+      `SESSIONHOUSE_API_KEY_FILE ${keyFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+    return undefined;
+  }
+}
+
+/** For commands that never call the API: a URL and key that pass validation where none are set. */
+function fillApiPlaceholders(tree: Tree): void {
+  const api = (tree.api ?? {}) as Tree;
+  tree.api = {
+    ...api,
+    url: api.url ?? "http://api.not-configured.invalid",
+    apiKey: api.apiKey ?? "not-configured",
+  };
+}
+
+/** The frozen Config, with the default aggregation jobs when none are configured; or ConfigError. */
+function validate(tree: Tree, problems: string[]): Config {
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success) problems.push(...parsed.error.issues.map(describeIssue));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const config = parsed.data;
   const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
+  problems.push(...duplicateJobNames(jobs));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze({
+    ...config,
+    aggregations: { ...config.aggregations, jobs },
+  });
+}
+
+function duplicateJobNames(jobs: readonly { name: string }[]): string[] {
+  const problems: string[] = [];
   const seen = new Set<string>();
   for (const job of jobs) {
     if (seen.has(job.name))
@@ -251,11 +284,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
       );
     seen.add(job.name);
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({
-    ...config,
-    aggregations: { ...config.aggregations, jobs },
-  });
+  return problems;
 }
 
 /** Every secret of a config, for redaction of logs, errors and metrics. */

@@ -21,10 +21,13 @@ import type { RunStatus } from "../warehouse/bookkeeping.js";
 
 const PREFIX = "sessionhouse_";
 
+type CheckpointPositions = ReadonlyArray<{
+  stream: string;
+  positionMs: number;
+}>;
+
 /** Where each stream's checkpoint is, read at scrape time. */
-export type CheckpointSource = () => Promise<
-  ReadonlyArray<{ stream: string; positionMs: number }>
->;
+export type CheckpointSource = () => Promise<CheckpointPositions>;
 
 export interface MetricsOptions {
   /** Also export Node's process metrics (CPU, memory, event loop); default true. */
@@ -38,178 +41,24 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly #nowMs: () => number;
   #checkpoints: CheckpointSource | undefined;
   /** The checkpoints read for the scrape in progress, shared by its gauges. */
-  #scrape:
-    | Promise<ReadonlyArray<{ stream: string; positionMs: number }> | undefined>
-    | undefined;
+  #scrape: Promise<CheckpointPositions | undefined> | undefined;
 
-  readonly #rows: Counter<"job" | "table">;
-  readonly #pages: Counter<"job">;
-  readonly #deadLetters: Counter<"job">;
-  readonly #runRetries: Counter<"job">;
-  readonly #runs: Counter<"job" | "status">;
-  readonly #runSeconds: Histogram<"job" | "status">;
-  readonly #apiRequests: Counter<"procedure" | "result">;
-  readonly #apiSeconds: Histogram<"procedure">;
-  readonly #apiRetries: Counter<"procedure" | "code">;
-  readonly #skipped: Counter<"job" | "reason">;
-  readonly #deadlines: Counter<"job">;
-  readonly #running: Gauge<"job">;
-  readonly #lastSuccess: Gauge<"job">;
-  readonly #windowsShrunk: Counter<"job">;
-  readonly #windowsPoisoned: Counter<"job">;
-  readonly #sessionsVanished: Counter<"job">;
-  readonly #reconcileMissing: Counter<"job">;
-  readonly #reconcileDiffering: Counter<"job">;
+  readonly #run: RunMetrics;
+  readonly #api: ApiMetrics;
+  readonly #scheduler: SchedulerMetrics;
+  readonly #windows: WindowMetrics;
+  readonly #sessions: SessionMetrics;
 
   constructor(options: MetricsOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
+    // Declared in this order, which is also their order in the exposition text.
     const registers = [this.registry];
-    this.#rows = new Counter({
-      name: `${PREFIX}rows_inserted_total`,
-      help: "Rows inserted into ClickHouse, by job and table (re-reads included; FINAL collapses them).",
-      labelNames: ["job", "table"],
-      registers,
-    });
-    this.#pages = new Counter({
-      name: `${PREFIX}pages_total`,
-      help: "API pages read, by job (counted when a run ends).",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#deadLetters = new Counter({
-      name: `${PREFIX}dead_letters_total`,
-      help: "Records that could not be stored and went to the dead_letters table, by job.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#runRetries = new Counter({
-      name: `${PREFIX}run_retries_total`,
-      help: "Retries (API calls and inserts) spent by runs, by job (counted when a run ends).",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#runs = new Counter({
-      name: `${PREFIX}runs_total`,
-      help: "Finished runs, by job and status (succeeded, failed, aborted).",
-      labelNames: ["job", "status"],
-      registers,
-    });
-    this.#runSeconds = new Histogram({
-      name: `${PREFIX}run_duration_seconds`,
-      help: "Duration of runs, by job and status.",
-      labelNames: ["job", "status"],
-      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200],
-      registers,
-    });
-    this.#apiRequests = new Counter({
-      name: `${PREFIX}api_requests_total`,
-      help: "Control-plane API requests (each attempt), by procedure and result (ok or an error code).",
-      labelNames: ["procedure", "result"],
-      registers,
-    });
-    this.#apiSeconds = new Histogram({
-      name: `${PREFIX}api_request_duration_seconds`,
-      help: "Latency of control-plane API requests until the response headers (or the failure), by procedure.",
-      labelNames: ["procedure"],
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    });
-    this.#apiRetries = new Counter({
-      name: `${PREFIX}api_retries_total`,
-      help: "Retries of control-plane API requests, by procedure and the error code that caused them.",
-      labelNames: ["procedure", "code"],
-      registers,
-    });
-    this.#skipped = new Counter({
-      name: `${PREFIX}scheduler_skipped_ticks_total`,
-      help: "Schedule ticks skipped because the job was still running or still waiting for a slot.",
-      labelNames: ["job", "reason"],
-      registers,
-    });
-    this.#deadlines = new Counter({
-      name: `${PREFIX}run_deadline_exceeded_total`,
-      help: "Runs aborted because they went on past their deadline, by job.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#running = new Gauge({
-      name: `${PREFIX}job_running`,
-      help: "1 while a run of the job is going.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#lastSuccess = new Gauge({
-      name: `${PREFIX}job_last_success_timestamp_seconds`,
-      help: "When the job last finished a run successfully (Unix seconds), in this process.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#windowsShrunk = new Counter({
-      name: `${PREFIX}aggregation_windows_shrunk_total`,
-      help: "Aggregation windows whose re-fetch reported fewer hits than stored; the stored counts were kept.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#windowsPoisoned = new Counter({
-      name: `${PREFIX}aggregation_windows_poisoned_total`,
-      help: "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#sessionsVanished = new Counter({
-      name: `${PREFIX}sessions_vanished_total`,
-      help: "Open sessions GetSession answered not_found too many times in a row: their last state is kept and they are not re-read again.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#reconcileMissing = new Counter({
-      name: `${PREFIX}reconcile_missing_total`,
-      help: "Sessions a reconciliation found listed but not stored (missed by the incremental sync), and stored.",
-      labelNames: ["job"],
-      registers,
-    });
-    this.#reconcileDiffering = new Counter({
-      name: `${PREFIX}reconcile_windows_differing_total`,
-      help: "Windows whose listed and stored session counts differed after a reconciliation pass.",
-      labelNames: ["job"],
-      registers,
-    });
-    const snapshot = () => this.#snapshot();
-    const now = this.#nowMs;
-    // Lag and position are read at scrape time from the checkpoints table, so the lag grows
-    // while nothing runs and survives restarts; a stream never synced has no sample.
-    new Gauge({
-      name: `${PREFIX}stream_checkpoint_timestamp_seconds`,
-      help: "Position of each stream's checkpoint (Unix seconds): its data is complete up to there.",
-      labelNames: ["stream"],
-      registers,
-      async collect() {
-        this.reset();
-        for (const { stream, positionMs } of (await snapshot()) ?? [])
-          this.set({ stream }, positionMs / 1000);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}stream_lag_seconds`,
-      help: "Now minus the stream's checkpoint (seconds), from the checkpoints table at scrape time.",
-      labelNames: ["stream"],
-      registers,
-      async collect() {
-        this.reset();
-        const nowMs = now();
-        for (const { stream, positionMs } of (await snapshot()) ?? []) {
-          this.set({ stream }, Math.max(0, (nowMs - positionMs) / 1000));
-        }
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}clickhouse_up`,
-      help: "1 when the checkpoints could be read from ClickHouse at this scrape, else 0.",
-      registers,
-      async collect() {
-        this.set((await snapshot()) === undefined ? 0 : 1);
-      },
-    });
+    this.#run = runMetrics(registers);
+    this.#api = apiMetrics(registers);
+    this.#scheduler = schedulerMetrics(registers);
+    this.#windows = windowMetrics(registers);
+    this.#sessions = sessionMetrics(registers);
+    checkpointGauges(registers, () => this.#snapshot(), this.#nowMs);
     if (options.processMetrics ?? true)
       collectDefaultMetrics({ register: this.registry });
   }
@@ -220,15 +69,11 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   }
 
   /** The checkpoints of the scrape in progress (one read for all its gauges); undefined on failure. */
-  #snapshot(): Promise<
-    ReadonlyArray<{ stream: string; positionMs: number }> | undefined
-  > {
+  #snapshot(): Promise<CheckpointPositions | undefined> {
     return this.#scrape ?? this.#readCheckpoints();
   }
 
-  #readCheckpoints(): Promise<
-    ReadonlyArray<{ stream: string; positionMs: number }> | undefined
-  > {
+  #readCheckpoints(): Promise<CheckpointPositions | undefined> {
     const source = this.#checkpoints;
     return source ? source().catch(() => undefined) : Promise.resolve([]);
   }
@@ -236,12 +81,12 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   /** Gives every job's series a zero, so dashboards and rate() see them before the first event. */
   declareJobs(jobs: readonly string[]): void {
     for (const job of jobs) {
-      this.#pages.inc({ job }, 0);
-      this.#deadLetters.inc({ job }, 0);
-      this.#runRetries.inc({ job }, 0);
-      this.#running.set({ job }, 0);
+      this.#run.pages.inc({ job }, 0);
+      this.#run.deadLetters.inc({ job }, 0);
+      this.#run.retries.inc({ job }, 0);
+      this.#scheduler.running.set({ job }, 0);
       for (const reason of ["running", "waiting"] as const)
-        this.#skipped.inc({ job, reason }, 0);
+        this.#scheduler.skipped.inc({ job, reason }, 0);
     }
   }
 
@@ -264,31 +109,31 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   onProgress(_p: Progress): void {}
 
   onRows(e: { job: string; table: string; rows: number }): void {
-    this.#rows.inc({ job: e.job, table: e.table }, e.rows);
+    this.#run.rows.inc({ job: e.job, table: e.table }, e.rows);
   }
 
   onDeadLetters(e: { job: string; count: number }): void {
-    this.#deadLetters.inc({ job: e.job }, e.count);
+    this.#run.deadLetters.inc({ job: e.job }, e.count);
   }
 
   onWindowsShrunk(e: { job: string; count: number }): void {
-    this.#windowsShrunk.inc({ job: e.job }, e.count);
+    this.#windows.shrunk.inc({ job: e.job }, e.count);
   }
 
   onWindowsPoisoned(e: { job: string; count: number }): void {
-    this.#windowsPoisoned.inc({ job: e.job }, e.count);
+    this.#windows.poisoned.inc({ job: e.job }, e.count);
   }
 
   onSessionsVanished(e: { job: string; count: number }): void {
-    this.#sessionsVanished.inc({ job: e.job }, e.count);
+    this.#sessions.vanished.inc({ job: e.job }, e.count);
   }
 
   onReconcileMissing(e: { job: string; count: number }): void {
-    this.#reconcileMissing.inc({ job: e.job }, e.count);
+    this.#sessions.reconcileMissing.inc({ job: e.job }, e.count);
   }
 
   onReconcileWindowsDiffering(e: { job: string; count: number }): void {
-    this.#reconcileDiffering.inc({ job: e.job }, e.count);
+    this.#sessions.reconcileDiffering.inc({ job: e.job }, e.count);
   }
 
   onRunEnd(e: {
@@ -297,36 +142,256 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     ms: number;
     counters: RunCounters;
   }): void {
-    this.#runs.inc({ job: e.job, status: e.status });
-    this.#runSeconds.observe({ job: e.job, status: e.status }, e.ms / 1000);
-    this.#pages.inc({ job: e.job }, e.counters.pages);
-    this.#runRetries.inc({ job: e.job }, e.counters.retries);
+    this.#run.runs.inc({ job: e.job, status: e.status });
+    this.#run.seconds.observe({ job: e.job, status: e.status }, e.ms / 1000);
+    this.#run.pages.inc({ job: e.job }, e.counters.pages);
+    this.#run.retries.inc({ job: e.job }, e.counters.retries);
   }
 
   // ApiObserver
   onAttempt(e: { procedure: string; result: string; ms: number }): void {
-    this.#apiRequests.inc({ procedure: e.procedure, result: e.result });
-    this.#apiSeconds.observe({ procedure: e.procedure }, e.ms / 1000);
+    this.#api.requests.inc({ procedure: e.procedure, result: e.result });
+    this.#api.seconds.observe({ procedure: e.procedure }, e.ms / 1000);
   }
 
   onRetry(e: { procedure: string; code: string; waitMs: number }): void {
-    this.#apiRetries.inc({ procedure: e.procedure, code: e.code });
+    this.#api.retries.inc({ procedure: e.procedure, code: e.code });
   }
 
   // SchedulerObserver
   onTickSkipped(e: { job: string; reason: SkipReason }): void {
-    this.#skipped.inc({ job: e.job, reason: e.reason });
+    this.#scheduler.skipped.inc({ job: e.job, reason: e.reason });
   }
 
   onRunDeadline(e: { job: string }): void {
-    this.#deadlines.inc({ job: e.job });
+    this.#scheduler.deadlines.inc({ job: e.job });
   }
 
   onJobState(e: { job: string; running: boolean }): void {
-    this.#running.set({ job: e.job }, e.running ? 1 : 0);
+    this.#scheduler.running.set({ job: e.job }, e.running ? 1 : 0);
   }
 
   onJobSuccess(e: { job: string; atMs: number }): void {
-    this.#lastSuccess.set({ job: e.job }, e.atMs / 1000);
+    this.#scheduler.lastSuccess.set({ job: e.job }, e.atMs / 1000);
   }
+}
+
+type Registers = Registry[];
+
+interface RunMetrics {
+  rows: Counter<"job" | "table">;
+  pages: Counter<"job">;
+  deadLetters: Counter<"job">;
+  retries: Counter<"job">;
+  runs: Counter<"job" | "status">;
+  seconds: Histogram<"job" | "status">;
+}
+
+/** What the runs did: rows, pages, dead letters, retries, and how each run ended. */
+function runMetrics(registers: Registers): RunMetrics {
+  return {
+    rows: new Counter({
+      name: `${PREFIX}rows_inserted_total`,
+      help: "Rows inserted into ClickHouse, by job and table (re-reads included; FINAL collapses them).",
+      labelNames: ["job", "table"],
+      registers,
+    }),
+    pages: new Counter({
+      name: `${PREFIX}pages_total`,
+      help: "API pages read, by job (counted when a run ends).",
+      labelNames: ["job"],
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: `${PREFIX}dead_letters_total`,
+      help: "Records that could not be stored and went to the dead_letters table, by job.",
+      labelNames: ["job"],
+      registers,
+    }),
+    retries: new Counter({
+      name: `${PREFIX}run_retries_total`,
+      help: "Retries (API calls and inserts) spent by runs, by job (counted when a run ends).",
+      labelNames: ["job"],
+      registers,
+    }),
+    runs: new Counter({
+      name: `${PREFIX}runs_total`,
+      help: "Finished runs, by job and status (succeeded, failed, aborted).",
+      labelNames: ["job", "status"],
+      registers,
+    }),
+    seconds: new Histogram({
+      name: `${PREFIX}run_duration_seconds`,
+      help: "Duration of runs, by job and status.",
+      labelNames: ["job", "status"],
+      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200],
+      registers,
+    }),
+  };
+}
+
+interface ApiMetrics {
+  requests: Counter<"procedure" | "result">;
+  seconds: Histogram<"procedure">;
+  retries: Counter<"procedure" | "code">;
+}
+
+/** Every attempt of a control-plane API request: result, latency, retries. */
+function apiMetrics(registers: Registers): ApiMetrics {
+  return {
+    requests: new Counter({
+      name: `${PREFIX}api_requests_total`,
+      help: "Control-plane API requests (each attempt), by procedure and result (ok or an error code).",
+      labelNames: ["procedure", "result"],
+      registers,
+    }),
+    seconds: new Histogram({
+      name: `${PREFIX}api_request_duration_seconds`,
+      help: "Latency of control-plane API requests until the response headers (or the failure), by procedure.",
+      labelNames: ["procedure"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    retries: new Counter({
+      name: `${PREFIX}api_retries_total`,
+      help: "Retries of control-plane API requests, by procedure and the error code that caused them.",
+      labelNames: ["procedure", "code"],
+      registers,
+    }),
+  };
+}
+
+interface SchedulerMetrics {
+  skipped: Counter<"job" | "reason">;
+  deadlines: Counter<"job">;
+  running: Gauge<"job">;
+  lastSuccess: Gauge<"job">;
+}
+
+/** The scheduler's view of each job: skipped ticks, deadlines, running, last success. */
+function schedulerMetrics(registers: Registers): SchedulerMetrics {
+  return {
+    skipped: new Counter({
+      name: `${PREFIX}scheduler_skipped_ticks_total`,
+      help: "Schedule ticks skipped because the job was still running or still waiting for a slot.",
+      labelNames: ["job", "reason"],
+      registers,
+    }),
+    deadlines: new Counter({
+      name: `${PREFIX}run_deadline_exceeded_total`,
+      help: "Runs aborted because they went on past their deadline, by job.",
+      labelNames: ["job"],
+      registers,
+    }),
+    running: new Gauge({
+      name: `${PREFIX}job_running`,
+      help: "1 while a run of the job is going.",
+      labelNames: ["job"],
+      registers,
+    }),
+    lastSuccess: new Gauge({
+      name: `${PREFIX}job_last_success_timestamp_seconds`,
+      help: "When the job last finished a run successfully (Unix seconds), in this process.",
+      labelNames: ["job"],
+      registers,
+    }),
+  };
+}
+
+interface WindowMetrics {
+  shrunk: Counter<"job">;
+  poisoned: Counter<"job">;
+}
+
+/** Aggregation windows that need a look: shrunk on re-fetch, or poisoned. */
+function windowMetrics(registers: Registers): WindowMetrics {
+  return {
+    shrunk: new Counter({
+      name: `${PREFIX}aggregation_windows_shrunk_total`,
+      help: "Aggregation windows whose re-fetch reported fewer hits than stored; the stored counts were kept.",
+      labelNames: ["job"],
+      registers,
+    }),
+    poisoned: new Counter({
+      name: `${PREFIX}aggregation_windows_poisoned_total`,
+      help: "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
+      labelNames: ["job"],
+      registers,
+    }),
+  };
+}
+
+interface SessionMetrics {
+  vanished: Counter<"job">;
+  reconcileMissing: Counter<"job">;
+  reconcileDiffering: Counter<"job">;
+}
+
+/** Sessions the incremental sync lost sight of: vanished open sessions, and what reconciliation found. */
+function sessionMetrics(registers: Registers): SessionMetrics {
+  return {
+    vanished: new Counter({
+      name: `${PREFIX}sessions_vanished_total`,
+      help: "Open sessions GetSession answered not_found too many times in a row: their last state is kept and they are not re-read again.",
+      labelNames: ["job"],
+      registers,
+    }),
+    reconcileMissing: new Counter({
+      name: `${PREFIX}reconcile_missing_total`,
+      help: "Sessions a reconciliation found listed but not stored (missed by the incremental sync), and stored.",
+      labelNames: ["job"],
+      registers,
+    }),
+    reconcileDiffering: new Counter({
+      name: `${PREFIX}reconcile_windows_differing_total`,
+      help: "Windows whose listed and stored session counts differed after a reconciliation pass.",
+      labelNames: ["job"],
+      registers,
+    }),
+  };
+}
+
+/**
+ * Each stream's checkpoint position and lag, and whether ClickHouse answered, all from one read
+ * of the checkpoints per scrape (`snapshot`; undefined when the read failed).
+ */
+function checkpointGauges(
+  registers: Registers,
+  snapshot: () => Promise<CheckpointPositions | undefined>,
+  now: () => number,
+): void {
+  // Lag and position are read at scrape time from the checkpoints table, so the lag grows
+  // while nothing runs and survives restarts; a stream never synced has no sample.
+  new Gauge({
+    name: `${PREFIX}stream_checkpoint_timestamp_seconds`,
+    help: "Position of each stream's checkpoint (Unix seconds): its data is complete up to there.",
+    labelNames: ["stream"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { stream, positionMs } of (await snapshot()) ?? [])
+        this.set({ stream }, positionMs / 1000);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}stream_lag_seconds`,
+    help: "Now minus the stream's checkpoint (seconds), from the checkpoints table at scrape time.",
+    labelNames: ["stream"],
+    registers,
+    async collect() {
+      this.reset();
+      const nowMs = now();
+      for (const { stream, positionMs } of (await snapshot()) ?? []) {
+        this.set({ stream }, Math.max(0, (nowMs - positionMs) / 1000));
+      }
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}clickhouse_up`,
+    help: "1 when the checkpoints could be read from ClickHouse at this scrape, else 0.",
+    registers,
+    async collect() {
+      this.set((await snapshot()) === undefined ? 0 : 1);
+    },
+  });
 }

@@ -2,6 +2,7 @@
 // of the control plane on a free port, the embedded ClickHouse (or CLICKHOUSE_URL), a sync of
 // the last N days, and a summary of what landed.
 import { randomBytes } from "node:crypto";
+import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import { syncSessions } from "../../pipeline/sessions.js";
@@ -12,11 +13,43 @@ import {
   sessionSummary,
   type SummaryTable,
 } from "../../warehouse/summary.js";
-import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
+import { intArg } from "../args.js";
+import {
+  configFrom,
+  openRuntime,
+  type GlobalOptions,
+  type Runtime,
+} from "../runtime.js";
 import { heading, printTable } from "../output.js";
 import { aggregationName, SESSIONS_JOB } from "../../pipeline/names.js";
 
 const AGGREGATION_DAYS = 2;
+
+export function registerDemoCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  program
+    .command("demo")
+    .description(
+      "simulate a control plane, sync the last days into the embedded ClickHouse, and show a summary",
+    )
+    .option("--days <n>", "days of history to sync", intArg("--days", 1, 90), 7)
+    .option(
+      "--seed <n>",
+      "seed of the simulated organisation",
+      intArg("--seed", 0, 2 ** 31 - 1),
+      1,
+    )
+    .option(
+      "--sessions-per-day <n>",
+      "activity of the simulated organisation",
+      intArg("--sessions-per-day", 1, 10_000_000),
+    )
+    .action(async (o: DemoOptions) => {
+      await runDemo(globals(), o);
+    });
+}
 
 export interface DemoOptions {
   days: number;
@@ -52,45 +85,58 @@ export async function runDemo(
       out.write(
         `sessionhouse demo: simulated control plane at ${sim.url} (seed ${options.seed}), ClickHouse ${rt.warehouse.kind} at ${rt.warehouse.location}\n`,
       );
-      const started = performance.now();
-      const sessions = await withRun(rt, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      out.write(
-        `synced ${sessions.rows} session reads over ${sessions.windows} windows (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
-          (sessions.deadLetters
-            ? `, ${sessions.deadLetters} dead-lettered`
-            : "") +
-          "\n",
-      );
-      const aggStarted = performance.now();
-      let aggRows = 0;
-      for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
-        // Log aggregations are much denser than sessions: the demo keeps them to two days.
-        const r = await withRun(rt, aggregationName(job), (ctx) =>
-          syncAggregations(ctx, job, {
-            initialLookbackMs:
-              Math.min(options.days, AGGREGATION_DAYS) * 86_400_000,
-          }),
-        );
-        aggRows += r.rows;
-      }
-      out.write(
-        `synced ${rt.config.aggregations.jobs.length} log-aggregation jobs over the last ${Math.min(options.days, AGGREGATION_DAYS)} days (${aggRows} rows) in ${((performance.now() - aggStarted) / 1000).toFixed(1)} s\n`,
-      );
+      await syncDemoSessions(rt, out);
+      await syncDemoAggregations(rt, options.days, out);
       await printSummary(rt.warehouse, out);
       await printAggregationSummary(rt.warehouse, out);
-      out.write(
-        `\nLook further:\n  npx sessionhouse query "SELECT count() FROM sessions FINAL"\n  npx sessionhouse query "SELECT user_email, count() AS n FROM sessions FINAL GROUP BY user_email ORDER BY n DESC LIMIT 10"\n` +
-          `Run the demo again to add only what is new.\n`,
-      );
+      out.write(LOOK_FURTHER);
     } finally {
       await rt.close();
     }
   } finally {
     await sim.close();
   }
+}
+
+const LOOK_FURTHER =
+  `\nLook further:\n  npx sessionhouse query "SELECT count() FROM sessions FINAL"\n  npx sessionhouse query "SELECT user_email, count() AS n FROM sessions FINAL GROUP BY user_email ORDER BY n DESC LIMIT 10"\n` +
+  `Run the demo again to add only what is new.\n`;
+
+/** The sessions of the configured initial lookback (the demo's --days), or what is new since the last demo. */
+async function syncDemoSessions(
+  rt: Runtime,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const started = performance.now();
+  const sessions = await withRun(rt, SESSIONS_JOB, (ctx) => syncSessions(ctx));
+  const seconds = (performance.now() - started) / 1000;
+  out.write(
+    `synced ${sessions.rows} session reads over ${sessions.windows} windows (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
+      (sessions.deadLetters ? `, ${sessions.deadLetters} dead-lettered` : "") +
+      "\n",
+  );
+}
+
+/** Every enabled aggregation job over at most AGGREGATION_DAYS of the demo's days. */
+async function syncDemoAggregations(
+  rt: Runtime,
+  days: number,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const started = performance.now();
+  let rows = 0;
+  for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
+    // Log aggregations are much denser than sessions: the demo keeps them to two days.
+    const r = await withRun(rt, aggregationName(job), (ctx) =>
+      syncAggregations(ctx, job, {
+        initialLookbackMs: Math.min(days, AGGREGATION_DAYS) * 86_400_000,
+      }),
+    );
+    rows += r.rows;
+  }
+  out.write(
+    `synced ${rt.config.aggregations.jobs.length} log-aggregation jobs over the last ${Math.min(days, AGGREGATION_DAYS)} days (${rows} rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
 }
 
 function printSummaries(

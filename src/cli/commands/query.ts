@@ -1,8 +1,10 @@
 // `sessionhouse query "SELECT …"`: SQL against the configured ClickHouse, with the configured
 // database as the current one.
-import type { Warehouse } from "../../warehouse/client.js";
+import { Option, type Command } from "commander";
+import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import { userQueryRows, userQueryText } from "../../warehouse/user-query.js";
 import { printTable } from "../output.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 export const QUERY_FORMATS = [
   "table",
@@ -14,6 +16,32 @@ export const QUERY_FORMATS = [
   "TabSeparatedWithNames",
 ] as const;
 export type QueryFormat = (typeof QUERY_FORMATS)[number];
+
+export function registerQueryCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  program
+    .command("query")
+    .description(
+      'run SQL against the configured ClickHouse, e.g. query "SELECT count() FROM sessions FINAL"',
+    )
+    .argument("<sql>", "the SQL statement")
+    .addOption(
+      new Option("--format <format>", "output format")
+        .choices(QUERY_FORMATS)
+        .default("table"),
+    )
+    .action(async (sql: string, o: { format: QueryFormat }) => {
+      const config = configFrom(globals(), {}, { needsApi: false });
+      const w = await openWarehouse(config);
+      try {
+        await runQuery(w, sql, o.format);
+      } finally {
+        await w.close();
+      }
+    });
+}
 
 export async function runQuery(
   w: Warehouse,

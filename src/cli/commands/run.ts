@@ -11,16 +11,17 @@ import { checkReadiness } from "../../ops/readiness.js";
 import { listWindows } from "../../warehouse/windows.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
-import { pipelineJobs, planJobs } from "../../scheduler/jobs.js";
+import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
-import { scrubber } from "../../util/logger.js";
+import { scrubber, type Logger } from "../../util/logger.js";
 import { readCheckpoints } from "../../warehouse/bookkeeping.js";
 import {
   configFrom,
   loggerFor,
   openRuntime,
   type GlobalOptions,
+  type Runtime,
 } from "../runtime.js";
 
 export function registerRunCommand(
@@ -67,9 +68,6 @@ export async function runService(
   config: Config,
   options: RunServiceOptions = {},
 ): Promise<void> {
-  const signals = options.signals ?? process;
-  const die = options.die ?? dieBySignal;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
   const plans = planJobs(config);
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
   checkSchedules(
@@ -78,7 +76,40 @@ export async function runService(
       schedule: p.schedule,
     })),
   );
+  const service = await openService(config, plans);
+  const ops = await startOps(service);
+  const stop = listenForStop(
+    options.signals ?? process,
+    options.die ?? dieBySignal,
+    service.rt.logger,
+  );
+  try {
+    await serveUntilStopped(service, ops, stop.requested);
+  } finally {
+    stop.detach();
+  }
+  // Everything is closed; a handle some library left behind must not keep the process alive.
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  setTimeout(
+    () => exit(process.exitCode === undefined ? 0 : Number(process.exitCode)),
+    EXIT_SAFETY_MS,
+  ).unref();
+}
 
+/** The service once opened, before its ops server listens. */
+interface Service {
+  rt: Runtime;
+  plans: readonly JobPlan[];
+  metrics: Metrics;
+  scheduler: Scheduler;
+  startedAtMs: number;
+}
+
+/** Metrics for every job, the runtime (migrated), and the scheduler, not started yet. */
+async function openService(
+  config: Config,
+  plans: readonly JobPlan[],
+): Promise<Service> {
   const logger = loggerFor(config);
   const metrics = new Metrics();
   metrics.declareJobs(plans.map((p) => p.name));
@@ -88,7 +119,6 @@ export async function runService(
   metrics.watchCheckpoints(async () =>
     (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)),
   );
-
   const scheduler = new Scheduler({
     jobs: pipelineJobs({ ...rt, observer: metrics }, plans),
     maxConcurrentJobs: config.service.maxConcurrentJobs,
@@ -96,10 +126,15 @@ export async function runService(
     logger,
     observer: metrics,
   });
-  const startedAtMs = Date.now();
-  let ops: OpsServer;
+  return { rt, plans, metrics, scheduler, startedAtMs: Date.now() };
+}
+
+/** /healthz, /readyz and /metrics; when it cannot listen, the runtime is closed and the error is fatal. */
+async function startOps(service: Service): Promise<OpsServer> {
+  const { rt, metrics, scheduler, startedAtMs } = service;
+  const { config, logger } = rt;
   try {
-    ops = await startOpsServer({
+    return await startOpsServer({
       host: config.service.opsHost,
       port: config.service.opsPort,
       logger,
@@ -130,9 +165,23 @@ export async function runService(
       },
     );
   }
+}
 
+interface StopListener {
+  /** Resolves with the first stop signal. */
+  requested: Promise<StopSignal>;
+  /** Removes the signal handlers. */
+  detach(): void;
+}
+
+/** The first SIGTERM or SIGINT requests a graceful stop; a second one ends the process at once. */
+function listenForStop(
+  signals: Pick<NodeJS.Process, "on" | "off">,
+  die: (signal: StopSignal) => void,
+  logger: Logger,
+): StopListener {
   let resolveStop: (signal: StopSignal) => void = () => undefined;
-  const stopRequested = new Promise<StopSignal>((resolve) => {
+  const requested = new Promise<StopSignal>((resolve) => {
     resolveStop = resolve;
   });
   let received = 0;
@@ -147,15 +196,31 @@ export async function runService(
       "second signal: exiting now; the next start resumes from the checkpoints",
     );
     logger.flush();
-    signals.off("SIGTERM", onTerm);
-    signals.off("SIGINT", onInt);
+    detach();
     die(signal);
   };
   const onTerm = () => onSignal("SIGTERM");
   const onInt = () => onSignal("SIGINT");
+  const detach = () => {
+    signals.off("SIGTERM", onTerm);
+    signals.off("SIGINT", onInt);
+  };
   signals.on("SIGTERM", onTerm);
   signals.on("SIGINT", onInt);
+  return { requested, detach };
+}
 
+/**
+ * Runs the scheduler until a stop is requested, then shuts down in order: scheduler (runs end or
+ * are aborted at the deadline), ops server, runtime.
+ */
+async function serveUntilStopped(
+  service: Service,
+  ops: OpsServer,
+  stopRequested: Promise<StopSignal>,
+): Promise<void> {
+  const { rt, plans, scheduler, startedAtMs } = service;
+  const { config, logger } = rt;
   let stopped = false;
   try {
     scheduler.start();
@@ -180,12 +245,5 @@ export async function runService(
       await ops.close().catch(() => undefined);
       await rt.close().catch(() => undefined);
     }
-    signals.off("SIGTERM", onTerm);
-    signals.off("SIGINT", onInt);
   }
-  // Everything is closed; a handle some library left behind must not keep the process alive.
-  setTimeout(
-    () => exit(process.exitCode === undefined ? 0 : Number(process.exitCode)),
-    EXIT_SAFETY_MS,
-  ).unref();
 }

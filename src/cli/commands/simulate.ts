@@ -1,11 +1,13 @@
 // `sessionhouse simulate`: the control-plane simulator as a standalone server, until stopped.
 import { once } from "node:events";
+import { Option, type Command } from "commander";
 import {
   parseClockSpec,
   parseFaultSpec,
   startSimulator,
 } from "../../simulator/index.js";
 import { UsageError } from "../../util/errors.js";
+import { intArg } from "../args.js";
 
 export interface SimulateOptions {
   port: number;
@@ -19,6 +21,66 @@ export interface SimulateOptions {
   brandMember: string;
   bench?: boolean;
   benchCacheMb?: number;
+}
+
+export function registerSimulateCommand(program: Command): void {
+  program
+    .command("simulate")
+    .description(
+      "run the control-plane simulator (a local stand-in for the real API) until stopped",
+    )
+    .option(
+      "--port <n>",
+      "port; 0 picks a free one and prints it",
+      intArg("--port", 0, 65_535),
+      0,
+    )
+    .option("--host <address>", "address to bind", "127.0.0.1")
+    .option(
+      "--seed <n>",
+      "seed of the simulated organisation",
+      intArg("--seed", 0, 2 ** 31 - 1),
+      1,
+    )
+    .addOption(
+      new Option("--api-key <key>", "API key clients must send in X-API-KEY")
+        .env("SIMULATOR_API_KEY")
+        .makeOptionMandatory(),
+    )
+    .option(
+      "--clock <spec>",
+      "real, fixed:<RFC3339> or accelerated:<factor>[@<RFC3339>]",
+      "real",
+    )
+    .option(
+      "--faults <spec>",
+      'injected faults, e.g. "all=0.02,seed=7" or "rate429=0.05,wrong-shape=0.01" (see src/simulator/README.md)',
+    )
+    .option(
+      "--sessions-per-day <n>",
+      "average sessions a day",
+      intArg("--sessions-per-day", 1, 10_000_000),
+    )
+    .option(
+      "--history-days <n>",
+      "days of history before the clock",
+      intArg("--history-days", 1, 3650),
+    )
+    .option(
+      "--brand-member <name>",
+      "wire name of the session user's brand member",
+      "formal",
+    )
+    .option("--bench", "serve pre-built pages (benchmark mode)")
+    .option(
+      "--bench-cache-mb <n>",
+      "memory for pre-built pages in benchmark mode",
+      intArg("--bench-cache-mb", 1, 65_536),
+      512,
+    )
+    .action(async (o: SimulateOptions) => {
+      await runSimulate(o);
+    });
 }
 
 function usage<T>(what: string, fn: () => T): T {

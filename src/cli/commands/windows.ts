@@ -22,6 +22,18 @@ import { printTable } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 import { aggregationName, backfillPrefix } from "../../pipeline/names.js";
 
+interface ListFlags {
+  job?: string;
+  all?: boolean;
+  json?: boolean;
+}
+
+interface SkipFlags {
+  window: string;
+  reason: string;
+  by?: string;
+}
+
 export function registerWindowsCommand(
   program: Command,
   globals: () => GlobalOptions,
@@ -40,40 +52,7 @@ export function registerWindowsCommand(
     .option("--job <name>", "only this aggregation job")
     .option("--all", "also the stored, shrunk and skipped windows")
     .option("--json", "print JSON for programs instead of a table")
-    .action(async (o: { job?: string; all?: boolean; json?: boolean }) => {
-      const job = o.job === undefined ? undefined : jobName(o.job);
-      const config = configFrom(globals(), {}, { needsApi: false });
-      await withWarehouse(config, async (w) => {
-        const states: readonly WindowState[] = o.all
-          ? WINDOW_STATES
-          : ["pending", "poisoned"];
-        const found = (await hasWindowTables(w))
-          ? await listWindows(w, { job, states })
-          : [];
-        if (o.json) {
-          process.stdout.write(
-            `${JSON.stringify(found.map(windowJson), null, 2)}\n`,
-          );
-          return;
-        }
-        if (found.length === 0) {
-          process.stdout.write(
-            `no ${o.all ? "" : "pending or poisoned "}aggregation windows${job ? ` for job ${job}` : ""}\n`,
-          );
-          return;
-        }
-        printTable(
-          found.map((r) => ({
-            job: r.job,
-            window: describe(r),
-            state: r.state,
-            attempts: r.attempts,
-            "last error": r.lastError.split("\n")[0] ?? "",
-            "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
-          })),
-        );
-      });
-    });
+    .action((o: ListFlags) => runList(globals(), o));
 
   windows
     .command("skip")
@@ -87,55 +66,7 @@ export function registerWindowsCommand(
     )
     .requiredOption("--reason <text>", "why the window is skipped (recorded)")
     .option("--by <name>", "who skips it (default: the OS user)")
-    .action(
-      async (
-        name: string,
-        o: { window: string; reason: string; by?: string },
-      ) => {
-        const job = jobName(name);
-        const startMs = parseInstant(o.window, "--window", Date.now());
-        if (o.reason.trim() === "")
-          throw new UsageError("--reason must not be empty", {
-            hint: "say why the window can be left without data",
-          });
-        const by = o.by?.trim() || osUser();
-        const config = configFrom(globals(), {}, { needsApi: false });
-        await withWarehouse(config, async (w) => {
-          await migrate(w, { retentionDays: config.clickhouse.retentionDays });
-          const open = await listWindows(w, {
-            job,
-            states: ["pending", "poisoned"],
-          });
-          const target = open.find((r) => r.startMs === startMs);
-          if (!target) {
-            throw new UsageError(
-              `job ${job} has no pending or poisoned window starting at ${new Date(startMs).toISOString()}`,
-              {
-                hint:
-                  open.length === 0
-                    ? "`sessionhouse windows list` shows the windows waiting; this job has none"
-                    : `its waiting windows start at: ${open.map((r) => new Date(r.startMs).toISOString()).join(", ")}`,
-              },
-            );
-          }
-          await writeWindows(
-            w,
-            [
-              {
-                ...target,
-                state: "skipped",
-                skippedBy: by,
-                skipReason: o.reason.trim(),
-              },
-            ],
-            { retries: config.clickhouse.insertRetries },
-          );
-          process.stdout.write(
-            `${job} ${describe(target)} skipped by ${by}; the job's next run moves its checkpoint past it\n`,
-          );
-        });
-      },
-    );
+    .action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
 
   windows
     .command("forget")
@@ -144,26 +75,134 @@ export function registerWindowsCommand(
     )
     .argument("<job>", "the aggregation job")
     .option("--yes", "confirm: the job's stored rows are deleted")
-    .action(async (name: string, o: { yes?: boolean }) => {
-      const job = jobName(name);
-      if (!o.yes)
-        throw new UsageError(
-          `forget deletes every stored row of aggregation job ${job}`,
-          { hint: "add --yes to confirm" },
-        );
-      const config = configFrom(globals(), {}, { needsApi: false });
-      await withWarehouse(config, async (w) => {
-        await migrate(w, { retentionDays: config.clickhouse.retentionDays });
-        const stream = aggregationName({ name: job });
-        await forgetJob(w, job, {
-          stream,
-          backfillPrefix: backfillPrefix(stream),
-        });
-        process.stdout.write(
-          `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
-        );
-      });
+    .action((name: string, o: { yes?: boolean }) =>
+      runForget(globals(), name, o),
+    );
+}
+
+/** `windows list`: reads only; a warehouse without the window tables has none. */
+async function runList(globals: GlobalOptions, o: ListFlags): Promise<void> {
+  const job = o.job === undefined ? undefined : jobName(o.job);
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, async (w) => {
+    const states: readonly WindowState[] = o.all
+      ? WINDOW_STATES
+      : ["pending", "poisoned"];
+    const found = (await hasWindowTables(w))
+      ? await listWindows(w, { job, states })
+      : [];
+    printWindows(found, o, job);
+  });
+}
+
+function printWindows(
+  found: readonly WindowRecord[],
+  o: ListFlags,
+  job: string | undefined,
+): void {
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify(found.map(windowJson), null, 2)}\n`);
+    return;
+  }
+  if (found.length === 0) {
+    process.stdout.write(
+      `no ${o.all ? "" : "pending or poisoned "}aggregation windows${job ? ` for job ${job}` : ""}\n`,
+    );
+    return;
+  }
+  printTable(
+    found.map((r) => ({
+      job: r.job,
+      window: describe(r),
+      state: r.state,
+      attempts: r.attempts,
+      "last error": r.lastError.split("\n")[0] ?? "",
+      "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
+    })),
+  );
+}
+
+/** `windows skip`: marks one waiting window skipped, with who and why. */
+async function runSkip(
+  globals: GlobalOptions,
+  name: string,
+  o: SkipFlags,
+): Promise<void> {
+  const job = jobName(name);
+  const startMs = parseInstant(o.window, "--window", Date.now());
+  if (o.reason.trim() === "")
+    throw new UsageError("--reason must not be empty", {
+      hint: "say why the window can be left without data",
     });
+  const by = o.by?.trim() || osUser();
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, async (w) => {
+    await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+    const target = await waitingWindow(w, job, startMs);
+    await writeWindows(
+      w,
+      [
+        {
+          ...target,
+          state: "skipped",
+          skippedBy: by,
+          skipReason: o.reason.trim(),
+        },
+      ],
+      { retries: config.clickhouse.insertRetries },
+    );
+    process.stdout.write(
+      `${job} ${describe(target)} skipped by ${by}; the job's next run moves its checkpoint past it\n`,
+    );
+  });
+}
+
+/** The pending or poisoned window of `job` starting at startMs; a usage error naming the others if none. */
+async function waitingWindow(
+  w: Warehouse,
+  job: string,
+  startMs: number,
+): Promise<WindowRecord> {
+  const open = await listWindows(w, { job, states: ["pending", "poisoned"] });
+  const target = open.find((r) => r.startMs === startMs);
+  if (!target) {
+    throw new UsageError(
+      `job ${job} has no pending or poisoned window starting at ${new Date(startMs).toISOString()}`,
+      {
+        hint:
+          open.length === 0
+            ? "`sessionhouse windows list` shows the windows waiting; this job has none"
+            : `its waiting windows start at: ${open.map((r) => new Date(r.startMs).toISOString()).join(", ")}`,
+      },
+    );
+  }
+  return target;
+}
+
+/** `windows forget`: deletes every row and checkpoint of a job, only with --yes. */
+async function runForget(
+  globals: GlobalOptions,
+  name: string,
+  o: { yes?: boolean },
+): Promise<void> {
+  const job = jobName(name);
+  if (!o.yes)
+    throw new UsageError(
+      `forget deletes every stored row of aggregation job ${job}`,
+      { hint: "add --yes to confirm" },
+    );
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, async (w) => {
+    await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+    const stream = aggregationName({ name: job });
+    await forgetJob(w, job, {
+      stream,
+      backfillPrefix: backfillPrefix(stream),
+    });
+    process.stdout.write(
+      `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
+    );
+  });
 }
 
 async function withWarehouse(

@@ -1,0 +1,199 @@
+// `sessionhouse sync sessions|reconcile|aggregations`: one stream now, incrementally from its
+// checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
+import type { Command } from "commander";
+import type { AggregationJobConfig, Config } from "../../config/index.js";
+import { checkJob, syncAggregations } from "../../pipeline/aggregations.js";
+import { withRun, type JobContext } from "../../pipeline/context.js";
+import {
+  aggregationName,
+  RECONCILE_JOB,
+  SESSIONS_JOB,
+} from "../../pipeline/names.js";
+import {
+  reconcileSessions,
+  recentRange,
+  type ReconcileOptions,
+} from "../../pipeline/reconcile.js";
+import { syncSessions } from "../../pipeline/sessions.js";
+import { UsageError } from "../../util/errors.js";
+import {
+  intArg,
+  parseRange,
+  type ParsedRange,
+  type RangeFlags,
+} from "../args.js";
+import { createProgressObserver } from "../progress.js";
+import {
+  configFrom,
+  openRuntime,
+  type GlobalOptions,
+  type Runtime,
+} from "../runtime.js";
+
+type ReconcileFlags = RangeFlags & { days?: number };
+type AggregationFlags = RangeFlags & { job?: string };
+
+export function registerSyncCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const sync = program
+    .command("sync")
+    .description("sync one stream now, incrementally or as a backfill");
+  sync
+    .command("sessions")
+    .description(
+      "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
+    )
+    .option(
+      "--from <time>",
+      "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -7d)",
+    )
+    .option("--to <time>", "backfill up to this instant (default now)")
+    .action((o: RangeFlags) => runSyncSessions(globals(), o));
+
+  sync
+    .command("reconcile")
+    .description(
+      "list the last days again and store the sessions the incremental sync missed (late sessions); compares listed and stored counts per window",
+    )
+    .option(
+      "--days <n>",
+      "days before the sessions checkpoint (default sessions.reconcileDays)",
+      intArg("--days", 1, 3650),
+    )
+    .option(
+      "--from <time>",
+      "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
+    )
+    .option("--to <time>", "reconcile up to this instant (default now)")
+    .action((o: ReconcileFlags) => runReconcile(globals(), o));
+
+  sync
+    .command("aggregations")
+    .description(
+      "fetch ListLogAggregations for every configured aggregation job (or one with --job)",
+    )
+    .option("--job <name>", "only this aggregation job")
+    .option(
+      "--from <time>",
+      "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -30d)",
+    )
+    .option("--to <time>", "backfill up to this instant (default now)")
+    .action((o: AggregationFlags) => runSyncAggregations(globals(), o));
+}
+
+async function runSyncSessions(
+  globals: GlobalOptions,
+  o: RangeFlags,
+): Promise<void> {
+  const range = parseRange(o);
+  const rt = await openRuntime(configFrom(globals));
+  try {
+    const r = await withProgress(rt, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, range),
+    );
+    process.stdout.write(
+      `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
+    );
+  } finally {
+    await rt.close();
+  }
+}
+
+async function runReconcile(
+  globals: GlobalOptions,
+  o: ReconcileFlags,
+): Promise<void> {
+  const range = parseRange(o);
+  if (o.days !== undefined && range.fromMs !== undefined)
+    throw new UsageError("give either --days or --from, not both", {
+      hint: "--days counts back from the sessions checkpoint; --from/--to name a range",
+    });
+  const config = configFrom(globals);
+  const days = o.days ?? config.sessions.reconcileDays;
+  if (range.fromMs === undefined && days === 0)
+    throw new UsageError(
+      "sessions.reconcileDays is 0 (SESSIONHOUSE_RECONCILE_DAYS) and no range was given",
+      { hint: "give --days N or --from T" },
+    );
+  const rt = await openRuntime(config);
+  try {
+    const r = await withProgress(rt, RECONCILE_JOB, async (ctx) =>
+      reconcileSessions(ctx, await reconcileRange(ctx, range, days)),
+    );
+    process.stdout.write(
+      `reconcile: ${r.windows} windows, ${r.missing} missing stored, ${r.differing} windows differing\n`,
+    );
+  } finally {
+    await rt.close();
+  }
+}
+
+/** --from/--to when given (ending now at the latest), else the `days` before the checkpoint. */
+async function reconcileRange(
+  ctx: JobContext,
+  range: ParsedRange,
+  days: number,
+): Promise<ReconcileOptions> {
+  if (range.fromMs === undefined) return recentRange(ctx, days, range.nowMs);
+  return {
+    fromMs: range.fromMs,
+    toMs: Math.min(range.toMs ?? range.nowMs, range.nowMs),
+  };
+}
+
+async function runSyncAggregations(
+  globals: GlobalOptions,
+  o: AggregationFlags,
+): Promise<void> {
+  const range = parseRange(o);
+  const config = configFrom(globals);
+  const jobs = selectAggregationJobs(config, o.job);
+  for (const job of jobs) checkJob(job);
+  const rt = await openRuntime(config);
+  try {
+    for (const job of jobs) {
+      const r = await withProgress(rt, aggregationName(job), (ctx) =>
+        syncAggregations(ctx, job, range),
+      );
+      process.stdout.write(
+        `${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered${r.shrunk > 0 ? `, ${r.shrunk} shrunk (stored counts kept)` : ""}\n`,
+      );
+      if (r.poisoned.length > 0)
+        process.stdout.write(
+          `${job.name}: ${r.poisoned.length} poisoned window(s) hold the checkpoint: see \`sessionhouse windows list --job ${job.name}\`\n`,
+        );
+    }
+  } finally {
+    await rt.close();
+  }
+}
+
+/** The job named by --job, even a disabled one; without --job, every enabled job. */
+function selectAggregationJobs(
+  config: Config,
+  name: string | undefined,
+): AggregationJobConfig[] {
+  const jobs = config.aggregations.jobs.filter((j) =>
+    name ? j.name === name : j.enabled,
+  );
+  if (name && jobs.length === 0) {
+    throw new UsageError(`there is no aggregation job named "${name}"`, {
+      hint: `the configured jobs are: ${config.aggregations.jobs.map((j) => j.name).join(", ")}`,
+    });
+  }
+  return jobs;
+}
+
+/** One run of `job`, reporting its progress on stderr (a bar on a terminal) until it ends. */
+async function withProgress<T>(
+  rt: Runtime,
+  job: string,
+  fn: (ctx: JobContext) => Promise<T>,
+): Promise<T> {
+  const progress = createProgressObserver(rt.logger);
+  return withRun({ ...rt, observer: progress }, job, fn).finally(() =>
+    progress.close(),
+  );
+}
