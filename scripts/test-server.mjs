@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 
 const SUITES = [
   "test/pipeline",
-  "test/chaos",
+  "test/chaos/chaos-wire.test.ts",
   "test/dashboards/queries.test.ts",
   "test/faults/clickhouse-faults.test.ts",
   "test/warehouse/bad-rows.test.ts",

@@ -274,6 +274,9 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
       env,
       random,
       { maxKills: 2, minMs: 500, maxMs: 3_000 },
+      // A reconciliation keeps no checkpoint: every run lists the three days again, and with
+      // cursor cycles on two pages in a hundred most runs meet one somewhere.
+      { maxFailures: 20 },
     );
     const syncMs = Date.now() - started;
 
