@@ -249,47 +249,24 @@ class Front {
     params: URLSearchParams,
     method: string,
   ): Promise<void> {
-    const asked =
-      params.get("query_id") || header(req, "x-clickhouse-query-id");
-    // Any string is a query id; a header carries printable ASCII only.
-    const queryId = asked
-      ? /^[\x20-\x7e]*$/.test(asked)
-        ? asked
-        : encodeURIComponent(asked)
-      : randomUUID();
-    res.setHeader("X-ClickHouse-Query-Id", queryId);
+    res.setHeader("X-ClickHouse-Query-Id", queryIdOf(req, params));
     const temporary: string[] = [];
     let bodyRead = false;
     let answer: () => Promise<void>;
     try {
-      checkCredentials(credentialsOf(req, params), this.options.auth);
-      if (
-        (header(req, "content-type") ?? "")
-          .toLowerCase()
-          .startsWith("multipart/form-data")
-      )
-        throw new FrontError(
-          "NOT_IMPLEMENTED",
-          "multipart/form-data bodies (external tables, parameters in the body) are not supported by this front",
-        );
-      const request = readParams(req, params);
-      const prelude = this.#prelude(request, method);
-      const body = await readBody(req, {
-        maxBytes:
-          this.options.maxBodyBytes ??
-          (this.#readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30),
-        inlineBytes: INLINE_BODY_BYTES,
-        tempDir: this.#tempDir,
-      });
+      const { request, prelude, body } = await this.#readRequest(
+        req,
+        params,
+        method,
+      );
       bodyRead = true;
       if (body.kind === "file") temporary.push(body.path);
-      const plan = await this.#plan(params.get("query") ?? "", body, temporary);
-      checkStatement(plan);
-      if (this.#readonly) refuseFileAccess(plan.userText);
-      const format =
-        plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
-      const result = await this.#gate.run(() =>
-        this.#execute(plan, prelude, format),
+      const { plan, format, result } = await this.#run(
+        params.get("query") ?? "",
+        body,
+        request,
+        prelude,
+        temporary,
       );
       answer = () =>
         this.#sendResult(req, res, method, request, plan, format, result);
@@ -307,6 +284,56 @@ class Front {
     } catch (err) {
       this.#sendError(res, err);
     }
+  }
+
+  /**
+   * Checks the credentials, reads the URL's parameters into the statements that prepare the
+   * engine session, then reads the body; a refusal comes before the body is read.
+   */
+  async #readRequest(
+    req: IncomingMessage,
+    params: URLSearchParams,
+    method: string,
+  ): Promise<{ request: RequestParams; prelude: string; body: Body }> {
+    checkCredentials(credentialsOf(req, params), this.options.auth);
+    if (
+      (header(req, "content-type") ?? "")
+        .toLowerCase()
+        .startsWith("multipart/form-data")
+    )
+      throw new FrontError(
+        "NOT_IMPLEMENTED",
+        "multipart/form-data bodies (external tables, parameters in the body) are not supported by this front",
+      );
+    const request = readParams(req, params);
+    const prelude = this.#prelude(request, method);
+    const body = await readBody(req, {
+      maxBytes:
+        this.options.maxBodyBytes ??
+        (this.#readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30),
+      inlineBytes: INLINE_BODY_BYTES,
+      tempDir: this.#tempDir,
+    });
+    return { request, prelude, body };
+  }
+
+  /** Plans the statement, makes the server's refusals, and runs it when the gate lets it. */
+  async #run(
+    urlQuery: string,
+    body: Body,
+    request: RequestParams,
+    prelude: string,
+    temporary: string[],
+  ): Promise<{ plan: Plan; format: string; result: EngineResult }> {
+    const plan = await this.#plan(urlQuery, body, temporary);
+    checkStatement(plan);
+    if (this.#readonly) refuseFileAccess(plan.userText);
+    const format =
+      plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
+    const result = await this.#gate.run(() =>
+      this.#execute(plan, prelude, format),
+    );
+    return { plan, format, result };
   }
 
   get #tempDir(): string {
@@ -537,6 +564,16 @@ class Front {
     });
     res.end(body);
   }
+}
+
+/**
+ * The query id the client asked for, or a new one. Any string is a query id; a header carries
+ * printable ASCII only.
+ */
+function queryIdOf(req: IncomingMessage, params: URLSearchParams): string {
+  const asked = params.get("query_id") || header(req, "x-clickhouse-query-id");
+  if (!asked) return randomUUID();
+  return /^[\x20-\x7e]*$/.test(asked) ? asked : encodeURIComponent(asked);
 }
 
 function capped(value: string, cap: number): number {
