@@ -412,47 +412,78 @@ class Front {
     temporary: string[],
   ): Promise<Plan> {
     if (body.kind === "file") {
-      if (urlQuery !== "") {
-        const statement = readStatement(urlQuery);
-        const insert = statement.insert;
-        if (insert) {
-          const tail = urlQuery.slice(insert.dataStart);
-          let data = body.path;
-          if (tail.trim() !== "") {
-            data = tempFilePath(this.#tempDir);
-            temporary.push(data);
-            await copyInto(data, Buffer.from(tail + "\n"), body.path, 0);
-          }
-          return insertPlan(urlQuery, statement, data);
-        }
-      } else {
-        // Statement and data both in the body: read the statement from the file's head.
-        const head = await readHead(body.path, INLINE_BODY_BYTES);
-        const text = head.toString("utf8");
-        const statement = readStatement(text);
-        if (statement.insert && statement.insert.dataStart < text.length) {
-          const offset = Buffer.byteLength(
-            text.slice(0, statement.insert.dataStart),
-          );
-          const data = tempFilePath(this.#tempDir);
-          temporary.push(data);
-          await copyInto(data, Buffer.alloc(0), body.path, offset);
-          return insertPlan(text, statement, data);
-        }
-      }
+      const plan =
+        urlQuery !== ""
+          ? await this.#insertOfUrl(urlQuery, body.path, temporary)
+          : await this.#insertOfFileHead(body.path, temporary);
+      if (plan) return plan;
       throw new FrontError(
         "QUERY_IS_TOO_LARGE",
         `The query is larger than ${INLINE_BODY_BYTES} bytes: only the data of an INSERT may be that large (send INSERT … FORMAT in the query parameter and the data as the body)`,
       );
     }
+    return this.#planInMemory(
+      urlQuery,
+      body.kind === "memory" ? body.data : undefined,
+      temporary,
+    );
+  }
+
+  /**
+   * The URL's INSERT with the spooled body as its data; data that starts in the URL goes first,
+   * in a new file. Undefined when the URL's statement is not an INSERT with its data after it.
+   */
+  async #insertOfUrl(
+    urlQuery: string,
+    bodyPath: string,
+    temporary: string[],
+  ): Promise<Plan | undefined> {
+    const statement = readStatement(urlQuery);
+    const insert = statement.insert;
+    if (!insert) return undefined;
+    const tail = urlQuery.slice(insert.dataStart);
+    let data = bodyPath;
+    if (tail.trim() !== "") {
+      data = tempFilePath(this.#tempDir);
+      temporary.push(data);
+      await copyInto(data, Buffer.from(tail + "\n"), bodyPath, 0);
+    }
+    return insertPlan(urlQuery, statement, data);
+  }
+
+  /**
+   * Statement and data both in the spooled body: the statement is read from the file's head and
+   * the data copied to a file of its own. Undefined unless the head holds an INSERT whose data
+   * starts in it.
+   */
+  async #insertOfFileHead(
+    bodyPath: string,
+    temporary: string[],
+  ): Promise<Plan | undefined> {
+    const head = await readHead(bodyPath, INLINE_BODY_BYTES);
+    const text = head.toString("utf8");
+    const statement = readStatement(text);
+    if (!statement.insert || statement.insert.dataStart >= text.length)
+      return undefined;
+    const offset = Buffer.byteLength(text.slice(0, statement.insert.dataStart));
+    const data = tempFilePath(this.#tempDir);
+    temporary.push(data);
+    await copyInto(data, Buffer.alloc(0), bodyPath, offset);
+    return insertPlan(text, statement, data);
+  }
+
+  /** The statement in the URL's query and a body held in memory, if any. */
+  async #planInMemory(
+    urlQuery: string,
+    bodyData: Buffer | undefined,
+    temporary: string[],
+  ): Promise<Plan> {
     const bytes =
       urlQuery === ""
-        ? body.kind === "memory"
-          ? body.data
-          : Buffer.alloc(0)
+        ? (bodyData ?? Buffer.alloc(0))
         : Buffer.concat([
             Buffer.from(urlQuery + "\n"),
-            ...(body.kind === "memory" ? [body.data] : []),
+            ...(bodyData ? [bodyData] : []),
           ]);
     const text = bytes.toString("utf8");
     const statement = readStatement(text);
