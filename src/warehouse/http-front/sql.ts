@@ -27,6 +27,7 @@ export interface Token {
 const WORD_START = /[A-Za-z_]/;
 const WORD_CHAR = /[A-Za-z0-9_]/;
 const DIGIT = /[0-9]/;
+const NUMBER_CHAR = /[0-9A-Za-z_.]/;
 
 /** Tokens of `sql` from `from`, skipping whitespace and comments. */
 export function* tokens(sql: string, from = 0): Generator<Token> {
@@ -39,82 +40,103 @@ export function* tokens(sql: string, from = 0): Generator<Token> {
       i++;
       continue;
     }
-    // Line comments: -- and "# " / "#!".
-    if (
-      (c === "-" && sql[i + 1] === "-") ||
-      (c === "#" && (sql[i + 1] === " " || sql[i + 1] === "!"))
-    ) {
-      const nl = sql.indexOf("\n", i);
-      i = nl < 0 ? n : nl + 1;
+    const afterComment = commentEnd(sql, i);
+    if (afterComment > i) {
+      i = afterComment;
       continue;
     }
-    // Block comments nest in ClickHouse.
-    if (c === "/" && sql[i + 1] === "*") {
-      let level = 1;
-      i += 2;
-      while (i < n && level > 0) {
-        if (sql[i] === "/" && sql[i + 1] === "*") {
-          level++;
-          i += 2;
-        } else if (sql[i] === "*" && sql[i + 1] === "/") {
-          level--;
-          i += 2;
-        } else i++;
-      }
+    const literal = literalAt(sql, i, depth);
+    if (literal) {
+      i = literal.end;
+      yield literal;
       continue;
     }
-    const start = i;
-    if (c === "'" || c === '"' || c === "`") {
-      i = skipQuoted(sql, i, c);
-      yield {
-        kind: c === "'" ? "string" : "quoted",
-        text: sql.slice(start, i),
-        start,
-        end: i,
-        depth,
-      };
-      continue;
-    }
-    if (c === "$") {
-      const tag = /^\$([A-Za-z0-9_]*)\$/.exec(sql.slice(i, i + 256));
-      if (tag) {
-        const close = sql.indexOf(tag[0], i + tag[0].length);
-        i = close < 0 ? n : close + tag[0].length;
-        yield {
-          kind: "string",
-          text: sql.slice(start, i),
-          start,
-          end: i,
-          depth,
-        };
-        continue;
-      }
-    }
-    if (WORD_START.test(c)) {
-      i++;
-      while (i < n && WORD_CHAR.test(sql[i] as string)) i++;
-      yield { kind: "word", text: sql.slice(start, i), start, end: i, depth };
-      continue;
-    }
-    if (DIGIT.test(c)) {
-      i++;
-      while (i < n && /[0-9A-Za-z_.]/.test(sql[i] as string)) i++;
-      yield { kind: "number", text: sql.slice(start, i), start, end: i, depth };
-      continue;
-    }
+    const kind = punctuationKind(c);
+    if (kind === "close") depth = Math.max(0, depth - 1);
+    yield { kind, text: c, start: i, end: i + 1, depth };
+    if (kind === "open") depth++;
     i++;
-    if (c === "(" || c === "[" || c === "{") {
-      yield { kind: "open", text: c, start, end: i, depth };
-      depth++;
-    } else if (c === ")" || c === "]" || c === "}") {
-      depth = Math.max(0, depth - 1);
-      yield { kind: "close", text: c, start, end: i, depth };
-    } else if (c === ";") {
-      yield { kind: "semicolon", text: c, start, end: i, depth };
-    } else {
-      yield { kind: "other", text: c, start, end: i, depth };
-    }
   }
+}
+
+/** The end of the comment that starts at `i`, or `i` when none does. */
+function commentEnd(sql: string, i: number): number {
+  const c = sql[i];
+  const next = sql[i + 1];
+  // Line comments: -- and "# " / "#!".
+  if (
+    (c === "-" && next === "-") ||
+    (c === "#" && (next === " " || next === "!"))
+  ) {
+    const nl = sql.indexOf("\n", i);
+    return nl < 0 ? sql.length : nl + 1;
+  }
+  if (c !== "/" || next !== "*") return i;
+  // Block comments nest in ClickHouse.
+  const n = sql.length;
+  let level = 1;
+  i += 2;
+  while (i < n && level > 0) {
+    if (sql[i] === "/" && sql[i + 1] === "*") {
+      level++;
+      i += 2;
+    } else if (sql[i] === "*" && sql[i + 1] === "/") {
+      level--;
+      i += 2;
+    } else i++;
+  }
+  return i;
+}
+
+/** The quoted identifier, string, word or number that starts at `start`, if one does. */
+function literalAt(
+  sql: string,
+  start: number,
+  depth: number,
+): Token | undefined {
+  const c = sql[start] as string;
+  let kind: TokenKind;
+  let end: number | undefined;
+  if (c === "'" || c === '"' || c === "`") {
+    kind = c === "'" ? "string" : "quoted";
+    end = skipQuoted(sql, start, c);
+  } else if (c === "$") {
+    end = heredocEnd(sql, start);
+    // A `$` that opens no heredoc is punctuation.
+    if (end === undefined) return undefined;
+    kind = "string";
+  } else if (WORD_START.test(c)) {
+    kind = "word";
+    end = skipWhile(sql, start + 1, WORD_CHAR);
+  } else if (DIGIT.test(c)) {
+    kind = "number";
+    end = skipWhile(sql, start + 1, NUMBER_CHAR);
+  } else return undefined;
+  return { kind, text: sql.slice(start, end), start, end, depth };
+}
+
+/**
+ * The end of a $tag$heredoc$tag$ opened at `i` (the end of `sql` when it is not closed), or
+ * undefined when no tag opens there.
+ */
+function heredocEnd(sql: string, i: number): number | undefined {
+  const tag = /^\$([A-Za-z0-9_]*)\$/.exec(sql.slice(i, i + 256));
+  if (!tag) return undefined;
+  const close = sql.indexOf(tag[0], i + tag[0].length);
+  return close < 0 ? sql.length : close + tag[0].length;
+}
+
+/** The first index from `i` whose character `re` does not match. */
+function skipWhile(sql: string, i: number, re: RegExp): number {
+  while (i < sql.length && re.test(sql[i] as string)) i++;
+  return i;
+}
+
+/** The kind of a one-character token: a bracket, a semicolon or other punctuation. */
+function punctuationKind(c: string): TokenKind {
+  if (c === "(" || c === "[" || c === "{") return "open";
+  if (c === ")" || c === "]" || c === "}") return "close";
+  return c === ";" ? "semicolon" : "other";
 }
 
 /** The end of a quoted token opened at `i` (backslash escapes, or the quote doubled). */
