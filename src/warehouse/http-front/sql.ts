@@ -230,6 +230,10 @@ function unquote(t: Token): string {
   return t.kind === "quoted" ? t.text.slice(1, -1) : t.text;
 }
 
+/**
+ * Reads an INSERT after its first word: the target, a column list, then FROM INFILE or the
+ * clause its data follows. For anything else, INSERT … SELECT included, it finds neither.
+ */
 function readInsert(
   sql: string,
   insertToken: Token,
@@ -240,25 +244,7 @@ function readInsert(
     const r = it.next();
     return r.done ? undefined : r.value;
   };
-  let t = next();
-  if (!isWord(t, "INTO")) return none;
-  t = next();
-  if (isWord(t, "TABLE")) t = next();
-  if (isWord(t, "FUNCTION")) {
-    next(); // the function's name
-    t = next();
-    if (t?.kind !== "open") return none;
-    t = skipGroup(t, next);
-  } else {
-    // [db.]table, each part bare or quoted.
-    if (t?.kind !== "word" && t?.kind !== "quoted") return none;
-    t = next();
-    if (t?.kind === "other" && t.text === ".") {
-      t = next();
-      if (t?.kind !== "word" && t?.kind !== "quoted") return none;
-      t = next();
-    }
-  }
+  let t = afterTarget(next);
   // Column list.
   if (t?.kind === "open" && t.text === "(" && t.depth === 0) {
     const group = t;
@@ -271,47 +257,87 @@ function readInsert(
     const infile = next();
     return { fromInfile: isWord(infile, "INFILE") };
   }
-  const head = sql.slice(insertToken.start, t?.start ?? sql.length).trimEnd();
-  let settingsStart: number | undefined;
+  // Nothing after the target and columns: no clause for data to follow.
+  if (t === undefined) return none;
+  const insert = dataClause(sql, insertToken, t, next);
+  return insert ? { fromInfile: false, insert } : none;
+}
+
+/**
+ * The token after `INTO [TABLE] target`, the target being `FUNCTION name(…)` or `[db.]table`
+ * with each part bare or quoted; undefined when the tokens are not that, or nothing follows.
+ */
+function afterTarget(next: () => Token | undefined): Token | undefined {
+  let t = next();
+  if (!isWord(t, "INTO")) return undefined;
+  t = next();
+  if (isWord(t, "TABLE")) t = next();
+  if (isWord(t, "FUNCTION")) {
+    next(); // the function's name
+    t = next();
+    if (t?.kind !== "open") return undefined;
+    return skipGroup(t, next);
+  }
+  if (t?.kind !== "word" && t?.kind !== "quoted") return undefined;
+  t = next();
+  if (t?.kind === "other" && t.text === ".") {
+    t = next();
+    if (t?.kind !== "word" && t?.kind !== "quoted") return undefined;
+    t = next();
+  }
+  return t;
+}
+
+/**
+ * The clause at `t` that an INSERT's data follows, `[SETTINGS …] VALUES` or
+ * `[SETTINGS …] FORMAT name`, with the statement's head; undefined when it is neither.
+ */
+function dataClause(
+  sql: string,
+  insertToken: Token,
+  t: Token,
+  next: () => Token | undefined,
+): InsertWithData | undefined {
+  const head = sql.slice(insertToken.start, t.start).trimEnd();
+  let clause: Token | undefined = t;
+  let settings = "";
   if (isWord(t, "SETTINGS")) {
-    settingsStart = t?.start;
-    while (
-      t !== undefined &&
-      !(
-        t.depth === 0 &&
-        (isWord(t, "FORMAT", "VALUES", "SELECT", "WITH") ||
-          (t.kind === "open" && t.text === "("))
-      )
-    ) {
-      t = next();
-    }
+    clause = afterSettings(t, next);
+    if (clause === undefined) return undefined;
+    settings = sql.slice(t.start, clause.start).trim();
   }
-  const clause = t;
-  if (clause === undefined) return none;
-  const settings =
-    settingsStart === undefined
-      ? ""
-      : sql.slice(settingsStart, clause.start).trim();
-  if (isWord(clause, "VALUES")) {
-    return {
-      fromInfile: false,
-      insert: { head, settings, format: "Values", dataStart: clause.end },
-    };
+  if (isWord(clause, "VALUES"))
+    return { head, settings, format: "Values", dataStart: clause.end };
+  if (!isWord(clause, "FORMAT")) return undefined;
+  const name = next();
+  if (name?.kind !== "word" && name?.kind !== "quoted") return undefined;
+  return {
+    head,
+    settings,
+    format: unquote(name),
+    dataStart: dataStartAfter(sql, name.end),
+  };
+}
+
+/**
+ * The first token from `t` at depth 0 that ends a SETTINGS clause: FORMAT, VALUES, SELECT, WITH
+ * or an opening parenthesis; undefined when none does.
+ */
+function afterSettings(
+  t: Token | undefined,
+  next: () => Token | undefined,
+): Token | undefined {
+  while (
+    t !== undefined &&
+    !(
+      t.depth === 0 &&
+      (isWord(t, "FORMAT", "VALUES", "SELECT", "WITH") ||
+        (t.kind === "open" && t.text === "("))
+    )
+  ) {
+    t = next();
   }
-  if (isWord(clause, "FORMAT")) {
-    const name = next();
-    if (name?.kind !== "word" && name?.kind !== "quoted") return none;
-    return {
-      fromInfile: false,
-      insert: {
-        head,
-        settings,
-        format: unquote(name),
-        dataStart: dataStartAfter(sql, name.end),
-      },
-    };
-  }
-  return none;
+  return t;
 }
 
 /** Consumes tokens through the bracket closing `open`; returns the token after it. */
