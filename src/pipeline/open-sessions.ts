@@ -34,13 +34,32 @@ export async function refreshOpenSessions(
   });
   if (polls.length === 0) return 0;
   ctx.logger.info({ open: polls.length }, "re-reading open sessions");
-  const writer = new SessionWriter(ctx);
+  const { changed, missing } = await reReadAll(ctx, polls);
+  // After the rows: a crash in between only leaves a miss uncounted, asked again next time.
+  await writeSessionPolls(ctx.warehouse, changed, ctx.insert);
+  reportMisses(ctx, changed, missing);
+  return polls.length - missing;
+}
+
+interface ReReadOutcome {
   /** Poll states that change: a miss, or a read after misses. */
-  const changed: SessionPoll[] = [];
-  let missing = 0;
-  const concurrency = Math.max(1, ctx.config.api.connections);
-  let next = 0;
-  // The first failure stops the other workers at once instead of letting each find its own.
+  changed: SessionPoll[];
+  /** How many sessions GetSession did not find. */
+  missing: number;
+}
+
+/**
+ * Asks GetSession for every session of `polls`, `api.connections` at a time, and writes the
+ * sessions it answers with; the first failure stops the other workers at once instead of
+ * letting each find its own.
+ */
+async function reReadAll(
+  ctx: JobContext,
+  polls: readonly SessionToPoll[],
+): Promise<ReReadOutcome> {
+  const vanishAfterMisses = ctx.config.sessions.vanishAfterMisses;
+  const outcome: ReReadOutcome = { changed: [], missing: 0 };
+  const writer = new SessionWriter(ctx);
   const stop = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stop.signal]);
   const reRead = async (poll: SessionToPoll) => {
@@ -50,47 +69,75 @@ export async function refreshOpenSessions(
         stop.abort(err);
         throw err;
       });
+    const change = pollChange(poll, session !== undefined, vanishAfterMisses);
+    if (change !== undefined) outcome.changed.push(change);
     if (session === undefined) {
-      missing++;
-      const misses = poll.misses + 1;
-      changed.push({
-        sessionId: poll.id,
-        misses,
-        vanished: misses >= cfg.vanishAfterMisses,
-        polledAtMs: Date.now(),
-        lastError: "not_found",
-      });
+      outcome.missing++;
       return;
     }
-    if (poll.misses > 0)
-      changed.push({
-        sessionId: poll.id,
-        misses: 0,
-        vanished: false,
-        polledAtMs: Date.now(),
-        lastError: "",
-      });
     await writer.add(
       [{ text: JSON.stringify(session), value: session }],
       Date.now(),
     );
   };
-  const worker = async () => {
-    while (next < polls.length && !signal.aborted)
-      await reRead(polls[next++] as SessionToPoll);
-  };
   try {
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, polls.length) }, worker),
-    );
+    const concurrency = Math.max(1, ctx.config.api.connections);
+    await forEachConcurrently(polls, concurrency, signal, reRead);
     await writer.drain();
   } finally {
     await writer.settle();
   }
-  // After the rows: a crash in between only leaves a miss uncounted, asked again next time.
-  await writeSessionPolls(ctx.warehouse, changed, ctx.insert);
-  reportMisses(ctx, changed, missing);
-  return polls.length - missing;
+  return outcome;
+}
+
+/**
+ * The new poll state of a session after one GetSession: one more miss when it was not found
+ * (vanished at `vanishAfterMisses`), the misses reset when it was found after some, and
+ * nothing to store when it was found with none.
+ */
+function pollChange(
+  poll: SessionToPoll,
+  found: boolean,
+  vanishAfterMisses: number,
+): SessionPoll | undefined {
+  if (!found) {
+    const misses = poll.misses + 1;
+    return {
+      sessionId: poll.id,
+      misses,
+      vanished: misses >= vanishAfterMisses,
+      polledAtMs: Date.now(),
+      lastError: "not_found",
+    };
+  }
+  if (poll.misses === 0) return undefined;
+  return {
+    sessionId: poll.id,
+    misses: 0,
+    vanished: false,
+    polledAtMs: Date.now(),
+    lastError: "",
+  };
+}
+
+/**
+ * Runs `task` on each item in order, at most `concurrency` at a time; once `signal` is
+ * aborted no worker takes another item.
+ */
+async function forEachConcurrently<T>(
+  items: readonly T[],
+  concurrency: number,
+  signal: AbortSignal,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length && !signal.aborted)
+      await task(items[next++] as T);
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, worker),
+  );
 }
 
 function reportMisses(

@@ -81,21 +81,7 @@ export async function reconcileSessions(
   );
   let done = 0;
   for (const window of windows) {
-    const w = await reconcileWindow(ctx, window);
-    result.listed += w.listed;
-    result.missing += w.missing;
-    result.rows += w.rows;
-    result.deadLetters += w.deadLetters;
-    if (w.missing > 0)
-      ctx.observer.onReconcileMissing?.({ job: ctx.job, count: w.missing });
-    if (w.listed !== w.stored) {
-      result.differing++;
-      ctx.observer.onReconcileWindowsDiffering?.({ job: ctx.job, count: 1 });
-      ctx.logger.warn(
-        { window: describe(window), listed: w.listed, stored: w.stored },
-        "sessions listed and stored differ for a window after reconciliation",
-      );
-    }
+    addWindow(ctx, result, window, await reconcileWindow(ctx, window));
     done++;
     ctx.observer.onProgress?.({
       job: ctx.job,
@@ -105,6 +91,38 @@ export async function reconcileSessions(
       positionMs: window.endMs,
     });
   }
+  logSummary(ctx, result);
+  return result;
+}
+
+/**
+ * Adds one window's counts to `result`; reports the sessions it stored that were missing, and
+ * the window when its listed and stored counts differ.
+ */
+function addWindow(
+  ctx: JobContext,
+  result: ReconcileResult,
+  window: Window,
+  w: WindowReconciled,
+): void {
+  result.listed += w.listed;
+  result.missing += w.missing;
+  result.rows += w.rows;
+  result.deadLetters += w.deadLetters;
+  if (w.missing > 0)
+    ctx.observer.onReconcileMissing?.({ job: ctx.job, count: w.missing });
+  if (w.listed !== w.stored) {
+    result.differing++;
+    ctx.observer.onReconcileWindowsDiffering?.({ job: ctx.job, count: 1 });
+    ctx.logger.warn(
+      { window: describe(window), listed: w.listed, stored: w.stored },
+      "sessions listed and stored differ for a window after reconciliation",
+    );
+  }
+}
+
+/** The closing log line: a warning when the pass stored sessions the sync missed. */
+function logSummary(ctx: JobContext, result: ReconcileResult): void {
   const summary = {
     windows: result.windows,
     listed: result.listed,
@@ -117,7 +135,6 @@ export async function reconcileSessions(
       "reconciliation stored sessions the incremental sync missed (listed later than SESSIONHOUSE_LOOKBACK after their start); a longer lookback stores them sooner",
     );
   else ctx.logger.info(summary, "sessions reconciled");
-  return result;
 }
 
 interface WindowReconciled {

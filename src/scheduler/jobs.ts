@@ -5,7 +5,11 @@
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
 import { syncAggregations } from "../pipeline/aggregations.js";
-import { withRun, type RunObserver } from "../pipeline/context.js";
+import {
+  withRun,
+  type JobContext,
+  type RunObserver,
+} from "../pipeline/context.js";
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
 import { syncSessions } from "../pipeline/sessions.js";
@@ -130,13 +134,34 @@ async function runPlan(
   const hardStop = () => run.abort(control.signal.reason);
   if (control.signal.aborted) hardStop();
   control.signal.addEventListener("abort", hardStop, { once: true });
-  // Right after a checkpoint nothing is in flight and everything it covers is stored: the one
-  // point where a shutdown can end a run without wasting work. Later steps see the aborted
-  // signal and stop before sending anything.
-  const softStop: RunObserver = {
+  const observer = composeObservers(
+    deps.observer,
+    stopAtCheckpoint(deps.logger, plan, control, run),
+  );
+  try {
+    await withRun({ ...deps, signal: run.signal, observer }, plan.name, (ctx) =>
+      runJob(ctx, plan),
+    );
+  } finally {
+    control.signal.removeEventListener("abort", hardStop);
+  }
+}
+
+/**
+ * Right after a checkpoint nothing is in flight and everything it covers is stored: the one
+ * point where a shutdown can end a run without wasting work. Later steps see the aborted
+ * signal and stop before sending anything.
+ */
+function stopAtCheckpoint(
+  logger: Logger,
+  plan: JobPlan,
+  control: RunControl,
+  run: AbortController,
+): RunObserver {
+  return {
     onCheckpoint: () => {
       if (control.stopping.aborted && !run.signal.aborted) {
-        deps.logger.info(
+        logger.info(
           { job: plan.name },
           "stopping the run at a checkpoint for shutdown",
         );
@@ -144,54 +169,54 @@ async function runPlan(
       }
     },
   };
-  const observer = composeObservers(deps.observer, softStop);
-  try {
-    await withRun(
-      { ...deps, signal: run.signal, observer },
-      plan.name,
-      async (ctx) => {
-        switch (plan.kind) {
-          case "sessions":
-            // The open sessions are re-read by their own job on their own schedule.
-            await syncSessions(ctx, { skipOpenRefresh: true });
-            return;
-          case "open-refresh": {
-            const cp = await readCheckpoint(ctx.warehouse, SESSIONS_STREAM);
-            if (!cp) {
-              ctx.logger.debug("no sessions synced yet, nothing to re-read");
-              return;
-            }
-            // The sessions job re-reads everything from (checkpoint − lookback); what started
-            // before that and is still open is this job's to follow.
-            await refreshOpenSessions(ctx, {
-              beforeMs: floorSecond(
-                cp.positionMs - ctx.config.sessions.lookbackMs,
-              ),
-            });
-            return;
-          }
-          case "reconcile": {
-            const range = await recentRange(
-              ctx,
-              ctx.config.sessions.reconcileDays,
-              Date.now(),
-            );
-            if (!range.checkpointed) {
-              ctx.logger.debug("no sessions synced yet, nothing to reconcile");
-              return;
-            }
-            await reconcileSessions(ctx, range);
-            return;
-          }
-          case "aggregation":
-            if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
-            return;
-        }
-      },
-    );
-  } finally {
-    control.signal.removeEventListener("abort", hardStop);
+}
+
+/** The work of one run of `plan`. */
+async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
+  switch (plan.kind) {
+    case "sessions":
+      // The open sessions are re-read by their own job on their own schedule.
+      await syncSessions(ctx, { skipOpenRefresh: true });
+      return;
+    case "open-refresh":
+      await runOpenRefresh(ctx);
+      return;
+    case "reconcile":
+      await runReconcile(ctx);
+      return;
+    case "aggregation":
+      if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+      return;
   }
+}
+
+/**
+ * The sessions job re-reads everything from (checkpoint − lookback); what started before that
+ * and is still open is this job's to follow.
+ */
+async function runOpenRefresh(ctx: JobContext): Promise<void> {
+  const cp = await readCheckpoint(ctx.warehouse, SESSIONS_STREAM);
+  if (!cp) {
+    ctx.logger.debug("no sessions synced yet, nothing to re-read");
+    return;
+  }
+  await refreshOpenSessions(ctx, {
+    beforeMs: floorSecond(cp.positionMs - ctx.config.sessions.lookbackMs),
+  });
+}
+
+/** The last `sessions.reconcileDays` before the sessions checkpoint, once there is one. */
+async function runReconcile(ctx: JobContext): Promise<void> {
+  const range = await recentRange(
+    ctx,
+    ctx.config.sessions.reconcileDays,
+    Date.now(),
+  );
+  if (!range.checkpointed) {
+    ctx.logger.debug("no sessions synced yet, nothing to reconcile");
+    return;
+  }
+  await reconcileSessions(ctx, range);
 }
 
 /** One observer that calls each of the given ones in order. */

@@ -249,47 +249,24 @@ class Front {
     params: URLSearchParams,
     method: string,
   ): Promise<void> {
-    const asked =
-      params.get("query_id") || header(req, "x-clickhouse-query-id");
-    // Any string is a query id; a header carries printable ASCII only.
-    const queryId = asked
-      ? /^[\x20-\x7e]*$/.test(asked)
-        ? asked
-        : encodeURIComponent(asked)
-      : randomUUID();
-    res.setHeader("X-ClickHouse-Query-Id", queryId);
+    res.setHeader("X-ClickHouse-Query-Id", queryIdOf(req, params));
     const temporary: string[] = [];
     let bodyRead = false;
     let answer: () => Promise<void>;
     try {
-      checkCredentials(credentialsOf(req, params), this.options.auth);
-      if (
-        (header(req, "content-type") ?? "")
-          .toLowerCase()
-          .startsWith("multipart/form-data")
-      )
-        throw new FrontError(
-          "NOT_IMPLEMENTED",
-          "multipart/form-data bodies (external tables, parameters in the body) are not supported by this front",
-        );
-      const request = readParams(req, params);
-      const prelude = this.#prelude(request, method);
-      const body = await readBody(req, {
-        maxBytes:
-          this.options.maxBodyBytes ??
-          (this.#readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30),
-        inlineBytes: INLINE_BODY_BYTES,
-        tempDir: this.#tempDir,
-      });
+      const { request, prelude, body } = await this.#readRequest(
+        req,
+        params,
+        method,
+      );
       bodyRead = true;
       if (body.kind === "file") temporary.push(body.path);
-      const plan = await this.#plan(params.get("query") ?? "", body, temporary);
-      checkStatement(plan);
-      if (this.#readonly) refuseFileAccess(plan.userText);
-      const format =
-        plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
-      const result = await this.#gate.run(() =>
-        this.#execute(plan, prelude, format),
+      const { plan, format, result } = await this.#run(
+        params.get("query") ?? "",
+        body,
+        request,
+        prelude,
+        temporary,
       );
       answer = () =>
         this.#sendResult(req, res, method, request, plan, format, result);
@@ -307,6 +284,56 @@ class Front {
     } catch (err) {
       this.#sendError(res, err);
     }
+  }
+
+  /**
+   * Checks the credentials, reads the URL's parameters into the statements that prepare the
+   * engine session, then reads the body; a refusal comes before the body is read.
+   */
+  async #readRequest(
+    req: IncomingMessage,
+    params: URLSearchParams,
+    method: string,
+  ): Promise<{ request: RequestParams; prelude: string; body: Body }> {
+    checkCredentials(credentialsOf(req, params), this.options.auth);
+    if (
+      (header(req, "content-type") ?? "")
+        .toLowerCase()
+        .startsWith("multipart/form-data")
+    )
+      throw new FrontError(
+        "NOT_IMPLEMENTED",
+        "multipart/form-data bodies (external tables, parameters in the body) are not supported by this front",
+      );
+    const request = readParams(req, params);
+    const prelude = this.#prelude(request, method);
+    const body = await readBody(req, {
+      maxBytes:
+        this.options.maxBodyBytes ??
+        (this.#readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30),
+      inlineBytes: INLINE_BODY_BYTES,
+      tempDir: this.#tempDir,
+    });
+    return { request, prelude, body };
+  }
+
+  /** Plans the statement, makes the server's refusals, and runs it when the gate lets it. */
+  async #run(
+    urlQuery: string,
+    body: Body,
+    request: RequestParams,
+    prelude: string,
+    temporary: string[],
+  ): Promise<{ plan: Plan; format: string; result: EngineResult }> {
+    const plan = await this.#plan(urlQuery, body, temporary);
+    checkStatement(plan);
+    if (this.#readonly) refuseFileAccess(plan.userText);
+    const format =
+      plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
+    const result = await this.#gate.run(() =>
+      this.#execute(plan, prelude, format),
+    );
+    return { plan, format, result };
   }
 
   get #tempDir(): string {
@@ -385,47 +412,78 @@ class Front {
     temporary: string[],
   ): Promise<Plan> {
     if (body.kind === "file") {
-      if (urlQuery !== "") {
-        const statement = readStatement(urlQuery);
-        const insert = statement.insert;
-        if (insert) {
-          const tail = urlQuery.slice(insert.dataStart);
-          let data = body.path;
-          if (tail.trim() !== "") {
-            data = tempFilePath(this.#tempDir);
-            temporary.push(data);
-            await copyInto(data, Buffer.from(tail + "\n"), body.path, 0);
-          }
-          return insertPlan(urlQuery, statement, data);
-        }
-      } else {
-        // Statement and data both in the body: read the statement from the file's head.
-        const head = await readHead(body.path, INLINE_BODY_BYTES);
-        const text = head.toString("utf8");
-        const statement = readStatement(text);
-        if (statement.insert && statement.insert.dataStart < text.length) {
-          const offset = Buffer.byteLength(
-            text.slice(0, statement.insert.dataStart),
-          );
-          const data = tempFilePath(this.#tempDir);
-          temporary.push(data);
-          await copyInto(data, Buffer.alloc(0), body.path, offset);
-          return insertPlan(text, statement, data);
-        }
-      }
+      const plan =
+        urlQuery !== ""
+          ? await this.#insertOfUrl(urlQuery, body.path, temporary)
+          : await this.#insertOfFileHead(body.path, temporary);
+      if (plan) return plan;
       throw new FrontError(
         "QUERY_IS_TOO_LARGE",
         `The query is larger than ${INLINE_BODY_BYTES} bytes: only the data of an INSERT may be that large (send INSERT … FORMAT in the query parameter and the data as the body)`,
       );
     }
+    return this.#planInMemory(
+      urlQuery,
+      body.kind === "memory" ? body.data : undefined,
+      temporary,
+    );
+  }
+
+  /**
+   * The URL's INSERT with the spooled body as its data; data that starts in the URL goes first,
+   * in a new file. Undefined when the URL's statement is not an INSERT with its data after it.
+   */
+  async #insertOfUrl(
+    urlQuery: string,
+    bodyPath: string,
+    temporary: string[],
+  ): Promise<Plan | undefined> {
+    const statement = readStatement(urlQuery);
+    const insert = statement.insert;
+    if (!insert) return undefined;
+    const tail = urlQuery.slice(insert.dataStart);
+    let data = bodyPath;
+    if (tail.trim() !== "") {
+      data = tempFilePath(this.#tempDir);
+      temporary.push(data);
+      await copyInto(data, Buffer.from(tail + "\n"), bodyPath, 0);
+    }
+    return insertPlan(urlQuery, statement, data);
+  }
+
+  /**
+   * Statement and data both in the spooled body: the statement is read from the file's head and
+   * the data copied to a file of its own. Undefined unless the head holds an INSERT whose data
+   * starts in it.
+   */
+  async #insertOfFileHead(
+    bodyPath: string,
+    temporary: string[],
+  ): Promise<Plan | undefined> {
+    const head = await readHead(bodyPath, INLINE_BODY_BYTES);
+    const text = head.toString("utf8");
+    const statement = readStatement(text);
+    if (!statement.insert || statement.insert.dataStart >= text.length)
+      return undefined;
+    const offset = Buffer.byteLength(text.slice(0, statement.insert.dataStart));
+    const data = tempFilePath(this.#tempDir);
+    temporary.push(data);
+    await copyInto(data, Buffer.alloc(0), bodyPath, offset);
+    return insertPlan(text, statement, data);
+  }
+
+  /** The statement in the URL's query and a body held in memory, if any. */
+  async #planInMemory(
+    urlQuery: string,
+    bodyData: Buffer | undefined,
+    temporary: string[],
+  ): Promise<Plan> {
     const bytes =
       urlQuery === ""
-        ? body.kind === "memory"
-          ? body.data
-          : Buffer.alloc(0)
+        ? (bodyData ?? Buffer.alloc(0))
         : Buffer.concat([
             Buffer.from(urlQuery + "\n"),
-            ...(body.kind === "memory" ? [body.data] : []),
+            ...(bodyData ? [bodyData] : []),
           ]);
     const text = bytes.toString("utf8");
     const statement = readStatement(text);
@@ -537,6 +595,16 @@ class Front {
     });
     res.end(body);
   }
+}
+
+/**
+ * The query id the client asked for, or a new one. Any string is a query id; a header carries
+ * printable ASCII only.
+ */
+function queryIdOf(req: IncomingMessage, params: URLSearchParams): string {
+  const asked = params.get("query_id") || header(req, "x-clickhouse-query-id");
+  if (!asked) return randomUUID();
+  return /^[\x20-\x7e]*$/.test(asked) ? asked : encodeURIComponent(asked);
 }
 
 function capped(value: string, cap: number): number {

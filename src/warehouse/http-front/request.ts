@@ -3,7 +3,7 @@
 // names, param_<name> query parameters, the rest settings), and the body (decompressed
 // per Content-Encoding, kept in memory while small and spooled to a file beyond that).
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { open, rm } from "node:fs/promises";
+import { open, rm, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
 import type { Transform } from "node:stream";
@@ -282,75 +282,122 @@ export async function readBody(
   limits: BodyLimits,
 ): Promise<Body> {
   const decoder = decoderFor(header(req, "content-encoding"));
-  let source: AsyncIterable<Buffer> = req;
-  if (decoder) {
-    // pipe() does not pass the request's end on to the decoder when the client goes away.
-    req.once("close", () => {
-      if (!req.complete) decoder.destroy(new ClientGone("client went away"));
-    });
-    source = req.pipe(decoder);
-  }
-  let size = 0;
-  let tooLarge = false;
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  let file: Awaited<ReturnType<typeof open>> | undefined;
-  let path: string | undefined;
-  const dropFile = async () => {
-    await file?.close();
-    file = undefined;
-    if (path) await rm(path, { force: true });
-    path = undefined;
-  };
+  const source = decoded(req, decoder);
+  const spool = new BodySpool(limits);
   try {
     // No throw inside the loop: leaving it early would destroy the request, and the socket.
-    for await (const chunk of source) {
-      if (tooLarge) continue;
-      size += chunk.length;
-      if (size > limits.maxBytes) {
-        tooLarge = true;
-        held = [];
-        heldBytes = 0;
-        await dropFile();
-        continue;
-      }
-      held.push(chunk);
-      heldBytes += chunk.length;
-      if (!file && size > limits.inlineBytes) {
-        path = tempFilePath(limits.tempDir);
-        file = await open(path, "wx", 0o600);
-      }
-      // Into the file in pieces of a megabyte or more, not chunk by chunk.
-      if (file && heldBytes >= 1 << 20) {
-        await file.write(Buffer.concat(held, heldBytes));
-        held = [];
-        heldBytes = 0;
-      }
-    }
-    if (file && heldBytes > 0) await file.write(Buffer.concat(held, heldBytes));
-    await file?.close();
+    for await (const chunk of source) await spool.add(chunk);
+    await spool.finish();
   } catch (err) {
-    await dropFile();
-    const gone =
-      err instanceof ClientGone ||
-      (req.destroyed && !req.complete) ||
-      ["ECONNRESET", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"].includes(
-        (err as NodeJS.ErrnoException).code ?? "",
-      );
-    if (gone || !decoder) throw err;
-    req.unpipe(decoder);
-    req.resume();
-    throw new FrontError(
-      "CANNOT_DECOMPRESS",
-      `Cannot decompress the request body: ${(err as Error).message}`,
-    );
+    await spool.drop();
+    throw readFailure(req, decoder, err);
   }
-  if (tooLarge)
-    throw new FrontError(
-      "QUERY_IS_TOO_LARGE",
-      `Request body is too large: more than ${limits.maxBytes} bytes`,
+  return spool.body();
+}
+
+/** The body's bytes: the request itself, or the request through `decoder`. */
+function decoded(
+  req: IncomingMessage,
+  decoder: Transform | undefined,
+): AsyncIterable<Buffer> {
+  if (!decoder) return req;
+  // pipe() does not pass the request's end on to the decoder when the client goes away.
+  req.once("close", () => {
+    if (!req.complete) decoder.destroy(new ClientGone("client went away"));
+  });
+  return req.pipe(decoder);
+}
+
+/**
+ * What a read that failed throws: its own error when the client went away or the body is not
+ * compressed; otherwise CANNOT_DECOMPRESS, once the rest of the request is let through unread.
+ */
+function readFailure(
+  req: IncomingMessage,
+  decoder: Transform | undefined,
+  err: unknown,
+): unknown {
+  const gone =
+    err instanceof ClientGone ||
+    (req.destroyed && !req.complete) ||
+    ["ECONNRESET", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"].includes(
+      (err as NodeJS.ErrnoException).code ?? "",
     );
-  if (path) return { kind: "file", path, size };
-  if (size === 0) return { kind: "none" };
-  return { kind: "memory", data: Buffer.concat(held, heldBytes) };
+  if (gone || !decoder) return err;
+  req.unpipe(decoder);
+  req.resume();
+  return new FrontError(
+    "CANNOT_DECOMPRESS",
+    `Cannot decompress the request body: ${(err as Error).message}`,
+  );
+}
+
+/**
+ * A body as it is read: held in memory up to `inlineBytes`, then written to a file in pieces;
+ * beyond `maxBytes`, dropped, and the rest of it only counted.
+ */
+class BodySpool {
+  #size = 0;
+  #tooLarge = false;
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  #file: FileHandle | undefined;
+  #path: string | undefined;
+
+  constructor(private readonly limits: BodyLimits) {}
+
+  async add(chunk: Buffer): Promise<void> {
+    if (this.#tooLarge) return;
+    this.#size += chunk.length;
+    if (this.#size > this.limits.maxBytes) {
+      this.#tooLarge = true;
+      this.#held = [];
+      this.#heldBytes = 0;
+      await this.drop();
+      return;
+    }
+    this.#held.push(chunk);
+    this.#heldBytes += chunk.length;
+    if (!this.#file && this.#size > this.limits.inlineBytes) {
+      this.#path = tempFilePath(this.limits.tempDir);
+      this.#file = await open(this.#path, "wx", 0o600);
+    }
+    // Into the file in pieces of a megabyte or more, not chunk by chunk.
+    if (this.#file && this.#heldBytes >= 1 << 20) await this.#writeHeld();
+  }
+
+  /** Writes what is still held to the file, if there is one, and closes it. */
+  async finish(): Promise<void> {
+    if (this.#file && this.#heldBytes > 0) await this.#writeHeld();
+    await this.#file?.close();
+  }
+
+  /** Closes and removes the file, if there is one. */
+  async drop(): Promise<void> {
+    await this.#file?.close();
+    this.#file = undefined;
+    if (this.#path) await rm(this.#path, { force: true });
+    this.#path = undefined;
+  }
+
+  /** The body read; QUERY_IS_TOO_LARGE when it went beyond `maxBytes`. */
+  body(): Body {
+    if (this.#tooLarge)
+      throw new FrontError(
+        "QUERY_IS_TOO_LARGE",
+        `Request body is too large: more than ${this.limits.maxBytes} bytes`,
+      );
+    if (this.#path) return { kind: "file", path: this.#path, size: this.#size };
+    if (this.#size === 0) return { kind: "none" };
+    return {
+      kind: "memory",
+      data: Buffer.concat(this.#held, this.#heldBytes),
+    };
+  }
+
+  async #writeHeld(): Promise<void> {
+    await this.#file?.write(Buffer.concat(this.#held, this.#heldBytes));
+    this.#held = [];
+    this.#heldBytes = 0;
+  }
 }

@@ -27,6 +27,7 @@ export interface Token {
 const WORD_START = /[A-Za-z_]/;
 const WORD_CHAR = /[A-Za-z0-9_]/;
 const DIGIT = /[0-9]/;
+const NUMBER_CHAR = /[0-9A-Za-z_.]/;
 
 /** Tokens of `sql` from `from`, skipping whitespace and comments. */
 export function* tokens(sql: string, from = 0): Generator<Token> {
@@ -39,82 +40,103 @@ export function* tokens(sql: string, from = 0): Generator<Token> {
       i++;
       continue;
     }
-    // Line comments: -- and "# " / "#!".
-    if (
-      (c === "-" && sql[i + 1] === "-") ||
-      (c === "#" && (sql[i + 1] === " " || sql[i + 1] === "!"))
-    ) {
-      const nl = sql.indexOf("\n", i);
-      i = nl < 0 ? n : nl + 1;
+    const afterComment = commentEnd(sql, i);
+    if (afterComment > i) {
+      i = afterComment;
       continue;
     }
-    // Block comments nest in ClickHouse.
-    if (c === "/" && sql[i + 1] === "*") {
-      let level = 1;
-      i += 2;
-      while (i < n && level > 0) {
-        if (sql[i] === "/" && sql[i + 1] === "*") {
-          level++;
-          i += 2;
-        } else if (sql[i] === "*" && sql[i + 1] === "/") {
-          level--;
-          i += 2;
-        } else i++;
-      }
+    const literal = literalAt(sql, i, depth);
+    if (literal) {
+      i = literal.end;
+      yield literal;
       continue;
     }
-    const start = i;
-    if (c === "'" || c === '"' || c === "`") {
-      i = skipQuoted(sql, i, c);
-      yield {
-        kind: c === "'" ? "string" : "quoted",
-        text: sql.slice(start, i),
-        start,
-        end: i,
-        depth,
-      };
-      continue;
-    }
-    if (c === "$") {
-      const tag = /^\$([A-Za-z0-9_]*)\$/.exec(sql.slice(i, i + 256));
-      if (tag) {
-        const close = sql.indexOf(tag[0], i + tag[0].length);
-        i = close < 0 ? n : close + tag[0].length;
-        yield {
-          kind: "string",
-          text: sql.slice(start, i),
-          start,
-          end: i,
-          depth,
-        };
-        continue;
-      }
-    }
-    if (WORD_START.test(c)) {
-      i++;
-      while (i < n && WORD_CHAR.test(sql[i] as string)) i++;
-      yield { kind: "word", text: sql.slice(start, i), start, end: i, depth };
-      continue;
-    }
-    if (DIGIT.test(c)) {
-      i++;
-      while (i < n && /[0-9A-Za-z_.]/.test(sql[i] as string)) i++;
-      yield { kind: "number", text: sql.slice(start, i), start, end: i, depth };
-      continue;
-    }
+    const kind = punctuationKind(c);
+    if (kind === "close") depth = Math.max(0, depth - 1);
+    yield { kind, text: c, start: i, end: i + 1, depth };
+    if (kind === "open") depth++;
     i++;
-    if (c === "(" || c === "[" || c === "{") {
-      yield { kind: "open", text: c, start, end: i, depth };
-      depth++;
-    } else if (c === ")" || c === "]" || c === "}") {
-      depth = Math.max(0, depth - 1);
-      yield { kind: "close", text: c, start, end: i, depth };
-    } else if (c === ";") {
-      yield { kind: "semicolon", text: c, start, end: i, depth };
-    } else {
-      yield { kind: "other", text: c, start, end: i, depth };
-    }
   }
+}
+
+/** The end of the comment that starts at `i`, or `i` when none does. */
+function commentEnd(sql: string, i: number): number {
+  const c = sql[i];
+  const next = sql[i + 1];
+  // Line comments: -- and "# " / "#!".
+  if (
+    (c === "-" && next === "-") ||
+    (c === "#" && (next === " " || next === "!"))
+  ) {
+    const nl = sql.indexOf("\n", i);
+    return nl < 0 ? sql.length : nl + 1;
+  }
+  if (c !== "/" || next !== "*") return i;
+  // Block comments nest in ClickHouse.
+  const n = sql.length;
+  let level = 1;
+  i += 2;
+  while (i < n && level > 0) {
+    if (sql[i] === "/" && sql[i + 1] === "*") {
+      level++;
+      i += 2;
+    } else if (sql[i] === "*" && sql[i + 1] === "/") {
+      level--;
+      i += 2;
+    } else i++;
+  }
+  return i;
+}
+
+/** The quoted identifier, string, word or number that starts at `start`, if one does. */
+function literalAt(
+  sql: string,
+  start: number,
+  depth: number,
+): Token | undefined {
+  const c = sql[start] as string;
+  let kind: TokenKind;
+  let end: number | undefined;
+  if (c === "'" || c === '"' || c === "`") {
+    kind = c === "'" ? "string" : "quoted";
+    end = skipQuoted(sql, start, c);
+  } else if (c === "$") {
+    end = heredocEnd(sql, start);
+    // A `$` that opens no heredoc is punctuation.
+    if (end === undefined) return undefined;
+    kind = "string";
+  } else if (WORD_START.test(c)) {
+    kind = "word";
+    end = skipWhile(sql, start + 1, WORD_CHAR);
+  } else if (DIGIT.test(c)) {
+    kind = "number";
+    end = skipWhile(sql, start + 1, NUMBER_CHAR);
+  } else return undefined;
+  return { kind, text: sql.slice(start, end), start, end, depth };
+}
+
+/**
+ * The end of a $tag$heredoc$tag$ opened at `i` (the end of `sql` when it is not closed), or
+ * undefined when no tag opens there.
+ */
+function heredocEnd(sql: string, i: number): number | undefined {
+  const tag = /^\$([A-Za-z0-9_]*)\$/.exec(sql.slice(i, i + 256));
+  if (!tag) return undefined;
+  const close = sql.indexOf(tag[0], i + tag[0].length);
+  return close < 0 ? sql.length : close + tag[0].length;
+}
+
+/** The first index from `i` whose character `re` does not match. */
+function skipWhile(sql: string, i: number, re: RegExp): number {
+  while (i < sql.length && re.test(sql[i] as string)) i++;
+  return i;
+}
+
+/** The kind of a one-character token: a bracket, a semicolon or other punctuation. */
+function punctuationKind(c: string): TokenKind {
+  if (c === "(" || c === "[" || c === "{") return "open";
+  if (c === ")" || c === "]" || c === "}") return "close";
+  return c === ";" ? "semicolon" : "other";
 }
 
 /** The end of a quoted token opened at `i` (backslash escapes, or the quote doubled). */
@@ -208,6 +230,10 @@ function unquote(t: Token): string {
   return t.kind === "quoted" ? t.text.slice(1, -1) : t.text;
 }
 
+/**
+ * Reads an INSERT after its first word: the target, a column list, then FROM INFILE or the
+ * clause its data follows. For anything else, INSERT … SELECT included, it finds neither.
+ */
 function readInsert(
   sql: string,
   insertToken: Token,
@@ -218,25 +244,7 @@ function readInsert(
     const r = it.next();
     return r.done ? undefined : r.value;
   };
-  let t = next();
-  if (!isWord(t, "INTO")) return none;
-  t = next();
-  if (isWord(t, "TABLE")) t = next();
-  if (isWord(t, "FUNCTION")) {
-    next(); // the function's name
-    t = next();
-    if (t?.kind !== "open") return none;
-    t = skipGroup(t, next);
-  } else {
-    // [db.]table, each part bare or quoted.
-    if (t?.kind !== "word" && t?.kind !== "quoted") return none;
-    t = next();
-    if (t?.kind === "other" && t.text === ".") {
-      t = next();
-      if (t?.kind !== "word" && t?.kind !== "quoted") return none;
-      t = next();
-    }
-  }
+  let t = afterTarget(next);
   // Column list.
   if (t?.kind === "open" && t.text === "(" && t.depth === 0) {
     const group = t;
@@ -249,47 +257,87 @@ function readInsert(
     const infile = next();
     return { fromInfile: isWord(infile, "INFILE") };
   }
-  const head = sql.slice(insertToken.start, t?.start ?? sql.length).trimEnd();
-  let settingsStart: number | undefined;
+  // Nothing after the target and columns: no clause for data to follow.
+  if (t === undefined) return none;
+  const insert = dataClause(sql, insertToken, t, next);
+  return insert ? { fromInfile: false, insert } : none;
+}
+
+/**
+ * The token after `INTO [TABLE] target`, the target being `FUNCTION name(…)` or `[db.]table`
+ * with each part bare or quoted; undefined when the tokens are not that, or nothing follows.
+ */
+function afterTarget(next: () => Token | undefined): Token | undefined {
+  let t = next();
+  if (!isWord(t, "INTO")) return undefined;
+  t = next();
+  if (isWord(t, "TABLE")) t = next();
+  if (isWord(t, "FUNCTION")) {
+    next(); // the function's name
+    t = next();
+    if (t?.kind !== "open") return undefined;
+    return skipGroup(t, next);
+  }
+  if (t?.kind !== "word" && t?.kind !== "quoted") return undefined;
+  t = next();
+  if (t?.kind === "other" && t.text === ".") {
+    t = next();
+    if (t?.kind !== "word" && t?.kind !== "quoted") return undefined;
+    t = next();
+  }
+  return t;
+}
+
+/**
+ * The clause at `t` that an INSERT's data follows, `[SETTINGS …] VALUES` or
+ * `[SETTINGS …] FORMAT name`, with the statement's head; undefined when it is neither.
+ */
+function dataClause(
+  sql: string,
+  insertToken: Token,
+  t: Token,
+  next: () => Token | undefined,
+): InsertWithData | undefined {
+  const head = sql.slice(insertToken.start, t.start).trimEnd();
+  let clause: Token | undefined = t;
+  let settings = "";
   if (isWord(t, "SETTINGS")) {
-    settingsStart = t?.start;
-    while (
-      t !== undefined &&
-      !(
-        t.depth === 0 &&
-        (isWord(t, "FORMAT", "VALUES", "SELECT", "WITH") ||
-          (t.kind === "open" && t.text === "("))
-      )
-    ) {
-      t = next();
-    }
+    clause = afterSettings(t, next);
+    if (clause === undefined) return undefined;
+    settings = sql.slice(t.start, clause.start).trim();
   }
-  const clause = t;
-  if (clause === undefined) return none;
-  const settings =
-    settingsStart === undefined
-      ? ""
-      : sql.slice(settingsStart, clause.start).trim();
-  if (isWord(clause, "VALUES")) {
-    return {
-      fromInfile: false,
-      insert: { head, settings, format: "Values", dataStart: clause.end },
-    };
+  if (isWord(clause, "VALUES"))
+    return { head, settings, format: "Values", dataStart: clause.end };
+  if (!isWord(clause, "FORMAT")) return undefined;
+  const name = next();
+  if (name?.kind !== "word" && name?.kind !== "quoted") return undefined;
+  return {
+    head,
+    settings,
+    format: unquote(name),
+    dataStart: dataStartAfter(sql, name.end),
+  };
+}
+
+/**
+ * The first token from `t` at depth 0 that ends a SETTINGS clause: FORMAT, VALUES, SELECT, WITH
+ * or an opening parenthesis; undefined when none does.
+ */
+function afterSettings(
+  t: Token | undefined,
+  next: () => Token | undefined,
+): Token | undefined {
+  while (
+    t !== undefined &&
+    !(
+      t.depth === 0 &&
+      (isWord(t, "FORMAT", "VALUES", "SELECT", "WITH") ||
+        (t.kind === "open" && t.text === "("))
+    )
+  ) {
+    t = next();
   }
-  if (isWord(clause, "FORMAT")) {
-    const name = next();
-    if (name?.kind !== "word" && name?.kind !== "quoted") return none;
-    return {
-      fromInfile: false,
-      insert: {
-        head,
-        settings,
-        format: unquote(name),
-        dataStart: dataStartAfter(sql, name.end),
-      },
-    };
-  }
-  return none;
+  return t;
 }
 
 /** Consumes tokens through the bracket closing `open`; returns the token after it. */
