@@ -4,7 +4,14 @@
 // sessions listed are compared with the sessions stored. It never moves a checkpoint, and a
 // pass is safe to repeat (rows collapse to one per session).
 import { IdHashSet } from "../sources/id-set.js";
-import { describe, idOf, type RawRecord } from "../sources/sessions.js";
+import { ApiError } from "../api/errors.js";
+import {
+  describe,
+  idOf,
+  PagingError,
+  type RawRecord,
+} from "../sources/sessions.js";
+import { FatalError } from "../util/errors.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import { storedSessionIds } from "../warehouse/session-reads.js";
@@ -80,8 +87,20 @@ export async function reconcileSessions(
     "reconciling sessions",
   );
   let done = 0;
+  const failed: { window: Window; err: Error }[] = [];
   for (const window of windows) {
-    addWindow(ctx, result, window, await reconcileWindow(ctx, window));
+    try {
+      addWindow(ctx, result, window, await reconcileWindow(ctx, window));
+    } catch (err) {
+      if (!isWindowFailure(ctx, err)) throw err;
+      // A window the service cannot page (a cursor loop, an answer that stays bad) must not
+      // keep the windows after it from being reconciled: they go on, and the run fails after.
+      failed.push({ window, err });
+      ctx.logger.warn(
+        { window: describe(window), err: err.message },
+        "window not reconciled",
+      );
+    }
     done++;
     ctx.observer.onProgress?.({
       job: ctx.job,
@@ -92,7 +111,32 @@ export async function reconcileSessions(
     });
   }
   logSummary(ctx, result);
+  if (failed.length > 0) throw incomplete(failed, windows.length);
   return result;
+}
+
+/** An API or paging failure of one window, as opposed to one that stops every window. */
+function isWindowFailure(ctx: JobContext, err: unknown): err is Error {
+  if (ctx.signal.aborted || ctx.budget.refusal !== undefined) return false;
+  return err instanceof ApiError || err instanceof PagingError;
+}
+
+function incomplete(
+  failed: readonly { window: Window; err: Error }[],
+  total: number,
+): FatalError {
+  const first = failed[0] as { window: Window; err: Error };
+  return new FatalError(
+    "RECONCILE_INCOMPLETE",
+    `${failed.length} of ${total} window(s) could not be reconciled (the others were): ${failed
+      .slice(0, 5)
+      .map((f) => describe(f.window))
+      .join(", ")}${failed.length > 5 ? ", …" : ""}; first: ${first.err.message}`,
+    {
+      cause: first.err,
+      hint: "the next reconciliation lists them again; if the same windows keep failing, see the error above",
+    },
+  );
 }
 
 /**

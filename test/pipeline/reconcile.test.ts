@@ -289,3 +289,44 @@ describe("reconciliation of late sessions", () => {
     }
   }, 180_000);
 });
+
+describe("a window the service cannot page", () => {
+  it("does not keep the others from being reconciled: they are stored, then the run fails naming it", async () => {
+    // Cursor cycles on one page in twenty: about four windows of ten pages in ten meet one.
+    const looping = await testSimulator({
+      faults: { rates: { cursorCycle: 0.05 }, seed: 5 },
+    });
+    const { config, w } = await simulatorWarehouse(looping.url, {
+      SESSIONHOUSE_PAGE_SIZE: "50",
+      SESSIONHOUSE_WINDOW: "6h",
+    });
+    try {
+      const from = NOON - 2 * DAY;
+      const err = await run(runDeps(config, w), RECONCILE_JOB, (ctx) =>
+        reconcileSessions(ctx, { fromMs: from, toMs: NOON }),
+      ).catch((e: unknown) => e as Error & { code?: string });
+      expect(err).toBeInstanceOf(Error);
+      const e = err as Error & { code?: string };
+      expect(e.code).toBe("RECONCILE_INCOMPLETE");
+      // The failed windows are named; every session of the other windows is stored.
+      const named = [...e.message.matchAll(/\[([^,\]]+), ([^)\]]+)\)/g)].map(
+        (m) => [Date.parse(m[1] as string), Date.parse(m[2] as string)],
+      );
+      expect(named.length).toBeGreaterThan(0);
+      expect(named.length).toBeLessThan(8);
+      const inFailed = (startMs: number) =>
+        named.some(
+          ([a, b]) => startMs >= (a as number) && startMs < (b as number),
+        );
+      const stored = await storedIds(w);
+      const wanted = (await expectedSessions(looping, from, NOON)).filter(
+        (s) => !inFailed(Date.parse(s.startTime as string)),
+      );
+      expect(wanted.length).toBeGreaterThan(100);
+      expect(wanted.filter((s) => !stored.has(s.id as string))).toEqual([]);
+    } finally {
+      await w.close();
+      await looping.close();
+    }
+  });
+});
