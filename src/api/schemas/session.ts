@@ -182,7 +182,31 @@ function fastIdentity(v: unknown): SessionIdentity | undefined | false {
 }
 
 function fastSession(v: unknown): Session | undefined {
-  if (!isObj(v) || !fastScalars(v)) return undefined;
+  if (!isObj(v)) return undefined;
+  const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
+    v;
+  if (typeof id !== "string" || id === "") return undefined;
+  if (
+    typeof startTime !== "string" ||
+    !RFC3339.test(startTime) ||
+    !Number.isFinite(Date.parse(startTime))
+  )
+    return undefined;
+  if (
+    endTime !== undefined &&
+    (typeof endTime !== "string" ||
+      !RFC3339.test(endTime) ||
+      !Number.isFinite(Date.parse(endTime)))
+  )
+    return undefined;
+  if (
+    !optStr(duration) ||
+    (duration !== undefined &&
+      duration !== "" &&
+      !DURATION.test(duration.trim()))
+  )
+    return undefined;
+  if (!optStr(sessionStatus) || !optStr(parentSessionId)) return undefined;
   const network = fastStrings(v.network, [
     "clientIpAddress",
     "serverIpAddress",
@@ -202,77 +226,42 @@ function fastSession(v: unknown): Session | undefined {
     connector === false
   )
     return undefined;
-  const user = fastUser(v.user);
-  if (user === false) return undefined;
-  v.duration = v.duration ?? "";
-  v.sessionStatus = v.sessionStatus ?? "";
-  v.parentSessionId = v.parentSessionId ?? "";
+  let user: Session["user"];
+  if (v.user === undefined) {
+    user = { type: "", username: "", identity: undefined, endUser: undefined };
+  } else {
+    const u = fastStrings(v.user, ["type", "username"] as const);
+    if (!u) return undefined;
+    let native: { username: string } | undefined;
+    if (u.native !== undefined) {
+      const n = fastStrings(u.native, ["username"] as const);
+      if (!n) return undefined;
+      native = n;
+    }
+    const brand = findBrandMember(u);
+    let identity: SessionIdentity | undefined;
+    let endUser: SessionIdentity | undefined;
+    if (brand !== undefined) {
+      const i = fastIdentity(brand.user);
+      const e = fastIdentity(brand.endUser);
+      if (i === false || e === false) return undefined;
+      identity = i;
+      endUser = e;
+    }
+    u.native = native;
+    u.identity = identity;
+    u.endUser = endUser;
+    user = u as unknown as Session["user"];
+  }
+  v.duration = duration ?? "";
+  v.sessionStatus = sessionStatus ?? "";
+  v.parentSessionId = parentSessionId ?? "";
   v.network = network ?? { clientIpAddress: "", serverIpAddress: "" };
   v.sidecar = sidecar ?? { id: "", name: "", technology: "" };
   v.resource = resource ?? { type: "", id: "", name: "", technology: "" };
   v.connector = connector ?? { id: "", name: "" };
   v.user = user;
   return v as unknown as Session;
-}
-
-/** The scalar members: a non-empty id, valid RFC 3339 times, a Duration string, strings. */
-function fastScalars(v: Obj): v is Obj & {
-  duration?: string;
-  sessionStatus?: string;
-  parentSessionId?: string;
-} {
-  const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
-    v;
-  if (typeof id !== "string" || id === "") return false;
-  if (
-    typeof startTime !== "string" ||
-    !RFC3339.test(startTime) ||
-    !Number.isFinite(Date.parse(startTime))
-  )
-    return false;
-  if (
-    endTime !== undefined &&
-    (typeof endTime !== "string" ||
-      !RFC3339.test(endTime) ||
-      !Number.isFinite(Date.parse(endTime)))
-  )
-    return false;
-  if (
-    !optStr(duration) ||
-    (duration !== undefined &&
-      duration !== "" &&
-      !DURATION.test(duration.trim()))
-  )
-    return false;
-  return optStr(sessionStatus) && optStr(parentSessionId);
-}
-
-/** The user member, filled in place as the schema would; false when it is not of plain shape. */
-function fastUser(v: unknown): Session["user"] | false {
-  if (v === undefined)
-    return { type: "", username: "", identity: undefined, endUser: undefined };
-  const u = fastStrings(v, ["type", "username"] as const);
-  if (!u) return false;
-  let native: { username: string } | undefined;
-  if (u.native !== undefined) {
-    const n = fastStrings(u.native, ["username"] as const);
-    if (!n) return false;
-    native = n;
-  }
-  const brand = findBrandMember(u);
-  let identity: SessionIdentity | undefined;
-  let endUser: SessionIdentity | undefined;
-  if (brand !== undefined) {
-    const i = fastIdentity(brand.user);
-    const e = fastIdentity(brand.endUser);
-    if (i === false || e === false) return false;
-    identity = i;
-    endUser = e;
-  }
-  u.native = native;
-  u.identity = identity;
-  u.endUser = endUser;
-  return u as unknown as Session["user"];
 }
 
 export type SessionParse =
