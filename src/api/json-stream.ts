@@ -119,8 +119,6 @@ export class ArrayMemberSplitter {
     return this.#sawMember;
   }
 
-  // The array's modes, which run for every element, stay in this loop; the object's own
-  // modes, which run a few times per body, are stepped by #memberStep.
   #scan(out: SplitElement[]): void {
     const buf = this.#buf;
     const len = buf.length;
@@ -128,6 +126,59 @@ export class ArrayMemberSplitter {
     while (pos < len) {
       const c = buf[pos] as number;
       switch (this.#mode) {
+        case Mode.ObjectStart:
+          if (isSpace(c)) pos++;
+          else if (c === OPEN_BRACE) {
+            this.#mode = Mode.KeyOrEnd;
+            pos++;
+            this.#start = pos;
+          } else throw new JsonShapeError("response body is not a JSON object");
+          break;
+        case Mode.KeyOrEnd:
+          if (isSpace(c) || c === COMMA) {
+            pos++;
+            this.#start = pos;
+          } else if (c === CLOSE_BRACE) {
+            this.#mode = Mode.Done;
+            pos++;
+            this.#start = pos;
+          } else if (c === QUOTE) {
+            const close = this.#stringEnd(buf, pos + 1);
+            if (close < 0) {
+              this.#pos = pos;
+              return;
+            }
+            this.#key = parseMember(
+              buf.toString("utf8", pos, close + 1),
+            ) as string;
+            this.#mode = Mode.Colon;
+            pos = close + 1;
+          } else
+            throw new JsonShapeError(
+              `unexpected byte ${String.fromCharCode(c)} where a member name belongs`,
+            );
+          break;
+        case Mode.Colon:
+          if (isSpace(c)) pos++;
+          else if (c === COLON) {
+            this.#mode = Mode.ValueStart;
+            pos++;
+          } else throw new JsonShapeError("expected ':' after a member name");
+          break;
+        case Mode.ValueStart:
+          if (isSpace(c)) pos++;
+          else if (this.#key === this.#member && c === OPEN_BRACKET) {
+            this.#sawMember = true;
+            this.#mode = Mode.ArrayItemOrEnd;
+            pos++;
+            this.#start = pos;
+          } else {
+            this.#mode = Mode.Value;
+            this.#start = pos;
+            this.#nest = 0;
+            this.#inString = false;
+          }
+          break;
         case Mode.Value:
         case Mode.Item: {
           const end = this.#valueEnd(buf, pos);
@@ -164,85 +215,18 @@ export class ArrayMemberSplitter {
             this.#inString = false;
           }
           break;
-        default: {
-          const next = this.#memberStep(buf, pos, c);
-          if (next < 0) {
-            this.#pos = pos;
-            return;
-          }
-          pos = next;
-        }
+        case Mode.Done:
+          if (isSpace(c)) {
+            pos++;
+            this.#start = pos;
+          } else
+            throw new JsonShapeError(
+              "unexpected data after the end of the JSON object",
+            );
+          break;
       }
     }
     this.#pos = pos;
-  }
-
-  /**
-   * One step through the object around the array, at byte `c` of buf[pos]: its braces, member
-   * names, colons and the start of each value. Returns the next position, or -1 when a member
-   * name is not complete in the buffer yet.
-   */
-  #memberStep(buf: Buffer, pos: number, c: number): number {
-    switch (this.#mode) {
-      case Mode.ObjectStart:
-        if (isSpace(c)) return pos + 1;
-        if (c !== OPEN_BRACE)
-          throw new JsonShapeError("response body is not a JSON object");
-        this.#mode = Mode.KeyOrEnd;
-        this.#start = pos + 1;
-        return pos + 1;
-      case Mode.KeyOrEnd:
-        return this.#keyOrEnd(buf, pos, c);
-      case Mode.Colon:
-        if (isSpace(c)) return pos + 1;
-        if (c !== COLON)
-          throw new JsonShapeError("expected ':' after a member name");
-        this.#mode = Mode.ValueStart;
-        return pos + 1;
-      case Mode.ValueStart:
-        if (isSpace(c)) return pos + 1;
-        if (this.#key === this.#member && c === OPEN_BRACKET) {
-          this.#sawMember = true;
-          this.#mode = Mode.ArrayItemOrEnd;
-          this.#start = pos + 1;
-          return pos + 1;
-        }
-        this.#mode = Mode.Value;
-        this.#start = pos;
-        this.#nest = 0;
-        this.#inString = false;
-        return pos;
-      default:
-        // Mode.Done: only whitespace may follow the object.
-        if (!isSpace(c))
-          throw new JsonShapeError(
-            "unexpected data after the end of the JSON object",
-          );
-        this.#start = pos + 1;
-        return pos + 1;
-    }
-  }
-
-  /** Between members: a separator, the end of the object, or a member name. */
-  #keyOrEnd(buf: Buffer, pos: number, c: number): number {
-    if (isSpace(c) || c === COMMA) {
-      this.#start = pos + 1;
-      return pos + 1;
-    }
-    if (c === CLOSE_BRACE) {
-      this.#mode = Mode.Done;
-      this.#start = pos + 1;
-      return pos + 1;
-    }
-    if (c !== QUOTE)
-      throw new JsonShapeError(
-        `unexpected byte ${String.fromCharCode(c)} where a member name belongs`,
-      );
-    const close = this.#stringEnd(buf, pos + 1);
-    if (close < 0) return -1;
-    this.#key = parseMember(buf.toString("utf8", pos, close + 1)) as string;
-    this.#mode = Mode.Colon;
-    return close + 1;
   }
 
   /** The element in buf[#start, end), with what was dropped of it before. */
