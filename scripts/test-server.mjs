@@ -28,7 +28,8 @@ const [first] = await Promise.race([
   }),
 ]);
 const url = /^CLICKHOUSE_URL=(\S+)$/.exec(first)?.[1];
-if (!url) throw new Error(`unexpected first line from the HTTP front: ${first}`);
+if (!url)
+  throw new Error(`unexpected first line from the HTTP front: ${first}`);
 console.log(`server pass: CLICKHOUSE_URL=${url}`);
 
 const args = process.argv.slice(2);

@@ -131,7 +131,9 @@ function incomplete(
     `${failed.length} of ${total} window(s) could not be reconciled (the others were): ${failed
       .slice(0, 5)
       .map((f) => describe(f.window))
-      .join(", ")}${failed.length > 5 ? ", …" : ""}; first: ${first.err.message}`,
+      .join(
+        ", ",
+      )}${failed.length > 5 ? ", …" : ""}; first: ${first.err.message}`,
     {
       cause: first.err,
       hint: "the next reconciliation lists them again; if the same windows keep failing, see the error above",
