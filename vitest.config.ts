@@ -15,6 +15,7 @@ const UNIT = [
   "test/dashboards/schema.test.ts",
   "test/faults/retry.test.ts",
   "test/ops/metrics.test.ts",
+  "test/pipeline/window-pool.test.ts",
   "test/simulator/generator.test.ts",
   "test/simulator/logs-aggregate.test.ts",
   "test/simulator/logs-query.test.ts",

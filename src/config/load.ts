@@ -55,6 +55,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_RECONCILE_DAYS", "sessions.reconcileDays"],
   ["SESSIONHOUSE_MAX_WINDOW_ATTEMPTS", "aggregations.maxWindowAttempts"],
   ["SESSIONHOUSE_MAX_PAGES_PER_WINDOW", "sessions.maxPagesPerWindow"],
+  ["SESSIONHOUSE_WINDOW_CONCURRENCY", "sessions.windowConcurrency"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],

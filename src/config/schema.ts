@@ -176,6 +176,16 @@ export const configSchema = z.object({
     insertBatchRows: intFrom("insertBatchRows", 1, 1_000_000).default(50_000),
     /** Pages in a row holding only sessions seen earlier in the window before the sync stops (default 3). */
     maxStalledPages: intFrom("maxStalledPages", 1, 1000).default(3),
+    /**
+     * Windows of a sessions sync fetched at once (default 1). Against a remote API every page
+     * waits for the server; more windows side by side use more of the connections. Each window
+     * holds its own insert block, so memory grows with it; checkpoints stay in window order.
+     */
+    windowConcurrency: intFrom(
+      "SESSIONHOUSE_WINDOW_CONCURRENCY",
+      1,
+      64,
+    ).default(1),
     /** Pages one window may take before the sync stops with TOO_MANY_PAGES (default 10000). */
     maxPagesPerWindow: intFrom(
       "SESSIONHOUSE_MAX_PAGES_PER_WINDOW",

@@ -11,6 +11,7 @@ import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
 import { advanceCheckpoint, resolveRange } from "./range.js";
 import { SessionWriter } from "./session-writer.js";
+import { forEachWindowInOrder } from "./window-pool.js";
 import { SESSIONS_STREAM } from "./names.js";
 
 /**
@@ -73,20 +74,24 @@ export async function syncSessions(
     "syncing sessions",
   );
   let done = 0;
-  for (const window of windows) {
-    const { rows, deadLetters } = await syncWindow(ctx, window);
-    result.rows += rows;
-    result.deadLetters += deadLetters;
-    await advanceCheckpoint(ctx, range, window);
-    done++;
-    ctx.observer.onProgress?.({
-      job: ctx.job,
-      windowsDone: done,
-      windowsTotal: windows.length,
-      rows: result.rows,
-      positionMs: window.endMs,
-    });
-  }
+  await forEachWindowInOrder(
+    windows,
+    { concurrency: cfg.windowConcurrency },
+    (window) => syncWindow(ctx, window),
+    async (window, { rows, deadLetters }) => {
+      result.rows += rows;
+      result.deadLetters += deadLetters;
+      await advanceCheckpoint(ctx, range, window);
+      done++;
+      ctx.observer.onProgress?.({
+        job: ctx.job,
+        windowsDone: done,
+        windowsTotal: windows.length,
+        rows: result.rows,
+        positionMs: window.endMs,
+      });
+    },
+  );
   if (!options.skipOpenRefresh)
     result.openRefreshed = await refreshOpenSessions(ctx, {
       beforeMs: startMs,

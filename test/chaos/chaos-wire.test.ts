@@ -208,6 +208,8 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
       CLICKHOUSE_URL: process.env.CLICKHOUSE_URL,
       SESSIONHOUSE_PAGE_SIZE: "500",
       SESSIONHOUSE_WINDOW: "6h",
+      // Three windows at once: checkpoints must stay in window order through kills and faults.
+      SESSIONHOUSE_WINDOW_CONCURRENCY: "3",
       SESSIONHOUSE_MAX_RPS: "100",
       SESSIONHOUSE_REQUEST_TIMEOUT: "15s",
       SESSIONHOUSE_MAX_RECORD_BYTES: String(HUGE_RECORD_BYTES),

@@ -70,6 +70,31 @@ async function stored(w: Warehouse): Promise<Map<string, StoredSession>> {
 }
 
 describe("sync sessions against the simulator", () => {
+  it("fetches several windows at once and still checkpoints them in order, storing the same", async () => {
+    const { config, w } = await setup({ SESSIONHOUSE_WINDOW_CONCURRENCY: "4" });
+    const checkpoints: number[] = [];
+    const deps = runDeps(config, w, {
+      observer: { onCheckpoint: (e) => checkpoints.push(e.positionMs) },
+    });
+    const r = await run(deps, SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs: NOON, skipOpenRefresh: true }),
+    );
+    expect(r.windows).toBeGreaterThanOrEqual(4);
+    const expected = await expectedSessions(sim, NOON - 24 * HOUR, NOON);
+    const got = await stored(w);
+    expect(got.size).toBe(expected.length);
+    for (const e of expected)
+      expect(JSON.parse(got.get(e.id as string)?.raw ?? "null")).toEqual(e);
+    // One checkpoint per window, each further than the one before.
+    expect(checkpoints).toHaveLength(r.windows);
+    expect([...checkpoints].sort((a, b) => a - b)).toEqual(checkpoints);
+    expect(new Set(checkpoints).size).toBe(checkpoints.length);
+    expect((await readCheckpoint(w, SESSIONS_STREAM))?.positionMs).toBe(
+      r.endMs,
+    );
+    await w.close();
+  });
+
   it("stores every simulated session exactly once, with every field right", async () => {
     const { config, w } = await setup();
     const deps = runDeps(config, w);
