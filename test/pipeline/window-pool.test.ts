@@ -61,8 +61,9 @@ describe("forEachWindowInOrder", () => {
         }
         return i;
       },
-      async (i) => {
+      (i) => {
         done.push(i);
+        return Promise.resolve();
       },
     ).catch((e: unknown) => e as Error);
     expect((err as Error).message).toBe("window 3 broke");
@@ -81,10 +82,12 @@ describe("forEachWindowInOrder", () => {
     const err = await forEachWindowInOrder(
       [0, 1, 2, 3, 4],
       { concurrency: 2 },
-      async (i) => i,
-      async (i) => {
-        if (i === 2) throw new Error("checkpoint write failed");
+      (i) => Promise.resolve(i),
+      (i) => {
+        if (i === 2)
+          return Promise.reject(new Error("checkpoint write failed"));
         done.push(i);
+        return Promise.resolve();
       },
     ).catch((e: unknown) => e as Error);
     expect((err as Error).message).toBe("checkpoint write failed");
