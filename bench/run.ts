@@ -23,9 +23,9 @@ const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
   process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
 );
-/** BENCH_ONLY=sessions (or aggregations, dashboards, comma-separated) runs only those parts. */
+/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, comma-separated) runs only those parts. */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
-const runs = (part: "sessions" | "aggregations" | "dashboards") =>
+const runs = (part: "sessions" | "latency" | "aggregations" | "dashboards") =>
   !ONLY || ONLY.includes(part);
 
 interface Sim {
@@ -279,6 +279,64 @@ async function main(): Promise<void> {
       `1M time ≤ 10.5 × 100k time: ${fmt(timeRatio, 2)} for ${fmt(volumeRatio, 2)}× the sessions — ${verdict(timeRatio <= volumeRatio * 1.05)}`,
     );
   }
+  if (runs("latency")) {
+    // A backfill against a remote service: every answer starts after 400 ms and flows at
+    // 20 MB/s, four answers at once. Windows one after the other, then side by side.
+    const L = { firstByteMs: 400, bytesPerSecond: 20e6, connections: 4 };
+    const sim = await startSimulator([
+      "--sessions-per-day",
+      "2000",
+      "--history-days",
+      "40",
+      "--seed",
+      "11",
+      "--latency",
+      `${L.firstByteMs}ms,${L.bytesPerSecond / 1e6}MB/s,${L.connections}`,
+    ]);
+    const from = END_MS - 30 * DAY;
+    const windowMs = DAY / 2;
+    const windows = planWindows(from, END_MS, windowMs).length;
+    const backfill = (concurrency: number) =>
+      scenario<SessionsResult>({
+        kind: "sessions",
+        url: sim.url,
+        apiKey: API_KEY,
+        dataDir: dataDir(`latency-${concurrency}`),
+        pageSize: 100_000,
+        fromMs: from,
+        toMs: END_MS,
+        windowMs,
+        windowConcurrency: concurrency,
+      });
+    process.stderr.write("bench: 30-day backfill behind 400 ms, 20 MB/s…\n");
+    const sequential = await backfill(1);
+    // Twice as many windows as connections: while a window's rows are stored, another waits on
+    // the service, so its four answer slots stay busy.
+    const parallel = await backfill(2 * L.connections);
+    await stop(sim);
+    // One page a window here: what the service's pace allows with four answers at once.
+    const boundMs =
+      (windows * L.firstByteMs + (parallel.bytes / L.bytesPerSecond) * 1000) /
+      L.connections;
+    const speedup = parallel.ms / sequential.ms;
+    const ofBound = parallel.ms / boundMs;
+    say("## Backfill behind a remote service's pace");
+    say("");
+    say("| measurement | value |");
+    say("|---|---|");
+    say(
+      `| 30 days, ${fmt(parallel.rows)} sessions, ${windows} windows of 12 h, 400 ms to first byte, 20 MB/s an answer, 4 at once | one window at a time ${fmt(sequential.ms / 1000, 1)} s; eight at once over 4 connections ${fmt(parallel.ms / 1000, 1)} s |`,
+    );
+    say(
+      `| the bound the service's pace allows at 4 connections | ${fmt(boundMs / 1000, 1)} s |`,
+    );
+    say("");
+    targets.push(
+      `windows side by side ≤ 0.33 × one at a time: ${fmt(speedup, 2)} — ${verdict(speedup <= 0.33)}`,
+      `windows side by side ≤ 1.2 × the bound: ${fmt(ofBound, 2)} — ${verdict(ofBound <= 1.2)}`,
+    );
+  }
+
   if (runs("aggregations")) {
     // 2. Aggregations: 30-day backfill at 5m, three group-by levels.
     process.stderr.write("bench: 30-day aggregation backfill…\n");

@@ -34,6 +34,10 @@ export type ScenarioArgs =
       pageSize: number;
       fromMs: number;
       toMs: number;
+      /** Window length (default the whole range: one window). */
+      windowMs?: number;
+      /** Windows fetched at once (default 1). */
+      windowConcurrency?: number;
     }
   | { kind: "raw-ingest"; dataDir: string }
   | {
@@ -52,6 +56,7 @@ function config(a: {
   dataDir: string;
   pageSize?: number;
   windowMs?: number;
+  windowConcurrency?: number;
 }): Config {
   return loadConfig({
     env: {
@@ -65,6 +70,7 @@ function config(a: {
       SESSIONHOUSE_REQUEST_TIMEOUT: "5m",
       SESSIONHOUSE_LOG_LEVEL: "silent",
       SESSIONHOUSE_INSERT_BATCH_ROWS: process.env.BENCH_INSERT_BATCH_ROWS,
+      SESSIONHOUSE_WINDOW_CONCURRENCY: String(a.windowConcurrency ?? 1),
     },
   });
 }
@@ -83,7 +89,10 @@ async function main(): Promise<void> {
   switch (args.kind) {
     case "sessions": {
       rmSync(args.dataDir, { recursive: true, force: true });
-      const cfg = config({ ...args, windowMs: args.toMs - args.fromMs });
+      const cfg = config({
+        ...args,
+        windowMs: args.windowMs ?? args.toMs - args.fromMs,
+      });
       const w = await openWarehouse(cfg);
       await migrate(w, { dir: MIGRATIONS });
       const api = ControlPlaneApi.fromConfig(cfg, logger);

@@ -112,3 +112,9 @@ export {
   type WireSession,
   type WireSessionUser,
 } from "./wire.js";
+export {
+  ConcurrencyGate,
+  parseLatencySpec,
+  sendPaced,
+  type LatencyOptions,
+} from "./latency.js";

@@ -53,6 +53,7 @@ import {
 } from "./wire-faults.js";
 import { DAY_MS } from "./time.js";
 import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
+import { ConcurrencyGate, sendPaced, type LatencyOptions } from "./latency.js";
 
 export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
 export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
@@ -108,6 +109,8 @@ export interface SimulatorOptions {
   /** Fixed-window limit; default 6000 requests per 60 s. */
   rateLimit?: { limit: number; windowMs: number };
   faults?: FaultOptions;
+  /** A remote service's pace: time to first byte, body rate, requests answered at once. */
+  latency?: LatencyOptions;
   /**
    * Bench mode: serialized ListSessionsV2 pages are cached by (filter, cursor, limit, window)
    * and the next page is built in the background while the client reads the current one, so
@@ -310,6 +313,8 @@ class SimulatorServer implements Simulator {
     (req, res) => void this.handle(req, res),
   );
   private readonly closing = new AbortController();
+  private readonly latency: LatencyOptions | undefined;
+  private readonly latencyGate: ConcurrencyGate;
   private readonly bench: BenchCache | undefined;
   private readonly broken = new Map<string, BrokenRecord>();
   private readonly faulted = new Map<string, FaultedRecord>();
@@ -345,6 +350,8 @@ class SimulatorServer implements Simulator {
     const rl = o.rateLimit ?? { limit: 6000, windowMs: 60_000 };
     this.limiter = new RateLimiter(rl.limit, rl.windowMs);
     this.faults = new FaultInjector(o.faults);
+    this.latency = o.latency;
+    this.latencyGate = new ConcurrencyGate(o.latency?.maxConcurrent ?? 0);
     for (const kind of this.faults.enabledKinds())
       this.counters.faults[kind] = 0;
     this.bench = o.benchPages
@@ -516,7 +523,11 @@ class SimulatorServer implements Simulator {
       });
       reply = errorReply("internal", "internal error");
     }
-    this.send(res, reply, fault);
+    if (this.latency && !fault?.response) {
+      await this.sendWithLatency(res, reply, this.latency);
+    } else {
+      this.send(res, reply, fault);
+    }
     this.log("debug", "request", {
       path,
       status: reply.status,
@@ -835,6 +846,30 @@ class SimulatorServer implements Simulator {
   private benchKey(req: ListSessionsRequest, nowMs: number): string {
     const upper = Math.min(req.endMs, nowMs + 1);
     return `${req.filterKey}|${req.limit}|${req.cursor}|${upper}`;
+  }
+
+  /** Answers after the time to first byte, at the body rate, within the concurrency limit. */
+  private async sendWithLatency(
+    res: ServerResponse,
+    reply: Reply,
+    latency: LatencyOptions,
+  ): Promise<void> {
+    await this.latencyGate.enter();
+    try {
+      await sleep(latency.firstByteMs, undefined, {
+        signal: this.closing.signal,
+      }).catch(() => undefined);
+      await sendPaced(
+        res,
+        reply.status,
+        { ...this.limiter.headers(), ...reply.headers },
+        reply.body,
+        latency.bytesPerSecond,
+        this.closing.signal,
+      );
+    } finally {
+      this.latencyGate.leave();
+    }
   }
 
   private send(

@@ -4,6 +4,7 @@ import { Option, type Command } from "commander";
 import {
   parseClockSpec,
   parseFaultSpec,
+  parseLatencySpec,
   startSimulator,
 } from "../../simulator/index.js";
 import { UsageError } from "../../util/errors.js";
@@ -16,6 +17,7 @@ export interface SimulateOptions {
   apiKey: string;
   clock: string;
   faults?: string;
+  latency?: string;
   sessionsPerDay?: number;
   historyDays?: number;
   brandMember: string;
@@ -71,6 +73,10 @@ export function registerSimulateCommand(program: Command): void {
       "wire name of the session user's brand member",
       "formal",
     )
+    .option(
+      "--latency <spec>",
+      'a remote service\'s pace: time to first byte, body rate per answer, answers at once, e.g. "400ms,20MB/s,4"',
+    )
     .option("--bench", "serve pre-built pages (benchmark mode)")
     .option(
       "--bench-cache-mb <n>",
@@ -100,6 +106,10 @@ export async function runSimulate(
     o.faults === undefined
       ? undefined
       : usage("--faults", () => parseFaultSpec(o.faults as string));
+  const latency =
+    o.latency === undefined
+      ? undefined
+      : usage("--latency", () => parseLatencySpec(o.latency as string));
   const sim = await startSimulator({
     port: o.port,
     host: o.host,
@@ -108,6 +118,7 @@ export async function runSimulate(
     clock,
     brandMember: o.brandMember,
     ...(faults ? { faults } : {}),
+    ...(latency ? { latency } : {}),
     ...(o.sessionsPerDay ? { sessionsPerDay: o.sessionsPerDay } : {}),
     ...(o.historyDays ? { historyDays: o.historyDays } : {}),
     ...(o.bench ? { benchPages: true } : {}),
