@@ -274,7 +274,17 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       `INSERT INTO checkpoints SELECT * FROM checkpoints`,
     ]);
     expect(write.code).toBe(1);
-    expect(write.stderr).toMatch(/readonly/i);
+    expect(write.stderr).toMatch(/Cannot execute query in readonly mode/);
+    expect(write.stderr).toContain(
+      `(${dataDir} is held by the running service, pid ${service.child.pid}, and read through its read-only access)`,
+    );
+    expect(write.stderr).toMatch(/hint: stop the service/);
+
+    // Nor in the metrics.
+    const ops = service.logs.find((l) => l.msg === "ops server listening");
+    const metrics = await (await fetch(`${String(ops?.url)}/metrics`)).text();
+    expect(metrics).toContain("sessionhouse_runs_total");
+    outputs.push(metrics);
 
     // A command that writes is refused with what to do, before it touches the engine.
     const migrate = await cli1(["migrate"]);
@@ -299,7 +309,7 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       (JSON.parse(after.stdout) as StatusReport).warehouse.throughService,
     ).toBeNull();
 
-    // The token was written nowhere but the file.
+    // The token was written nowhere but the file: not in a log line, an error or the metrics.
     for (const out of outputs) expect(out).not.toContain(record.token);
   }, 180_000);
 
