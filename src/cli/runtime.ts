@@ -12,6 +12,18 @@ import { migrate } from "../warehouse/migrate.js";
 import { openWarehouse, type Warehouse } from "../warehouse/client.js";
 import { createLogger, type Logger } from "../util/logger.js";
 
+/** The help of the commands that write, on the embedded engine beside a running service. */
+export const WRITES_DATA_DIR =
+  "\nOn the embedded engine this command writes to the data directory: while\n" +
+  "sessionhouse run holds it, the command is refused (DATA_DIR_IN_USE); stop the\n" +
+  "service first (SIGTERM or Ctrl-C), or let the service do the work on its schedule.";
+
+/** The help of the commands that read, on the embedded engine beside a running service. */
+export const READS_THROUGH_SERVICE =
+  "\nOn the embedded engine, while sessionhouse run holds the data directory, this\n" +
+  "command reads through the service's read-only access (found in\n" +
+  "<dataDir>/.sessionhouse-service.json); otherwise it opens the data directory.";
+
 export interface GlobalOptions {
   config?: string;
   logLevel?: string;
@@ -40,11 +52,15 @@ export function configFrom(
   });
 }
 
-export function loggerFor(config: Config): Logger {
+/** The logger of a command; `extraSecrets` are redacted too (a token the process made). */
+export function loggerFor(
+  config: Config,
+  extraSecrets: readonly string[] = [],
+): Logger {
   return createLogger({
     level: config.log.level,
     format: config.log.format,
-    secrets: secretsOf(config),
+    secrets: [...secretsOf(config), ...extraSecrets],
   });
 }
 

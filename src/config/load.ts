@@ -60,6 +60,11 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
   ["SESSIONHOUSE_OPS_PORT", "service.opsPort"],
+  ["SESSIONHOUSE_READ_ACCESS", "service.readAccess"],
+  ["SESSIONHOUSE_READ_HOST", "service.readHost"],
+  ["SESSIONHOUSE_READ_PORT", "service.readPort"],
+  ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
+  ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
 ];

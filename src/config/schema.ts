@@ -228,6 +228,31 @@ export const configSchema = z.object({
     /** Operations HTTP server (healthz, readyz, metrics) on 127.0.0.1:9464; port 0 picks a free one. */
     opsHost: z.string().default("127.0.0.1"),
     opsPort: intFrom("SESSIONHOUSE_OPS_PORT", 0, 65_535).default(9464),
+    /**
+     * On the embedded engine, `run` serves read-only ClickHouse HTTP access to its data directory
+     * here, so that `status`, `query` and Grafana work while it holds the engine (default
+     * 127.0.0.1, port 0 = a free one; the URL and token go to <dataDir>/.sessionhouse-service.json).
+     */
+    readAccess: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_READ_ACCESS must be true or false",
+      })
+      .default(true),
+    readHost: z.string().default("127.0.0.1"),
+    readPort: intFrom("SESSIONHOUSE_READ_PORT", 0, 65_535).default(0),
+    /** Cap on one query's execution time through that access (default 60s). */
+    readMaxExecutionTimeMs: durationMs("SESSIONHOUSE_READ_MAX_EXECUTION_TIME")
+      .refine(
+        (ms) => ms >= 1000,
+        "SESSIONHOUSE_READ_MAX_EXECUTION_TIME must be at least 1s",
+      )
+      .default(60_000),
+    /** Cap on one query's memory through that access, in bytes (default 1 GiB). */
+    readMaxMemoryBytes: intFrom(
+      "SESSIONHOUSE_READ_MAX_MEMORY",
+      1 << 20,
+      Number.MAX_SAFE_INTEGER,
+    ).default(2 ** 30),
   }),
   log: z.object({
     level: z

@@ -22,6 +22,11 @@ export function rememberedSecrets(): string[] {
   return [...knownSecrets];
 }
 
+/** Adds a secret this process learned after its loggers were made (a token read from a file). */
+export function rememberSecret(secret: string): void {
+  if (secret.length >= 4) knownSecrets.add(secret);
+}
+
 export function scrubber(secrets: readonly string[]): (text: string) => string {
   const list = secrets.filter((s) => s.length >= 4);
   // Secrets also appear JSON-escaped inside a serialized line.

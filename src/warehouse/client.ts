@@ -12,22 +12,113 @@ import type { Config } from "../config/index.js";
 import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { SinkError } from "./errors.js";
 import { PINNED_INSERT_SETTINGS, removeStaleInsertFiles } from "./insert.js";
+import {
+  findService,
+  removeServiceFile,
+  serviceClient,
+  SERVICE_PROBE_TIMEOUT_MS,
+  type ServiceRecord,
+} from "./service-access.js";
 
 export interface Warehouse {
   readonly client: ClickHouseClient;
   /** Database holding every table; validated as an identifier by the config schema. */
   readonly database: string;
+  /** How the client talks: in process (embedded) or over HTTP (server, or the service's reads). */
   readonly kind: "embedded" | "server";
   /** Where the data lives, for messages: a data directory or a server origin (no credentials). */
   readonly location: string;
+  /**
+   * Set when the embedded data directory is read through the read access of the `sessionhouse
+   * run` that holds it: its process and URL. Such a warehouse refuses writes.
+   */
+  readonly service?: { readonly pid: number; readonly url: string };
   close(): Promise<void>;
 }
 
 type ClickHouseConfig = Config["clickhouse"];
 
-export async function openWarehouse(config: Config): Promise<Warehouse> {
+export interface OpenOptions {
+  /**
+   * "write" (the default): the embedded data directory is opened, and refused with
+   * DATA_DIR_IN_USE while a running service holds it. "read": the command only reads, and
+   * goes through the running service's read access when the service holds the directory.
+   */
+  access?: "read" | "write";
+}
+
+export async function openWarehouse(
+  config: Config,
+  options: OpenOptions = {},
+): Promise<Warehouse> {
   const ch = config.clickhouse;
-  return ch.url ? openServer(ch, new URL(ch.url)) : openEmbedded(ch);
+  if (ch.url) return openServer(ch, new URL(ch.url));
+  return openDataDir(ch, options.access ?? "write");
+}
+
+/**
+ * The embedded data directory, or the service that holds it. The service file is looked at
+ * first; a file whose process is gone is removed. When the engine cannot be opened, the file is
+ * looked at again (the service may have started in between, or answered slowly the first time).
+ */
+async function openDataDir(
+  ch: ClickHouseConfig,
+  access: "read" | "write",
+): Promise<Warehouse> {
+  const dataDir = resolve(ch.dataDir);
+  const first = await findService(dataDir);
+  if (first.state === "running")
+    return throughService(ch, dataDir, first.record, access);
+  let embedded: Warehouse;
+  try {
+    embedded = await openEmbedded(ch);
+  } catch (err) {
+    if (!(err instanceof SinkError && err.code === "EMBEDDED_OPEN_FAILED"))
+      throw err;
+    const again = await findService(dataDir, 3 * SERVICE_PROBE_TIMEOUT_MS);
+    if (again.state === "running")
+      return throughService(ch, dataDir, again.record, access);
+    if (again.state === "silent")
+      throw new SinkError(
+        "DATA_DIR_IN_USE",
+        `the data directory ${dataDir} is held by sessionhouse run (pid ${again.record.pid}), and its read access at ${again.record.url} does not answer`,
+        {
+          cause: err,
+          hint: "the service may be overloaded or stopping; try again, or stop it first (SIGTERM)",
+        },
+      );
+    throw err;
+  }
+  // The engine's lock is ours now: no other process serves this directory, and a file that
+  // says otherwise (its process alive but not answering: a reused pid) is stale.
+  if (first.state === "silent") removeServiceFile(dataDir, first.record.pid);
+  return embedded;
+}
+
+/** The running service's read access for a command that reads; DATA_DIR_IN_USE for one that writes. */
+function throughService(
+  ch: ClickHouseConfig,
+  dataDir: string,
+  record: ServiceRecord,
+  access: "read" | "write",
+): Warehouse {
+  if (access === "write")
+    throw new SinkError(
+      "DATA_DIR_IN_USE",
+      `the data directory ${dataDir} is in use by the running service (sessionhouse run, pid ${record.pid}); the embedded engine allows one process per data directory, and this command writes`,
+      {
+        hint: "stop the service first (SIGTERM or Ctrl-C), or let it do the work on its schedule; status, query and windows list work while it runs (they read through it)",
+      },
+    );
+  const client = serviceClient(record, ch.database, ch.requestTimeoutMs);
+  return {
+    client,
+    database: ch.database,
+    kind: "server",
+    location: dataDir,
+    service: { pid: record.pid, url: record.url },
+    close: () => client.close(),
+  };
 }
 
 /**
@@ -132,7 +223,7 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
       `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`,
       {
         cause: err,
-        hint: "another sessionhouse process may be using this data directory; stop it or set SESSIONHOUSE_DATA_DIR",
+        hint: "another sessionhouse process may be using this data directory (a sync, a migrate, or a service started without read access); stop it or set SESSIONHOUSE_DATA_DIR",
       },
     );
   }

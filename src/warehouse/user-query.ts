@@ -1,5 +1,7 @@
 // SQL a person typed (the query command), run with the configured database as the current one.
+import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { quoteIdent, type Warehouse } from "./client.js";
+import { SinkError } from "./errors.js";
 
 /** Output formats the query command offers besides its own table. */
 export type UserQueryFormat =
@@ -22,8 +24,12 @@ export async function userQueryRows(
   sql: string,
 ): Promise<Record<string, unknown>[]> {
   await useDatabase(w);
-  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
-  return rs.json<Record<string, unknown>>();
+  try {
+    const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
+    return await rs.json<Record<string, unknown>>();
+  } catch (err) {
+    throw readOnlyThroughService(w, err);
+  }
 }
 
 export async function userQueryText(
@@ -32,6 +38,27 @@ export async function userQueryText(
   format: UserQueryFormat,
 ): Promise<string> {
   await useDatabase(w);
-  const rs = await w.client.query({ query: sql, format });
-  return rs.text();
+  try {
+    const rs = await w.client.query({ query: sql, format });
+    return await rs.text();
+  } catch (err) {
+    throw readOnlyThroughService(w, err);
+  }
+}
+
+/**
+ * A refusal of the running service's read access says why the statement cannot run here and
+ * what to do; any other error is the engine's own.
+ */
+function readOnlyThroughService(w: Warehouse, err: unknown): unknown {
+  if (!w.service || clickHouseCode(err) !== String(ClickHouseCode.READONLY))
+    return err;
+  return new SinkError(
+    "READ_ONLY_THROUGH_SERVICE",
+    `${(err as Error).message.trim()} (${w.location} is held by the running service, pid ${w.service.pid}, and read through its read-only access)`,
+    {
+      cause: err,
+      hint: "stop the service (SIGTERM or Ctrl-C) to change the data directory, or leave the writing to it",
+    },
+  );
 }

@@ -17,6 +17,7 @@ import { intArg } from "../args.js";
 import {
   configFrom,
   openRuntime,
+  WRITES_DATA_DIR,
   type GlobalOptions,
   type Runtime,
 } from "../runtime.js";
@@ -35,6 +36,7 @@ export function registerDemoCommand(
       "simulate a control plane, sync the last days into the embedded ClickHouse, and show a summary",
     )
     .option("--days <n>", "days of history to sync", intArg("--days", 1, 90), 7)
+    .addHelpText("after", WRITES_DATA_DIR)
     .option(
       "--seed <n>",
       "seed of the simulated organisation",

@@ -3,7 +3,12 @@
 import type { Command } from "commander";
 import { migrate } from "../../warehouse/migrate.js";
 import { openWarehouse } from "../../warehouse/client.js";
-import { configFrom, loggerFor, type GlobalOptions } from "../runtime.js";
+import {
+  configFrom,
+  loggerFor,
+  WRITES_DATA_DIR,
+  type GlobalOptions,
+} from "../runtime.js";
 
 export function registerMigrateCommand(
   program: Command,
@@ -14,6 +19,7 @@ export function registerMigrateCommand(
     .description(
       "create or upgrade the ClickHouse tables (also done before every sync)",
     )
+    .addHelpText("after", WRITES_DATA_DIR)
     .action(async () => {
       await runMigrate(globals());
     });

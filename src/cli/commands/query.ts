@@ -4,7 +4,11 @@ import { Option, type Command } from "commander";
 import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import { userQueryRows, userQueryText } from "../../warehouse/user-query.js";
 import { printTable } from "../output.js";
-import { configFrom, type GlobalOptions } from "../runtime.js";
+import {
+  configFrom,
+  READS_THROUGH_SERVICE,
+  type GlobalOptions,
+} from "../runtime.js";
 
 export const QUERY_FORMATS = [
   "table",
@@ -32,9 +36,14 @@ export function registerQueryCommand(
         .choices(QUERY_FORMATS)
         .default("table"),
     )
+    .addHelpText(
+      "after",
+      READS_THROUGH_SERVICE +
+        "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
+    )
     .action(async (sql: string, o: { format: QueryFormat }) => {
       const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config);
+      const w = await openWarehouse(config, { access: "read" });
       try {
         await runQuery(w, sql, o.format);
       } finally {

@@ -17,6 +17,11 @@ import { FatalError, errorMessage } from "../../util/errors.js";
 import { scrubber, type Logger } from "../../util/logger.js";
 import { readCheckpoints } from "../../warehouse/bookkeeping.js";
 import {
+  newReadToken,
+  startReadAccess,
+  type ReadAccess,
+} from "../../warehouse/service-access.js";
+import {
   configFrom,
   loggerFor,
   openRuntime,
@@ -32,6 +37,14 @@ export function registerRunCommand(
     .command("run")
     .description(
       "run every job on its schedule, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT",
+    )
+    .addHelpText(
+      "after",
+      "\nOn the embedded engine the service holds the data directory; it serves read-only\n" +
+        "ClickHouse HTTP access to it on 127.0.0.1 (service.readHost, service.readPort) and\n" +
+        "writes the URL and a token to <dataDir>/.sessionhouse-service.json (mode 0600), so\n" +
+        "status, query and windows list from other terminals read through it. Commands that\n" +
+        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.",
     )
     .action(async () => {
       await runService(configFrom(globals()));
@@ -77,14 +90,15 @@ export async function runService(
     })),
   );
   const service = await openService(config, plans);
-  const ops = await startOps(service);
+  const reads = await startReads(service);
+  const ops = await startOps(service, reads);
   const stop = listenForStop(
     options.signals ?? process,
     options.die ?? dieBySignal,
     service.rt.logger,
   );
   try {
-    await serveUntilStopped(service, ops, stop.requested);
+    await serveUntilStopped(service, ops, reads, stop.requested);
   } finally {
     stop.detach();
   }
@@ -103,6 +117,8 @@ interface Service {
   metrics: Metrics;
   scheduler: Scheduler;
   startedAtMs: number;
+  /** The token of the read access (embedded engine), known to the logger as a secret. */
+  readToken: string;
 }
 
 /** Metrics for every job, the runtime (migrated), and the scheduler, not started yet. */
@@ -110,7 +126,8 @@ async function openService(
   config: Config,
   plans: readonly JobPlan[],
 ): Promise<Service> {
-  const logger = loggerFor(config);
+  const readToken = newReadToken();
+  const logger = loggerFor(config, [readToken]);
   const metrics = new Metrics();
   metrics.declareJobs(plans.map((p) => p.name));
   const rt = await openRuntime(config, { logger, apiObserver: metrics });
@@ -126,11 +143,56 @@ async function openService(
     logger,
     observer: metrics,
   });
-  return { rt, plans, metrics, scheduler, startedAtMs: Date.now() };
+  return { rt, plans, metrics, scheduler, startedAtMs: Date.now(), readToken };
+}
+
+/**
+ * On the embedded engine, read-only access for other processes (status, query, Grafana), which
+ * cannot open the data directory while the service holds it; undefined on a ClickHouse server
+ * or when service.readAccess is off. When it cannot start, the runtime is closed and the error
+ * is fatal.
+ */
+async function startReads(service: Service): Promise<ReadAccess | undefined> {
+  const { rt, readToken } = service;
+  const { config, logger } = rt;
+  if (rt.warehouse.kind !== "embedded" || !config.service.readAccess)
+    return undefined;
+  const s = config.service;
+  try {
+    const reads = await startReadAccess({
+      dataDir: rt.warehouse.location,
+      host: s.readHost,
+      port: s.readPort,
+      maxExecutionTimeS: Math.max(
+        1,
+        Math.round(s.readMaxExecutionTimeMs / 1000),
+      ),
+      maxMemoryUsage: s.readMaxMemoryBytes,
+      token: readToken,
+    });
+    logger.info(
+      { url: reads.url, file: reads.file },
+      "read access listening (the token is in the file)",
+    );
+    return reads;
+  } catch (err) {
+    await rt.close();
+    throw new FatalError(
+      "READ_ACCESS_FAILED",
+      `the read access to ${rt.warehouse.location} cannot start on ${s.readHost}:${s.readPort}: ${errorMessage(err)}`,
+      {
+        cause: err,
+        hint: "set SESSIONHOUSE_READ_PORT to a free port (0 picks one), or SESSIONHOUSE_READ_ACCESS=false to run without it",
+      },
+    );
+  }
 }
 
 /** /healthz, /readyz and /metrics; when it cannot listen, the runtime is closed and the error is fatal. */
-async function startOps(service: Service): Promise<OpsServer> {
+async function startOps(
+  service: Service,
+  reads: ReadAccess | undefined,
+): Promise<OpsServer> {
   const { rt, metrics, scheduler, startedAtMs } = service;
   const { config, logger } = rt;
   try {
@@ -155,6 +217,7 @@ async function startOps(service: Service): Promise<OpsServer> {
         }),
     });
   } catch (err) {
+    await reads?.close();
     await rt.close();
     throw new FatalError(
       "OPS_LISTEN_FAILED",
@@ -217,6 +280,7 @@ function listenForStop(
 async function serveUntilStopped(
   service: Service,
   ops: OpsServer,
+  reads: ReadAccess | undefined,
   stopRequested: Promise<StopSignal>,
 ): Promise<void> {
   const { rt, plans, scheduler, startedAtMs } = service;
@@ -225,7 +289,12 @@ async function serveUntilStopped(
   try {
     scheduler.start();
     logger.info(
-      { ops: ops.url, jobs: plans.length, warehouse: rt.warehouse.location },
+      {
+        ops: ops.url,
+        jobs: plans.length,
+        warehouse: rt.warehouse.location,
+        ...(reads ? { readAccess: reads.url } : {}),
+      },
       "service started",
     );
     const signal = await stopRequested;
@@ -234,6 +303,9 @@ async function serveUntilStopped(
       "shutting down",
     );
     await scheduler.shutdown();
+    // The service file goes first: from then on readers open the data directory themselves,
+    // which they can once this process has closed the engine.
+    await reads?.close();
     await ops.close();
     logger.info({ uptimeMs: Date.now() - startedAtMs }, "service stopped");
     await rt.close();
@@ -242,6 +314,7 @@ async function serveUntilStopped(
     if (!stopped) {
       // Failing on the way: close what is open, without hiding the original error.
       await scheduler.shutdown().catch(() => undefined);
+      await reads?.close().catch(() => undefined);
       await ops.close().catch(() => undefined);
       await rt.close().catch(() => undefined);
     }

@@ -1,7 +1,8 @@
 // `sessionhouse status [--json]`: for every job, how far its data is (checkpoint, lag), how its
 // last run went, what is stored, what was dead-lettered and when it runs next — read from the
 // warehouse only (no API settings needed, nothing written), so it works beside a running
-// service on a ClickHouse server and on a stopped one's embedded data directory.
+// service: on a ClickHouse server directly, on the embedded engine through the service's read
+// access (the service holds the data directory), on a stopped one's data directory itself.
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/cron.js";
@@ -27,7 +28,11 @@ import {
   type WindowRecord,
 } from "../../warehouse/windows.js";
 import { heading, printTable } from "../output.js";
-import { configFrom, type GlobalOptions } from "../runtime.js";
+import {
+  configFrom,
+  READS_THROUGH_SERVICE,
+  type GlobalOptions,
+} from "../runtime.js";
 
 export function registerStatusCommand(
   program: Command,
@@ -39,9 +44,10 @@ export function registerStatusCommand(
       "show every job's checkpoint, lag, last run, rows stored, dead letters and next run",
     )
     .option("--json", "print one JSON document for programs instead of a table")
+    .addHelpText("after", READS_THROUGH_SERVICE)
     .action(async (o: { json?: boolean }) => {
       const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config);
+      const w = await openWarehouse(config, { access: "read" });
       try {
         const report = await collectStatus(w, config);
         if (o.json)
@@ -105,6 +111,8 @@ export interface StatusReport {
     location: string;
     database: string;
     migrated: boolean;
+    /** Embedded engine held by a running service: read through it (its process and URL). */
+    throughService: { pid: number; url: string } | null;
   };
   jobs: JobStatus[];
 }
@@ -131,11 +139,14 @@ export async function collectStatus(
   return {
     generatedAt: iso(nowMs),
     warehouse: {
-      kind: w.kind,
+      kind: w.service ? "embedded" : w.kind,
       location: w.location,
       database: w.database,
       migrated:
         has(Tables.checkpoints) && has(Tables.runs) && has(Tables.deadLetters),
+      throughService: w.service
+        ? { pid: w.service.pid, url: w.service.url }
+        : null,
     },
     jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
   };
@@ -304,8 +315,11 @@ export function printStatus(
   out: NodeJS.WritableStream = process.stdout,
 ): void {
   const wh = report.warehouse;
+  const through = wh.throughService
+    ? ` (read through the running service, pid ${wh.throughService.pid})`
+    : "";
   out.write(
-    `ClickHouse ${wh.kind} at ${wh.location}, database ${wh.database}, ${report.generatedAt}\n`,
+    `ClickHouse ${wh.kind} at ${wh.location}${through}, database ${wh.database}, ${report.generatedAt}\n`,
   );
   if (!wh.migrated)
     out.write(

@@ -26,6 +26,7 @@ import { createProgressObserver } from "../progress.js";
 import {
   configFrom,
   openRuntime,
+  WRITES_DATA_DIR,
   type GlobalOptions,
   type Runtime,
 } from "../runtime.js";
@@ -39,7 +40,8 @@ export function registerSyncCommand(
 ): void {
   const sync = program
     .command("sync")
-    .description("sync one stream now, incrementally or as a backfill");
+    .description("sync one stream now, incrementally or as a backfill")
+    .addHelpText("after", WRITES_DATA_DIR);
   sync
     .command("sessions")
     .description(
@@ -50,6 +52,7 @@ export function registerSyncCommand(
       "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -7d)",
     )
     .option("--to <time>", "backfill up to this instant (default now)")
+    .addHelpText("after", WRITES_DATA_DIR)
     .action((o: RangeFlags) => runSyncSessions(globals(), o));
 
   sync
@@ -67,6 +70,7 @@ export function registerSyncCommand(
       "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
     )
     .option("--to <time>", "reconcile up to this instant (default now)")
+    .addHelpText("after", WRITES_DATA_DIR)
     .action((o: ReconcileFlags) => runReconcile(globals(), o));
 
   sync
@@ -80,6 +84,7 @@ export function registerSyncCommand(
       "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -30d)",
     )
     .option("--to <time>", "backfill up to this instant (default now)")
+    .addHelpText("after", WRITES_DATA_DIR)
     .action((o: AggregationFlags) => runSyncAggregations(globals(), o));
 }
 

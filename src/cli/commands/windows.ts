@@ -19,7 +19,12 @@ import {
   type WindowState,
 } from "../../warehouse/windows.js";
 import { printTable } from "../output.js";
-import { configFrom, type GlobalOptions } from "../runtime.js";
+import {
+  configFrom,
+  READS_THROUGH_SERVICE,
+  WRITES_DATA_DIR,
+  type GlobalOptions,
+} from "../runtime.js";
 import { aggregationName, backfillPrefix } from "../../pipeline/names.js";
 
 interface ListFlags {
@@ -52,6 +57,7 @@ export function registerWindowsCommand(
     .option("--job <name>", "only this aggregation job")
     .option("--all", "also the stored, shrunk and skipped windows")
     .option("--json", "print JSON for programs instead of a table")
+    .addHelpText("after", READS_THROUGH_SERVICE)
     .action((o: ListFlags) => runList(globals(), o));
 
   windows
@@ -66,6 +72,7 @@ export function registerWindowsCommand(
     )
     .requiredOption("--reason <text>", "why the window is skipped (recorded)")
     .option("--by <name>", "who skips it (default: the OS user)")
+    .addHelpText("after", WRITES_DATA_DIR)
     .action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
 
   windows
@@ -75,6 +82,7 @@ export function registerWindowsCommand(
     )
     .argument("<job>", "the aggregation job")
     .option("--yes", "confirm: the job's stored rows are deleted")
+    .addHelpText("after", WRITES_DATA_DIR)
     .action((name: string, o: { yes?: boolean }) =>
       runForget(globals(), name, o),
     );
@@ -84,7 +92,7 @@ export function registerWindowsCommand(
 async function runList(globals: GlobalOptions, o: ListFlags): Promise<void> {
   const job = o.job === undefined ? undefined : jobName(o.job);
   const config = configFrom(globals, {}, { needsApi: false });
-  await withWarehouse(config, async (w) => {
+  await withWarehouse(config, "read", async (w) => {
     const states: readonly WindowState[] = o.all
       ? WINDOW_STATES
       : ["pending", "poisoned"];
@@ -136,7 +144,7 @@ async function runSkip(
     });
   const by = o.by?.trim() || osUser();
   const config = configFrom(globals, {}, { needsApi: false });
-  await withWarehouse(config, async (w) => {
+  await withWarehouse(config, "write", async (w) => {
     await migrate(w, { retentionDays: config.clickhouse.retentionDays });
     const target = await waitingWindow(w, job, startMs);
     await writeWindows(
@@ -192,7 +200,7 @@ async function runForget(
       { hint: "add --yes to confirm" },
     );
   const config = configFrom(globals, {}, { needsApi: false });
-  await withWarehouse(config, async (w) => {
+  await withWarehouse(config, "write", async (w) => {
     await migrate(w, { retentionDays: config.clickhouse.retentionDays });
     const stream = aggregationName({ name: job });
     await forgetJob(w, job, {
@@ -205,11 +213,13 @@ async function runForget(
   });
 }
 
+/** `access` "read" goes through a running service that holds the embedded data directory. */
 async function withWarehouse(
   config: Config,
+  access: "read" | "write",
   fn: (w: Warehouse) => Promise<void>,
 ): Promise<void> {
-  const w = await openWarehouse(config);
+  const w = await openWarehouse(config, { access });
   try {
     await fn(w);
   } finally {
