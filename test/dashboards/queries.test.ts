@@ -180,3 +180,50 @@ describe("top-value panels", () => {
     },
   );
 });
+
+// "Open sessions now" reads a bounded slice of the sessions table: those that started in the
+// 7 days up to the end of the range, still active or idle, and not vanished.
+describe("open sessions now", () => {
+  const HOUR = 3_600_000;
+  const found = dashboards
+    .map(({ dashboard }) => ({
+      dashboard,
+      panel: dashboard.panels.find((p) => p.title === "Open sessions now"),
+    }))
+    .find((x) => x.panel !== undefined);
+
+  it("counts open sessions of the last 7 days before the range's end, without vanished ones", async () => {
+    const { dashboard, panel } = found ?? {};
+    if (!dashboard || !panel) throw new Error("no Open sessions now panel");
+    const range = demoRange(dashboard);
+    const { variables } = await resolveVariables(dashboard);
+    const counts = async () => {
+      const [result] = await runWith(
+        demo.warehouse,
+        dashboard,
+        panel,
+        range,
+        variables,
+      );
+      const [active, idle] = (result?.rows[0] ?? []).map(Number);
+      return { active, idle };
+    };
+    const before = await counts();
+    const at = (ms: number) => `fromUnixTimestamp64Milli(${ms})`;
+    await demo.warehouse.client.command({
+      query: `INSERT INTO sessions (id, start_time, session_status, fetched_at, version) VALUES
+        ('open-test-counted', ${at(range.toMs - 2 * HOUR)}, 'active', now64(3), 1),
+        ('open-test-too-old', ${at(range.toMs - 7 * 24 * HOUR - HOUR)}, 'active', now64(3), 1),
+        ('open-test-after-range', ${at(range.toMs + HOUR)}, 'idle', now64(3), 1),
+        ('open-test-vanished', ${at(range.toMs - 3 * HOUR)}, 'idle', now64(3), 1)`,
+    });
+    await demo.warehouse.client.command({
+      query: `INSERT INTO session_polls (session_id, misses, vanished, last_polled_at, updated_at)
+              VALUES ('open-test-vanished', 3, true, now64(3), now64(3))`,
+    });
+    expect(await counts()).toEqual({
+      active: (before.active ?? 0) + 1,
+      idle: before.idle,
+    });
+  });
+});
