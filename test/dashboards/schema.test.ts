@@ -155,11 +155,11 @@ describe("dashboards", () => {
     it("passes variable values to SQL only URL-encoded, decoded by ClickHouse", () => {
       // Grafana's formats do not escape for ClickHouse (singlequote leaves backslashes as they
       // are), so values must need no escaping: each query variable offers
-      // encodeURLComponent(text) as its value and refuses values it did not offer, and every
+      // encodeURLComponent(text) as its value (first column) and refuses values it did not offer, and every
       // reference decodes them in the form quoting.test.ts runs with awkward values.
       for (const v of queryVariables(dashboard)) {
         expect(v.query, v.name).toMatch(
-          /^SELECT DISTINCT encodeURLComponent\((\w+)\) AS value, (?:\w+(?:\(\w+\))? AS )?\1\b/,
+          /^SELECT encodeURLComponent\((\w+)\) AS value, (?:\w+(?:\(\w+\))? AS )?\1\b/,
         );
         expect(v.allowCustomValue, v.name).toBe(false);
       }
@@ -181,28 +181,47 @@ describe("dashboards", () => {
       }
     });
 
-    it("reads ReplacingMergeTree tables with FINAL", () => {
-      const queries = [
-        ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.rawSql)),
-        ...queryVariables(dashboard).map((v) => v.query),
+    it("reads ReplacingMergeTree tables with FINAL where the latest row matters", () => {
+      const replacing = [
+        "sessions",
+        "agg_histogram",
+        "agg_top_values",
+        "agg_windows",
+        "dead_letters",
+        "checkpoints",
+        "runs",
+        "session_polls",
+        "stream_windows",
+        "agg_jobs",
       ];
-      for (const sql of queries) {
+      // A variable lists the values of columns every read of a session or a run repeats, so
+      // FINAL changes nothing there; aggregation rows need it (a re-fetch writes count 0).
+      const sameInEveryRead = ["sessions", "runs"];
+      const queries = [
+        ...dashboard.panels.flatMap((p) =>
+          p.targets.map((t) => ({ sql: t.rawSql, variable: false })),
+        ),
+        ...queryVariables(dashboard).map((v) => ({
+          sql: v.query,
+          variable: true,
+        })),
+      ];
+      for (const { sql, variable } of queries) {
         for (const m of sql.matchAll(/\b(?:FROM|JOIN)\s+(\w+)(\s+FINAL)?/g)) {
           const table = m[1] ?? "";
-          if (
-            [
-              "sessions",
-              "agg_histogram",
-              "agg_top_values",
-              "agg_windows",
-              "dead_letters",
-              "checkpoints",
-              "runs",
-            ].includes(table)
-          ) {
-            expect(m[2], `${table} in ${sql}`).toBeDefined();
-          }
+          if (!replacing.includes(table)) continue;
+          if (variable && sameInEveryRead.includes(table)) continue;
+          expect(m[2], `${table} in ${sql}`).toBeDefined();
         }
+      }
+    });
+
+    it("has variables that read at most 1000 options once, when the dashboard opens", () => {
+      // refresh 1: on load (and when a variable they depend on changes); 2 would run them on
+      // every time range change, which an auto-refreshing relative range is every minute.
+      for (const v of queryVariables(dashboard)) {
+        expect(v.refresh, v.name).toBe(1);
+        expect(v.query, v.name).toMatch(/\nLIMIT 1000$/);
       }
     });
   });
