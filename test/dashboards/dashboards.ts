@@ -63,6 +63,7 @@ export const panelSchema = z
     id: z.number().int().positive(),
     type: z.string().min(1),
     title: z.string().min(1),
+    description: z.string().optional(),
     gridPos: gridPosSchema,
     datasource: datasourceRef,
     targets: z.array(targetSchema).min(1),

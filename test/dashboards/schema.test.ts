@@ -1,6 +1,9 @@
 // Every dashboard is valid for Grafana and the ClickHouse plugin (v4 query model) without
 // running either: the schema of dashboards.ts, plus what a schema cannot say.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import {
   CONDITIONAL_ALL,
   conditionalAllCalls,
@@ -9,6 +12,7 @@ import {
 } from "./grafana-sql.js";
 import {
   DATASOURCE_REF,
+  REPO_ROOT,
   dashboardFiles,
   loadDashboards,
   queryVariables,
@@ -178,6 +182,39 @@ describe("dashboards", () => {
             "",
           );
         expect(decoded, sql).not.toMatch(/\$\{(?!datasource\b)\w+:/);
+      }
+    });
+
+    it("is not editable in the UI, as the provider saves no UI changes", () => {
+      const provider = parse(
+        readFileSync(
+          join(
+            REPO_ROOT,
+            "dashboards/provisioning/dashboards/sessionhouse.yaml",
+          ),
+          "utf8",
+        ),
+      ) as { providers: { allowUiUpdates: boolean }[] };
+      expect(provider.providers[0]?.allowUiUpdates).toBe(false);
+      expect((raw as { editable?: unknown }).editable).toBe(false);
+    });
+
+    it("says in a panel's description which of the dashboard's filters it ignores", () => {
+      const filters = queryVariables(dashboard);
+      for (const panel of dashboard.panels) {
+        const used = new Set(
+          panel.targets.flatMap((t) => variableReferences(t.rawSql)),
+        );
+        const ignored = filters.filter((v) => !used.has(v.name));
+        if (ignored.length === 0) continue;
+        const text = (panel.description ?? "").toLowerCase();
+        if (text.includes("no filter applies")) continue;
+        for (const v of ignored)
+          expect(text, `${panel.title} ignores ${v.name}`).toMatch(
+            new RegExp(
+              `\\b${v.label.toLowerCase()}\\b.*\\bfilters? do(es)? not apply`,
+            ),
+          );
       }
     });
 
