@@ -63,6 +63,7 @@ export const panelSchema = z
     id: z.number().int().positive(),
     type: z.string().min(1),
     title: z.string().min(1),
+    description: z.string().optional(),
     gridPos: gridPosSchema,
     datasource: datasourceRef,
     targets: z.array(targetSchema).min(1),
@@ -97,6 +98,8 @@ export const queryVariableSchema = z
     multi: z.boolean(),
     includeAll: z.boolean(),
     allValue: z.string().nullable().optional(),
+    /** Grafana keeps a value the query did not offer (typed, or from a URL) unless false. */
+    allowCustomValue: z.boolean().optional(),
     refresh: z.union([z.literal(1), z.literal(2)]),
     current: z
       .object({ value: z.union([z.string(), z.array(z.string())]) })

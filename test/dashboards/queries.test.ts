@@ -2,127 +2,38 @@
 // them (grafana-sql.ts), runs against a migrated ClickHouse filled by a simulator sync and
 // returns rows for the demo data: a panel that can only ever be empty is a defect.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDashboards, variableReferences } from "./dashboards.js";
+import { demoWarehouse, type DemoWarehouse } from "./fixture.js";
+import {
+  demoRange,
+  resolveVariables as resolveWith,
+  run,
+  runPanel as runWith,
+  useDatabase,
+} from "./panels.js";
 import { NOON } from "../helpers/simulator.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { quoteIdent } from "../../src/warehouse/client.js";
-import {
-  loadDashboards,
-  variableReferences,
-  type Dashboard,
-  type Panel,
-} from "./dashboards.js";
-import {
-  DAY_MS,
-  DEMO_DAYS,
-  demoWarehouse,
-  type DemoWarehouse,
-} from "./fixture.js";
-import {
-  ALL,
-  queryInterval,
-  renderQuery,
-  type TemplateVariable,
-  type TimeRange,
-} from "./grafana-sql.js";
+import type { Dashboard, Panel } from "./dashboards.js";
+import { type TemplateVariable, type TimeRange } from "./grafana-sql.js";
 
 const dashboards = loadDashboards();
 let demo: DemoWarehouse;
 
 beforeAll(async () => {
   demo = await demoWarehouse();
-  // Grafana's data source names the database (jsonData.defaultDatabase) and the dashboards'
-  // SQL leaves tables unqualified; the embedded engine keeps a session, a server client has
-  // the database set already.
-  if (demo.warehouse.kind === "embedded")
-    await demo.warehouse.client.command({
-      query: `USE ${quoteIdent(demo.warehouse.database)}`,
-    });
+  await useDatabase(demo.warehouse);
 }, 300_000);
 
 afterAll(async () => {
   await demo.close();
 });
 
-interface Result {
-  columns: { name: string; type: string }[];
-  rows: unknown[][];
-}
-
-async function run(w: Warehouse, sql: string): Promise<Result> {
-  const rs = await w.client.query({ query: sql, format: "JSONCompact" });
-  const body = await rs.json<unknown[]>();
-  return { columns: body.meta ?? [], rows: body.data };
-}
-
-/**
- * The time range a dashboard is looked at with: the synced demo days for the data, and the
- * last days of the wall clock for the exporter's own bookkeeping (its runs happened just now).
- */
-function rangeOf(d: Dashboard): TimeRange {
-  if (d.uid === "sessionhouse-exporter-health")
-    return {
-      fromMs: Date.now() - DEMO_DAYS * DAY_MS,
-      toMs: Date.now() + 60_000,
-    };
-  return { fromMs: NOON - DEMO_DAYS * DAY_MS, toMs: NOON };
-}
-
-/**
- * The variables as Grafana resolves them on load: in order, each query run with the variables
- * before it, All selected unless `chosen` picks values. Returns the rows each query gave.
- */
-async function resolveVariables(
+const resolveVariables = (
   d: Dashboard,
   chosen: ReadonlyMap<string, string[]> = new Map(),
-): Promise<{ variables: TemplateVariable[]; rows: Map<string, number> }> {
-  const range = rangeOf(d);
-  const variables: TemplateVariable[] = [];
-  const rows = new Map<string, number>();
-  for (const v of d.templating.list) {
-    if (v.type !== "query") continue;
-    const sql = renderQuery(v.query, {
-      range,
-      intervalMs: queryInterval(range),
-      variables,
-    });
-    const result = await run(demo.warehouse, sql);
-    rows.set(v.name, result.rows.length);
-    // The plugin's metricFindQuery: one column is text and value; with more, the first is the value.
-    const options = result.rows.map((r) => String(r[0]));
-    variables.push({
-      name: v.name,
-      current: chosen.get(v.name) ?? (v.multi ? [ALL] : ALL),
-      options,
-      allValue: v.allValue,
-    });
-  }
-  return { variables, rows };
-}
+) => resolveWith(demo.warehouse, d, { range: demoRange(d), chosen });
 
-async function runPanel(
-  d: Dashboard,
-  panel: Panel,
-  variables: TemplateVariable[],
-): Promise<Result[]> {
-  const range = rangeOf(d);
-  const results: Result[] = [];
-  for (const t of panel.targets) {
-    const sql = renderQuery(t.rawSql, {
-      range,
-      intervalMs: queryInterval(range, panel.interval),
-      variables,
-    });
-    try {
-      results.push(await run(demo.warehouse, sql));
-    } catch (err) {
-      throw new Error(
-        `${d.title} / ${panel.title}: ${(err as Error).message}\n${sql}`,
-        { cause: err },
-      );
-    }
-  }
-  return results;
-}
+const runPanel = (d: Dashboard, panel: Panel, variables: TemplateVariable[]) =>
+  runWith(demo.warehouse, d, panel, demoRange(d), variables);
 
 describe.each(dashboards)("$file", ({ dashboard }) => {
   it("offers options in every variable", async () => {
@@ -180,5 +91,139 @@ describe.each(dashboards)("$file", ({ dashboard }) => {
           `panels with rows when ${v.name} = ${picked.join(", ")}`,
         ).toBeGreaterThan(0);
     }
+  });
+});
+
+// Top values are stored per fetched window (agg_top_values.window_start … window_end, an hour
+// for the default jobs), so a panel reads every window that overlaps the time range: a range
+// shorter than a window, or one that starts inside a window, still finds the windows it touches.
+describe("top-value panels", () => {
+  const OVERLAP = "window_end > $__fromTime AND window_start < $__toTime";
+  const MINUTE = 60_000;
+  const ranges: [string, TimeRange][] = [
+    [
+      "the last 15 minutes of a window",
+      {
+        fromMs: NOON - 3 * 60 * MINUTE - 15 * MINUTE,
+        toMs: NOON - 3 * 60 * MINUTE,
+      },
+    ],
+    [
+      "a range starting and ending inside windows",
+      {
+        fromMs: NOON - 5 * 60 * MINUTE - 20 * MINUTE,
+        toMs: NOON - 2 * 60 * MINUTE - 40 * MINUTE,
+      },
+    ],
+  ];
+  const panels = dashboards.flatMap(({ dashboard }) =>
+    dashboard.panels
+      .filter((p) => p.targets.some((t) => t.rawSql.includes("agg_top_values")))
+      .map((p) => [`${dashboard.title} / ${p.title}`, dashboard, p] as const),
+  );
+
+  it("exist, and select windows by overlap with the time range", () => {
+    expect(panels.length).toBeGreaterThan(0);
+    for (const [, , panel] of panels)
+      for (const t of panel.targets) expect(t.rawSql).toContain(OVERLAP);
+  });
+
+  it.each(panels)(
+    "%s: returns what a direct query of the overlapping windows returns",
+    async (_name, dashboard, panel) => {
+      const windows = await run(
+        demo.warehouse,
+        `SELECT DISTINCT toUnixTimestamp(window_start) * 1000, toUnixTimestamp(window_end) * 1000
+         FROM agg_top_values FINAL`,
+      );
+      const { variables } = await resolveVariables(dashboard);
+      for (const [what, range] of ranges) {
+        const overlapping = [
+          ...new Set(
+            windows.rows
+              .map(([start, end]) => [Number(start), Number(end)] as const)
+              .filter(
+                ([start, end]) => end > range.fromMs && start < range.toMs,
+              )
+              .map(([start]) => start / 1000),
+          ),
+        ];
+        expect(overlapping.length, what).toBeGreaterThan(0);
+        const got = await runWith(
+          demo.warehouse,
+          dashboard,
+          panel,
+          range,
+          variables,
+        );
+        const direct = await runWith(
+          demo.warehouse,
+          dashboard,
+          {
+            ...panel,
+            targets: panel.targets.map((t) => ({
+              ...t,
+              rawSql: t.rawSql.replace(
+                OVERLAP,
+                `window_start IN (${overlapping.map((s) => `toDateTime(${s})`).join(", ")})`,
+              ),
+            })),
+          },
+          range,
+          variables,
+        );
+        for (const [i, result] of got.entries()) {
+          expect(result.rows.length, what).toBeGreaterThan(0);
+          expect(result.rows, what).toEqual(direct[i]?.rows);
+        }
+      }
+    },
+  );
+});
+
+// "Open sessions now" reads a bounded slice of the sessions table: those that started in the
+// 7 days up to the end of the range, still active or idle, and not vanished.
+describe("open sessions now", () => {
+  const HOUR = 3_600_000;
+  const found = dashboards
+    .map(({ dashboard }) => ({
+      dashboard,
+      panel: dashboard.panels.find((p) => p.title === "Open sessions now"),
+    }))
+    .find((x) => x.panel !== undefined);
+
+  it("counts open sessions of the last 7 days before the range's end, without vanished ones", async () => {
+    const { dashboard, panel } = found ?? {};
+    if (!dashboard || !panel) throw new Error("no Open sessions now panel");
+    const range = demoRange(dashboard);
+    const { variables } = await resolveVariables(dashboard);
+    const counts = async () => {
+      const [result] = await runWith(
+        demo.warehouse,
+        dashboard,
+        panel,
+        range,
+        variables,
+      );
+      const [active, idle] = (result?.rows[0] ?? []).map(Number);
+      return { active, idle };
+    };
+    const before = await counts();
+    const at = (ms: number) => `fromUnixTimestamp64Milli(${ms})`;
+    await demo.warehouse.client.command({
+      query: `INSERT INTO sessions (id, start_time, session_status, fetched_at, version) VALUES
+        ('open-test-counted', ${at(range.toMs - 2 * HOUR)}, 'active', now64(3), 1),
+        ('open-test-too-old', ${at(range.toMs - 7 * 24 * HOUR - HOUR)}, 'active', now64(3), 1),
+        ('open-test-after-range', ${at(range.toMs + HOUR)}, 'idle', now64(3), 1),
+        ('open-test-vanished', ${at(range.toMs - 3 * HOUR)}, 'idle', now64(3), 1)`,
+    });
+    await demo.warehouse.client.command({
+      query: `INSERT INTO session_polls (session_id, misses, vanished, last_polled_at, updated_at)
+              VALUES ('open-test-vanished', 3, true, now64(3), now64(3))`,
+    });
+    expect(await counts()).toEqual({
+      active: (before.active ?? 0) + 1,
+      idle: before.idle,
+    });
   });
 });

@@ -1,6 +1,9 @@
 // Every dashboard is valid for Grafana and the ClickHouse plugin (v4 query model) without
 // running either: the schema of dashboards.ts, plus what a schema cannot say.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import {
   CONDITIONAL_ALL,
   conditionalAllCalls,
@@ -9,6 +12,7 @@ import {
 } from "./grafana-sql.js";
 import {
   DATASOURCE_REF,
+  REPO_ROOT,
   dashboardFiles,
   loadDashboards,
   queryVariables,
@@ -152,28 +156,109 @@ describe("dashboards", () => {
       }
     });
 
-    it("reads ReplacingMergeTree tables with FINAL", () => {
+    it("passes variable values to SQL only URL-encoded, decoded by ClickHouse", () => {
+      // Grafana's formats do not escape for ClickHouse (singlequote leaves backslashes as they
+      // are), so values must need no escaping: each query variable offers
+      // encodeURLComponent(text) as its value (first column) and refuses values it did not offer, and every
+      // reference decodes them in the form quoting.test.ts runs with awkward values.
+      for (const v of queryVariables(dashboard)) {
+        expect(v.query, v.name).toMatch(
+          /^SELECT encodeURLComponent\((\w+)\) AS value, (?:\w+(?:\(\w+\))? AS )?\1\b/,
+        );
+        expect(v.allowCustomValue, v.name).toBe(false);
+      }
       const queries = [
         ...dashboard.panels.flatMap((p) => p.targets.map((t) => t.rawSql)),
         ...queryVariables(dashboard).map((v) => v.query),
       ];
       for (const sql of queries) {
+        const decoded = sql
+          .replace(
+            /IN \(SELECT decodeURLComponent\(arrayJoin\(\[\$\{\w+:singlequote\}\]\)\)\)/g,
+            "",
+          )
+          .replace(
+            /arrayMap\(v -> decodeURLComponent\(v\), \[\$\{\w+:singlequote\}\]\)/g,
+            "",
+          );
+        expect(decoded, sql).not.toMatch(/\$\{(?!datasource\b)\w+:/);
+      }
+    });
+
+    it("is not editable in the UI, as the provider saves no UI changes", () => {
+      const provider = parse(
+        readFileSync(
+          join(
+            REPO_ROOT,
+            "dashboards/provisioning/dashboards/sessionhouse.yaml",
+          ),
+          "utf8",
+        ),
+      ) as { providers: { allowUiUpdates: boolean }[] };
+      expect(provider.providers[0]?.allowUiUpdates).toBe(false);
+      expect((raw as { editable?: unknown }).editable).toBe(false);
+    });
+
+    it("says in a panel's description which of the dashboard's filters it ignores", () => {
+      const filters = queryVariables(dashboard);
+      for (const panel of dashboard.panels) {
+        const used = new Set(
+          panel.targets.flatMap((t) => variableReferences(t.rawSql)),
+        );
+        const ignored = filters.filter((v) => !used.has(v.name));
+        if (ignored.length === 0) continue;
+        const text = (panel.description ?? "").toLowerCase();
+        if (text.includes("no filter applies")) continue;
+        for (const v of ignored)
+          expect(text, `${panel.title} ignores ${v.name}`).toMatch(
+            new RegExp(
+              `\\b${v.label.toLowerCase()}\\b.*\\bfilters? do(es)? not apply`,
+            ),
+          );
+      }
+    });
+
+    it("reads ReplacingMergeTree tables with FINAL where the latest row matters", () => {
+      const replacing = [
+        "sessions",
+        "agg_histogram",
+        "agg_top_values",
+        "agg_windows",
+        "dead_letters",
+        "checkpoints",
+        "runs",
+        "session_polls",
+        "stream_windows",
+        "agg_jobs",
+      ];
+      // A variable lists the values of columns every read of a session or a run repeats, so
+      // FINAL changes nothing there; aggregation rows need it (a re-fetch writes count 0).
+      const sameInEveryRead = ["sessions", "runs"];
+      const queries = [
+        ...dashboard.panels.flatMap((p) =>
+          p.targets.map((t) => ({ sql: t.rawSql, variable: false })),
+        ),
+        ...queryVariables(dashboard).map((v) => ({
+          sql: v.query,
+          variable: true,
+        })),
+      ];
+      for (const { sql, variable } of queries) {
         for (const m of sql.matchAll(/\b(?:FROM|JOIN)\s+(\w+)(\s+FINAL)?/g)) {
           const table = m[1] ?? "";
-          if (
-            [
-              "sessions",
-              "agg_histogram",
-              "agg_top_values",
-              "agg_windows",
-              "dead_letters",
-              "checkpoints",
-              "runs",
-            ].includes(table)
-          ) {
-            expect(m[2], `${table} in ${sql}`).toBeDefined();
-          }
+          if (!replacing.includes(table)) continue;
+          if (variable && sameInEveryRead.includes(table)) continue;
+          expect(m[2], `${table} in ${sql}`).toBeDefined();
         }
+      }
+    });
+
+    it("has variables that read at most 1000 options once, when the dashboard opens", () => {
+      // refresh 1: on load (and when a variable they depend on changes); 2 would run them on
+      // every time range change, which an auto-refreshing relative range is every minute.
+      for (const v of queryVariables(dashboard)) {
+        expect(v.refresh, v.name).toBe(1);
+        expect(v.query, v.name).toMatch(/\nLIMIT 1000$/);
       }
     });
   });

@@ -95,6 +95,19 @@ describe("docker-compose.yml", () => {
     }
   });
 
+  it("publishes ports on the host's loopback only", () => {
+    for (const [name, s] of Object.entries(services))
+      for (const port of s.ports ?? [])
+        expect(port, name).toMatch(/^127\.0\.0\.1:/);
+  });
+
+  it("checks Grafana's health at /api/health", () => {
+    const test = service("grafana").healthcheck?.test;
+    expect(Array.isArray(test) ? test.join(" ") : test).toMatch(
+      /http:\/\/127\.0\.0\.1:3000\/api\/health/,
+    );
+  });
+
   it("installs the ClickHouse plugin at the version the dashboards are written for", () => {
     const [, version] =
       /^grafana-clickhouse-datasource@(\d+\.\d+\.\d+)$/.exec(

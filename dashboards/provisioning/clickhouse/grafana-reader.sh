@@ -1,16 +1,41 @@
 #!/bin/bash
-# Grafana's ClickHouse user: SELECT on the sessionhouse database and nothing else, as the
-# plugin's documentation recommends (Grafana runs any SQL a dashboard holds). readonly = 2
-# still lets the plugin set max_execution_time per query. Run by the clickhouse-server image
-# once, on the first start of an empty data volume (/docker-entrypoint-initdb.d).
+# Grafana's ClickHouse user. Grafana runs whatever SQL a dashboard holds, so the user can only
+# read, and only the sessionhouse database:
+#   - settings profile `<user>_profile`: readonly = 1, so no writes, no DDL and no settings
+#     changes, except max_execution_time, which the plugin sets on every query (its query
+#     timeout) and may change within 1..300 s (CHANGEABLE_IN_READONLY; needs
+#     access_control_improvements.settings_constraints_replace_previous, set by
+#     access-control.xml); a query gets 60 s and 4 GB of memory at most;
+#   - SELECT on the database, except the `raw` columns of sessions and dead_letters (the
+#     records as received, with whatever the control plane sent). An administrator who wants
+#     Grafana to read them grants them: GRANT SELECT(raw) ON <db>.sessions TO <user>.
+# Run by the clickhouse-server image once, on the first start of an empty data volume
+# (/docker-entrypoint-initdb.d). Every statement can run again: on an older volume, run
+#   docker compose exec clickhouse bash /docker-entrypoint-initdb.d/10-grafana-reader.sh
 set -euo pipefail
 
-# The password as a ClickHouse string literal: backslashes and quotes escaped.
-password=${GRAFANA_CLICKHOUSE_PASSWORD//\\/\\\\}
-password=${password//\'/\\\'}
+# Names as ClickHouse identifiers (backquoted, backslashes and backquotes escaped), the password
+# as a string literal (backslashes and quotes escaped).
+ident() {
+  local s=${1//\\/\\\\}
+  printf '`%s`' "${s//\`/\\\`}"
+}
+literal() {
+  local s=${1//\\/\\\\}
+  printf "'%s'" "${s//\'/\\\'}"
+}
+db=$(ident "${CLICKHOUSE_DB}")
+user=$(ident "${GRAFANA_CLICKHOUSE_USER}")
+profile=$(ident "${GRAFANA_CLICKHOUSE_USER}_profile")
+password=$(literal "${GRAFANA_CLICKHOUSE_PASSWORD}")
 
 clickhouse client --user "${CLICKHOUSE_USER}" --password "${CLICKHOUSE_PASSWORD}" --multiquery <<SQL
-CREATE DATABASE IF NOT EXISTS \`${CLICKHOUSE_DB}\`;
-CREATE USER IF NOT EXISTS \`${GRAFANA_CLICKHOUSE_USER}\` IDENTIFIED WITH sha256_password BY '${password}' SETTINGS readonly = 2;
-GRANT SELECT ON \`${CLICKHOUSE_DB}\`.* TO \`${GRAFANA_CLICKHOUSE_USER}\`;
+CREATE DATABASE IF NOT EXISTS ${db};
+CREATE SETTINGS PROFILE OR REPLACE ${profile} SETTINGS readonly = 1 CONST, max_execution_time = 60 MIN 1 MAX 300 CHANGEABLE_IN_READONLY, max_memory_usage = 4000000000 CONST;
+CREATE USER IF NOT EXISTS ${user} IDENTIFIED WITH sha256_password BY ${password};
+ALTER USER ${user} IDENTIFIED WITH sha256_password BY ${password} SETTINGS PROFILE ${profile};
+REVOKE ALL ON *.* FROM ${user};
+GRANT SELECT ON ${db}.* TO ${user};
+REVOKE SELECT(raw) ON ${db}.sessions FROM ${user};
+REVOKE SELECT(raw) ON ${db}.dead_letters FROM ${user};
 SQL
