@@ -306,7 +306,7 @@ async function generateAggregations(w: Warehouse): Promise<void> {
   }
   await command(
     w,
-    `INSERT INTO bench.agg_windows
+    `INSERT INTO bench.agg_windows (job, window_start, window_end, query, interval_s, group_by, num_hits, histogram_rows, fetched_at)
      SELECT arrayElement(['logs_by_technology', 'logs_by_user_resource', 'policies_by_name_status', 'llm_by_provider_model', 'resource_environments', 'data_labels_by_resource'], 1 + number % 6),
             toDateTime(${start} + intDiv(number, 6) * 3600, 'UTC') AS ws, ws + 3600, '', 300, [], 1000 + number % 977, 100, ws + toIntervalMinute(70)
      FROM numbers(${windows * 6})`,
