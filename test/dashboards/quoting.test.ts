@@ -67,7 +67,7 @@ beforeAll(async () => {
         end_time: ts(at(i + 1)),
         duration_ms: (i + 1) * 1000,
         session_status: "closed",
-        client_ip_address: `10.0.0.${i}`,
+        client_ip_address: s,
         user_type: "human",
         user_username: s,
         user_email: s,
