@@ -19,6 +19,7 @@ import {
   type SplitElement,
 } from "./json-stream.js";
 import { backoffMs } from "../util/backoff.js";
+import { errorMessage } from "../util/errors.js";
 import {
   isRetryable,
   refusesEveryCall,
@@ -701,18 +702,25 @@ async function errorFromResponse(
   body: AsyncIterable<Buffer>,
 ): Promise<ApiError> {
   let text = "";
-  try {
-    text = (
-      await readAll(
-        body,
-        MAX_ERROR_BODY_BYTES,
-        () => new Error("error body too large"),
-      )
-    ).toString("utf8");
-  } catch {
-    // The status alone still classifies the failure.
-  }
+  const tooLarge = new Error("error body too large");
   const retryAfterMs = serverWaitMs(headers, Date.now());
+  try {
+    text = (await readAll(body, MAX_ERROR_BODY_BYTES, () => tooLarge)).toString(
+      "utf8",
+    );
+  } catch (err) {
+    // Too large: the status alone still classifies the failure. Cut off (the connection
+    // reset or closed before the announced length): what it said is unknown, so it is a
+    // transport failure, retried like one, not the status's verdict.
+    if (err !== tooLarge)
+      return new ApiError({
+        code: "BODY_CUT",
+        httpStatus: status,
+        procedure,
+        message: `the HTTP ${status} answer was cut off before its end: ${errorMessage(err)}`,
+        retryAfterMs,
+      });
+  }
   try {
     const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
     if (isConnectCode(parsed.code)) {

@@ -183,6 +183,28 @@ describe("retries", () => {
     expect(s.requests.length).toBe(before + 1);
   });
 
+  it("retries an error answer cut off before its end (the connection reset after the headers), then succeeds", async () => {
+    const s = await serve((n, _r, res) => {
+      if (n === 0) {
+        // A not_found announced with its length, the connection gone before any of the body.
+        res.writeHead(404, {
+          "content-type": "application/json",
+          "content-length": "60",
+        });
+        res.flushHeaders();
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else ok(res, { done: true });
+    });
+    const retries: string[] = [];
+    const c = client(s.url, {
+      observer: { onRetry: (e) => retries.push(e.code) },
+    });
+    await expect(
+      c.call(PROC, {}, { budget: new RetryBudget(10) }),
+    ).resolves.toEqual({ done: true });
+    expect(retries).toEqual(["BODY_CUT"]);
+  });
+
   it("does not retry a 404 from something that is not the API, and says to check the URL", async () => {
     const s = await serve((_n, _r, res) => {
       res.writeHead(404, { "content-type": "text/html" });
