@@ -170,14 +170,14 @@ function deepMerge(base: Tree, top: Tree): Tree {
   return out;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.map(String).join(".");
+function describeProblem(problem: z.core.$ZodIssue): string {
+  const path = problem.path.map(String).join(".");
   const env = ENV_OF_PATH.get(path);
   const where = env ? `${env} (${path})` : path || "config";
   // Messages that already name the variable read better on their own.
-  return env && issue.message.includes(env)
-    ? issue.message
-    : `${where}: ${issue.message}`;
+  return env && problem.message.includes(env)
+    ? problem.message
+    : `${where}: ${problem.message}`;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -267,7 +267,8 @@ function fillApiPlaceholders(tree: Tree): void {
 /** The frozen Config, with the default aggregation jobs when none are configured; or ConfigError. */
 function validate(tree: Tree, problems: string[]): Config {
   const parsed = configSchema.safeParse(tree);
-  if (!parsed.success) problems.push(...parsed.error.issues.map(describeIssue));
+  if (!parsed.success)
+    problems.push(...parsed.error.issues.map(describeProblem));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const config = parsed.data;

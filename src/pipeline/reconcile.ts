@@ -12,7 +12,12 @@ import {
   type RawRecord,
 } from "../sources/sessions.js";
 import { FatalError } from "../util/errors.js";
-import { floorSecond, planWindows, type Window } from "../sources/windows.js";
+import {
+  floorSecond,
+  planWindows,
+  rangeLogFields,
+  type Window,
+} from "../sources/windows.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import { storedSessionIds } from "../warehouse/session-reads.js";
 import type { JobContext } from "./context.js";
@@ -79,11 +84,7 @@ export async function reconcileSessions(
     deadLetters: 0,
   };
   ctx.logger.info(
-    {
-      from: new Date(startMs).toISOString(),
-      to: new Date(endMs).toISOString(),
-      windows: windows.length,
-    },
+    rangeLogFields(startMs, endMs, windows.length),
     "reconciling sessions",
   );
   let done = 0;

@@ -6,7 +6,12 @@ import {
   sessionWindowBatches,
   type RawRecord,
 } from "../sources/sessions.js";
-import { floorSecond, planWindows, type Window } from "../sources/windows.js";
+import {
+  floorSecond,
+  planWindows,
+  rangeLogFields,
+  type Window,
+} from "../sources/windows.js";
 import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
 import { advanceCheckpoint, resolveRange } from "./range.js";
@@ -66,11 +71,7 @@ export async function syncSessions(
     openRefreshed: 0,
   };
   ctx.logger.info(
-    {
-      from: new Date(startMs).toISOString(),
-      to: new Date(endMs).toISOString(),
-      windows: windows.length,
-    },
+    rangeLogFields(startMs, endMs, windows.length),
     "syncing sessions",
   );
   let done = 0;

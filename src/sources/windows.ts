@@ -25,3 +25,16 @@ export function planWindows(
 export function floorSecond(ms: number): number {
   return Math.floor(ms / 1000) * 1000;
 }
+
+/** A planned range as log fields: where it starts and ends, and how many windows it holds. */
+export function rangeLogFields(
+  startMs: number,
+  endMs: number,
+  windows: number,
+): { from: string; to: string; windows: number } {
+  return {
+    from: new Date(startMs).toISOString(),
+    to: new Date(endMs).toISOString(),
+    windows,
+  };
+}

@@ -6,6 +6,7 @@ import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";
 import { Tables } from "./tables.js";
+import { selectCount } from "./select.js";
 
 /** Statuses the service is known to report for a session still open. */
 export const OPEN_STATUSES: readonly string[] = ["active", "idle"];
@@ -76,23 +77,15 @@ export async function countSessionsToPoll(
   s: PollSelection,
 ): Promise<number> {
   const { from, params } = selection(w, s);
-  const rs = await w.client.query({
-    query: `SELECT count() AS n FROM ${from}`,
-    query_params: params,
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ n: number | string }>();
-  return Number(row?.n ?? 0);
+  return selectCount(w, `SELECT count() AS n FROM ${from}`, params);
 }
 
 /** Sessions marked vanished. */
-export async function countVanishedSessions(w: Warehouse): Promise<number> {
-  const rs = await w.client.query({
-    query: `SELECT count() AS n FROM ${qualified(w, Tables.sessionPolls)} FINAL WHERE vanished`,
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ n: number | string }>();
-  return Number(row?.n ?? 0);
+export function countVanishedSessions(w: Warehouse): Promise<number> {
+  return selectCount(
+    w,
+    `SELECT count() AS n FROM ${qualified(w, Tables.sessionPolls)} FINAL WHERE vanished`,
+  );
 }
 
 export interface SessionPoll {

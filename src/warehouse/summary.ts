@@ -1,19 +1,12 @@
 // What the demo shows of what landed: small summaries of the sessions and of the default
 // aggregation jobs, each a titled table of rows.
 import { qualified, type Warehouse } from "./client.js";
+import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
 
 export interface SummaryTable {
   title: string;
   rows: Record<string, unknown>[];
-}
-
-async function rows(
-  w: Warehouse,
-  sql: string,
-): Promise<Record<string, unknown>[]> {
-  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
-  return rs.json<Record<string, unknown>>();
 }
 
 async function tables(
@@ -22,7 +15,10 @@ async function tables(
 ): Promise<SummaryTable[]> {
   const out: SummaryTable[] = [];
   for (const [title, sql] of queries)
-    out.push({ title, rows: await rows(w, sql) });
+    out.push({
+      title,
+      rows: await selectRows<Record<string, unknown>>(w, sql),
+    });
   return out;
 }
 

@@ -3,6 +3,7 @@
 // and the definition each job's rows were made with. Every query about them lives here.
 import { qualified, type Warehouse } from "./client.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
+import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
 import { insertRows, type InsertOptions } from "./insert.js";
@@ -396,12 +397,5 @@ export async function aggregationRowCounts(
 
 /** Whether migrations/0007_stream_windows.sql was applied to this database. */
 export async function hasWindowTables(w: Warehouse): Promise<boolean> {
-  const rs = await w.client.query({
-    query:
-      "SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'stream_windows'",
-    query_params: { db: w.database },
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ n: string | number }>();
-  return Number(row?.n ?? 0) > 0;
+  return (await existingTables(w)).has(Tables.streamWindows);
 }
