@@ -13,6 +13,7 @@ const UNIT = [
   "test/config/config.test.ts",
   "test/dashboards/grafana-sql.test.ts",
   "test/dashboards/schema.test.ts",
+  "test/evidence/manifest.test.ts",
   "test/faults/retry.test.ts",
   "test/ops/metrics.test.ts",
   "test/pipeline/window-pool.test.ts",

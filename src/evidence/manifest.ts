@@ -1,0 +1,278 @@
+// The manifest of an evidence directory (a report, a month's archive): every file with its
+// SHA-256 and size, whatever the producer adds, and optionally an Ed25519 signature over the
+// manifest's canonical JSON. `verifyEvidence` re-checks all of it offline, from the directory
+// alone (and a public key the verifier trusts).
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  verify,
+  type KeyObject,
+} from "node:crypto";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { FatalError, UsageError, errorMessage } from "../util/errors.js";
+
+export const MANIFEST_FILE = "manifest.json";
+
+export interface ManifestFile {
+  /** Path inside the directory, with `/` separators. */
+  path: string;
+  sha256: string;
+  bytes: number;
+}
+
+export interface ManifestSignature {
+  algorithm: "ed25519";
+  /** SHA-256 of the public key's DER (SPKI) encoding, hex. */
+  publicKeyFingerprint: string;
+  /** The public key as PEM (SPKI), so a verifier can compare it with the one they trust. */
+  publicKey: string;
+  /** Base64 signature over the canonical JSON of the manifest without `signature`. */
+  value: string;
+}
+
+export interface Manifest {
+  files: ManifestFile[];
+  signature?: ManifestSignature;
+  [member: string]: unknown;
+}
+
+/** JSON with object keys sorted at every level: the same value always gives the same bytes. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function sha256Hex(data: Buffer | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Every file under `dir` but the manifest itself, sorted by path. */
+export function hashFiles(dir: string): ManifestFile[] {
+  const out: ManifestFile[] = [];
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const full = join(d, name);
+      if (statSync(full).isDirectory()) {
+        walk(full);
+        continue;
+      }
+      const path = relative(dir, full).split(sep).join("/");
+      if (path === MANIFEST_FILE) continue;
+      const data = readFileSync(full);
+      out.push({ path, sha256: sha256Hex(data), bytes: data.length });
+    }
+  };
+  walk(dir);
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+export function publicKeyFingerprint(key: KeyObject): string {
+  return sha256Hex(key.export({ type: "spki", format: "der" }));
+}
+
+function readPrivateKey(file: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(readFileSync(file));
+  } catch (err) {
+    throw new UsageError(
+      `cannot read the signing key ${file}: ${errorMessage(err)}`,
+      {
+        hint: "give an Ed25519 private key in PEM, e.g. made with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+      },
+    );
+  }
+  if (key.asymmetricKeyType !== "ed25519") {
+    throw new UsageError(
+      `the signing key ${file} is ${key.asymmetricKeyType ?? "not an asymmetric key"}, not Ed25519`,
+      {
+        hint: "make one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+      },
+    );
+  }
+  return key;
+}
+
+export function readPublicKey(file: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPublicKey(readFileSync(file));
+  } catch (err) {
+    throw new UsageError(
+      `cannot read the public key ${file}: ${errorMessage(err)}`,
+      {
+        hint: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
+      },
+    );
+  }
+  if (key.asymmetricKeyType !== "ed25519") {
+    throw new UsageError(`the public key ${file} is not Ed25519`);
+  }
+  return key;
+}
+
+function unsigned(manifest: Manifest): Omit<Manifest, "signature"> {
+  const rest = { ...manifest };
+  delete rest.signature;
+  return rest;
+}
+
+/**
+ * Hashes every file of `dir`, adds `fields`, signs when a key file is given, and writes
+ * manifest.json (pretty, keys sorted). Returns the manifest and the SHA-256 of its bytes.
+ */
+export function writeManifest(
+  dir: string,
+  fields: Record<string, unknown>,
+  options: { signingKeyFile?: string | undefined } = {},
+): { manifest: Manifest; sha256: string } {
+  const manifest: Manifest = { ...fields, files: hashFiles(dir) };
+  if (options.signingKeyFile !== undefined) {
+    const privateKey = readPrivateKey(options.signingKeyFile);
+    const publicKey = createPublicKey(privateKey);
+    manifest.signature = {
+      algorithm: "ed25519",
+      publicKeyFingerprint: publicKeyFingerprint(publicKey),
+      publicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+      value: sign(
+        null,
+        Buffer.from(canonicalJson(unsigned(manifest))),
+        privateKey,
+      ).toString("base64"),
+    };
+  }
+  const text = `${JSON.stringify(sortKeys(manifest), null, 2)}\n`;
+  writeFileSync(join(dir, MANIFEST_FILE), text);
+  return { manifest, sha256: sha256Hex(text) };
+}
+
+export function readManifest(dir: string): {
+  manifest: Manifest;
+  sha256: string;
+} {
+  const file = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new FatalError(
+      "EVIDENCE_INVALID",
+      `no readable ${MANIFEST_FILE} in ${dir}: ${errorMessage(err)}`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new FatalError(
+      "EVIDENCE_INVALID",
+      `${file} is not JSON: ${errorMessage(err)}`,
+    );
+  }
+  if (
+    parsed === null ||
+    typeof parsed !== "object" ||
+    !Array.isArray((parsed as { files?: unknown }).files)
+  ) {
+    throw new FatalError(
+      "EVIDENCE_INVALID",
+      `${file} has no "files" list: not a manifest`,
+    );
+  }
+  return { manifest: parsed as Manifest, sha256: sha256Hex(text) };
+}
+
+export interface EvidenceCheck {
+  manifest: Manifest;
+  /** SHA-256 of manifest.json's bytes. */
+  manifestSha256: string;
+  /** Everything wrong, one line each; empty when the directory is as signed. */
+  problems: string[];
+  signed: boolean;
+}
+
+/**
+ * Re-hashes every listed file, finds files added since, and checks the signature: with
+ * `publicKeyFile`, the manifest must be signed by that key; without, a signature present must
+ * be valid for the key it names.
+ */
+export function verifyEvidence(
+  dir: string,
+  options: { publicKeyFile?: string | undefined } = {},
+): EvidenceCheck {
+  const { manifest, sha256 } = readManifest(dir);
+  const problems: string[] = [];
+  const listed = new Map(manifest.files.map((f) => [f.path, f]));
+  const present = new Map(hashFiles(dir).map((f) => [f.path, f]));
+  for (const [path, f] of listed) {
+    const now = present.get(path);
+    if (now === undefined) problems.push(`${path}: listed but missing`);
+    else if (now.sha256 !== f.sha256)
+      problems.push(
+        `${path}: SHA-256 is ${now.sha256}, the manifest says ${f.sha256}`,
+      );
+  }
+  for (const path of present.keys()) {
+    if (!listed.has(path)) problems.push(`${path}: not in the manifest`);
+  }
+  const sig = manifest.signature;
+  const trusted =
+    options.publicKeyFile === undefined
+      ? undefined
+      : readPublicKey(options.publicKeyFile);
+  if (sig === undefined) {
+    if (trusted !== undefined)
+      problems.push("the manifest is not signed, and a public key was given");
+  } else {
+    let key: KeyObject | undefined;
+    try {
+      key = createPublicKey(sig.publicKey);
+    } catch (err) {
+      problems.push(
+        `the signature's public key cannot be read: ${errorMessage(err)}`,
+      );
+    }
+    if (key !== undefined) {
+      if (publicKeyFingerprint(key) !== sig.publicKeyFingerprint)
+        problems.push("the signature's key fingerprint does not match its key");
+      if (
+        trusted !== undefined &&
+        publicKeyFingerprint(trusted) !== publicKeyFingerprint(key)
+      )
+        problems.push(
+          `signed by key ${sig.publicKeyFingerprint}, not by the given public key ${publicKeyFingerprint(trusted)}`,
+        );
+      const ok = verify(
+        null,
+        Buffer.from(canonicalJson(unsigned(manifest))),
+        key,
+        Buffer.from(sig.value, "base64"),
+      );
+      if (!ok)
+        problems.push(
+          "the signature does not match the manifest's content: the manifest was changed after signing",
+        );
+    }
+  }
+  return {
+    manifest,
+    manifestSha256: sha256,
+    problems,
+    signed: sig !== undefined,
+  };
+}
