@@ -157,6 +157,34 @@ export const configSchema = z.object({
     caFile: z.string().optional(),
     /** Retries of a failed insert (same deduplication token) before the run fails (default 5). */
     insertRetries: intFrom("insertRetries", 0, 100).default(5),
+    /** Cluster every DDL runs `ON CLUSTER` (unset: one server, or ClickHouse Cloud). */
+    cluster: z
+      .string()
+      .regex(
+        /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/,
+        "CLICKHOUSE_CLUSTER must be a cluster name of letters, digits, _ and -",
+      )
+      .optional(),
+    /** Replicated* engines with the {shard} and {replica} macros (needs cluster; default false). */
+    replicated: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_REPLICATED must be true or false",
+      })
+      .default(false),
+    /** Keeper path under which replicated tables live: <keeperPath>/{shard}/<db>/<table>. */
+    keeperPath: z
+      .string()
+      .regex(
+        /^\/[A-Za-z0-9_.\-{}/]*$/,
+        "CLICKHOUSE_KEEPER_PATH must be an absolute Keeper path of letters, digits, _ . - { } and /",
+      )
+      .default("/clickhouse/tables"),
+    /** A <table>_local per shard and a Distributed table over them (needs replicated; default false). */
+    distributed: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_DISTRIBUTED must be true or false",
+      })
+      .default(false),
   }),
   sessions: z.object({
     /** ListSessionsV2 page size, 1..100000 (default 10000). */
