@@ -227,3 +227,76 @@ describe("open sessions now", () => {
     });
   });
 });
+
+// Session detail reads one session by the id typed into its textbox (or carried by a link).
+describe("session detail", () => {
+  const found = dashboards.find(
+    (d) => d.dashboard.uid === "sessionhouse-session-detail",
+  )?.dashboard;
+  const panel = (title: string) => {
+    const p = found?.panels.find((x) => x.title === title);
+    if (!found || !p) throw new Error(`no Session detail / ${title}`);
+    return { d: found, p };
+  };
+  const show = async (title: string, sessionId?: string) => {
+    const { d, p } = panel(title);
+    const chosen = new Map(
+      sessionId === undefined ? [] : [["session_id", [sessionId]]],
+    );
+    const { variables } = await resolveVariables(d, chosen);
+    const [result] = await runPanel(d, p, variables);
+    const names = result?.columns.map((c) => c.name) ?? [];
+    return (result?.rows ?? []).map((r) =>
+      Object.fromEntries(names.map((n, i) => [n, r[i]])),
+    );
+  };
+
+  it("shows the session, its parent and its children", async () => {
+    const [family] = await show("Parent and children");
+    const id = String(family?.session_id);
+    const rows = await show("Parent and children", id);
+    const children = await run(
+      demo.warehouse,
+      `SELECT id FROM sessions FINAL WHERE parent_session_id = '${id}' ORDER BY id`,
+    );
+    expect(rows.filter((r) => r.relation === "this session")).toHaveLength(1);
+    expect(
+      rows
+        .filter((r) => r.relation === "child")
+        .map((r) => r.session_id)
+        .sort(),
+    ).toEqual(children.rows.map((r) => r[0]));
+    expect(children.rows.length).toBeGreaterThan(0);
+    const child = String(children.rows[0]?.[0]);
+    const fromChild = await show("Parent and children", child);
+    expect(
+      fromChild.filter((r) => r.relation === "parent").map((r) => r.session_id),
+    ).toEqual([id]);
+  });
+
+  it("lists every read of the session while Session shows the latest, for any typed id", async () => {
+    // An id with a quote and a backslash: the textbox value reaches SQL percent-encoded.
+    const id = "ses_o'brien\\reads";
+    const at = (ms: number) => `fromUnixTimestamp64Milli(${ms})`;
+    // Two reads, stored by two inserts as the exporter stores them (an insert keeps one row per
+    // key), each under its own deduplication token: the embedded session keeps the last one set.
+    for (const [status, fetchedMs, version] of [
+      ["active", NOON - 3_000_000, 1],
+      ["completed", NOON - 1_000_000, 2],
+    ] as const)
+      await demo.warehouse.client.command({
+        query: `INSERT INTO sessions (id, start_time, session_status, fetched_at, version, raw)
+          SETTINGS insert_deduplication_token = 'session-detail-read-${version}' VALUES
+          ('ses_o\\'brien\\\\reads', ${at(NOON - 3_600_000)}, '${status}', ${at(fetchedMs)}, ${version}, '{"sessionStatus":"${status}"}')`,
+      });
+    const reads = await show("Reads over time", id);
+    expect(reads.map((r) => r.session_status)).toEqual(["active", "completed"]);
+    const fields = await show("Session", id);
+    expect(fields.find((f) => f.field === "id")?.value).toBe(id);
+    expect(fields.find((f) => f.field === "session_status")?.value).toBe(
+      "completed",
+    );
+    const raw = await show("Raw record", id);
+    expect(raw).toEqual([{ member: "sessionStatus", value: '"completed"' }]);
+  });
+});
