@@ -3,7 +3,13 @@
 // returns rows for the demo data: a panel that can only ever be empty is a defect.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDashboards, variableReferences } from "./dashboards.js";
-import { demoWarehouse, type DemoWarehouse } from "./fixture.js";
+import {
+  DAY_MS,
+  DEMO_DAYS,
+  HISTORY_DAYS,
+  demoWarehouse,
+  type DemoWarehouse,
+} from "./fixture.js";
 import {
   demoRange,
   resolveVariables as resolveWith,
@@ -298,5 +304,90 @@ describe("session detail", () => {
     );
     const raw = await show("Raw record", id);
     expect(raw).toEqual([{ member: "sessionStatus", value: '"completed"' }]);
+  });
+});
+
+// First seen and unusual, against the demo days and the history HISTORY_DAYS before them.
+describe("first seen and unusual", () => {
+  const d = dashboards.find(
+    (x) => x.dashboard.uid === "sessionhouse-first-seen",
+  )?.dashboard;
+  const show = async (title: string, chosen: [string, string][] = []) => {
+    const p = d?.panels.find((x) => x.title === title);
+    if (!d || !p) throw new Error(`no First seen / ${title}`);
+    const { variables } = await resolveVariables(
+      d,
+      new Map(chosen.map(([k, v]) => [k, [v]])),
+    );
+    const [result] = await runPanel(d, p, variables);
+    const names = result?.columns.map((c) => c.name) ?? [];
+    return (result?.rows ?? []).map((r) =>
+      Object.fromEntries(names.map((n, i) => [n, r[i]])),
+    );
+  };
+  const from = `fromUnixTimestamp64Milli(${NOON - DEMO_DAYS * DAY_MS})`;
+
+  it("lists a user → resource pair only when the user never reached the resource before the range", async () => {
+    const rows = await show("New user → resource pairs");
+    expect(rows.length).toBeGreaterThan(0);
+    const before = await run(
+      demo.warehouse,
+      `SELECT DISTINCT user_key, toString(resource_name) FROM sessions WHERE start_time < ${from}`,
+    );
+    const seen = new Set(
+      before.rows.map(([u, r]) => `${String(u)} ${String(r)}`),
+    );
+    expect(seen.size).toBeGreaterThan(0);
+    for (const r of rows)
+      expect(seen.has(`${String(r.user)} ${String(r.resource)}`)).toBe(false);
+    const inRange = await run(
+      demo.warehouse,
+      `SELECT count() FROM (SELECT DISTINCT user_key, resource_name FROM sessions WHERE start_time >= ${from})`,
+    );
+    // The history repeats the first demo day: pairs of that day are not new.
+    expect(rows.length).toBeLessThan(Number(inRange.rows[0]?.[0]));
+  });
+
+  it("finds accounts back after the chosen number of days, and none for more days than the history lies back", async () => {
+    const rows = await show("Accounts active again after a quiet spell");
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(Number(r.days_inactive)).toBeGreaterThanOrEqual(30);
+      expect(Date.parse(`${String(r.back_at)}Z`)).toBeGreaterThanOrEqual(
+        NOON - DEMO_DAYS * DAY_MS,
+      );
+    }
+    expect(
+      await show("Accounts active again after a quiet spell", [
+        ["inactive_days", String(HISTORY_DAYS + 7)],
+      ]),
+    ).toEqual([]);
+  });
+
+  it("counts weekends outside working hours, whatever the hours", async () => {
+    const rows = await show("Sessions outside working hours", [
+      ["work_start", "0"],
+      ["work_end", "24"],
+    ]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((r) => r.why))).toEqual(new Set(["weekend"]));
+    const hours = await show("Sessions outside working hours");
+    expect(hours.length).toBeGreaterThan(rows.length);
+  });
+
+  it("finds machine accounts at addresses humans used", async () => {
+    const rows = await show("Machine accounts used by humans");
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      const [[machine, humans] = []] = (
+        await run(
+          demo.warehouse,
+          `SELECT countIf(user_key = '${String(r.user)}' AND user_type = 'machine'), countIf(user_type = 'human')
+           FROM sessions WHERE start_time >= ${from} AND client_ip_address = '${String(r.client_ip_address)}'`,
+        )
+      ).rows;
+      expect(Number(machine)).toBe(Number(r.sessions));
+      expect(Number(humans)).toBeGreaterThan(0);
+    }
   });
 });

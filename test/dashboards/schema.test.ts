@@ -30,6 +30,13 @@ const dashboards = loadDashboards();
 const WITHOUT_FINAL: Readonly<Record<string, readonly string[]>> = {
   // Every read of the session, not only the latest, is what the panel shows.
   "sessionhouse-session-detail / Reads over time": ["sessions"],
+  // The history before the range, the accounts' days of activity and the addresses humans used
+  // read columns every read of a session repeats (user, resource, type, address, start, id).
+  "sessionhouse-first-seen / New user → resource pairs": ["sessions"],
+  "sessionhouse-first-seen / Accounts active again after a quiet spell": [
+    "sessions",
+  ],
+  "sessionhouse-first-seen / Machine accounts used by humans": ["sessions"],
 };
 
 /** Every object under `value` with a `datasource` member, with its path. */
