@@ -12,6 +12,9 @@ export const Tables = {
   streamWindows: "stream_windows",
   schemaMigrations: "schema_migrations",
   sessionPolls: "session_polls",
+  sessionRollupsDaily: "session_rollups_daily",
+  dataLabelRollupsDaily: "data_label_rollups_daily",
+  rollupDays: "rollup_days",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];
