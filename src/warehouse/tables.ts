@@ -26,6 +26,9 @@ export const Tables = {
   cloudIntegrations: "cloud_integrations",
   cloudIntegrationsHistory: "cloud_integrations_history",
   sessionsEnriched: "sessions_enriched",
+  sessionRollupsDaily: "session_rollups_daily",
+  dataLabelRollupsDaily: "data_label_rollups_daily",
+  rollupDays: "rollup_days",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];
