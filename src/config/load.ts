@@ -56,6 +56,10 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_MAX_WINDOW_ATTEMPTS", "aggregations.maxWindowAttempts"],
   ["SESSIONHOUSE_MAX_PAGES_PER_WINDOW", "sessions.maxPagesPerWindow"],
   ["SESSIONHOUSE_WINDOW_CONCURRENCY", "sessions.windowConcurrency"],
+  ["SESSIONHOUSE_STREAMS", "streams.enabled"],
+  ["SESSIONHOUSE_USERS_REFRESH", "streams.usersRefreshMs"],
+  ["SESSIONHOUSE_USERS_CONCURRENCY", "streams.usersConcurrency"],
+  ["SESSIONHOUSE_SUSPENSIONS_REREAD", "streams.policySuspensionsRereadMs"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
@@ -198,6 +202,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     clickhouse: {},
     sessions: {},
     aggregations: {},
+    streams: {},
     service: {},
     log: {},
   };

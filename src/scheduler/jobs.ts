@@ -24,7 +24,10 @@ import {
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
+  ENTITY_STREAMS,
+  type EntityStream,
 } from "../pipeline/names.js";
+import { syncEntityStream } from "../pipeline/entity-streams.js";
 
 export { RECONCILE_JOB };
 
@@ -34,7 +37,8 @@ export { RECONCILE_JOB };
  */
 export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
 
-export type JobKind = "sessions" | "open-refresh" | "reconcile" | "aggregation";
+export type JobKind =
+  "sessions" | "open-refresh" | "reconcile" | "aggregation" | "entity";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
@@ -47,6 +51,29 @@ export interface JobPlan {
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
+  /** The entity stream of an `entity` job. */
+  entity?: EntityStream | undefined;
+}
+
+/** The cron schedule of each entity stream. */
+export function entitySchedule(config: Config, stream: EntityStream): string {
+  const s = config.streams;
+  switch (stream) {
+    case "users":
+      return s.usersSchedule;
+    case "user_devices":
+      return s.userDevicesSchedule;
+    case "native_users":
+      return s.nativeUsersSchedule;
+    case "identity_links":
+      return s.identityLinksSchedule;
+    case "inventory":
+      return s.inventorySchedule;
+    case "policy_suspensions":
+      return s.policySuspensionsSchedule;
+    case "clouds":
+      return s.cloudsSchedule;
+  }
 }
 
 /**
@@ -94,6 +121,16 @@ export function planJobs(
       deadlineMs,
       stream: aggregationName(job),
       aggregation: job,
+    })),
+    ...ENTITY_STREAMS.map((stream): JobPlan => ({
+      name: stream,
+      kind: "entity",
+      schedule: entitySchedule(config, stream),
+      enabled: config.streams.enabled,
+      deadlineMs,
+      stream,
+      aggregation: undefined,
+      entity: stream,
     })),
   ];
   return plans.filter(
@@ -186,6 +223,9 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
       return;
     case "aggregation":
       if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+      return;
+    case "entity":
+      if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
   }
 }
