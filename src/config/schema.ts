@@ -263,6 +263,34 @@ export const configSchema = z.object({
       1000,
     ).default(5),
   }),
+  streams: z.object({
+    /** The entity streams (users, devices, native users, links, inventory, suspensions, clouds) run under `run` (default true). */
+    enabled: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_STREAMS must be true or false",
+      })
+      .default(true),
+    /** Cron schedules (UTC) of each stream. */
+    usersSchedule: z.string().default("*/10 * * * *"),
+    userDevicesSchedule: z.string().default("23 2 * * *"),
+    nativeUsersSchedule: z.string().default("41 2 * * *"),
+    identityLinksSchedule: z.string().default("7 * * * *"),
+    inventorySchedule: z.string().default("53 3 * * *"),
+    policySuspensionsSchedule: z.string().default("*/5 * * * *"),
+    cloudsSchedule: z.string().default("29 4 * * *"),
+    /** A user read longer ago than this is read again (default 1d); new ids are read at once. */
+    usersRefreshMs: durationMs("SESSIONHOUSE_USERS_REFRESH").default(
+      86_400_000,
+    ),
+    /** GetUser calls in flight at once (default 4; the API's rate ceiling still applies). */
+    usersConcurrency: intFrom("SESSIONHOUSE_USERS_CONCURRENCY", 1, 64).default(
+      4,
+    ),
+    /** Suspensions created this long ago are listed again for changes (default 7d). */
+    policySuspensionsRereadMs: durationMs(
+      "SESSIONHOUSE_SUSPENSIONS_REREAD",
+    ).default(7 * 86_400_000),
+  }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */
     maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
