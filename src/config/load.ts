@@ -48,6 +48,11 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
+  ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],
+  ["SESSIONHOUSE_ROLLUP_RETENTION_DAYS", "retention.rollupRetentionDays"],
+  ["SESSIONHOUSE_ROLLUP_SCHEDULE", "retention.rollupSchedule"],
+  ["SESSIONHOUSE_ROLLUP_SETTLE_AFTER", "retention.settleAfterMs"],
+  ["SESSIONHOUSE_COLD_VOLUME", "retention.coldVolume"],
   ["SESSIONHOUSE_PAGE_SIZE", "sessions.pageSize"],
   ["SESSIONHOUSE_WINDOW", "sessions.windowMs"],
   ["SESSIONHOUSE_LOOKBACK", "sessions.lookbackMs"],
@@ -206,6 +211,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     sessions: {},
     aggregations: {},
     service: {},
+    retention: {},
     log: {},
   };
   if (options.configFile)

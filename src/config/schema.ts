@@ -81,6 +81,21 @@ export const aggregationJobSchema = z.object({
 });
 export type AggregationJobConfig = z.infer<typeof aggregationJobSchema>;
 
+/** Hot days and retention days of one table (0 = never). */
+const tierSchema = (table: string) =>
+  z
+    .object({
+      hotDays: intFrom(`retention.tables.${table}.hotDays`, 0, 100_000).default(
+        0,
+      ),
+      retentionDays: intFrom(
+        `retention.tables.${table}.retentionDays`,
+        0,
+        100_000,
+      ).default(0),
+    })
+    .default({ hotDays: 0, retentionDays: 0 });
+
 export const configSchema = z.object({
   api: z.object({
     /** Base URL of the control plane, e.g. https://api.example.com (required; no default). */
@@ -290,6 +305,45 @@ export const configSchema = z.object({
       1 << 20,
       Number.MAX_SAFE_INTEGER,
     ).default(2 ** 30),
+  }),
+  retention: z.object({
+    /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
+    rollupSchedule: z.string().default("41 * * * *"),
+    /**
+     * A day with sessions still open is rolled up anyway once it ended this long ago (default 7d,
+     * as long as a session of unknown status is re-read); until then it waits for them.
+     */
+    settleAfterMs: durationMs("SESSIONHOUSE_ROLLUP_SETTLE_AFTER").default(
+      7 * 86_400_000,
+    ),
+    /** Days the daily rollups are kept; 0 keeps them forever (the default). */
+    rollupRetentionDays: intFrom(
+      "SESSIONHOUSE_ROLLUP_RETENTION_DAYS",
+      0,
+      100_000,
+    ).default(0),
+    /** Volume of the tables' storage policy that rows older than hotDays move to (default cold). */
+    coldVolume: z.string().min(1).default("cold"),
+    /**
+     * Per table: hotDays moves rows older than that to the cold volume (0 = never), retentionDays
+     * deletes them (0 = never). The sessions' retention is clickhouse.retentionDays
+     * (SESSIONHOUSE_RETENTION_DAYS); held sessions are never deleted.
+     */
+    tables: z
+      .object({
+        sessions: z
+          .object({
+            hotDays: intFrom("SESSIONHOUSE_HOT_DAYS", 0, 100_000).default(0),
+          })
+          .default({ hotDays: 0 }),
+        agg_histogram: tierSchema("agg_histogram"),
+        agg_top_values: tierSchema("agg_top_values"),
+      })
+      .default({
+        sessions: { hotDays: 0 },
+        agg_histogram: { hotDays: 0, retentionDays: 0 },
+        agg_top_values: { hotDays: 0, retentionDays: 0 },
+      }),
   }),
   log: z.object({
     level: z

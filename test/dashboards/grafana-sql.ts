@@ -181,11 +181,24 @@ function pluginFormat(value: string | readonly string[]): string {
   return Array.isArray(value) ? `'${value.join("','")}'` : String(value);
 }
 
+export const encodeURIComponentStrict = (s: string): string =>
+  encodeURIComponent(s).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+
 const FORMATS: Readonly<Record<string, (values: readonly string[]) => string>> =
   {
     singlequote: (vs) => vs.map((v) => `'${v.replace(/'/g, "\\'")}'`).join(","),
     doublequote: (vs) => vs.map((v) => `"${v.replace(/"/g, '\\"')}"`).join(","),
     sqlstring: (vs) => vs.map((v) => `'${v.replace(/'/g, "''")}'`).join(","),
+    // Grafana's encodeURIComponentStrict: encodeURIComponent, and !'()* as %XX too.
+    // Grafana's encodeURIComponentStrict (encodeURIComponent, and !'()* as %XX too); several
+    // values are encoded as one `{a,b}`.
+    percentencode: (vs) =>
+      encodeURIComponentStrict(
+        vs.length === 1 ? (vs[0] ?? "") : `{${vs.join(",")}}`,
+      ),
     csv: (vs) => vs.join(","),
     raw: (vs) => vs.join(","),
     text: (vs) => vs.join(" + "),

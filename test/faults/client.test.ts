@@ -123,7 +123,8 @@ describe("retries", () => {
     });
     const retries: string[] = [];
     const c = client(s.url, {
-      requestTimeoutMs: 300,
+      // Long enough for an answer on a loaded machine; attempt 4 waits it out.
+      requestTimeoutMs: 1_500,
       observer: { onRetry: (e) => retries.push(e.code) },
     });
     await expect(

@@ -1,4 +1,4 @@
-// `sessionhouse sync sessions|reconcile|aggregations`: one stream now, incrementally from its
+// `sessionhouse sync sessions|reconcile|aggregations|rollups`: one stream now, incrementally from its
 // checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
 import type { Command } from "commander";
 import type { AggregationJobConfig, Config } from "../../config/index.js";
@@ -7,8 +7,10 @@ import { withRun, type JobContext } from "../../pipeline/context.js";
 import {
   aggregationName,
   RECONCILE_JOB,
+  ROLLUPS_JOB,
   SESSIONS_JOB,
 } from "../../pipeline/names.js";
+import { rollUp } from "../../pipeline/rollups.js";
 import {
   reconcileSessions,
   recentRange,
@@ -86,6 +88,26 @@ export function registerSyncCommand(
     .option("--to <time>", "backfill up to this instant (default now)")
     .addHelpText("after", WRITES_DATA_DIR)
     .action((o: AggregationFlags) => runSyncAggregations(globals(), o));
+
+  sync
+    .command("rollups")
+    .description(
+      "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
+    )
+    .addHelpText("after", WRITES_DATA_DIR)
+    .action(() => runSyncRollups(globals()));
+}
+
+async function runSyncRollups(globals: GlobalOptions): Promise<void> {
+  const rt = await openRuntime(configFrom(globals, {}, { needsApi: false }));
+  try {
+    const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
+    process.stdout.write(
+      `rollups: ${r.sessionDays} session day(s) computed (${r.sessions} sessions), ${r.unsettledDays} waiting for open sessions, ${r.dataLabelDays} data-label day(s)\n`,
+    );
+  } finally {
+    await rt.close();
+  }
 }
 
 async function runSyncSessions(
