@@ -145,7 +145,7 @@ export const configSchema = z.object({
     /** PEM file of a CA to trust for the API (private PKI). */
     caFile: z.string().optional(),
     /** Keep-alive connections to the API (default 4). */
-    connections: intFrom("connections", 1, 64).default(4),
+    connections: intFrom("SESSIONHOUSE_API_CONNECTIONS", 1, 64).default(4),
   }),
   clickhouse: z.object({
     /** Server URL; when absent the embedded engine (chdb) is used under dataDir. */
@@ -256,6 +256,15 @@ export const configSchema = z.object({
   }),
   aggregations: z.object({
     jobs: z.array(aggregationJobSchema).optional(),
+    /**
+     * Windows of one aggregation job fetched at once (default 1), at most api.connections; the
+     * stored batches and the checkpoint stay in window order.
+     */
+    windowConcurrency: intFrom(
+      "SESSIONHOUSE_AGG_WINDOW_CONCURRENCY",
+      1,
+      64,
+    ).default(1),
     /** Failed fetches of one window before it is poisoned and waits for an operator (default 5). */
     maxWindowAttempts: intFrom(
       "SESSIONHOUSE_MAX_WINDOW_ATTEMPTS",

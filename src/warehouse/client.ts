@@ -12,6 +12,7 @@ import type { Config } from "../config/index.js";
 import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { isCloudHost } from "../config/cloud.js";
 import {
+  clientSettings,
   CLOUD,
   configuredMode,
   onCluster,
@@ -137,7 +138,10 @@ function throughService(
  */
 async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   const location = url.origin;
-  const connect = (database: string | undefined) =>
+  const connect = (
+    database: string | undefined,
+    settings: Record<string, string> = {},
+  ) =>
     createClient({
       url: url.origin + url.pathname.replace(/\/+$/, ""),
       username: decodeURIComponent(url.username) || ch.user,
@@ -145,7 +149,10 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
       ...(database === undefined ? {} : { database }),
       request_timeout: ch.requestTimeoutMs,
       compression: { request: true, response: true },
-      clickhouse_settings: { date_time_input_format: "best_effort" },
+      clickhouse_settings: {
+        date_time_input_format: "best_effort",
+        ...settings,
+      },
       ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
       // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
       log: { level: ClickHouseLogLevel.OFF },
@@ -160,7 +167,7 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   } finally {
     await bootstrap.close();
   }
-  const client = connect(ch.database);
+  const client = connect(ch.database, clientSettings(cluster));
   return {
     client,
     database: ch.database,

@@ -127,6 +127,18 @@ export function consistentReadSettings(
   return isReplicated(mode) ? { select_sequential_consistency: 1 } : {};
 }
 
+/**
+ * Settings of every query of the exporter's client. With distributed tables its reads and
+ * writes go to the first healthy replica of each shard (the order of remote_servers), not to a
+ * random one, so that what it reads back (a job's previous fetch, which a re-fetch supersedes)
+ * is what it wrote, not a replica still catching up.
+ */
+export function clientSettings(mode: ClusterMode): Record<string, string> {
+  return mode.kind === "cluster" && mode.distributed
+    ? { load_balancing: "in_order" }
+    : {};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rendering a migration statement for a mode.
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/index.js";
 import {
+  clientSettings,
   clusterInsertSettings,
   consistentReadSettings,
   mutationTarget,
@@ -168,6 +169,8 @@ describe("rendering for a cluster", () => {
       select_sequential_consistency: 1,
     });
     expect(consistentReadSettings(SINGLE)).toEqual({});
+    expect(clientSettings(distributed)).toEqual({ load_balancing: "in_order" });
+    expect(clientSettings(replicated)).toEqual({});
     expect(mutationTarget(distributed, "d", "agg_histogram")).toBe(
       "`d`.`agg_histogram_local` ON CLUSTER `c1`",
     );
