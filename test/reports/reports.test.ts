@@ -248,9 +248,16 @@ describe("access-review", () => {
     expect(sort(fromJson)).toEqual(sort([...want]));
     const { page, context } = await openHtml(out);
     try {
-      const fromHtml = await page.$$eval(
+      // The page's DOM, as far as this test reads it (the project's lib has no DOM types).
+      interface Cell {
+        textContent: string | null;
+      }
+      interface Tr {
+        querySelector(selector: string): Cell | null;
+      }
+      const fromHtml: (string | number)[][] = await page.$$eval(
         'table[data-table="access-per-person"] tbody tr',
-        (trs) =>
+        (trs: Tr[]) =>
           trs.map((tr) => {
             const cell = (k: string) =>
               tr.querySelector(`td[data-key="${k}"]`)?.textContent ?? "";
