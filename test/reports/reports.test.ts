@@ -52,6 +52,21 @@ function withConfig(extra: Record<string, unknown>): Config {
   });
 }
 
+/**
+ * The person of a session, independently of the report's code: with the control-plane streams
+ * (sessions_enriched) the human's e-mail, else a linked group's name, else the user key.
+ */
+async function sessionsWithPerson(): Promise<string> {
+  const [r] = await select<{ n: string }>(
+    f.w,
+    `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'sessions_enriched'`,
+    { db: f.w.database },
+  );
+  return Number(r?.n) === 1
+    ? `(SELECT *, multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, user_key) AS person FROM {db}.sessions_enriched)`
+    : `(SELECT *, user_key AS person FROM {db}.sessions FINAL)`;
+}
+
 let seq = 0;
 async function produce(
   kind: ReportKind,
@@ -220,8 +235,8 @@ describe("access-review", () => {
       systems: string;
     }>(
       f.w,
-      `SELECT user_key AS person, count() AS sessions, uniqExact(resource_name) AS systems
-       FROM {db}.sessions FINAL
+      `SELECT person, count() AS sessions, uniqExact(resource_name) AS systems
+       FROM ${await sessionsWithPerson()}
        WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
        GROUP BY person ORDER BY person`,
       { from: FROM, to: TO },
@@ -281,7 +296,7 @@ describe("access-review", () => {
   it("a filter keeps one person", async () => {
     const [top] = await select<{ person: string; n: string }>(
       f.w,
-      `SELECT user_key AS person, count() AS n FROM {db}.sessions FINAL
+      `SELECT person, count() AS n FROM ${await sessionsWithPerson()}
        WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
        GROUP BY person ORDER BY n DESC, person LIMIT 1`,
       { from: FROM, to: TO },
@@ -487,13 +502,15 @@ describe("page one", () => {
 describe("policy-exceptions", () => {
   it("lists a suspension in force and the sessions under it; without the stream, page one says it is not exported", async () => {
     const has = async () =>
-      (
-        await select<{ n: string }>(
-          f.w,
-          `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'policy_suspensions'`,
-          { db: f.w.database },
-        )
-      )[0]?.n === "1";
+      Number(
+        (
+          await select<{ n: string }>(
+            f.w,
+            `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = 'policy_suspensions'`,
+            { db: f.w.database },
+          )
+        )[0]?.n,
+      ) === 1;
     if (await has()) {
       const [s] = await select<{ user_id: string; n: string }>(
         f.w,

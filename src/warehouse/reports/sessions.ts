@@ -1,7 +1,7 @@
 // The sessions of a report's period, one row per session with the person behind it: from the
-// `sessions_enriched` view when the control-plane streams are exported (the human behind machine
-// and native users), otherwise the `user_key` the dashboards group by (e-mail of a human, user
-// name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
+// `sessions_enriched` view when the control-plane streams are exported (the e-mail of the human
+// behind machine and native users, the group a native user is linked to, else the user key),
+// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
 // {environment} ('' = all).
 import type { ReportQuery } from "./query.js";
 
@@ -23,7 +23,7 @@ function periodSessions(
     range === "period" ? ["from", "to"] : ["previousFrom", "from"];
   const person =
     source === "enriched"
-      ? `if(person_email != '', person_email, if(person_id != '', person_id, user_key)) AS person,
+      ? `multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, user_key) AS person,
        if(person_name != '', person_name, user_name) AS person_name, person_via AS via, data_labels`
       : `user_key AS person, user_name AS person_name, 'none' AS via, CAST([], 'Array(String)') AS data_labels`;
   const table =
@@ -38,7 +38,6 @@ function periodSessions(
   FROM ${table}
   LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name
   WHERE s.start_time >= {${lo}:DateTime64(3, 'UTC')} AND s.start_time < {${hi}:DateTime64(3, 'UTC')}
-  ${source === "enriched" ? "LIMIT 1 BY id" : ""}
 ) WHERE ${FILTERS}`;
 }
 
