@@ -6,6 +6,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { createHash } from "node:crypto";
+import type { Browser } from "playwright-core";
 
 const CANDIDATES = [
   "chromium",
@@ -62,19 +63,23 @@ export interface PdfResult {
   refusedRequests: string[];
 }
 
-/** Prints `html` to an A4 PDF with page numbers in the footer. */
+/**
+ * Prints `html` to an A4 PDF with page numbers in the footer, in a browser of its own launched
+ * from `chromium`, or in the given one (several reports in one go).
+ */
 export async function renderPdf(
   html: string,
   footer: string,
-  chromiumPath: string,
+  chromium: string | Browser,
 ): Promise<PdfResult> {
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-  });
+  const browser =
+    typeof chromium === "string"
+      ? await (
+          await import("playwright-core")
+        ).chromium.launch({ executablePath: chromium, headless: true })
+      : chromium;
+  const context = await browser.newContext({ javaScriptEnabled: false });
   try {
-    const context = await browser.newContext({ javaScriptEnabled: false });
     const refusedRequests: string[] = [];
     await context.route("**/*", async (route) => {
       refusedRequests.push(route.request().url());
@@ -96,7 +101,8 @@ export async function renderPdf(
       refusedRequests,
     };
   } finally {
-    await browser.close();
+    await context.close();
+    if (typeof chromium === "string") await browser.close();
   }
 }
 

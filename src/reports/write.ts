@@ -4,6 +4,7 @@
 // manifest's `generatedAt` depends on the clock: the same data gives the same other bytes.
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Browser } from "playwright-core";
 import type { ReportFormat } from "../config/index.js";
 import { writeManifest } from "../evidence/manifest.js";
 import { UsageError } from "../util/errors.js";
@@ -17,6 +18,8 @@ export interface WriteOptions {
   chromiumPath: string | undefined;
   signingKeyFile: string | undefined;
   generatedAtMs: number;
+  /** A Chromium already running to print the PDF in (instead of launching one). */
+  browser?: Browser | undefined;
 }
 
 export interface WrittenReport {
@@ -44,7 +47,9 @@ export async function writeReport(
   if (formats.has("html")) writeFileSync(join(dir, "report.html"), html);
   let pdfSkipped: string | null = null;
   if (formats.has("pdf")) {
-    const chromium = findChromium(options.chromiumPath);
+    const chromium = options.browser
+      ? ({ found: true, path: options.browser } as const)
+      : findChromium(options.chromiumPath);
     if (!chromium.found) pdfSkipped = chromium.reason;
     else {
       const { pdf, refusedRequests } = await renderPdf(

@@ -3,6 +3,7 @@
 // one. Reports only read the warehouse: on the embedded engine they work while `run` holds it.
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import type { Browser } from "playwright-core";
 import {
   REPORT_FORMATS,
   REPORT_KINDS,
@@ -139,6 +140,8 @@ export interface ProduceOptions {
   formats: ReportFormat[];
   filters: ReportFilters;
   generatedAtMs?: number;
+  /** A Chromium already running to print the PDF in. */
+  browser?: Browser;
 }
 
 /** Builds a report from the warehouse (read access) and writes its directory. */
@@ -170,6 +173,7 @@ export async function reportFrom(
     chromiumPath: config.reports.chromiumPath,
     signingKeyFile: config.evidence.signingKeyFile,
     generatedAtMs: o.generatedAtMs ?? Date.now(),
+    browser: o.browser,
   });
 }
 
