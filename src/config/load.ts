@@ -81,6 +81,8 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_PORT", "service.readPort"],
   ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
+  ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
+  ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
 ];
@@ -217,6 +219,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     streams: {},
     service: {},
     retention: {},
+    reports: {},
+    evidence: {},
     log: {},
   };
   if (options.configFile)
