@@ -6,6 +6,7 @@ import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
 import { registerRunCommand } from "./commands/run.js";
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerRunCommand(program, globals);
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);
+  registerHoldCommand(program, globals);
   return program;
 }
 

@@ -4,10 +4,16 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configSchema } from "../config/schema.js";
 import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
+import {
+  applyRetention,
+  retentionSettings,
+  type RetentionSettings,
+} from "./retention.js";
 import { selectRows } from "./select.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
@@ -53,18 +59,11 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     });
 }
 
-/** Fills the placeholders of a migration file; values are escaped identifiers or integers. */
-export function renderSql(
-  text: string,
-  vars: { db: string; retentionDays?: number },
-): string[] {
+/** Fills the placeholders of a migration file; values are escaped identifiers. */
+export function renderSql(text: string, vars: { db: string }): string[] {
   const sql = text
     .replaceAll("{{db}}", quoteIdent(vars.db))
-    .replaceAll("{{on_cluster}}", "")
-    .replaceAll(
-      "{{retention_days}}",
-      String(Math.trunc(vars.retentionDays ?? 0)),
-    );
+    .replaceAll("{{on_cluster}}", "");
   return sql
     .split("\n")
     .filter((line) => !line.trim().startsWith("--"))
@@ -82,7 +81,10 @@ export interface MigrateResult {
 export async function migrate(
   w: Warehouse,
   options: {
+    /** The sessions' retention, with every other retention setting at its default. */
     retentionDays?: number;
+    /** Every retention setting (wins over retentionDays). */
+    retention?: RetentionSettings;
     logger?: Logger | undefined;
     dir?: string;
   } = {},
@@ -111,8 +113,12 @@ export async function migrate(
   }
   await applyRetention(
     w,
-    options.retentionDays ?? 0,
-    options.dir ?? MIGRATIONS_DIR,
+    options.retention ??
+      retentionSettings({
+        clickhouse: { retentionDays: options.retentionDays ?? 0 },
+        retention: configSchema.shape.retention.parse({}),
+      }),
+    options.logger,
   );
   return { applied, alreadyApplied: files.length - applied.length };
 }
@@ -180,32 +186,4 @@ async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
     ],
     format: "JSONEachRow",
   });
-}
-
-/** Sets or removes the sessions TTL to match the configured retention, only when it differs. */
-async function applyRetention(
-  w: Warehouse,
-  days: number,
-  dir: string,
-): Promise<void> {
-  const rs = await w.client.query({
-    query:
-      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
-    query_params: { db: w.database },
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ q: string }>();
-  const ttl = /\bTTL\b(.*?)(?:\bSETTINGS\b|$)/s.exec(row?.q ?? "")?.[1] ?? "";
-  const want =
-    days > 0
-      ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`)
-      : undefined;
-  let file: string | undefined;
-  if (want && !want.test(ttl)) file = "sessions_ttl_set.sql";
-  if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";
-  if (!file) return;
-  const text = readFileSync(join(dir, "retention", file), "utf8");
-  for (const stmt of renderSql(text, { db: w.database, retentionDays: days })) {
-    await w.client.command({ query: stmt });
-  }
 }
