@@ -228,6 +228,9 @@ export function renderForMode(
     return [materializedView(t, mode)];
   if (action === "CREATE" && object === "VIEW") checkViewJoins(t, mode);
   if (action === "ALTER") return alterTable(t, mode);
+  // Statements about stored parts go to the table that holds them.
+  if (/^\s*(TRUNCATE|OPTIMIZE)\b/i.test(t.head) && isSharded(mode, t.table))
+    return [`${t.head}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`];
   if (action === "DROP" && object === "TABLE" && isSharded(mode, t.table))
     return [
       `${t.head}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`,

@@ -140,6 +140,23 @@ describe("rendering for a cluster", () => {
     expect(renderForMode(view("clicks"), replicated, "d")).toHaveLength(1);
   });
 
+  it("optimizes and truncates the local table of a sharded one", () => {
+    expect(
+      renderForMode(
+        "OPTIMIZE TABLE {{db}}.sessions {{on_cluster}} FINAL",
+        distributed,
+        "d",
+      ),
+    ).toEqual(["OPTIMIZE TABLE {{db}}.sessions_local ON CLUSTER `c1` FINAL"]);
+    expect(
+      renderForMode(
+        "TRUNCATE TABLE {{db}}.checkpoints {{on_cluster}}",
+        distributed,
+        "d",
+      ),
+    ).toEqual(["TRUNCATE TABLE {{db}}.checkpoints ON CLUSTER `c1`"]);
+  });
+
   it("drops both tables of a sharded one", () => {
     expect(
       renderForMode(
