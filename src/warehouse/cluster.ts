@@ -11,8 +11,8 @@
 // - replicated + distributed: every sharded table is `<name>_local` on each shard plus a
 //   Distributed table under its own name, sharded by a hash of the first sorting-key column
 //   that is not a date or time (all rows FINAL collapses together land on one shard). The
-//   bookkeeping tables (UNSHARDED) are not distributed: one replica on every node of the
-//   cluster, so the exporter's own state reads are local wherever it connects.
+//   bookkeeping and entity tables (UNSHARDED) are not distributed: one replica on every node
+//   of the cluster, read locally wherever the exporter connects and joined locally by views.
 import type { Config } from "../config/index.js";
 import { quoteIdent } from "./client.js";
 import { SinkError } from "./errors.js";
@@ -241,8 +241,9 @@ export function renderForMode(
 
 const MERGE_TREE = /\bENGINE\s*=\s*(\w*MergeTree)\b(\s*\(([^()]*)\))?/i;
 
-function createTable(t: Target, mode: ClusterMode, db: string): string[] {
-  if (mode.kind !== "cluster") throw new Error("unreachable");
+type Cluster = Extract<ClusterMode, { kind: "cluster" }>;
+
+function createTable(t: Target, mode: Cluster, db: string): string[] {
   const on = onCluster(mode).trimStart();
   const engine = MERGE_TREE.exec(t.rest);
   const mergeTree =
