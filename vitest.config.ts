@@ -12,6 +12,7 @@ const UNIT = [
   "test/api/session-fast.test.ts",
   "test/cluster/render.test.ts",
   "test/config/config.test.ts",
+  "test/dashboards/alerting-schema.test.ts",
   "test/dashboards/grafana-sql.test.ts",
   "test/dashboards/schema.test.ts",
   "test/evidence/manifest.test.ts",

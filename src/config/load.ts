@@ -67,6 +67,10 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_MAX_WINDOW_ATTEMPTS", "aggregations.maxWindowAttempts"],
   ["SESSIONHOUSE_MAX_PAGES_PER_WINDOW", "sessions.maxPagesPerWindow"],
   ["SESSIONHOUSE_WINDOW_CONCURRENCY", "sessions.windowConcurrency"],
+  ["SESSIONHOUSE_STREAMS", "streams.enabled"],
+  ["SESSIONHOUSE_USERS_REFRESH", "streams.usersRefreshMs"],
+  ["SESSIONHOUSE_USERS_CONCURRENCY", "streams.usersConcurrency"],
+  ["SESSIONHOUSE_SUSPENSIONS_REREAD", "streams.policySuspensionsRereadMs"],
   ["SESSIONHOUSE_AGG_WINDOW_CONCURRENCY", "aggregations.windowConcurrency"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
@@ -77,6 +81,8 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_PORT", "service.readPort"],
   ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
+  ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
+  ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
 ];
@@ -210,8 +216,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
     clickhouse: {},
     sessions: {},
     aggregations: {},
+    streams: {},
     service: {},
     retention: {},
+    reports: {},
+    evidence: {},
     log: {},
   };
   if (options.configFile)

@@ -95,6 +95,37 @@ const tierSchema = (table: string) =>
       ).default(0),
     })
     .default({ hotDays: 0, retentionDays: 0 });
+/** The kinds of compliance report (src/reports/kinds). */
+export const REPORT_KINDS = [
+  "access-review",
+  "policy-exceptions",
+  "sensitive-data-access",
+  "coverage-and-integrity",
+] as const;
+export type ReportKind = (typeof REPORT_KINDS)[number];
+
+/** The formats a report directory can hold beside manifest.json. */
+export const REPORT_FORMATS = ["html", "pdf", "csv", "json"] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** A report `run` writes on its own schedule, over the period before the tick. */
+export const reportScheduleSchema = z.object({
+  kind: z.enum(REPORT_KINDS),
+  /** Cron schedule in UTC, e.g. "0 6 1 * *" (06:00 on the 1st). */
+  cron: z.string().min(1),
+  /** The period reported: the calendar month or ISO week (Monday to Monday) before the tick. */
+  range: z.enum(["previous-month", "previous-week", "previous-day"]),
+  /** Formats written (default all). */
+  format: z
+    .array(z.enum(REPORT_FORMATS))
+    .min(1)
+    .default([...REPORT_FORMATS]),
+  /** Directory under which each report gets its own <kind>-<from>-<to> directory. */
+  out: z.string().min(1),
+  /** Filters as on the command line: user=…,resource=…,environment=… (default none). */
+  filter: z.string().default(""),
+});
+export type ReportScheduleConfig = z.infer<typeof reportScheduleSchema>;
 
 export const configSchema = z.object({
   api: z.object({
@@ -272,6 +303,34 @@ export const configSchema = z.object({
       1000,
     ).default(5),
   }),
+  streams: z.object({
+    /** The entity streams (users, devices, native users, links, inventory, suspensions, clouds) run under `run` (default true). */
+    enabled: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_STREAMS must be true or false",
+      })
+      .default(true),
+    /** Cron schedules (UTC) of each stream. */
+    usersSchedule: z.string().default("*/10 * * * *"),
+    userDevicesSchedule: z.string().default("23 2 * * *"),
+    nativeUsersSchedule: z.string().default("41 2 * * *"),
+    identityLinksSchedule: z.string().default("7 * * * *"),
+    inventorySchedule: z.string().default("53 3 * * *"),
+    policySuspensionsSchedule: z.string().default("*/5 * * * *"),
+    cloudsSchedule: z.string().default("29 4 * * *"),
+    /** A user read longer ago than this is read again (default 1d); new ids are read at once. */
+    usersRefreshMs: durationMs("SESSIONHOUSE_USERS_REFRESH").default(
+      86_400_000,
+    ),
+    /** GetUser calls in flight at once (default 4; the API's rate ceiling still applies). */
+    usersConcurrency: intFrom("SESSIONHOUSE_USERS_CONCURRENCY", 1, 64).default(
+      4,
+    ),
+    /** Suspensions created this long ago are listed again for changes (default 7d). */
+    policySuspensionsRereadMs: durationMs(
+      "SESSIONHOUSE_SUSPENSIONS_REREAD",
+    ).default(7 * 86_400_000),
+  }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */
     maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
@@ -323,7 +382,13 @@ export const configSchema = z.object({
       100_000,
     ).default(0),
     /** Volume of the tables' storage policy that rows older than hotDays move to (default cold). */
-    coldVolume: z.string().min(1).default("cold"),
+    coldVolume: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]{1,64}$/,
+        "SESSIONHOUSE_COLD_VOLUME must be a volume name: letters, digits, _ . -",
+      )
+      .default("cold"),
     /**
      * Per table: hotDays moves rows older than that to the cold volume (0 = never), retentionDays
      * deletes them (0 = never). The sessions' retention is clickhouse.retentionDays
@@ -344,6 +409,23 @@ export const configSchema = z.object({
         agg_histogram: { hotDays: 0, retentionDays: 0 },
         agg_top_values: { hotDays: 0, retentionDays: 0 },
       }),
+  }),
+  reports: z.object({
+    /**
+     * Chromium (or Chrome) that renders report.pdf; default: the first of chromium,
+     * chromium-browser, google-chrome, google-chrome-stable found on PATH. Without one the PDF
+     * is skipped with a message and the other files are produced.
+     */
+    chromiumPath: z.string().min(1).optional(),
+    /** Reports `run` writes on a schedule (default none). */
+    schedules: z.array(reportScheduleSchema).default([]),
+  }),
+  evidence: z.object({
+    /**
+     * Ed25519 private key (PEM) that signs the manifest.json of every report and archive
+     * (default: unsigned). Make one with `openssl genpkey -algorithm ed25519 -out signing.pem`.
+     */
+    signingKeyFile: z.string().min(1).optional(),
   }),
   log: z.object({
     level: z

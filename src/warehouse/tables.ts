@@ -29,6 +29,9 @@ export const Tables = {
   sessionRollupsDaily: "session_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
+  legalHolds: "legal_holds",
+  legalHoldEvents: "legal_hold_events",
+  retentionSettings: "retention_settings",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];

@@ -19,7 +19,13 @@ import {
 } from "./panels.js";
 import { NOON } from "../helpers/simulator.js";
 import type { Dashboard, Panel } from "./dashboards.js";
-import { type TemplateVariable, type TimeRange } from "./grafana-sql.js";
+import {
+  adHocTargetTable,
+  queryInterval,
+  renderQuery,
+  type TemplateVariable,
+  type TimeRange,
+} from "./grafana-sql.js";
 
 const dashboards = loadDashboards();
 let demo: DemoWarehouse;
@@ -390,4 +396,85 @@ describe("first seen and unusual", () => {
       expect(Number(humans)).toBeGreaterThan(0);
     }
   });
+});
+
+// Ad hoc filters: the plugin appends them to every query that reads the table of the dashboard's
+// clickhouse_adhoc_query. A filter on resource_technology must show what the Technology variable
+// shows, in every panel that honours that variable.
+describe("ad hoc filters", () => {
+  const withAdHoc = dashboards.filter(({ dashboard }) =>
+    dashboard.templating.list.some((v) => v.type === "adhoc"),
+  );
+
+  it("are offered on the sessions dashboards, on the sessions table", () => {
+    expect(withAdHoc.map((d) => d.dashboard.uid).sort()).toEqual([
+      "sessionhouse-sessions-overview",
+      "sessionhouse-who-accessed-what",
+    ]);
+    for (const { dashboard } of withAdHoc) {
+      const source = dashboard.templating.list.find(
+        (v) => v.name === "clickhouse_adhoc_query",
+      );
+      expect(source?.type).toBe("constant");
+      expect(adHocTargetTable(String(source?.query))).toBe("sessions");
+    }
+  });
+
+  it.each(withAdHoc.map((d) => [d.file, d.dashboard] as const))(
+    "%s: a filter on resource_technology shows what the Technology variable shows",
+    async (_file, dashboard) => {
+      const source = dashboard.templating.list.find(
+        (v) => v.name === "clickhouse_adhoc_query",
+      );
+      // The keys query runs as the plugin runs it (it reads the wall clock's last day).
+      const keys = await run(demo.warehouse, String(source?.query));
+      expect(keys.columns.map((c) => c.name)).toContain("resource_technology");
+      const all = await resolveVariables(dashboard);
+      const value = all.variables.find((v) => v.name === "technology")
+        ?.options[0];
+      const text = all.texts.get("technology")?.[0];
+      expect(value).toBeDefined();
+      const chosen = await resolveVariables(
+        dashboard,
+        new Map([["technology", [value ?? ""]]]),
+      );
+      const range = demoRange(dashboard);
+      const sorted = (rows: unknown[][]) =>
+        rows.map((r) => JSON.stringify(r)).sort();
+      let compared = 0;
+      for (const panel of dashboard.panels) {
+        const sql = panel.targets.map((t) => t.rawSql).join("\n");
+        if (!variableReferences(sql).includes("technology")) continue;
+        for (const t of panel.targets) {
+          const byVariable = renderQuery(t.rawSql, {
+            range,
+            intervalMs: queryInterval(range, panel.interval),
+            variables: chosen.variables,
+          });
+          const byAdHoc = renderQuery(t.rawSql, {
+            range,
+            intervalMs: queryInterval(range, panel.interval),
+            variables: all.variables,
+            adHoc: {
+              filters: [
+                {
+                  key: "resource_technology",
+                  operator: "=",
+                  value: text ?? "",
+                },
+              ],
+              targetTable: "sessions",
+            },
+          });
+          expect(byAdHoc).toContain("settings additional_table_filters=");
+          const a = await run(demo.warehouse, byVariable);
+          const b = await run(demo.warehouse, byAdHoc);
+          expect(a.rows.length, panel.title).toBeGreaterThan(0);
+          expect(sorted(b.rows), panel.title).toEqual(sorted(a.rows));
+          compared++;
+        }
+      }
+      expect(compared).toBeGreaterThan(3);
+    },
+  );
 });
