@@ -35,8 +35,8 @@ export const CLOUD: ClusterMode = { kind: "cloud" };
 /**
  * Tables kept whole on every node when the others are sharded:
  * - the exporter's bookkeeping, which it reads to decide what to do next (checkpoints, window
- *   states, job definitions, the migration ledger, runs, poll misses, rollup days): small, and
- *   read right after it is written;
+ *   states, job definitions, the migration ledger, runs, poll misses, rollup days, retention
+ *   settings, legal holds and their events): small, and read right after it is written;
  * - the entity (dimension) tables, which views join to sessions: ClickHouse refuses a JOIN of
  *   two Distributed tables (distributed_product_mode = deny), and a full copy on every node lets
  *   each shard join locally. They hold one row per user, device, column… not per session.
@@ -50,6 +50,9 @@ export const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.aggJobs,
   Tables.sessionPolls,
   Tables.rollupDays,
+  Tables.retentionSettings,
+  Tables.legalHolds,
+  Tables.legalHoldEvents,
   Tables.policySuspensions,
   Tables.users,
   Tables.usersHistory,
