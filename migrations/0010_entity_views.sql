@@ -2,44 +2,44 @@
 -- person behind it.
 --
 -- <stream>_as_of(at = '2026-11-01 10:00:00'): the objects as they were at `at` (UTC), one row
--- per id: the history version valid then, objects gone by then left out (without `raw`).
+-- per id: the history version valid then, objects gone by then left out.
 CREATE VIEW IF NOT EXISTS {{db}}.users_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.users_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
   AND (valid_to IS NULL OR valid_to > {at:DateTime64(3, 'UTC')});
 
 CREATE VIEW IF NOT EXISTS {{db}}.user_devices_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.user_devices_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
   AND (valid_to IS NULL OR valid_to > {at:DateTime64(3, 'UTC')});
 
 CREATE VIEW IF NOT EXISTS {{db}}.native_users_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.native_users_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
   AND (valid_to IS NULL OR valid_to > {at:DateTime64(3, 'UTC')});
 
 CREATE VIEW IF NOT EXISTS {{db}}.native_user_identity_links_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.native_user_identity_links_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
   AND (valid_to IS NULL OR valid_to > {at:DateTime64(3, 'UTC')});
 
 CREATE VIEW IF NOT EXISTS {{db}}.inventory_columns_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.inventory_columns_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
   AND (valid_to IS NULL OR valid_to > {at:DateTime64(3, 'UTC')});
 
 CREATE VIEW IF NOT EXISTS {{db}}.cloud_integrations_as_of {{on_cluster}} AS
-SELECT * EXCEPT (is_deleted, version, raw)
+SELECT * EXCEPT (is_deleted, version)
 FROM {{db}}.cloud_integrations_history FINAL
 WHERE is_deleted = 0
   AND valid_from <= {at:DateTime64(3, 'UTC')}
@@ -48,7 +48,7 @@ WHERE is_deleted = 0
 -- Suspensions: the latest version of each one known at `at`, in force then (created, not yet
 -- expired).
 CREATE VIEW IF NOT EXISTS {{db}}.policy_suspensions_as_of {{on_cluster}} AS
-SELECT * EXCEPT (content_hash, raw)
+SELECT * EXCEPT (content_hash)
 FROM
 (
     SELECT *

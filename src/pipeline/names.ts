@@ -10,6 +10,9 @@ export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
 /** The reconciliation of the last days (moves no checkpoint). */
 export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
 
+/** The daily rollups and the legal-hold sweep (no stream of their own). */
+export const ROLLUPS_JOB = "rollups";
+
 /** An aggregation job's run name, which is also the name of the stream it advances. */
 export function aggregationName(job: { readonly name: string }): string {
   return `aggregations.${job.name}`;

@@ -1,6 +1,6 @@
 // The jobs of the service and how each one runs under the scheduler: the sessions stream, the
-// re-read of sessions still open, the reconciliation of the last days, and every enabled
-// aggregation job. `planJobs` needs only the
+// re-read of sessions still open, the reconciliation of the last days, the daily rollups, and
+// every enabled aggregation job. `planJobs` needs only the
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
@@ -12,6 +12,7 @@ import {
 } from "../pipeline/context.js";
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
+import { rollUp } from "../pipeline/rollups.js";
 import { syncSessions } from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
@@ -24,6 +25,7 @@ import {
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
+  ROLLUPS_JOB,
   ENTITY_STREAMS,
   type EntityStream,
 } from "../pipeline/names.js";
@@ -38,7 +40,12 @@ export { RECONCILE_JOB };
 export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
 
 export type JobKind =
-  "sessions" | "open-refresh" | "reconcile" | "aggregation" | "entity";
+  | "sessions"
+  | "open-refresh"
+  | "reconcile"
+  | "rollups"
+  | "aggregation"
+  | "entity";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
@@ -109,6 +116,15 @@ export function planJobs(
       kind: "reconcile",
       schedule: config.sessions.reconcileSchedule,
       enabled: config.sessions.reconcileDays > 0,
+      deadlineMs,
+      stream: undefined,
+      aggregation: undefined,
+    },
+    {
+      name: ROLLUPS_JOB,
+      kind: "rollups",
+      schedule: config.retention.rollupSchedule,
+      enabled: true,
       deadlineMs,
       stream: undefined,
       aggregation: undefined,
@@ -220,6 +236,9 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
       return;
     case "reconcile":
       await runReconcile(ctx);
+      return;
+    case "rollups":
+      await rollUp(ctx);
       return;
     case "aggregation":
       if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);

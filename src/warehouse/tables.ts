@@ -27,6 +27,12 @@ export const Tables = {
   cloudIntegrations: "cloud_integrations",
   cloudIntegrationsHistory: "cloud_integrations_history",
   sessionsEnriched: "sessions_enriched",
+  sessionRollupsDaily: "session_rollups_daily",
+  dataLabelRollupsDaily: "data_label_rollups_daily",
+  rollupDays: "rollup_days",
+  legalHolds: "legal_holds",
+  legalHoldEvents: "legal_hold_events",
+  retentionSettings: "retention_settings",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];

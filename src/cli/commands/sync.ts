@@ -1,4 +1,4 @@
-// `sessionhouse sync sessions|reconcile|aggregations|<entity stream>`: one stream now, incrementally from its
+// `sessionhouse sync sessions|reconcile|aggregations|rollups|<entity stream>`: one stream now, incrementally from its
 // checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
 import type { Command } from "commander";
 import type { AggregationJobConfig, Config } from "../../config/index.js";
@@ -8,9 +8,11 @@ import {
   aggregationName,
   ENTITY_STREAMS,
   RECONCILE_JOB,
+  ROLLUPS_JOB,
   SESSIONS_JOB,
   type EntityStream,
 } from "../../pipeline/names.js";
+import { rollUp } from "../../pipeline/rollups.js";
 import { syncEntityStream } from "../../pipeline/entity-streams.js";
 import {
   reconcileSessions,
@@ -90,6 +92,13 @@ export function registerSyncCommand(
     .addHelpText("after", WRITES_DATA_DIR)
     .action((o: AggregationFlags) => runSyncAggregations(globals(), o));
 
+  sync
+    .command("rollups")
+    .description(
+      "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
+    )
+    .addHelpText("after", WRITES_DATA_DIR)
+    .action(() => runSyncRollups(globals()));
   for (const stream of ENTITY_STREAMS) {
     sync
       .command(stream)
@@ -124,6 +133,18 @@ async function runSyncEntity(
     );
     process.stdout.write(
       `${stream}: ${r.read} read in ${r.requests} requests, ${r.changed} new versions, ${r.gone} gone, ${r.deadLetters} dead-lettered\n`,
+    );
+  } finally {
+    await rt.close();
+  }
+}
+
+async function runSyncRollups(globals: GlobalOptions): Promise<void> {
+  const rt = await openRuntime(configFrom(globals, {}, { needsApi: false }));
+  try {
+    const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
+    process.stdout.write(
+      `rollups: ${r.sessionDays} session day(s) computed (${r.sessions} sessions), ${r.unsettledDays} waiting for open sessions, ${r.dataLabelDays} data-label day(s)\n`,
     );
   } finally {
     await rt.close();
