@@ -6,9 +6,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
+import {
+  clusterInsertSettings,
+  consistentReadSettings,
+  renderForMode,
+  SINGLE,
+  storageTable,
+  type ClusterMode,
+} from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
+import { Tables } from "./tables.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
 export const MIGRATIONS_DIR = join(
@@ -53,25 +62,30 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     });
 }
 
-/** Fills the placeholders of a migration file; values are escaped identifiers or integers. */
+/**
+ * The statements of a migration file for a cluster mode (cluster.ts), placeholders filled;
+ * values are escaped identifiers or integers.
+ */
 export function renderSql(
   text: string,
-  vars: { db: string; retentionDays?: number },
+  vars: { db: string; retentionDays?: number; mode?: ClusterMode },
 ): string[] {
-  const sql = text
-    .replaceAll("{{db}}", quoteIdent(vars.db))
-    .replaceAll("{{on_cluster}}", "")
-    .replaceAll(
-      "{{retention_days}}",
-      String(Math.trunc(vars.retentionDays ?? 0)),
-    );
-  return sql
+  return text
     .split("\n")
     .filter((line) => !line.trim().startsWith("--"))
     .join("\n")
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+    .filter((s) => s.length > 0)
+    .flatMap((stmt) => renderForMode(stmt, vars.mode ?? SINGLE, vars.db))
+    .map((stmt) =>
+      stmt
+        .replaceAll("{{db}}", quoteIdent(vars.db))
+        .replaceAll(
+          "{{retention_days}}",
+          String(Math.trunc(vars.retentionDays ?? 0)),
+        ),
+    );
 }
 
 export interface MigrateResult {
@@ -94,8 +108,10 @@ export async function migrate(
       "MIGRATIONS_MISSING",
       `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
     );
-  // The first file creates the ledger itself; it is idempotent and always runs.
-  await runStatements(w, bootstrap.text);
+  // The first file creates the ledger itself; it runs until the ledger exists (on a cluster its
+  // DDL waits for every node, and a later sync must not need a node that is down).
+  if (!(await existingTables(w)).has(Tables.schemaMigrations))
+    await runStatements(w, bootstrap.text);
   const done = await readApplied(w);
   const applied: string[] = [];
   for (const file of files) {
@@ -119,7 +135,10 @@ export async function migrate(
 
 /** Runs the statements of one migration file in order; the first that fails stops it. */
 async function runStatements(w: Warehouse, text: string): Promise<void> {
-  for (const stmt of renderSql(text, { db: w.database })) {
+  for (const stmt of renderSql(text, {
+    db: w.database,
+    mode: w.cluster ?? SINGLE,
+  })) {
     try {
       await w.client.command({ query: stmt });
     } catch (err) {
@@ -145,6 +164,7 @@ async function readApplied(
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
   return new Map(
     (await rs.json<AppliedMigration>()).map((r) => [r.version, r]),
@@ -179,6 +199,10 @@ async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
       },
     ],
     format: "JSONEachRow",
+    clickhouse_settings: clusterInsertSettings(
+      w.cluster ?? SINGLE,
+      Tables.schemaMigrations,
+    ),
   });
 }
 
@@ -190,8 +214,11 @@ async function applyRetention(
 ): Promise<void> {
   const rs = await w.client.query({
     query:
-      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
-    query_params: { db: w.database },
+      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {table:String}",
+    query_params: {
+      db: w.database,
+      table: storageTable(w.cluster ?? SINGLE, Tables.sessions),
+    },
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ q: string }>();
@@ -205,7 +232,11 @@ async function applyRetention(
   if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";
   if (!file) return;
   const text = readFileSync(join(dir, "retention", file), "utf8");
-  for (const stmt of renderSql(text, { db: w.database, retentionDays: days })) {
+  for (const stmt of renderSql(text, {
+    db: w.database,
+    retentionDays: days,
+    mode: w.cluster ?? SINGLE,
+  })) {
     await w.client.command({ query: stmt });
   }
 }

@@ -1,0 +1,53 @@
+// Simulator data for the report tests: two days of sessions and the default aggregation jobs,
+// synced into a fresh database, and a period that the record covers.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { aggregationName } from "../../src/pipeline/names.js";
+import { syncAggregations } from "../../src/pipeline/aggregations.js";
+import { syncSessions } from "../../src/pipeline/sessions.js";
+import type { Simulator } from "../../src/simulator/index.js";
+import type { Config } from "../../src/config/index.js";
+import type { Warehouse } from "../../src/warehouse/client.js";
+import {
+  NOON,
+  run,
+  runDeps,
+  simulatorWarehouse,
+  testSimulator,
+} from "../helpers/simulator.js";
+
+/** The period the tests report on: the 24 hours up to the simulator's noon. */
+export const FROM = NOON - 86_400_000;
+export const TO = NOON;
+
+export interface Fixture {
+  sim: Simulator;
+  config: Config;
+  w: Warehouse;
+  outDir: string;
+}
+
+export async function reportFixture(
+  env: Record<string, string> = {},
+): Promise<Fixture> {
+  const sim = await testSimulator({ historyDays: 3, sessionsPerDay: 300 });
+  const { config, w } = await simulatorWarehouse(sim.url, {
+    SESSIONHOUSE_INITIAL_LOOKBACK: "2d",
+    SESSIONHOUSE_WINDOW: "12h",
+    ...env,
+  });
+  const deps = runDeps(config, w);
+  await run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs: NOON }));
+  for (const job of config.aggregations.jobs)
+    await run(deps, aggregationName(job), (ctx) =>
+      syncAggregations(ctx, job, { nowMs: NOON }),
+    );
+  await deps.api.close();
+  return {
+    sim,
+    config,
+    w,
+    outDir: mkdtempSync(join(tmpdir(), "sessionhouse-reports-")),
+  };
+}
