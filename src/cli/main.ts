@@ -6,6 +6,7 @@ import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
 import { registerReportCommand } from "./commands/report.js";
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);
   registerReportCommand(program, globals);
+  registerHoldCommand(program, globals);
   return program;
 }
 

@@ -81,6 +81,20 @@ export const aggregationJobSchema = z.object({
 });
 export type AggregationJobConfig = z.infer<typeof aggregationJobSchema>;
 
+/** Hot days and retention days of one table (0 = never). */
+const tierSchema = (table: string) =>
+  z
+    .object({
+      hotDays: intFrom(`retention.tables.${table}.hotDays`, 0, 100_000).default(
+        0,
+      ),
+      retentionDays: intFrom(
+        `retention.tables.${table}.retentionDays`,
+        0,
+        100_000,
+      ).default(0),
+    })
+    .default({ hotDays: 0, retentionDays: 0 });
 /** The kinds of compliance report (src/reports/kinds). */
 export const REPORT_KINDS = [
   "access-review",
@@ -162,7 +176,7 @@ export const configSchema = z.object({
     /** PEM file of a CA to trust for the API (private PKI). */
     caFile: z.string().optional(),
     /** Keep-alive connections to the API (default 4). */
-    connections: intFrom("connections", 1, 64).default(4),
+    connections: intFrom("SESSIONHOUSE_API_CONNECTIONS", 1, 64).default(4),
   }),
   clickhouse: z.object({
     /** Server URL; when absent the embedded engine (chdb) is used under dataDir. */
@@ -189,6 +203,34 @@ export const configSchema = z.object({
     caFile: z.string().optional(),
     /** Retries of a failed insert (same deduplication token) before the run fails (default 5). */
     insertRetries: intFrom("insertRetries", 0, 100).default(5),
+    /** Cluster every DDL runs `ON CLUSTER` (unset: one server, or ClickHouse Cloud). */
+    cluster: z
+      .string()
+      .regex(
+        /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/,
+        "CLICKHOUSE_CLUSTER must be a cluster name of letters, digits, _ and -",
+      )
+      .optional(),
+    /** Replicated* engines with the {shard} and {replica} macros (needs cluster; default false). */
+    replicated: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_REPLICATED must be true or false",
+      })
+      .default(false),
+    /** Keeper path under which replicated tables live: <keeperPath>/{shard}/<db>/<table>. */
+    keeperPath: z
+      .string()
+      .regex(
+        /^\/[A-Za-z0-9_.\-{}/]*$/,
+        "CLICKHOUSE_KEEPER_PATH must be an absolute Keeper path of letters, digits, _ . - { } and /",
+      )
+      .default("/clickhouse/tables"),
+    /** A <table>_local per shard and a Distributed table over them (needs replicated; default false). */
+    distributed: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_DISTRIBUTED must be true or false",
+      })
+      .default(false),
   }),
   sessions: z.object({
     /** ListSessionsV2 page size, 1..100000 (default 10000). */
@@ -245,12 +287,49 @@ export const configSchema = z.object({
   }),
   aggregations: z.object({
     jobs: z.array(aggregationJobSchema).optional(),
+    /**
+     * Windows of one aggregation job fetched at once (default 1), at most api.connections; the
+     * stored batches and the checkpoint stay in window order.
+     */
+    windowConcurrency: intFrom(
+      "SESSIONHOUSE_AGG_WINDOW_CONCURRENCY",
+      1,
+      64,
+    ).default(1),
     /** Failed fetches of one window before it is poisoned and waits for an operator (default 5). */
     maxWindowAttempts: intFrom(
       "SESSIONHOUSE_MAX_WINDOW_ATTEMPTS",
       1,
       1000,
     ).default(5),
+  }),
+  streams: z.object({
+    /** The entity streams (users, devices, native users, links, inventory, suspensions, clouds) run under `run` (default true). */
+    enabled: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_STREAMS must be true or false",
+      })
+      .default(true),
+    /** Cron schedules (UTC) of each stream. */
+    usersSchedule: z.string().default("*/10 * * * *"),
+    userDevicesSchedule: z.string().default("23 2 * * *"),
+    nativeUsersSchedule: z.string().default("41 2 * * *"),
+    identityLinksSchedule: z.string().default("7 * * * *"),
+    inventorySchedule: z.string().default("53 3 * * *"),
+    policySuspensionsSchedule: z.string().default("*/5 * * * *"),
+    cloudsSchedule: z.string().default("29 4 * * *"),
+    /** A user read longer ago than this is read again (default 1d); new ids are read at once. */
+    usersRefreshMs: durationMs("SESSIONHOUSE_USERS_REFRESH").default(
+      86_400_000,
+    ),
+    /** GetUser calls in flight at once (default 4; the API's rate ceiling still applies). */
+    usersConcurrency: intFrom("SESSIONHOUSE_USERS_CONCURRENCY", 1, 64).default(
+      4,
+    ),
+    /** Suspensions created this long ago are listed again for changes (default 7d). */
+    policySuspensionsRereadMs: durationMs(
+      "SESSIONHOUSE_SUSPENSIONS_REREAD",
+    ).default(7 * 86_400_000),
   }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */
@@ -285,6 +364,51 @@ export const configSchema = z.object({
       1 << 20,
       Number.MAX_SAFE_INTEGER,
     ).default(2 ** 30),
+  }),
+  retention: z.object({
+    /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
+    rollupSchedule: z.string().default("41 * * * *"),
+    /**
+     * A day with sessions still open is rolled up anyway once it ended this long ago (default 7d,
+     * as long as a session of unknown status is re-read); until then it waits for them.
+     */
+    settleAfterMs: durationMs("SESSIONHOUSE_ROLLUP_SETTLE_AFTER").default(
+      7 * 86_400_000,
+    ),
+    /** Days the daily rollups are kept; 0 keeps them forever (the default). */
+    rollupRetentionDays: intFrom(
+      "SESSIONHOUSE_ROLLUP_RETENTION_DAYS",
+      0,
+      100_000,
+    ).default(0),
+    /** Volume of the tables' storage policy that rows older than hotDays move to (default cold). */
+    coldVolume: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]{1,64}$/,
+        "SESSIONHOUSE_COLD_VOLUME must be a volume name: letters, digits, _ . -",
+      )
+      .default("cold"),
+    /**
+     * Per table: hotDays moves rows older than that to the cold volume (0 = never), retentionDays
+     * deletes them (0 = never). The sessions' retention is clickhouse.retentionDays
+     * (SESSIONHOUSE_RETENTION_DAYS); held sessions are never deleted.
+     */
+    tables: z
+      .object({
+        sessions: z
+          .object({
+            hotDays: intFrom("SESSIONHOUSE_HOT_DAYS", 0, 100_000).default(0),
+          })
+          .default({ hotDays: 0 }),
+        agg_histogram: tierSchema("agg_histogram"),
+        agg_top_values: tierSchema("agg_top_values"),
+      })
+      .default({
+        sessions: { hotDays: 0 },
+        agg_histogram: { hotDays: 0, retentionDays: 0 },
+        agg_top_values: { hotDays: 0, retentionDays: 0 },
+      }),
   }),
   reports: z.object({
     /**

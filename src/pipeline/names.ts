@@ -10,6 +10,9 @@ export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
 /** The reconciliation of the last days (moves no checkpoint). */
 export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
 
+/** The daily rollups and the legal-hold sweep (no stream of their own). */
+export const ROLLUPS_JOB = "rollups";
+
 /** An aggregation job's run name, which is also the name of the stream it advances. */
 export function aggregationName(job: { readonly name: string }): string {
   return `aggregations.${job.name}`;
@@ -30,4 +33,23 @@ export function backfillStream(
   toMs: number,
 ): string {
   return `${backfillPrefix(stream)}${fromMs}-${toMs}`;
+}
+
+/**
+ * The entity streams: one job each, named as the stream it advances, run by
+ * `sessionhouse sync <stream>` and scheduled by `run`.
+ */
+export const ENTITY_STREAMS = [
+  "users",
+  "user_devices",
+  "native_users",
+  "identity_links",
+  "inventory",
+  "policy_suspensions",
+  "clouds",
+] as const;
+export type EntityStream = (typeof ENTITY_STREAMS)[number];
+
+export function isEntityStream(name: string): name is EntityStream {
+  return (ENTITY_STREAMS as readonly string[]).includes(name);
 }

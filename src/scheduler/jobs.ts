@@ -1,6 +1,6 @@
 // The jobs of the service and how each one runs under the scheduler: the sessions stream, the
-// re-read of sessions still open, the reconciliation of the last days, and every enabled
-// aggregation job. `planJobs` needs only the
+// re-read of sessions still open, the reconciliation of the last days, the daily rollups, and
+// every enabled aggregation job. `planJobs` needs only the
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
@@ -12,6 +12,7 @@ import {
 } from "../pipeline/context.js";
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
+import { rollUp } from "../pipeline/rollups.js";
 import { syncSessions } from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
@@ -24,7 +25,11 @@ import {
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
+  ROLLUPS_JOB,
+  ENTITY_STREAMS,
+  type EntityStream,
 } from "../pipeline/names.js";
+import { syncEntityStream } from "../pipeline/entity-streams.js";
 
 export { RECONCILE_JOB };
 
@@ -34,7 +39,13 @@ export { RECONCILE_JOB };
  */
 export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
 
-export type JobKind = "sessions" | "open-refresh" | "reconcile" | "aggregation";
+export type JobKind =
+  | "sessions"
+  | "open-refresh"
+  | "reconcile"
+  | "rollups"
+  | "aggregation"
+  | "entity";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
@@ -47,6 +58,29 @@ export interface JobPlan {
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
+  /** The entity stream of an `entity` job. */
+  entity?: EntityStream | undefined;
+}
+
+/** The cron schedule of each entity stream. */
+export function entitySchedule(config: Config, stream: EntityStream): string {
+  const s = config.streams;
+  switch (stream) {
+    case "users":
+      return s.usersSchedule;
+    case "user_devices":
+      return s.userDevicesSchedule;
+    case "native_users":
+      return s.nativeUsersSchedule;
+    case "identity_links":
+      return s.identityLinksSchedule;
+    case "inventory":
+      return s.inventorySchedule;
+    case "policy_suspensions":
+      return s.policySuspensionsSchedule;
+    case "clouds":
+      return s.cloudsSchedule;
+  }
 }
 
 /**
@@ -86,6 +120,15 @@ export function planJobs(
       stream: undefined,
       aggregation: undefined,
     },
+    {
+      name: ROLLUPS_JOB,
+      kind: "rollups",
+      schedule: config.retention.rollupSchedule,
+      enabled: true,
+      deadlineMs,
+      stream: undefined,
+      aggregation: undefined,
+    },
     ...config.aggregations.jobs.map((job): JobPlan => ({
       name: aggregationName(job),
       kind: "aggregation",
@@ -94,6 +137,16 @@ export function planJobs(
       deadlineMs,
       stream: aggregationName(job),
       aggregation: job,
+    })),
+    ...ENTITY_STREAMS.map((stream): JobPlan => ({
+      name: stream,
+      kind: "entity",
+      schedule: entitySchedule(config, stream),
+      enabled: config.streams.enabled,
+      deadlineMs,
+      stream,
+      aggregation: undefined,
+      entity: stream,
     })),
   ];
   return plans.filter(
@@ -184,8 +237,14 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
     case "reconcile":
       await runReconcile(ctx);
       return;
+    case "rollups":
+      await rollUp(ctx);
+      return;
     case "aggregation":
       if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+      return;
+    case "entity":
+      if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
   }
 }

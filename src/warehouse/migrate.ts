@@ -4,11 +4,25 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configSchema } from "../config/schema.js";
 import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
+import {
+  clusterInsertSettings,
+  consistentReadSettings,
+  renderForMode,
+  SINGLE,
+  type ClusterMode,
+} from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
+import {
+  applyRetention,
+  retentionSettings,
+  type RetentionSettings,
+} from "./retention.js";
 import { selectRows } from "./select.js";
+import { Tables } from "./tables.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
 export const MIGRATIONS_DIR = join(
@@ -53,25 +67,23 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     });
 }
 
-/** Fills the placeholders of a migration file; values are escaped identifiers or integers. */
+/**
+ * The statements of a migration file for a cluster mode (cluster.ts), placeholders filled;
+ * values are escaped identifiers.
+ */
 export function renderSql(
   text: string,
-  vars: { db: string; retentionDays?: number },
+  vars: { db: string; mode?: ClusterMode },
 ): string[] {
-  const sql = text
-    .replaceAll("{{db}}", quoteIdent(vars.db))
-    .replaceAll("{{on_cluster}}", "")
-    .replaceAll(
-      "{{retention_days}}",
-      String(Math.trunc(vars.retentionDays ?? 0)),
-    );
-  return sql
+  return text
     .split("\n")
     .filter((line) => !line.trim().startsWith("--"))
     .join("\n")
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+    .filter((s) => s.length > 0)
+    .flatMap((stmt) => renderForMode(stmt, vars.mode ?? SINGLE, vars.db))
+    .map((stmt) => stmt.replaceAll("{{db}}", quoteIdent(vars.db)));
 }
 
 export interface MigrateResult {
@@ -82,7 +94,10 @@ export interface MigrateResult {
 export async function migrate(
   w: Warehouse,
   options: {
+    /** The sessions' retention, with every other retention setting at its default. */
     retentionDays?: number;
+    /** Every retention setting (wins over retentionDays). */
+    retention?: RetentionSettings;
     logger?: Logger | undefined;
     dir?: string;
   } = {},
@@ -94,8 +109,10 @@ export async function migrate(
       "MIGRATIONS_MISSING",
       `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
     );
-  // The first file creates the ledger itself; it is idempotent and always runs.
-  await runStatements(w, bootstrap.text);
+  // The first file creates the ledger itself; it runs until the ledger exists (on a cluster its
+  // DDL waits for every node, and a later sync must not need a node that is down).
+  if (!(await existingTables(w)).has(Tables.schemaMigrations))
+    await runStatements(w, bootstrap.text);
   const done = await readApplied(w);
   const applied: string[] = [];
   for (const file of files) {
@@ -111,15 +128,22 @@ export async function migrate(
   }
   await applyRetention(
     w,
-    options.retentionDays ?? 0,
-    options.dir ?? MIGRATIONS_DIR,
+    options.retention ??
+      retentionSettings({
+        clickhouse: { retentionDays: options.retentionDays ?? 0 },
+        retention: configSchema.shape.retention.parse({}),
+      }),
+    options.logger,
   );
   return { applied, alreadyApplied: files.length - applied.length };
 }
 
 /** Runs the statements of one migration file in order; the first that fails stops it. */
 async function runStatements(w: Warehouse, text: string): Promise<void> {
-  for (const stmt of renderSql(text, { db: w.database })) {
+  for (const stmt of renderSql(text, {
+    db: w.database,
+    mode: w.cluster ?? SINGLE,
+  })) {
     try {
       await w.client.command({ query: stmt });
     } catch (err) {
@@ -145,6 +169,7 @@ async function readApplied(
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
   return new Map(
     (await rs.json<AppliedMigration>()).map((r) => [r.version, r]),
@@ -179,33 +204,9 @@ async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
       },
     ],
     format: "JSONEachRow",
+    clickhouse_settings: clusterInsertSettings(
+      w.cluster ?? SINGLE,
+      Tables.schemaMigrations,
+    ),
   });
-}
-
-/** Sets or removes the sessions TTL to match the configured retention, only when it differs. */
-async function applyRetention(
-  w: Warehouse,
-  days: number,
-  dir: string,
-): Promise<void> {
-  const rs = await w.client.query({
-    query:
-      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = 'sessions'",
-    query_params: { db: w.database },
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ q: string }>();
-  const ttl = /\bTTL\b(.*?)(?:\bSETTINGS\b|$)/s.exec(row?.q ?? "")?.[1] ?? "";
-  const want =
-    days > 0
-      ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`)
-      : undefined;
-  let file: string | undefined;
-  if (want && !want.test(ttl)) file = "sessions_ttl_set.sql";
-  if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";
-  if (!file) return;
-  const text = readFileSync(join(dir, "retention", file), "utf8");
-  for (const stmt of renderSql(text, { db: w.database, retentionDays: days })) {
-    await w.client.command({ query: stmt });
-  }
 }

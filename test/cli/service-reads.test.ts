@@ -297,6 +297,24 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     const help = await cli1(["migrate", "--help"]);
     expect(help.stdout).toMatch(/refused \(DATA_DIR_IN_USE\); stop the/);
 
+    // Legal holds: listed through the service; placing or releasing one writes, and is refused.
+    const holds = await cli1(["hold", "list"]);
+    expect(holds.code, holds.stderr).toBe(0);
+    expect(holds.stdout).toBe("no active legal holds\n");
+    const hold = await cli1([
+      "hold",
+      "add",
+      "--user",
+      "a@b.c",
+      "--reason",
+      "x",
+    ]);
+    expect(hold.code).toBe(1);
+    expect(hold.stderr).toMatch(/is in use by the running service/);
+    expect(hold.stderr).toMatch(/hint: stop the service first/);
+    const holdHelp = await cli1(["hold", "add", "--help"]);
+    expect(holdHelp.stdout).toMatch(/refused \(DATA_DIR_IN_USE\); stop the/);
+
     service.child.kill("SIGTERM");
     const ended = await service.result;
     expect(ended.code, ended.stderr).toBe(0);

@@ -153,10 +153,24 @@ describe("status", () => {
         "sessions",
         "sessions.refresh",
         "sessions.reconcile",
+        "rollups",
         "aggregations.tech",
         "aggregations.off",
+        "users",
+        "user_devices",
+        "native_users",
+        "identity_links",
+        "inventory",
+        "policy_suspensions",
+        "clouds",
       ]);
-      const [sessions, refresh, reconcile, tech, off] = report.jobs;
+      const [sessions, refresh, reconcile, rollups, tech, off] = report.jobs;
+      expect(rollups).toMatchObject({
+        kind: "rollups",
+        enabled: true,
+        schedule: "41 * * * *",
+        stream: null,
+      });
       const cp = await readCheckpoint(w, "sessions");
       const stored = await n(w, "SELECT count() AS n FROM {db}.sessions FINAL");
       expect(stored).toBeGreaterThan(0);

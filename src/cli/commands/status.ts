@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/cron.js";
+import { entityRowCounts } from "../../warehouse/entities.js";
 import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
 import {
   deadLetterCounts,
@@ -28,6 +29,11 @@ import {
   type WindowRecord,
 } from "../../warehouse/windows.js";
 import { heading, printTable } from "../output.js";
+import {
+  collectRetention,
+  printRetention,
+  type RetentionStatus,
+} from "./status-retention.js";
 import {
   configFrom,
   READS_THROUGH_SERVICE,
@@ -115,6 +121,7 @@ export interface StatusReport {
     throughService: { pid: number; url: string } | null;
   };
   jobs: JobStatus[];
+  retention: RetentionStatus;
 }
 
 /** What the warehouse holds about the jobs, read once for the whole report. */
@@ -149,6 +156,7 @@ export async function collectStatus(
         : null,
     },
     jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
+    retention: await collectRetention(w, stored.tables, nowMs),
   };
 }
 
@@ -198,7 +206,10 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   const success = stored.lastSuccess.get(plan.name);
   const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
   const byTable = stored.rows.get(plan.name) ?? {};
-  const storesRows = plan.kind === "sessions" || plan.kind === "aggregation";
+  const storesRows =
+    plan.kind === "sessions" ||
+    plan.kind === "aggregation" ||
+    plan.kind === "entity";
   const windows = plan.aggregation
     ? (stored.unsettled.get(plan.aggregation.name) ?? [])
     : [];
@@ -276,6 +287,8 @@ async function storedRows(
       counts.vanished = await countVanishedSessions(w);
     } else if (plan.kind === "aggregation" && plan.aggregation) {
       counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
+    } else if (plan.kind === "entity" && plan.entity) {
+      counts = await entityRowCounts(w, plan.entity, tables);
     }
     out.set(plan.name, counts);
   }
@@ -359,6 +372,7 @@ export function printStatus(
             `    once the cause is known: sessionhouse windows skip ${j.job} --window ${p.windowStart} --reason "..."\n`,
         );
   }
+  printRetention(report.retention, out);
   const failed = report.jobs.filter(
     (j) => j.lastRun && j.lastRun.status === "failed" && j.lastRun.error,
   );

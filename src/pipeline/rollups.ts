@@ -1,0 +1,137 @@
+// The daily rollups job: every day before today whose rows changed since it was computed, and
+// that is settled, is computed again from the deduplicated rows. A sessions day is settled
+// when none of its sessions is still open, or once it ended `retention.settleAfterMs` ago; an
+// aggregation day once it ended longer ago than its job re-fetches. Days whose raw rows the
+// retention may already have begun to delete are left as they were computed.
+import type { AggregationJobConfig, Config } from "../config/index.js";
+import type { Logger } from "../util/logger.js";
+import type { Warehouse } from "../warehouse/client.js";
+import { applyActiveHolds } from "../warehouse/holds.js";
+import {
+  changedDataLabelDays,
+  changedSessionDays,
+  computeDataLabelRollups,
+  computeSessionRollups,
+  openSessionsByDay,
+  type ChangedDay,
+} from "../warehouse/rollups.js";
+
+const DAY_MS = 86_400_000;
+/** Days computed by one insert: bounds the memory of one FINAL read. */
+const DAYS_PER_INSERT = 31;
+
+/** The aggregation field whose level-1 rows are the returned data labels. */
+export const DATA_LABEL_FIELD = "response.returned_columns.data_label";
+
+export interface RollupResult {
+  /** Session days computed (again). */
+  sessionDays: number;
+  /** Sessions those days hold. */
+  sessions: number;
+  /** Days that changed but wait: a session of theirs is still open. */
+  unsettledDays: number;
+  /** Data-label days computed, over every job that groups by the data label first. */
+  dataLabelDays: number;
+  /** Session rows whose hold flag was brought in line with the active legal holds. */
+  holdRowsChanged: number;
+}
+
+export interface RollupDeps {
+  config: Config;
+  warehouse: Warehouse;
+  logger: Logger;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
+ * that read the holds before they changed), then the rollups.
+ */
+export async function rollUp(
+  deps: RollupDeps,
+  nowMs = Date.now(),
+): Promise<RollupResult> {
+  const { config, warehouse: w, logger } = deps;
+  const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
+  const today = dayOf(nowMs);
+  const sessionRange = {
+    fromDay: firstWholeDay(nowMs, config.clickhouse.retentionDays),
+    toDay: today,
+  };
+  const changed = await changedSessionDays(w, sessionRange);
+  const open = await openSessionsByDay(
+    w,
+    changed.map((d) => d.day),
+  );
+  const settledBefore = dayOf(nowMs - config.retention.settleAfterMs);
+  const settled = changed.filter(
+    (d) => (open.get(d.day) ?? 0) === 0 || nextDay(d.day) <= settledBefore,
+  );
+  let sessions = 0;
+  for (const batch of chunks(settled, DAYS_PER_INSERT)) {
+    deps.signal?.throwIfAborted();
+    sessions += await computeSessionRollups(w, batch, nowMs);
+  }
+  let dataLabelDays = 0;
+  for (const job of dataLabelJobs(config)) {
+    deps.signal?.throwIfAborted();
+    dataLabelDays += await rollUpDataLabels(deps, job, nowMs);
+  }
+  const result: RollupResult = {
+    sessionDays: settled.length,
+    sessions,
+    unsettledDays: changed.length - settled.length,
+    dataLabelDays,
+    holdRowsChanged,
+  };
+  logger.info(result, "rollups computed");
+  return result;
+}
+
+async function rollUpDataLabels(
+  deps: RollupDeps,
+  job: AggregationJobConfig,
+  nowMs: number,
+): Promise<number> {
+  const w = deps.warehouse;
+  const retention = deps.config.retention.tables.agg_histogram.retentionDays;
+  const changed = await changedDataLabelDays(w, job.name, {
+    fromDay: firstWholeDay(nowMs, retention),
+    toDay: dayOf(nowMs),
+  });
+  const settledBefore = dayOf(nowMs - job.refetchMs);
+  const settled = changed.filter((d) => nextDay(d.day) <= settledBefore);
+  for (const batch of chunks(settled, DAYS_PER_INSERT))
+    await computeDataLabelRollups(w, job.name, batch, nowMs);
+  return settled.length;
+}
+
+/** The aggregation jobs whose first group-by field is the returned data label. */
+export function dataLabelJobs(config: Config): AggregationJobConfig[] {
+  return config.aggregations.jobs.filter(
+    (j) => j.enabled && j.groupBy[0] === DATA_LABEL_FIELD,
+  );
+}
+
+/**
+ * The first day all of whose rows are still kept under `retentionDays` (0 = every day): a
+ * day the TTL has begun to delete would be computed from what is left of it.
+ */
+function firstWholeDay(nowMs: number, retentionDays: number): string {
+  if (retentionDays === 0) return "1970-01-01";
+  return dayOf(nowMs - (retentionDays - 1) * DAY_MS);
+}
+
+function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+function nextDay(day: string): string {
+  return dayOf(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
+}
+
+function chunks(days: readonly ChangedDay[], n: number): ChangedDay[][] {
+  const out: ChangedDay[][] = [];
+  for (let i = 0; i < days.length; i += n) out.push(days.slice(i, i + n));
+  return out;
+}

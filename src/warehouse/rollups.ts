@@ -1,0 +1,243 @@
+// The daily rollups (migrations/0013): which days changed since they were computed, which are
+// settled, and the computation of a set of days from the deduplicated rows, superseding the
+// rows an earlier computation of the same days wrote.
+import { qualified, type Warehouse } from "./client.js";
+import { chTime } from "./format.js";
+import { selectRows } from "./select.js";
+import { FINAL_STATUSES } from "./sessions.js";
+import { Tables } from "./tables.js";
+
+/** The `rollup_days` source of the sessions rollup. */
+export const SESSIONS_ROLLUP_SOURCE = "sessions";
+
+/** The `rollup_days` source of an aggregation job's data-label rollup. */
+export function dataLabelRollupSource(job: string): string {
+  return `data_labels.${job}`;
+}
+
+/** The quantiles of the session duration a rollup keeps (as a mergeable state). */
+export const ROLLUP_DURATION_QUANTILES = [0.5, 0.9, 0.99] as const;
+
+/** A day whose rows changed since it was last computed (or that never was). */
+export interface ChangedDay {
+  /** "YYYY-MM-DD". */
+  day: string;
+  /** Latest fetch among the day's rows now. */
+  fetchedMax: string;
+}
+
+/** Days in [fromDay, toDay) whose latest fetch differs from the one recorded when computed. */
+export async function changedSessionDays(
+  w: Warehouse,
+  range: { fromDay: string; toDay: string },
+): Promise<ChangedDay[]> {
+  return changedDays(
+    w,
+    `SELECT toDate(start_time) AS day, max(fetched_at) AS fetched_max
+     FROM ${qualified(w, Tables.sessions)}
+     WHERE start_time >= toDateTime64({from:Date}, 3, 'UTC') AND start_time < toDateTime64({to:Date}, 3, 'UTC')
+     GROUP BY day`,
+    SESSIONS_ROLLUP_SOURCE,
+    range,
+  );
+}
+
+/** The same for the level-1 histogram rows of an aggregation job. */
+export async function changedDataLabelDays(
+  w: Warehouse,
+  job: string,
+  range: { fromDay: string; toDay: string },
+): Promise<ChangedDay[]> {
+  return changedDays(
+    w,
+    `SELECT toDate(bucket_time) AS day, max(fetched_at) AS fetched_max
+     FROM ${qualified(w, Tables.aggHistogram)}
+     WHERE job = {job:String} AND level = 1
+       AND bucket_time >= toDateTime({from:Date}, 'UTC') AND bucket_time < toDateTime({to:Date}, 'UTC')
+     GROUP BY day`,
+    dataLabelRollupSource(job),
+    range,
+    { job },
+  );
+}
+
+async function changedDays(
+  w: Warehouse,
+  current: string,
+  source: string,
+  range: { fromDay: string; toDay: string },
+  params: Record<string, unknown> = {},
+): Promise<ChangedDay[]> {
+  return selectRows<ChangedDay>(
+    w,
+    `SELECT toString(c.day) AS day, toString(c.fetched_max) AS fetchedMax
+     FROM (${current}) AS c
+     LEFT JOIN (
+       SELECT day, argMax(source_fetched_max, computed_at) AS recorded
+       FROM ${qualified(w, Tables.rollupDays)}
+       WHERE source = {source:String}
+       GROUP BY day
+     ) AS r ON r.day = c.day
+     WHERE c.fetched_max != r.recorded
+     ORDER BY c.day`,
+    { ...params, source, from: range.fromDay, to: range.toDay },
+  );
+}
+
+/** Sessions of each of `days` whose latest read is not final (still open, or of unknown status). */
+export async function openSessionsByDay(
+  w: Warehouse,
+  days: readonly string[],
+): Promise<Map<string, number>> {
+  if (days.length === 0) return new Map();
+  const rows = await selectRows<{ day: string; open: string | number }>(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, countIf(session_status NOT IN {final:Array(String)}) AS open
+     FROM ${qualified(w, Tables.sessions)} FINAL
+     WHERE ${sessionDaysFilter()}
+     GROUP BY day`,
+    { ...dayParams(days), final: [...FINAL_STATUSES] },
+  );
+  return new Map(rows.map((r) => [r.day, Number(r.open)]));
+}
+
+/** The rows of `days`, bounded on the sort key first so FINAL reads only their parts. */
+function sessionDaysFilter(): string {
+  return `start_time >= toDateTime64({first:Date}, 3, 'UTC')
+       AND start_time < toDateTime64({last:Date}, 3, 'UTC') + INTERVAL 1 DAY
+       AND toDate(start_time) IN {days:Array(Date)}`;
+}
+
+function dayParams(days: readonly string[]): Record<string, unknown> {
+  const sorted = [...days].sort();
+  return { days: sorted, first: sorted[0], last: sorted.at(-1) };
+}
+
+const ROLLUP_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, session_status";
+
+/**
+ * Computes the sessions rollup of `days` from `sessions FINAL` (one row per session, its last
+ * state) in one insert, which also writes sessions = 0 for every key an earlier computation of
+ * those days held and this one does not; then records each day's `fetchedMax` as computed.
+ * `fetchedMax` must have been read before this runs: a read arriving in between moves the
+ * day's latest fetch past it, and the day is computed again next time.
+ */
+export async function computeSessionRollups(
+  w: Warehouse,
+  days: readonly ChangedDay[],
+  computedAtMs: number,
+): Promise<number> {
+  if (days.length === 0) return 0;
+  const at = chTime(computedAtMs);
+  const params = { ...dayParams(days.map((d) => d.day)), at };
+  const q = ROLLUP_DURATION_QUANTILES.join(", ");
+  const current = `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS}
+       FROM ${qualified(w, Tables.sessions)} FINAL
+       WHERE ${sessionDaysFilter()}`;
+  await w.client.command({
+    query: `INSERT INTO ${qualified(w, Tables.sessionRollupsDaily)}
+      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles, computed_at)
+      SELECT toDate(start_time) AS day, ${ROLLUP_KEYS},
+        count(), uniqExact(id), countIf(parent_session_id != ''), sum(ifNull(duration_ms, 0)),
+        quantilesState(${q})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessions)} FINAL
+      WHERE ${sessionDaysFilter()}
+      GROUP BY day, ${ROLLUP_KEYS}
+      UNION ALL
+      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles, toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
+      WHERE day IN {days:Array(Date)} AND sessions > 0
+        AND (day, ${ROLLUP_KEYS}) NOT IN (${current})`,
+    query_params: params,
+  });
+  const counts = await selectRows<{ day: string; n: string }>(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, count() AS n
+     FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()} GROUP BY day`,
+    params,
+  );
+  const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
+  await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
+  return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+/** The data-label rollup of `days` for an aggregation job, superseding the same way. */
+export async function computeDataLabelRollups(
+  w: Warehouse,
+  job: string,
+  days: readonly ChangedDay[],
+  computedAtMs: number,
+): Promise<void> {
+  if (days.length === 0) return;
+  const at = chTime(computedAtMs);
+  const labels = `FROM ${qualified(w, Tables.aggHistogram)} FINAL
+      WHERE job = {job:String} AND level = 1 AND toDate(bucket_time) IN {days:Array(Date)}`;
+  await w.client.command({
+    query: `INSERT INTO ${qualified(w, Tables.dataLabelRollupsDaily)} (day, job, data_label, count, computed_at)
+      SELECT toDate(bucket_time) AS day, job, key1 AS data_label, sum(count), toDateTime64({at:String}, 3, 'UTC')
+      ${labels}
+      GROUP BY day, job, data_label
+      UNION ALL
+      SELECT day, job, data_label, 0, toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.dataLabelRollupsDaily)} FINAL
+      WHERE job = {job:String} AND day IN {days:Array(Date)} AND count > 0
+        AND (day, data_label) NOT IN (SELECT toDate(bucket_time), key1 ${labels})`,
+    query_params: { job, days: days.map((d) => d.day), at },
+  });
+  await recordDays(
+    w,
+    dataLabelRollupSource(job),
+    days,
+    computedAtMs,
+    new Map(),
+  );
+}
+
+async function recordDays(
+  w: Warehouse,
+  source: string,
+  days: readonly ChangedDay[],
+  computedAtMs: number,
+  rowsByDay: ReadonlyMap<string, number>,
+): Promise<void> {
+  await w.client.insert({
+    table: qualified(w, Tables.rollupDays),
+    values: days.map((d) => ({
+      source,
+      day: d.day,
+      source_fetched_max: d.fetchedMax,
+      rows: rowsByDay.get(d.day) ?? 0,
+      computed_at: chTime(computedAtMs),
+    })),
+    format: "JSONEachRow",
+  });
+}
+
+/** What `status` shows of the rollups: days computed per source and the latest day. */
+export interface RollupStatus {
+  source: string;
+  days: number;
+  lastDay: string | null;
+  lastComputedAt: string | null;
+}
+
+export async function rollupStatus(w: Warehouse): Promise<RollupStatus[]> {
+  const rows = await selectRows<{
+    source: string;
+    days: string | number;
+    last_day: string;
+    last_computed: string;
+  }>(
+    w,
+    `SELECT source, count() AS days, toString(max(day)) AS last_day, toString(max(computed_at)) AS last_computed
+     FROM ${qualified(w, Tables.rollupDays)} FINAL
+     GROUP BY source ORDER BY source`,
+  );
+  return rows.map((r) => ({
+    source: r.source,
+    days: Number(r.days),
+    lastDay: r.last_day,
+    lastComputedAt: r.last_computed,
+  }));
+}
