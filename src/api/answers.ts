@@ -120,3 +120,70 @@ export function logAggregationsProblem(answer: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** The array member of each directory list operation's answer. */
+export const LIST_MEMBERS = {
+  listUserDevices: "devices",
+  listNativeUsers: "nativeUsers",
+  listIdentityLinks: "links",
+  listInventoryObjects: "inventory",
+  listPolicySuspensions: "policySuspensions",
+  listIntegrationClouds: "clouds",
+} as const;
+
+/** A checked page of a directory list: its elements (not checked one by one) and metadata. */
+export interface ListPage {
+  items: unknown[];
+  listMetadata: ListMetadata;
+}
+
+/**
+ * Checks a page of a directory list operation whose array member is `member`: an object, the
+ * member a list (proto3 omits an empty one), listMetadata valid, no nextCursor on an empty page,
+ * a given count equal to the elements. Elements are checked by the stream that stores them,
+ * which dead-letters a bad one without losing the others.
+ */
+export function checkListPage(
+  answer: unknown,
+  member: string,
+): ListPage | { problem: string } {
+  if (!isObject(answer))
+    return { problem: `the answer is ${kindOf(answer)}, not an object` };
+  const list = answer[member];
+  if (list !== undefined && list !== null && !Array.isArray(list))
+    return { problem: `"${member}" is ${kindOf(list)}, not a list` };
+  const items = Array.isArray(list) ? (list as unknown[]) : [];
+  if (list === undefined || list === null) {
+    const unknown = Object.keys(answer).filter(
+      (k) => k !== LIST_METADATA_MEMBER && k !== member,
+    );
+    if (unknown.length > 0)
+      return {
+        problem: `no "${member}" list but ${names(unknown)} where an empty page holds only "listMetadata"`,
+      };
+  }
+  const meta = listMetadataOf(answer[LIST_METADATA_MEMBER]);
+  if (typeof meta === "string") return { problem: meta };
+  if (meta.nextCursor !== "" && items.length === 0)
+    return { problem: `a nextCursor on a page with no ${member}` };
+  const rawMeta = answer[LIST_METADATA_MEMBER];
+  const countGiven =
+    isObject(rawMeta) && rawMeta.count !== undefined && rawMeta.count !== null;
+  if (countGiven && meta.count !== BigInt(items.length))
+    return {
+      problem: `"listMetadata.count" is ${meta.count} but the page holds ${items.length} ${member}`,
+    };
+  return { items, listMetadata: meta };
+}
+
+/** What is wrong with a GetUser answer, or undefined. */
+export function getUserProblem(answer: unknown): string | undefined {
+  if (!isObject(answer))
+    return `the answer is ${kindOf(answer)}, not an object`;
+  if (!isObject(answer.user)) {
+    return answer.user === undefined
+      ? `no "user" member${Object.keys(answer).length > 0 ? ` (members: ${names(Object.keys(answer))})` : ""}`
+      : `"user" is ${kindOf(answer.user)}, not an object`;
+  }
+  return undefined;
+}

@@ -3,8 +3,12 @@
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import {
+  checkListPage,
   checkSessionsPage,
   getSessionProblem,
+  getUserProblem,
+  LIST_MEMBERS,
+  type ListPage,
   logAggregationsProblem,
   SESSIONS_MEMBER,
 } from "./answers.js";
@@ -23,7 +27,25 @@ export const PROCEDURES = {
   listSessionsV2: "SessionsService/ListSessionsV2",
   getSession: "SessionsService/GetSession",
   listLogAggregations: "LogsService/ListLogAggregations",
+  getUser: "UserService/GetUser",
+  listUserDevices: "DesktopService/ListUserDevices",
+  listNativeUsers: "ResourceService/ListNativeUsers",
+  listIdentityLinks: "ResourceService/ListNativeUserIdentityLinks",
+  listInventoryObjects: "InventoryService/ListInventoryObjects",
+  listPolicySuspensions: "PoliciesService/ListPolicySuspensions",
+  listIntegrationClouds: "IntegrationCloudService/ListIntegrationClouds",
 } as const;
+
+/** The directory list operations and the largest `limit` each accepts. */
+export const LIST_LIMITS = {
+  listUserDevices: 100,
+  listNativeUsers: 500,
+  listIdentityLinks: 500,
+  listInventoryObjects: 500,
+  listPolicySuspensions: 500,
+  listIntegrationClouds: 0,
+} as const;
+export type DirectoryList = keyof typeof LIST_LIMITS;
 
 export interface SessionPageRequest {
   startMs: number;
@@ -163,6 +185,63 @@ export class ControlPlaneApi {
       check: logAggregationsProblem,
       exactIntegers: true,
     });
+  }
+
+  /** GetUser; undefined when the service does not know the user (not_found). */
+  async getUser(id: string, options: CallOptions = {}): Promise<unknown> {
+    try {
+      const res = (await this.client.call(
+        PROCEDURES.getUser,
+        { id },
+        {
+          ...options,
+          context: `user ${id.slice(0, 100)}`,
+          check: getUserProblem,
+        },
+      )) as { user: unknown };
+      return res.user;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "not_found") return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * One page of a directory list operation: `filters` (resourceId, userId, order, …) with the
+   * operation's largest limit and the cursor. The answer's shape is checked (BAD_RESPONSE);
+   * its elements are not.
+   */
+  async listPage(
+    operation: DirectoryList,
+    filters: Readonly<Record<string, string>>,
+    cursor: string,
+    options: CallOptions = {},
+  ): Promise<ListPage> {
+    const limit = LIST_LIMITS[operation];
+    const body = {
+      ...filters,
+      ...(limit > 0 ? { limit } : {}),
+      ...(cursor !== "" ? { cursor } : {}),
+    };
+    const member = LIST_MEMBERS[operation];
+    let page: ListPage | undefined;
+    await this.client.call(PROCEDURES[operation], body, {
+      ...options,
+      context: `${Object.entries(filters)
+        .map(([k, v]) => `${k} ${v.slice(0, 100)}`)
+        .join(
+          ", ",
+        )}${cursor !== "" ? " (a page after the first)" : " (first page)"}`,
+      check: (answer) => {
+        const checked = checkListPage(answer, member);
+        if ("problem" in checked) return checked.problem;
+        page = checked;
+        return undefined;
+      },
+    });
+    if (page === undefined)
+      throw new Error(`${operation} page ended without its check`);
+    return page;
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { SessionhouseError } from "../util/errors.js";
 import { configSchema, type Config } from "./schema.js";
 import { defaultAggregationJobs } from "./jobs.js";
+import { isCloudHost } from "./cloud.js";
 
 export class ConfigError extends SessionhouseError {
   readonly code = "CONFIG_INVALID";
@@ -31,6 +32,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_TIMESTAMP_FORMAT", "api.timestampFormat"],
   ["SESSIONHOUSE_REQUEST_TIMEOUT", "api.requestTimeoutMs"],
   ["SESSIONHOUSE_MAX_RPS", "api.maxRequestsPerSecond"],
+  ["SESSIONHOUSE_API_CONNECTIONS", "api.connections"],
   ["SESSIONHOUSE_API_CA_FILE", "api.caFile"],
   ["SESSIONHOUSE_BODY_IDLE_TIMEOUT", "api.bodyIdleTimeoutMs"],
   ["SESSIONHOUSE_MAX_PAGE_BYTES", "api.maxPageBytes"],
@@ -40,6 +42,10 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_PASSWORD", "clickhouse.password"],
   ["CLICKHOUSE_DATABASE", "clickhouse.database"],
   ["CLICKHOUSE_CA_FILE", "clickhouse.caFile"],
+  ["CLICKHOUSE_CLUSTER", "clickhouse.cluster"],
+  ["CLICKHOUSE_REPLICATED", "clickhouse.replicated"],
+  ["CLICKHOUSE_KEEPER_PATH", "clickhouse.keeperPath"],
+  ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
   ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],
@@ -61,6 +67,11 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_MAX_WINDOW_ATTEMPTS", "aggregations.maxWindowAttempts"],
   ["SESSIONHOUSE_MAX_PAGES_PER_WINDOW", "sessions.maxPagesPerWindow"],
   ["SESSIONHOUSE_WINDOW_CONCURRENCY", "sessions.windowConcurrency"],
+  ["SESSIONHOUSE_STREAMS", "streams.enabled"],
+  ["SESSIONHOUSE_USERS_REFRESH", "streams.usersRefreshMs"],
+  ["SESSIONHOUSE_USERS_CONCURRENCY", "streams.usersConcurrency"],
+  ["SESSIONHOUSE_SUSPENSIONS_REREAD", "streams.policySuspensionsRereadMs"],
+  ["SESSIONHOUSE_AGG_WINDOW_CONCURRENCY", "aggregations.windowConcurrency"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],
   ["SESSIONHOUSE_OPS_HOST", "service.opsHost"],
@@ -203,6 +214,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     clickhouse: {},
     sessions: {},
     aggregations: {},
+    streams: {},
     service: {},
     retention: {},
     log: {},
@@ -280,11 +292,41 @@ function validate(tree: Tree, problems: string[]): Config {
   const config = parsed.data;
   const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
   problems.push(...duplicateJobNames(jobs));
+  problems.push(...clusterProblems(config.clickhouse));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze({
     ...config,
     aggregations: { ...config.aggregations, jobs },
   });
+}
+
+/** Cluster settings that cannot work together, each with the reason. */
+function clusterProblems(ch: Config["clickhouse"]): string[] {
+  const problems: string[] = [];
+  if (!ch.cluster) {
+    if (ch.replicated)
+      problems.push(
+        "CLICKHOUSE_REPLICATED (clickhouse.replicated) needs CLICKHOUSE_CLUSTER: the replicated tables are created ON CLUSTER",
+      );
+    if (ch.distributed)
+      problems.push(
+        "CLICKHOUSE_DISTRIBUTED (clickhouse.distributed) needs CLICKHOUSE_CLUSTER: the Distributed tables name the cluster",
+      );
+    return problems;
+  }
+  if (!ch.url)
+    problems.push(
+      "CLICKHOUSE_CLUSTER (clickhouse.cluster) needs CLICKHOUSE_URL: the embedded engine is one process, not a cluster",
+    );
+  else if (isCloudHost(ch.url))
+    problems.push(
+      "CLICKHOUSE_CLUSTER (clickhouse.cluster) is set for ClickHouse Cloud, which replicates by itself: leave CLICKHOUSE_CLUSTER, CLICKHOUSE_REPLICATED and CLICKHOUSE_DISTRIBUTED unset",
+    );
+  if (ch.distributed && !ch.replicated)
+    problems.push(
+      "CLICKHOUSE_DISTRIBUTED (clickhouse.distributed) needs CLICKHOUSE_REPLICATED=true: the checkpoints and other bookkeeping are kept on every node by replication, or a node would read another's state",
+    );
+  return problems;
 }
 
 function duplicateJobNames(jobs: readonly { name: string }[]): string[] {

@@ -145,7 +145,7 @@ export const configSchema = z.object({
     /** PEM file of a CA to trust for the API (private PKI). */
     caFile: z.string().optional(),
     /** Keep-alive connections to the API (default 4). */
-    connections: intFrom("connections", 1, 64).default(4),
+    connections: intFrom("SESSIONHOUSE_API_CONNECTIONS", 1, 64).default(4),
   }),
   clickhouse: z.object({
     /** Server URL; when absent the embedded engine (chdb) is used under dataDir. */
@@ -172,6 +172,34 @@ export const configSchema = z.object({
     caFile: z.string().optional(),
     /** Retries of a failed insert (same deduplication token) before the run fails (default 5). */
     insertRetries: intFrom("insertRetries", 0, 100).default(5),
+    /** Cluster every DDL runs `ON CLUSTER` (unset: one server, or ClickHouse Cloud). */
+    cluster: z
+      .string()
+      .regex(
+        /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/,
+        "CLICKHOUSE_CLUSTER must be a cluster name of letters, digits, _ and -",
+      )
+      .optional(),
+    /** Replicated* engines with the {shard} and {replica} macros (needs cluster; default false). */
+    replicated: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_REPLICATED must be true or false",
+      })
+      .default(false),
+    /** Keeper path under which replicated tables live: <keeperPath>/{shard}/<db>/<table>. */
+    keeperPath: z
+      .string()
+      .regex(
+        /^\/[A-Za-z0-9_.\-{}/]*$/,
+        "CLICKHOUSE_KEEPER_PATH must be an absolute Keeper path of letters, digits, _ . - { } and /",
+      )
+      .default("/clickhouse/tables"),
+    /** A <table>_local per shard and a Distributed table over them (needs replicated; default false). */
+    distributed: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "CLICKHOUSE_DISTRIBUTED must be true or false",
+      })
+      .default(false),
   }),
   sessions: z.object({
     /** ListSessionsV2 page size, 1..100000 (default 10000). */
@@ -228,12 +256,49 @@ export const configSchema = z.object({
   }),
   aggregations: z.object({
     jobs: z.array(aggregationJobSchema).optional(),
+    /**
+     * Windows of one aggregation job fetched at once (default 1), at most api.connections; the
+     * stored batches and the checkpoint stay in window order.
+     */
+    windowConcurrency: intFrom(
+      "SESSIONHOUSE_AGG_WINDOW_CONCURRENCY",
+      1,
+      64,
+    ).default(1),
     /** Failed fetches of one window before it is poisoned and waits for an operator (default 5). */
     maxWindowAttempts: intFrom(
       "SESSIONHOUSE_MAX_WINDOW_ATTEMPTS",
       1,
       1000,
     ).default(5),
+  }),
+  streams: z.object({
+    /** The entity streams (users, devices, native users, links, inventory, suspensions, clouds) run under `run` (default true). */
+    enabled: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_STREAMS must be true or false",
+      })
+      .default(true),
+    /** Cron schedules (UTC) of each stream. */
+    usersSchedule: z.string().default("*/10 * * * *"),
+    userDevicesSchedule: z.string().default("23 2 * * *"),
+    nativeUsersSchedule: z.string().default("41 2 * * *"),
+    identityLinksSchedule: z.string().default("7 * * * *"),
+    inventorySchedule: z.string().default("53 3 * * *"),
+    policySuspensionsSchedule: z.string().default("*/5 * * * *"),
+    cloudsSchedule: z.string().default("29 4 * * *"),
+    /** A user read longer ago than this is read again (default 1d); new ids are read at once. */
+    usersRefreshMs: durationMs("SESSIONHOUSE_USERS_REFRESH").default(
+      86_400_000,
+    ),
+    /** GetUser calls in flight at once (default 4; the API's rate ceiling still applies). */
+    usersConcurrency: intFrom("SESSIONHOUSE_USERS_CONCURRENCY", 1, 64).default(
+      4,
+    ),
+    /** Suspensions created this long ago are listed again for changes (default 7d). */
+    policySuspensionsRereadMs: durationMs(
+      "SESSIONHOUSE_SUSPENSIONS_REREAD",
+    ).default(7 * 86_400_000),
   }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */

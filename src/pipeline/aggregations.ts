@@ -24,6 +24,7 @@ import type { JobContext } from "./context.js";
 import { advanceCheckpoint, resolveRange, type SyncRange } from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
 import { aggregationName } from "./names.js";
+import { forEachWindowInOrder } from "./window-pool.js";
 
 export interface AggregationSyncOptions {
   fromMs?: number | undefined;
@@ -87,12 +88,35 @@ export async function syncAggregations(
   const plan = await planSync(ctx, job, intervalMs, options);
   const sync = new WindowSync(ctx, job, intervalMs, plan);
   await sync.advanceCheckpoint();
-  for (const window of plan.toFetch) {
-    ctx.signal.throwIfAborted();
-    await sync.fetch(window);
-  }
+  const concurrency = aggregationWindowConcurrency(ctx);
+  await forEachWindowInOrder(
+    plan.toFetch,
+    // Fetched answers wait in memory for their turn: at most twice the windows in flight.
+    { concurrency, maxAhead: 2 * concurrency },
+    (window) => {
+      ctx.signal.throwIfAborted();
+      return fetchWindow(ctx, job, intervalMs, window);
+    },
+    (_window, fetched) => sync.add(fetched),
+  );
   await sync.store();
   return sync.finish();
+}
+
+/**
+ * Windows of one job fetched at once: aggregations.windowConcurrency, within the API's
+ * connections (a window is one request; more would only wait for a connection, holding memory).
+ * The request-rate ceiling and the service's X-Ratelimit budget are kept by the API client,
+ * whatever the number of windows.
+ */
+export function aggregationWindowConcurrency(ctx: JobContext): number {
+  return Math.max(
+    1,
+    Math.min(
+      ctx.config.aggregations.windowConcurrency,
+      ctx.config.api.connections,
+    ),
+  );
 }
 
 /** The windows of one sync of a job: those of its range, and those it fetches. */
@@ -143,7 +167,7 @@ const MAX_BATCH_WINDOWS = 24;
 const MAX_BATCH_ROWS = 200_000;
 
 /**
- * Fetches the windows of a plan one by one but stores them in batches of adjacent windows: one
+ * Takes the fetched windows of a plan in order and stores them in batches of adjacent windows: one
  * read of what earlier fetches stored, one insert per table and one checkpoint per batch, which
  * is what a backfill of many small windows spends its time on otherwise.
  */
@@ -181,13 +205,14 @@ class WindowSync {
     };
   }
 
-  /** Fetches a window into the batch; a window not adjacent to the batch stores it first. */
-  async fetch(window: Window): Promise<void> {
+  /**
+   * Adds a fetched window to the batch, in window order; a window not adjacent to the batch
+   * stores it first.
+   */
+  async add(fetched: FetchedWindow): Promise<void> {
     const previous = this.#batch[this.#batch.length - 1];
-    if (previous && previous.window.endMs !== window.startMs)
+    if (previous && previous.window.endMs !== fetched.window.startMs)
       await this.store();
-    const ctx = this.#ctx;
-    const fetched = await fetchWindow(ctx, this.#job, this.#intervalMs, window);
     this.#batch.push(fetched);
     this.#batchRows += fetched.rows;
     if (

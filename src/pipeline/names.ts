@@ -34,3 +34,22 @@ export function backfillStream(
 ): string {
   return `${backfillPrefix(stream)}${fromMs}-${toMs}`;
 }
+
+/**
+ * The entity streams: one job each, named as the stream it advances, run by
+ * `sessionhouse sync <stream>` and scheduled by `run`.
+ */
+export const ENTITY_STREAMS = [
+  "users",
+  "user_devices",
+  "native_users",
+  "identity_links",
+  "inventory",
+  "policy_suspensions",
+  "clouds",
+] as const;
+export type EntityStream = (typeof ENTITY_STREAMS)[number];
+
+export function isEntityStream(name: string): name is EntityStream {
+  return (ENTITY_STREAMS as readonly string[]).includes(name);
+}

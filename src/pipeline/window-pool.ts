@@ -7,6 +7,12 @@
 export interface WindowPoolOptions {
   /** Windows worked on at once (1: one after the other). */
   concurrency: number;
+  /**
+   * Windows started or finished but not yet passed to `done`, at most (default: no bound). A
+   * result held in memory until its turn (a fetched answer) is bounded by it: behind a slow
+   * window, no more than this many windows wait.
+   */
+  maxAhead?: number;
 }
 
 /**
@@ -27,8 +33,17 @@ export async function forEachWindowInOrder<W, T>(
   let failure: { err: unknown } | undefined;
   let doneFailed = false;
   let flushing: Promise<void> = Promise.resolve();
+  const maxAhead = Math.max(1, options.maxAhead ?? Infinity);
+  // Workers waiting for the finished prefix to grow (or for a failure).
+  let wake: (() => void)[] = [];
+  const wakeAll = () => {
+    const waiting = wake;
+    wake = [];
+    for (const resolve of waiting) resolve();
+  };
   const fail = (err: unknown) => {
     failure ??= { err };
+    wakeAll();
   };
 
   const flush = async () => {
@@ -37,11 +52,16 @@ export async function forEachWindowInOrder<W, T>(
       finished.delete(flushed);
       await done(windows[flushed] as W, result);
       flushed++;
+      wakeAll();
     }
   };
 
   const worker = async () => {
     while (failure === undefined && next < windows.length) {
+      if (next - flushed >= maxAhead) {
+        await new Promise<void>((resolve) => wake.push(resolve));
+        continue;
+      }
       const i = next++;
       try {
         finished.set(i, await work(windows[i] as W));

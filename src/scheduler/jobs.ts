@@ -26,7 +26,10 @@ import {
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
   ROLLUPS_JOB,
+  ENTITY_STREAMS,
+  type EntityStream,
 } from "../pipeline/names.js";
+import { syncEntityStream } from "../pipeline/entity-streams.js";
 
 export { RECONCILE_JOB };
 
@@ -37,7 +40,12 @@ export { RECONCILE_JOB };
 export const DEFAULT_RUN_DEADLINE_MS = 3_600_000;
 
 export type JobKind =
-  "sessions" | "open-refresh" | "reconcile" | "rollups" | "aggregation";
+  | "sessions"
+  | "open-refresh"
+  | "reconcile"
+  | "rollups"
+  | "aggregation"
+  | "entity";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
@@ -50,6 +58,29 @@ export interface JobPlan {
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
+  /** The entity stream of an `entity` job. */
+  entity?: EntityStream | undefined;
+}
+
+/** The cron schedule of each entity stream. */
+export function entitySchedule(config: Config, stream: EntityStream): string {
+  const s = config.streams;
+  switch (stream) {
+    case "users":
+      return s.usersSchedule;
+    case "user_devices":
+      return s.userDevicesSchedule;
+    case "native_users":
+      return s.nativeUsersSchedule;
+    case "identity_links":
+      return s.identityLinksSchedule;
+    case "inventory":
+      return s.inventorySchedule;
+    case "policy_suspensions":
+      return s.policySuspensionsSchedule;
+    case "clouds":
+      return s.cloudsSchedule;
+  }
 }
 
 /**
@@ -106,6 +137,16 @@ export function planJobs(
       deadlineMs,
       stream: aggregationName(job),
       aggregation: job,
+    })),
+    ...ENTITY_STREAMS.map((stream): JobPlan => ({
+      name: stream,
+      kind: "entity",
+      schedule: entitySchedule(config, stream),
+      enabled: config.streams.enabled,
+      deadlineMs,
+      stream,
+      aggregation: undefined,
+      entity: stream,
     })),
   ];
   return plans.filter(
@@ -201,6 +242,9 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
       return;
     case "aggregation":
       if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
+      return;
+    case "entity":
+      if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
   }
 }

@@ -4,8 +4,12 @@
 // would return a subset that matches neither the real service nor "no filter", and a test
 // could not tell. Unknown fields are ignored term by term, as the brief allows.
 
-import type { SimSession } from "./model.js";
-import { statusAt, type SessionGenerator } from "./sessions.js";
+import type { SimSession, SimUser } from "./model.js";
+import {
+  statusAt,
+  throughNativeUser,
+  type SessionGenerator,
+} from "./sessions.js";
 
 export type SessionPredicate = (s: SimSession, nowMs: number) => boolean;
 
@@ -15,11 +19,24 @@ type Getter = (
   nowMs: number,
 ) => string | undefined;
 
+/** The service's own user of a session; none when it was made through a native user. */
+function brandUser(s: SimSession, g: SessionGenerator): SimUser | undefined {
+  return throughNativeUser(g.seed, s)
+    ? undefined
+    : g.index.userById.get(s.userId);
+}
+
 const FIELDS: Readonly<Record<string, Getter>> = {
-  "user.email": (s, g) => g.index.userById.get(s.userId)?.email,
-  "user.username": (s, g) => g.index.userById.get(s.userId)?.username,
-  "user.type": (s, g) => g.index.userById.get(s.userId)?.type,
-  "user.id": (s) => s.userId,
+  "user.email": (s, g) => brandUser(s, g)?.email,
+  "user.username": (s, g) =>
+    throughNativeUser(g.seed, s)
+      ? s.nativeUsername
+      : g.index.userById.get(s.userId)?.username,
+  "user.type": (s, g) =>
+    throughNativeUser(g.seed, s)
+      ? "native"
+      : g.index.userById.get(s.userId)?.type,
+  "user.id": (s, g) => brandUser(s, g)?.id,
   "resource.technology": (s, g) =>
     g.index.resourceById.get(s.resourceId)?.technology,
   "resource.name": (s, g) => g.index.resourceById.get(s.resourceId)?.name,

@@ -54,6 +54,8 @@ import {
 import { DAY_MS } from "./time.js";
 import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
 import { ConcurrencyGate, sendPaced, type LatencyOptions } from "./latency.js";
+import { Directory } from "./directory.js";
+import { directoryRoutes } from "./directory-routes.js";
 
 export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
 export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
@@ -123,6 +125,8 @@ export interface SimulatorOptions {
   logger?: SimLogger;
   /** ListLogAggregations options (top-N size); false leaves the route out. */
   logAggregations?: LogsHandlerOptions | false;
+  /** False leaves out the directory's read operations (users, devices, native users, …). */
+  directory?: false;
 }
 
 export interface SimulatorStats {
@@ -146,6 +150,8 @@ export interface Simulator {
   readonly brandMember: string;
   readonly clock: SimClock;
   readonly generator: SessionGenerator;
+  /** Users, devices, native users, links, inventory, suspensions and clouds of the org. */
+  readonly directory: Directory;
   stats(): SimulatorStats;
   /** Every classic broken record (badRecord) served so far, one per session id, as last served. */
   brokenRecords(): BrokenRecord[];
@@ -304,6 +310,7 @@ class SimulatorServer implements Simulator {
   readonly brandMember: string;
   readonly clock: SimClock;
   readonly generator: SessionGenerator;
+  readonly directory: Directory;
   private readonly encoder: WireEncoder;
   private readonly apiKeyDigest: Buffer;
   private readonly limiter: RateLimiter;
@@ -346,6 +353,7 @@ class SimulatorServer implements Simulator {
         : { sessionsPerDay: o.sessionsPerDay }),
     });
     this.encoder = wireEncoder(this.generator, this.brandMember);
+    this.directory = new Directory(this.generator.org, this.generator.index);
     this.apiKeyDigest = keyDigest(o.apiKey);
     const rl = o.rateLimit ?? { limit: 6000, windowMs: 60_000 };
     this.limiter = new RateLimiter(rl.limit, rl.windowMs);
@@ -933,6 +941,10 @@ export async function startSimulator(
         (body) => parseListLogAggregationsRequest(body).endMs,
       ),
     );
+  }
+  if (options.directory !== false) {
+    for (const [path, handler] of directoryRoutes(sim.directory))
+      sim.addRoute(path, handler);
   }
   await sim.listen();
   return sim;

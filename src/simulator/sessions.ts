@@ -66,6 +66,24 @@ export function hourOf(ms: number): number {
 
 const STATUS_SLOT_MS = 5 * MINUTE_MS;
 
+/** Percentage of sessions without an end user made through a native user directly. */
+const THROUGH_NATIVE_USER_PERCENT = 4;
+
+/**
+ * Whether a session was made through its native user directly, with no identity of the
+ * service's own (its wire record has no brand member, user type "native"): about 4 % of the
+ * sessions that have a native user name and no end user. Who is behind it is known only
+ * through the native user's identity link.
+ */
+export function throughNativeUser(seed: number, s: SimSession): boolean {
+  return (
+    s.nativeUsername !== "" &&
+    s.endUserId === "" &&
+    hash32(seed, "through-native-user", s.id) % 100 <
+      THROUGH_NATIVE_USER_PERCENT
+  );
+}
+
 /** Status at `nowMs`; undefined while the session has not started. */
 export function statusAt(
   s: SimSession,

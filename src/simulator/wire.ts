@@ -5,7 +5,11 @@
 // brand name on the wire; it is configurable so the exporter's read-by-shape is exercised.
 
 import type { SessionStatus, SimSession, SimUser } from "./model.js";
-import { statusAt, type SessionGenerator } from "./sessions.js";
+import {
+  statusAt,
+  throughNativeUser,
+  type SessionGenerator,
+} from "./sessions.js";
 import { ByteSink } from "./bytes.js";
 import {
   formatDuration,
@@ -256,6 +260,13 @@ export class WireEncoder {
   }
 
   private userObject(s: SimSession): WireSessionUser {
+    if (throughNativeUser(this.generator.seed, s)) {
+      return {
+        type: "native",
+        username: s.nativeUsername,
+        native: { username: s.nativeUsername },
+      };
+    }
     const { userById } = this.generator.index;
     const user = userById.get(s.userId);
     const identities: WireBrandIdentities = {
@@ -278,10 +289,12 @@ export class WireEncoder {
   private userFragment(s: SimSession): Buffer {
     // Nested maps keyed by the ids themselves: a composite key would be a fresh string to
     // hash on every call.
-    let byEndUser = this.userFragments.get(s.userId);
+    // Sessions made through a native user share the key "" (no user of the service's own).
+    const userKey = throughNativeUser(this.generator.seed, s) ? "" : s.userId;
+    let byEndUser = this.userFragments.get(userKey);
     if (!byEndUser) {
       byEndUser = new Map();
-      this.userFragments.set(s.userId, byEndUser);
+      this.userFragments.set(userKey, byEndUser);
     }
     let byNative = byEndUser.get(s.endUserId);
     if (!byNative) {

@@ -2,6 +2,7 @@
 // be stored, and how each run went (migrations/0003_bookkeeping.sql).
 import { createHash } from "node:crypto";
 import { qualified, type Warehouse } from "./client.js";
+import { consistentReadSettings, SINGLE } from "./cluster.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
@@ -22,6 +23,7 @@ export async function readCheckpoint(
     query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE stream = {stream:String}`,
     query_params: { stream },
     format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
   const [row] = await rs.json<{
     stream: string;
@@ -48,6 +50,7 @@ export async function readCheckpoints(
     query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE startsWith(stream, {prefix:String}) ORDER BY stream`,
     query_params: { prefix },
     format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
   return (
     await rs.json<{

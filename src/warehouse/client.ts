@@ -10,6 +10,14 @@ import {
 } from "@clickhouse/client";
 import type { Config } from "../config/index.js";
 import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
+import { isCloudHost } from "../config/cloud.js";
+import {
+  clientSettings,
+  CLOUD,
+  configuredMode,
+  onCluster,
+  type ClusterMode,
+} from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { PINNED_INSERT_SETTINGS, removeStaleInsertFiles } from "./insert.js";
 import {
@@ -33,6 +41,8 @@ export interface Warehouse {
    * run` that holds it: its process and URL. Such a warehouse refuses writes.
    */
   readonly service?: { readonly pid: number; readonly url: string };
+  /** How the tables are laid out (cluster.ts); absent means one server. */
+  readonly cluster?: ClusterMode;
   close(): Promise<void>;
 }
 
@@ -128,7 +138,10 @@ function throughService(
  */
 async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   const location = url.origin;
-  const connect = (database: string | undefined) =>
+  const connect = (
+    database: string | undefined,
+    settings: Record<string, string> = {},
+  ) =>
     createClient({
       url: url.origin + url.pathname.replace(/\/+$/, ""),
       username: decodeURIComponent(url.username) || ch.user,
@@ -136,27 +149,98 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
       ...(database === undefined ? {} : { database }),
       request_timeout: ch.requestTimeoutMs,
       compression: { request: true, response: true },
-      clickhouse_settings: { date_time_input_format: "best_effort" },
+      clickhouse_settings: {
+        date_time_input_format: "best_effort",
+        ...settings,
+      },
       ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
       // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
       log: { level: ClickHouseLogLevel.OFF },
     });
   const bootstrap = connect(undefined);
+  let cluster: ClusterMode;
   try {
     await checkReachable(bootstrap, location);
     await checkPinnedSettings(bootstrap, location);
-    await ensureDatabase(bootstrap, ch.database, location);
+    cluster = await clusterMode(bootstrap, ch, url, location);
+    await ensureDatabase(bootstrap, ch.database, location, cluster);
   } finally {
     await bootstrap.close();
   }
-  const client = connect(ch.database);
+  const client = connect(ch.database, clientSettings(cluster));
   return {
     client,
     database: ch.database,
     kind: "server",
     location,
+    cluster,
     close: () => client.close(),
   };
+}
+
+/**
+ * The layout of the tables: ClickHouse Cloud (its host, or `cloud_mode` = 1) takes plain DDL;
+ * a configured cluster must be known to the server, and replicated tables without Distributed
+ * ones need a cluster of one shard (each shard would hold its own copy of the data otherwise).
+ */
+async function clusterMode(
+  client: ClickHouseClient,
+  ch: ClickHouseConfig,
+  url: URL,
+  location: string,
+): Promise<ClusterMode> {
+  const mode = configuredMode(ch);
+  const [cloud] = await selectWith<{ value: string }>(
+    client,
+    "SELECT value FROM system.settings WHERE name = 'cloud_mode'",
+  );
+  if (isCloudHost(url.href) || cloud?.value === "1") {
+    if (mode.kind === "cluster")
+      throw new SinkError(
+        "CLUSTER_MODE_INVALID",
+        `ClickHouse at ${location} is ClickHouse Cloud, which replicates by itself; the cluster ${mode.name} is configured`,
+        {
+          hint: "leave CLICKHOUSE_CLUSTER, CLICKHOUSE_REPLICATED and CLICKHOUSE_DISTRIBUTED unset for ClickHouse Cloud",
+        },
+      );
+    return CLOUD;
+  }
+  if (mode.kind !== "cluster") return mode;
+  const [shape] = await selectWith<{ hosts: string; shards: string }>(
+    client,
+    "SELECT count() AS hosts, uniqExact(shard_num) AS shards FROM system.clusters WHERE cluster = {name:String}",
+    { name: mode.name },
+  );
+  if (Number(shape?.hosts ?? 0) === 0)
+    throw new SinkError(
+      "CLUSTER_UNKNOWN",
+      `ClickHouse at ${location} has no cluster ${mode.name} (system.clusters)`,
+      {
+        hint: "set CLICKHOUSE_CLUSTER to a cluster of the server's remote_servers configuration",
+      },
+    );
+  if (mode.replicated && !mode.distributed && Number(shape?.shards) > 1)
+    throw new SinkError(
+      "CLUSTER_MODE_INVALID",
+      `the cluster ${mode.name} has ${shape?.shards} shards, and replicated tables without Distributed ones would keep each shard's data apart (every write goes to the shard of the node the exporter reaches)`,
+      {
+        hint: "set CLICKHOUSE_DISTRIBUTED=true, or use a cluster of one shard",
+      },
+    );
+  return mode;
+}
+
+async function selectWith<T>(
+  client: ClickHouseClient,
+  query: string,
+  params: Record<string, unknown> = {},
+): Promise<T[]> {
+  const rs = await client.query({
+    query,
+    query_params: params,
+    format: "JSONEachRow",
+  });
+  return rs.json<T>();
 }
 
 /** Fails before anything else with what is wrong, not with the first migration's socket error. */
@@ -180,6 +264,7 @@ async function ensureDatabase(
   client: ClickHouseClient,
   database: string,
   location: string,
+  cluster: ClusterMode,
 ): Promise<void> {
   try {
     const rs = await client.query({
@@ -191,7 +276,7 @@ async function ensureDatabase(
     const [row] = await rs.json<{ n: string | number }>();
     if (Number(row?.n ?? 0) > 0) return;
     await client.command({
-      query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}`,
+      query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}${onCluster(cluster)}`,
     });
   } catch (err) {
     throw new SinkError(

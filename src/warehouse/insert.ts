@@ -13,6 +13,7 @@ import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import { quoteIdent, type Warehouse } from "./client.js";
+import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { linesOf, type TakenLines } from "./line-block.js";
 
@@ -238,8 +239,9 @@ export const PINNED_INSERT_SETTINGS = {
   insert_deduplicate: 1,
 } as const;
 
-const settings = (w: Warehouse, token: string) => ({
+const settings = (w: Warehouse, table: string, token: string) => ({
   ...PINNED_INSERT_SETTINGS,
+  ...clusterInsertSettings(w.cluster ?? SINGLE, table),
   insert_deduplication_token: token,
   // Raw records are spliced into rows as JSON objects and read verbatim into String columns.
   input_format_json_read_objects_as_strings: 1 as const,
@@ -284,7 +286,7 @@ async function send(
     try {
       await w.client.command({
         query: `INSERT INTO ${target} FROM INFILE '${file.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}' FORMAT ${lineFormat.format}`,
-        clickhouse_settings: settings(w, token),
+        clickhouse_settings: settings(w, table, token),
         ...(signal ? { abort_signal: signal } : {}),
       });
     } finally {
@@ -297,7 +299,7 @@ async function send(
   const result = await w.client.exec({
     query: `INSERT INTO ${target} FORMAT ${lineFormat.format}`,
     values: Readable.from([body], { objectMode: false }),
-    clickhouse_settings: settings(w, token),
+    clickhouse_settings: settings(w, table, token),
     ...(signal ? { abort_signal: signal } : {}),
   });
   result.stream.resume();

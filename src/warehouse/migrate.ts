@@ -7,6 +7,13 @@ import { fileURLToPath } from "node:url";
 import { configSchema } from "../config/schema.js";
 import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
+import {
+  clusterInsertSettings,
+  consistentReadSettings,
+  renderForMode,
+  SINGLE,
+  type ClusterMode,
+} from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
 import {
@@ -15,6 +22,7 @@ import {
   type RetentionSettings,
 } from "./retention.js";
 import { selectRows } from "./select.js";
+import { Tables } from "./tables.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
 export const MIGRATIONS_DIR = join(
@@ -59,18 +67,30 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     });
 }
 
-/** Fills the placeholders of a migration file; values are escaped identifiers. */
-export function renderSql(text: string, vars: { db: string }): string[] {
-  const sql = text
-    .replaceAll("{{db}}", quoteIdent(vars.db))
-    .replaceAll("{{on_cluster}}", "");
-  return sql
+/**
+ * The statements of a migration file for a cluster mode (cluster.ts), placeholders filled;
+ * values are escaped identifiers or integers.
+ */
+export function renderSql(
+  text: string,
+  vars: { db: string; retentionDays?: number; mode?: ClusterMode },
+): string[] {
+  return text
     .split("\n")
     .filter((line) => !line.trim().startsWith("--"))
     .join("\n")
     .split(/;\s*(?:\n|$)/)
     .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+    .filter((s) => s.length > 0)
+    .flatMap((stmt) => renderForMode(stmt, vars.mode ?? SINGLE, vars.db))
+    .map((stmt) =>
+      stmt
+        .replaceAll("{{db}}", quoteIdent(vars.db))
+        .replaceAll(
+          "{{retention_days}}",
+          String(Math.trunc(vars.retentionDays ?? 0)),
+        ),
+    );
 }
 
 export interface MigrateResult {
@@ -96,8 +116,10 @@ export async function migrate(
       "MIGRATIONS_MISSING",
       `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
     );
-  // The first file creates the ledger itself; it is idempotent and always runs.
-  await runStatements(w, bootstrap.text);
+  // The first file creates the ledger itself; it runs until the ledger exists (on a cluster its
+  // DDL waits for every node, and a later sync must not need a node that is down).
+  if (!(await existingTables(w)).has(Tables.schemaMigrations))
+    await runStatements(w, bootstrap.text);
   const done = await readApplied(w);
   const applied: string[] = [];
   for (const file of files) {
@@ -125,7 +147,10 @@ export async function migrate(
 
 /** Runs the statements of one migration file in order; the first that fails stops it. */
 async function runStatements(w: Warehouse, text: string): Promise<void> {
-  for (const stmt of renderSql(text, { db: w.database })) {
+  for (const stmt of renderSql(text, {
+    db: w.database,
+    mode: w.cluster ?? SINGLE,
+  })) {
     try {
       await w.client.command({ query: stmt });
     } catch (err) {
@@ -151,6 +176,7 @@ async function readApplied(
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
   return new Map(
     (await rs.json<AppliedMigration>()).map((r) => [r.version, r]),
@@ -185,5 +211,9 @@ async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
       },
     ],
     format: "JSONEachRow",
+    clickhouse_settings: clusterInsertSettings(
+      w.cluster ?? SINGLE,
+      Tables.schemaMigrations,
+    ),
   });
 }

@@ -5,6 +5,7 @@
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { qualified, type Warehouse } from "./client.js";
+import { mutationTarget, SINGLE, storageTable } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
@@ -158,18 +159,21 @@ export async function applyRetention(
   const recorded = new Map(
     (await appliedRetention(w)).map((r) => [r.table, r]),
   );
+  const mode = w.cluster ?? SINGLE;
   const cold = await tablesWithVolume(w, settings.coldVolume);
   const withTtl = await tablesWithTtl(w);
   const changed: string[] = [];
   for (const t of settings.tables) {
-    const volume = cold.has(t.table) ? settings.coldVolume : undefined;
+    // The rows (and their storage policy) are in the per-shard table when the table is sharded.
+    const stored = storageTable(mode, t.table);
+    const volume = cold.has(stored) ? settings.coldVolume : undefined;
     const ttl = ttlClause(t, volume);
     const before = recorded.get(t.table);
     const same = before
       ? before.ttl === ttl
-      : ttl === "" && !withTtl.has(t.table);
+      : ttl === "" && !withTtl.has(stored);
     if (same) continue;
-    const table = qualified(w, t.table);
+    const table = mutationTarget(mode, w.database, t.table);
     await w.client.command({
       query:
         ttl === ""

@@ -2,6 +2,7 @@
 // 0007_stream_windows.sql): the state of each window, what earlier fetches of a window stored,
 // and the definition each job's rows were made with. Every query about them lives here.
 import { qualified, type Warehouse } from "./client.js";
+import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
@@ -355,13 +356,13 @@ export async function forgetJob(
   const { stream, backfillPrefix } = streams;
   for (const table of JOB_TABLES) {
     await w.client.command({
-      query: `ALTER TABLE ${qualified(w, table)} DELETE WHERE job = {job:String}`,
+      query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, table)} DELETE WHERE job = {job:String}`,
       query_params: { job },
       clickhouse_settings: { mutations_sync: "2" },
     });
   }
   await w.client.command({
-    query: `ALTER TABLE ${qualified(w, Tables.checkpoints)} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
+    query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, Tables.checkpoints)} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
     query_params: { stream, backfill: backfillPrefix },
     clickhouse_settings: { mutations_sync: "2" },
   });

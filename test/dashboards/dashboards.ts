@@ -110,6 +110,57 @@ export const queryVariableSchema = z
     message: "definition must show the query",
   });
 
+/**
+ * A value typed by the user or carried by a link (`var-NAME=`), never offered as options: queries
+ * read it as `'${NAME:percentencode}'`, which only letters, digits, `-._~` and `%XX` can reach.
+ */
+export const textboxVariableSchema = z
+  .object({
+    type: z.literal("textbox"),
+    name: z.string().regex(/^\w+$/),
+    label: z.string().min(1),
+    query: z.string(),
+    current: z.object({ value: z.string() }).loose(),
+  })
+  .loose();
+
+/** A fixed list of choices (comma-separated `query`), one chosen; read like a textbox. */
+export const customVariableSchema = z
+  .object({
+    type: z.literal("custom"),
+    name: z.string().regex(/^\w+$/),
+    label: z.string().min(1),
+    query: z.string().min(1),
+    multi: z.literal(false),
+    includeAll: z.literal(false),
+    allowCustomValue: z.literal(false),
+    current: z.object({ value: z.string() }).loose(),
+  })
+  .loose()
+  .refine((v) => v.query.split(",").includes(v.current.value), {
+    message: "the current value must be one of the choices",
+  });
+
+/** A fixed, hidden value the plugin reads (`clickhouse_adhoc_query`). */
+export const constantVariableSchema = z
+  .object({
+    type: z.literal("constant"),
+    name: z.string().regex(/^\w+$/),
+    query: z.string().min(1),
+    hide: z.literal(2),
+  })
+  .loose();
+
+/** Grafana's ad hoc filters: the plugin adds them to queries (grafana-sql.ts applyAdHocFilters). */
+export const adhocVariableSchema = z
+  .object({
+    type: z.literal("adhoc"),
+    name: z.string().regex(/^\w+$/),
+    datasource: datasourceRef,
+    filters: z.array(z.unknown()),
+  })
+  .loose();
+
 export const dashboardSchema = z
   .object({
     uid: z.string().regex(/^[\w-]{1,40}$/),
@@ -122,6 +173,10 @@ export const dashboardSchema = z
         z.discriminatedUnion("type", [
           datasourceVariableSchema,
           queryVariableSchema,
+          textboxVariableSchema,
+          customVariableSchema,
+          constantVariableSchema,
+          adhocVariableSchema,
         ]),
       ),
     }),
@@ -132,6 +187,8 @@ export const dashboardSchema = z
 export type Target = z.infer<typeof targetSchema>;
 export type Panel = z.infer<typeof panelSchema>;
 export type QueryVariable = z.infer<typeof queryVariableSchema>;
+export type TextboxVariable = z.infer<typeof textboxVariableSchema>;
+export type CustomVariable = z.infer<typeof customVariableSchema>;
 export type Dashboard = z.infer<typeof dashboardSchema>;
 
 export interface DashboardFile {
@@ -163,6 +220,16 @@ export function loadDashboards(): DashboardFile[] {
 export function queryVariables(d: Dashboard): QueryVariable[] {
   return d.templating.list.filter(
     (v): v is QueryVariable => v.type === "query",
+  );
+}
+
+/** Variables holding one value typed or chosen from a fixed list, read as `'${name:percentencode}'`. */
+export function valueVariables(
+  d: Dashboard,
+): (TextboxVariable | CustomVariable)[] {
+  return d.templating.list.filter(
+    (v): v is TextboxVariable | CustomVariable =>
+      v.type === "textbox" || v.type === "custom",
   );
 }
 

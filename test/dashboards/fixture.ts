@@ -5,7 +5,7 @@ import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import { quoteIdent, type Warehouse } from "../../src/warehouse/client.js";
 import {
   API_KEY,
   NOON,
@@ -19,6 +19,13 @@ import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 export const DAY_MS = 86_400_000;
 /** Days synced before NOON, and the dashboards' time range in the tests. */
 export const DEMO_DAYS = 2;
+/**
+ * How long before the synced days the history lies: the first synced day's sessions, stored
+ * again this many days earlier under ids ending in `-h`, as an earlier sync would have stored
+ * them. Panels that compare the time range with what came before (first seen, active again
+ * after 30 days) find both.
+ */
+export const HISTORY_DAYS = 35;
 
 export interface DemoWarehouse {
   sim: Simulator;
@@ -45,6 +52,21 @@ export async function demoWarehouse(): Promise<DemoWarehouse> {
     );
   }
   await deps.api.close();
+  const sessions = `${quoteIdent(warehouse.database)}.sessions`;
+  await warehouse.client.command({
+    query: `INSERT INTO ${sessions}
+      SETTINGS insert_deduplication_token = 'demo-history'
+      SELECT * REPLACE (
+        concat(id, '-h') AS id,
+        start_time - INTERVAL ${HISTORY_DAYS} DAY AS start_time,
+        end_time - INTERVAL ${HISTORY_DAYS} DAY AS end_time,
+        if(parent_session_id = '', '', concat(parent_session_id, '-h')) AS parent_session_id
+      )
+      FROM (
+        SELECT * FROM ${sessions} FINAL
+        WHERE start_time < fromUnixTimestamp64Milli(${NOON - (DEMO_DAYS - 1) * DAY_MS})
+      )`,
+  });
   return {
     sim,
     config,

@@ -3,6 +3,8 @@
 import { describe, expect, it } from "vitest";
 import {
   ALL,
+  adHocTargetTable,
+  applyAdHocFilters,
   applyConditionalAll,
   expandMacros,
   GrafanaSqlError,
@@ -196,5 +198,50 @@ describe("interval", () => {
     expect(intervalText(300_000)).toBe("5m");
     expect(intervalText(604_800_000)).toBe("7d");
     expect(intervalText(500)).toBe("500ms");
+  });
+});
+
+describe("ad hoc filters, as the plugin applies them", () => {
+  const sql = "SELECT count() FROM sessions FINAL WHERE x = 1";
+
+  it("append the filters as additional_table_filters of the target table, escaped twice", () => {
+    expect(
+      applyAdHocFilters(
+        sql,
+        [
+          { key: "user_key", operator: "=", value: "o'brien\\x" },
+          { key: "resource_technology", operator: "!=", value: "s3" },
+        ],
+        "sessions",
+      ),
+    ).toBe(
+      `${sql}\nsettings additional_table_filters={'sessions' : ' user_key = \\'o\\\\\\'brien\\\\\\\\x\\' AND resource_technology != \\'s3\\' '}`,
+    );
+  });
+
+  it("map the regex operators to REGEXP and leave queries of other tables alone", () => {
+    expect(
+      applyAdHocFilters(
+        sql,
+        [{ key: "user_key", operator: "=~", value: "^svc-" }],
+        "sessions",
+      ),
+    ).toContain(" user_key REGEXP \\'^svc-\\' ");
+    expect(
+      applyAdHocFilters(
+        "SELECT 1 FROM session_polls",
+        [{ key: "user_key", operator: "=", value: "a" }],
+        "sessions",
+      ),
+    ).toBe("SELECT 1 FROM session_polls");
+    expect(applyAdHocFilters(sql, [], "sessions")).toBe(sql);
+  });
+
+  it("take the target table from the clickhouse_adhoc_query SELECT", () => {
+    expect(adHocTargetTable("SELECT a, b\nFROM sessions\nLIMIT 1")).toBe(
+      "sessions",
+    );
+    expect(adHocTargetTable("SELECT a FROM db.sessions")).toBe("sessions");
+    expect(() => adHocTargetTable("sessionhouse")).toThrow(GrafanaSqlError);
   });
 });

@@ -181,11 +181,24 @@ function pluginFormat(value: string | readonly string[]): string {
   return Array.isArray(value) ? `'${value.join("','")}'` : String(value);
 }
 
+export const encodeURIComponentStrict = (s: string): string =>
+  encodeURIComponent(s).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+
 const FORMATS: Readonly<Record<string, (values: readonly string[]) => string>> =
   {
     singlequote: (vs) => vs.map((v) => `'${v.replace(/'/g, "\\'")}'`).join(","),
     doublequote: (vs) => vs.map((v) => `"${v.replace(/"/g, '\\"')}"`).join(","),
     sqlstring: (vs) => vs.map((v) => `'${v.replace(/'/g, "''")}'`).join(","),
+    // Grafana's encodeURIComponentStrict: encodeURIComponent, and !'()* as %XX too.
+    // Grafana's encodeURIComponentStrict (encodeURIComponent, and !'()* as %XX too); several
+    // values are encoded as one `{a,b}`.
+    percentencode: (vs) =>
+      encodeURIComponentStrict(
+        vs.length === 1 ? (vs[0] ?? "") : `{${vs.join(",")}}`,
+      ),
     csv: (vs) => vs.join(","),
     raw: (vs) => vs.join(","),
     text: (vs) => vs.join(" + "),
@@ -415,11 +428,87 @@ export function expandMacros(query: string, ctx: QueryContext): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Ad hoc filters: the plugin's frontend (src/data/adHocFilter.ts, AdHocFilter.apply) after the
+// template variables. The keys and values offered come from the `clickhouse_adhoc_query` constant;
+// when it is a SELECT, its table is the target, and every query that names that table (a whole
+// word, quotes removed) gets the filters as ClickHouse's `additional_table_filters` setting, which
+// applies them to every read of the table in the query, subqueries included.
+// https://grafana.com/docs/plugins/grafana-clickhouse-datasource/latest/template-variables/#ad-hoc-filters
+
+/** One filter of an `adhoc` variable, as Grafana holds it. */
+export interface AdHocFilter {
+  key: string;
+  operator: "=" | "!=" | "<" | ">" | "=~" | "!~";
+  value: string;
+}
+
+/** A string literal inside the single-quoted setting value: two layers of escaping. */
+const escapeForOuterLiteral = (value: string): string =>
+  value.replace(/\\/g, "\\\\\\\\").replace(/'/g, "\\\\\\'");
+
+const AD_HOC_OPERATORS: Readonly<Record<AdHocFilter["operator"], string>> = {
+  "=": "=",
+  "!=": "!=",
+  "<": "<",
+  ">": ">",
+  "=~": "REGEXP",
+  "!~": "NOT REGEXP",
+};
+
+/** The table of the `clickhouse_adhoc_query` SELECT: the filters' target. */
+export function adHocTargetTable(adhocQuery: string): string {
+  const table = /\bFROM\s+(?:\w+\.)?(\w+)/i.exec(adhocQuery)?.[1];
+  if (table === undefined)
+    throw new GrafanaSqlError(
+      `${adhocQuery}: failed to get table from adhoc query`,
+    );
+  return table;
+}
+
+/** `sql` with the filters appended as `settings additional_table_filters`, when it reads the table. */
+export function applyAdHocFilters(
+  sql: string,
+  filters: readonly AdHocFilter[],
+  targetTable: string,
+): string {
+  if (filters.length === 0) return sql;
+  if (!new RegExp(`\\b${targetTable}\\b`, "i").test(sql.replace(/["`]/g, "")))
+    return sql;
+  for (const f of filters)
+    if (!/^\w+$/.test(f.key))
+      throw new GrafanaSqlError(
+        `ad hoc key ${f.key}: only plain column names are supported by this expander`,
+      );
+  const condition = filters
+    .map(
+      (f, i) =>
+        ` ${f.key} ${AD_HOC_OPERATORS[f.operator]} \\'${escapeForOuterLiteral(f.value)}\\' ${i < filters.length - 1 ? "AND" : ""}`,
+    )
+    .join("");
+  return `${sql.replace(/;\s*$/, "")}\nsettings additional_table_filters={'${targetTable}' : '${condition}'}`;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 /** The SQL a panel target (or a variable's query) sends to ClickHouse. */
-export function renderQuery(rawSql: string, ctx: QueryContext): string {
+export function renderQuery(
+  rawSql: string,
+  ctx: QueryContext & {
+    adHoc?: { filters: readonly AdHocFilter[]; targetTable: string };
+  },
+): string {
+  const interpolated = interpolateVariables(
+    applyConditionalAll(rawSql, ctx.variables),
+    ctx,
+  );
   return expandMacros(
-    interpolateVariables(applyConditionalAll(rawSql, ctx.variables), ctx),
+    ctx.adHoc
+      ? applyAdHocFilters(
+          interpolated,
+          ctx.adHoc.filters,
+          ctx.adHoc.targetTable,
+        )
+      : interpolated,
     ctx,
   );
 }

@@ -8,8 +8,14 @@
 // a hidden column `C_url` = encodeURLComponent(C), computed by ClickHouse exactly as the target
 // variable computes its values, and the link percent-encodes that once more with
 // `${__data.fields.C_url:percentencode}`: the URL decodes back to encodeURLComponent(C).
+// A session id opens Session detail, whose `session_id` is a textbox holding the id itself (its
+// queries read it percent-encoded): the link carries `${__data.fields.C:percentencode}`.
 import { describe, expect, it } from "vitest";
-import { loadDashboards, queryVariables } from "./dashboards.js";
+import {
+  loadDashboards,
+  queryVariables,
+  valueVariables,
+} from "./dashboards.js";
 
 const dashboards = loadDashboards();
 const byUid = new Map(dashboards.map((d) => [d.dashboard.uid, d.dashboard]));
@@ -27,6 +33,11 @@ const LINKED: Record<string, { uid: string; variable: string }> = {
   client_ip_address: {
     uid: "sessionhouse-sessions-overview",
     variable: "client_ip",
+  },
+  session_id: { uid: "sessionhouse-session-detail", variable: "session_id" },
+  parent_session_id: {
+    uid: "sessionhouse-session-detail",
+    variable: "session_id",
   },
 };
 
@@ -95,9 +106,17 @@ describe("data links", () => {
           expect(target, link.url).toBeDefined();
           if (!target) continue;
           const names = new Set(queryVariables(target).map((v) => v.name));
+          const typed = new Set(valueVariables(target).map((v) => v.name));
           for (const [, name, value] of (m?.[2] ?? "").matchAll(
             /&var-(\w+)=([^&]+)/g,
           )) {
+            if (typed.has(name ?? "")) {
+              // A textbox holds the text itself (its queries percent-encode it): the URL carries
+              // the value percent-encoded once, and Grafana decodes it back.
+              expect(value).toBe(`\${__data.fields.${field}:percentencode}`);
+              expect(cols, `${field} is a column`).toContain(field);
+              continue;
+            }
             expect(names.has(name ?? ""), `${link.url}: ${name}`).toBe(true);
             // The value is the hidden encoded column of the linked field, percent-encoded once.
             expect(value).toBe(`\${__data.fields.${field}_url:percentencode}`);

@@ -54,6 +54,16 @@ export interface VariableChoice {
 }
 
 /**
+ * A value the demo data has for each textbox variable, so that its panels show something: the
+ * session detail dashboard is looked at for a session that has children.
+ */
+export const TEXTBOX_SAMPLES: Readonly<Record<string, string>> = {
+  session_id: `SELECT parent_session_id FROM sessions
+    WHERE parent_session_id != '' AND parent_session_id IN (SELECT id FROM sessions)
+    GROUP BY parent_session_id ORDER BY count() DESC, parent_session_id LIMIT 1`,
+};
+
+/**
  * The variables as Grafana resolves them on load: in order, each query run with the variables
  * before it, All selected unless `chosen` picks values. Returns the rows each query gave and,
  * per variable, the options' texts (the second column when a query returns two).
@@ -71,6 +81,22 @@ export async function resolveVariables(
   const rows = new Map<string, number>();
   const texts = new Map<string, string[]>();
   for (const v of d.templating.list) {
+    if (v.type === "textbox" || v.type === "custom") {
+      let value = chosen.get(v.name)?.[0] ?? v.current.value;
+      if (value === "" && v.type === "textbox") {
+        const sample = TEXTBOX_SAMPLES[v.name];
+        if (sample === undefined)
+          throw new Error(
+            `textbox ${v.name}: no sample value (TEXTBOX_SAMPLES)`,
+          );
+        const first = (await run(w, sample)).rows[0]?.[0];
+        value = typeof first === "string" ? first : "";
+      }
+      rows.set(v.name, value === "" ? 0 : 1);
+      texts.set(v.name, [value]);
+      variables.push({ name: v.name, current: value, options: [value] });
+      continue;
+    }
     if (v.type !== "query") continue;
     const sql = renderQuery(v.query, {
       range,

@@ -132,6 +132,9 @@ describe("docker-compose.yml", () => {
     expect(volumes).toContain(
       "./dashboards/provisioning/dashboards:/etc/grafana/provisioning/dashboards:ro",
     );
+    expect(volumes).toContain(
+      "./dashboards/provisioning/alerting:/etc/grafana/provisioning/alerting:ro",
+    );
     const provider = parseYaml(
       "dashboards/provisioning/dashboards/sessionhouse.yaml",
     ) as { providers: { options: { path: string } }[] };

@@ -42,8 +42,10 @@ describe("timeouts", () => {
       new ControlPlaneClient({
         url: server.url,
         apiKey: "k-timing-test",
-        requestTimeoutMs: 200,
-        bodyIdleTimeoutMs: 200,
+        // Long enough for the headers on a loaded machine; the reader below still takes
+        // longer than this in all.
+        requestTimeoutMs: 1_500,
+        bodyIdleTimeoutMs: 1_500,
         maxRequestsPerSecond: 1000,
         maxRetries: 0,
         retryBaseMs: 1,
@@ -58,8 +60,8 @@ describe("timeouts", () => {
         { batchSize: 1 },
       );
       for await (const batch of page) {
-        // Inserting one batch takes longer than the request timeout.
-        await sleep(150);
+        // Six batches take longer than the request timeout.
+        await sleep(400);
         for (const e of batch) got.push(e as string);
       }
       expect(

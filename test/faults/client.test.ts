@@ -68,6 +68,13 @@ const failure = async (p: Promise<unknown>): Promise<ApiError> => {
   return e as ApiError;
 };
 
+/**
+ * Slack for arrival times that jitter on their way through the sockets of a loaded machine:
+ * less than the 40 ms between two requests at the highest rate tested (25/s), so one request a
+ * second too many still fails.
+ */
+const WIRE_JITTER_MS = 35;
+
 describe("retries", () => {
   it("gives one request at most maxRetries retries, then fails saying so", async () => {
     const s = await serve((_n, _r, res) =>
@@ -123,7 +130,8 @@ describe("retries", () => {
     });
     const retries: string[] = [];
     const c = client(s.url, {
-      requestTimeoutMs: 300,
+      // Long enough for an answer on a loaded machine; attempt 4 waits it out.
+      requestTimeoutMs: 1_500,
       observer: { onRetry: (e) => retries.push(e.code) },
     });
     await expect(
@@ -311,8 +319,9 @@ describe("the service's waits", () => {
     );
     const arrivals = s.requests.map((r) => r.at);
     expect(arrivals.length).toBeGreaterThanOrEqual(75);
-    // A few ms of slack: arrival times jitter on their way through the sockets.
-    expect(maxInWindow(arrivals, 1000 - 15)).toBeLessThanOrEqual(rps);
+    expect(maxInWindow(arrivals, 1000 - WIRE_JITTER_MS)).toBeLessThanOrEqual(
+      rps,
+    );
     expect(performance.now() - started).toBeGreaterThanOrEqual(
       ((arrivals.length - 1) * 1000) / rps - 50,
     );
@@ -334,7 +343,7 @@ describe("the ceiling at the wire", () => {
     expect(
       maxInWindow(
         s.requests.map((r) => r.at),
-        1000 - 15,
+        1000 - WIRE_JITTER_MS,
       ),
     ).toBeLessThanOrEqual(rps);
   });
@@ -352,7 +361,7 @@ describe("the ceiling at the wire", () => {
     expect(
       maxInWindow(
         s.requests.map((r) => r.at),
-        1000 - 15,
+        1000 - WIRE_JITTER_MS,
       ),
     ).toBeLessThanOrEqual(rps);
   });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   aggregationJobSchema,
@@ -117,6 +118,85 @@ describe("sync aggregations against the simulator", () => {
       (await readCheckpoint(w, aggregationName(byTechUserResource)))
         ?.positionMs,
     ).toBe(NOON);
+    await deps.api.close();
+    await w.close();
+  });
+
+  it("fetches several windows at once and still checkpoints them in order, storing the same", async () => {
+    const { config: base, w } = await simulatorWarehouse(sim.url, {
+      SESSIONHOUSE_INITIAL_LOOKBACK: "12h",
+      SESSIONHOUSE_AGG_WINDOW_CONCURRENCY: "4",
+    });
+    // No API retries: the bad answer below fails its window at once.
+    const config = { ...base, api: { ...base.api, maxRetries: 0 } };
+    const j = job({ name: "side_by_side", groupBy: ["resource.technology"] });
+    const bad = NOON - 7 * HOUR;
+    const real = createListLogAggregationsHandler();
+    let inFlight = 0;
+    let peak = 0;
+    const answered: number[] = [];
+    // Every fourth window answers slowly, so later windows finish before earlier ones; one
+    // window in the middle answers with a body of the wrong shape.
+    const route =
+      (badWindow: boolean) =>
+      async (body: Record<string, unknown>, ctx: RouteContext) => {
+        const startMs = Number(body.startTimestamp) * 1000;
+        peak = Math.max(peak, ++inFlight);
+        await sleep(((startMs - NOON) / HOUR) % 4 === 0 ? 80 : 5);
+        inFlight--;
+        answered.push(startMs);
+        return badWindow && startMs === bad
+          ? { aggregations: { logsOverTime: "not a list" }, numHits: "1" }
+          : real(body, ctx);
+      };
+    const checkpoints: number[] = [];
+    const deps = runDeps(config, w, {
+      observer: { onCheckpoint: (e) => checkpoints.push(e.positionMs) },
+    });
+    sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, route(true));
+    try {
+      const err = await run(deps, aggregationName(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      ).catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe(
+        "AGGREGATION_WINDOWS_FAILED",
+      );
+      expect(peak).toBeGreaterThan(1);
+      expect(peak).toBeLessThanOrEqual(4);
+      // Answers came out of window order, yet the checkpoint moved over the stored prefix only.
+      expect(answered).toHaveLength(12);
+      expect([...answered].sort((a, b) => a - b)).not.toEqual(answered);
+      expect(checkpoints.at(-1)).toBe(bad);
+      expect((await readCheckpoint(w, aggregationName(j)))?.positionMs).toBe(
+        bad,
+      );
+      // The windows after the bad one are stored all the same.
+      for (let ws = bad + HOUR; ws < NOON; ws += HOUR)
+        expect(await storedHistogram(w, j, ws, ws + HOUR)).toEqual(
+          (await apiHistogram(j, ws, ws + HOUR)).counts,
+        );
+
+      sim.addRoute(LIST_LOG_AGGREGATIONS_PATH, route(false));
+      await run(deps, aggregationName(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      );
+    } finally {
+      sim.addRoute(
+        LIST_LOG_AGGREGATIONS_PATH,
+        createListLogAggregationsHandler(),
+      );
+    }
+    expect([...checkpoints].sort((a, b) => a - b)).toEqual(checkpoints);
+    expect((await readCheckpoint(w, aggregationName(j)))?.positionMs).toBe(
+      NOON,
+    );
+    for (let ws = NOON - 12 * HOUR; ws < NOON; ws += HOUR) {
+      const expected = await apiHistogram(j, ws, ws + HOUR);
+      expect(await storedHistogram(w, j, ws, ws + HOUR)).toEqual(
+        expected.counts,
+      );
+      expect(await storedNumHits(w, j, ws)).toBe(expected.numHits);
+    }
     await deps.api.close();
     await w.close();
   });

@@ -93,4 +93,41 @@ describe("forEachWindowInOrder", () => {
     expect((err as Error).message).toBe("checkpoint write failed");
     expect(done).toEqual([0, 1]);
   });
+
+  it("holds at most `maxAhead` windows beyond those passed to `done`, behind a slow window", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 6 }), {
+          minLength: 1,
+          maxLength: 25,
+        }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (delays, concurrency, maxAhead) => {
+          let started = 0;
+          let passed = 0;
+          let peakAhead = 0;
+          const done: number[] = [];
+          await forEachWindowInOrder(
+            delays.map((_, i) => i),
+            { concurrency, maxAhead },
+            async (i) => {
+              started++;
+              peakAhead = Math.max(peakAhead, started - passed);
+              await sleep(delays[i] as number);
+              return i;
+            },
+            async (i) => {
+              done.push(i);
+              passed++;
+              await sleep(0);
+            },
+          );
+          expect(done).toEqual(delays.map((_, i) => i));
+          expect(peakAhead).toBeLessThanOrEqual(maxAhead);
+        },
+      ),
+      { numRuns: 60, seed: 11 },
+    );
+  });
 });

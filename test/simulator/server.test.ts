@@ -303,6 +303,7 @@ describe("simulator server", () => {
       machine: 0,
       sidecar: 0,
       connector: 0,
+      native: 0,
     };
     const checkNoZero = (v: unknown, where: string): void => {
       if (
@@ -326,6 +327,13 @@ describe("simulator server", () => {
       expect([0, 3, 6, 9]).toContain(m?.[1]?.length ?? 0);
       const user = s.user as Record<string, unknown>;
       expect(user.service).toBeUndefined();
+      if (user.type === "native") {
+        // Made through a native user: no identity of the service's own.
+        expect(user.formal).toBeUndefined();
+        expect(user.native).toEqual({ username: user.username });
+        seen.native++;
+        continue;
+      }
       const brand = user.formal as {
         user: Record<string, unknown>;
         endUser?: Record<string, unknown>;

@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/cron.js";
+import { entityRowCounts } from "../../warehouse/entities.js";
 import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
 import {
   deadLetterCounts,
@@ -205,7 +206,10 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   const success = stored.lastSuccess.get(plan.name);
   const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
   const byTable = stored.rows.get(plan.name) ?? {};
-  const storesRows = plan.kind === "sessions" || plan.kind === "aggregation";
+  const storesRows =
+    plan.kind === "sessions" ||
+    plan.kind === "aggregation" ||
+    plan.kind === "entity";
   const windows = plan.aggregation
     ? (stored.unsettled.get(plan.aggregation.name) ?? [])
     : [];
@@ -283,6 +287,8 @@ async function storedRows(
       counts.vanished = await countVanishedSessions(w);
     } else if (plan.kind === "aggregation" && plan.aggregation) {
       counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
+    } else if (plan.kind === "entity" && plan.entity) {
+      counts = await entityRowCounts(w, plan.entity, tables);
     }
     out.set(plan.name, counts);
   }

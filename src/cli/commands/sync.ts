@@ -1,4 +1,4 @@
-// `sessionhouse sync sessions|reconcile|aggregations|rollups`: one stream now, incrementally from its
+// `sessionhouse sync sessions|reconcile|aggregations|rollups|<entity stream>`: one stream now, incrementally from its
 // checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
 import type { Command } from "commander";
 import type { AggregationJobConfig, Config } from "../../config/index.js";
@@ -6,11 +6,14 @@ import { checkJob, syncAggregations } from "../../pipeline/aggregations.js";
 import { withRun, type JobContext } from "../../pipeline/context.js";
 import {
   aggregationName,
+  ENTITY_STREAMS,
   RECONCILE_JOB,
   ROLLUPS_JOB,
   SESSIONS_JOB,
+  type EntityStream,
 } from "../../pipeline/names.js";
 import { rollUp } from "../../pipeline/rollups.js";
+import { syncEntityStream } from "../../pipeline/entity-streams.js";
 import {
   reconcileSessions,
   recentRange,
@@ -96,6 +99,44 @@ export function registerSyncCommand(
     )
     .addHelpText("after", WRITES_DATA_DIR)
     .action(() => runSyncRollups(globals()));
+  for (const stream of ENTITY_STREAMS) {
+    sync
+      .command(stream)
+      .description(ENTITY_STREAM_HELP[stream])
+      .addHelpText("after", WRITES_DATA_DIR)
+      .action(() => runSyncEntity(globals(), stream));
+  }
+}
+
+const ENTITY_STREAM_HELP: Readonly<Record<EntityStream, string>> = {
+  users:
+    "GetUser for every user sessions name: new ids, and known ones not read for streams.usersRefreshMs",
+  user_devices: "ListUserDevices for every human user",
+  native_users:
+    "ListNativeUsers for every resource sessions name (credentials without their secrets)",
+  identity_links: "ListNativeUserIdentityLinks, all links",
+  inventory:
+    "ListInventoryObjects, the whole inventory: one row per column and sub-column",
+  policy_suspensions:
+    "ListPolicySuspensions, newest first until the versions already stored",
+  clouds: "ListIntegrationClouds",
+};
+
+async function runSyncEntity(
+  globals: GlobalOptions,
+  stream: EntityStream,
+): Promise<void> {
+  const rt = await openRuntime(configFrom(globals));
+  try {
+    const r = await withProgress(rt, stream, (ctx) =>
+      syncEntityStream(ctx, stream),
+    );
+    process.stdout.write(
+      `${stream}: ${r.read} read in ${r.requests} requests, ${r.changed} new versions, ${r.gone} gone, ${r.deadLetters} dead-lettered\n`,
+    );
+  } finally {
+    await rt.close();
+  }
 }
 
 async function runSyncRollups(globals: GlobalOptions): Promise<void> {

@@ -1,0 +1,2 @@
+ALTER TABLE sessionhouse.sessions
+    (REMOVE TTL);

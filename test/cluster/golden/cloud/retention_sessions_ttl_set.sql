@@ -1,0 +1,2 @@
+ALTER TABLE sessionhouse.sessions
+    (MODIFY TTL toDateTime(start_time) + toIntervalDay(30));
