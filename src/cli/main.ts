@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
+import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);
   registerHoldCommand(program, globals);
+  registerArchiveCommand(program, globals);
   return program;
 }
 

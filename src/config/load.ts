@@ -48,6 +48,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
+  ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],
   ["SESSIONHOUSE_ROLLUP_RETENTION_DAYS", "retention.rollupRetentionDays"],
   ["SESSIONHOUSE_ROLLUP_SCHEDULE", "retention.rollupSchedule"],
@@ -216,6 +217,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     aggregations: {},
     streams: {},
     service: {},
+    evidence: {},
     retention: {},
     log: {},
   };

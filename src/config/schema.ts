@@ -334,6 +334,10 @@ export const configSchema = z.object({
       Number.MAX_SAFE_INTEGER,
     ).default(2 ** 30),
   }),
+  evidence: z.object({
+    /** Ed25519 private key (PEM) that signs archive and report manifests; unset: unsigned. */
+    signingKeyFile: z.string().min(1).optional(),
+  }),
   retention: z.object({
     /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
     rollupSchedule: z.string().default("41 * * * *"),
