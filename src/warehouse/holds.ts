@@ -251,14 +251,13 @@ export async function applyHolds(
   );
   const rows = Number(counts?.n ?? 0);
   if (rows === 0) return 0;
-  // On a cluster the mutation goes to the table each node holds, on every node.
-  const stored = mutationTarget(
+  const target = mutationTarget(
     w.cluster ?? SINGLE,
     w.database,
     Tables.sessions,
   );
   await w.client.command({
-    query: `ALTER TABLE ${stored} UPDATE legal_hold = ${HELD_SQL} WHERE ${differ}`,
+    query: `ALTER TABLE ${target} UPDATE legal_hold = ${HELD_SQL} WHERE ${differ}`,
     query_params: params,
     clickhouse_settings: { mutations_sync: "2" },
   });
@@ -267,7 +266,7 @@ export async function applyHolds(
   // afterwards keeps them).
   if (Number(counts?.released ?? 0) > 0 && (await hasTtl(w)))
     await w.client.command({
-      query: `ALTER TABLE ${stored} MATERIALIZE TTL`,
+      query: `ALTER TABLE ${target} MATERIALIZE TTL`,
       clickhouse_settings: { mutations_sync: "2" },
     });
   return rows;
