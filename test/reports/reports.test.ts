@@ -4,12 +4,18 @@
 // changed byte and another key; page one saying what the record does not cover.
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reportFrom } from "../../src/cli/commands/report.js";
+import { reportFrom } from "../../src/reports/produce.js";
+import { ControlPlaneApi } from "../../src/api/control-plane.js";
+import { produceReport } from "../../src/cli/commands/report.js";
 import { main } from "../../src/cli/main.js";
+import { reportJobs } from "../../src/scheduler/report-jobs.js";
+import { createLogger } from "../../src/util/logger.js";
+import { openWarehouse } from "../../src/warehouse/client.js";
+import { startReadAccess } from "../../src/warehouse/service-access.js";
 import {
   loadConfig,
   REPORT_KINDS,
@@ -236,7 +242,9 @@ describe("every kind", () => {
       );
       const text = pdfText(out).replace(/\s+/g, " ");
       for (const s of SECTIONS[kind]) expect(text).toContain(s);
-      expect(pdfPages(out)).toBeGreaterThanOrEqual(2);
+      expect(pdfPages(out)).toBeGreaterThanOrEqual(
+        kind === "policy-exceptions" ? 1 : 2,
+      );
       expect(verifyEvidence(out).problems).toEqual([]);
     });
   }
@@ -593,5 +601,98 @@ describe("policy-exceptions", () => {
     expect(pdfText(out).replace(/\s+/g, " ")).toContain(
       "Not in this report: policy_suspensions is not exported",
     );
+  });
+});
+
+describe("scheduled in run", () => {
+  it("writes the previous period's report once per period, and records the run", async () => {
+    const out = join(f.outDir, "scheduled");
+    const config = withConfig({
+      "reports.schedules": [
+        {
+          kind: "coverage-and-integrity",
+          cron: "0 6 * * *",
+          range: "previous-day",
+          format: ["html", "csv", "json"],
+          out,
+        },
+      ],
+    });
+    const logger = createLogger({ level: "silent" });
+    const api = ControlPlaneApi.fromConfig(config, logger);
+    // The tick at 06:00 on the day after the fixture's period ends.
+    const jobs = reportJobs(
+      { config, api, warehouse: f.w, logger },
+      () => TO + 18 * 3_600_000,
+    );
+    expect(jobs.map((j) => [j.name, j.schedule])).toEqual([
+      ["report.coverage-and-integrity", "0 6 * * *"],
+    ]);
+    const control = {
+      signal: new AbortController().signal,
+      stopping: new AbortController().signal,
+    };
+    await jobs[0]?.run(control);
+    const dir = join(out, "coverage-and-integrity-2026-11-16-to-2026-11-17");
+    expect(readdirSync(out)).toEqual([
+      "coverage-and-integrity-2026-11-16-to-2026-11-17",
+    ]);
+    const first = readFileSync(join(dir, "manifest.json"));
+    await jobs[0]?.run(control);
+    expect(readFileSync(join(dir, "manifest.json")).equals(first)).toBe(true);
+    expect(verifyEvidence(dir).problems).toEqual([]);
+    const runs = await select<{ status: string }>(
+      f.w,
+      `SELECT status FROM {db}.runs FINAL WHERE job = 'report.coverage-and-integrity' ORDER BY started_at`,
+    );
+    expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+    await api.close();
+  });
+});
+
+describe("beside a running service", () => {
+  it("reads through the service's read-only access when it holds the data directory", async () => {
+    if (f.w.kind !== "embedded") return;
+    const reads = await startReadAccess({
+      dataDir: f.w.location,
+      host: "127.0.0.1",
+      port: 0,
+      maxExecutionTimeS: 60,
+      maxMemoryUsage: 2 ** 30,
+    });
+    try {
+      const config = withConfig({});
+      // The service file names another live process (this one's parent), as it would for a
+      // `sessionhouse run` beside the report command: a process does not read through itself.
+      const record = JSON.parse(readFileSync(reads.file, "utf8")) as {
+        pid: number;
+      };
+      writeFileSync(
+        reads.file,
+        JSON.stringify({ ...record, pid: process.ppid }),
+        { mode: 0o600 },
+      );
+      const seen = await openWarehouse(config, { access: "read" });
+      expect(seen.service?.pid).toBe(process.ppid);
+      await seen.close();
+      const out = join(f.outDir, "through-service");
+      const written = await produceReport(config, {
+        kind: "access-review",
+        fromMs: FROM,
+        toMs: TO,
+        out,
+        formats: ["csv", "json"],
+        filters: {},
+        generatedAtMs: 0,
+      });
+      expect(written.files).toContain("access-per-person.csv");
+      const direct = await defaultReport("access-review");
+      expect(readFileSync(join(out, "access-per-person.csv"))).toEqual(
+        readFileSync(join(direct.out, "access-per-person.csv")),
+      );
+    } finally {
+      rmSync(reads.file, { force: true });
+      await reads.close();
+    }
   });
 });
