@@ -1,9 +1,10 @@
-// Simulator data for the report tests: two days of sessions and the default aggregation jobs,
-// synced into a fresh database, and a period that the record covers.
+// Simulator data for the report tests: two days of sessions, the default aggregation jobs and
+// the control-plane streams, synced into a fresh database, and a period that the record covers.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { aggregationName } from "../../src/pipeline/names.js";
+import { aggregationName, ENTITY_STREAMS } from "../../src/pipeline/names.js";
+import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
@@ -43,6 +44,9 @@ export async function reportFixture(
     await run(deps, aggregationName(job), (ctx) =>
       syncAggregations(ctx, job, { nowMs: NOON }),
     );
+  // The control-plane streams: the person behind sessions, accounts, suspensions.
+  for (const stream of ENTITY_STREAMS)
+    await run(deps, stream, (ctx) => syncEntityStream(ctx, stream, NOON));
   await deps.api.close();
   return {
     sim,

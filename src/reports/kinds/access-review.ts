@@ -133,6 +133,11 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
       },
     ],
     notices: personNotice(ctx.source),
-    streams: ["sessions", ...(envJob ? [aggregationName(envJob)] : [])],
+    streams: [
+      "sessions",
+      ...(envJob ? [aggregationName(envJob)] : []),
+      // The person behind machine and native users, and the accounts without activity.
+      ...(ctx.source === "enriched" ? ["users", "identity_links"] : []),
+    ],
   };
 }
