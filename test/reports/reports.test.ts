@@ -339,6 +339,38 @@ describe("access-review", () => {
     }
   });
 
+  it("policy hits per person agree with the aggregation rows in ClickHouse", async () => {
+    const { out } = await defaultReport("access-review");
+    const expected = await select<{
+      person: string;
+      policy: string;
+      hits: string;
+    }>(
+      f.w,
+      `SELECT key1 AS person, key2 AS policy, sum(count) AS hits FROM {db}.agg_histogram FINAL
+       WHERE job = 'policies_by_user' AND level = 2 AND count > 0 AND key1 NOT IN ('', 'none') AND key2 NOT IN ('', 'none')
+         AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})
+       GROUP BY person, policy ORDER BY person, policy`,
+      { from: FROM, to: TO },
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    const want = expected.map((r) => [r.person, r.policy, Number(r.hits)]);
+    expect(
+      csvRows(out, "access-policy-hits").map((r) => [
+        r.person,
+        r.policy,
+        Number(r.hits),
+      ]),
+    ).toEqual(want);
+    expect(
+      jsonTable(out, "access-policy-hits").rows.map((r) => [
+        r.person,
+        r.policy,
+        Number(r.hits),
+      ]),
+    ).toEqual(want);
+  });
+
   it("a filter keeps one person", async () => {
     const [top] = await select<{ person: string; n: string }>(
       f.w,
