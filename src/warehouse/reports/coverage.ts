@@ -132,10 +132,12 @@ ORDER BY h.created_at, h.hold_id`,
   retention: {
     id: "coverage.retention",
     needs: [],
-    sql: `SELECT name AS table, engine,
+    // On a cluster with distributed tables the rows and their TTL are in <name>_local.
+    sql: `SELECT replaceRegexpOne(name, '_local$', '') AS table, engine,
        if(position(engine_full, ' TTL ') > 0, trim(extract(engine_full, ' TTL (.*?)(?: SETTINGS |$)')), '') AS ttl
 FROM system.tables
-WHERE database = {db:String} AND name IN ('sessions', 'runs', 'agg_histogram', 'agg_top_values', 'agg_windows', 'dead_letters')
-ORDER BY name`,
+WHERE database = {db:String} AND engine != 'Distributed'
+  AND replaceRegexpOne(name, '_local$', '') IN ('sessions', 'runs', 'agg_histogram', 'agg_top_values', 'agg_windows', 'dead_letters')
+ORDER BY table`,
   },
 } as const satisfies Record<string, ReportQuery>;
