@@ -27,10 +27,7 @@ export async function reportFrom(
   config: Config,
   o: ProduceOptions,
 ): Promise<WrittenReport> {
-  if (!(o.toMs > o.fromMs))
-    throw new UsageError("--to must be after --from", {
-      hint: "give the period as --from 2026-10-01 --to 2026-11-01 (the end is excluded)",
-    });
+  checkPeriod(o);
   const built = await buildReport(w, config, o);
   return writeReport(resolve(o.out), built, {
     formats: o.formats,
@@ -59,4 +56,12 @@ export function parseFilters(list: string): ReportFilters {
     out[key as (typeof FILTER_KEYS)[number]] = part.slice(i + 1).trim();
   }
   return out;
+}
+
+/** A period ends after it starts. */
+export function checkPeriod(o: { fromMs: number; toMs: number }): void {
+  if (!(o.toMs > o.fromMs))
+    throw new UsageError("--to must be after --from", {
+      hint: "give the period as --from 2026-10-01 --to 2026-11-01 (the end is excluded)",
+    });
 }

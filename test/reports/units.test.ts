@@ -1,6 +1,7 @@
 // The pure parts of the reports: periods, directory names, filters, formats, CSV.
 import { describe, expect, it } from "vitest";
 import { parseFormats } from "../../src/cli/commands/report.js";
+import { main } from "../../src/cli/main.js";
 import { tableCsv } from "../../src/reports/csv.js";
 import { columns } from "../../src/reports/model.js";
 import { previousPeriod, reportDirName } from "../../src/reports/period.js";
@@ -60,6 +61,24 @@ describe("arguments", () => {
     expect(parseFilters("")).toEqual({});
     expect(() => parseFilters("team=x")).toThrow(/not key=value/);
     expect(() => parseFilters("user")).toThrow(/not key=value/);
+  });
+
+  it("the command refuses bad input with exit status 2 before opening anything", async () => {
+    const report = (...args: string[]) =>
+      main(["node", "sessionhouse", "report", ...args]);
+    expect(await report("access-review", "--format", "docx")).toBe(2);
+    expect(await report("access-review", "--filter", "team=x")).toBe(2);
+    expect(
+      await report(
+        "access-review",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-10-01",
+      ),
+    ).toBe(2);
+    expect(await report("access-review", "--from", "yesterday-ish")).toBe(2);
+    expect(await report("no-such-kind")).toBe(2);
   });
 
   it("formats: known ones, at least one", () => {

@@ -13,6 +13,7 @@ import {
 import { verifyEvidence } from "../../evidence/manifest.js";
 import { FILTER_KEYS } from "../../reports/build.js";
 import {
+  checkPeriod,
   parseFilters,
   reportFrom,
   type ProduceOptions,
@@ -137,6 +138,7 @@ export async function produceReport(
   config: Config,
   o: ProduceOptions,
 ): Promise<WrittenReport> {
+  checkPeriod(o);
   const w = await openWarehouse(config, { access: "read" });
   try {
     return await reportFrom(w, config, o);

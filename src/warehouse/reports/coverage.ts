@@ -109,6 +109,26 @@ WHERE d NOT IN (
 )
 ORDER BY day`,
   },
+  retentionSettings: {
+    id: "coverage.retention_settings",
+    needs: ["retention_settings"],
+    sql: `SELECT table_name AS table, ttl, hot_days, cold_volume, retention_days,
+       ${T("applied_at")} AS applied
+FROM {{db}}.retention_settings AS r FINAL
+ORDER BY r.table_name`,
+  },
+  legalHolds: {
+    id: "coverage.legal_holds",
+    needs: ["legal_holds"],
+    sql: `SELECT hold_id, scope, value, reason, created_by, ${T("h.created_at")} AS created,
+       if(h.until IS NULL, '', ${T("assumeNotNull(h.until)")}) AS until,
+       if(h.released_at IS NULL, '', ${T("assumeNotNull(h.released_at)")}) AS released, released_by
+FROM {{db}}.legal_holds AS h FINAL
+WHERE h.created_at < {to:DateTime64(3, 'UTC')}
+  AND (h.released_at IS NULL OR h.released_at > {from:DateTime64(3, 'UTC')})
+  AND (h.until IS NULL OR h.until > {from:DateTime64(3, 'UTC')})
+ORDER BY h.created_at, h.hold_id`,
+  },
   retention: {
     id: "coverage.retention",
     needs: [],
