@@ -156,12 +156,12 @@ describe("status", () => {
         "rollups",
         "aggregations.tech",
         "aggregations.off",
+        "policy_suspensions",
         "users",
         "user_devices",
         "native_users",
         "identity_links",
         "inventory",
-        "policy_suspensions",
         "clouds",
       ]);
       const [sessions, refresh, reconcile, rollups, tech, off] = report.jobs;
