@@ -207,6 +207,16 @@ describe("dashboards", () => {
       }
     });
 
+    it("reads a text box or fixed-choice variable only percent-encoded inside a string literal", () => {
+      const single = valueVariables(dashboard).map((v) => v.name);
+      for (const p of dashboard.panels)
+        for (const t of p.targets) {
+          const rest = t.rawSql.replace(/'\$\{\w+:percentencode\}'/g, "");
+          for (const name of variableReferences(rest))
+            expect(single.includes(name), `${p.title}: $${name}`).toBe(false);
+        }
+    });
+
     it("is not editable in the UI, as the provider saves no UI changes", () => {
       const provider = parse(
         readFileSync(
