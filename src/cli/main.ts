@@ -5,7 +5,9 @@ import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
+import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
 import { registerReportCommand } from "./commands/report.js";
@@ -49,6 +51,8 @@ export function buildProgram(): Command {
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);
   registerReportCommand(program, globals);
+  registerHoldCommand(program, globals);
+  registerArchiveCommand(program, globals);
   return program;
 }
 

@@ -9,6 +9,7 @@ import {
   type LoadOptions,
 } from "../config/index.js";
 import { migrate } from "../warehouse/migrate.js";
+import { retentionSettings } from "../warehouse/retention.js";
 import { openWarehouse, type Warehouse } from "../warehouse/client.js";
 import { createLogger, type Logger } from "../util/logger.js";
 
@@ -77,7 +78,7 @@ export async function openRuntime(
   try {
     if (options.migrate !== false) {
       const { applied } = await migrate(warehouse, {
-        retentionDays: config.clickhouse.retentionDays,
+        retention: retentionSettings(config),
         logger,
       });
       if (applied.length > 0)

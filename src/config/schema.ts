@@ -382,7 +382,13 @@ export const configSchema = z.object({
       100_000,
     ).default(0),
     /** Volume of the tables' storage policy that rows older than hotDays move to (default cold). */
-    coldVolume: z.string().min(1).default("cold"),
+    coldVolume: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]{1,64}$/,
+        "SESSIONHOUSE_COLD_VOLUME must be a volume name: letters, digits, _ . -",
+      )
+      .default("cold"),
     /**
      * Per table: hotDays moves rows older than that to the cold volume (0 = never), retentionDays
      * deletes them (0 = never). The sessions' retention is clickhouse.retentionDays

@@ -6,6 +6,7 @@
 import type { AggregationJobConfig, Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import type { Warehouse } from "../warehouse/client.js";
+import { applyActiveHolds } from "../warehouse/holds.js";
 import {
   changedDataLabelDays,
   changedSessionDays,
@@ -31,6 +32,8 @@ export interface RollupResult {
   unsettledDays: number;
   /** Data-label days computed, over every job that groups by the data label first. */
   dataLabelDays: number;
+  /** Session rows whose hold flag was brought in line with the active legal holds. */
+  holdRowsChanged: number;
 }
 
 export interface RollupDeps {
@@ -40,12 +43,16 @@ export interface RollupDeps {
   signal?: AbortSignal | undefined;
 }
 
-/** One pass of the rollups at `nowMs`. */
+/**
+ * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
+ * that read the holds before they changed), then the rollups.
+ */
 export async function rollUp(
   deps: RollupDeps,
   nowMs = Date.now(),
 ): Promise<RollupResult> {
   const { config, warehouse: w, logger } = deps;
+  const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
   const today = dayOf(nowMs);
   const sessionRange = {
     fromDay: firstWholeDay(nowMs, config.clickhouse.retentionDays),
@@ -75,6 +82,7 @@ export async function rollUp(
     sessions,
     unsettledDays: changed.length - settled.length,
     dataLabelDays,
+    holdRowsChanged,
   };
   logger.info(result, "rollups computed");
   return result;

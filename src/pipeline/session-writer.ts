@@ -3,13 +3,14 @@
 // become dead letters with their reason. `drain()` returns only when everything is stored, so
 // a checkpoint written after it never runs ahead of the data.
 import { randomUUID } from "node:crypto";
-import { parseSession } from "../api/schemas/session.js";
+import { parseSession, type Session } from "../api/schemas/session.js";
 import { recordIdOf, type RawRecord } from "../sources/sessions.js";
 import {
   insertDeadLetters,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
 import { chTime } from "../warehouse/format.js";
+import { activeHolds, holdMatcher } from "../warehouse/holds.js";
 import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
 import { Tables } from "../warehouse/tables.js";
@@ -35,6 +36,9 @@ export class SessionWriter {
   readonly #block = new LineBlock();
   #dead: DeadLetter[] = [];
   #inflight: Promise<void> | undefined;
+  /** Sessions an active legal hold names; undefined without holds (read once, at the first add). */
+  #held: ((s: Session) => boolean) | undefined;
+  #holdsRead = false;
   rows = 0;
   deadLetters = 0;
 
@@ -43,6 +47,13 @@ export class SessionWriter {
   }
 
   async add(records: readonly RawRecord[], fetchedAtMs: number): Promise<void> {
+    if (!this.#holdsRead) {
+      this.#held = holdMatcher(
+        await activeHolds(this.#ctx.warehouse, Date.now()),
+      );
+      this.#holdsRead = true;
+    }
+    const held = this.#held;
     const fetchedAt = chTime(fetchedAtMs);
     for (const r of records) {
       const reason = r.parseError;
@@ -59,6 +70,7 @@ export class SessionWriter {
           r.text,
           fetchedAtMs,
           fetchedAt,
+          held !== undefined && held(parsed.data),
         );
       } else {
         this.#dead.push(

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { configSchema } from "../config/schema.js";
 import type { Logger } from "../util/logger.js";
 import { quoteIdent, type Warehouse } from "./client.js";
 import {
@@ -11,11 +12,15 @@ import {
   consistentReadSettings,
   renderForMode,
   SINGLE,
-  storageTable,
   type ClusterMode,
 } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
+import {
+  applyRetention,
+  retentionSettings,
+  type RetentionSettings,
+} from "./retention.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
 
@@ -64,11 +69,11 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
 
 /**
  * The statements of a migration file for a cluster mode (cluster.ts), placeholders filled;
- * values are escaped identifiers or integers.
+ * values are escaped identifiers.
  */
 export function renderSql(
   text: string,
-  vars: { db: string; retentionDays?: number; mode?: ClusterMode },
+  vars: { db: string; mode?: ClusterMode },
 ): string[] {
   return text
     .split("\n")
@@ -78,14 +83,7 @@ export function renderSql(
     .map((s) => s.trim())
     .filter((s) => s.length > 0)
     .flatMap((stmt) => renderForMode(stmt, vars.mode ?? SINGLE, vars.db))
-    .map((stmt) =>
-      stmt
-        .replaceAll("{{db}}", quoteIdent(vars.db))
-        .replaceAll(
-          "{{retention_days}}",
-          String(Math.trunc(vars.retentionDays ?? 0)),
-        ),
-    );
+    .map((stmt) => stmt.replaceAll("{{db}}", quoteIdent(vars.db)));
 }
 
 export interface MigrateResult {
@@ -96,7 +94,10 @@ export interface MigrateResult {
 export async function migrate(
   w: Warehouse,
   options: {
+    /** The sessions' retention, with every other retention setting at its default. */
     retentionDays?: number;
+    /** Every retention setting (wins over retentionDays). */
+    retention?: RetentionSettings;
     logger?: Logger | undefined;
     dir?: string;
   } = {},
@@ -127,8 +128,12 @@ export async function migrate(
   }
   await applyRetention(
     w,
-    options.retentionDays ?? 0,
-    options.dir ?? MIGRATIONS_DIR,
+    options.retention ??
+      retentionSettings({
+        clickhouse: { retentionDays: options.retentionDays ?? 0 },
+        retention: configSchema.shape.retention.parse({}),
+      }),
+    options.logger,
   );
   return { applied, alreadyApplied: files.length - applied.length };
 }
@@ -204,39 +209,4 @@ async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
       Tables.schemaMigrations,
     ),
   });
-}
-
-/** Sets or removes the sessions TTL to match the configured retention, only when it differs. */
-async function applyRetention(
-  w: Warehouse,
-  days: number,
-  dir: string,
-): Promise<void> {
-  const rs = await w.client.query({
-    query:
-      "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {table:String}",
-    query_params: {
-      db: w.database,
-      table: storageTable(w.cluster ?? SINGLE, Tables.sessions),
-    },
-    format: "JSONEachRow",
-  });
-  const [row] = await rs.json<{ q: string }>();
-  const ttl = /\bTTL\b(.*?)(?:\bSETTINGS\b|$)/s.exec(row?.q ?? "")?.[1] ?? "";
-  const want =
-    days > 0
-      ? new RegExp(`(INTERVAL ${days} DAY|toIntervalDay\\(${days}\\))`)
-      : undefined;
-  let file: string | undefined;
-  if (want && !want.test(ttl)) file = "sessions_ttl_set.sql";
-  if (!want && ttl.trim() !== "") file = "sessions_ttl_remove.sql";
-  if (!file) return;
-  const text = readFileSync(join(dir, "retention", file), "utf8");
-  for (const stmt of renderSql(text, {
-    db: w.database,
-    retentionDays: days,
-    mode: w.cluster ?? SINGLE,
-  })) {
-    await w.client.command({ query: stmt });
-  }
 }

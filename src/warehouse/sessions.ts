@@ -22,6 +22,8 @@ interface RowSource {
   durationMs: number | undefined;
   fetchedAt: string;
   fetchedAtMs: number;
+  /** An active legal hold names the session (see holds.ts). */
+  held: boolean;
 }
 
 /**
@@ -137,7 +139,17 @@ export const SESSION_COLUMNS: readonly SessionColumn[] = [
     value: (r) => sessionVersion(r.s.sessionStatus, r.fetchedAtMs),
   },
   { name: "user_key", type: LC, materialized: true },
+  { name: "legal_hold", type: "Bool", value: (r) => r.held },
 ];
+
+/**
+ * The person of a session as dashboards and holds name it: the e-mail of a human, the user name
+ * of a machine. The `user_key` column computes the same (migrations/0006).
+ */
+export function sessionUserKey(s: Session): string {
+  const email = s.user.identity?.email ?? "";
+  return email !== "" ? email : s.user.username;
+}
 
 /** The columns the writer fills from the session, in the order of a line's values. */
 const VALUE_COLUMNS = SESSION_COLUMNS.flatMap((c) => ("value" in c ? [c] : []));
@@ -293,9 +305,10 @@ export function pushSessionLine(
   raw: string,
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
+  held = false,
 ): void {
   block.pushArrayWith(
-    sessionLineHead(s, fetchedAtMs, fetchedAt),
+    sessionLineHead(s, fetchedAtMs, fetchedAt, held),
     rawLineValue(raw),
   );
 }
@@ -304,13 +317,15 @@ export function pushSessionLine(
 function sessionLineHead(
   s: Session,
   fetchedAtMs: number,
-  fetchedAt = chTime(fetchedAtMs),
+  fetchedAt: string,
+  held: boolean,
 ): string {
   const source: RowSource = {
     s,
     durationMs: sessionDurationMs(s),
     fetchedAt,
     fetchedAtMs,
+    held,
   };
   const values = new Array<unknown>(VALUE_READERS.length);
   for (let i = 0; i < VALUE_READERS.length; i++)

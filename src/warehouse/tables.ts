@@ -13,6 +13,7 @@ export const Tables = {
   schemaMigrations: "schema_migrations",
   sessionPolls: "session_polls",
   policySuspensions: "policy_suspensions",
+  policySuspensionsLatest: "policy_suspensions_latest",
   users: "users",
   usersHistory: "users_history",
   userDevices: "user_devices",
@@ -29,6 +30,9 @@ export const Tables = {
   sessionRollupsDaily: "session_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
+  legalHolds: "legal_holds",
+  legalHoldEvents: "legal_hold_events",
+  retentionSettings: "retention_settings",
 } as const;
 
 export type TableName = (typeof Tables)[keyof typeof Tables];

@@ -156,6 +156,13 @@ describe("status", () => {
         "rollups",
         "aggregations.tech",
         "aggregations.off",
+        "users",
+        "user_devices",
+        "native_users",
+        "identity_links",
+        "inventory",
+        "policy_suspensions",
+        "clouds",
       ]);
       const [sessions, refresh, reconcile, rollups, tech, off] = report.jobs;
       expect(rollups).toMatchObject({

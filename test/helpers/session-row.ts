@@ -44,6 +44,7 @@ export interface SessionRow {
   raw: string;
   fetched_at: string;
   version: number;
+  legal_hold: boolean;
 }
 
 export function sessionRow(
@@ -92,5 +93,6 @@ export function sessionRow(
     raw,
     fetched_at: fetchedAt,
     version: sessionVersion(s.sessionStatus, fetchedAtMs),
+    legal_hold: false,
   };
 }

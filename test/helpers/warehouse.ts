@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "../../src/config/index.js";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
 import { migrate } from "../../src/warehouse/migrate.js";
+import { retentionSettings } from "../../src/warehouse/retention.js";
 
 let dataDir: string | undefined;
 let containerUrl: string | undefined;
@@ -64,7 +65,7 @@ export async function testConfig(
 
 export async function migratedWarehouse(config: Config): Promise<Warehouse> {
   const w = await openWarehouse(config);
-  await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+  await migrate(w, { retention: retentionSettings(config) });
   return w;
 }
 

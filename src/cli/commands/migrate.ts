@@ -2,6 +2,7 @@
 // `run` does the same before it starts.
 import type { Command } from "commander";
 import { migrate } from "../../warehouse/migrate.js";
+import { retentionSettings } from "../../warehouse/retention.js";
 import { openWarehouse } from "../../warehouse/client.js";
 import {
   configFrom,
@@ -31,7 +32,7 @@ async function runMigrate(globals: GlobalOptions): Promise<void> {
   const w = await openWarehouse(config);
   try {
     const r = await migrate(w, {
-      retentionDays: config.clickhouse.retentionDays,
+      retention: retentionSettings(config),
       logger,
     });
     process.stdout.write(

@@ -30,6 +30,11 @@ import {
 } from "../../warehouse/windows.js";
 import { heading, printTable } from "../output.js";
 import {
+  collectRetention,
+  printRetention,
+  type RetentionStatus,
+} from "./status-retention.js";
+import {
   configFrom,
   READS_THROUGH_SERVICE,
   type GlobalOptions,
@@ -116,6 +121,7 @@ export interface StatusReport {
     throughService: { pid: number; url: string } | null;
   };
   jobs: JobStatus[];
+  retention: RetentionStatus;
 }
 
 /** What the warehouse holds about the jobs, read once for the whole report. */
@@ -150,6 +156,7 @@ export async function collectStatus(
         : null,
     },
     jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
+    retention: await collectRetention(w, stored.tables, nowMs),
   };
 }
 
@@ -365,6 +372,7 @@ export function printStatus(
             `    once the cause is known: sessionhouse windows skip ${j.job} --window ${p.windowStart} --reason "..."\n`,
         );
   }
+  printRetention(report.retention, out);
   const failed = report.jobs.filter(
     (j) => j.lastRun && j.lastRun.status === "failed" && j.lastRun.error,
   );

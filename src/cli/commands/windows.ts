@@ -9,6 +9,7 @@ import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import { migrate } from "../../warehouse/migrate.js";
+import { retentionSettings } from "../../warehouse/retention.js";
 import {
   WINDOW_STATES,
   forgetJob,
@@ -145,7 +146,7 @@ async function runSkip(
   const by = o.by?.trim() || osUser();
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+    await migrate(w, { retention: retentionSettings(config) });
     const target = await waitingWindow(w, job, startMs);
     await writeWindows(
       w,
@@ -201,7 +202,7 @@ async function runForget(
     );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retentionDays: config.clickhouse.retentionDays });
+    await migrate(w, { retention: retentionSettings(config) });
     const stream = aggregationName({ name: job });
     await forgetJob(w, job, {
       stream,

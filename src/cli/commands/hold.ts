@@ -1,0 +1,232 @@
+// `sessionhouse hold add|list|release`: legal holds. A hold names a person, a resource or a
+// session (and its children); the sessions it names are never deleted by the retention while it
+// is active. Every change is logged (legal_hold_events) and shown by `status`.
+import { userInfo } from "node:os";
+import type { Command } from "commander";
+import { UsageError } from "../../util/errors.js";
+import { parseInstant } from "../../util/time.js";
+import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
+import {
+  addHold,
+  applyActiveHolds,
+  isActive,
+  listHolds,
+  releaseHold,
+  type HoldScope,
+  type LegalHold,
+} from "../../warehouse/holds.js";
+import { existingTables, migrate } from "../../warehouse/migrate.js";
+import { retentionSettings } from "../../warehouse/retention.js";
+import { Tables } from "../../warehouse/tables.js";
+import { printTable } from "../output.js";
+import {
+  configFrom,
+  READS_THROUGH_SERVICE,
+  WRITES_DATA_DIR,
+  type GlobalOptions,
+} from "../runtime.js";
+
+interface AddFlags {
+  user?: string;
+  resource?: string;
+  session?: string;
+  reason: string;
+  until?: string;
+  by?: string;
+}
+
+export function registerHoldCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const hold = program
+    .command("hold")
+    .description(
+      "legal holds: sessions a hold names are never deleted by the retention",
+    );
+  hold
+    .command("add")
+    .description(
+      "place a hold on a person's, a resource's or one session's sessions (and flag those stored)",
+    )
+    .option("--user <key>", "a person: e-mail, or user name of a machine user")
+    .option("--resource <name>", "a resource, by name")
+    .option("--session <id>", "a session and its child sessions")
+    .requiredOption("--reason <text>", "why (recorded, e.g. the matter)")
+    .option("--until <time>", "end of the hold (default: until released)")
+    .option("--by <name>", "who places it (default: the OS user)")
+    .addHelpText("after", WRITES_DATA_DIR)
+    .action((o: AddFlags) => runAdd(globals(), o));
+  hold
+    .command("list")
+    .description("list the active holds (--all: released and expired too)")
+    .option("--all", "also released and expired holds")
+    .option("--json", "print JSON for programs instead of a table")
+    .addHelpText("after", READS_THROUGH_SERVICE)
+    .action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
+  hold
+    .command("release")
+    .description(
+      "release a hold: normal retention resumes for the sessions no other hold names",
+    )
+    .argument("<id>", "the hold, as `hold list` shows it")
+    .requiredOption("--reason <text>", "why it is released (recorded)")
+    .option("--by <name>", "who releases it (default: the OS user)")
+    .addHelpText("after", WRITES_DATA_DIR)
+    .action((id: string, o: { reason: string; by?: string }) =>
+      runRelease(globals(), id, o),
+    );
+}
+
+function target(o: AddFlags): { scope: HoldScope; value: string } {
+  const given = (
+    [
+      ["user", o.user],
+      ["resource", o.resource],
+      ["session", o.session],
+    ] as const
+  ).filter(([, v]) => v !== undefined);
+  const [first] = given;
+  if (given.length !== 1 || !first || (first[1] ?? "").trim() === "")
+    throw new UsageError(
+      "give exactly one of --user, --resource or --session, not empty",
+      {
+        hint: "one hold names one person, resource or session; add several holds for more",
+      },
+    );
+  return { scope: first[0], value: (first[1] ?? "").trim() };
+}
+
+function nonEmpty(reason: string): string {
+  const r = reason.trim();
+  if (r === "")
+    throw new UsageError("--reason must not be empty", {
+      hint: "say why (the matter, the request), it is recorded with the hold",
+    });
+  return r;
+}
+
+async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
+  const nowMs = Date.now();
+  const what = target(o);
+  const reason = nonEmpty(o.reason);
+  const untilMs =
+    o.until === undefined ? undefined : parseInstant(o.until, "--until", nowMs);
+  if (untilMs !== undefined && untilMs <= nowMs)
+    throw new UsageError("--until is not in the future", {
+      hint: "give a later end, or leave --until out to hold until released",
+    });
+  const by = o.by?.trim() || osUser();
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, "write", async (w) => {
+    await migrate(w, { retention: retentionSettings(config) });
+    const h = await addHold(
+      w,
+      { ...what, reason, createdBy: by, untilMs },
+      nowMs,
+    );
+    const rows = await applyActiveHolds(w, by, nowMs);
+    process.stdout.write(
+      `${h.holdId}: ${h.scope} ${h.value} held${h.until ? ` until ${h.until}` : " until released"} by ${by}; ${rows} stored session row(s) flagged\n`,
+    );
+  });
+}
+
+async function runList(
+  globals: GlobalOptions,
+  o: { all?: boolean; json?: boolean },
+): Promise<void> {
+  const nowMs = Date.now();
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, "read", async (w) => {
+    const all = (await existingTables(w)).has(Tables.legalHolds)
+      ? await listHolds(w)
+      : [];
+    const shown = o.all ? all : all.filter((h) => isActive(h, nowMs));
+    if (o.json) {
+      process.stdout.write(
+        `${JSON.stringify(
+          shown.map((h) => ({ ...h, active: isActive(h, nowMs) })),
+          null,
+          2,
+        )}\n`,
+      );
+      return;
+    }
+    if (shown.length === 0) {
+      process.stdout.write(`no ${o.all ? "" : "active "}legal holds\n`);
+      return;
+    }
+    printTable(shown.map((h) => holdLine(h, nowMs)));
+  });
+}
+
+function holdLine(h: LegalHold, nowMs: number) {
+  return {
+    hold: h.holdId,
+    holds: `${h.scope} ${h.value}`,
+    state: isActive(h, nowMs)
+      ? "active"
+      : h.releasedAt
+        ? "released"
+        : "expired",
+    by: h.createdBy,
+    since: h.createdAt,
+    until: h.until ?? "",
+    reason: h.reason,
+    released: h.releasedAt
+      ? `${h.releasedAt} by ${h.releasedBy}: ${h.releaseReason}`
+      : "",
+  };
+}
+
+async function runRelease(
+  globals: GlobalOptions,
+  id: string,
+  o: { reason: string; by?: string },
+): Promise<void> {
+  const nowMs = Date.now();
+  const reason = nonEmpty(o.reason);
+  const by = o.by?.trim() || osUser();
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, "write", async (w) => {
+    await migrate(w, { retention: retentionSettings(config) });
+    const holds = await listHolds(w);
+    const h = holds.find((x) => x.holdId === id.trim());
+    if (!h || h.releasedAt !== null)
+      throw new UsageError(
+        h
+          ? `hold ${h.holdId} was released already (${h.releasedAt})`
+          : `there is no hold ${id}`,
+        {
+          hint: "`sessionhouse hold list --all` shows every hold and its state",
+        },
+      );
+    await releaseHold(w, h, { by, reason }, nowMs);
+    const rows = await applyActiveHolds(w, by, nowMs);
+    process.stdout.write(
+      `${h.holdId} released by ${by}; ${rows} stored session row(s) no longer held (normal retention resumes for them)\n`,
+    );
+  });
+}
+
+async function withWarehouse(
+  config: ReturnType<typeof configFrom>,
+  access: "read" | "write",
+  fn: (w: Warehouse) => Promise<void>,
+): Promise<void> {
+  const w = await openWarehouse(config, { access });
+  try {
+    await fn(w);
+  } finally {
+    await w.close();
+  }
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? "unknown";
+  }
+}
