@@ -409,6 +409,8 @@ export async function runDashboards(
     "agg_top_values",
     "agg_windows",
     "runs",
+    "user_resource_first_seen",
+    "user_active_days",
   ])
     await command(w, `OPTIMIZE TABLE bench.${t} FINAL`);
   const generateMs = performance.now() - generated;
