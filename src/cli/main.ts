@@ -5,6 +5,7 @@ import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
+import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
   registerWindowsCommand(program, globals);
   registerReportCommand(program, globals);
   registerHoldCommand(program, globals);
+  registerArchiveCommand(program, globals);
   return program;
 }
 

@@ -39,7 +39,7 @@ table.data td.n{text-align:right;font-variant-numeric:tabular-nums}
 table.data thead{display:table-header-group}
 table.data tr{break-inside:avoid}
 svg{display:block;margin:4px 0 8px}
-.first-page{break-after:page}
+
 @page{size:A4;margin:14mm 12mm 16mm}
 @media print{body{margin:0}h2,h3{break-after:avoid}}
 `;

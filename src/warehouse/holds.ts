@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Session } from "../api/schemas/session.js";
 import { qualified, type Warehouse } from "./client.js";
+import { mutationTarget, SINGLE, storageTable } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows } from "./select.js";
 import { sessionUserKey } from "./sessions.js";
@@ -250,8 +251,13 @@ export async function applyHolds(
   );
   const rows = Number(counts?.n ?? 0);
   if (rows === 0) return 0;
+  const target = mutationTarget(
+    w.cluster ?? SINGLE,
+    w.database,
+    Tables.sessions,
+  );
   await w.client.command({
-    query: `ALTER TABLE ${table} UPDATE legal_hold = ${HELD_SQL} WHERE ${differ}`,
+    query: `ALTER TABLE ${target} UPDATE legal_hold = ${HELD_SQL} WHERE ${differ}`,
     query_params: params,
     clickhouse_settings: { mutations_sync: "2" },
   });
@@ -260,7 +266,7 @@ export async function applyHolds(
   // afterwards keeps them).
   if (Number(counts?.released ?? 0) > 0 && (await hasTtl(w)))
     await w.client.command({
-      query: `ALTER TABLE ${table} MATERIALIZE TTL`,
+      query: `ALTER TABLE ${target} MATERIALIZE TTL`,
       clickhouse_settings: { mutations_sync: "2" },
     });
   return rows;
@@ -270,7 +276,7 @@ async function hasTtl(w: Warehouse): Promise<boolean> {
   const [row] = await selectRows<{ q: string }>(
     w,
     "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
-    { db: w.database, t: Tables.sessions },
+    { db: w.database, t: storageTable(w.cluster ?? SINGLE, Tables.sessions) },
   );
   return /\bTTL\b/.test(row?.q ?? "");
 }

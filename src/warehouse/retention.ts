@@ -164,10 +164,10 @@ export async function applyRetention(
   const recorded = new Map(
     (await appliedRetention(w)).map((r) => [r.table, r]),
   );
+  const mode = w.cluster ?? SINGLE;
   const cold = await tablesWithVolume(w, settings.coldVolume);
   const withTtl = await tablesWithTtl(w);
   const changed: string[] = [];
-  const mode = w.cluster ?? SINGLE;
   for (const t of settings.tables) {
     // On a cluster the rows live in the table each node holds, and the change goes to every node.
     const stored = storageTable(mode, t.table);

@@ -4,12 +4,18 @@
 // changed byte and another key; page one saying what the record does not cover.
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reportFrom } from "../../src/cli/commands/report.js";
+import { reportFrom } from "../../src/reports/produce.js";
+import { ControlPlaneApi } from "../../src/api/control-plane.js";
+import { produceReport } from "../../src/cli/commands/report.js";
 import { main } from "../../src/cli/main.js";
+import { reportJobs } from "../../src/scheduler/report-jobs.js";
+import { createLogger } from "../../src/util/logger.js";
+import { openWarehouse } from "../../src/warehouse/client.js";
+import { startReadAccess } from "../../src/warehouse/service-access.js";
 import {
   loadConfig,
   REPORT_KINDS,
@@ -146,13 +152,35 @@ function pdfPages(dir: string): number {
   return Number(/Pages:\s+(\d+)/.exec(info)?.[1] ?? 0);
 }
 function csvRows(dir: string, id: string): Record<string, string>[] {
-  const [head, ...lines] = readFileSync(join(dir, `${id}.csv`), "utf8")
-    .trimEnd()
-    .split("\r\n");
-  const keys = (head ?? "").split(",");
-  // The columns checked here hold no comma or quote.
-  return lines.map((l) =>
-    Object.fromEntries(l.split(",").map((v, i) => [keys[i] ?? "", v])),
+  // RFC 4180: quoted fields may hold commas, doubled quotes and line breaks.
+  const text = readFileSync(join(dir, `${id}.csv`), "utf8");
+  const records: string[][] = [];
+  let field = "";
+  let record: string[] = [];
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] ?? "";
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") {
+      record.push(field);
+      field = "";
+    } else if (c === "\r" && text[i + 1] === "\n") {
+      record.push(field);
+      records.push(record);
+      field = "";
+      record = [];
+      i++;
+    } else field += c;
+  }
+  const [keys = [], ...rows] = records;
+  return rows.map((r) =>
+    Object.fromEntries(r.map((v, i) => [keys[i] ?? "", v])),
   );
 }
 interface JsonReport {
@@ -236,7 +264,9 @@ describe("every kind", () => {
       );
       const text = pdfText(out).replace(/\s+/g, " ");
       for (const s of SECTIONS[kind]) expect(text).toContain(s);
-      expect(pdfPages(out)).toBeGreaterThanOrEqual(2);
+      expect(pdfPages(out)).toBeGreaterThanOrEqual(
+        kind === "policy-exceptions" ? 1 : 2,
+      );
       expect(verifyEvidence(out).problems).toEqual([]);
     });
   }
@@ -307,6 +337,38 @@ describe("access-review", () => {
     } finally {
       await context.close();
     }
+  });
+
+  it("policy hits per person agree with the aggregation rows in ClickHouse", async () => {
+    const { out } = await defaultReport("access-review");
+    const expected = await select<{
+      person: string;
+      policy: string;
+      hits: string;
+    }>(
+      f.w,
+      `SELECT key1 AS person, key2 AS policy, sum(count) AS hits FROM {db}.agg_histogram FINAL
+       WHERE job = 'policies_by_user' AND level = 2 AND count > 0 AND key1 NOT IN ('', 'none') AND key2 NOT IN ('', 'none')
+         AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})
+       GROUP BY person, policy ORDER BY person, policy`,
+      { from: FROM, to: TO },
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    const want = expected.map((r) => [r.person, r.policy, Number(r.hits)]);
+    expect(
+      csvRows(out, "access-policy-hits").map((r) => [
+        r.person,
+        r.policy,
+        Number(r.hits),
+      ]),
+    ).toEqual(want);
+    expect(
+      jsonTable(out, "access-policy-hits").rows.map((r) => [
+        r.person,
+        r.policy,
+        Number(r.hits),
+      ]),
+    ).toEqual(want);
   });
 
   it("a filter keeps one person", async () => {
@@ -561,20 +623,24 @@ describe("policy-exceptions", () => {
       const { out } = await produce("policy-exceptions", {
         formats: ["csv", "json", "html", "pdf"],
       });
+      const ours = csvRows(out, "policy-suspensions").filter(
+        (r) => r.id === "sus-1",
+      );
       expect(
-        csvRows(out, "policy-suspensions").map((r) => [
-          r.id,
+        ours.map((r) => [
           r.identity_id,
           r.created_by,
           r.request_id,
           r.still_active,
         ]),
-      ).toEqual([["sus-1", s?.user_id, "carol@example.com", "REQ-7", "true"]]);
-      expect(csvRows(out, "policy-sessions-under-suspensions")).toHaveLength(
-        Number(s?.n),
-      );
+      ).toEqual([[s?.user_id, "carol@example.com", "REQ-7", "true"]]);
+      const under = (rows: Record<string, unknown>[]) =>
+        rows.filter((r) => r.suspension_id === "sus-1");
       expect(
-        jsonTable(out, "policy-sessions-under-suspensions").rows,
+        under(csvRows(out, "policy-sessions-under-suspensions")),
+      ).toHaveLength(Number(s?.n));
+      expect(
+        under(jsonTable(out, "policy-sessions-under-suspensions").rows),
       ).toHaveLength(Number(s?.n));
       await f.w.client.command({
         query: `DROP TABLE \`${f.w.database}\`.policy_suspensions`,
@@ -593,5 +659,98 @@ describe("policy-exceptions", () => {
     expect(pdfText(out).replace(/\s+/g, " ")).toContain(
       "Not in this report: policy_suspensions is not exported",
     );
+  });
+});
+
+describe("scheduled in run", () => {
+  it("writes the previous period's report once per period, and records the run", async () => {
+    const out = join(f.outDir, "scheduled");
+    const config = withConfig({
+      "reports.schedules": [
+        {
+          kind: "coverage-and-integrity",
+          cron: "0 6 * * *",
+          range: "previous-day",
+          format: ["html", "csv", "json"],
+          out,
+        },
+      ],
+    });
+    const logger = createLogger({ level: "silent" });
+    const api = ControlPlaneApi.fromConfig(config, logger);
+    // The tick at 06:00 on the day after the fixture's period ends.
+    const jobs = reportJobs(
+      { config, api, warehouse: f.w, logger },
+      () => TO + 18 * 3_600_000,
+    );
+    expect(jobs.map((j) => [j.name, j.schedule])).toEqual([
+      ["report.coverage-and-integrity", "0 6 * * *"],
+    ]);
+    const control = {
+      signal: new AbortController().signal,
+      stopping: new AbortController().signal,
+    };
+    await jobs[0]?.run(control);
+    const dir = join(out, "coverage-and-integrity-2026-11-16-to-2026-11-17");
+    expect(readdirSync(out)).toEqual([
+      "coverage-and-integrity-2026-11-16-to-2026-11-17",
+    ]);
+    const first = readFileSync(join(dir, "manifest.json"));
+    await jobs[0]?.run(control);
+    expect(readFileSync(join(dir, "manifest.json")).equals(first)).toBe(true);
+    expect(verifyEvidence(dir).problems).toEqual([]);
+    const runs = await select<{ status: string }>(
+      f.w,
+      `SELECT status FROM {db}.runs FINAL WHERE job = 'report.coverage-and-integrity' ORDER BY started_at`,
+    );
+    expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+    await api.close();
+  });
+});
+
+describe("beside a running service", () => {
+  it("reads through the service's read-only access when it holds the data directory", async () => {
+    if (f.w.kind !== "embedded") return;
+    const reads = await startReadAccess({
+      dataDir: f.w.location,
+      host: "127.0.0.1",
+      port: 0,
+      maxExecutionTimeS: 60,
+      maxMemoryUsage: 2 ** 30,
+    });
+    try {
+      const config = withConfig({});
+      // The service file names another live process (this one's parent), as it would for a
+      // `sessionhouse run` beside the report command: a process does not read through itself.
+      const record = JSON.parse(readFileSync(reads.file, "utf8")) as {
+        pid: number;
+      };
+      writeFileSync(
+        reads.file,
+        JSON.stringify({ ...record, pid: process.ppid }),
+        { mode: 0o600 },
+      );
+      const seen = await openWarehouse(config, { access: "read" });
+      expect(seen.service?.pid).toBe(process.ppid);
+      await seen.close();
+      const out = join(f.outDir, "through-service");
+      const written = await produceReport(config, {
+        kind: "access-review",
+        fromMs: FROM,
+        toMs: TO,
+        out,
+        formats: ["csv", "json"],
+        filters: {},
+        generatedAtMs: 0,
+      });
+      expect(written.files).toContain("access-per-person.csv");
+      const direct = await defaultReport("access-review");
+      expect(readFileSync(join(out, "access-per-person.csv"))).toEqual(
+        readFileSync(join(direct.out, "access-per-person.csv")),
+      );
+    } finally {
+      rmSync(reads.file, { force: true });
+      await reads.close();
+    }
   });
 });

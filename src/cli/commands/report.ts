@@ -1,9 +1,8 @@
 // `sessionhouse report <kind> --from T --to T [--out DIR] [--format …] [--filter …]`: a
 // compliance report as a directory an auditor can check offline; `report verify DIR` checks
 // one. Reports only read the warehouse: on the embedded engine they work while `run` holds it.
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
-import type { Browser } from "playwright-core";
 import {
   REPORT_FORMATS,
   REPORT_KINDS,
@@ -12,16 +11,18 @@ import {
   type ReportKind,
 } from "../../config/index.js";
 import { verifyEvidence } from "../../evidence/manifest.js";
+import { FILTER_KEYS } from "../../reports/build.js";
 import {
-  buildReport,
-  FILTER_KEYS,
-  type ReportFilters,
-} from "../../reports/build.js";
+  checkPeriod,
+  parseFilters,
+  reportFrom,
+  type ProduceOptions,
+} from "../../reports/produce.js";
 import { previousPeriod, reportDirName } from "../../reports/period.js";
-import { writeReport, type WrittenReport } from "../../reports/write.js";
+import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
+import { openWarehouse } from "../../warehouse/client.js";
 import {
   configFrom,
   READS_THROUGH_SERVICE,
@@ -132,49 +133,18 @@ export function registerReportCommand(
     });
 }
 
-export interface ProduceOptions {
-  kind: ReportKind;
-  fromMs: number;
-  toMs: number;
-  out: string;
-  formats: ReportFormat[];
-  filters: ReportFilters;
-  generatedAtMs?: number;
-  /** A Chromium already running to print the PDF in. */
-  browser?: Browser;
-}
-
 /** Builds a report from the warehouse (read access) and writes its directory. */
 export async function produceReport(
   config: Config,
   o: ProduceOptions,
 ): Promise<WrittenReport> {
+  checkPeriod(o);
   const w = await openWarehouse(config, { access: "read" });
   try {
     return await reportFrom(w, config, o);
   } finally {
     await w.close();
   }
-}
-
-/** Builds a report from an open warehouse and writes its directory. */
-export async function reportFrom(
-  w: Warehouse,
-  config: Config,
-  o: ProduceOptions,
-): Promise<WrittenReport> {
-  if (!(o.toMs > o.fromMs))
-    throw new UsageError("--to must be after --from", {
-      hint: "give the period as --from 2026-10-01 --to 2026-11-01 (the end is excluded)",
-    });
-  const built = await buildReport(w, config, o);
-  return writeReport(resolve(o.out), built, {
-    formats: o.formats,
-    chromiumPath: config.reports.chromiumPath,
-    signingKeyFile: config.evidence.signingKeyFile,
-    generatedAtMs: o.generatedAtMs ?? Date.now(),
-    browser: o.browser,
-  });
 }
 
 export function parseFormats(list: string): ReportFormat[] {
@@ -194,26 +164,6 @@ export function parseFormats(list: string): ReportFormat[] {
       hint: `use some of ${REPORT_FORMATS.join(",")}`,
     });
   return [...out];
-}
-
-export function parseFilters(list: string): ReportFilters {
-  const out: ReportFilters = {};
-  for (const part of list
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const i = part.indexOf("=");
-    const key = part.slice(0, i).trim();
-    if (i <= 0 || !(FILTER_KEYS as readonly string[]).includes(key))
-      throw new UsageError(
-        `--filter: "${part}" is not key=value with a known key`,
-        {
-          hint: `use ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
-        },
-      );
-    out[key as (typeof FILTER_KEYS)[number]] = part.slice(i + 1).trim();
-  }
-  return out;
 }
 
 function printWritten(w: WrittenReport): void {

@@ -3,7 +3,11 @@
 // period of the same length; accounts with access but no activity when the users stream is
 // exported.
 import { aggregationName } from "../../pipeline/names.js";
-import { accessQueries } from "../../warehouse/reports/sessions.js";
+import { text } from "../../warehouse/reports/query.js";
+import {
+  accessQueries,
+  policyHitQueries,
+} from "../../warehouse/reports/sessions.js";
 import { columns, table } from "../model.js";
 import { personNotice, type KindContext, type KindResult } from "./context.js";
 import { inactiveAccountsTable } from "./accounts.js";
@@ -96,6 +100,27 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
     missing,
   );
   const inactive = await inactiveAccountsTable(ctx);
+  const policyJob = text(
+    (await reader.rows(policyHitQueries.job, params))?.[0]?.job,
+  );
+  const policyHits = table(
+    {
+      id: "access-policy-hits",
+      title: "Policy hits per person",
+      note: `Log events a policy acted on, by person (user.email) and policy, from the aggregation job ${policyJob || "grouping logs by user.email and policy.name (none is configured)"}.`,
+      columns: columns(
+        "person",
+        "policy",
+        "hits:number",
+        "first_hit",
+        "last_hit",
+      ),
+    },
+    policyJob === ""
+      ? undefined
+      : await reader.rows(policyHitQueries.perPerson, params),
+    ["an aggregation job grouping logs by user.email and policy.name"],
+  );
   const envJob = ctx.config.aggregations.jobs.find(
     (j) => j.name === "resource_environments" && j.enabled,
   );
@@ -124,7 +149,7 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
       {
         id: "systems",
         title: "Systems reached",
-        tables: [perSystem, privileged],
+        tables: [perSystem, privileged, policyHits],
       },
       {
         id: "changes",
@@ -133,6 +158,11 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
       },
     ],
     notices: personNotice(ctx.source),
-    streams: ["sessions", ...(envJob ? [aggregationName(envJob)] : [])],
+    streams: [
+      "sessions",
+      ...(envJob ? [aggregationName(envJob)] : []),
+      // The person behind machine and native users, and the accounts without activity.
+      ...(ctx.source === "enriched" ? ["users", "identity_links"] : []),
+    ],
   };
 }

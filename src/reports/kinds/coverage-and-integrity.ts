@@ -107,6 +107,43 @@ export async function coverageAndIntegrity(
     await reader.rows(q.retention, params),
     [],
   );
+  const settings = table(
+    {
+      id: "coverage-retention-settings",
+      title: "Retention settings applied",
+      note: "The TTL the exporter last gave each table from its retention settings: days on the hot volume, the cold volume, days kept (0 = forever), and when it was applied.",
+      columns: columns(
+        "table",
+        "ttl",
+        "hot_days:number",
+        "cold_volume",
+        "retention_days:number",
+        "applied",
+      ),
+    },
+    await reader.rows(q.retentionSettings, params),
+    reader.missing(q.retentionSettings.needs),
+  );
+  const holds = table(
+    {
+      id: "coverage-legal-holds",
+      title: "Legal holds in force during the period",
+      note: "Holds whose sessions the retention does not delete (by user, resource or session), in force at some time of the period.",
+      columns: columns(
+        "hold_id",
+        "scope",
+        "value",
+        "reason",
+        "created_by",
+        "created",
+        "until",
+        "released",
+        "released_by",
+      ),
+    },
+    await reader.rows(q.legalHolds, params),
+    reader.missing(q.legalHolds.needs),
+  );
   const streams = [
     "sessions",
     ...ctx.config.aggregations.jobs
@@ -141,7 +178,7 @@ export async function coverageAndIntegrity(
       {
         id: "record",
         title: "The record",
-        tables: [perMonth, aggPerMonth, retention],
+        tables: [perMonth, aggPerMonth, retention, settings, holds],
       },
     ],
     notices: [],

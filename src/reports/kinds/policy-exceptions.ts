@@ -75,6 +75,9 @@ export async function policyExceptions(ctx: KindContext): Promise<KindResult> {
       },
     ],
     notices,
-    streams: ["sessions"],
+    streams:
+      suspensions.notExported === undefined
+        ? ["sessions", "policy_suspensions"]
+        : ["sessions"],
   };
 }

@@ -109,13 +109,35 @@ WHERE d NOT IN (
 )
 ORDER BY day`,
   },
+  retentionSettings: {
+    id: "coverage.retention_settings",
+    needs: ["retention_settings"],
+    sql: `SELECT table_name AS table, ttl, hot_days, cold_volume, retention_days,
+       ${T("applied_at")} AS applied
+FROM {{db}}.retention_settings AS r FINAL
+ORDER BY r.table_name`,
+  },
+  legalHolds: {
+    id: "coverage.legal_holds",
+    needs: ["legal_holds"],
+    sql: `SELECT hold_id, scope, value, reason, created_by, ${T("h.created_at")} AS created,
+       if(h.until IS NULL, '', ${T("assumeNotNull(h.until)")}) AS until,
+       if(h.released_at IS NULL, '', ${T("assumeNotNull(h.released_at)")}) AS released, released_by
+FROM {{db}}.legal_holds AS h FINAL
+WHERE h.created_at < {to:DateTime64(3, 'UTC')}
+  AND (h.released_at IS NULL OR h.released_at > {from:DateTime64(3, 'UTC')})
+  AND (h.until IS NULL OR h.until > {from:DateTime64(3, 'UTC')})
+ORDER BY h.created_at, h.hold_id`,
+  },
   retention: {
     id: "coverage.retention",
     needs: [],
-    sql: `SELECT name AS table, engine,
+    // On a cluster with distributed tables the rows and their TTL are in <name>_local.
+    sql: `SELECT replaceRegexpOne(name, '_local$', '') AS table, engine,
        if(position(engine_full, ' TTL ') > 0, trim(extract(engine_full, ' TTL (.*?)(?: SETTINGS |$)')), '') AS ttl
 FROM system.tables
-WHERE database = {db:String} AND name IN ('sessions', 'runs', 'agg_histogram', 'agg_top_values', 'agg_windows', 'dead_letters')
-ORDER BY name`,
+WHERE database = {db:String} AND engine != 'Distributed'
+  AND replaceRegexpOne(name, '_local$', '') IN ('sessions', 'runs', 'agg_histogram', 'agg_top_values', 'agg_windows', 'dead_letters')
+ORDER BY table`,
   },
 } as const satisfies Record<string, ReportQuery>;

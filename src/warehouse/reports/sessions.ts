@@ -124,3 +124,35 @@ FROM (${cur})`,
 export function periodSessionsSql(source: SessionSource): string {
   return periodSessions(source, "period");
 }
+
+/** The aggregation job (first by name) whose logs are grouped by user.email and policy.name. */
+const POLICY_USER_JOB = `(SELECT min(job) FROM {{db}}.agg_jobs FINAL
+  WHERE has(group_by, 'user.email') AND has(group_by, 'policy.name'))`;
+
+export const policyHitQueries = {
+  job: {
+    id: "access.policy_user_job",
+    needs: ["agg_jobs"],
+    sql: `SELECT ${POLICY_USER_JOB} AS job`,
+  },
+  perPerson: {
+    id: "access.policy_hits_per_person",
+    needs: ["agg_histogram", "agg_jobs"],
+    sql: `SELECT person, policy, sum(count) AS hits,
+       formatDateTime(min(bucket_time), '%Y-%m-%d %H:%i:%S') AS first_hit,
+       formatDateTime(max(bucket_time), '%Y-%m-%d %H:%i:%S') AS last_hit
+FROM (
+  SELECT [h.key1, h.key2, h.key3][indexOf(j.group_by, 'user.email')] AS person,
+         [h.key1, h.key2, h.key3][indexOf(j.group_by, 'policy.name')] AS policy,
+         h.count AS count, h.bucket_time AS bucket_time
+  FROM {{db}}.agg_histogram AS h FINAL
+  INNER JOIN (SELECT job, group_by FROM {{db}}.agg_jobs FINAL WHERE job = ${POLICY_USER_JOB}) AS j ON j.job = h.job
+  WHERE h.level = length(j.group_by) AND h.count > 0
+    AND h.bucket_time >= {from:DateTime64(3, 'UTC')} AND h.bucket_time < {to:DateTime64(3, 'UTC')}
+)
+WHERE person NOT IN ('', 'none') AND policy NOT IN ('', 'none')
+  AND ({user:String} = '' OR person = {user:String})
+GROUP BY person, policy
+ORDER BY person, policy`,
+  },
+} as const satisfies Record<string, ReportQuery>;

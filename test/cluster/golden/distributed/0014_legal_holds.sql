@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS sessionhouse.legal_holds_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.legal_holds ON CLUSTER sessionhouse_cluster
 (
     `hold_id` String,
     `scope` LowCardinality(String),
@@ -12,13 +12,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.legal_holds_local ON CLUSTER sessionhous
     `release_reason` String,
     `updated_at` DateTime64(3, 'UTC')
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/legal_holds_local', '{replica}', updated_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/legal_holds', '{shard}-{replica}', updated_at)
 ORDER BY hold_id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.legal_holds ON CLUSTER sessionhouse_cluster AS sessionhouse.legal_holds_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'legal_holds_local', cityHash64(hold_id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.legal_hold_events_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.legal_hold_events ON CLUSTER sessionhouse_cluster
 (
     `at` DateTime64(3, 'UTC'),
     `hold_id` String,
@@ -27,11 +24,8 @@ CREATE TABLE IF NOT EXISTS sessionhouse.legal_hold_events_local ON CLUSTER sessi
     `reason` String,
     `rows` UInt64
 )
-ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/sessionhouse/legal_hold_events_local', '{replica}')
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/sessionhouse/legal_hold_events', '{shard}-{replica}')
 ORDER BY (at, hold_id);
-
-CREATE TABLE IF NOT EXISTS sessionhouse.legal_hold_events ON CLUSTER sessionhouse_cluster AS sessionhouse.legal_hold_events_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'legal_hold_events_local', cityHash64(hold_id));
 
 ALTER TABLE sessionhouse.sessions_local ON CLUSTER sessionhouse_cluster
     (ADD COLUMN IF NOT EXISTS `legal_hold` Bool);

@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS sessionhouse.retention_settings_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.retention_settings ON CLUSTER sessionhouse_cluster
 (
     `table_name` String,
     `ttl` String,
@@ -7,8 +7,5 @@ CREATE TABLE IF NOT EXISTS sessionhouse.retention_settings_local ON CLUSTER sess
     `retention_days` UInt32,
     `applied_at` DateTime64(3, 'UTC')
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/retention_settings_local', '{replica}', applied_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/retention_settings', '{shard}-{replica}', applied_at)
 ORDER BY table_name;
-
-CREATE TABLE IF NOT EXISTS sessionhouse.retention_settings ON CLUSTER sessionhouse_cluster AS sessionhouse.retention_settings_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'retention_settings_local', cityHash64(table_name));

@@ -1,0 +1,150 @@
+// `sessionhouse archive export|verify|restore`: a month of deduplicated sessions, aggregations
+// and control-plane histories as Parquet with a signed, chained manifest; its offline check;
+// and its load back into a database.
+import type { Command } from "commander";
+import {
+  exportArchive,
+  restoreArchive,
+  verifyArchive,
+} from "../../pipeline/archive.js";
+import { FatalError } from "../../util/errors.js";
+import { openScratchEngine } from "../../warehouse/archive.js";
+import { openWarehouse } from "../../warehouse/client.js";
+import { migrate } from "../../warehouse/migrate.js";
+import { retentionSettings } from "../../warehouse/retention.js";
+import { configFrom, WRITES_DATA_DIR, type GlobalOptions } from "../runtime.js";
+
+const EXPORT_HELP =
+  "\nOn the embedded engine the engine writes the Parquet files itself, which the running\n" +
+  "service's read-only access does not allow: while sessionhouse run holds the data\n" +
+  "directory, export is refused (DATA_DIR_IN_USE); stop the service first.";
+
+export function registerArchiveCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const archive = program
+    .command("archive")
+    .description(
+      "monthly Parquet archives with a signed, chained manifest: export, verify, restore",
+    );
+  archive
+    .command("export")
+    .description(
+      "write a month's deduplicated sessions, aggregations and histories as Parquet with manifest.json",
+    )
+    .requiredOption("--month <YYYY-MM>", "the month (UTC), e.g. 2026-10")
+    .option(
+      "--to <dir>",
+      "archive directory (one YYYY-MM directory per month)",
+      "./archive",
+    )
+    .addHelpText("after", EXPORT_HELP)
+    .action(async (o: { month: string; to: string }) => {
+      const config = configFrom(globals(), {}, { needsApi: false });
+      const w = await openWarehouse(config);
+      try {
+        await migrate(w, { retention: retentionSettings(config) });
+        const r = await exportArchive(w, {
+          month: o.month,
+          root: o.to,
+          signingKeyFile: config.evidence.signingKeyFile,
+        });
+        for (const t of r.tables)
+          process.stdout.write(
+            `  ${t.table}: ${t.rows} rows${t.file ? ` → ${t.file}` : ""}\n`,
+          );
+        const perS = r.ms > 0 ? Math.round((r.rows * 1000) / r.ms) : r.rows;
+        process.stdout.write(
+          `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
+            `chain head (keep it in write-once storage): ${r.head}\n`,
+        );
+      } finally {
+        await w.close();
+      }
+    });
+  archive
+    .command("verify")
+    .description(
+      "check every month's file hashes, signature, chain and row counts (reads the Parquet back)",
+    )
+    .argument("<dir>", "the archive directory")
+    .option(
+      "--public-key <file>",
+      "Ed25519 public key (PEM) every manifest must be signed by",
+    )
+    .option(
+      "--expect-head <sha256>",
+      "the chain head kept when the last month was archived",
+    )
+    .addHelpText(
+      "after",
+      "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory.",
+    )
+    .action(
+      async (dir: string, o: { publicKey?: string; expectHead?: string }) => {
+        const engine = await openScratchEngine();
+        try {
+          const r = await verifyArchive(dir, engine, {
+            publicKeyFile: o.publicKey,
+            expectHead: o.expectHead,
+          });
+          if (r.problems.length > 0)
+            throw new FatalError(
+              "ARCHIVE_INVALID",
+              `the archive in ${dir} does not verify:\n  ${r.problems.join("\n  ")}`,
+              {
+                hint: "restore the listed months from an intact copy; never edit an archive in place",
+              },
+            );
+          process.stdout.write(
+            `${r.months.length} month(s) verified (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}), ${r.rowsChecked} rows read back, ${r.signed} signed\nchain head: ${String(r.head)}\n`,
+          );
+        } finally {
+          engine.close();
+        }
+      },
+    );
+  archive
+    .command("restore")
+    .description("load an archived month back (again: changes nothing)")
+    .requiredOption("--month <YYYY-MM>", "the archived month")
+    .requiredOption("--from <dir>", "the archive directory")
+    .option(
+      "--database <name>",
+      "load into this database (default CLICKHOUSE_DATABASE)",
+    )
+    .option(
+      "--public-key <file>",
+      "Ed25519 public key the month must be signed by",
+    )
+    .addHelpText("after", WRITES_DATA_DIR)
+    .action(
+      async (o: {
+        month: string;
+        from: string;
+        database?: string;
+        publicKey?: string;
+      }) => {
+        const config = configFrom(
+          globals(),
+          o.database === undefined ? {} : { "clickhouse.database": o.database },
+          { needsApi: false },
+        );
+        const w = await openWarehouse(config);
+        try {
+          await migrate(w, { retention: retentionSettings(config) });
+          const r = await restoreArchive(w, {
+            month: o.month,
+            root: o.from,
+            publicKeyFile: o.publicKey,
+          });
+          process.stdout.write(
+            `${o.month} restored into ${w.database}: ${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows\n`,
+          );
+        } finally {
+          await w.close();
+        }
+      },
+    );
+}

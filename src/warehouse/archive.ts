@@ -1,0 +1,253 @@
+// The SQL of the monthly archives: which tables a month is archived from, each as Parquet
+// written by the engine (deduplicated with FINAL, sorted by the table's key), the statistics a
+// manifest records and a verifier recomputes from the file, and the restore of a file.
+import { createReadStream, createWriteStream } from "node:fs";
+import { pipeline } from "node:stream/promises";
+import { qualified, type Warehouse } from "./client.js";
+import { SinkError } from "./errors.js";
+import { existingTables } from "./migrate.js";
+import { selectRows } from "./select.js";
+import { Tables } from "./tables.js";
+
+/** A table as archived: the time column that places a row in a month, and the file's order. */
+export interface ArchiveSpec {
+  table: string;
+  timeColumn: string;
+  orderBy: string;
+  /** Rows superseded by a re-fetch (count 0) are not history. */
+  filter?: string;
+}
+
+const FIXED: readonly ArchiveSpec[] = [
+  {
+    table: Tables.sessions,
+    timeColumn: "start_time",
+    orderBy: "start_time, id",
+  },
+  {
+    table: Tables.aggHistogram,
+    timeColumn: "bucket_time",
+    orderBy: "job, level, bucket_time, key1, key2, key3",
+    filter: "count > 0",
+  },
+  {
+    table: Tables.aggTopValues,
+    timeColumn: "window_start",
+    orderBy: "job, member, window_start, key",
+    filter: "count > 0",
+  },
+  {
+    table: Tables.aggWindows,
+    timeColumn: "window_start",
+    orderBy: "job, window_start",
+  },
+];
+
+/** The tables of a month's archive that exist here: the fixed ones and every `*_history`. */
+export async function archiveSpecs(w: Warehouse): Promise<ArchiveSpec[]> {
+  const tables = await existingTables(w);
+  const histories = [...tables]
+    .filter((t) => t.endsWith("_history"))
+    .sort()
+    .map((table): ArchiveSpec => ({
+      table,
+      timeColumn: "valid_from",
+      orderBy: "id, valid_from",
+    }));
+  return [...FIXED.filter((s) => tables.has(s.table)), ...histories];
+}
+
+export interface ColumnType {
+  name: string;
+  type: string;
+}
+
+/** The stored columns of a table (not the ones it computes itself), in order. */
+export async function storedColumns(
+  w: Warehouse,
+  table: string,
+): Promise<ColumnType[]> {
+  return selectRows<ColumnType>(
+    w,
+    `SELECT name, type FROM system.columns
+     WHERE database = {db:String} AND table = {table:String}
+       AND default_kind NOT IN ('MATERIALIZED', 'ALIAS', 'EPHEMERAL')
+     ORDER BY position`,
+    { db: w.database, table },
+  );
+}
+
+/** Row count and time range of a set of rows, times as epoch milliseconds. */
+export interface RowStats {
+  rows: number;
+  minTimeMs: number | null;
+  maxTimeMs: number | null;
+}
+
+const STATS = (col: string) =>
+  `count() AS rows, toUnixTimestamp64Milli(toDateTime64(min(${col}), 3, 'UTC')) AS min_ms, toUnixTimestamp64Milli(toDateTime64(max(${col}), 3, 'UTC')) AS max_ms`;
+
+function toStats(
+  r: { rows: string; min_ms: string; max_ms: string } | undefined,
+): RowStats {
+  const rows = Number(r?.rows ?? 0);
+  return {
+    rows,
+    minTimeMs: rows === 0 ? null : Number(r?.min_ms),
+    maxTimeMs: rows === 0 ? null : Number(r?.max_ms),
+  };
+}
+
+function monthWhere(spec: ArchiveSpec): string {
+  const t = spec.timeColumn;
+  return `${t} >= toDateTime64({from:String}, 3, 'UTC') AND ${t} < toDateTime64({to:String}, 3, 'UTC')${spec.filter ? ` AND ${spec.filter}` : ""}`;
+}
+
+/** A month: its first instant and the next month's, as "YYYY-MM-DD 00:00:00". */
+export interface MonthRange {
+  from: string;
+  to: string;
+}
+
+/** The month's rows of a table, deduplicated, as the archive holds them. */
+export async function monthStats(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  month: MonthRange,
+): Promise<RowStats> {
+  const [r] = await selectRows<{
+    rows: string;
+    min_ms: string;
+    max_ms: string;
+  }>(
+    w,
+    `SELECT ${STATS(spec.timeColumn)} FROM ${qualified(w, spec.table)} FINAL WHERE ${monthWhere(spec)}`,
+    { ...month },
+  );
+  return toStats(r);
+}
+
+/** A string literal for SQL: the engine's file() and INFILE take no query parameter. */
+export function sqlString(value: string): string {
+  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * Writes the month's rows of a table to `path` as Parquet, deduplicated (FINAL) and sorted. The
+ * embedded engine writes the file itself (INSERT INTO FUNCTION file); a server encodes it and
+ * the answer is streamed to the file.
+ */
+export async function exportMonth(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  columns: readonly ColumnType[],
+  month: MonthRange,
+  path: string,
+): Promise<void> {
+  const select = `SELECT ${columns.map((c) => `\`${c.name}\``).join(", ")}
+    FROM ${qualified(w, spec.table)} FINAL
+    WHERE ${monthWhere(spec)}
+    ORDER BY ${spec.orderBy}`;
+  if (w.service)
+    throw new SinkError(
+      "DATA_DIR_IN_USE",
+      `the data directory ${w.location} is held by the running service (pid ${w.service.pid}), whose read access cannot write files`,
+      {
+        hint: "stop the service (SIGTERM) and export then, or export from a ClickHouse server",
+      },
+    );
+  if (w.kind === "embedded") {
+    await w.client.command({
+      query: `INSERT INTO FUNCTION file(${sqlString(path)}, 'Parquet') ${select}`,
+      query_params: { ...month },
+    });
+    return;
+  }
+  const rs = await w.client.exec({
+    query: `${select} FORMAT Parquet`,
+    query_params: { ...month },
+  });
+  await pipeline(rs.stream, createWriteStream(path, { flags: "wx" }));
+}
+
+/**
+ * Loads a Parquet file of the archive into its table. The insert carries a deduplication token
+ * of the file's hash, so restoring the same file again is dropped by the engine; rows already
+ * there collapse under FINAL as any re-read does.
+ */
+export async function restoreFile(
+  w: Warehouse,
+  table: string,
+  columns: readonly ColumnType[],
+  path: string,
+  token: string,
+): Promise<void> {
+  const names = columns.map((c) => `\`${c.name}\``).join(", ");
+  const settings = {
+    insert_deduplicate: 1 as const,
+    insert_deduplication_token: token,
+  };
+  if (w.kind === "embedded") {
+    await w.client.command({
+      query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${sqlString(path)}, 'Parquet')`,
+      clickhouse_settings: settings,
+    });
+    return;
+  }
+  await w.client.insert({
+    table: qualified(w, table),
+    columns: columns.map((c) => c.name) as [string, ...string[]],
+    values: createReadStream(path),
+    format: "Parquet",
+    clickhouse_settings: settings,
+  });
+}
+
+/** Rows and time range of a Parquet file, read back by an engine that reads local files. */
+export function parquetStatsSql(path: string, timeColumn: string): string {
+  return `SELECT ${STATS(timeColumn)} FROM file(${sqlString(path)}, 'Parquet')`;
+}
+
+export function parquetStats(
+  r: { rows: string; min_ms: string; max_ms: string } | undefined,
+): RowStats {
+  return toStats(r);
+}
+
+/** An engine of this process on a scratch directory, to read archive files back (verify). */
+export interface ScratchEngine {
+  rows<T>(sql: string): Promise<T[]>;
+  close(): void;
+}
+
+export async function openScratchEngine(): Promise<ScratchEngine> {
+  let Session: new () => {
+    query(sql: string, format: string): string;
+    cleanup(): void;
+  };
+  try {
+    const specifier = "chdb";
+    ({ Session } = (await import(specifier)) as { Session: typeof Session });
+  } catch (err) {
+    throw new SinkError(
+      "EMBEDDED_UNAVAILABLE",
+      "reading the archive's Parquet back needs the embedded engine (the chdb package), which is not installed",
+      {
+        cause: err,
+        hint: "run archive verify where sessionhouse is installed with its optional dependencies",
+      },
+    );
+  }
+  const session = new Session();
+  return {
+    rows: <T>(sql: string) =>
+      Promise.resolve(
+        session
+          .query(sql, "JSONEachRow")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+          .map((l) => JSON.parse(l) as T),
+      ),
+    close: () => session.cleanup(),
+  };
+}
