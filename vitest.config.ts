@@ -24,6 +24,7 @@ const UNIT = [
   "test/simulator/logs-aggregate.test.ts",
   "test/simulator/logs-query.test.ts",
   "test/sources/id-set.test.ts",
+  "test/streams/directory-records.test.ts",
   "test/sources/record-id.test.ts",
   "test/warehouse/insert-files.test.ts",
   "test/warehouse/line-block.test.ts",
