@@ -17,7 +17,7 @@ import {
 
 const DAY = 86_400_000;
 /** The generated year ends here. */
-const END_MS = Date.UTC(2026, 10, 16, 0, 0, 0);
+export const END_MS = Date.UTC(2026, 10, 16, 0, 0, 0);
 const YEAR_MS = 365 * DAY;
 const TECHNOLOGIES = [
   "postgres",
@@ -61,7 +61,10 @@ async function command(w: Warehouse, sql: string): Promise<void> {
 
 const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 
-async function generateSessions(w: Warehouse, total: number): Promise<void> {
+export async function generateSessions(
+  w: Warehouse,
+  total: number,
+): Promise<void> {
   const stepMs = YEAR_MS / total;
   const chunk = 1_000_000;
   for (let offset = 0; offset < total; offset += chunk) {
