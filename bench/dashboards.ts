@@ -109,7 +109,8 @@ export async function generateSessions(
                 '","user":{"type":"', user_type, '","username":"', user_username, '"},"resource":{"id":"', resource_id,
                 '","name":"', resource_name, '","technology":"', technology, '"}}') AS raw,
          start_time + toIntervalMinute(1) AS fetched_at,
-         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
+         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version,
+         false AS legal_hold
        FROM (
          SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
          FROM (

@@ -53,11 +53,11 @@ const PANELS: ReadonlyArray<readonly [string, string]> = [
   ],
   [
     "Session duration over time",
-    `SELECT toStartOfDay(day) AS time, quantilesMerge(0.5, 0.9)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY time ORDER BY time`,
+    `SELECT toStartOfDay(day) AS time, quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY time ORDER BY time`,
   ],
   [
     "Duration by technology",
-    `SELECT resource_technology, sum(sessions), quantilesMerge(0.5, 0.9)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY resource_technology`,
+    `SELECT resource_technology, sum(sessions), quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY resource_technology`,
   ],
   [
     "Busiest users",
