@@ -479,9 +479,17 @@ describe("sessionhouse run (a real child process)", () => {
         "sessions",
         "sessions.refresh",
         "sessions.reconcile",
+        "rollups",
         "aggregations.tech",
+        "users",
+        "user_devices",
+        "native_users",
+        "identity_links",
+        "inventory",
+        "policy_suspensions",
+        "clouds",
       ]);
-      const [sessions, refresh, reconcile, tech] = status.jobs;
+      const [sessions, refresh, reconcile, , tech] = status.jobs;
       expect(sessions).toMatchObject({
         kind: "sessions",
         enabled: true,
