@@ -21,7 +21,7 @@ import {
 
 const DAY = 86_400_000;
 /** The generated year ends here. */
-const END_MS = Date.UTC(2026, 10, 16, 0, 0, 0);
+export const END_MS = Date.UTC(2026, 10, 16, 0, 0, 0);
 const YEAR_MS = 365 * DAY;
 const TECHNOLOGIES = [
   "postgres",
@@ -73,7 +73,10 @@ async function command(w: Warehouse, sql: string): Promise<void> {
 
 const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 
-async function generateSessions(w: Warehouse, total: number): Promise<void> {
+export async function generateSessions(
+  w: Warehouse,
+  total: number,
+): Promise<void> {
   const stepMs = YEAR_MS / total;
   const chunk = 1_000_000;
   for (let offset = 0; offset < total; offset += chunk) {
@@ -118,7 +121,8 @@ async function generateSessions(w: Warehouse, total: number): Promise<void> {
                 '","user":{"type":"', user_type, '","username":"', user_username, '"},"resource":{"id":"', resource_id,
                 '","name":"', resource_name, '","technology":"', technology, '"}}') AS raw,
          start_time + toIntervalMinute(1) AS fetched_at,
-         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
+         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version,
+         false AS legal_hold
        FROM (
          SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
          FROM (

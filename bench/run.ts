@@ -9,6 +9,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { planWindows } from "../src/sources/windows.js";
+import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -23,10 +24,11 @@ const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
   process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
 );
-/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, comma-separated) runs only those parts. */
+/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, comma-separated) runs only those parts. */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
-const runs = (part: "sessions" | "latency" | "aggregations" | "dashboards") =>
-  !ONLY || ONLY.includes(part);
+const runs = (
+  part: "sessions" | "latency" | "aggregations" | "dashboards" | "retention",
+) => !ONLY || ONLY.includes(part);
 
 interface Sim {
   url: string;
@@ -450,6 +452,42 @@ async function main(): Promise<void> {
     targets.push(
       `every dashboard panel query p50 < 300 ms: ${verdict(slow.length === 0)}`,
       `every template variable query p50 < 300 ms: ${verdict(slowVariables.length === 0)}`,
+    );
+  }
+  if (runs("retention")) {
+    // 4. Retention: rollups of 10M sessions read for a year; a month's archive export.
+    process.stderr.write(
+      `bench: retention over ${fmt(DASHBOARD_SESSIONS)} sessions (generating)…\n`,
+    );
+    const ret = await scenario<RetentionBench>({
+      kind: "retention",
+      dataDir: dataDir("retention"),
+      sessions: DASHBOARD_SESSIONS,
+    });
+    const slow = ret.panels.filter((p) => p.p50 >= 300);
+    say(
+      `## Retention: rollups of ${fmt(ret.sessions)} sessions over a year, archive of a month`,
+    );
+    say("");
+    say(
+      `Rollups of ${ret.rollupDays} days computed in ${fmt(ret.rollupMs / 1000, 1)} s. The sessions overview's panels as they read the rollups, one-year range (one warm-up, then 7 runs):`,
+    );
+    say("");
+    say("| panel | p50 ms | p95 ms | rows |");
+    say("|---|---|---|---|");
+    for (const p of ret.panels)
+      say(`| ${p.panel} | ${fmt(p.p50)} | ${fmt(p.p95)} | ${p.rows} |`);
+    say("");
+    const exportRate = (ret.monthSessions * 1000) / ret.exportMs;
+    const directRate = (ret.monthSessions * 1000) / ret.directMs;
+    const ratio = exportRate / directRate;
+    say(
+      `archive export of ${ret.month} (${fmt(ret.monthSessions)} sessions): ${fmt(ret.exportMs / 1000, 1)} s, ${fmt(exportRate)} sessions/s (manifest, hashes and counts included); the engine writing the same sessions Parquet directly: ${fmt(ret.directMs / 1000, 1)} s, ${fmt(directRate)} rows/s; ratio ${fmt(ratio, 2)} (best of 2 each).`,
+    );
+    say("");
+    targets.push(
+      `1-year sessions overview over rollups p50 < 300 ms per panel: ${verdict(slow.length === 0)}`,
+      `archive export ≥ 0.8 × the engine's direct Parquet write: ${verdict(ratio >= 0.8)}`,
     );
   }
   say("## Targets");

@@ -18,6 +18,7 @@ import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
 import { runDashboards } from "./dashboards.js";
 import { aggregationName } from "../src/pipeline/names.js";
+import { runRetention } from "./retention.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -48,7 +49,8 @@ export type ScenarioArgs =
       fromMs: number;
       toMs: number;
     }
-  | { kind: "dashboards"; dataDir: string; sessions: number };
+  | { kind: "dashboards"; dataDir: string; sessions: number }
+  | { kind: "retention"; dataDir: string; sessions: number };
 
 function config(a: {
   url?: string;
@@ -188,6 +190,10 @@ async function main(): Promise<void> {
     }
     case "dashboards": {
       print(await runDashboards(args.dataDir, args.sessions));
+      return;
+    }
+    case "retention": {
+      print(await runRetention(args.dataDir, args.sessions));
       return;
     }
   }

@@ -17,12 +17,15 @@ import {
   archiveSpecs,
   exportMonth,
   monthStats,
+  parquetFileStats,
   parquetStats,
   parquetStatsSql,
   restoreFile,
   storedColumns,
+  type ArchiveSpec,
   type ColumnType,
   type MonthRange,
+  type RowStats,
   type ScratchEngine,
 } from "../warehouse/archive.js";
 import type { Warehouse } from "../warehouse/client.js";
@@ -118,12 +121,10 @@ export async function exportArchive(
   try {
     const tables: ArchivedTable[] = [];
     for (const spec of await archiveSpecs(w)) {
-      const stats = await monthStats(w, spec, range);
-      if (stats.rows === 0 && spec.table !== "sessions") continue;
       const columns = await storedColumns(w, spec.table);
       const file = `${spec.table}.parquet`;
-      if (stats.rows > 0)
-        await exportMonth(w, spec, columns, range, join(dir, file));
+      const stats = await exportTable(w, spec, columns, range, join(dir, file));
+      if (stats.rows === 0 && spec.table !== "sessions") continue;
       tables.push({
         table: spec.table,
         file: stats.rows > 0 ? file : "",
@@ -167,6 +168,31 @@ export async function exportArchive(
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * Writes one table's file and returns what it holds. On the embedded engine the counts are read
+ * from the file just written (its time column only, cheaper than a second FINAL over the
+ * table); a server's files are on this machine, not the server's, so it counts the month first.
+ * A table without rows in the month gets no file.
+ */
+async function exportTable(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  columns: readonly ColumnType[],
+  range: MonthRange,
+  path: string,
+): Promise<RowStats> {
+  if (w.kind === "embedded") {
+    await exportMonth(w, spec, columns, range, path);
+    if (!existsSync(path)) return { rows: 0, minTimeMs: null, maxTimeMs: null };
+    const stats = await parquetFileStats(w, path, spec.timeColumn);
+    if (stats.rows === 0) rmSync(path, { force: true });
+    return stats;
+  }
+  const stats = await monthStats(w, spec, range);
+  if (stats.rows > 0) await exportMonth(w, spec, columns, range, path);
+  return stats;
 }
 
 export interface VerifyResult {

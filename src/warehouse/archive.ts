@@ -208,6 +208,20 @@ export function parquetStatsSql(path: string, timeColumn: string): string {
   return `SELECT ${STATS(timeColumn)} FROM file(${sqlString(path)}, 'Parquet')`;
 }
 
+/** The same, read by `w`'s engine from a file on this machine (the embedded engine). */
+export async function parquetFileStats(
+  w: Warehouse,
+  path: string,
+  timeColumn: string,
+): Promise<RowStats> {
+  const [r] = await selectRows<{
+    rows: string;
+    min_ms: string;
+    max_ms: string;
+  }>(w, parquetStatsSql(path, timeColumn));
+  return toStats(r);
+}
+
 export function parquetStats(
   r: { rows: string; min_ms: string; max_ms: string } | undefined,
 ): RowStats {
