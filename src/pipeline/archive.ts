@@ -16,7 +16,7 @@ import { UsageError } from "../util/errors.js";
 import {
   archiveSpecs,
   exportMonth,
-  monthStats,
+  openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
@@ -118,12 +118,21 @@ export async function exportArchive(
       hint: "an earlier export stopped half way: remove the directory and export again",
     });
   mkdirSync(dir, { recursive: true });
+  let engine: ScratchEngine | undefined;
+  const scratch = async () => (engine ??= await openScratchEngine());
   try {
     const tables: ArchivedTable[] = [];
     for (const spec of await archiveSpecs(w)) {
       const columns = await storedColumns(w, spec.table);
       const file = `${spec.table}.parquet`;
-      const stats = await exportTable(w, spec, columns, range, join(dir, file));
+      const stats = await exportTable(
+        w,
+        spec,
+        columns,
+        range,
+        join(dir, file),
+        scratch,
+      );
       if (stats.rows === 0 && spec.table !== "sessions") continue;
       tables.push({
         table: spec.table,
@@ -167,14 +176,17 @@ export async function exportArchive(
     // No half archive is left to be taken for a whole one.
     rmSync(dir, { recursive: true, force: true });
     throw err;
+  } finally {
+    engine?.close();
   }
 }
 
 /**
- * Writes one table's file and returns what it holds. On the embedded engine the counts are read
- * from the file just written (its time column only, cheaper than a second FINAL over the
- * table); a server's files are on this machine, not the server's, so it counts the month first.
- * A table without rows in the month gets no file.
+ * Writes one table's file and returns what it holds, counted from the file itself (its time
+ * column only): rows stored in the month while it was written (a sync of the running service)
+ * can then never make the manifest disagree with the file. The embedded engine reads its own
+ * file back; a server's answer (or the running service's) lands on this machine, where a scratch
+ * engine reads it. A table without rows in the month gets no file.
  */
 async function exportTable(
   w: Warehouse,
@@ -182,16 +194,23 @@ async function exportTable(
   columns: readonly ColumnType[],
   range: MonthRange,
   path: string,
+  scratch: () => Promise<ScratchEngine>,
 ): Promise<RowStats> {
-  if (w.kind === "embedded") {
-    await exportMonth(w, spec, columns, range, path);
-    if (!existsSync(path)) return { rows: 0, minTimeMs: null, maxTimeMs: null };
-    const stats = await parquetFileStats(w, path, spec.timeColumn);
-    if (stats.rows === 0) rmSync(path, { force: true });
-    return stats;
-  }
-  const stats = await monthStats(w, spec, range);
-  if (stats.rows > 0) await exportMonth(w, spec, columns, range, path);
+  await exportMonth(w, spec, columns, range, path);
+  if (!existsSync(path)) return { rows: 0, minTimeMs: null, maxTimeMs: null };
+  const stats =
+    w.kind === "embedded"
+      ? await parquetFileStats(w, path, spec.timeColumn)
+      : parquetStats(
+          (
+            await (
+              await scratch()
+            ).rows<{ rows: string; min_ms: string; max_ms: string }>(
+              parquetStatsSql(path, spec.timeColumn),
+            )
+          )[0],
+        );
+  if (stats.rows === 0) rmSync(path, { force: true });
   return stats;
 }
 

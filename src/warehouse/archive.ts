@@ -109,24 +109,6 @@ export interface MonthRange {
   to: string;
 }
 
-/** The month's rows of a table, deduplicated, as the archive holds them. */
-export async function monthStats(
-  w: Warehouse,
-  spec: ArchiveSpec,
-  month: MonthRange,
-): Promise<RowStats> {
-  const [r] = await selectRows<{
-    rows: string;
-    min_ms: string;
-    max_ms: string;
-  }>(
-    w,
-    `SELECT ${STATS(spec.timeColumn)} FROM ${qualified(w, spec.table)} FINAL WHERE ${monthWhere(spec)}`,
-    { ...month },
-  );
-  return toStats(r);
-}
-
 /** A string literal for SQL: the engine's file() and INFILE take no query parameter. */
 export function sqlString(value: string): string {
   return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
@@ -134,8 +116,9 @@ export function sqlString(value: string): string {
 
 /**
  * Writes the month's rows of a table to `path` as Parquet, deduplicated (FINAL) and sorted. The
- * embedded engine writes the file itself (INSERT INTO FUNCTION file); a server encodes it and
- * the answer is streamed to the file.
+ * embedded engine writes the file itself (INSERT INTO FUNCTION file); a server, or the read
+ * access of the service that holds the embedded engine, encodes it and the answer is streamed
+ * to the file.
  */
 export async function exportMonth(
   w: Warehouse,
@@ -148,14 +131,6 @@ export async function exportMonth(
     FROM ${qualified(w, spec.table)} FINAL
     WHERE ${monthWhere(spec)}
     ORDER BY ${spec.orderBy}`;
-  if (w.service)
-    throw new SinkError(
-      "DATA_DIR_IN_USE",
-      `the data directory ${w.location} is held by the running service (pid ${w.service.pid}), whose read access cannot write files`,
-      {
-        hint: "stop the service (SIGTERM) and export then, or export from a ClickHouse server",
-      },
-    );
   if (w.kind === "embedded") {
     await w.client.command({
       query: `INSERT INTO FUNCTION file(${sqlString(path)}, 'Parquet') ${select}`,

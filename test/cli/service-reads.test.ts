@@ -1,7 +1,7 @@
 // `sessionhouse run` on the embedded engine holds the data directory; other processes read
 // through its read access. Real processes (the built CLI) against the simulator: while the
-// service runs, also in the middle of a sync, `status --json`, `query`, `report` and
-// `hold list` from other processes answer through it, a write
+// service runs, also in the middle of a sync, `status --json`, `query`, `report`, `hold list`
+// and `archive export` from other processes answer through it, a write
 // through its token is refused, the token file is mode 0600 and the token appears in no output,
 // a command that writes is refused with what to do; after SIGTERM the file is gone; after
 // SIGKILL, or with a file whose process does not answer, `status` opens the directory itself
@@ -332,7 +332,7 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     for (const out of outputs) expect(out).not.toContain(record.token);
   }, 180_000);
 
-  it("while a sync is in flight, status, query, a report and hold list answer from other processes", async () => {
+  it("while a sync is in flight, status, query, a report, hold list and an archive export answer from other processes", async () => {
     // A control plane that takes 8 s before every answer: the first sync of a day of
     // windows takes half a minute, and the commands below run inside it.
     const slow = await testSimulator({
@@ -356,7 +356,9 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       expect(service.child.exitCode).toBeNull();
       const finishedBefore = sessionRuns("run finished");
       const out = mkdtempSync(join(tmpdir(), "sessionhouse-report-"));
-      const [status, query, report, holds] = await Promise.all([
+      const archive = mkdtempSync(join(tmpdir(), "sessionhouse-archive-"));
+      const month = new Date(SIM_NOW).toISOString().slice(0, 7);
+      const [status, query, report, holds, exported] = await Promise.all([
         cli1(["status", "--json"]),
         cli1(["query", "SELECT count() AS n FROM sessions FINAL"]),
         cli1([
@@ -372,6 +374,7 @@ describe("the embedded engine while sessionhouse run holds it", () => {
           out,
         ]),
         cli1(["hold", "list"]),
+        cli1(["archive", "export", "--month", month, "--to", archive]),
       ]);
       // All four answered while the run was still going.
       expect(sessionRuns("run finished")).toBe(finishedBefore);
@@ -389,6 +392,12 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       expect(existsSync(join(out, "manifest.json"))).toBe(true);
       expect(holds.code, holds.stderr).toBe(0);
       expect(holds.stdout).toBe("no active legal holds\n");
+      // The month's archive, encoded by the service and written here, verifies: its counts
+      // are the file's, whatever the sync stored meanwhile.
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout).toMatch(/archived in .*: \d+ rows/);
+      const verified = await cli1(["archive", "verify", archive]);
+      expect(verified.code, verified.stderr).toBe(0);
       service.child.kill("SIGTERM");
       expect((await service.result).code).toBe(0);
     } finally {

@@ -15,9 +15,9 @@ import { retentionSettings } from "../../warehouse/retention.js";
 import { configFrom, WRITES_DATA_DIR, type GlobalOptions } from "../runtime.js";
 
 const EXPORT_HELP =
-  "\nOn the embedded engine the engine writes the Parquet files itself, which the running\n" +
-  "service's read-only access does not allow: while sessionhouse run holds the data\n" +
-  "directory, export is refused (DATA_DIR_IN_USE); stop the service first.";
+  "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
+  "export goes through the service's read-only access (the service encodes the Parquet and\n" +
+  "this process writes the files).";
 
 export function registerArchiveCommand(
   program: Command,
@@ -42,9 +42,11 @@ export function registerArchiveCommand(
     .addHelpText("after", EXPORT_HELP)
     .action(async (o: { month: string; to: string }) => {
       const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config);
+      const w = await openWarehouse(config, { access: "read" });
       try {
-        await migrate(w, { retention: retentionSettings(config) });
+        // The running service has migrated its database; its read access cannot write.
+        if (w.service === undefined)
+          await migrate(w, { retention: retentionSettings(config) });
         const r = await exportArchive(w, {
           month: o.month,
           root: o.to,
