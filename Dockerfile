@@ -5,6 +5,11 @@
 #
 #   docker build -t sessionhouse:0.1.0 .
 #   docker run --rm sessionhouse:0.1.0 --help
+#
+# The variant that also prints compliance reports as PDF carries Debian's Chromium (about
+# 300 MB more):
+#
+#   docker build --build-arg WITH_CHROMIUM=true -t sessionhouse:0.1.0-chromium .
 
 # One Node.js release for both stages: package.json asks for >= 20.19.
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
@@ -20,8 +25,15 @@ COPY src ./src
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
+# true: Debian's Chromium and a font, for `sessionhouse report` to write report.pdf.
+ARG WITH_CHROMIUM=false
 ENV NODE_ENV=production
 WORKDIR /app
+RUN if [ "$WITH_CHROMIUM" = "true" ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends chromium fonts-dejavu-core \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 COPY package.json package-lock.json ./
 # The production tree only: no dev dependencies, no optional ones (chdb), no install scripts
 # (`prepare` needs the compiler, which is a dev dependency).

@@ -1,12 +1,16 @@
 // Dashboard latency over long retention: 10 million sessions and a year of log aggregations,
-// generated inside ClickHouse with the shapes the exporter writes, then every panel's query of
-// every dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
+// generated inside ClickHouse with the shapes the exporter writes, then every template variable's
+// query (what a dashboard runs when it opens, before its panels) and every panel's query of every
+// dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../src/config/index.js";
 import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
-import { loadDashboards } from "../test/dashboards/dashboards.js";
+import {
+  TEXTBOX_SAMPLES,
+  loadDashboards,
+} from "../test/dashboards/dashboards.js";
 import {
   ALL,
   queryInterval,
@@ -43,6 +47,14 @@ const TECHNOLOGIES = [
   "rdp",
   "web",
 ];
+
+export interface VariableLatency {
+  dashboard: string;
+  variable: string;
+  p50: number;
+  p95: number;
+  rows: number;
+}
 
 export interface PanelLatency {
   dashboard: string;
@@ -345,17 +357,39 @@ function percentile(sorted: readonly number[], p: number): number {
 async function timed(
   w: Warehouse,
   sql: string,
-): Promise<{ ms: number; rows: number }> {
+): Promise<{ ms: number; data: unknown[][] }> {
   const started = performance.now();
   const rs = await w.client.query({ query: sql, format: "JSONCompact" });
-  const body = (await rs.json()) as unknown as { data: unknown[] };
-  return { ms: performance.now() - started, rows: body.data.length };
+  const body = (await rs.json()) as unknown as { data: unknown[][] };
+  return { ms: performance.now() - started, data: body.data };
+}
+
+/** One warm-up, then 7 runs: p50, p95 and the rows of the last run. */
+async function measure(
+  w: Warehouse,
+  sql: string,
+): Promise<{ p50: number; p95: number; data: unknown[][] }> {
+  await timed(w, sql);
+  const times: number[] = [];
+  let data: unknown[][] = [];
+  for (let i = 0; i < 7; i++) {
+    const r = await timed(w, sql);
+    times.push(r.ms);
+    data = r.data;
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), data };
 }
 
 export async function runDashboards(
   dataDir: string,
   sessions: number,
-): Promise<{ sessions: number; generateMs: number; panels: PanelLatency[] }> {
+): Promise<{
+  sessions: number;
+  generateMs: number;
+  variables: VariableLatency[];
+  panels: PanelLatency[];
+}> {
   rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({
     env: {
@@ -379,30 +413,59 @@ export async function runDashboards(
     "agg_top_values",
     "agg_windows",
     "runs",
+    "user_resource_first_seen",
+    "user_active_days",
   ])
     await command(w, `OPTIMIZE TABLE bench.${t} FINAL`);
   const generateMs = performance.now() - generated;
   await w.client.command({ query: "USE bench" });
 
   const range: TimeRange = { fromMs: END_MS - 30 * DAY, toMs: END_MS };
+  const variableLatency: VariableLatency[] = [];
   const panels: PanelLatency[] = [];
   for (const { dashboard } of loadDashboards()) {
     const variables: TemplateVariable[] = [];
     for (const v of dashboard.templating.list) {
+      if (v.type === "textbox" || v.type === "custom") {
+        let value = v.current.value;
+        const sample = TEXTBOX_SAMPLES[v.name];
+        if (value === "" && sample !== undefined) {
+          const first = (await timed(w, sample)).data[0]?.[0];
+          value = typeof first === "string" ? first : "";
+        }
+        variables.push({ name: v.name, current: value, options: [value] });
+        continue;
+      }
+      // The ad hoc filter's keys and values: run when the filter bar is opened.
+      if (v.type === "constant" && v.name === "clickhouse_adhoc_query") {
+        const m = await measure(w, v.query);
+        variableLatency.push({
+          dashboard: dashboard.title,
+          variable: `${v.name} (ad hoc filter values)`,
+          p50: m.p50,
+          p95: m.p95,
+          rows: m.data.length,
+        });
+        continue;
+      }
       if (v.type !== "query") continue;
       const sql = renderQuery(v.query, {
         range,
         intervalMs: queryInterval(range),
         variables,
       });
-      const rs = await w.client.query({ query: sql, format: "JSONCompact" });
-      const options = (
-        (await rs.json()) as unknown as { data: unknown[][] }
-      ).data.map((r) => String(r[0]));
+      const m = await measure(w, sql);
+      variableLatency.push({
+        dashboard: dashboard.title,
+        variable: v.name,
+        p50: m.p50,
+        p95: m.p95,
+        rows: m.data.length,
+      });
       variables.push({
         name: v.name,
         current: v.multi ? [ALL] : ALL,
-        options,
+        options: m.data.map((r) => String(r[0])),
         allValue: v.allValue,
       });
     }
@@ -413,25 +476,17 @@ export async function runDashboards(
           intervalMs: queryInterval(range, panel.interval),
           variables,
         });
-        await timed(w, sql); // warm-up
-        const times: number[] = [];
-        let rows = 0;
-        for (let i = 0; i < 7; i++) {
-          const r = await timed(w, sql);
-          times.push(r.ms);
-          rows = r.rows;
-        }
-        times.sort((a, b) => a - b);
+        const m = await measure(w, sql);
         panels.push({
           dashboard: dashboard.title,
           panel: panel.title,
-          p50: percentile(times, 0.5),
-          p95: percentile(times, 0.95),
-          rows,
+          p50: m.p50,
+          p95: m.p95,
+          rows: m.data.length,
         });
       }
     }
   }
   await w.close();
-  return { sessions, generateMs, panels };
+  return { sessions, generateMs, variables: variableLatency, panels };
 }

@@ -1,27 +1,22 @@
 // The `sessionhouse` command line: a thin layer that parses flags, builds the runtime and hands
 // over to the pipeline, scheduler or simulator. Exit status: 0 done, 1 failed, 2 bad input.
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
+import { VERSION } from "../util/version.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
+import { registerReportCommand } from "./commands/report.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerSimulateCommand } from "./commands/simulate.js";
 import { registerStatusCommand } from "./commands/status.js";
 import { registerSyncCommand } from "./commands/sync.js";
 import { registerWindowsCommand } from "./commands/windows.js";
 import type { GlobalOptions } from "./runtime.js";
-
-const VERSION = (
-  JSON.parse(
-    readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
-  ) as { version: string }
-).version;
 
 /** The global options, then every command in the order `--help` lists them. */
 export function buildProgram(): Command {
@@ -55,6 +50,7 @@ export function buildProgram(): Command {
   registerRunCommand(program, globals);
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);
+  registerReportCommand(program, globals);
   registerHoldCommand(program, globals);
   registerArchiveCommand(program, globals);
   return program;

@@ -9,7 +9,13 @@ export {
   configSchema,
   aggregationJobSchema,
   MAX_GROUP_BY_FIELDS,
+  REPORT_FORMATS,
+  REPORT_KINDS,
+  reportScheduleSchema,
   type Config,
+  type ReportFormat,
+  type ReportKind,
+  type ReportScheduleConfig,
   type AggregationJobConfig,
 } from "./schema.js";
 export { defaultAggregationJobs } from "./jobs.js";

@@ -48,7 +48,6 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
-  ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],
   ["SESSIONHOUSE_ROLLUP_RETENTION_DAYS", "retention.rollupRetentionDays"],
   ["SESSIONHOUSE_ROLLUP_SCHEDULE", "retention.rollupSchedule"],
@@ -82,6 +81,8 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_PORT", "service.readPort"],
   ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
+  ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
+  ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
 ];
@@ -217,8 +218,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
     aggregations: {},
     streams: {},
     service: {},
-    evidence: {},
     retention: {},
+    reports: {},
+    evidence: {},
     log: {},
   };
   if (options.configFile)

@@ -95,6 +95,37 @@ const tierSchema = (table: string) =>
       ).default(0),
     })
     .default({ hotDays: 0, retentionDays: 0 });
+/** The kinds of compliance report (src/reports/kinds). */
+export const REPORT_KINDS = [
+  "access-review",
+  "policy-exceptions",
+  "sensitive-data-access",
+  "coverage-and-integrity",
+] as const;
+export type ReportKind = (typeof REPORT_KINDS)[number];
+
+/** The formats a report directory can hold beside manifest.json. */
+export const REPORT_FORMATS = ["html", "pdf", "csv", "json"] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+/** A report `run` writes on its own schedule, over the period before the tick. */
+export const reportScheduleSchema = z.object({
+  kind: z.enum(REPORT_KINDS),
+  /** Cron schedule in UTC, e.g. "0 6 1 * *" (06:00 on the 1st). */
+  cron: z.string().min(1),
+  /** The period reported: the calendar month or ISO week (Monday to Monday) before the tick. */
+  range: z.enum(["previous-month", "previous-week", "previous-day"]),
+  /** Formats written (default all). */
+  format: z
+    .array(z.enum(REPORT_FORMATS))
+    .min(1)
+    .default([...REPORT_FORMATS]),
+  /** Directory under which each report gets its own <kind>-<from>-<to> directory. */
+  out: z.string().min(1),
+  /** Filters as on the command line: user=…,resource=…,environment=… (default none). */
+  filter: z.string().default(""),
+});
+export type ReportScheduleConfig = z.infer<typeof reportScheduleSchema>;
 
 export const configSchema = z.object({
   api: z.object({
@@ -334,10 +365,6 @@ export const configSchema = z.object({
       Number.MAX_SAFE_INTEGER,
     ).default(2 ** 30),
   }),
-  evidence: z.object({
-    /** Ed25519 private key (PEM) that signs archive and report manifests; unset: unsigned. */
-    signingKeyFile: z.string().min(1).optional(),
-  }),
   retention: z.object({
     /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
     rollupSchedule: z.string().default("41 * * * *"),
@@ -382,6 +409,23 @@ export const configSchema = z.object({
         agg_histogram: { hotDays: 0, retentionDays: 0 },
         agg_top_values: { hotDays: 0, retentionDays: 0 },
       }),
+  }),
+  reports: z.object({
+    /**
+     * Chromium (or Chrome) that renders report.pdf; default: the first of chromium,
+     * chromium-browser, google-chrome, google-chrome-stable found on PATH. Without one the PDF
+     * is skipped with a message and the other files are produced.
+     */
+    chromiumPath: z.string().min(1).optional(),
+    /** Reports `run` writes on a schedule (default none). */
+    schedules: z.array(reportScheduleSchema).default([]),
+  }),
+  evidence: z.object({
+    /**
+     * Ed25519 private key (PEM) that signs the manifest.json of every report and archive
+     * (default: unsigned). Make one with `openssl genpkey -algorithm ed25519 -out signing.pem`.
+     */
+    signingKeyFile: z.string().min(1).optional(),
   }),
   log: z.object({
     level: z

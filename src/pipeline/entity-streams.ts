@@ -30,6 +30,8 @@ import {
 } from "../warehouse/entities.js";
 import { chTime } from "../warehouse/format.js";
 import { Tables } from "../warehouse/tables.js";
+import type { ApiError } from "../api/errors.js";
+import { isExpiredCursor } from "../sources/sessions.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import { storeRead } from "./entity-history.js";
@@ -46,6 +48,16 @@ export interface EntityStreamResult {
   /** Objects gone or marked for deletion. */
   gone: number;
   deadLetters: number;
+}
+
+/** Restarts of one listing after the service refused its cursor. */
+const MAX_RESTARTS = 10;
+
+/** The service refused a cursor it had handed out (expired): the listing starts again. */
+class CursorRefused extends Error {
+  constructor(override readonly cause: ApiError) {
+    super("cursor refused");
+  }
 }
 
 /** A listing that returns this many pages is stopped: its cursor does not end. */
@@ -144,10 +156,42 @@ class StreamRun {
     return good;
   }
 
-  /** Every element of a listing, page after page, until there is no next cursor. */
+  /**
+   * Every element of a listing, page after page, until there is no next cursor. A cursor the
+   * service refuses (expired) restarts the listing, at most MAX_RESTARTS times.
+   */
   async #listAll(
     operation: DirectoryList,
     filters: Readonly<Record<string, string>>,
+    stopAfter?: (page: readonly unknown[]) => boolean,
+  ): Promise<unknown[]> {
+    for (let restarts = 0; ; restarts++) {
+      try {
+        return await this.#listOnce(operation, filters, stopAfter);
+      } catch (err) {
+        if (!(err instanceof CursorRefused)) throw err;
+        if (restarts >= MAX_RESTARTS || !this.ctx.budget.take())
+          throw new FatalError(
+            "CURSOR_EXPIRED",
+            `${operation} refused its own cursor again after ${restarts} restarts of the listing (${err.cause.detail})`,
+            {
+              cause: err.cause,
+              hint: "the listing is read again from its start on the next run",
+            },
+          );
+        this.ctx.logger.warn(
+          { operation, restarts: restarts + 1 },
+          "cursor refused by the service, restarting the listing",
+        );
+      }
+    }
+  }
+
+  /** One pass of a listing; `stopAfter` ends it early after a page it says is enough. */
+  async #listOnce(
+    operation: DirectoryList,
+    filters: Readonly<Record<string, string>>,
+    stopAfter?: (page: readonly unknown[]) => boolean,
   ): Promise<unknown[]> {
     const items: unknown[] = [];
     const seen = new Set<string>();
@@ -162,13 +206,21 @@ class StreamRun {
           },
         );
       seen.add(cursor);
-      const page = await this.ctx.api.listPage(operation, filters, cursor, {
-        signal: this.ctx.signal,
-        budget: this.ctx.budget,
-      });
-      this.#counted();
+      let page;
+      try {
+        page = await this.ctx.api.listPage(operation, filters, cursor, {
+          signal: this.ctx.signal,
+          budget: this.ctx.budget,
+        });
+      } catch (err) {
+        if (cursor !== "" && isExpiredCursor(err)) throw new CursorRefused(err);
+        throw err;
+      } finally {
+        this.#counted();
+      }
       items.push(...page.items);
-      if (page.listMetadata.nextCursor === "") return items;
+      if (page.listMetadata.nextCursor === "" || stopAfter?.(page.items))
+        return items;
       cursor = page.listMetadata.nextCursor;
     }
   }
@@ -273,52 +325,33 @@ class StreamRun {
     const rereadFromMs =
       nowMs - this.ctx.config.streams.policySuspensionsRereadMs;
     const known = await knownSuspensionVersions(this.ctx.warehouse, 0);
-    const rows: object[] = [];
-    const seen = new Set<string>();
-    let cursor = "";
-    for (let pages = 0; ; pages++) {
-      if (pages >= MAX_PAGES || seen.has(cursor))
-        throw new FatalError(
-          "CURSOR_CYCLE",
-          "ListPolicySuspensions returned a cursor it had returned before",
-          {
-            hint: "the listing does not end; it is read again on the next run",
-          },
-        );
-      seen.add(cursor);
-      const page = await this.ctx.api.listPage(
-        "listPolicySuspensions",
-        { order: "desc" },
-        cursor,
-        {
-          signal: this.ctx.signal,
-          budget: this.ctx.budget,
-        },
+    const keyOf = (r: EntityRecord) => `${r.id}|${r.contentHash}`;
+    const oldAndKnown = (v: unknown) => {
+      const r = normalizeSuspension(v);
+      if (isBad(r) || !known.has(keyOf(r))) return false;
+      const createdMs = Date.parse(
+        String(r.columns.created_at).replace(" ", "T") + "Z",
       );
-      this.#counted();
-      let reachedKnown = false;
-      for (const r of this.#sort(page.items.map(normalizeSuspension))) {
-        this.result.read++;
-        const key = `${r.id}|${r.contentHash}`;
-        const createdMs = Date.parse(
-          String(r.columns.created_at).replace(" ", "T") + "Z",
-        );
-        if (known.has(key)) {
-          if (createdMs < rereadFromMs) reachedKnown = true;
-          continue;
-        }
-        known.add(key);
-        rows.push({
-          id: r.id,
-          ...r.columns,
-          content_hash: r.contentHash,
-          observed_at: chTime(nowMs),
-          raw: r.raw,
-        });
-        this.result.changed++;
-      }
-      if (reachedKnown || page.listMetadata.nextCursor === "") break;
-      cursor = page.listMetadata.nextCursor;
+      return createdMs < rereadFromMs;
+    };
+    const items = await this.#listAll(
+      "listPolicySuspensions",
+      { order: "desc" },
+      (page) => page.some(oldAndKnown),
+    );
+    const rows: object[] = [];
+    for (const r of this.#sort(items.map(normalizeSuspension))) {
+      this.result.read++;
+      if (known.has(keyOf(r))) continue;
+      known.add(keyOf(r));
+      rows.push({
+        id: r.id,
+        ...r.columns,
+        content_hash: r.contentHash,
+        observed_at: chTime(nowMs),
+        raw: r.raw,
+      });
+      this.result.changed++;
     }
     await insertEntityRows(
       this.ctx.warehouse,

@@ -40,12 +40,14 @@ export function backfillStream(
  * `sessionhouse sync <stream>` and scheduled by `run`.
  */
 export const ENTITY_STREAMS = [
+  // Suspensions first, users next: the users stream reads the users suspensions name, and
+  // the devices stream reads the devices of the users known.
+  "policy_suspensions",
   "users",
   "user_devices",
   "native_users",
   "identity_links",
   "inventory",
-  "policy_suspensions",
   "clouds",
 ] as const;
 export type EntityStream = (typeof ENTITY_STREAMS)[number];

@@ -396,18 +396,20 @@ export class Directory {
   // Inventory
 
   /**
-   * The inventory objects now, in a stable order. Each resource of a database technology is
-   * described in one of six forms (a datastore with everything nested, or its dbs, schemas,
-   * tables, columns and sub-columns on their own; one form repeats its columns on their own
-   * beside their tables), so a reader must handle every kind and de-duplicate by id.
+   * The inventory objects now, in a stable order. The resources of database technologies
+   * take six forms in turn: a datastore with everything nested, or its dbs, schemas, tables,
+   * columns and sub-columns on their own, or its tables with some columns repeated on their
+   * own; so a reader must handle every kind and de-duplicate by id.
    */
   inventory(nowMs: number): Record<string, unknown>[] {
     const p = periodOf(nowMs);
     const out: Record<string, unknown>[] = [];
+    let n = 0;
     for (const r of this.org.resources) {
       if (!INVENTORY_TECHS.has(r.technology)) continue;
       const { ds, subColumnsOf } = this.#datastore(r, p);
-      const form = hash32(this.seed, "inventory-form", r.id) % 6;
+      // In turn, so that six resources show every form.
+      const form = n++ % 6;
       const dbs = ds.dbs as Record<string, unknown>[];
       const schemas = dbs.flatMap(
         (d) => d.schemas as Record<string, unknown>[],
@@ -477,7 +479,7 @@ export class Directory {
               ),
             )
             .filter((c): c is Record<string, unknown> => c !== undefined);
-          if (t.name === "customers" || t.name === "users") {
+          if (t.columns.some((c) => c.label !== "none")) {
             const meta = this.#column(
               r,
               `${tablePath}.metadata`,

@@ -101,7 +101,7 @@ export function idOf(r: RawRecord): string | undefined {
  * The service's answer to a cursor it no longer accepts. No Connect code of its own exists for
  * it, so this is `invalid_argument` naming the cursor, and only for a request that sent one.
  */
-function isExpiredCursor(err: unknown): err is ApiError {
+export function isExpiredCursor(err: unknown): err is ApiError {
   return (
     err instanceof ApiError &&
     err.code === "invalid_argument" &&

@@ -140,7 +140,7 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   const location = url.origin;
   const connect = (
     database: string | undefined,
-    settings: Record<string, string> = {},
+    settings: Record<string, string | number> = {},
   ) =>
     createClient({
       url: url.origin + url.pathname.replace(/\/+$/, ""),

@@ -11,8 +11,8 @@
 // - replicated + distributed: every sharded table is `<name>_local` on each shard plus a
 //   Distributed table under its own name, sharded by a hash of the first sorting-key column
 //   that is not a date or time (all rows FINAL collapses together land on one shard). The
-//   bookkeeping tables (UNSHARDED) are not distributed: one replica on every node of the
-//   cluster, so the exporter's own state reads are local wherever it connects.
+//   bookkeeping and entity tables (UNSHARDED) are not distributed: one replica on every node
+//   of the cluster, read locally wherever the exporter connects and joined locally by views.
 import type { Config } from "../config/index.js";
 import { quoteIdent } from "./client.js";
 import { SinkError } from "./errors.js";
@@ -33,9 +33,14 @@ export const SINGLE: ClusterMode = { kind: "single" };
 export const CLOUD: ClusterMode = { kind: "cloud" };
 
 /**
- * Tables the exporter reads to decide what to do next (checkpoints, window states, job
- * definitions, the migration ledger, runs, poll misses). Small, and read after every write:
- * with distributed tables they are kept whole on every node instead of being sharded.
+ * Tables kept whole on every node when the others are sharded:
+ * - the exporter's bookkeeping, which it reads to decide what to do next (checkpoints, window
+ *   states, job definitions, the migration ledger, runs, poll misses, rollup days, retention
+ *   settings, legal holds and their events): small, and read right after it is written;
+ * - the entity (dimension) tables, which views join to sessions: ClickHouse refuses a JOIN of
+ *   two Distributed tables (distributed_product_mode = deny), and a full copy on every node lets
+ *   each shard join locally. They hold one row per user, device, column… not per session.
+ * A view that joins two tables missing here is refused when it is rendered (see viewOf).
  */
 export const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.schemaMigrations,
@@ -45,8 +50,22 @@ export const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.aggJobs,
   Tables.sessionPolls,
   Tables.rollupDays,
-  Tables.legalHolds,
   Tables.retentionSettings,
+  Tables.legalHolds,
+  Tables.legalHoldEvents,
+  Tables.policySuspensions,
+  Tables.users,
+  Tables.usersHistory,
+  Tables.userDevices,
+  Tables.userDevicesHistory,
+  Tables.nativeUsers,
+  Tables.nativeUsersHistory,
+  Tables.identityLinks,
+  Tables.identityLinksHistory,
+  Tables.inventoryColumns,
+  Tables.inventoryColumnsHistory,
+  Tables.cloudIntegrations,
+  Tables.cloudIntegrationsHistory,
 ]);
 
 /** Suffix of the per-shard table behind a Distributed one. */
@@ -97,17 +116,16 @@ export function mutationTarget(
 }
 
 /**
- * Settings of an insert into `table` beyond the pinned ones. Into a Distributed table the
- * insert returns only when every shard stored its part. Into a self-managed replicated
- * bookkeeping table it waits for a majority of the replicas (quorum), which is what lets a
- * SELECT with select_sequential_consistency see it on any replica.
+ * Settings of an insert into `table` beyond the pinned ones and the client's (clientSettings):
+ * into a self-managed replicated checkpoint or ledger table it waits for a majority of the
+ * replicas (quorum), which is what lets a SELECT with select_sequential_consistency see it on
+ * any replica.
  */
 export function clusterInsertSettings(
   mode: ClusterMode,
   table: string,
 ): Record<string, string | number> {
   if (mode.kind !== "cluster") return {};
-  if (isSharded(mode, table)) return { insert_distributed_sync: 1 };
   if (mode.replicated && QUORUM_TABLES.has(table))
     return { insert_quorum: "auto", insert_quorum_parallel: 0 };
   return {};
@@ -131,14 +149,24 @@ export function consistentReadSettings(
 }
 
 /**
- * Settings of every query of the exporter's client. With distributed tables its reads and
- * writes go to the first healthy replica of each shard (the order of remote_servers), not to a
- * random one, so that what it reads back (a job's previous fetch, which a re-fetch supersedes)
- * is what it wrote, not a replica still catching up.
+ * Settings of every query of the exporter's client when the tables are distributed:
+ * - an insert into a Distributed table (rows, or INSERT … SELECT) returns only when every shard
+ *   stored its part, so a checkpoint written after it never runs ahead of the data;
+ * - reads and writes go to the first healthy replica of each shard (the order of
+ *   remote_servers), not to a random one, so that what the exporter reads back (a job's
+ *   previous fetch, which a re-fetch supersedes) is what it wrote;
+ * - an IN or JOIN subquery over a Distributed table inside a query over another one runs once
+ *   and is sent to the shards (GLOBAL), instead of being refused.
  */
-export function clientSettings(mode: ClusterMode): Record<string, string> {
+export function clientSettings(
+  mode: ClusterMode,
+): Record<string, string | number> {
   return mode.kind === "cluster" && mode.distributed
-    ? { load_balancing: "in_order" }
+    ? {
+        insert_distributed_sync: 1,
+        load_balancing: "in_order",
+        distributed_product_mode: "global",
+      }
     : {};
 }
 
@@ -201,7 +229,11 @@ export function renderForMode(
     return createTable(t, mode, db);
   if (action === "CREATE" && object === "MATERIALIZED VIEW")
     return [materializedView(t, mode)];
+  if (action === "CREATE" && object === "VIEW") checkViewJoins(t, mode);
   if (action === "ALTER") return alterTable(t, mode);
+  // Statements about stored parts go to the table that holds them.
+  if (/^\s*(TRUNCATE|OPTIMIZE)\b/i.test(t.head) && isSharded(mode, t.table))
+    return [`${t.head}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`];
   if (action === "DROP" && object === "TABLE" && isSharded(mode, t.table))
     return [
       `${t.head}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`,
@@ -212,8 +244,9 @@ export function renderForMode(
 
 const MERGE_TREE = /\bENGINE\s*=\s*(\w*MergeTree)\b(\s*\(([^()]*)\))?/i;
 
-function createTable(t: Target, mode: ClusterMode, db: string): string[] {
-  if (mode.kind !== "cluster") throw new Error("unreachable");
+type Cluster = Extract<ClusterMode, { kind: "cluster" }>;
+
+function createTable(t: Target, mode: Cluster, db: string): string[] {
   const on = onCluster(mode).trimStart();
   const engine = MERGE_TREE.exec(t.rest);
   const mergeTree =
@@ -353,4 +386,26 @@ function materializedView(t: Target, mode: ClusterMode): string {
       isSharded(mode, name) ? `${DB}.${name}${LOCAL_SUFFIX}` : whole,
     );
   return `${t.head}${DB}.${t.table} ${on}${before}${select}`;
+}
+
+/**
+ * Refuses a view that joins two tables that are both sharded: ClickHouse would refuse the JOIN
+ * of two Distributed tables when the view is read. Names are the `{{db}}.<name>` it reads; one
+ * that is a view, or a small table, belongs in UNSHARDED.
+ */
+function checkViewJoins(t: Target, mode: ClusterMode): void {
+  if (!/\bJOIN\b/i.test(t.rest)) return;
+  const sharded = [
+    ...new Set(
+      [...t.rest.matchAll(/\{\{db\}\}\.(\w+)/g)].map((m) => m[1] ?? ""),
+    ),
+  ].filter((name) => isSharded(mode, name));
+  if (sharded.length > 1)
+    throw new SinkError(
+      "MIGRATION_UNRENDERABLE",
+      `the view ${t.table} joins ${sharded.join(", ")}, which are all sharded when the tables are distributed; ClickHouse refuses a JOIN of two Distributed tables`,
+      {
+        hint: "add the small tables (or the views) it joins to UNSHARDED in src/warehouse/cluster.ts",
+      },
+    );
 }

@@ -72,11 +72,16 @@ export async function insertEntityRows(
     await insertRows(w, table, rows.slice(i, i + 10_000), options);
 }
 
-/** Ids of the users sessions name (the brand member's user and end user). */
+/** Ids of the users sessions name (the brand member's user and end user), and of the users
+ *  policy suspensions were granted to. */
 export async function sessionUserIds(w: Warehouse): Promise<string[]> {
   const rows = await selectRows<{ uid: string }>(
     w,
-    `SELECT DISTINCT arrayJoin([user_id, end_user_id]) AS uid FROM ${qualified(w, Tables.sessions)} WHERE uid != '' ORDER BY uid`,
+    `SELECT DISTINCT uid FROM (
+       SELECT arrayJoin([user_id, end_user_id]) AS uid FROM ${qualified(w, Tables.sessions)}
+       UNION ALL
+       SELECT identity_id AS uid FROM ${qualified(w, Tables.policySuspensions)} WHERE identity_type = 'user'
+     ) WHERE uid != '' ORDER BY uid`,
   );
   return rows.map((r) => r.uid);
 }

@@ -69,11 +69,11 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
 
 /**
  * The statements of a migration file for a cluster mode (cluster.ts), placeholders filled;
- * values are escaped identifiers or integers.
+ * values are escaped identifiers.
  */
 export function renderSql(
   text: string,
-  vars: { db: string; retentionDays?: number; mode?: ClusterMode },
+  vars: { db: string; mode?: ClusterMode },
 ): string[] {
   return text
     .split("\n")
@@ -83,14 +83,7 @@ export function renderSql(
     .map((s) => s.trim())
     .filter((s) => s.length > 0)
     .flatMap((stmt) => renderForMode(stmt, vars.mode ?? SINGLE, vars.db))
-    .map((stmt) =>
-      stmt
-        .replaceAll("{{db}}", quoteIdent(vars.db))
-        .replaceAll(
-          "{{retention_days}}",
-          String(Math.trunc(vars.retentionDays ?? 0)),
-        ),
-    );
+    .map((stmt) => stmt.replaceAll("{{db}}", quoteIdent(vars.db)));
 }
 
 export interface MigrateResult {

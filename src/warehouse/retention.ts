@@ -5,7 +5,12 @@
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { qualified, type Warehouse } from "./client.js";
-import { mutationTarget, SINGLE, storageTable } from "./cluster.js";
+import {
+  clusterInsertSettings,
+  mutationTarget,
+  SINGLE,
+  storageTable,
+} from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
@@ -164,7 +169,7 @@ export async function applyRetention(
   const withTtl = await tablesWithTtl(w);
   const changed: string[] = [];
   for (const t of settings.tables) {
-    // The rows (and their storage policy) are in the per-shard table when the table is sharded.
+    // On a cluster the rows live in the table each node holds, and the change goes to every node.
     const stored = storageTable(mode, t.table);
     const volume = cold.has(stored) ? settings.coldVolume : undefined;
     const ttl = ttlClause(t, volume);
@@ -193,6 +198,10 @@ export async function applyRetention(
         },
       ],
       format: "JSONEachRow",
+      clickhouse_settings: clusterInsertSettings(
+        mode,
+        Tables.retentionSettings,
+      ),
     });
     changed.push(t.table);
     logger?.info(

@@ -80,3 +80,30 @@ export function aggregationSummary(w: Warehouse): Promise<SummaryTable[]> {
     ],
   ]);
 }
+
+/** The demo's view of the entity streams: the people behind native users, and suspensions. */
+export function entitySummary(w: Warehouse): Promise<SummaryTable[]> {
+  const enriched = qualified(w, Tables.sessionsEnriched);
+  const suspensions = qualified(w, Tables.policySuspensionsLatest);
+  const users = qualified(w, Tables.users);
+  return tables(w, [
+    [
+      "Who is behind the busiest native users (identity link valid at each session's start)",
+      `SELECT resource_name AS resource, native_username AS native_user, count() AS sessions,
+              arrayStringConcat(groupUniqArrayIf(3)(if(person_email != '', person_email, person_name), person_via != 'none'), ', ') AS people,
+              countIf(person_via = 'none') AS without_link
+       FROM ${enriched}
+       WHERE user_id = '' AND end_user_id = '' AND native_username != ''
+       GROUP BY resource, native_user ORDER BY sessions DESC LIMIT 5`,
+    ],
+    [
+      "Policy suspensions in force now",
+      `SELECT s.policy_id AS policy, s.identity_type AS type, if(u.email != '', u.email, s.identity_id) AS identity,
+              s.created_by AS created_by, s.request_id AS request_id, s.expire_at AS expires
+       FROM ${suspensions} AS s
+       LEFT JOIN (SELECT id, email FROM ${users} FINAL) AS u ON u.id = s.identity_id
+       WHERE s.created_at <= now64(3) AND (s.expire_at IS NULL OR s.expire_at > now64(3))
+       ORDER BY s.created_at DESC LIMIT 8`,
+    ],
+  ]);
+}

@@ -13,6 +13,7 @@ export const Tables = {
   schemaMigrations: "schema_migrations",
   sessionPolls: "session_polls",
   policySuspensions: "policy_suspensions",
+  policySuspensionsLatest: "policy_suspensions_latest",
   users: "users",
   usersHistory: "users_history",
   userDevices: "user_devices",

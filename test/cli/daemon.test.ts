@@ -6,6 +6,7 @@
 //
 // The embedded engine allows one process per data directory at a time: this process opens the
 // warehouse only while no child is running.
+import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -481,13 +482,7 @@ describe("sessionhouse run (a real child process)", () => {
         "sessions.reconcile",
         "rollups",
         "aggregations.tech",
-        "users",
-        "user_devices",
-        "native_users",
-        "identity_links",
-        "inventory",
-        "policy_suspensions",
-        "clouds",
+        ...ENTITY_STREAMS,
       ]);
       const [sessions, refresh, reconcile, , tech] = status.jobs;
       expect(sessions).toMatchObject({

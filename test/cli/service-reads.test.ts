@@ -1,6 +1,7 @@
 // `sessionhouse run` on the embedded engine holds the data directory; other processes read
 // through its read access. Real processes (the built CLI) against the simulator: while the
-// service runs, `status --json` and `query` from other processes answer through it, a write
+// service runs, also in the middle of a sync, `status --json`, `query`, `report` and
+// `hold list` from other processes answer through it, a write
 // through its token is refused, the token file is mode 0600 and the token appears in no output,
 // a command that writes is refused with what to do; after SIGTERM the file is gone; after
 // SIGKILL, or with a file whose process does not answer, `status` opens the directory itself
@@ -94,10 +95,10 @@ afterAll(async () => {
   removeCli(cli);
 });
 
-function env(withApi: boolean): NodeJS.ProcessEnv {
+function env(withApi: boolean, apiUrl = sim.url): NodeJS.ProcessEnv {
   return cleanEnv({
     ...(withApi
-      ? { SESSIONHOUSE_API_URL: sim.url, SESSIONHOUSE_API_KEY: API_KEY }
+      ? { SESSIONHOUSE_API_URL: apiUrl, SESSIONHOUSE_API_KEY: API_KEY }
       : {}),
     SESSIONHOUSE_DATA_DIR: dataDir,
     CLICKHOUSE_DATABASE: database,
@@ -126,8 +127,8 @@ async function cli1(args: string[], timeoutMs = 60_000): Promise<CliResult> {
   return r;
 }
 
-function startService(): CliRun {
-  const s = startCli(cli, ["--config", configFile, "run"], env(true));
+function startService(apiUrl = sim.url): CliRun {
+  const s = startCli(cli, ["--config", configFile, "run"], env(true, apiUrl));
   services.add(s);
   void s.result.then((r) => outputs.push(r.stdout, r.stderr));
   return s;
@@ -329,6 +330,70 @@ describe("the embedded engine while sessionhouse run holds it", () => {
 
     // The token was written nowhere but the file: not in a log line, an error or the metrics.
     for (const out of outputs) expect(out).not.toContain(record.token);
+  }, 180_000);
+
+  it("while a sync is in flight, status, query, a report and hold list answer from other processes", async () => {
+    // A control plane that takes 8 s before every answer: the first sync of a day of
+    // windows takes half a minute, and the commands below run inside it.
+    const slow = await testSimulator({
+      atMs: SIM_NOW,
+      historyDays: 2,
+      sessionsPerDay: 400,
+      latency: { firstByteMs: 8_000, bytesPerSecond: 0, maxConcurrent: 0 },
+    });
+    try {
+      const service = startService(slow.url);
+      const sessionRuns = (msg: string) =>
+        service.logs.filter((l) => l.msg === msg && l.job === "sessions")
+          .length;
+      await until(
+        "a sessions run in flight",
+        () =>
+          service.child.exitCode !== null ||
+          (existsSync(serviceFile()) &&
+            sessionRuns("run started") > sessionRuns("run finished")),
+      );
+      expect(service.child.exitCode).toBeNull();
+      const finishedBefore = sessionRuns("run finished");
+      const out = mkdtempSync(join(tmpdir(), "sessionhouse-report-"));
+      const [status, query, report, holds] = await Promise.all([
+        cli1(["status", "--json"]),
+        cli1(["query", "SELECT count() AS n FROM sessions FINAL"]),
+        cli1([
+          "report",
+          "coverage-and-integrity",
+          "--from",
+          "-1d",
+          "--to",
+          "now",
+          "--format",
+          "html,csv,json",
+          "--out",
+          out,
+        ]),
+        cli1(["hold", "list"]),
+      ]);
+      // All four answered while the run was still going.
+      expect(sessionRuns("run finished")).toBe(finishedBefore);
+      expect(status.code, status.stderr).toBe(0);
+      const job = (JSON.parse(status.stdout) as StatusReport).jobs.find(
+        (j) => j.job === "sessions",
+      );
+      expect(job?.lastRun?.status).toBe("running");
+      expect(query.code, query.stderr).toBe(0);
+      expect(report.code, report.stderr).toBe(0);
+      const written = JSON.parse(
+        readFileSync(join(out, "report.json"), "utf8"),
+      ) as Record<string, unknown>;
+      expect(written).toBeTypeOf("object");
+      expect(existsSync(join(out, "manifest.json"))).toBe(true);
+      expect(holds.code, holds.stderr).toBe(0);
+      expect(holds.stdout).toBe("no active legal holds\n");
+      service.child.kill("SIGTERM");
+      expect((await service.result).code).toBe(0);
+    } finally {
+      await slow.close();
+    }
   }, 180_000);
 
   it("a stopped (SIGSTOP) service: status says so within seconds; after SIGKILL, status opens the directory", async () => {

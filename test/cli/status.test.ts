@@ -23,6 +23,7 @@ import {
   readCheckpoint,
 } from "../../src/warehouse/bookkeeping.js";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
 import { API_KEY, testSimulator } from "../helpers/simulator.js";
 import {
   freshDatabaseName,
@@ -156,13 +157,7 @@ describe("status", () => {
         "rollups",
         "aggregations.tech",
         "aggregations.off",
-        "users",
-        "user_devices",
-        "native_users",
-        "identity_links",
-        "inventory",
-        "policy_suspensions",
-        "clouds",
+        ...ENTITY_STREAMS,
       ]);
       const [sessions, refresh, reconcile, rollups, tech, off] = report.jobs;
       expect(rollups).toMatchObject({

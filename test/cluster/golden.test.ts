@@ -19,11 +19,7 @@ import {
   SINGLE,
   type ClusterMode,
 } from "../../src/warehouse/cluster.js";
-import {
-  MIGRATIONS_DIR,
-  readMigrations,
-  renderSql,
-} from "../../src/warehouse/migrate.js";
+import { readMigrations, renderSql } from "../../src/warehouse/migrate.js";
 import { testConfig } from "../helpers/warehouse.js";
 
 const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), "golden");
@@ -46,19 +42,9 @@ export const MODES: Record<string, ClusterMode> = {
   cloud: CLOUD,
 };
 
-/** Every migration file and the retention files, by the name of their golden file. */
+/** Every migration file, by the name of its golden file. */
 function sources(): { name: string; text: string }[] {
-  const retention = join(MIGRATIONS_DIR, "retention");
-  return [
-    ...readMigrations().map((f) => ({ name: f.name, text: f.text })),
-    ...readdirSync(retention)
-      .filter((f) => f.endsWith(".sql"))
-      .sort()
-      .map((f) => ({
-        name: `retention_${f}`,
-        text: readFileSync(join(retention, f), "utf8"),
-      })),
-  ];
+  return readMigrations().map((f) => ({ name: f.name, text: f.text }));
 }
 
 let w: Warehouse;
@@ -91,7 +77,6 @@ describe("migrations rendered for every cluster mode", () => {
       for (const source of sources()) {
         const statements = renderSql(source.text, {
           db: "sessionhouse",
-          retentionDays: 30,
           mode: clusterMode,
         });
         const text = (await Promise.all(statements.map(formatted)))

@@ -130,6 +130,33 @@ describe("rendering for a cluster", () => {
     ).toThrow(/mixes column changes/);
   });
 
+  it("refuses a view joining two sharded tables, and takes one joining a table kept whole", () => {
+    const view = (other: string) =>
+      `CREATE VIEW IF NOT EXISTS {{db}}.v {{on_cluster}} AS SELECT s.id FROM {{db}}.sessions AS s LEFT JOIN {{db}}.${other} AS o ON o.id = s.id`;
+    expect(() => renderForMode(view("clicks"), distributed, "d")).toThrow(
+      /joins sessions, clicks/,
+    );
+    expect(renderForMode(view("users"), distributed, "d")).toHaveLength(1);
+    expect(renderForMode(view("clicks"), replicated, "d")).toHaveLength(1);
+  });
+
+  it("optimizes and truncates the local table of a sharded one", () => {
+    expect(
+      renderForMode(
+        "OPTIMIZE TABLE {{db}}.sessions {{on_cluster}} FINAL",
+        distributed,
+        "d",
+      ),
+    ).toEqual(["OPTIMIZE TABLE {{db}}.sessions_local ON CLUSTER `c1` FINAL"]);
+    expect(
+      renderForMode(
+        "TRUNCATE TABLE {{db}}.checkpoints {{on_cluster}}",
+        distributed,
+        "d",
+      ),
+    ).toEqual(["TRUNCATE TABLE {{db}}.checkpoints ON CLUSTER `c1`"]);
+  });
+
   it("drops both tables of a sharded one", () => {
     expect(
       renderForMode(
@@ -156,10 +183,8 @@ describe("rendering for a cluster", () => {
     ).toHaveLength(1);
   });
 
-  it("inserts synchronously into Distributed tables and with quorum into the checkpoints", () => {
-    expect(clusterInsertSettings(distributed, "sessions")).toEqual({
-      insert_distributed_sync: 1,
-    });
+  it("inserts synchronously into Distributed tables, reads back from the same replicas, and writes checkpoints with quorum", () => {
+    expect(clusterInsertSettings(distributed, "sessions")).toEqual({});
     expect(clusterInsertSettings(distributed, "checkpoints")).toEqual({
       insert_quorum: "auto",
       insert_quorum_parallel: 0,
@@ -169,7 +194,11 @@ describe("rendering for a cluster", () => {
       select_sequential_consistency: 1,
     });
     expect(consistentReadSettings(SINGLE)).toEqual({});
-    expect(clientSettings(distributed)).toEqual({ load_balancing: "in_order" });
+    expect(clientSettings(distributed)).toEqual({
+      insert_distributed_sync: 1,
+      load_balancing: "in_order",
+      distributed_product_mode: "global",
+    });
     expect(clientSettings(replicated)).toEqual({});
     expect(mutationTarget(distributed, "d", "agg_histogram")).toBe(
       "`d`.`agg_histogram_local` ON CLUSTER `c1`",

@@ -28,7 +28,7 @@ describe("alert rules", () => {
       "stream_windows",
       "runs",
       "policy_suspensions",
-      "sessions",
+      "user_resource_first_seen",
       "agg_top_values",
     ])
       expect(

@@ -1,6 +1,6 @@
 // The demo data the dashboards are proved against: a migrated ClickHouse filled by one sync of
 // sessions and of every default aggregation job from the simulator, as `docker compose
-// --profile demo up` would fill it, over the DEMO_DAYS before NOON.
+// --profile demo up` would fill it, over the DEMO_DAYS before NOON, and every entity stream.
 import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
@@ -14,7 +14,8 @@ import {
   testSimulator,
 } from "../helpers/simulator.js";
 import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
-import { SESSIONS_JOB } from "../../src/pipeline/names.js";
+import { ENTITY_STREAMS, SESSIONS_JOB } from "../../src/pipeline/names.js";
+import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 
 export const DAY_MS = 86_400_000;
 /** Days synced before NOON, and the dashboards' time range in the tests. */
@@ -50,6 +51,13 @@ export async function demoWarehouse(): Promise<DemoWarehouse> {
     await run(deps, job.name, (ctx) =>
       syncAggregations(ctx, job, { nowMs: NOON }),
     );
+  }
+  // The entity streams read a day before NOON and again at NOON, so that their history holds
+  // changes within the dashboards' time range.
+  for (const at of [NOON - DAY_MS, NOON]) {
+    sim.clock.set(at);
+    for (const stream of ENTITY_STREAMS)
+      await run(deps, stream, (ctx) => syncEntityStream(ctx, stream, at));
   }
   await deps.api.close();
   const sessions = `${quoteIdent(warehouse.database)}.sessions`;

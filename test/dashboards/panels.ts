@@ -3,7 +3,7 @@
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { quoteIdent } from "../../src/warehouse/client.js";
 import { NOON } from "../helpers/simulator.js";
-import type { Dashboard, Panel } from "./dashboards.js";
+import { TEXTBOX_SAMPLES, type Dashboard, type Panel } from "./dashboards.js";
 import { DAY_MS, DEMO_DAYS } from "./fixture.js";
 import {
   ALL,
@@ -52,16 +52,6 @@ export interface VariableChoice {
   /** Values picked per variable; All for the others. */
   chosen?: ReadonlyMap<string, string[]>;
 }
-
-/**
- * A value the demo data has for each textbox variable, so that its panels show something: the
- * session detail dashboard is looked at for a session that has children.
- */
-export const TEXTBOX_SAMPLES: Readonly<Record<string, string>> = {
-  session_id: `SELECT parent_session_id FROM sessions
-    WHERE parent_session_id != '' AND parent_session_id IN (SELECT id FROM sessions)
-    GROUP BY parent_session_id ORDER BY count() DESC, parent_session_id LIMIT 1`,
-};
 
 /**
  * The variables as Grafana resolves them on load: in order, each query run with the variables

@@ -286,6 +286,19 @@ describe("session detail", () => {
     ).toEqual([id]);
   });
 
+  it("names the person behind the session, as sessions_enriched finds them", async () => {
+    const [family] = await show("Parent and children");
+    const id = String(family?.session_id);
+    const [person] = await show("The person behind it", id);
+    const direct = await run(
+      demo.warehouse,
+      `SELECT if(end_user_id != '', end_user_name, user_name), user_key FROM sessions FINAL WHERE id = '${id}'`,
+    );
+    expect(person?.person_via).toBe("brand");
+    expect(person?.person_name).toBe(direct.rows[0]?.[0]);
+    expect(person?.user).toBe(direct.rows[0]?.[1]);
+  });
+
   it("lists every read of the session while Session shows the latest, for any typed id", async () => {
     // An id with a quote and a backslash: the textbox value reaches SQL percent-encoded.
     const id = "ses_o'brien\\reads";

@@ -170,6 +170,56 @@ beforeAll(async () => {
       updated_at: now,
     })),
   );
+  // The entity streams' filters: a suspension per policy id, a labelled column per label.
+  await insert(
+    "policy_suspensions",
+    ALL_STRINGS.map((s, i) => ({
+      id: `sus-${i}`,
+      policy_id: s,
+      identity_type: "user",
+      identity_id: s,
+      created_by: s,
+      request_id: `req-${i}`,
+      suspension_type: "temporary",
+      expire_at: ts(at(i + 30)),
+      created_at: ts(at(i)),
+      updated_at: ts(at(i)),
+      content_hash: `h${i}`,
+      observed_at: now,
+      raw: "{}",
+    })),
+  );
+  const column = (s: string, i: number) => ({
+    id: `col-${i}`,
+    kind: "column",
+    resource_id: `res-${i}`,
+    resource_name: s,
+    path: `db.public.t.${i}`,
+    name: `c${i}`,
+    data_label: s,
+    data_labels: [s],
+    created_at: ts(at(i)),
+    updated_at: ts(at(i)),
+    content_hash: `h${i}`,
+    raw: "{}",
+    observed_at: now,
+    is_deleted: 0,
+    version: 1,
+  });
+  await insert("inventory_columns", ALL_STRINGS.map(column));
+  await insert(
+    "inventory_columns_history",
+    ALL_STRINGS.flatMap((s, i) => [
+      {
+        ...column("before", i),
+        valid_from: ts(at(0)),
+        valid_to: ts(at(i + 1)),
+        data_labels: ["before"],
+        version: 2,
+      },
+      { ...column(s, i), valid_from: ts(at(i + 1)), valid_to: null },
+    ]),
+  );
 }, 120_000);
 
 afterAll(async () => {

@@ -30,9 +30,8 @@ const dashboards = loadDashboards();
 const WITHOUT_FINAL: Readonly<Record<string, readonly string[]>> = {
   // Every read of the session, not only the latest, is what the panel shows.
   "sessionhouse-session-detail / Reads over time": ["sessions"],
-  // The history before the range, the accounts' days of activity and the addresses humans used
-  // read columns every read of a session repeats (user, resource, type, address, start, id).
-  "sessionhouse-first-seen / New user → resource pairs": ["sessions"],
+  // The session an account came back with, and the addresses humans used, are columns every
+  // read of a session repeats (user, type, address, start, id).
   "sessionhouse-first-seen / Accounts active again after a quiet spell": [
     "sessions",
   ],
@@ -205,6 +204,16 @@ describe("dashboards", () => {
           );
         expect(decoded, sql).not.toMatch(/\$\{(?!datasource\b)\w+:/);
       }
+    });
+
+    it("reads a text box or fixed-choice variable only percent-encoded inside a string literal", () => {
+      const single = valueVariables(dashboard).map((v) => v.name);
+      for (const p of dashboard.panels)
+        for (const t of p.targets) {
+          const rest = t.rawSql.replace(/'\$\{\w+:percentencode\}'/g, "");
+          for (const name of variableReferences(rest))
+            expect(single.includes(name), `${p.title}: $${name}`).toBe(false);
+        }
     });
 
     it("is not editable in the UI, as the provider saves no UI changes", () => {

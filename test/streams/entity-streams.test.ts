@@ -114,7 +114,10 @@ async function truth(stream: EntityStream): Promise<Truth> {
     case "users": {
       const ids = await select<{ id: string }>(
         w,
-        "SELECT DISTINCT arrayJoin([user_id, end_user_id]) AS id FROM {db}.sessions WHERE id != ''",
+        `SELECT DISTINCT id FROM (
+           SELECT arrayJoin([user_id, end_user_id]) AS id FROM {db}.sessions
+           UNION ALL SELECT identity_id FROM {db}.policy_suspensions WHERE identity_type = 'user'
+         ) WHERE id != ''`,
       );
       for (const { id } of ids) {
         const r = await call("UserService/GetUser", { id });
@@ -226,7 +229,6 @@ async function syncAll(): Promise<void> {
   const deps = runDeps(config, w, { logger: log.logger });
   const nowMs = clock.now();
   await run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs }));
-  // Users before devices: devices are read per human user known.
   for (const stream of ENTITY_STREAMS)
     await run(deps, stream, (ctx) => syncEntityStream(ctx, stream, nowMs));
 }

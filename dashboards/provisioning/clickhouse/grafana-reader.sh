@@ -6,8 +6,9 @@
 #     timeout) and may change within 1..300 s (CHANGEABLE_IN_READONLY; needs
 #     access_control_improvements.settings_constraints_replace_previous, set by
 #     access-control.xml); a query gets 60 s and 4 GB of memory at most;
-#   - SELECT on the database, except the `raw` columns of sessions and dead_letters (the
-#     records as received, with whatever the control plane sent). An administrator who wants
+#   - SELECT on the database, except the `raw` columns of sessions, dead_letters, the entity
+#     streams' tables and the views that show them (the records as received, with whatever
+#     the control plane sent). An administrator who wants
 #     Grafana to read them grants them: GRANT SELECT(raw) ON <db>.sessions TO <user>.
 # Run by the clickhouse-server image once, on the first start of an empty data volume
 # (/docker-entrypoint-initdb.d). Every statement can run again: on an older volume, run
@@ -38,4 +39,19 @@ REVOKE ALL ON *.* FROM ${user};
 GRANT SELECT ON ${db}.* TO ${user};
 REVOKE SELECT(raw) ON ${db}.sessions FROM ${user};
 REVOKE SELECT(raw) ON ${db}.dead_letters FROM ${user};
+REVOKE SELECT(raw) ON ${db}.cloud_integrations FROM ${user};
+REVOKE SELECT(raw) ON ${db}.cloud_integrations_history FROM ${user};
+REVOKE SELECT(raw) ON ${db}.inventory_columns FROM ${user};
+REVOKE SELECT(raw) ON ${db}.inventory_columns_history FROM ${user};
+REVOKE SELECT(raw) ON ${db}.native_user_identity_links FROM ${user};
+REVOKE SELECT(raw) ON ${db}.native_user_identity_links_history FROM ${user};
+REVOKE SELECT(raw) ON ${db}.native_users FROM ${user};
+REVOKE SELECT(raw) ON ${db}.native_users_history FROM ${user};
+REVOKE SELECT(raw) ON ${db}.policy_suspensions FROM ${user};
+REVOKE SELECT(raw) ON ${db}.policy_suspensions_latest FROM ${user};
+REVOKE SELECT(raw) ON ${db}.sessions_enriched FROM ${user};
+REVOKE SELECT(raw) ON ${db}.user_devices FROM ${user};
+REVOKE SELECT(raw) ON ${db}.user_devices_history FROM ${user};
+REVOKE SELECT(raw) ON ${db}.users FROM ${user};
+REVOKE SELECT(raw) ON ${db}.users_history FROM ${user};
 SQL

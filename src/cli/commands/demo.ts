@@ -1,6 +1,6 @@
 // `sessionhouse demo`: the whole path with no account and no server. An in-process simulator
 // of the control plane on a free port, the embedded ClickHouse (or CLICKHOUSE_URL), a sync of
-// the last N days, and a summary of what landed.
+// the last N days and of every entity stream, and a summary of what landed.
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
@@ -10,6 +10,7 @@ import { syncAggregations } from "../../pipeline/aggregations.js";
 import type { Warehouse } from "../../warehouse/client.js";
 import {
   aggregationSummary,
+  entitySummary,
   sessionSummary,
   type SummaryTable,
 } from "../../warehouse/summary.js";
@@ -22,7 +23,12 @@ import {
   type Runtime,
 } from "../runtime.js";
 import { heading, printTable } from "../output.js";
-import { aggregationName, SESSIONS_JOB } from "../../pipeline/names.js";
+import {
+  aggregationName,
+  ENTITY_STREAMS,
+  SESSIONS_JOB,
+} from "../../pipeline/names.js";
+import { syncEntityStream } from "../../pipeline/entity-streams.js";
 
 const AGGREGATION_DAYS = 2;
 
@@ -89,8 +95,10 @@ export async function runDemo(
       );
       await syncDemoSessions(rt, out);
       await syncDemoAggregations(rt, options.days, out);
+      await syncDemoEntities(rt, out);
       await printSummary(rt.warehouse, out);
       await printAggregationSummary(rt.warehouse, out);
+      printSummaries(await entitySummary(rt.warehouse), out);
       out.write(LOOK_FURTHER);
     } finally {
       await rt.close();
@@ -138,6 +146,22 @@ async function syncDemoAggregations(
   }
   out.write(
     `synced ${rt.config.aggregations.jobs.length} log-aggregation jobs over the last ${Math.min(days, AGGREGATION_DAYS)} days (${rows} rows) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}
+
+/** Every entity stream once (users first: devices are read per user known). */
+async function syncDemoEntities(
+  rt: Runtime,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const started = performance.now();
+  const parts: string[] = [];
+  for (const stream of ENTITY_STREAMS) {
+    const r = await withRun(rt, stream, (ctx) => syncEntityStream(ctx, stream));
+    parts.push(`${stream} ${r.read}`);
+  }
+  out.write(
+    `synced the directory (${parts.join(", ")}) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
 }
 

@@ -12,7 +12,9 @@ import { listWindows } from "../../warehouse/windows.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
+import { reportJobNames, reportJobs } from "../../scheduler/report-jobs.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
+import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
 import { scrubber, type Logger } from "../../util/logger.js";
 import { readCheckpoints } from "../../warehouse/bookkeeping.js";
@@ -83,12 +85,18 @@ export async function runService(
 ): Promise<void> {
   const plans = planJobs(config);
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
-  checkSchedules(
-    plans.map((p) => ({
+  const reportNames = reportJobNames(config.reports.schedules);
+  checkSchedules([
+    ...plans.map((p) => ({
       what: `schedule of job ${p.name}`,
       schedule: p.schedule,
     })),
-  );
+    ...config.reports.schedules.map((r, i) => ({
+      what: `schedule of ${reportNames[i] ?? r.kind} (reports.schedules[${i}].cron)`,
+      schedule: r.cron,
+    })),
+  ]);
+  for (const r of config.reports.schedules) parseFilters(r.filter);
   const service = await openService(config, plans);
   const reads = await startReads(service);
   const ops = await startOps(service, reads);
@@ -129,7 +137,10 @@ async function openService(
   const readToken = newReadToken();
   const logger = loggerFor(config, [readToken]);
   const metrics = new Metrics();
-  metrics.declareJobs(plans.map((p) => p.name));
+  metrics.declareJobs([
+    ...plans.map((p) => p.name),
+    ...reportJobNames(config.reports.schedules),
+  ]);
   const rt = await openRuntime(config, { logger, apiObserver: metrics });
   const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
@@ -137,7 +148,10 @@ async function openService(
     (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)),
   );
   const scheduler = new Scheduler({
-    jobs: pipelineJobs({ ...rt, observer: metrics }, plans),
+    jobs: [
+      ...pipelineJobs({ ...rt, observer: metrics }, plans),
+      ...reportJobs({ ...rt, observer: metrics }),
+    ],
     maxConcurrentJobs: config.service.maxConcurrentJobs,
     shutdownDeadlineMs: config.service.shutdownDeadlineMs,
     logger,

@@ -110,7 +110,7 @@ export function registerSyncCommand(
 
 const ENTITY_STREAM_HELP: Readonly<Record<EntityStream, string>> = {
   users:
-    "GetUser for every user sessions name: new ids, and known ones not read for streams.usersRefreshMs",
+    "GetUser for every user sessions and policy suspensions name: new ids, and known ones not read for streams.usersRefreshMs",
   user_devices: "ListUserDevices for every human user",
   native_users:
     "ListNativeUsers for every resource sessions name (credentials without their secrets)",

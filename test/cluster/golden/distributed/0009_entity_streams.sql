@@ -1,4 +1,4 @@
-CREATE TABLE IF NOT EXISTS sessionhouse.policy_suspensions_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.policy_suspensions ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `policy_id` String,
@@ -16,13 +16,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.policy_suspensions_local ON CLUSTER sess
     `observed_at` DateTime64(3, 'UTC'),
     `raw` String CODEC(ZSTD(3))
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/policy_suspensions_local', '{replica}', observed_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/policy_suspensions', '{shard}-{replica}', observed_at)
 ORDER BY (id, content_hash);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.policy_suspensions ON CLUSTER sessionhouse_cluster AS sessionhouse.policy_suspensions_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'policy_suspensions_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.users_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.users ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `email` String,
@@ -43,13 +40,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.users_local ON CLUSTER sessionhouse_clus
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/users_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/users', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.users ON CLUSTER sessionhouse_cluster AS sessionhouse.users_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'users_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.users_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.users_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -72,13 +66,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.users_history_local ON CLUSTER sessionho
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/users_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/users_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.users_history ON CLUSTER sessionhouse_cluster AS sessionhouse.users_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'users_history_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.user_devices ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `user_id` String,
@@ -104,13 +95,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_local ON CLUSTER sessionhou
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/user_devices_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/user_devices', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.user_devices ON CLUSTER sessionhouse_cluster AS sessionhouse.user_devices_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'user_devices_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -138,13 +126,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_history_local ON CLUSTER se
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/user_devices_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/user_devices_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.user_devices_history ON CLUSTER sessionhouse_cluster AS sessionhouse.user_devices_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'user_devices_history_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.native_users_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.native_users ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `resource_id` String,
@@ -167,13 +152,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.native_users_local ON CLUSTER sessionhou
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/native_users_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/native_users', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.native_users ON CLUSTER sessionhouse_cluster AS sessionhouse.native_users_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'native_users_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.native_users_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.native_users_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -198,13 +180,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.native_users_history_local ON CLUSTER se
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/native_users_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/native_users_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.native_users_history ON CLUSTER sessionhouse_cluster AS sessionhouse.native_users_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'native_users_history_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `native_user_id` String,
@@ -225,13 +204,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_local ON CLUS
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/native_user_identity_links_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/native_user_identity_links', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links ON CLUSTER sessionhouse_cluster AS sessionhouse.native_user_identity_links_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'native_user_identity_links_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -254,13 +230,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_history_local
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/native_user_identity_links_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/native_user_identity_links_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.native_user_identity_links_history ON CLUSTER sessionhouse_cluster AS sessionhouse.native_user_identity_links_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'native_user_identity_links_history_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `kind` LowCardinality(String),
@@ -285,13 +258,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_local ON CLUSTER sessi
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/inventory_columns_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/inventory_columns', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns ON CLUSTER sessionhouse_cluster AS sessionhouse.inventory_columns_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'inventory_columns_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -318,13 +288,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_history_local ON CLUST
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/inventory_columns_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/inventory_columns_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.inventory_columns_history ON CLUSTER sessionhouse_cluster AS sessionhouse.inventory_columns_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'inventory_columns_history_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `name` String,
@@ -344,13 +311,10 @@ CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_local ON CLUSTER sess
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/cloud_integrations_local', '{replica}', version, is_deleted)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/cloud_integrations', '{shard}-{replica}', version, is_deleted)
 ORDER BY id;
 
-CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations ON CLUSTER sessionhouse_cluster AS sessionhouse.cloud_integrations_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'cloud_integrations_local', cityHash64(id));
-
-CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_history_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_history ON CLUSTER sessionhouse_cluster
 (
     `id` String,
     `valid_from` DateTime64(3, 'UTC'),
@@ -372,8 +336,5 @@ CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_history_local ON CLUS
     `is_deleted` UInt8,
     `version` UInt64
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/cloud_integrations_history_local', '{replica}', version)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/cloud_integrations_history', '{shard}-{replica}', version)
 ORDER BY (id, valid_from);
-
-CREATE TABLE IF NOT EXISTS sessionhouse.cloud_integrations_history ON CLUSTER sessionhouse_cluster AS sessionhouse.cloud_integrations_history_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'cloud_integrations_history_local', cityHash64(id));

@@ -35,7 +35,7 @@ ORDER BY (job, day, data_label);
 CREATE TABLE IF NOT EXISTS sessionhouse.data_label_rollups_daily ON CLUSTER sessionhouse_cluster AS sessionhouse.data_label_rollups_daily_local
 ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'data_label_rollups_daily_local', cityHash64(job));
 
-CREATE TABLE IF NOT EXISTS sessionhouse.rollup_days_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.rollup_days ON CLUSTER sessionhouse_cluster
 (
     `source` LowCardinality(String),
     `day` Date,
@@ -43,8 +43,5 @@ CREATE TABLE IF NOT EXISTS sessionhouse.rollup_days_local ON CLUSTER sessionhous
     `rows` UInt64,
     `computed_at` DateTime64(3, 'UTC')
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/rollup_days_local', '{replica}', computed_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/sessionhouse/rollup_days', '{shard}-{replica}', computed_at)
 ORDER BY (source, day);
-
-CREATE TABLE IF NOT EXISTS sessionhouse.rollup_days ON CLUSTER sessionhouse_cluster AS sessionhouse.rollup_days_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'rollup_days_local', cityHash64(source));

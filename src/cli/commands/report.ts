@@ -1,0 +1,175 @@
+// `sessionhouse report <kind> --from T --to T [--out DIR] [--format …] [--filter …]`: a
+// compliance report as a directory an auditor can check offline; `report verify DIR` checks
+// one. Reports only read the warehouse: on the embedded engine they work while `run` holds it.
+import { join } from "node:path";
+import type { Command } from "commander";
+import {
+  REPORT_FORMATS,
+  REPORT_KINDS,
+  type Config,
+  type ReportFormat,
+  type ReportKind,
+} from "../../config/index.js";
+import { verifyEvidence } from "../../evidence/manifest.js";
+import { FILTER_KEYS } from "../../reports/build.js";
+import {
+  checkPeriod,
+  parseFilters,
+  reportFrom,
+  type ProduceOptions,
+} from "../../reports/produce.js";
+import { previousPeriod, reportDirName } from "../../reports/period.js";
+import type { WrittenReport } from "../../reports/write.js";
+import { FatalError, UsageError } from "../../util/errors.js";
+import { parseInstant } from "../../util/time.js";
+import { openWarehouse } from "../../warehouse/client.js";
+import {
+  configFrom,
+  READS_THROUGH_SERVICE,
+  type GlobalOptions,
+} from "../runtime.js";
+
+const KIND_HELP: Record<ReportKind, string> = {
+  "access-review":
+    "per person: systems reached, sessions, first and last access, data labels, privileged or production access, new access, accounts without activity",
+  "policy-exceptions":
+    "policy suspensions in force during the period and the sessions under them",
+  "sensitive-data-access":
+    "labelled data returned, by label, resource and person, with the top query fingerprints",
+  "coverage-and-integrity":
+    "what the record covers: checkpoints, windows not stored or skipped, dead letters, runs, gaps, retention, rows per month",
+};
+
+interface ReportOptions {
+  from?: string;
+  to?: string;
+  out?: string;
+  format: string;
+  filter?: string;
+}
+
+export function registerReportCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const report = program
+    .command("report")
+    .description(
+      "compliance reports: a directory with report.html, report.pdf, CSVs, report.json and a signed manifest",
+    );
+  for (const kind of REPORT_KINDS) {
+    report
+      .command(kind)
+      .description(KIND_HELP[kind])
+      .option(
+        "--from <time>",
+        "start of the period (default: the previous month's first day)",
+      )
+      .option(
+        "--to <time>",
+        "end of the period, excluded (default: this month's first day)",
+      )
+      .option(
+        "--out <dir>",
+        "directory to write (default ./reports/<kind>-<from>-to-<to>)",
+      )
+      .option(
+        "--format <list>",
+        `formats: ${REPORT_FORMATS.join(",")}`,
+        REPORT_FORMATS.join(","),
+      )
+      .option(
+        "--filter <list>",
+        `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
+      )
+      .addHelpText("after", READS_THROUGH_SERVICE)
+      .action(async (o: ReportOptions) => {
+        const config = configFrom(globals(), {}, { needsApi: false });
+        const nowMs = Date.now();
+        const fallback = previousPeriod("previous-month", nowMs);
+        const fromMs = o.from
+          ? parseInstant(o.from, "--from", nowMs)
+          : fallback.fromMs;
+        const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
+        const written = await produceReport(config, {
+          kind,
+          fromMs,
+          toMs,
+          out: o.out ?? join("reports", reportDirName(kind, fromMs, toMs)),
+          formats: parseFormats(o.format),
+          filters: parseFilters(o.filter ?? ""),
+        });
+        printWritten(written);
+      });
+  }
+  report
+    .command("verify")
+    .description(
+      "check a report directory offline: every file's SHA-256 against manifest.json, and its signature",
+    )
+    .argument("<dir>", "the report directory")
+    .option(
+      "--public-key <file>",
+      "Ed25519 public key (PEM) the manifest must be signed by",
+    )
+    .action((dir: string, o: { publicKey?: string }) => {
+      const check = verifyEvidence(dir, { publicKeyFile: o.publicKey });
+      if (check.problems.length > 0)
+        throw new FatalError(
+          "EVIDENCE_INVALID",
+          `${dir} does not match its manifest:\n${check.problems.map((p) => `  - ${p}`).join("\n")}`,
+          {
+            hint: "the directory was changed after it was produced, or signed by another key: do not rely on it",
+          },
+        );
+      const sig = check.manifest.signature;
+      process.stdout.write(
+        `OK: ${check.manifest.files.length} files match manifest.json (SHA-256 ${check.manifestSha256}); ${
+          sig
+            ? `signed by Ed25519 key ${sig.publicKeyFingerprint}${o.publicKey ? " (the given public key)" : ""}`
+            : "not signed"
+        }\n`,
+      );
+    });
+}
+
+/** Builds a report from the warehouse (read access) and writes its directory. */
+export async function produceReport(
+  config: Config,
+  o: ProduceOptions,
+): Promise<WrittenReport> {
+  checkPeriod(o);
+  const w = await openWarehouse(config, { access: "read" });
+  try {
+    return await reportFrom(w, config, o);
+  } finally {
+    await w.close();
+  }
+}
+
+export function parseFormats(list: string): ReportFormat[] {
+  const out = new Set<ReportFormat>();
+  for (const f of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (!(REPORT_FORMATS as readonly string[]).includes(f))
+      throw new UsageError(`--format: "${f}" is not a report format`, {
+        hint: `use some of ${REPORT_FORMATS.join(",")}`,
+      });
+    out.add(f as ReportFormat);
+  }
+  if (out.size === 0)
+    throw new UsageError("--format lists no format", {
+      hint: `use some of ${REPORT_FORMATS.join(",")}`,
+    });
+  return [...out];
+}
+
+function printWritten(w: WrittenReport): void {
+  process.stdout.write(
+    `report written to ${w.dir}: ${w.files.join(", ")}, manifest.json (SHA-256 ${w.manifestSha256}${w.signed ? ", signed" : ", not signed"})\n`,
+  );
+  if (w.pdfSkipped !== null)
+    process.stderr.write(`report.pdf skipped: ${w.pdfSkipped}\n`);
+}

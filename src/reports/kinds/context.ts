@@ -1,0 +1,35 @@
+// What a kind of report gets to build itself, and what it gives back.
+import type { Config } from "../../config/index.js";
+import type { ReportReader } from "../../warehouse/reports/query.js";
+import type { SessionSource } from "../../warehouse/reports/sessions.js";
+import type { Figure, Notice, ReportSection } from "../model.js";
+
+export interface KindContext {
+  reader: ReportReader;
+  /** Query parameters: from, to, previousFrom (DateTime64 text), user, resource, environment. */
+  params: Record<string, string>;
+  config: Config;
+  /** Where the person behind a session comes from. */
+  source: SessionSource;
+}
+
+export interface KindResult {
+  title: string;
+  summary: Figure[];
+  sections: ReportSection[];
+  notices: Notice[];
+  /** Checkpoint streams the report's data comes from (said on page one when short). */
+  streams: string[];
+}
+
+/** Said when people are the user_key because the control-plane streams are not exported. */
+export function personNotice(source: SessionSource): Notice[] {
+  return source === "enriched"
+    ? []
+    : [
+        {
+          level: "info",
+          text: "People are the sessions' user key (the e-mail of a human, the user name of a machine): the control-plane streams (sessions_enriched) are not exported, so the human behind machine and native users is not known.",
+        },
+      ];
+}

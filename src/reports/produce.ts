@@ -1,0 +1,67 @@
+// Produces a report directory from an open warehouse: built from what it holds, written with
+// the configured Chromium and signing key. The report command and the scheduled reports of
+// `run` both come here.
+import { resolve } from "node:path";
+import type { Browser } from "playwright-core";
+import type { Config, ReportFormat, ReportKind } from "../config/index.js";
+import { UsageError } from "../util/errors.js";
+import type { Warehouse } from "../warehouse/client.js";
+import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
+import { writeReport, type WrittenReport } from "./write.js";
+
+export interface ProduceOptions {
+  kind: ReportKind;
+  fromMs: number;
+  toMs: number;
+  out: string;
+  formats: ReportFormat[];
+  filters: ReportFilters;
+  generatedAtMs?: number;
+  /** A Chromium already running to print the PDF in. */
+  browser?: Browser;
+}
+
+/** Builds a report from an open warehouse and writes its directory. */
+export async function reportFrom(
+  w: Warehouse,
+  config: Config,
+  o: ProduceOptions,
+): Promise<WrittenReport> {
+  checkPeriod(o);
+  const built = await buildReport(w, config, o);
+  return writeReport(resolve(o.out), built, {
+    formats: o.formats,
+    chromiumPath: config.reports.chromiumPath,
+    signingKeyFile: config.evidence.signingKeyFile,
+    generatedAtMs: o.generatedAtMs ?? Date.now(),
+    browser: o.browser,
+  });
+}
+
+export function parseFilters(list: string): ReportFilters {
+  const out: ReportFilters = {};
+  for (const part of list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const i = part.indexOf("=");
+    const key = part.slice(0, i).trim();
+    if (i <= 0 || !(FILTER_KEYS as readonly string[]).includes(key))
+      throw new UsageError(
+        `--filter: "${part}" is not key=value with a known key`,
+        {
+          hint: `use ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
+        },
+      );
+    out[key as (typeof FILTER_KEYS)[number]] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** A period ends after it starts. */
+export function checkPeriod(o: { fromMs: number; toMs: number }): void {
+  if (!(o.toMs > o.fromMs))
+    throw new UsageError("--to must be after --from", {
+      hint: "give the period as --from 2026-10-01 --to 2026-11-01 (the end is excluded)",
+    });
+}

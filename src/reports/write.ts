@@ -1,0 +1,106 @@
+// A report directory: report.html, report.pdf, one CSV per table, report.json and manifest.json
+// (src/evidence/manifest.ts: every file's SHA-256, the SQL run, the product version, the data's
+// coverage, the generation time and, with a signing key, an Ed25519 signature). Only the
+// manifest's `generatedAt` depends on the clock: the same data gives the same other bytes.
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import type { ReportFormat } from "../config/index.js";
+import { writeManifest } from "../evidence/manifest.js";
+import { UsageError } from "../util/errors.js";
+import type { BuiltReport } from "./build.js";
+import { tableCsv } from "./csv.js";
+import { renderHtml } from "./html.js";
+import { findChromium, renderPdf } from "./pdf.js";
+
+export interface WriteOptions {
+  formats: readonly ReportFormat[];
+  chromiumPath: string | undefined;
+  signingKeyFile: string | undefined;
+  generatedAtMs: number;
+  /** A Chromium already running to print the PDF in (instead of launching one). */
+  browser?: Browser | undefined;
+}
+
+export interface WrittenReport {
+  dir: string;
+  files: string[];
+  /** Why the PDF was not written, when it was asked for and not written. */
+  pdfSkipped: string | null;
+  manifestSha256: string;
+  signed: boolean;
+}
+
+export async function writeReport(
+  dir: string,
+  built: BuiltReport,
+  options: WriteOptions,
+): Promise<WrittenReport> {
+  mkdirSync(dir, { recursive: true });
+  if (readdirSync(dir).length > 0)
+    throw new UsageError(`the report directory ${dir} is not empty`, {
+      hint: "give --out a new or empty directory: a report directory holds one report, as its manifest lists it",
+    });
+  const { report } = built;
+  const formats = new Set(options.formats);
+  const html = renderHtml(report);
+  if (formats.has("html")) writeFileSync(join(dir, "report.html"), html);
+  let pdfSkipped: string | null = null;
+  if (formats.has("pdf")) {
+    const chromium = options.browser
+      ? ({ found: true, path: options.browser } as const)
+      : findChromium(options.chromiumPath);
+    if (!chromium.found) pdfSkipped = chromium.reason;
+    else {
+      const { pdf, refusedRequests } = await renderPdf(
+        html,
+        `${report.title}, ${report.period.from} to ${report.period.to}`,
+        chromium.path,
+      );
+      if (refusedRequests.length > 0)
+        throw new Error(
+          `report.html asked for ${refusedRequests.join(", ")}: it must be self-contained`,
+        );
+      writeFileSync(join(dir, "report.pdf"), pdf);
+    }
+  }
+  if (formats.has("csv"))
+    for (const s of report.sections)
+      for (const t of s.tables)
+        writeFileSync(join(dir, `${t.id}.csv`), tableCsv(t));
+  if (formats.has("json"))
+    writeFileSync(
+      join(dir, "report.json"),
+      `${JSON.stringify(report, null, 2)}\n`,
+    );
+  const { manifest, sha256 } = writeManifest(
+    dir,
+    {
+      kind: report.kind,
+      title: report.title,
+      period: report.period,
+      filters: report.filters,
+      product: report.product,
+      database: report.database,
+      generatedAt: new Date(options.generatedAtMs).toISOString(),
+      coverage: built.coverage,
+      notices: report.notices,
+      queries: built.queries,
+      formats: [...options.formats].sort(),
+      pdf:
+        pdfSkipped === null
+          ? formats.has("pdf")
+            ? "written"
+            : "not asked for"
+          : `skipped: ${pdfSkipped}`,
+    },
+    { signingKeyFile: options.signingKeyFile },
+  );
+  return {
+    dir,
+    files: manifest.files.map((f) => f.path),
+    pdfSkipped,
+    manifestSha256: sha256,
+    signed: manifest.signature !== undefined,
+  };
+}

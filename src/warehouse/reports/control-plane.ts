@@ -1,0 +1,67 @@
+// Report queries over the control-plane streams (migration 0009): accounts with access but no
+// session in the period, and policy suspensions in force during it with the sessions that
+// happened under them. Parameters: {from}, {to}, {user}, {resource}.
+import type { ReportQuery } from "./query.js";
+
+const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
+const IN_PERIOD = `start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}`;
+
+/** The latest version of every suspension in force at some time of the period. */
+const SUSPENSIONS = `SELECT * FROM (
+  SELECT * FROM {{db}}.policy_suspensions FINAL
+  ORDER BY id, updated_at DESC, observed_at DESC
+  LIMIT 1 BY id
+)
+WHERE created_at < {to:DateTime64(3, 'UTC')}
+  AND (expire_at IS NULL OR expire_at > {from:DateTime64(3, 'UTC')})`;
+
+export const controlPlaneQueries = {
+  inactiveAccounts: {
+    id: "access.accounts_without_activity",
+    needs: ["users", "sessions"],
+    sql: `SELECT id, email, full_name AS name, type, db_username,
+       if(expire_at IS NULL, '', ${T("assumeNotNull(expire_at)")}) AS expires
+FROM {{db}}.users FINAL
+WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
+  AND ({user:String} = '' OR email = {user:String} OR db_username = {user:String})
+  AND id NOT IN (
+    SELECT arrayJoin([user_id, end_user_id]) FROM {{db}}.sessions FINAL WHERE ${IN_PERIOD}
+  )
+  AND (email = '' OR email NOT IN (
+    SELECT arrayJoin([user_email, end_user_email]) FROM {{db}}.sessions FINAL WHERE ${IN_PERIOD}
+  ))
+ORDER BY type, email, id`,
+  },
+  suspensions: {
+    id: "policy.suspensions",
+    needs: ["policy_suspensions"],
+    sql: `SELECT id, policy_id, identity_type, identity_id, suspension_type, created_by, request_id,
+       ${T("created_at")} AS valid_from,
+       if(expire_at IS NULL, '', ${T("assumeNotNull(expire_at)")}) AS valid_until,
+       (expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')}) AS still_active,
+       input_condition
+FROM (${SUSPENSIONS})
+WHERE ({user:String} = '' OR identity_id = {user:String})
+ORDER BY created_at, id`,
+  },
+  sessionsUnder: {
+    id: "policy.sessions_under_suspensions",
+    needs: ["policy_suspensions", "sessions"],
+    sql: `SELECT p.id AS suspension_id, p.policy_id AS policy_id, s.id AS session_id,
+       ${T("s.start_time")} AS start_time, s.user_key AS user, s.resource_name AS resource,
+       s.native_username AS native_user
+FROM (${SUSPENSIONS}) AS p
+CROSS JOIN (
+  SELECT id, start_time, user_id, end_user_id, user_groups, end_user_groups, user_key,
+         resource_name, native_username
+  FROM {{db}}.sessions FINAL
+  WHERE ${IN_PERIOD} AND ({resource:String} = '' OR resource_name = {resource:String})
+) AS s
+WHERE s.start_time >= p.created_at AND (p.expire_at IS NULL OR s.start_time < p.expire_at)
+  AND multiIf(
+    p.identity_type = 'group', has(s.user_groups, p.identity_id) OR has(s.end_user_groups, p.identity_id),
+    s.user_id = p.identity_id OR s.end_user_id = p.identity_id)
+  AND ({user:String} = '' OR s.user_key = {user:String} OR p.identity_id = {user:String})
+ORDER BY s.start_time, p.id, s.id`,
+  },
+} as const satisfies Record<string, ReportQuery>;

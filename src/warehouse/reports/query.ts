@@ -1,0 +1,75 @@
+// The queries of the compliance reports: SQL text kept here, run with typed parameters, and
+// recorded exactly as run (with the database filled in) for the report's manifest.
+import { quoteIdent, type Warehouse } from "../client.js";
+import { existingTables } from "../migrate.js";
+import { selectRows } from "../select.js";
+
+/** One report query: the tables or views it reads, and its SQL with `{{db}}` for the database. */
+export interface ReportQuery {
+  id: string;
+  needs: readonly string[];
+  sql: string;
+}
+
+/** A query as it ran: its SQL with the database filled in, and its parameters. */
+export interface ExecutedQuery {
+  id: string;
+  sql: string;
+  params: Record<string, string>;
+  rows: number;
+}
+
+export type Row = Record<string, unknown>;
+
+/**
+ * Runs report queries against what the warehouse holds: a query whose tables are absent is not
+ * run and answers undefined (the report says which stream is not exported); every query run is
+ * kept in `executed`, in the order run.
+ */
+export class ReportReader {
+  readonly executed: ExecutedQuery[] = [];
+  readonly #w: Warehouse;
+  readonly #tables: ReadonlySet<string>;
+
+  private constructor(w: Warehouse, tables: ReadonlySet<string>) {
+    this.#w = w;
+    this.#tables = tables;
+  }
+
+  static async open(w: Warehouse): Promise<ReportReader> {
+    return new ReportReader(w, await existingTables(w));
+  }
+
+  has(table: string): boolean {
+    return this.#tables.has(table);
+  }
+
+  /** The tables among `needs` that the warehouse does not hold. */
+  missing(needs: readonly string[]): string[] {
+    return needs.filter((t) => !this.#tables.has(t));
+  }
+
+  async rows(
+    q: ReportQuery,
+    params: Record<string, string>,
+  ): Promise<Row[] | undefined> {
+    if (this.missing(q.needs).length > 0) return undefined;
+    const sql = q.sql.replaceAll("{{db}}", quoteIdent(this.#w.database));
+    const all = { ...params, db: this.#w.database };
+    const used = Object.fromEntries(
+      Object.entries(all)
+        .filter(([k]) => sql.includes(`{${k}:`))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+    const rows = await selectRows<Row>(this.#w, sql, used);
+    this.executed.push({ id: q.id, sql, params: used, rows: rows.length });
+    return rows;
+  }
+}
+
+/** A value of a row as text: strings as they are, numbers and booleans printed, null empty. */
+export function text(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return v === null || v === undefined ? "" : JSON.stringify(v);
+}

@@ -1,0 +1,99 @@
+// Labelled data returned in a period: from the aggregation job grouping logs by
+// response.returned_columns.data_label then resource.name (the default job
+// data_labels_by_resource, under whatever name it is configured), its top query fingerprints,
+// and per person from `sessions_enriched` (data labels per session) or, without it, the people
+// whose sessions reached resources that returned labelled data. Parameters: {from}, {to},
+// {user}, {resource}, {environment}.
+import type { ReportQuery } from "./query.js";
+import {
+  periodSessionsSql,
+  sessionNeeds,
+  type SessionSource,
+} from "./sessions.js";
+
+/** The aggregation job (first by name) whose rows are data labels by resource. */
+const LABEL_JOB = `(SELECT min(job) FROM {{db}}.agg_jobs FINAL
+  WHERE length(group_by) >= 2 AND group_by[1] = 'response.returned_columns.data_label' AND group_by[2] = 'resource.name')`;
+
+const LABEL_ROWS = `SELECT key1 AS label, key2 AS resource_name, count, bucket_time
+FROM {{db}}.agg_histogram FINAL
+WHERE job = ${LABEL_JOB} AND level = 2 AND count > 0 AND key1 != 'none' AND key1 != ''
+  AND bucket_time >= {from:DateTime64(3, 'UTC')} AND bucket_time < {to:DateTime64(3, 'UTC')}
+  AND ({resource:String} = '' OR key2 = {resource:String})
+  AND ({environment:String} = '' OR key2 IN (SELECT resource_name FROM {{db}}.resource_environments WHERE environment = {environment:String}))`;
+
+const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
+const LOGS = ["agg_histogram", "agg_jobs", "resource_environments"];
+
+export function sensitiveQueries(source: SessionSource) {
+  const sessions = periodSessionsSql(source);
+  return {
+    labelJob: {
+      id: "sensitive.label_job",
+      needs: ["agg_jobs"],
+      sql: `SELECT ${LABEL_JOB} AS job`,
+    },
+    byLabel: {
+      id: "sensitive.by_label",
+      needs: LOGS,
+      sql: `SELECT label, sum(count) AS events, uniqExact(resource_name) AS resources,
+       ${T("min(bucket_time)")} AS first_seen, ${T("max(bucket_time)")} AS last_seen
+FROM (${LABEL_ROWS})
+GROUP BY label
+ORDER BY events DESC, label`,
+    },
+    byLabelResource: {
+      id: "sensitive.by_label_resource",
+      needs: LOGS,
+      sql: `SELECT label, resource_name AS resource, sum(count) AS events,
+       ${T("min(bucket_time)")} AS first_seen, ${T("max(bucket_time)")} AS last_seen
+FROM (${LABEL_ROWS})
+GROUP BY label, resource_name
+ORDER BY label, events DESC, resource`,
+    },
+    byPersonLabels: {
+      id: "sensitive.by_person_label",
+      needs: sessionNeeds("enriched"),
+      sql: `SELECT person, label, count() AS sessions, uniqExact(resource_name) AS resources,
+       ${T("max(start_time)")} AS last_access
+FROM (${periodSessionsSql("enriched")})
+ARRAY JOIN data_labels AS label
+GROUP BY person, label
+ORDER BY person, label`,
+    },
+    byPersonResources: {
+      id: "sensitive.people_on_labelled_resources",
+      needs: [...sessionNeeds(source), ...LOGS],
+      sql: `SELECT person, resource_name AS resource, labels, count() AS sessions, ${T("max(start_time)")} AS last_access
+FROM (${sessions}) AS s
+INNER JOIN (
+  SELECT resource_name, arrayStringConcat(arraySort(groupUniqArray(label)), ', ') AS labels
+  FROM (${LABEL_ROWS}) GROUP BY resource_name
+) AS l ON l.resource_name = s.resource_name
+GROUP BY person, resource_name, labels
+ORDER BY person, resource`,
+    },
+    topFingerprints: {
+      id: "sensitive.top_fingerprints",
+      needs: ["agg_top_values", "agg_jobs"],
+      sql: `SELECT key AS fingerprint, sum(count) AS queries, count() AS windows_in_top
+FROM {{db}}.agg_top_values FINAL
+WHERE job = ${LABEL_JOB} AND member = 'queryFingerprints' AND count > 0
+  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
+GROUP BY fingerprint
+ORDER BY queries DESC, fingerprint
+LIMIT 25`,
+    },
+    topNormalized: {
+      id: "sensitive.top_normalized_queries",
+      needs: ["agg_top_values", "agg_jobs"],
+      sql: `SELECT key AS normalized_query, sum(count) AS queries
+FROM {{db}}.agg_top_values FINAL
+WHERE job = ${LABEL_JOB} AND member = 'queryNormalized' AND count > 0
+  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
+GROUP BY normalized_query
+ORDER BY queries DESC, normalized_query
+LIMIT 25`,
+    },
+  } as const satisfies Record<string, ReportQuery>;
+}

@@ -1,0 +1,158 @@
+// The sessions of a report's period, one row per session with the person behind it: from the
+// `sessions_enriched` view when the control-plane streams are exported (the e-mail of the human
+// behind machine and native users, the group a native user is linked to, else the user key),
+// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
+// {environment} ('' = all).
+import type { ReportQuery } from "./query.js";
+
+/** Native user names that act with an administrator's rights on most systems. */
+const PRIVILEGED =
+  "match(lower(native_username), '^(root|admin|administrator|postgres|sa|sys|system|dba|superuser|rdsadmin|master)$|admin')";
+
+const FILTERS = `({user:String} = '' OR user_key = {user:String} OR person = {user:String})
+  AND ({resource:String} = '' OR resource_name = {resource:String})
+  AND ({environment:String} = '' OR environment = {environment:String})`;
+
+const ENVIRONMENT = `ifNull(e.environment, '')`;
+
+function periodSessions(
+  source: "enriched" | "plain",
+  range: "period" | "previous",
+): string {
+  const [lo, hi] =
+    range === "period" ? ["from", "to"] : ["previousFrom", "from"];
+  const person =
+    source === "enriched"
+      ? `multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, user_key) AS person,
+       if(person_name != '', person_name, user_name) AS person_name, person_via AS via, data_labels`
+      : `user_key AS person, user_name AS person_name, 'none' AS via, CAST([], 'Array(String)') AS data_labels`;
+  const table =
+    source === "enriched"
+      ? "{{db}}.sessions_enriched AS s"
+      : "{{db}}.sessions AS s FINAL";
+  return `SELECT * FROM (
+  SELECT s.id AS id, s.start_time AS start_time, s.user_key AS user_key, s.user_type AS user_type,
+       s.resource_name AS resource_name, s.resource_technology AS resource_technology,
+       s.native_username AS native_username, ${ENVIRONMENT} AS environment,
+       ${person}
+  FROM ${table}
+  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name
+  WHERE s.start_time >= {${lo}:DateTime64(3, 'UTC')} AND s.start_time < {${hi}:DateTime64(3, 'UTC')}
+) WHERE ${FILTERS}`;
+}
+
+export type SessionSource = "enriched" | "plain";
+
+/** The tables the sessions of a source are read from. */
+export function sessionNeeds(source: SessionSource): string[] {
+  return source === "enriched"
+    ? ["sessions_enriched", "resource_environments"]
+    : ["sessions", "resource_environments"];
+}
+
+export function accessQueries(source: SessionSource) {
+  const needs = sessionNeeds(source);
+  const cur = periodSessions(source, "period");
+  const prev = periodSessions(source, "previous");
+  const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
+  return {
+    perPerson: {
+      id: "access.per_person",
+      needs,
+      sql: `SELECT person, any(person_name) AS name, any(via) AS via,
+       arrayStringConcat(arraySort(groupUniqArray(user_key)), ', ') AS accounts,
+       uniqExact(resource_name) AS systems, count() AS sessions,
+       ${T("min(start_time)")} AS first_access, ${T("max(start_time)")} AS last_access,
+       countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
+       countIf(${PRIVILEGED}) AS privileged_sessions,
+       arrayStringConcat(arraySort(arrayDistinct(arrayFlatten(groupArray(data_labels)))), ', ') AS data_labels
+FROM (${cur})
+GROUP BY person
+ORDER BY sessions DESC, person`,
+    },
+    perPersonSystem: {
+      id: "access.per_person_system",
+      needs,
+      sql: `SELECT person, resource_name AS system, any(resource_technology) AS technology,
+       any(environment) AS environment, count() AS sessions,
+       ${T("min(start_time)")} AS first_access, ${T("max(start_time)")} AS last_access,
+       arrayStringConcat(arraySort(groupUniqArray(native_username)), ', ') AS native_users
+FROM (${cur})
+GROUP BY person, resource_name
+ORDER BY person, system`,
+    },
+    newAccess: {
+      id: "access.new_since_previous_period",
+      needs,
+      sql: `SELECT person, resource_name AS system, ${T("min(start_time)")} AS first_access, count() AS sessions
+FROM (${cur})
+WHERE (person, resource_name) NOT IN (SELECT person, resource_name FROM (${prev}))
+GROUP BY person, resource_name
+ORDER BY person, system`,
+    },
+    privileged: {
+      id: "access.privileged_or_production",
+      needs,
+      sql: `SELECT person, resource_name AS system, environment, native_username AS native_user,
+       ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production,
+       count() AS sessions, ${T("max(start_time)")} AS last_access
+FROM (${cur})
+WHERE ${PRIVILEGED} OR startsWith(lower(environment), 'prod')
+GROUP BY person, resource_name, environment, native_username
+ORDER BY person, system, native_user`,
+    },
+    sessionsPerDay: {
+      id: "access.sessions_per_day",
+      needs,
+      sql: `SELECT formatDateTime(toDate(start_time), '%Y-%m-%d') AS day, count() AS sessions, uniqExact(person) AS people
+FROM (${cur})
+GROUP BY day
+ORDER BY day`,
+    },
+    totals: {
+      id: "access.totals",
+      needs,
+      sql: `SELECT count() AS sessions, uniqExact(person) AS people, uniqExact(resource_name) AS systems,
+       countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
+       countIf(${PRIVILEGED}) AS privileged_sessions
+FROM (${cur})`,
+    },
+  } as const satisfies Record<string, ReportQuery>;
+}
+
+/** Sessions of the period as the sensitive-data report reads them (same person and filters). */
+export function periodSessionsSql(source: SessionSource): string {
+  return periodSessions(source, "period");
+}
+
+/** The aggregation job (first by name) whose logs are grouped by user.email and policy.name. */
+const POLICY_USER_JOB = `(SELECT min(job) FROM {{db}}.agg_jobs FINAL
+  WHERE has(group_by, 'user.email') AND has(group_by, 'policy.name'))`;
+
+export const policyHitQueries = {
+  job: {
+    id: "access.policy_user_job",
+    needs: ["agg_jobs"],
+    sql: `SELECT ${POLICY_USER_JOB} AS job`,
+  },
+  perPerson: {
+    id: "access.policy_hits_per_person",
+    needs: ["agg_histogram", "agg_jobs"],
+    sql: `SELECT person, policy, sum(count) AS hits,
+       formatDateTime(min(bucket_time), '%Y-%m-%d %H:%i:%S') AS first_hit,
+       formatDateTime(max(bucket_time), '%Y-%m-%d %H:%i:%S') AS last_hit
+FROM (
+  SELECT [h.key1, h.key2, h.key3][indexOf(j.group_by, 'user.email')] AS person,
+         [h.key1, h.key2, h.key3][indexOf(j.group_by, 'policy.name')] AS policy,
+         h.count AS count, h.bucket_time AS bucket_time
+  FROM {{db}}.agg_histogram AS h FINAL
+  INNER JOIN (SELECT job, group_by FROM {{db}}.agg_jobs FINAL WHERE job = ${POLICY_USER_JOB}) AS j ON j.job = h.job
+  WHERE h.level = length(j.group_by) AND h.count > 0
+    AND h.bucket_time >= {from:DateTime64(3, 'UTC')} AND h.bucket_time < {to:DateTime64(3, 'UTC')}
+)
+WHERE person NOT IN ('', 'none') AND policy NOT IN ('', 'none')
+  AND ({user:String} = '' OR person = {user:String})
+GROUP BY person, policy
+ORDER BY person, policy`,
+  },
+} as const satisfies Record<string, ReportQuery>;

@@ -1,0 +1,11 @@
+CREATE TABLE IF NOT EXISTS sessionhouse.retention_settings
+(
+    `table_name` String,
+    `ttl` String,
+    `hot_days` UInt32,
+    `cold_volume` String,
+    `retention_days` UInt32,
+    `applied_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(applied_at)
+ORDER BY table_name;

@@ -1,2 +1,0 @@
-ALTER TABLE sessionhouse.sessions
-    (MODIFY TTL toDateTime(start_time) + toIntervalDay(30));

@@ -1,2 +1,0 @@
-ALTER TABLE sessionhouse.sessions_local ON CLUSTER sessionhouse_cluster
-    (REMOVE TTL);

@@ -1,2 +1,0 @@
-ALTER TABLE sessionhouse.sessions
-    (REMOVE TTL);
