@@ -177,14 +177,18 @@ export async function applyRetention(
     const same = before
       ? before.ttl === ttl
       : ttl === "" && !withTtl.has(stored);
-    if (same) continue;
-    const table = mutationTarget(mode, w.database, t.table);
-    await w.client.command({
-      query:
-        ttl === ""
-          ? `ALTER TABLE ${table} REMOVE TTL`
-          : `ALTER TABLE ${table} MODIFY TTL ${ttl}`,
-    });
+    if (same && before) continue;
+    // A table kept forever that never had a TTL is only recorded, so that every governed
+    // table's settings are in retention_settings.
+    if (!same) {
+      const table = mutationTarget(mode, w.database, t.table);
+      await w.client.command({
+        query:
+          ttl === ""
+            ? `ALTER TABLE ${table} REMOVE TTL`
+            : `ALTER TABLE ${table} MODIFY TTL ${ttl}`,
+      });
+    }
     await w.client.insert({
       table: qualified(w, Tables.retentionSettings),
       values: [
@@ -203,6 +207,7 @@ export async function applyRetention(
         Tables.retentionSettings,
       ),
     });
+    if (same) continue;
     changed.push(t.table);
     logger?.info(
       {

@@ -48,7 +48,10 @@ export function printRetention(
   out: NodeJS.WritableStream,
 ): void {
   heading("Retention", out);
-  if (r.tables.length === 0) out.write("  no retention applied yet\n");
+  if (r.tables.length === 0)
+    out.write(
+      "  no retention settings recorded yet (run sessionhouse migrate)\n",
+    );
   else
     printTable(
       r.tables.map((t) => ({
