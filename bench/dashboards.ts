@@ -73,6 +73,9 @@ async function command(w: Warehouse, sql: string): Promise<void> {
 
 const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 
+const SESSION_COLUMNS =
+  "id, start_time, end_time, duration_ms, session_status, client_ip_address, server_ip_address, sidecar_id, sidecar_name, sidecar_technology, user_type, user_username, user_id, user_name, user_email, user_account_type, user_groups, user_external_ids, end_user_id, end_user_name, end_user_email, end_user_type, end_user_groups, end_user_external_ids, native_username, resource_type, resource_id, resource_name, resource_technology, connector_id, connector_name, parent_session_id, raw, fetched_at, version";
+
 async function generateSessions(w: Warehouse, total: number): Promise<void> {
   const stepMs = YEAR_MS / total;
   const chunk = 1_000_000;
@@ -80,7 +83,8 @@ async function generateSessions(w: Warehouse, total: number): Promise<void> {
     const n = Math.min(chunk, total - offset);
     await command(
       w,
-      `INSERT INTO bench.sessions
+      // By column name: later migrations add columns (legal_hold) the generator leaves to their default.
+      `INSERT INTO bench.sessions (${SESSION_COLUMNS})
        SELECT
          concat('ses_', leftPad(hex(number), 12, '0')) AS id,
          fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * ${stepMs})) AS start_time,
