@@ -73,6 +73,9 @@ async function command(w: Warehouse, sql: string): Promise<void> {
 
 const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 
+const SESSION_COLUMNS =
+  "id, start_time, end_time, duration_ms, session_status, client_ip_address, server_ip_address, sidecar_id, sidecar_name, sidecar_technology, user_type, user_username, user_id, user_name, user_email, user_account_type, user_groups, user_external_ids, end_user_id, end_user_name, end_user_email, end_user_type, end_user_groups, end_user_external_ids, native_username, resource_type, resource_id, resource_name, resource_technology, connector_id, connector_name, parent_session_id, raw, fetched_at, version";
+
 export async function generateSessions(
   w: Warehouse,
   total: number,
@@ -83,7 +86,8 @@ export async function generateSessions(
     const n = Math.min(chunk, total - offset);
     await command(
       w,
-      `INSERT INTO bench.sessions
+      // By column name: later migrations add columns (legal_hold) the generator leaves to their default.
+      `INSERT INTO bench.sessions (${SESSION_COLUMNS})
        SELECT
          concat('ses_', leftPad(hex(number), 12, '0')) AS id,
          fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * ${stepMs})) AS start_time,
@@ -121,8 +125,7 @@ export async function generateSessions(
                 '","user":{"type":"', user_type, '","username":"', user_username, '"},"resource":{"id":"', resource_id,
                 '","name":"', resource_name, '","technology":"', technology, '"}}') AS raw,
          start_time + toIntervalMinute(1) AS fetched_at,
-         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version,
-         false AS legal_hold
+         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
        FROM (
          SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
          FROM (
