@@ -301,6 +301,11 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
     // separate copy of client-common, hence the cast.
     client = createClient({
       connection: createChdbConnection({ path: dataDir }) as never,
+      // The embedded session keeps a setting a query set for the queries after it. An insert's
+      // deduplication token would then also name the next inserts that set none, and on a table
+      // with a deduplication window those would be dropped as repeats: every query resets it,
+      // and an insert that wants one sets its own.
+      clickhouse_settings: { insert_deduplication_token: "" },
     });
   } catch (err) {
     throw new SinkError(
