@@ -10,6 +10,7 @@ const UNIT = [
   "test/api/json-stream.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
+  "test/api/session-scan.test.ts",
   "test/cluster/render.test.ts",
   "test/config/config.test.ts",
   "test/dashboards/alerting-schema.test.ts",

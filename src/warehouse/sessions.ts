@@ -228,13 +228,16 @@ function instantProblem(
   return undefined;
 }
 
+/** The members of a session its value checks read. */
+export type SessionTimes = Pick<Session, "startTime" | "endTime" | "duration">;
+
 /**
  * Why the session's values cannot be stored as they are, named by field and value ("startTime:
  * … is out of range"), or undefined when they can. Runs for every session before its row is
  * built: a value is never clamped into range, it goes to dead_letters with this reason.
  */
 export function sessionValueProblem(
-  s: Session,
+  s: SessionTimes,
   fetchedAtMs: number,
 ): string | undefined {
   const startMs = timestampMs(s.startTime);

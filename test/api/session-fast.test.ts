@@ -7,13 +7,13 @@ import {
 } from "../../src/api/schemas/session.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
 import { pushSessionInput } from "../../src/warehouse/sessions.js";
-import {
-  createSessionGenerator,
-  sessionToWire,
-} from "../../src/simulator/index.js";
 import { sessionRow } from "../helpers/session-row.js";
+import {
+  brokenSessionRecords,
+  DAY0,
+  sessionCatalogue,
+} from "../helpers/session-shapes.js";
 
-const DAY0 = Date.UTC(2026, 10, 4);
 
 /** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
@@ -122,91 +122,8 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
 // each then broken at a random place in a random way: the fast path reads every one exactly as
 // the zod schema does, or rejects it as the schema does.
 describe("parseSession agrees with the zod schema on every simulator shape, broken at random", () => {
-  const catalogue: Record<string, unknown>[] = [];
-  for (const [seed, brand] of [
-    [1, "formal"],
-    [2, "acme"],
-    [3, "service"],
-  ] as const) {
-    const gen = createSessionGenerator({
-      seed,
-      historyStartMs: DAY0 - 2 * 86_400_000,
-    });
-    const sessions = gen.sessionsStartingIn(DAY0, DAY0 + 6 * 3_600_000);
-    const nowMs = DAY0 + 7 * 3_600_000;
-    for (const s of sessions.slice(0, 400))
-      catalogue.push(
-        JSON.parse(
-          JSON.stringify(sessionToWire(s, gen, nowMs, brand)),
-        ) as Record<string, unknown>,
-      );
-  }
-
-  const junk = fc.oneof(
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.string(),
-    fc.constantFrom(
-      "",
-      "2026-02-30T10:00:00Z",
-      "1800-01-01T00:00:00Z",
-      "-5s",
-      "12.5s",
-    ),
-    fc.array(fc.string(), { maxLength: 2 }),
-    fc.dictionary(fc.string({ maxLength: 4 }), fc.string(), { maxKeys: 2 }),
-  );
-
-  /** Every path to a member of the record, nested objects and arrays included. */
-  function paths(
-    v: unknown,
-    prefix: (string | number)[] = [],
-  ): (string | number)[][] {
-    if (typeof v !== "object" || v === null) return [];
-    const out: (string | number)[][] = [];
-    for (const [k, x] of Object.entries(v)) {
-      const p = [...prefix, Array.isArray(v) ? Number(k) : k];
-      out.push(p, ...paths(x, p));
-    }
-    return out;
-  }
-
-  function withValue(
-    record: unknown,
-    path: readonly (string | number)[],
-    value: unknown,
-    remove: boolean,
-  ): unknown {
-    const copy = structuredClone(record) as Record<string | number, unknown>;
-    let at = copy;
-    for (const k of path.slice(0, -1))
-      at = at[k] as Record<string | number, unknown>;
-    const last = path.at(-1) as string | number;
-    if (remove && Array.isArray(at)) at.splice(Number(last), 1);
-    else if (remove) delete at[last];
-    else at[last] = value;
-    // As a record comes off the wire: through JSON (undefined members vanish).
-    return JSON.parse(JSON.stringify(copy)) as unknown;
-  }
-
-  const broken = fc
-    .integer({ min: 0, max: catalogue.length - 1 })
-    .chain((i) => {
-      const record = catalogue[i] as Record<string, unknown>;
-      const all = paths(record);
-      return fc.record({
-        record: fc.constant(record),
-        path: fc.constantFrom(...all),
-        value: junk,
-        remove: fc.boolean(),
-      });
-    })
-    .map(({ record, path, value, remove }) =>
-      withValue(record, path, value, remove),
-    );
+  const catalogue = sessionCatalogue();
+  const broken = brokenSessionRecords(catalogue);
 
   /**
    * Both accept or both reject; when both accept, the row written and the identities read are

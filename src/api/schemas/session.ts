@@ -3,7 +3,7 @@ import { z } from "zod";
 import {
   durationStringMs,
   listMetadataSchema,
-  RFC3339,
+  isTimestamp,
   loose,
   str,
   strArray,
@@ -194,17 +194,11 @@ function fastSession(v: unknown): Session | undefined {
   const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
     v;
   if (typeof id !== "string" || id === "") return undefined;
-  if (
-    typeof startTime !== "string" ||
-    !RFC3339.test(startTime) ||
-    !Number.isFinite(Date.parse(startTime))
-  )
+  if (typeof startTime !== "string" || !isTimestamp(startTime))
     return undefined;
   if (
     endTime !== undefined &&
-    (typeof endTime !== "string" ||
-      !RFC3339.test(endTime) ||
-      !Number.isFinite(Date.parse(endTime)))
+    (typeof endTime !== "string" || !isTimestamp(endTime))
   )
     return undefined;
   if (
