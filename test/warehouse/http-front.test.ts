@@ -1188,6 +1188,12 @@ describe("INSERT … SELECT … FROM input(…) FORMAT F with data", () => {
       { body: line(3, "y", 30) + "\n" },
     );
     expect(inUrl.status, inUrl.text).toBe(200);
+    // The engine does not count the rows an INSERT … SELECT writes: no count rather than 0.
+    const summary = JSON.parse(
+      inUrl.headers["x-clickhouse-summary"] ?? "",
+    ) as Record<string, string>;
+    expect(summary).not.toHaveProperty("written_rows");
+    expect(summary).toHaveProperty("elapsed_ns");
     // Statement at the head of the body, data after it.
     await client.command({
       query: `${INSERT}\n${line(4, null, 40)}\n${line(5, "z", 50)}`,

@@ -536,15 +536,21 @@ class Front {
     const rows = String(result.rowsRead);
     const bytes = String(result.bytesRead);
     // What the engine reports: for a query the rows and bytes of its result, for an INSERT of
-    // a body the rows and bytes it read from the body, which are the rows it inserted.
+    // a body the rows and bytes it read from the body, which are the rows it inserted. For an
+    // INSERT … SELECT from input() it reports none: the counts are left out rather than sent as 0.
+    const uncounted = plan.statement.insert?.input !== undefined;
     const summary = {
-      read_rows: plan.insert ? rows : "0",
-      read_bytes: plan.insert ? bytes : "0",
-      written_rows: plan.insert ? rows : "0",
-      written_bytes: plan.insert ? bytes : "0",
+      ...(uncounted
+        ? {}
+        : {
+            read_rows: plan.insert ? rows : "0",
+            read_bytes: plan.insert ? bytes : "0",
+            written_rows: plan.insert ? rows : "0",
+            written_bytes: plan.insert ? bytes : "0",
+          }),
       total_rows_to_read: "0",
-      result_rows: rows,
-      result_bytes: bytes,
+      result_rows: uncounted ? "0" : rows,
+      result_bytes: uncounted ? "0" : bytes,
       elapsed_ns: String(Math.max(0, Math.round(result.elapsed * 1e9))),
     };
     const headers: Record<string, string | number> = {
