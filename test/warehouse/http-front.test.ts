@@ -1206,12 +1206,23 @@ describe("INSERT … SELECT … FROM input(…) FORMAT F with data", () => {
       { body: line(7, "v", 70) + "\n" },
     );
     expect(split.status, split.text).toBe(200);
-    expect(await rowsOf("id BETWEEN 3 AND 7")).toEqual([
+    // input() without a structure reads the data as the target's columns.
+    const bare = await call(
+      front,
+      {
+        query:
+          "INSERT INTO input_rows SELECT * FROM input() FORMAT JSONCompactEachRow",
+      },
+      { body: JSON.stringify([8, true, "s", 80, "t"]) },
+    );
+    expect(bare.status, bare.text).toBe(200);
+    expect(await rowsOf("id BETWEEN 3 AND 8")).toEqual([
       [3, false, "y", 30, "t"],
       [4, true, "none", 40, "t"],
       [5, false, "z", 50, "t"],
       [6, true, "w", 60, "t"],
       [7, false, "v", 70, "t"],
+      [8, true, "s", 80, "t"],
     ]);
   });
 
@@ -1282,6 +1293,15 @@ describe("INSERT … SELECT … FROM input(…) FORMAT F with data", () => {
     );
     expectError(twice, 477, "INVALID_USAGE_OF_INPUT", 500);
     expect(twice.text).toContain("only once");
+    const twoArguments = await call(
+      front,
+      {
+        query:
+          "INSERT INTO input_rows (id) SELECT x FROM input('x Int64', 'gzip') FORMAT CSV",
+      },
+      { body: "1\n" },
+    );
+    expectError(twoArguments, 42, "NUMBER_OF_ARGUMENTS_DOESNT_MATCH", 500);
     const noFormat = await call(
       front,
       { query: "INSERT INTO input_rows (id) SELECT x FROM input('x Int64')" },

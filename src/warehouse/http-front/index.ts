@@ -626,6 +626,11 @@ function insertPlan(
   if (!insert) throw new Error("insertPlan needs an INSERT with data");
   const userText = text.slice(0, insert.dataStart);
   const input = insert.input;
+  if (input && input.argCount > 1)
+    throw new FrontError(
+      "NUMBER_OF_ARGUMENTS_DOESNT_MATCH",
+      "Table function 'input' requires exactly 1 argument: structure",
+    );
   if (input) {
     const args = input.args === "" ? "" : `, ${input.args}`;
     const call = `file(${quoteString(dataPath)}, ${quoteString(insert.format)}${args})`;

@@ -181,6 +181,8 @@ export interface InputCall {
   before: string;
   /** The call's arguments as written (the structure), "" for none. */
   args: string;
+  /** How many arguments the call has. */
+  argCount: number;
   /** The statement from after the call up to its FORMAT clause, without trailing blanks. */
   after: string;
   /** The call as written. */
@@ -305,9 +307,10 @@ function selectAfter(sql: string, t: Token): Token | undefined {
   };
   let clause = next();
   if (isWord(clause, "SETTINGS")) clause = afterSettings(clause, next);
-  if (clause === undefined || isWord(clause, "FORMAT", "VALUES"))
-    return undefined;
-  return clause;
+  return isWord(clause, "SELECT", "WITH") ||
+    (clause?.kind === "open" && clause.text === "(")
+    ? clause
+    : undefined;
 }
 
 /**
@@ -321,7 +324,8 @@ function readInsertSelect(
   insertToken: Token,
   select: Token,
 ): { insert?: InsertWithData; inputCalls: number } {
-  const calls: { name: Token; open: Token; close?: Token }[] = [];
+  const calls: { name: Token; open: Token; close?: Token; commas: number }[] =
+    [];
   let prev: Token | undefined;
   for (const t of tokens(sql, select.start)) {
     if (t.kind === "semicolon" && t.depth === 0) break;
@@ -333,6 +337,7 @@ function readInsertSelect(
     ) {
       const call = calls.length === 1 ? calls[0] : undefined;
       if (!call?.close) return { inputCalls: calls.length };
+      const args = sql.slice(call.open.end, call.close.start).trim();
       return {
         inputCalls: 1,
         insert: {
@@ -342,7 +347,8 @@ function readInsertSelect(
           dataStart: dataStartAfter(sql, t.end),
           input: {
             before: sql.slice(insertToken.start, call.name.start),
-            args: sql.slice(call.open.end, call.close.start).trim(),
+            args,
+            argCount: args === "" ? 0 : call.commas + 1,
             after: sql.slice(call.close.end, prev.start).trimEnd(),
             text: sql.slice(call.name.start, call.close.end),
           },
@@ -350,7 +356,12 @@ function readInsertSelect(
       };
     }
     if (t.kind === "open" && t.text === "(" && prev && isInputName(prev)) {
-      calls.push({ name: prev, open: t });
+      calls.push({ name: prev, open: t, commas: 0 });
+    } else if (t.kind === "other" && t.text === ",") {
+      const call = calls.findLast(
+        (c) => c.close === undefined && c.open.depth + 1 === t.depth,
+      );
+      if (call) call.commas++;
     } else if (t.kind === "close") {
       const call = calls.findLast(
         (c) => c.close === undefined && c.open.depth === t.depth,
