@@ -1226,24 +1226,32 @@ describe("INSERT … SELECT … FROM input(…) FORMAT F with data", () => {
     ]);
   });
 
-  it("reads a body too large to hold in memory from its spooled file", async () => {
-    const lines: string[] = [];
-    for (let i = 1000; i < 13_000; i++) lines.push(line(i, "b".repeat(80), i));
-    const a = await call(
+  it("reads a body too large to hold in memory from its spooled file, the statement in the URL or at its head", async () => {
+    const body = (from: number) => {
+      const lines: string[] = [];
+      for (let i = from; i < from + 12_000; i++)
+        lines.push(line(i, "b".repeat(80), i));
+      return lines.join("\n") + "\n"; // about 1.4 MiB
+    };
+    const inUrl = await call(
       front,
       { query: INSERT, ...stringsOf(asJson) },
-      { body: lines.join("\n") + "\n" }, // about 1.4 MiB
+      { body: body(1000) },
     );
-    expect(a.status, a.text).toBe(200);
+    expect(inUrl.status, inUrl.text).toBe(200);
+    const atHead = await call(front, stringsOf(asJson), {
+      body: `${INSERT}\n${body(13_000)}`,
+    });
+    expect(atHead.status, atHead.text).toBe(200);
     expect(
       await (
         await client.query({
           query:
-            "SELECT count(), sum(a) FROM input_rows WHERE id BETWEEN 1000 AND 12999",
+            "SELECT count(), sum(a) FROM input_rows WHERE id BETWEEN 1000 AND 24999",
           format: "JSONCompactEachRow",
         })
       ).json(),
-    ).toEqual([[12000, (1000 + 12999) * 6000]]);
+    ).toEqual([[24_000, ((1000 + 24_999) * 24_000) / 2]]);
     expect(readdirSync(spoolDir)).toEqual([]);
   });
 
