@@ -1,5 +1,5 @@
-// The writer of session rows: records in, validated and range-checked, rows out in bounded
-// blocks with at most one in flight; records that cannot be stored and rows ClickHouse refuses
+// The writer of session rows: records in, validated and range-checked, passed on as received in
+// bounded blocks with at most one in flight, the engine building the rows; records that cannot be stored and rows ClickHouse refuses
 // become dead letters with their reason. `drain()` returns only when everything is stored, so
 // a checkpoint written after it never runs ahead of the data.
 import { randomUUID } from "node:crypto";
@@ -9,15 +9,14 @@ import {
   insertDeadLetters,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
-import { chTime } from "../warehouse/format.js";
 import { activeHolds, holdMatcher } from "../warehouse/holds.js";
 import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
 import { Tables } from "../warehouse/tables.js";
 import {
-  pushSessionLine,
+  pushSessionInput,
   rejectedSessionLine,
-  SESSION_LINE_COLUMNS,
+  SESSION_LINES,
   sessionValueProblem,
 } from "../warehouse/sessions.js";
 import type { JobContext } from "./context.js";
@@ -54,7 +53,6 @@ export class SessionWriter {
       this.#holdsRead = true;
     }
     const held = this.#held;
-    const fetchedAt = chTime(fetchedAtMs);
     for (const r of records) {
       const reason = r.parseError;
       const parsed = reason === undefined ? parseSession(r.value) : undefined;
@@ -64,13 +62,12 @@ export class SessionWriter {
           this.#dead.push(this.#letter(r, problem));
           continue;
         }
-        pushSessionLine(
+        pushSessionInput(
           this.#block,
-          parsed.data,
           r.text,
           fetchedAtMs,
-          fetchedAt,
           held !== undefined && held(parsed.data),
+          parsed.data.user.brandMember,
         );
       } else {
         this.#dead.push(
@@ -112,7 +109,7 @@ export class SessionWriter {
       block,
       `sessions:${randomUUID()}`,
       ctx.insert,
-      { format: "JSONCompactEachRow", columns: SESSION_LINE_COLUMNS },
+      SESSION_LINES,
     ).then((rejected) => {
       // A refused row is a dead letter with the engine's words; the others are stored.
       for (const { index, message } of rejected) {

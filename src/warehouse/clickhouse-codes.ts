@@ -42,6 +42,7 @@ export const ClickHouseCode = {
   INTO_OUTFILE_NOT_ALLOWED: 358,
   CANNOT_PARSE_UUID: 376,
   QUERY_WAS_CANCELLED: 394,
+  FUNCTION_THROW_IF_VALUE_IS_NON_ZERO: 395,
   DECIMAL_OVERFLOW: 407,
   SETTING_CONSTRAINT_VIOLATION: 452,
   CANNOT_PARSE_BOOL: 467,
@@ -100,6 +101,8 @@ const ROW_CODES = codes([
   "DECIMAL_OVERFLOW",
   "CANNOT_PARSE_BOOL",
   "VIOLATED_CONSTRAINT",
+  // sessionRowsSelect refuses a record the engine cannot read with throwIf.
+  "FUNCTION_THROW_IF_VALUE_IS_NON_ZERO",
 ]);
 
 /** The code ClickHouse sent with an error (`err.code`, a numeric string), if any. */

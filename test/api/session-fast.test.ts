@@ -6,10 +6,7 @@ import {
   type Session,
 } from "../../src/api/schemas/session.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
-import {
-  pushSessionLine,
-  SESSION_LINE_COLUMNS,
-} from "../../src/warehouse/sessions.js";
+import { pushSessionInput } from "../../src/warehouse/sessions.js";
 import {
   createSessionGenerator,
   sessionToWire,
@@ -18,10 +15,10 @@ import { sessionRow } from "../helpers/session-row.js";
 
 const DAY0 = Date.UTC(2026, 10, 4);
 
-/** The line the sync writes for a session, as text. */
+/** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();
-  pushSessionLine(block, s, raw, fetchedAtMs);
+  pushSessionInput(block, raw, fetchedAtMs, false, s.user.brandMember);
   return block.take().body.toString("utf8");
 }
 
@@ -103,26 +100,20 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
     if (fast.success && slow.success) expect(fast.data).toEqual(slow.data);
   });
 
-  it("writes the same row as the object mapping, with the raw record verbatim", () => {
+  it("names the brand member it found, and passes the record on verbatim", () => {
     const raw = JSON.stringify(base, null, 1);
     const parsed = parseSession(JSON.parse(raw));
     if (!parsed.success) throw new Error("expected a valid session");
-    const values = JSON.parse(
-      sessionLine(parsed.data, raw, 1_800_000_000_000),
-    ) as unknown[];
-    const line = Object.fromEntries(
-      SESSION_LINE_COLUMNS.map((c, k) => [c, values[k]]),
+    expect(parsed.data.user.brandMember).toBe("formal");
+    expect(sessionLine(parsed.data, raw, 1_800_000_000_000)).toBe(
+      `[1800000000000,false,"formal",${raw}]`,
     );
-    const row = sessionRow(
-      parsed.data,
-      "",
-      1_800_000_000_000,
-    ) as unknown as Record<string, unknown>;
-    expect({ ...line, raw: "" }).toEqual(row);
-    expect(Object.keys(row).sort()).toEqual([...SESSION_LINE_COLUMNS].sort());
-    expect(
-      sessionLine(parsed.data, raw, 1_800_000_000_000).endsWith(`,${raw}]`),
-    ).toBe(true);
+    const service = parseSession(variants[2]);
+    expect(service.success && service.data.user.brandMember).toBe("service");
+    const none = parseSession(variants[3]);
+    if (!none.success) throw new Error("expected a valid session");
+    expect(none.data.user.brandMember).toBeUndefined();
+    expect(sessionLine(none.data, "{}", 1)).toBe("[1,false,null,{}]");
   });
 });
 
@@ -233,6 +224,7 @@ describe("parseSession agrees with the zod schema on every simulator shape, brok
     );
     expect(fast.data.user.identity).toEqual(slow.data.user.identity);
     expect(fast.data.user.endUser).toEqual(slow.data.user.endUser);
+    expect(fast.data.user.brandMember).toBe(slow.data.user.brandMember);
   }
 
   it("holds on the catalogue itself", () => {
