@@ -23,7 +23,13 @@ import {
   startHttpFront,
   type HttpFront,
 } from "../../src/warehouse/http-front/index.js";
-import { insertLines } from "../../src/warehouse/insert.js";
+import { parseSession } from "../../src/api/schemas/session.js";
+import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
+import { LineBlock } from "../../src/warehouse/line-block.js";
+import {
+  pushSessionInput,
+  SESSION_LINES,
+} from "../../src/warehouse/sessions.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 
@@ -1391,5 +1397,57 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
       format: "JSONEachRow",
     });
     expect(await rs.json()).toEqual([{ n: 1, raw: '{"raw":true}' }]);
+  });
+
+  it("inserts a session block whose rows the engine builds with input(), once per token, a record it cannot read refused alone", async () => {
+    const record = (id: string, kept = "1") =>
+      `{"id":"${id}","startTime":"2026-11-02T10:04:05.5Z","sessionStatus":"completed","user":{"type":"human","username":"alice","formal":{"user":{"email":"alice@acme.example"}}},"unknownMember":[${kept}]}`;
+    // JSON that JavaScript reads and the engine's JSON reader refuses (throwIf in the SELECT).
+    const texts = [
+      record("front_1"),
+      record("front_huge", "1e400"),
+      record("front_2"),
+    ];
+    const block = new LineBlock();
+    for (const raw of texts) {
+      const parsed = parseSession(JSON.parse(raw));
+      if (!parsed.success) throw new Error(`rejected: ${raw}`);
+      pushSessionInput(
+        block,
+        raw,
+        Date.UTC(2026, 10, 2, 12),
+        false,
+        parsed.data.user.brandMember,
+      );
+    }
+    const taken = block.take();
+    for (let i = 0; i < 2; i++) {
+      const rejected = await insertBlock(
+        w,
+        "sessions",
+        taken,
+        "front-sessions:1",
+        { retries: 0 },
+        SESSION_LINES,
+      );
+      expect(rejected.map((r) => r.index)).toEqual([1]);
+      expect(rejected[0]?.message).toMatch(/^Code: 395\. /);
+    }
+    const rs = await w.client.query({
+      query: `SELECT id, user_email, start_time FROM \`${w.database}\`.sessions ORDER BY id`,
+      format: "JSONEachRow",
+    });
+    expect(await rs.json()).toEqual([
+      {
+        id: "front_1",
+        user_email: "alice@acme.example",
+        start_time: "2026-11-02 10:04:05.500",
+      },
+      {
+        id: "front_2",
+        user_email: "alice@acme.example",
+        start_time: "2026-11-02 10:04:05.500",
+      },
+    ]);
   });
 });
