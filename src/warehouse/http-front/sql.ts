@@ -1,8 +1,8 @@
 // Just enough of ClickHouse's lexical structure for the HTTP front to find, in the text of a
 // statement: where the data of an INSERT begins, the input(…) call of an INSERT … SELECT, the
-// output FORMAT clause, a second statement, and INTO OUTFILE / FROM INFILE. The engine parses the statement itself; nothing here decides
-// whether SQL is valid. The readonly checks that must not be fooled do not rely on this lexer
-// (see readonlyRefusal in index.ts).
+// output FORMAT clause, a second statement, and INTO OUTFILE / FROM INFILE. The engine parses
+// the statement itself; nothing here decides whether SQL is valid. The readonly checks that
+// must not be fooled do not rely on this lexer (see refuseFileAccess in index.ts).
 
 export type TokenKind =
   | "word" // bare identifier or keyword
