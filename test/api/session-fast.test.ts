@@ -14,7 +14,6 @@ import {
   sessionCatalogue,
 } from "../helpers/session-shapes.js";
 
-
 /** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();

@@ -22,7 +22,9 @@ function agree(text: string): SessionScan {
   expect("ambiguous" in scan, text).toBe(false);
   if ("ambiguous" in scan) return scan;
   let value: unknown;
-  expect(() => (value = JSON.parse(text)), text).not.toThrow();
+  expect(() => {
+    value = JSON.parse(text) as unknown;
+  }, text).not.toThrow();
   const parsed = parseSession(value);
   expect(parsed.success, text).toBe(true);
   if (!parsed.success) return scan;
