@@ -1,9 +1,9 @@
-// Splits a JSON response such as `{"sessions":[{…},{…}],"listMetadata":{…}}` into the raw text
+// Splits a JSON response such as `{"sessions":[{…},{…}],"listMetadata":{…}}` into the raw bytes
 // of each element of one array member, as the bytes arrive. A 100000-session page (~100 MB) is
-// never held as one string nor as one object graph: each element is cut out as its exact text
-// (kept as the raw record) and parsed on its own by JSON.parse, which is native speed. The
-// scanner only tracks nesting and strings; inside strings it jumps with indexOf, so it costs a
-// fraction of the parse. Other top-level members are parsed whole (they are small).
+// never held as one string nor as one object graph: each element is cut out as its exact bytes
+// (kept as the raw record, never decoded unless someone asks for its text) and checked on its
+// own. The scanner only tracks nesting and strings; inside strings it jumps with indexOf, so it
+// costs a fraction of a parse. Other top-level members are parsed whole (they are small).
 // An element larger than the record limit is not held: its first bytes are kept and the rest is
 // scanned past; an element that is not valid UTF-8 is handed over as its exact bytes.
 import { isUtf8 } from "node:buffer";
@@ -61,8 +61,11 @@ export interface BrokenElement {
   size: number;
 }
 
-/** One array element: its exact text, or why it has none. */
-export type SplitElement = string | BrokenElement;
+/**
+ * One array element: its exact bytes (valid UTF-8; a view of the response's own buffer, never
+ * written again), or why it cannot be handed over as such.
+ */
+export type SplitElement = Buffer | BrokenElement;
 
 export class ArrayMemberSplitter {
   readonly #member: string;
@@ -249,16 +252,10 @@ export class ArrayMemberSplitter {
         size,
       };
     }
-    const text = buf.toString("utf8", this.#start, end);
-    // The decoder writes U+FFFD for each invalid sequence; only then is the slower check needed.
-    if (text.includes("\uFFFD") && !isUtf8(buf.subarray(this.#start, end))) {
-      return {
-        problem: "invalid-utf8",
-        bytes: Buffer.from(buf.subarray(this.#start, end)),
-        size,
-      };
-    }
-    return text;
+    const bytes = buf.subarray(this.#start, end);
+    if (!isUtf8(bytes))
+      return { problem: "invalid-utf8", bytes: Buffer.from(bytes), size };
+    return bytes;
   }
 
   /**

@@ -98,7 +98,7 @@ export class SessionWriter {
       }
       pushSessionInput(
         this.#block,
-        r.text,
+        r.bytes ?? r.text,
         fetchedAtMs,
         read.held,
         read.brandMember,

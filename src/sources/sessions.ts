@@ -15,14 +15,16 @@ import { scanTopLevelId } from "./record-id.js";
 import type { Window } from "./windows.js";
 
 /**
- * A record as received: its exact text, what a scan of the text found (see scanSession), and,
- * when it is JSON, the parsed value — parsed on first use, so a record the scan accepted is
- * never parsed in JavaScript (the engine reads it).
+ * A record as received: its exact text, what a scan of its bytes found (see scanSession), and,
+ * when it is JSON, the parsed value — the text decoded and parsed on first use, so a record the
+ * scan accepted is never decoded nor parsed in JavaScript (the engine reads its bytes).
  */
 export interface RawRecord {
   /** The record's text; base64 of its bytes when they are not UTF-8 (see parseError). */
   readonly text: string;
-  /** The scan of the text; absent for a record that did not arrive as text of its own. */
+  /** The record's exact bytes, when it arrived as bytes of its own (UTF-8). */
+  readonly bytes?: Buffer;
+  /** The scan of the bytes; absent for a record that did not arrive as bytes of its own. */
   readonly scan?: SessionScan;
   readonly value: unknown;
   /** Set when the record cannot be read: the reason of its dead letter. */
@@ -31,18 +33,24 @@ export interface RawRecord {
   readonly scannedId?: string | undefined;
 }
 
-/** A record that arrived as text: scanned at once, parsed only when asked for its value. */
-class ReceivedText implements RawRecord {
-  readonly text: string;
+/** A record that arrived as UTF-8 bytes: scanned at once, decoded and parsed only when asked. */
+class ReceivedBytes implements RawRecord {
+  readonly bytes: Buffer;
   readonly scan: SessionScan;
+  #text: string | undefined;
   #parsed = false;
   #value: unknown;
   #parseError: string | undefined;
   #scannedId: string | undefined;
 
-  constructor(text: string) {
-    this.text = text;
-    this.scan = scanSession(text);
+  constructor(bytes: Buffer) {
+    this.bytes = bytes;
+    this.scan = scanSession(bytes);
+  }
+
+  get text(): string {
+    this.#text ??= this.bytes.toString("utf8");
+    return this.#text;
   }
 
   get value(): unknown {
@@ -67,7 +75,7 @@ class ReceivedText implements RawRecord {
       this.#value = JSON.parse(this.text) as unknown;
     } catch (err) {
       this.#parseError = `not JSON: ${(err as Error).message}`;
-      this.#scannedId = scanTopLevelId(Buffer.from(this.text, "utf8"));
+      this.#scannedId = scanTopLevelId(this.bytes);
     }
   }
 }
@@ -102,25 +110,23 @@ export const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
 
 export class PagingError extends FatalError {}
 
-/** A page element as a record: its text scanned, or the reason it cannot be read (a dead letter). */
+/** A page element as a record: its bytes scanned, or the reason it cannot be read (a dead letter). */
 export function parseRecord(element: SplitElement): RawRecord {
-  if (typeof element !== "string") {
-    if (element.problem === "invalid-utf8") {
-      return {
-        text: element.bytes.toString("base64"),
-        value: undefined,
-        parseError: `invalid UTF-8, raw is base64 of the record's ${element.size} bytes`,
-        scannedId: scanTopLevelId(element.bytes),
-      };
-    }
+  if (Buffer.isBuffer(element)) return new ReceivedBytes(element);
+  if (element.problem === "invalid-utf8") {
     return {
-      text: element.bytes.toString("utf8"),
+      text: element.bytes.toString("base64"),
       value: undefined,
-      parseError: `record of ${element.size} bytes is larger than SESSIONHOUSE_MAX_RECORD_BYTES, raw is its first ${element.bytes.length} bytes`,
+      parseError: `invalid UTF-8, raw is base64 of the record's ${element.size} bytes`,
       scannedId: scanTopLevelId(element.bytes),
     };
   }
-  return new ReceivedText(element);
+  return {
+    text: element.bytes.toString("utf8"),
+    value: undefined,
+    parseError: `record of ${element.size} bytes is larger than SESSIONHOUSE_MAX_RECORD_BYTES, raw is its first ${element.bytes.length} bytes`,
+    scannedId: scanTopLevelId(element.bytes),
+  };
 }
 
 /** The session id a record names: its parsed `id`, or the one found in its bytes; else "". */

@@ -70,6 +70,20 @@ export class LineBlock {
     buf[this.#len++] = 0x5d;
   }
 
+  /** The same as pushArrayWith, with the last element given as its UTF-8 bytes (copied). */
+  pushArrayWithBytes(head: string, last: Uint8Array): void {
+    const need = this.#len + 3 + 3 * head.length + last.length;
+    if (need > this.#buf.length) this.#grow(need);
+    const buf = this.#buf;
+    this.#startLine();
+    this.#len += buf.write(head, this.#len);
+    buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
+    this.#tails.push(this.#len);
+    buf.set(last, this.#len);
+    this.#len += last.length;
+    buf[this.#len++] = 0x5d;
+  }
+
   #startLine(): void {
     if (this.#starts.length > 0) this.#buf[this.#len++] = 0x0a;
     this.#starts.push(this.#len);

@@ -301,12 +301,14 @@ export function rejectedSessionLine(
  */
 export function pushSessionInput(
   block: LineBlock,
-  raw: string,
+  raw: string | Uint8Array,
   fetchedAtMs: number,
   held: boolean,
   brandMember: string | undefined,
 ): void {
   const brand =
     brandMember === undefined ? "null" : JSON.stringify(brandMember);
-  block.pushArrayWith(`[${fetchedAtMs},${held},${brand}]`, raw);
+  const head = `[${fetchedAtMs},${held},${brand}]`;
+  if (typeof raw === "string") block.pushArrayWith(head, raw);
+  else block.pushArrayWithBytes(head, raw);
 }

@@ -14,8 +14,8 @@ function split(
   const bytes = Buffer.from(body, "utf8");
   const items: string[] = [];
   const text = (e: SplitElement): string => {
-    if (typeof e !== "string") throw new Error(`broken element: ${e.problem}`);
-    return e;
+    if (!Buffer.isBuffer(e)) throw new Error(`broken element: ${e.problem}`);
+    return e.toString("utf8");
   };
   let at = 0;
   let i = 0;

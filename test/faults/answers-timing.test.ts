@@ -62,7 +62,8 @@ describe("timeouts", () => {
       for await (const batch of page) {
         // Six batches take longer than the request timeout.
         await sleep(400);
-        for (const e of batch) got.push(e as string);
+        for (const e of batch)
+          got.push(Buffer.isBuffer(e) ? e.toString("utf8") : e.problem);
       }
       expect(
         got.map((t) => idOf(JSON.parse(t) as Record<string, unknown>)),

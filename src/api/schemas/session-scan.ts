@@ -1,12 +1,13 @@
-// The fastest check of a session record: one pass over its text, no object built. The engine
-// builds the row from the text itself, so the exporter needs only to know that the record has
+// The fastest check of a session record: one pass over its bytes, no object built. The engine
+// builds the row from the record itself, so the exporter needs only to know that the record has
 // the shape the schema accepts, and the few values the writer reads (the id, the times, the
 // name of the brand member). The scan accepts only the plain, expected shape — valid JSON, every
 // member the row is built from a string (or the object or array of strings it must be), no
 // escapes in the values it returns, nesting within bounds — and returns undefined for anything
 // else, which then goes through JSON.parse and parseSession, which decide (and explain a
 // rejection). So the scan never accepts what the schema rejects: test/api/session-scan.test.ts
-// holds the two equal on the simulator's records broken at random.
+// holds the two equal on the simulator's records broken at random. The bytes must be valid
+// UTF-8 (the page splitter checks that).
 import { durationStringMs, isTimestamp } from "./common.js";
 
 /** What the writer reads of a record the scan accepted. */
@@ -52,84 +53,140 @@ const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
 
-/** The members of the objects the row reads, with what each must be. */
-const NETWORK = new Set(["clientIpAddress", "serverIpAddress"]);
-const SIDECAR = new Set(["id", "name", "technology"]);
-const RESOURCE = new Set(["type", "id", "name", "technology"]);
-const CONNECTOR = new Set(["id", "name"]);
-const NATIVE = new Set(["username"]);
-const IDENTITY_STRINGS = new Set(["id", "name", "email", "type"]);
-const IDENTITY_ARRAYS = new Set(["groups", "externalIds"]);
+/**
+ * The members of the objects the row reads, by object: each key's bit (for telling a key seen
+ * twice) and whether its value must be a string, an array of strings, or is read further.
+ */
+const enum Is {
+  Str,
+  Strs,
+  Nested,
+}
+interface Member {
+  name: string;
+  /** The name's bytes (ASCII), compared in place: no key is decoded to be looked up. */
+  bytes: Uint8Array;
+  bit: number;
+  is: Is;
+}
+type Members = readonly Member[];
+const members = (entries: readonly (readonly [string, Is])[]): Members =>
+  entries.map(([name, is], i) => ({
+    name,
+    bytes: Buffer.from(name, "latin1"),
+    bit: 1 << i,
+    is,
+  }));
+
+const TOP = members([
+  ["id", Is.Nested],
+  ["startTime", Is.Nested],
+  ["endTime", Is.Nested],
+  ["duration", Is.Nested],
+  ["sessionStatus", Is.Str],
+  ["parentSessionId", Is.Str],
+  ["network", Is.Nested],
+  ["sidecar", Is.Nested],
+  ["resource", Is.Nested],
+  ["connector", Is.Nested],
+  ["user", Is.Nested],
+]);
+const NETWORK = members([
+  ["clientIpAddress", Is.Str],
+  ["serverIpAddress", Is.Str],
+]);
+const SIDECAR = members([
+  ["id", Is.Str],
+  ["name", Is.Str],
+  ["technology", Is.Str],
+]);
+const RESOURCE = members([
+  ["type", Is.Str],
+  ["id", Is.Str],
+  ["name", Is.Str],
+  ["technology", Is.Str],
+]);
+const CONNECTOR = members([
+  ["id", Is.Str],
+  ["name", Is.Str],
+]);
+const NATIVE = members([["username", Is.Str]]);
+const HOLDER = members([
+  ["user", Is.Nested],
+  ["endUser", Is.Nested],
+]);
+const IDENTITY = members([
+  ["id", Is.Str],
+  ["name", Is.Str],
+  ["email", Is.Str],
+  ["type", Is.Str],
+  ["groups", Is.Strs],
+  ["externalIds", Is.Strs],
+]);
+
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
 class Scanner {
-  readonly t: string;
+  readonly b: Buffer;
+  readonly end: number;
   pos = 0;
+  /** Where the content of the last string scanned starts. */
+  stringStart = 0;
   ambiguous: string | undefined;
 
-  constructor(text: string) {
-    this.t = text;
+  constructor(bytes: Buffer) {
+    this.b = bytes;
+    this.end = bytes.length;
   }
 
-  ws(): void {
-    const t = this.t;
+  /** The next byte after whitespace, not consumed; -1 at the end. */
+  peek(): number {
+    const b = this.b;
     let p = this.pos;
-    for (;;) {
-      const c = t.charCodeAt(p);
+    while (p < this.end) {
+      const c = b[p] as number;
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) p++;
-      else break;
+      else {
+        this.pos = p;
+        return c;
+      }
     }
     this.pos = p;
+    return -1;
   }
 
   expect(code: number): void {
-    this.ws();
-    if (this.t.charCodeAt(this.pos) !== code) throw FALLBACK;
+    if (this.peek() !== code) throw FALLBACK;
     this.pos++;
   }
 
-  /** Whether the next character (after whitespace) is `code`; consumes it if so. */
+  /** Whether the next byte (after whitespace) is `code`; consumes it if so. */
   take(code: number): boolean {
-    this.ws();
-    if (this.t.charCodeAt(this.pos) !== code) return false;
+    if (this.peek() !== code) return false;
     this.pos++;
     return true;
   }
 
-  peek(): number {
-    this.ws();
-    return this.t.charCodeAt(this.pos);
-  }
-
-  /** A string without escapes, as its value; a string with escapes goes to parseSession. */
-  plainString(): string {
-    this.expect(QUOTE);
-    const t = this.t;
-    const start = this.pos;
-    let p = start;
+  /**
+   * A string at the position; returns the index of its closing quote and leaves the position
+   * after it. `plain` strings (the values and keys the scan reads) may hold no escape.
+   */
+  string(plain: boolean): number {
+    if (this.peek() !== QUOTE) throw FALLBACK;
+    const b = this.b;
+    const end = this.end;
+    let p = this.pos + 1;
+    this.stringStart = p;
     for (;;) {
-      const c = t.charCodeAt(p);
+      if (p >= end) throw FALLBACK;
+      const c = b[p] as number;
       if (c === QUOTE) break;
-      if (c === BACKSLASH || c < 0x20 || Number.isNaN(c)) throw FALLBACK;
-      p++;
-    }
-    this.pos = p + 1;
-    return t.slice(start, p);
-  }
-
-  /** Any valid JSON string, skipped. */
-  skipString(): void {
-    this.expect(QUOTE);
-    const t = this.t;
-    let p = this.pos;
-    for (;;) {
-      const c = t.charCodeAt(p);
-      if (c === QUOTE) break;
-      if (c < 0x20 || Number.isNaN(c)) throw FALLBACK;
+      if (c < 0x20) throw FALLBACK;
       if (c === BACKSLASH) {
-        const e = t.charCodeAt(p + 1);
+        if (plain) throw FALLBACK;
+        const e = b[p + 1];
         if (e === 0x75) {
-          for (let i = p + 2; i < p + 6; i++)
-            if (!isHex(t.charCodeAt(i))) throw FALLBACK;
+          for (let i = p + 2; i < p + 6; i++) if (!isHex(b[i])) throw FALLBACK;
           p += 6;
           continue;
         }
@@ -151,18 +208,28 @@ class Scanner {
       p++;
     }
     this.pos = p + 1;
+    return p;
+  }
+
+  /** A string without escapes, as its value. */
+  plainString(): string {
+    const close = this.string(true);
+    return this.b.toString("utf8", this.stringStart, close);
   }
 
   /** Any valid JSON value, skipped. */
   skipValue(depth: number): void {
     const c = this.peek();
-    if (c === QUOTE) return this.skipString();
+    if (c === QUOTE) {
+      this.string(false);
+      return;
+    }
     if (c === OPEN_BRACE) {
       if (depth >= MAX_DEPTH) throw FALLBACK;
       this.pos++;
       if (this.take(CLOSE_BRACE)) return;
       do {
-        this.skipString();
+        this.string(false);
         this.expect(COLON);
         this.skipValue(depth + 1);
       } while (this.take(COMMA));
@@ -179,114 +246,149 @@ class Scanner {
       return;
     }
     if (c === MINUS || (c >= ZERO && c <= NINE)) return this.skipNumber();
-    if (this.t.startsWith("true", this.pos)) this.pos += 4;
-    else if (this.t.startsWith("false", this.pos)) this.pos += 5;
-    else if (this.t.startsWith("null", this.pos)) this.pos += 4;
-    else throw FALLBACK;
+    if (this.literal("true") || this.literal("false") || this.literal("null"))
+      return;
+    throw FALLBACK;
+  }
+
+  literal(word: string): boolean {
+    const b = this.b;
+    const p = this.pos;
+    for (let i = 0; i < word.length; i++)
+      if (b[p + i] !== word.charCodeAt(i)) return false;
+    this.pos = p + word.length;
+    return true;
   }
 
   /** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
   skipNumber(): void {
-    const t = this.t;
+    const b = this.b;
     let p = this.pos;
-    if (t.charCodeAt(p) === MINUS) p++;
-    if (t.charCodeAt(p) === ZERO) p++;
-    else p = digits(t, p);
-    if (t.charCodeAt(p) === DOT) p = digits(t, p + 1);
-    const e = t.charCodeAt(p);
+    if (b[p] === MINUS) p++;
+    if (b[p] === ZERO) p++;
+    else p = this.digits(p);
+    if (b[p] === DOT) p = this.digits(p + 1);
+    const e = b[p];
     if (e === 0x65 || e === 0x45) {
       p++;
-      const s = t.charCodeAt(p);
+      const s = b[p];
       if (s === PLUS || s === MINUS) p++;
-      p = digits(t, p);
+      p = this.digits(p);
     }
     this.pos = p;
   }
 
+  /** One or more digits from `p`; the position after them. */
+  digits(p: number): number {
+    const b = this.b;
+    const start = p;
+    while (p < this.end) {
+      const c = b[p] as number;
+      if (c < ZERO || c > NINE) break;
+      p++;
+    }
+    if (p === start) throw FALLBACK;
+    return p;
+  }
+
   /**
-   * The members of an object, each handed to `member` with its key (keys with escapes go to
-   * parseSession); a key of `watched` seen twice makes the record ambiguous.
+   * A key of an object the row reads: the member it names in `known`, undefined for another
+   * one. A known key seen before (its bit in `seen`) makes the record ambiguous.
    */
-  object(
-    depth: number,
-    watched: ReadonlySet<string> | "all",
-    member: (key: string) => void,
-  ): void {
-    if (depth >= MAX_DEPTH) throw FALLBACK;
-    this.expect(OPEN_BRACE);
+  key(known: Members, seen: { bits: number }): Member | undefined {
+    const close = this.string(true);
+    const start = this.stringStart;
+    this.expect(COLON);
+    const b = this.b;
+    const length = close - start;
+    for (const m of known) {
+      const k = m.bytes;
+      if (k.length !== length) continue;
+      let i = 0;
+      while (i < length && b[start + i] === k[i]) i++;
+      if (i < length) continue;
+      if ((seen.bits & m.bit) !== 0) this.ambiguous ??= m.name;
+      seen.bits |= m.bit;
+      return m;
+    }
+    return undefined;
+  }
+
+  /** An object whose known members must be strings or arrays of strings; others anything. */
+  flat(depth: number, known: Members): void {
+    if (depth >= MAX_DEPTH || this.peek() !== OPEN_BRACE) throw FALLBACK;
+    this.pos++;
     if (this.take(CLOSE_BRACE)) return;
-    let seen: string[] | undefined;
+    const seen = { bits: 0 };
     do {
-      const key = this.plainString();
-      this.expect(COLON);
-      if (watched === "all" || watched.has(key)) {
-        seen ??= [];
-        if (seen.includes(key)) this.ambiguous ??= key;
-        seen.push(key);
-      }
-      member(key);
+      const m = this.key(known, seen);
+      if (m === undefined) this.skipValue(depth + 1);
+      else if (m.is === Is.Strs) this.stringArray();
+      else this.string(false);
     } while (this.take(COMMA));
     this.expect(CLOSE_BRACE);
   }
 
-  /** An object whose `strings` members, when present, are strings; others anything. */
-  stringsObject(depth: number, strings: ReadonlySet<string>): void {
-    if (this.peek() !== OPEN_BRACE) throw FALLBACK;
-    this.object(depth, strings, (key) => {
-      if (strings.has(key)) this.skipPlainTyped();
-      else this.skipValue(depth + 1);
-    });
-  }
-
-  /** A string where the schema wants one (a null or a number goes to parseSession). */
-  skipPlainTyped(): void {
-    if (this.peek() !== QUOTE) throw FALLBACK;
-    this.skipString();
-  }
-
-  /** An array of strings. */
   stringArray(): void {
     this.expect(OPEN_BRACKET);
     if (this.take(CLOSE_BRACKET)) return;
-    do this.skipPlainTyped();
+    do this.string(false);
     while (this.take(COMMA));
     this.expect(CLOSE_BRACKET);
-  }
-
-  identity(depth: number): void {
-    if (this.peek() !== OPEN_BRACE) throw FALLBACK;
-    this.object(depth, IDENTITY_WATCHED, (key) => {
-      if (IDENTITY_STRINGS.has(key)) this.skipPlainTyped();
-      else if (IDENTITY_ARRAYS.has(key)) this.stringArray();
-      else this.skipValue(depth + 1);
-    });
   }
 
   /**
    * The user member; returns the name of its brand member. A member other than type, username
    * and native that is an object holding `user` or `endUser` is an identity holder; `service`
    * wins, else the first (see findBrandKey). Every holder's identities must have the shape.
+   * Any member named twice makes the record ambiguous: one may be the brand member, the other
+   * not.
    */
   user(depth: number): string | undefined {
     if (this.peek() !== OPEN_BRACE) throw FALLBACK;
+    this.pos++;
+    if (this.take(CLOSE_BRACE)) return undefined;
     let brand: string | undefined;
-    // Any member named twice: one of them may be the brand member, the other not.
-    this.object(depth, "all", (key) => {
-      if (key === "type" || key === "username") return this.skipPlainTyped();
-      if (key === "native") return this.stringsObject(depth + 1, NATIVE);
-      if (this.peek() !== OPEN_BRACE) return this.skipValue(depth + 1);
-      // An array index as a key would be ordered first by JavaScript: parseSession decides.
-      if (/^(?:0|[1-9]\d*)$/.test(key)) throw FALLBACK;
-      let holds = false;
-      this.object(depth + 1, HOLDER_WATCHED, (inner) => {
-        if (inner === "user" || inner === "endUser") {
-          holds = true;
-          this.identity(depth + 2);
-        } else this.skipValue(depth + 2);
-      });
-      if (holds && (key === "service" || brand === undefined)) brand = key;
-    });
+    const names: string[] = [];
+    do {
+      const key = this.plainString();
+      this.expect(COLON);
+      if (names.includes(key)) this.ambiguous ??= `user.${key}`;
+      names.push(key);
+      if (key === "type" || key === "username") this.string(false);
+      else if (key === "native") this.flat(depth + 1, NATIVE);
+      else if (this.peek() !== OPEN_BRACE) this.skipValue(depth + 1);
+      else {
+        // An array index as a key would come first in JavaScript: parseSession decides.
+        if (ARRAY_INDEX.test(key)) throw FALLBACK;
+        if (
+          this.holder(depth + 1) &&
+          (key === "service" || brand === undefined)
+        )
+          brand = key;
+      }
+    } while (this.take(COMMA));
+    this.expect(CLOSE_BRACE);
     return brand;
+  }
+
+  /** An object member of `user`; whether it holds `user` or `endUser` (identities). */
+  holder(depth: number): boolean {
+    if (depth >= MAX_DEPTH) throw FALLBACK;
+    this.pos++;
+    if (this.take(CLOSE_BRACE)) return false;
+    const seen = { bits: 0 };
+    let holds = false;
+    do {
+      const m = this.key(HOLDER, seen);
+      if (m === undefined) this.skipValue(depth + 1);
+      else {
+        holds = true;
+        this.flat(depth + 1, IDENTITY);
+      }
+    } while (this.take(COMMA));
+    this.expect(CLOSE_BRACE);
+    return holds;
   }
 
   session(): SessionScan {
@@ -295,40 +397,46 @@ class Scanner {
     let endTime: string | undefined;
     let duration = "";
     let brandMember: string | undefined;
-    this.object(0, TOP_WATCHED, (key) => {
-      switch (key) {
-        case "id":
-          id = this.plainString();
-          return;
-        case "startTime":
-          startTime = this.plainString();
-          return;
-        case "endTime":
-          endTime = this.plainString();
-          return;
-        case "duration":
-          duration = this.plainString();
-          return;
-        case "sessionStatus":
-        case "parentSessionId":
-          return this.skipPlainTyped();
-        case "network":
-          return this.stringsObject(1, NETWORK);
-        case "sidecar":
-          return this.stringsObject(1, SIDECAR);
-        case "resource":
-          return this.stringsObject(1, RESOURCE);
-        case "connector":
-          return this.stringsObject(1, CONNECTOR);
-        case "user":
-          brandMember = this.user(1);
-          return;
-        default:
-          this.skipValue(1);
-      }
-    });
-    this.ws();
-    if (this.pos !== this.t.length) throw FALLBACK;
+    this.expect(OPEN_BRACE);
+    if (!this.take(CLOSE_BRACE)) {
+      const seen = { bits: 0 };
+      do {
+        const m = this.key(TOP, seen);
+        if (m === undefined) this.skipValue(1);
+        else if (m.is === Is.Str) this.string(false);
+        else
+          switch (m.name) {
+            case "id":
+              id = this.plainString();
+              break;
+            case "startTime":
+              startTime = this.plainString();
+              break;
+            case "endTime":
+              endTime = this.plainString();
+              break;
+            case "duration":
+              duration = this.plainString();
+              break;
+            case "network":
+              this.flat(1, NETWORK);
+              break;
+            case "sidecar":
+              this.flat(1, SIDECAR);
+              break;
+            case "resource":
+              this.flat(1, RESOURCE);
+              break;
+            case "connector":
+              this.flat(1, CONNECTOR);
+              break;
+            default:
+              brandMember = this.user(1);
+          }
+      } while (this.take(COMMA));
+      this.expect(CLOSE_BRACE);
+    }
+    if (this.peek() !== -1) throw FALLBACK;
     if (this.ambiguous !== undefined) return { ambiguous: this.ambiguous };
     if (id === undefined || id === "" || startTime === undefined)
       throw FALLBACK;
@@ -340,46 +448,19 @@ class Scanner {
   }
 }
 
-const TOP_WATCHED = new Set([
-  "id",
-  "startTime",
-  "endTime",
-  "duration",
-  "sessionStatus",
-  "parentSessionId",
-  "network",
-  "sidecar",
-  "resource",
-  "connector",
-  "user",
-]);
-const HOLDER_WATCHED = new Set(["user", "endUser"]);
-const IDENTITY_WATCHED = new Set([...IDENTITY_STRINGS, ...IDENTITY_ARRAYS]);
-
-function isHex(c: number): boolean {
+function isHex(c: number | undefined): boolean {
   return (
-    (c >= ZERO && c <= NINE) ||
-    (c >= 0x61 && c <= 0x66) ||
-    (c >= 0x41 && c <= 0x46)
+    c !== undefined &&
+    ((c >= ZERO && c <= NINE) ||
+      (c >= 0x61 && c <= 0x66) ||
+      (c >= 0x41 && c <= 0x46))
   );
 }
 
-/** One or more digits from `p`; the position after them. */
-function digits(t: string, p: number): number {
-  const start = p;
-  for (;;) {
-    const c = t.charCodeAt(p);
-    if (c < ZERO || c > NINE || Number.isNaN(c)) break;
-    p++;
-  }
-  if (p === start) throw FALLBACK;
-  return p;
-}
-
-/** Scans a session record's text (see the top of this file). */
-export function scanSession(text: string): SessionScan {
+/** Scans a session record's bytes (see the top of this file). */
+export function scanSession(bytes: Buffer): SessionScan {
   try {
-    return new Scanner(text).session();
+    return new Scanner(bytes).session();
   } catch (err) {
     if (err === FALLBACK) return undefined;
     throw err;
