@@ -18,6 +18,9 @@ export function dataLabelRollupSource(job: string): string {
 /** The quantiles of the session duration a rollup keeps (as a mergeable state). */
 export const ROLLUP_DURATION_QUANTILES = [0.5, 0.9, 0.99] as const;
 
+/** The quantiles of the t-digest state (`duration_tdigest`): those the dashboards show. */
+export const ROLLUP_TDIGEST_QUANTILES = [0.5, 0.95] as const;
+
 /** A day whose rows changed since it was last computed (or that never was). */
 export interface ChangedDay {
   /** "YYYY-MM-DD". */
@@ -132,20 +135,25 @@ export async function computeSessionRollups(
   const at = chTime(computedAtMs);
   const params = { ...dayParams(days.map((d) => d.day)), at };
   const q = ROLLUP_DURATION_QUANTILES.join(", ");
+  const td = ROLLUP_TDIGEST_QUANTILES.join(", ");
   const current = `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS}
        FROM ${qualified(w, Tables.sessions)} FINAL
        WHERE ${sessionDaysFilter()}`;
   await w.client.command({
     query: `INSERT INTO ${qualified(w, Tables.sessionRollupsDaily)}
-      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles, computed_at)
+      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles,
+       user_type, duration_sessions, duration_ms_max, last_start_time, duration_tdigest, computed_at)
       SELECT toDate(start_time) AS day, ${ROLLUP_KEYS},
         count(), uniqExact(id), countIf(parent_session_id != ''), sum(ifNull(duration_ms, 0)),
-        quantilesState(${q})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
+        quantilesState(${q})(duration_ms),
+        any(user_type), count(duration_ms), max(ifNull(duration_ms, 0)), max(start_time),
+        quantilesTDigestState(${td})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
       FROM ${qualified(w, Tables.sessions)} FINAL
       WHERE ${sessionDaysFilter()}
       GROUP BY day, ${ROLLUP_KEYS}
       UNION ALL
-      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles, toDateTime64({at:String}, 3, 'UTC')
+      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles,
+        user_type, 0, 0, last_start_time, duration_tdigest, toDateTime64({at:String}, 3, 'UTC')
       FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
       WHERE day IN {days:Array(Date)} AND sessions > 0
         AND (day, ${ROLLUP_KEYS}) NOT IN (${current})`,

@@ -91,7 +91,10 @@ async function fromRollups() {
     `SELECT toString(day) AS day, ${KEYS}, sum(sessions) AS sessions,
             sum(distinct_sessions) AS distinct_sessions, sum(child_sessions) AS child_sessions,
             sum(duration_ms_sum) AS duration_ms_sum,
-            toString(quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles)) AS q
+            toString(quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles)) AS q,
+            any(user_type) AS user_type, sum(duration_sessions) AS duration_sessions,
+            max(duration_ms_max) AS duration_ms_max, toString(max(last_start_time)) AS last_start,
+            toString(quantilesTDigestMerge(0.5, 0.95)(duration_tdigest)) AS td
      FROM (SELECT * FROM {db}.session_rollups_daily FINAL WHERE sessions > 0)
      GROUP BY day, ${KEYS} ORDER BY day, ${KEYS}`,
   );
@@ -104,7 +107,10 @@ async function fromSessions(days: readonly string[]) {
     `SELECT toString(toDate(start_time)) AS day, ${KEYS}, count() AS sessions,
             uniqExact(id) AS distinct_sessions, countIf(parent_session_id != '') AS child_sessions,
             sum(ifNull(duration_ms, 0)) AS duration_ms_sum,
-            toString(quantiles(0.5, 0.9, 0.99)(duration_ms)) AS q
+            toString(quantiles(0.5, 0.9, 0.99)(duration_ms)) AS q,
+            any(user_type) AS user_type, count(duration_ms) AS duration_sessions,
+            max(ifNull(duration_ms, 0)) AS duration_ms_max, toString(max(start_time)) AS last_start,
+            toString(quantilesTDigest(0.5, 0.95)(duration_ms)) AS td
      FROM {db}.sessions FINAL
      WHERE toString(toDate(start_time)) IN {days:Array(String)}
      GROUP BY day, ${KEYS} ORDER BY day, ${KEYS}`,
