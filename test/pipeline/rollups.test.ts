@@ -8,6 +8,7 @@ import { rollUp } from "../../src/pipeline/rollups.js";
 import { createLogger } from "../../src/util/logger.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertRows } from "../../src/warehouse/insert.js";
+import { readMigrations, renderSql } from "../../src/warehouse/migrate.js";
 import { sessionRow } from "../helpers/session-row.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
@@ -220,5 +221,31 @@ describe("daily rollups", () => {
     ).toEqual([
       expect.objectContaining({ session_status: "completed", sessions: 1 }),
     ]);
+  });
+
+  it("computes every rolled-up day again after migration 0020, listing it as rolled up meanwhile", async () => {
+    const listed = async () =>
+      (
+        await select<{ day: string }>(
+          w,
+          "SELECT toString(day) AS day FROM {db}.rollup_days FINAL WHERE source = 'sessions' ORDER BY day",
+        )
+      ).map((r) => r.day);
+    const before = await listed();
+    expect(before).toEqual([...days, "2026-10-05"]);
+    // The statement of 0020 that marks the days rolled up before its columns existed.
+    const file = readMigrations().find((m) => m.version === 20);
+    const marks = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
+      s.startsWith("INSERT"),
+    );
+    expect(marks).toHaveLength(1);
+    for (const query of marks) await w.client.command({ query });
+    expect(await listed()).toEqual(before);
+    const r = await rollUp(
+      { config, warehouse: w, logger },
+      Date.parse("2026-10-14T01:00:00Z"),
+    );
+    expect(r.sessionDays).toBe(before.length);
+    expect(await fromRollups()).toEqual(await fromSessions(before));
   });
 });
