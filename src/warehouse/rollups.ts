@@ -10,6 +10,13 @@ import { Tables } from "./tables.js";
 /** The `rollup_days` source of the sessions rollup. */
 export const SESSIONS_ROLLUP_SOURCE = "sessions";
 
+/**
+ * A period longer than this many days (or one that starts before the raw retention) reads the
+ * rolled-up days from the rollups: the reports, and the sessions overview's `long_range`
+ * constant (dashboards/sessions-overview.json), which states the same number in seconds.
+ */
+export const LONG_RANGE_DAYS = 31;
+
 /** The `rollup_days` source of an aggregation job's data-label rollup. */
 export function dataLabelRollupSource(job: string): string {
   return `data_labels.${job}`;

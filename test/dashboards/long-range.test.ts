@@ -13,6 +13,12 @@ import {
   applyRetention,
   retentionSettings,
 } from "../../src/warehouse/retention.js";
+import {
+  DAY,
+  HOUR,
+  OPEN_DAYS,
+  storeLongHistory,
+} from "../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
 import { loadDashboards, type Dashboard, type Panel } from "./dashboards.js";
 import {
@@ -24,14 +30,8 @@ import {
 } from "./grafana-sql.js";
 import { resolveVariables, run, useDatabase, type Result } from "./panels.js";
 
-const DAY = 86_400_000;
-const HOUR = 3_600_000;
 const NOW = Date.now();
 const TODAY = Math.floor(NOW / DAY) * DAY;
-/** Days of sessions before today; the last OPEN_DAYS of them have a session still open. */
-const DAYS = 60;
-const OPEN_DAYS = 3;
-const PER_DAY = 40;
 /** The raw retention the TTL is given halfway through. */
 const RETENTION_DAYS = 45;
 
@@ -51,44 +51,11 @@ const ESTIMATES = new Set(["p50", "p95", "p50_ms", "p95_ms"]);
 let config: Config;
 let w: Warehouse;
 
-/** PER_DAY sessions a day from DAYS days ago until now, two reads of some, parents and children. */
-async function storeSessions(): Promise<void> {
-  const first = TODAY - DAYS * DAY;
-  const rows = `
-    SELECT n, k, i, u, r,
-      concat('ses_', toString(n)) AS id,
-      fromUnixTimestamp64Milli(toInt64(${first} + k * ${DAY} + i * 35 * 60000 + 7 * 60000), 'UTC') AS start,
-      (k >= ${DAYS - OPEN_DAYS} AND i = 5) OR (k = ${DAYS}) AND i % 4 = 0 AS open,
-      toUInt64(1000 * (30 + cityHash64(n) % 5000)) AS duration
-    FROM (
-      SELECT number AS n, intDiv(number, ${PER_DAY}) AS k, number % ${PER_DAY} AS i,
-             (number * 7) % 9 AS u, (number * 3 + intDiv(number, ${PER_DAY})) % 5 AS r
-      FROM numbers(${(DAYS + 1) * PER_DAY}))
-    WHERE start < fromUnixTimestamp64Milli(${NOW - HOUR}, 'UTC')`;
-  const insert = (status: string, version: string, where: string) =>
-    w.client.command({
-      query: `INSERT INTO sessions (id, start_time, end_time, duration_ms, session_status,
-          client_ip_address, user_type, user_username, user_email, user_groups, resource_name,
-          resource_technology, connector_name, parent_session_id, fetched_at, version)
-        SELECT id, start, if(${status} = 'completed', start + toIntervalMillisecond(duration), NULL),
-          if(${status} = 'completed', duration, NULL), ${status},
-          concat('10.0.0.', toString(u % 4)), if(u < 6, 'human', 'machine'), concat('user', toString(u)),
-          if(u < 6, concat('user', toString(u), '@acme.example'), ''), [concat('group-', toString(u % 3))],
-          concat('resource-', toString(r)), arrayElement(['postgres', 'mysql', 's3', 'ssh', 'llm'], r + 1),
-          if(r % 2 = 0, 'edge-1', ''), if(n % 6 = 1, concat('ses_', toString(n - 1)), ''),
-          start + toIntervalMinute(1), ${version}
-        FROM (${rows}) WHERE ${where}`,
-    });
-  // An earlier read of every ninth session, still open: FINAL keeps the later one.
-  await insert("'active'", "1", "n % 9 = 0 AND NOT open");
-  await insert("if(open, 'active', 'completed')", "2", "1");
-}
-
 beforeAll(async () => {
   config = await testConfig();
   w = await migratedWarehouse(config);
   await useDatabase(w);
-  await storeSessions();
+  await storeLongHistory(w, NOW);
   await rollUp(
     { config, warehouse: w, logger: createLogger({ level: "silent" }) },
     NOW,
