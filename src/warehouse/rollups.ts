@@ -1,5 +1,6 @@
-// The daily rollups (migrations/0013): which days changed since they were computed, which are
-// settled, and the computation of a set of days from the deduplicated rows, superseding the
+// The daily rollups (migrations/0013, 0020, 0021): which days changed since they were computed,
+// which are settled, and the computation of a set of days from the deduplicated rows (per
+// person × resource × technology × connector × status, and per technology), superseding the
 // rows an earlier computation of the same days wrote.
 import { qualified, type Warehouse } from "./client.js";
 import { chTime } from "./format.js";
@@ -127,9 +128,10 @@ const ROLLUP_KEYS =
   "user_key, resource_name, resource_technology, connector_name, session_status";
 
 /**
- * Computes the sessions rollup of `days` from `sessions FINAL` (one row per session, its last
- * state) in one insert, which also writes sessions = 0 for every key an earlier computation of
- * those days held and this one does not; then records each day's `fetchedMax` as computed.
+ * Computes the sessions rollups of `days` from `sessions FINAL` (one row per session, its last
+ * state), one insert per table, each also writing sessions = 0 for every key an earlier
+ * computation of those days held and this one does not; then records each day's `fetchedMax`
+ * as computed.
  * `fetchedMax` must have been read before this runs: a read arriving in between moves the
  * day's latest fetch past it, and the day is computed again next time.
  */
@@ -164,6 +166,27 @@ export async function computeSessionRollups(
       FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
       WHERE day IN {days:Array(Date)} AND sessions > 0
         AND (day, ${ROLLUP_KEYS}) NOT IN (${current})`,
+    query_params: params,
+  });
+  await w.client.command({
+    query: `INSERT INTO ${qualified(w, Tables.sessionTechnologyRollupsDaily)}
+      (day, resource_technology, sessions, duration_sessions, duration_ms_max, duration_tdigest,
+       users, resources, computed_at)
+      SELECT toDate(start_time) AS day, resource_technology,
+        count(), count(duration_ms), max(ifNull(duration_ms, 0)),
+        quantilesTDigestState(${td})(duration_ms), uniqState(toString(user_key)),
+        uniqState(toString(resource_name)), toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessions)} FINAL
+      WHERE ${sessionDaysFilter()}
+      GROUP BY day, resource_technology
+      UNION ALL
+      SELECT day, resource_technology, 0, 0, 0, duration_tdigest, users, resources,
+        toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessionTechnologyRollupsDaily)} FINAL
+      WHERE day IN {days:Array(Date)} AND sessions > 0
+        AND (day, resource_technology) NOT IN (
+          SELECT toDate(start_time), resource_technology
+          FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()})`,
     query_params: params,
   });
   const counts = await selectRows<{ day: string; n: string }>(

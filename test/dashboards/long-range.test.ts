@@ -168,6 +168,15 @@ describe("sessions overview over a long range", () => {
           `${title} ${name}`,
         );
       }
+      // A filter the per-technology rollup honours, and one only the finer rollup does.
+      for (const chosen of [
+        new Map([["technology", ["postgres"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+      ]) {
+        const what = `${title} ${JSON.stringify([...chosen])}`;
+        const raw = await panelRows(panel, long, { rawOnly: true, chosen });
+        expectSameAnswer(await panelRows(panel, long, { chosen }), raw, what);
+      }
     },
   );
 
@@ -253,11 +262,15 @@ describe("sessions overview over a long range", () => {
       expect(await rolledUpDays()).toContain(day);
       const before = await panelRows(panel, short);
       const beforeLong = await panelRows(panel, beyond);
-      // A rollup row no session backs: only a read of the rollups can count it.
+      // Rollup rows no session backs: only a read of the rollups can count them.
       await w.client.command({
         query: `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
             connector_name, session_status, sessions, computed_at)
           VALUES ('${day}', 'nobody', 'nowhere', 'postgres', '', 'completed', 1000, now64(3))`,
+      });
+      await w.client.command({
+        query: `INSERT INTO session_technology_rollups_daily (day, resource_technology, sessions, computed_at)
+          VALUES ('${day}', 'rdp', 1000, now64(3))`,
       });
       expect((await panelRows(panel, short)).rows).toEqual(before.rows);
       expect(Number((await panelRows(panel, beyond)).rows[0]?.[0])).toBe(
