@@ -1,25 +1,31 @@
-// `npm run bench`: throughput, memory and linearity of the sessions sync, the raw ingest limit
-// of the engine, the aggregation backfill rate, and dashboard latency at 10M sessions.
+// `npm run bench`: throughput, memory and linearity of the sessions sync against the engine's
+// own ingest (bench/sessions.ts), backfill behind a remote service's pace, the aggregation
+// backfill rate, dashboard latency at 10M sessions, and retention.
 // Each scenario runs in its own process (its peak RSS is its own); the simulator runs in another
 // one in benchmark mode (pre-built pages), so it is not the bottleneck. Prints a table and
 // writes bench/RESULTS.md.
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
 import { planWindows } from "../src/sources/windows.js";
+import {
+  API_KEY,
+  cpuSeconds,
+  dataDir,
+  DAY,
+  END_MS,
+  fmt,
+  ROOT,
+  scenario,
+  startSimulator,
+  stop,
+  verdict,
+  type SessionsResult,
+} from "./harness.js";
 import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
+import { benchSessions } from "./sessions.js";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const CLI = join(ROOT, "bin", "sessionhouse.js");
-const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), "scenario.js");
-const API_KEY = "bench-key-5d1f2a";
-const DAY = 86_400_000;
-/** The simulators' fixed clock: everything below is history, identical on every run. */
-const CLOCK = "2026-11-16T00:00:00Z";
-const END_MS = Date.parse(CLOCK);
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
   process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
@@ -30,144 +36,12 @@ const runs = (
   part: "sessions" | "latency" | "aggregations" | "dashboards" | "retention",
 ) => !ONLY || ONLY.includes(part);
 
-interface Sim {
-  url: string;
-  child: ChildProcess;
-}
-
-const simulators = new Set<ChildProcess>();
-// A failed scenario must not leave a simulator behind.
-process.on("exit", () => {
-  for (const child of simulators) child.kill("SIGKILL");
-});
-
-/** CPU seconds a child process has used so far (Linux; 0 elsewhere). */
-function cpuSeconds(child: ChildProcess): number {
-  try {
-    const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-async function startSimulator(args: string[]): Promise<Sim> {
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      "simulate",
-      "--port",
-      "0",
-      "--api-key",
-      API_KEY,
-      "--clock",
-      `fixed:${CLOCK}`,
-      ...args,
-    ],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) resolveUrl(m[1]);
-    });
-    child.on("exit", (code) =>
-      reject(new Error(`simulator exited with ${code}`)),
-    );
-  });
-  return { url, child };
-}
-
-function stop(sim: Sim): Promise<void> {
-  return new Promise((done) => {
-    sim.child.on("exit", () => done());
-    sim.child.kill("SIGTERM");
-  });
-}
-
-/**
- * Pages through a range once, window by window as the exporter will (its windows are aligned
- * to multiples of the window length, so a range is usually cut in two), so that the simulator
- * in benchmark mode holds every page the measured run asks for pre-built.
- */
-async function warm(
-  url: string,
-  fromMs: number,
-  toMs: number,
-  limit: number,
-): Promise<void> {
-  for (const w of planWindows(fromMs, toMs, toMs - fromMs))
-    await warmWindow(url, w.startMs, w.endMs, limit);
-}
-
-async function warmWindow(
-  url: string,
-  fromMs: number,
-  toMs: number,
-  limit: number,
-): Promise<void> {
-  let cursor: string | undefined;
-  for (;;) {
-    const res = await fetch(`${url}/core.v1.SessionsService/ListSessionsV2`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": API_KEY },
-      body: JSON.stringify({
-        limit,
-        startTimestamp: String(Math.floor(fromMs / 1000)),
-        endTimestamp: String(Math.floor(toMs / 1000)),
-        ...(cursor ? { cursor } : {}),
-      }),
-    });
-    const text = await res.text();
-    cursor = /"nextCursor":"([^"]+)"/.exec(text.slice(-2000))?.[1];
-    if (!cursor) return;
-  }
-}
-
-async function scenario<T>(args: ScenarioArgs): Promise<T> {
-  const child = spawn(process.execPath, [SCENARIO, JSON.stringify(args)], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, SESSIONHOUSE_REPO_ROOT: ROOT },
-  });
-  let out = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise<number | null>((done) =>
-    child.on("exit", done),
-  );
-  if (code !== 0)
-    throw new Error(`scenario ${args.kind} failed with exit code ${code}`);
-  const last = out.trim().split("\n").pop() ?? "{}";
-  return JSON.parse(last) as T;
-}
-
-interface SessionsResult {
-  rows: number;
-  stored: number;
-  ms: number;
-  bytes: number;
-  rssMB: number;
-}
-
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString("en-US", {
-    maximumFractionDigits: digits,
-    minimumFractionDigits: digits,
-  });
-
 async function main(): Promise<void> {
   const lines: string[] = [];
   const say = (s: string) => {
     lines.push(s);
     process.stdout.write(`${s}\n`);
   };
-  const dataDir = (name: string) =>
-    join(tmpdir(), `sessionhouse-bench-${name}`);
   say(`# sessionhouse benchmark`);
   say("");
   say(
@@ -176,111 +50,7 @@ async function main(): Promise<void> {
   say("");
 
   const targets: string[] = [];
-  const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
-  if (runs("sessions")) {
-    // 1. Sessions: 1M at page size 100000, 100k at 100000 and at 1000.
-    const perDay = Math.round(MILLION / 10);
-    const sim = await startSimulator([
-      "--sessions-per-day",
-      String(perDay),
-      "--history-days",
-      "14",
-      "--bench",
-      // Every page of the run pre-built and kept (~1 GB for 1M sessions and the two 1-day
-      // runs): with a smaller cache the 1M run would make the simulator rebuild pages beside
-      // the exporter, and its CPU would be measured as the exporter's slowness.
-      "--bench-cache-mb",
-      "2048",
-      "--seed",
-      "7",
-    ]);
-    const millionFrom = END_MS - 10 * DAY;
-    // The first day of the range, a weekday: about a tenth of the sessions.
-    const tenthFrom = millionFrom;
-    const tenthTo = millionFrom + DAY;
-    process.stderr.write("bench: pre-building the simulator's pages…\n");
-    await warm(sim.url, millionFrom, END_MS, 100_000);
-    await warm(sim.url, tenthFrom, tenthTo, 100_000);
-    await warm(sim.url, tenthFrom, tenthTo, 1_000);
-    process.stderr.write("bench: 1M sessions at page size 100000…\n");
-    const simCpuBefore = cpuSeconds(sim.child);
-    const big = await scenario<SessionsResult>({
-      kind: "sessions",
-      url: sim.url,
-      apiKey: API_KEY,
-      dataDir: dataDir("1m"),
-      pageSize: 100_000,
-      fromMs: millionFrom,
-      toMs: END_MS,
-    });
-    const simCpu = cpuSeconds(sim.child) - simCpuBefore;
-    process.stderr.write("bench: raw ingest of the same rows…\n");
-    const raw = await scenario<{ rows: number; ms: number }>({
-      kind: "raw-ingest",
-      dataDir: dataDir("1m"),
-    });
-    process.stderr.write("bench: one day at page size 100000 and 1000…\n");
-    const tenthBig = await scenario<SessionsResult>({
-      kind: "sessions",
-      url: sim.url,
-      apiKey: API_KEY,
-      dataDir: dataDir("day-big"),
-      pageSize: 100_000,
-      fromMs: tenthFrom,
-      toMs: tenthTo,
-    });
-    const tenthSmall = await scenario<SessionsResult>({
-      kind: "sessions",
-      url: sim.url,
-      apiKey: API_KEY,
-      dataDir: dataDir("day-small"),
-      pageSize: 1_000,
-      fromMs: tenthFrom,
-      toMs: tenthTo,
-    });
-    await stop(sim);
-
-    const e2eRate = big.rows / (big.ms / 1000);
-    const rawRate = raw.rows / (raw.ms / 1000);
-    const throughputRatio = e2eRate / rawRate;
-    const rssRatio = tenthBig.rssMB / tenthSmall.rssMB;
-    const timeRatio = big.ms / tenthBig.ms;
-    const volumeRatio = big.rows / tenthBig.rows;
-
-    say("## Sessions sync (simulator → embedded ClickHouse)");
-    say("");
-    say("| measurement | value |");
-    say("|---|---|");
-    say(
-      `| end-to-end, ${fmt(big.rows)} sessions, page size 100000 | ${fmt(big.ms / 1000, 1)} s, ${fmt(e2eRate)} rows/s, ${fmt(big.bytes / 2 ** 20 / (big.ms / 1000), 1)} MB/s of records, peak RSS ${fmt(big.rssMB)} MB (the simulator used ${fmt(simCpu, 1)} s of CPU meanwhile) |`,
-    );
-    say(
-      `| raw ingest limit: the same ${fmt(raw.rows)} final rows inserted by ClickHouse from a file | ${fmt(raw.ms / 1000, 1)} s, ${fmt(rawRate)} rows/s |`,
-    );
-    say(
-      `| end-to-end ÷ raw ingest | ${fmt(throughputRatio, 2)} (target ≥ 0.5) |`,
-    );
-    say(
-      `| peak RSS, ${fmt(tenthBig.rows)} sessions at page size 1000 | ${fmt(tenthSmall.rssMB)} MB (${fmt(tenthSmall.ms / 1000, 1)} s) |`,
-    );
-    say(
-      `| peak RSS, ${fmt(tenthBig.rows)} sessions at page size 100000 | ${fmt(tenthBig.rssMB)} MB (${fmt(tenthBig.ms / 1000, 1)} s) |`,
-    );
-    say(`| RSS ratio 100000 ÷ 1000 | ${fmt(rssRatio, 2)} (target ≤ 1.25) |`);
-    say(
-      `| time for ${fmt(tenthBig.rows)} vs ${fmt(big.rows)} sessions (page size 100000) | ${fmt(tenthBig.ms / 1000, 1)} s vs ${fmt(big.ms / 1000, 1)} s |`,
-    );
-    say(
-      `| time ratio (volume ratio ${fmt(volumeRatio, 2)}) | ${fmt(timeRatio, 2)} (target ≤ ${fmt(volumeRatio * 1.05, 2)}, i.e. 10.5 for 10×) |`,
-    );
-    say("");
-
-    targets.push(
-      `end-to-end ≥ 0.5 × raw ingest: ${fmt(throughputRatio, 2)} — ${verdict(throughputRatio >= 0.5)}`,
-      `peak RSS at 100000 ≤ 1.25 × at 1000: ${fmt(rssRatio, 2)} — ${verdict(rssRatio <= 1.25)}`,
-      `1M time ≤ 10.5 × 100k time: ${fmt(timeRatio, 2)} for ${fmt(volumeRatio, 2)}× the sessions — ${verdict(timeRatio <= volumeRatio * 1.05)}`,
-    );
-  }
+  if (runs("sessions")) await benchSessions(say, targets, MILLION);
   if (runs("latency")) {
     // A backfill against a remote service: every answer starts after 400 ms and flows at
     // 20 MB/s, four answers at once. Windows one after the other, then side by side.

@@ -1,5 +1,5 @@
-// The writer of session rows: records in, validated and range-checked, rows out in bounded
-// blocks with at most one in flight; records that cannot be stored and rows ClickHouse refuses
+// The writer of session rows: records in, validated and range-checked, passed on as received in
+// bounded blocks with at most one in flight, the engine building the rows; records that cannot be stored and rows ClickHouse refuses
 // become dead letters with their reason. `drain()` returns only when everything is stored, so
 // a checkpoint written after it never runs ahead of the data.
 import { randomUUID } from "node:crypto";
@@ -9,22 +9,54 @@ import {
   insertDeadLetters,
   type DeadLetter,
 } from "../warehouse/bookkeeping.js";
-import { chTime } from "../warehouse/format.js";
 import { activeHolds, holdMatcher } from "../warehouse/holds.js";
 import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
 import { Tables } from "../warehouse/tables.js";
 import {
-  pushSessionLine,
+  pushSessionInput,
   rejectedSessionLine,
-  SESSION_LINE_COLUMNS,
+  SESSION_LINES,
   sessionValueProblem,
+  type SessionTimes,
 } from "../warehouse/sessions.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 
 /** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
 const MAX_BLOCK_BYTES = 64 * 2 ** 20;
+
+/** What the writer needs of a record, or why it cannot be stored. */
+type RecordRead =
+  | {
+      times: SessionTimes;
+      brandMember: string | undefined;
+      held: boolean;
+    }
+  | { reason: string };
+
+function readRecord(
+  r: RawRecord,
+  held: ((s: Session) => boolean) | undefined,
+): RecordRead {
+  const scan = r.scan;
+  if (scan !== undefined && "ambiguous" in scan)
+    return {
+      reason: `${scan.ambiguous}: the record names this member twice, and JSON readers disagree on which one counts`,
+    };
+  // The common case: the scan accepted the record and no legal hold has to be matched against
+  // it. It is never parsed in JavaScript; the engine reads it.
+  if (scan !== undefined && held === undefined)
+    return { times: scan, brandMember: scan.brandMember, held: false };
+  if (r.parseError !== undefined) return { reason: r.parseError };
+  const parsed = parseSession(r.value);
+  if (!parsed.success) return { reason: validationReason(parsed.error) };
+  return {
+    times: parsed.data,
+    brandMember: parsed.data.user.brandMember,
+    held: held !== undefined && held(parsed.data),
+  };
+}
 
 /**
  * Buffers rows and dead letters and inserts them in bounded blocks. One block may be in flight
@@ -54,29 +86,23 @@ export class SessionWriter {
       this.#holdsRead = true;
     }
     const held = this.#held;
-    const fetchedAt = chTime(fetchedAtMs);
     for (const r of records) {
-      const reason = r.parseError;
-      const parsed = reason === undefined ? parseSession(r.value) : undefined;
-      if (parsed?.success) {
-        const problem = sessionValueProblem(parsed.data, fetchedAtMs);
-        if (problem !== undefined) {
-          this.#dead.push(this.#letter(r, problem));
-          continue;
-        }
-        pushSessionLine(
-          this.#block,
-          parsed.data,
-          r.text,
-          fetchedAtMs,
-          fetchedAt,
-          held !== undefined && held(parsed.data),
-        );
-      } else {
-        this.#dead.push(
-          this.#letter(r, reason ?? validationReason(parsed?.error)),
-        );
+      const read = readRecord(r, held);
+      const problem =
+        "reason" in read
+          ? read.reason
+          : sessionValueProblem(read.times, fetchedAtMs);
+      if (problem !== undefined || "reason" in read) {
+        this.#dead.push(this.#letter(r, problem ?? "invalid record"));
+        continue;
       }
+      pushSessionInput(
+        this.#block,
+        r.text,
+        fetchedAtMs,
+        read.held,
+        read.brandMember,
+      );
     }
     if (
       this.#block.rows >= this.#ctx.config.sessions.insertBatchRows ||
@@ -112,7 +138,7 @@ export class SessionWriter {
       block,
       `sessions:${randomUUID()}`,
       ctx.insert,
-      { format: "JSONCompactEachRow", columns: SESSION_LINE_COLUMNS },
+      SESSION_LINES,
     ).then((rejected) => {
       // A refused row is a dead letter with the engine's words; the others are stored.
       for (const { index, message } of rejected) {

@@ -7,21 +7,69 @@ import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { SplitElement } from "../api/json-stream.js";
 import type { RetryBudget } from "../api/retry.js";
 import type { ListMetadata } from "../api/schemas/common.js";
+import { scanSession, type SessionScan } from "../api/schemas/session-scan.js";
 import { FatalError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { IdHashSet } from "./id-set.js";
 import { scanTopLevelId } from "./record-id.js";
 import type { Window } from "./windows.js";
 
-/** A record as received: its exact text and, when it is JSON, the parsed value. */
+/**
+ * A record as received: its exact text, what a scan of the text found (see scanSession), and,
+ * when it is JSON, the parsed value — parsed on first use, so a record the scan accepted is
+ * never parsed in JavaScript (the engine reads it).
+ */
 export interface RawRecord {
   /** The record's text; base64 of its bytes when they are not UTF-8 (see parseError). */
-  text: string;
-  value: unknown;
+  readonly text: string;
+  /** The scan of the text; absent for a record that did not arrive as text of its own. */
+  readonly scan?: SessionScan;
+  readonly value: unknown;
   /** Set when the record cannot be read: the reason of its dead letter. */
-  parseError?: string;
+  readonly parseError?: string | undefined;
   /** For a record that cannot be read: its `id` member, when its bytes still show one. */
-  scannedId?: string | undefined;
+  readonly scannedId?: string | undefined;
+}
+
+/** A record that arrived as text: scanned at once, parsed only when asked for its value. */
+class ReceivedText implements RawRecord {
+  readonly text: string;
+  readonly scan: SessionScan;
+  #parsed = false;
+  #value: unknown;
+  #parseError: string | undefined;
+  #scannedId: string | undefined;
+
+  constructor(text: string) {
+    this.text = text;
+    this.scan = scanSession(text);
+  }
+
+  get value(): unknown {
+    this.#parse();
+    return this.#value;
+  }
+
+  get parseError(): string | undefined {
+    this.#parse();
+    return this.#parseError;
+  }
+
+  get scannedId(): string | undefined {
+    this.#parse();
+    return this.#scannedId;
+  }
+
+  #parse(): void {
+    if (this.#parsed) return;
+    this.#parsed = true;
+    try {
+      this.#value = JSON.parse(this.text) as unknown;
+    } catch (err) {
+      this.#parseError = `not JSON: ${(err as Error).message}`;
+      this.#scannedId = scanTopLevelId(Buffer.from(this.text, "utf8"));
+    }
+  }
 }
 
 export interface SessionBatch {
@@ -54,7 +102,7 @@ export const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
 
 export class PagingError extends FatalError {}
 
-/** A page element as a record: parsed, or with the reason it cannot be (a dead letter). */
+/** A page element as a record: its text scanned, or the reason it cannot be read (a dead letter). */
 export function parseRecord(element: SplitElement): RawRecord {
   if (typeof element !== "string") {
     if (element.problem === "invalid-utf8") {
@@ -72,16 +120,7 @@ export function parseRecord(element: SplitElement): RawRecord {
       scannedId: scanTopLevelId(element.bytes),
     };
   }
-  try {
-    return { text: element, value: JSON.parse(element) as unknown };
-  } catch (err) {
-    return {
-      text: element,
-      value: undefined,
-      parseError: `not JSON: ${(err as Error).message}`,
-      scannedId: scanTopLevelId(Buffer.from(element, "utf8")),
-    };
-  }
+  return new ReceivedText(element);
 }
 
 /** The session id a record names: its parsed `id`, or the one found in its bytes; else "". */
@@ -91,6 +130,8 @@ export function recordIdOf(r: RawRecord): string {
 
 /** The record's `id` when it has one that is a string. */
 export function idOf(r: RawRecord): string | undefined {
+  const scan = r.scan;
+  if (scan !== undefined && "id" in scan) return scan.id;
   const v = r.value as { id?: unknown } | undefined;
   return typeof v === "object" && v !== null && typeof v.id === "string"
     ? v.id

@@ -3,7 +3,7 @@
 // manifest records and a verifier recomputes from the file, and the restore of a file.
 import { createReadStream, createWriteStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
-import { qualified, type Warehouse } from "./client.js";
+import { qualified, sqlString, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
 import { existingTables } from "./migrate.js";
 import { selectRows } from "./select.js";
@@ -107,11 +107,6 @@ function monthWhere(spec: ArchiveSpec): string {
 export interface MonthRange {
   from: string;
   to: string;
-}
-
-/** A string literal for SQL: the engine's file() and INFILE take no query parameter. */
-export function sqlString(value: string): string {
-  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }
 
 /**

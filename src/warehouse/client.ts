@@ -402,6 +402,11 @@ export function qualified(
   return `${quoteIdent(w.database)}.${quoteIdent(table)}`;
 }
 
+/** A string literal for SQL: the engine's file() and INFILE take no query parameter. */
+export function sqlString(value: string): string {
+  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
 export function quoteIdent(name: string): string {
   return "`" + name.replace(/\\/g, "\\\\").replace(/`/g, "\\`") + "`";
 }

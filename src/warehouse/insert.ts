@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
-import { quoteIdent, type Warehouse } from "./client.js";
+import { quoteIdent, sqlString, type Warehouse } from "./client.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { linesOf, type TakenLines } from "./line-block.js";
@@ -40,10 +40,21 @@ export async function insertRows(
   );
 }
 
-/** How serialized lines are read: JSONEachRow objects, or JSONCompactEachRow arrays of `columns`. */
+/**
+ * How serialized lines are read: JSONEachRow objects, JSONCompactEachRow arrays of `columns`,
+ * or JSONCompactEachRow arrays of an `input` structure from which the engine builds the rows of
+ * `columns` with `select(source)` (`source` reads the lines: `input(…)` on a server, `file(…)`
+ * embedded).
+ */
 export type LineFormat =
   | { format: "JSONEachRow" }
-  | { format: "JSONCompactEachRow"; columns: readonly string[] };
+  | { format: "JSONCompactEachRow"; columns: readonly string[] }
+  | {
+      format: "JSONCompactEachRow";
+      columns: readonly string[];
+      input: string;
+      select: (source: string) => string;
+    };
 
 /**
  * Inserts lines that are already serialized. The deduplication token is a digest of the block,
@@ -270,10 +281,15 @@ async function send(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const columns =
-    lineFormat.format === "JSONCompactEachRow"
+    "columns" in lineFormat
       ? ` (${lineFormat.columns.map(quoteIdent).join(", ")})`
       : "";
   const target = `${quoteIdent(w.database)}.${quoteIdent(table)}${columns}`;
+  const format = lineFormat.format;
+  const request = {
+    clickhouse_settings: settings(w, table, token),
+    ...(signal ? { abort_signal: signal } : {}),
+  };
   if (w.kind === "embedded") {
     const file = join(
       tmpdir(),
@@ -285,9 +301,11 @@ async function send(
     writeFileSync(file, body);
     try {
       await w.client.command({
-        query: `INSERT INTO ${target} FROM INFILE '${file.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}' FORMAT ${lineFormat.format}`,
-        clickhouse_settings: settings(w, table, token),
-        ...(signal ? { abort_signal: signal } : {}),
+        query:
+          "input" in lineFormat
+            ? `INSERT INTO ${target} ${lineFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(lineFormat.input)})`)}`
+            : `INSERT INTO ${target} FROM INFILE ${sqlString(file)} FORMAT ${format}`,
+        ...request,
       });
     } finally {
       await rm(file, { force: true });
@@ -297,10 +315,12 @@ async function send(
   // exec with a raw body: the JSON lines are already built (and hashed for the token), so the
   // client must not encode them again.
   const result = await w.client.exec({
-    query: `INSERT INTO ${target} FORMAT ${lineFormat.format}`,
+    query:
+      "input" in lineFormat
+        ? `INSERT INTO ${target} ${lineFormat.select(`input(${sqlString(lineFormat.input)})`)} FORMAT ${format}`
+        : `INSERT INTO ${target} FORMAT ${format}`,
     values: Readable.from([body], { objectMode: false }),
-    clickhouse_settings: settings(w, table, token),
-    ...(signal ? { abort_signal: signal } : {}),
+    ...request,
   });
   result.stream.resume();
 }

@@ -1,145 +1,130 @@
-// Session → row of the `sessions` table: the column contract (names, types, readers) the
-// migrations and the writer share, the value checks before a row is built, and the line itself.
+// Session record → row of the `sessions` table: the column contract (names, types, and the SQL
+// the engine builds each value with) the migrations and the writer share, the value checks a
+// record passes before it is sent, and the input line that carries it.
 import { durationStringMs, timestampMs } from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
-import { chTime } from "./format.js";
+import type { LineFormat } from "./insert.js";
 import { linesOf, type LineBlock, type TakenLines } from "./line-block.js";
 
 /** Statuses after which a session never changes again. */
 export const FINAL_STATUSES = new Set(["completed"]);
 
-/** 2^42 ms is year 2109: a fetch time always fits below the status rank. */
+/** The version's status rank step: 2^42 ms is year 2109, so a fetch time always fits below it. */
 const RANK_STEP = 2 ** 42;
 
-/** Completed reads outrank open ones; among equals the later fetch wins (see the migration). */
-export function sessionVersion(status: string, fetchedAtMs: number): number {
-  return (FINAL_STATUSES.has(status) ? 2 : 1) * RANK_STEP + fetchedAtMs;
-}
-
-/** What a column's value is read from: the session, and when and how it was fetched. */
-interface RowSource {
-  s: Session;
-  durationMs: number | undefined;
-  fetchedAt: string;
-  fetchedAtMs: number;
-  /** An active legal hold names the session (see holds.ts). */
-  held: boolean;
-}
-
 /**
- * A column of `sessions`: its name and ClickHouse type as the migrations create it, and how the
- * writer reads its value. `raw` is the record as received (appended verbatim, never read
- * through here); `materialized` columns are computed by the table itself.
+ * A column of `sessions`: its name and ClickHouse type as the migrations create it, and the SQL
+ * the insert computes it with from one input line (see SESSION_INPUT): `r` is the record read
+ * as RECORD_TUPLE, `b` the identities under its brand member, `start` its start time. The
+ * engine builds every row from the record as received; `materialized` columns are computed by
+ * the table itself.
  */
 export type SessionColumn =
-  | { name: string; type: string; value: (r: RowSource) => unknown }
-  | { name: "raw"; type: string; raw: true }
+  | { name: string; type: string; sql: string }
   | { name: string; type: string; materialized: true };
 
 const DT = "DateTime64(3, 'UTC')";
 const LC = "LowCardinality(String)";
-const ids = (r: RowSource) => r.s.user.identity;
-const endUser = (r: RowSource) => r.s.user.endUser;
+
+/** An identity as the insert reads it; absent members are empty. */
+const IDENTITY_TUPLE =
+  "Tuple(id String, name String, email String, type String, groups Array(String), externalIds Array(String))";
+
+/**
+ * A session record as the insert reads it: every member a row is built from, in the wire's
+ * names; absent members are empty, as proto3 omits zero values. The exporter has checked the
+ * record's shape before (parseSession), so a member is never of another type here.
+ */
+const RECORD_TUPLE = `Tuple(id String, startTime String, endTime String, duration String, sessionStatus String, network Tuple(clientIpAddress String, serverIpAddress String), sidecar Tuple(id String, name String, technology String), user Tuple(type String, username String, native Tuple(username String)), resource Tuple(type String, id String, name String, technology String), connector Tuple(id String, name String), parentSessionId String)`;
+
+/** The identities under the user's brand member (see findBrandKey). */
+const BRAND_TUPLE = `Tuple(user ${IDENTITY_TUPLE}, endUser ${IDENTITY_TUPLE})`;
+
+/**
+ * One line of a session block, as the insert reads it (JSONCompactEachRow): when it was fetched,
+ * whether an active legal hold names it, the name of its brand member (null: none), and the
+ * record as received, spliced in as a JSON object and read verbatim into `raw`.
+ */
+export const SESSION_INPUT =
+  "fetched_ms Int64, held Bool, brand Nullable(String), raw String";
+
+const timeOf = (member: string) =>
+  `parseDateTime64BestEffort(${member}, 3, 'UTC')`;
 
 /** Every column of `sessions`, in the table's order: the one definition of the row. */
 export const SESSION_COLUMNS: readonly SessionColumn[] = [
-  { name: "id", type: "String", value: (r) => r.s.id },
-  { name: "start_time", type: DT, value: (r) => r.s.startTime },
+  { name: "id", type: "String", sql: "r.id" },
+  { name: "start_time", type: DT, sql: "start" },
   {
     name: "end_time",
     type: `Nullable(${DT})`,
-    value: (r) => r.s.endTime ?? null,
+    sql: `if(r.endTime = '', NULL, ${timeOf("r.endTime")})`,
   },
   {
     name: "duration_ms",
     type: "Nullable(UInt64)",
-    value: (r) => r.durationMs ?? null,
+    // The Duration the service sent ("12.5s", rounded to the millisecond, halves up), or
+    // end − start for a completed session that has none.
+    sql: `multiIf(r.duration != '', toUInt64(floor(toFloat64(extract(r.duration, '-?[0-9]+(?:[.][0-9]+)?')) * 1000 + 0.5)), r.endTime = '', NULL, toUInt64(toUnixTimestamp64Milli(${timeOf("r.endTime")}) - toUnixTimestamp64Milli(start)))`,
   },
-  { name: "session_status", type: LC, value: (r) => r.s.sessionStatus },
+  { name: "session_status", type: LC, sql: "r.sessionStatus" },
   {
     name: "client_ip_address",
     type: "String",
-    value: (r) => r.s.network.clientIpAddress,
+    sql: "r.network.clientIpAddress",
   },
   {
     name: "server_ip_address",
     type: "String",
-    value: (r) => r.s.network.serverIpAddress,
+    sql: "r.network.serverIpAddress",
   },
-  { name: "sidecar_id", type: "String", value: (r) => r.s.sidecar.id },
-  { name: "sidecar_name", type: LC, value: (r) => r.s.sidecar.name },
-  {
-    name: "sidecar_technology",
-    type: LC,
-    value: (r) => r.s.sidecar.technology,
-  },
-  { name: "user_type", type: LC, value: (r) => r.s.user.type },
-  { name: "user_username", type: "String", value: (r) => r.s.user.username },
-  { name: "user_id", type: "String", value: (r) => ids(r)?.id ?? "" },
-  { name: "user_name", type: "String", value: (r) => ids(r)?.name ?? "" },
-  { name: "user_email", type: "String", value: (r) => ids(r)?.email ?? "" },
-  { name: "user_account_type", type: LC, value: (r) => ids(r)?.type ?? "" },
-  {
-    name: "user_groups",
-    type: `Array(${LC})`,
-    value: (r) => ids(r)?.groups ?? [],
-  },
+  { name: "sidecar_id", type: "String", sql: "r.sidecar.id" },
+  { name: "sidecar_name", type: LC, sql: "r.sidecar.name" },
+  { name: "sidecar_technology", type: LC, sql: "r.sidecar.technology" },
+  { name: "user_type", type: LC, sql: "r.user.type" },
+  { name: "user_username", type: "String", sql: "r.user.username" },
+  { name: "user_id", type: "String", sql: "b.user.id" },
+  { name: "user_name", type: "String", sql: "b.user.name" },
+  { name: "user_email", type: "String", sql: "b.user.email" },
+  { name: "user_account_type", type: LC, sql: "b.user.type" },
+  { name: "user_groups", type: `Array(${LC})`, sql: "b.user.groups" },
   {
     name: "user_external_ids",
     type: "Array(String)",
-    value: (r) => ids(r)?.externalIds ?? [],
+    sql: "b.user.externalIds",
   },
-  { name: "end_user_id", type: "String", value: (r) => endUser(r)?.id ?? "" },
-  {
-    name: "end_user_name",
-    type: "String",
-    value: (r) => endUser(r)?.name ?? "",
-  },
-  {
-    name: "end_user_email",
-    type: "String",
-    value: (r) => endUser(r)?.email ?? "",
-  },
-  { name: "end_user_type", type: LC, value: (r) => endUser(r)?.type ?? "" },
-  {
-    name: "end_user_groups",
-    type: `Array(${LC})`,
-    value: (r) => endUser(r)?.groups ?? [],
-  },
+  { name: "end_user_id", type: "String", sql: "b.endUser.id" },
+  { name: "end_user_name", type: "String", sql: "b.endUser.name" },
+  { name: "end_user_email", type: "String", sql: "b.endUser.email" },
+  { name: "end_user_type", type: LC, sql: "b.endUser.type" },
+  { name: "end_user_groups", type: `Array(${LC})`, sql: "b.endUser.groups" },
   {
     name: "end_user_external_ids",
     type: "Array(String)",
-    value: (r) => endUser(r)?.externalIds ?? [],
+    sql: "b.endUser.externalIds",
   },
+  { name: "native_username", type: "String", sql: "r.user.native.username" },
+  { name: "resource_type", type: LC, sql: "r.resource.type" },
+  { name: "resource_id", type: "String", sql: "r.resource.id" },
+  { name: "resource_name", type: LC, sql: "r.resource.name" },
+  { name: "resource_technology", type: LC, sql: "r.resource.technology" },
+  { name: "connector_id", type: "String", sql: "r.connector.id" },
+  { name: "connector_name", type: LC, sql: "r.connector.name" },
+  { name: "parent_session_id", type: "String", sql: "r.parentSessionId" },
+  { name: "raw", type: "String", sql: "raw" },
   {
-    name: "native_username",
-    type: "String",
-    value: (r) => r.s.user.native?.username ?? "",
+    name: "fetched_at",
+    type: DT,
+    sql: "fromUnixTimestamp64Milli(fetched_ms, 'UTC')",
   },
-  { name: "resource_type", type: LC, value: (r) => r.s.resource.type },
-  { name: "resource_id", type: "String", value: (r) => r.s.resource.id },
-  { name: "resource_name", type: LC, value: (r) => r.s.resource.name },
-  {
-    name: "resource_technology",
-    type: LC,
-    value: (r) => r.s.resource.technology,
-  },
-  { name: "connector_id", type: "String", value: (r) => r.s.connector.id },
-  { name: "connector_name", type: LC, value: (r) => r.s.connector.name },
-  {
-    name: "parent_session_id",
-    type: "String",
-    value: (r) => r.s.parentSessionId,
-  },
-  { name: "raw", type: "String", raw: true },
-  { name: "fetched_at", type: DT, value: (r) => r.fetchedAt },
   {
     name: "version",
     type: "UInt64",
-    value: (r) => sessionVersion(r.s.sessionStatus, r.fetchedAtMs),
+    // Completed reads outrank open ones; among equals the later fetch wins (see the migration).
+    sql: `if(r.sessionStatus IN (${[...FINAL_STATUSES].map((v) => `'${v}'`).join(", ")}), 2, 1) * ${RANK_STEP} + fetched_ms`,
   },
   { name: "user_key", type: LC, materialized: true },
-  { name: "legal_hold", type: "Bool", value: (r) => r.held },
+  { name: "legal_hold", type: "Bool", sql: "held" },
 ];
 
 /**
@@ -151,24 +136,34 @@ export function sessionUserKey(s: Session): string {
   return email !== "" ? email : s.user.username;
 }
 
-/** The columns the writer fills from the session, in the order of a line's values. */
-const VALUE_COLUMNS = SESSION_COLUMNS.flatMap((c) => ("value" in c ? [c] : []));
-const VALUE_READERS = VALUE_COLUMNS.map((c) => c.value);
+const WRITTEN = SESSION_COLUMNS.flatMap((c) => ("sql" in c ? [c] : []));
+
+/** The columns an insert writes, in the order of SESSION_ROW_SQL's values. */
+export const SESSION_INSERT_COLUMNS: readonly string[] = WRITTEN.map(
+  (c) => c.name,
+);
+
+/** Why the engine refuses a record it cannot read although the exporter could (see below). */
+const UNREADABLE =
+  "the engine cannot read this record as JSON although the exporter could (a number beyond its range, nesting deeper than it allows): it is kept as a dead letter";
 
 /**
- * Columns of a session line, in order: every column the writer fills but `raw` first, `raw`
- * last, so that the raw record can be appended as it was received.
+ * The SELECT that builds session rows from input lines read from `source` (a table function
+ * with SESSION_INPUT's structure). The record is read once into RECORD_TUPLE and its brand
+ * member once into BRAND_TUPLE. A record the engine's JSON reader refuses reads as all empty;
+ * the exporter never passes one without an id, so an empty id means exactly that, and the row
+ * is refused (the block is split to find it, see insertBlock) instead of stored empty.
  */
-export const SESSION_LINE_COLUMNS: readonly string[] = [
-  ...VALUE_COLUMNS.map((c) => c.name),
-  "raw",
-];
-
-/** The Duration the service sent, or end − start for a completed session that has none. */
-export function sessionDurationMs(s: Session): number | undefined {
-  if (s.duration !== "") return durationStringMs(s.duration);
-  if (s.endTime === undefined) return undefined;
-  return timestampMs(s.endTime) - timestampMs(s.startTime);
+export function sessionRowsSelect(source: string): string {
+  return `SELECT ${WRITTEN.map((c) => c.sql).join(", ")}
+FROM (
+  SELECT fetched_ms, held, raw,
+    JSONExtract(raw, '${RECORD_TUPLE}') AS r,
+    JSONExtract(if(brand IS NULL, '{}', raw), 'user', ifNull(brand, ''), '${BRAND_TUPLE}') AS b,
+    ${timeOf("r.startTime")} AS start
+  FROM ${source}
+  WHERE throwIf(r.id = '', '${UNREADABLE}') = 0
+)`;
 }
 
 /** The range of a DateTime64(3) column: 1900-01-01 to 2299-12-31 UTC. */
@@ -233,13 +228,16 @@ function instantProblem(
   return undefined;
 }
 
+/** The members of a session its value checks read. */
+export type SessionTimes = Pick<Session, "startTime" | "endTime" | "duration">;
+
 /**
  * Why the session's values cannot be stored as they are, named by field and value ("startTime:
  * … is out of range"), or undefined when they can. Runs for every session before its row is
  * built: a value is never clamped into range, it goes to dead_letters with this reason.
  */
 export function sessionValueProblem(
-  s: Session,
+  s: SessionTimes,
   fetchedAtMs: number,
 ): string | undefined {
   const startMs = timestampMs(s.startTime);
@@ -263,9 +261,17 @@ export function sessionValueProblem(
   return undefined;
 }
 
+/** How a session block is inserted: input lines, rows built by the engine. */
+export const SESSION_LINES: LineFormat = {
+  format: "JSONCompactEachRow",
+  columns: SESSION_INSERT_COLUMNS,
+  input: SESSION_INPUT,
+  select: sessionRowsSelect,
+};
+
 /**
  * A line of a session block ClickHouse refused, as a dead letter's record id and raw record:
- * the line's first value is the session id, its last (from `tails`) the record as received.
+ * the line's last value (from `tails`) is the record as received, and its `id` the record id.
  */
 export function rejectedSessionLine(
   block: TakenLines,
@@ -275,67 +281,32 @@ export function rejectedSessionLine(
   const line = linesOf(block, index, index + 1);
   const tail = block.tails[index] ?? -1;
   if (tail < 0) return { recordId: "", raw: line.toString("utf8") };
-  const rawText = line.toString("utf8", tail - start, line.length - 1);
+  const raw = line.toString("utf8", tail - start, line.length - 1);
   let recordId = "";
   try {
-    const head = JSON.parse(
-      `${line.toString("utf8", 0, tail - start - 1)}]`,
-    ) as unknown[];
-    if (typeof head[0] === "string") recordId = head[0];
+    const id = (JSON.parse(raw) as { id?: unknown }).id;
+    if (typeof id === "string") recordId = id;
   } catch {
-    // The head is our own JSON.stringify output; the id stays empty if it ever is not.
+    // Only records the exporter parsed are in a block; the id stays empty if one ever is not.
   }
-  return {
-    recordId,
-    raw: rawText.startsWith('"') ? (JSON.parse(rawText) as string) : rawText,
-  };
+  return { recordId, raw };
 }
 
 /**
- * Appends the session's row to an insert block as one JSONCompactEachRow line (columns
- * SESSION_LINE_COLUMNS). It is on the hot path of every session: an array is what V8
- * serializes fastest, and the raw record is appended as it was received — the insert reads a
- * JSON object into a String column verbatim (input_format_json_read_objects_as_strings), so the
- * record is neither escaped here nor re-encoded, and stays byte-exact. The line is never built
- * as one string: the other columns and the raw record go into the block one after the other.
+ * Appends a session's input line (SESSION_INPUT) to an insert block. It is on the hot path of
+ * every session, and does little: the engine builds the row (sessionRowsSelect). The record
+ * is appended as it was received — the insert reads a JSON object into a String column
+ * verbatim (input_format_json_read_objects_as_strings) — so it is neither escaped here nor
+ * re-encoded, and stays byte-exact.
  */
-export function pushSessionLine(
+export function pushSessionInput(
   block: LineBlock,
-  s: Session,
   raw: string,
   fetchedAtMs: number,
-  fetchedAt = chTime(fetchedAtMs),
-  held = false,
-): void {
-  block.pushArrayWith(
-    sessionLineHead(s, fetchedAtMs, fetchedAt, held),
-    rawLineValue(raw),
-  );
-}
-
-/** Every column of the line but `raw`, as a JSON array. */
-function sessionLineHead(
-  s: Session,
-  fetchedAtMs: number,
-  fetchedAt: string,
   held: boolean,
-): string {
-  const source: RowSource = {
-    s,
-    durationMs: sessionDurationMs(s),
-    fetchedAt,
-    fetchedAtMs,
-    held,
-  };
-  const values = new Array<unknown>(VALUE_READERS.length);
-  for (let i = 0; i < VALUE_READERS.length; i++)
-    values[i] = (VALUE_READERS[i] as (r: RowSource) => unknown)(source);
-  return JSON.stringify(values);
-}
-
-/** The raw record as the line's last value: a JSON object as it is, anything else quoted. */
-function rawLineValue(raw: string): string {
-  return raw.charCodeAt(0) === 0x7b || raw.trimStart().startsWith("{")
-    ? raw
-    : JSON.stringify(raw);
+  brandMember: string | undefined,
+): void {
+  const brand =
+    brandMember === undefined ? "null" : JSON.stringify(brandMember);
+  block.pushArrayWith(`[${fetchedAtMs},${held},${brand}]`, raw);
 }

@@ -6,22 +6,18 @@ import {
   type Session,
 } from "../../src/api/schemas/session.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
-import {
-  pushSessionLine,
-  SESSION_LINE_COLUMNS,
-} from "../../src/warehouse/sessions.js";
-import {
-  createSessionGenerator,
-  sessionToWire,
-} from "../../src/simulator/index.js";
+import { pushSessionInput } from "../../src/warehouse/sessions.js";
 import { sessionRow } from "../helpers/session-row.js";
+import {
+  brokenSessionRecords,
+  DAY0,
+  sessionCatalogue,
+} from "../helpers/session-shapes.js";
 
-const DAY0 = Date.UTC(2026, 10, 4);
-
-/** The line the sync writes for a session, as text. */
+/** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();
-  pushSessionLine(block, s, raw, fetchedAtMs);
+  pushSessionInput(block, raw, fetchedAtMs, false, s.user.brandMember);
   return block.take().body.toString("utf8");
 }
 
@@ -103,26 +99,20 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
     if (fast.success && slow.success) expect(fast.data).toEqual(slow.data);
   });
 
-  it("writes the same row as the object mapping, with the raw record verbatim", () => {
+  it("names the brand member it found, and passes the record on verbatim", () => {
     const raw = JSON.stringify(base, null, 1);
     const parsed = parseSession(JSON.parse(raw));
     if (!parsed.success) throw new Error("expected a valid session");
-    const values = JSON.parse(
-      sessionLine(parsed.data, raw, 1_800_000_000_000),
-    ) as unknown[];
-    const line = Object.fromEntries(
-      SESSION_LINE_COLUMNS.map((c, k) => [c, values[k]]),
+    expect(parsed.data.user.brandMember).toBe("formal");
+    expect(sessionLine(parsed.data, raw, 1_800_000_000_000)).toBe(
+      `[1800000000000,false,"formal",${raw}]`,
     );
-    const row = sessionRow(
-      parsed.data,
-      "",
-      1_800_000_000_000,
-    ) as unknown as Record<string, unknown>;
-    expect({ ...line, raw: "" }).toEqual(row);
-    expect(Object.keys(row).sort()).toEqual([...SESSION_LINE_COLUMNS].sort());
-    expect(
-      sessionLine(parsed.data, raw, 1_800_000_000_000).endsWith(`,${raw}]`),
-    ).toBe(true);
+    const service = parseSession(variants[2]);
+    expect(service.success && service.data.user.brandMember).toBe("service");
+    const none = parseSession(variants[3]);
+    if (!none.success) throw new Error("expected a valid session");
+    expect(none.data.user.brandMember).toBeUndefined();
+    expect(sessionLine(none.data, "{}", 1)).toBe("[1,false,null,{}]");
   });
 });
 
@@ -131,91 +121,8 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
 // each then broken at a random place in a random way: the fast path reads every one exactly as
 // the zod schema does, or rejects it as the schema does.
 describe("parseSession agrees with the zod schema on every simulator shape, broken at random", () => {
-  const catalogue: Record<string, unknown>[] = [];
-  for (const [seed, brand] of [
-    [1, "formal"],
-    [2, "acme"],
-    [3, "service"],
-  ] as const) {
-    const gen = createSessionGenerator({
-      seed,
-      historyStartMs: DAY0 - 2 * 86_400_000,
-    });
-    const sessions = gen.sessionsStartingIn(DAY0, DAY0 + 6 * 3_600_000);
-    const nowMs = DAY0 + 7 * 3_600_000;
-    for (const s of sessions.slice(0, 400))
-      catalogue.push(
-        JSON.parse(
-          JSON.stringify(sessionToWire(s, gen, nowMs, brand)),
-        ) as Record<string, unknown>,
-      );
-  }
-
-  const junk = fc.oneof(
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.string(),
-    fc.constantFrom(
-      "",
-      "2026-02-30T10:00:00Z",
-      "1800-01-01T00:00:00Z",
-      "-5s",
-      "12.5s",
-    ),
-    fc.array(fc.string(), { maxLength: 2 }),
-    fc.dictionary(fc.string({ maxLength: 4 }), fc.string(), { maxKeys: 2 }),
-  );
-
-  /** Every path to a member of the record, nested objects and arrays included. */
-  function paths(
-    v: unknown,
-    prefix: (string | number)[] = [],
-  ): (string | number)[][] {
-    if (typeof v !== "object" || v === null) return [];
-    const out: (string | number)[][] = [];
-    for (const [k, x] of Object.entries(v)) {
-      const p = [...prefix, Array.isArray(v) ? Number(k) : k];
-      out.push(p, ...paths(x, p));
-    }
-    return out;
-  }
-
-  function withValue(
-    record: unknown,
-    path: readonly (string | number)[],
-    value: unknown,
-    remove: boolean,
-  ): unknown {
-    const copy = structuredClone(record) as Record<string | number, unknown>;
-    let at = copy;
-    for (const k of path.slice(0, -1))
-      at = at[k] as Record<string | number, unknown>;
-    const last = path.at(-1) as string | number;
-    if (remove && Array.isArray(at)) at.splice(Number(last), 1);
-    else if (remove) delete at[last];
-    else at[last] = value;
-    // As a record comes off the wire: through JSON (undefined members vanish).
-    return JSON.parse(JSON.stringify(copy)) as unknown;
-  }
-
-  const broken = fc
-    .integer({ min: 0, max: catalogue.length - 1 })
-    .chain((i) => {
-      const record = catalogue[i] as Record<string, unknown>;
-      const all = paths(record);
-      return fc.record({
-        record: fc.constant(record),
-        path: fc.constantFrom(...all),
-        value: junk,
-        remove: fc.boolean(),
-      });
-    })
-    .map(({ record, path, value, remove }) =>
-      withValue(record, path, value, remove),
-    );
+  const catalogue = sessionCatalogue();
+  const broken = brokenSessionRecords(catalogue);
 
   /**
    * Both accept or both reject; when both accept, the row written and the identities read are
@@ -233,6 +140,7 @@ describe("parseSession agrees with the zod schema on every simulator shape, brok
     );
     expect(fast.data.user.identity).toEqual(slow.data.user.identity);
     expect(fast.data.user.endUser).toEqual(slow.data.user.endUser);
+    expect(fast.data.user.brandMember).toBe(slow.data.user.brandMember);
   }
 
   it("holds on the catalogue itself", () => {

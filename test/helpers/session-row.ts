@@ -1,12 +1,22 @@
-// The session → row mapping as plain objects: what the tests insert with insertRows, and the
-// reference the product's hot-path line (pushSessionLine, JSONCompactEachRow) is held equal to
-// (test/api/session-fast.test.ts). Production writes only the line.
+// The session → row mapping in JavaScript, as plain objects: what the tests insert with
+// insertRows, and the independent reference the rows the engine builds from the records
+// (sessionRowsSelect) are held equal to (test/warehouse/engine-rows.test.ts).
+import { durationStringMs, timestampMs } from "../../src/api/schemas/common.js";
 import type { Session } from "../../src/api/schemas/session.js";
 import { chTime } from "../../src/warehouse/format.js";
-import {
-  sessionDurationMs,
-  sessionVersion,
-} from "../../src/warehouse/sessions.js";
+import { FINAL_STATUSES } from "../../src/warehouse/sessions.js";
+
+/** Completed reads outrank open ones; among equals the later fetch wins (2^42 ms: year 2109). */
+export function sessionVersion(status: string, fetchedAtMs: number): number {
+  return (FINAL_STATUSES.has(status) ? 2 : 1) * 2 ** 42 + fetchedAtMs;
+}
+
+/** The Duration the service sent, or end − start for a completed session that has none. */
+export function sessionDurationMs(s: Session): number | undefined {
+  if (s.duration !== "") return durationStringMs(s.duration);
+  if (s.endTime === undefined) return undefined;
+  return timestampMs(s.endTime) - timestampMs(s.startTime);
+}
 
 export interface SessionRow {
   id: string;
@@ -52,6 +62,7 @@ export function sessionRow(
   raw: string,
   fetchedAtMs: number,
   fetchedAt = chTime(fetchedAtMs),
+  held = false,
 ): SessionRow {
   const identity = s.user.identity;
   const endUser = s.user.endUser;
@@ -93,6 +104,6 @@ export function sessionRow(
     raw,
     fetched_at: fetchedAt,
     version: sessionVersion(s.sessionStatus, fetchedAtMs),
-    legal_hold: false,
+    legal_hold: held,
   };
 }

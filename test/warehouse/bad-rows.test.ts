@@ -9,18 +9,15 @@ import { SinkError } from "../../src/warehouse/errors.js";
 import { insertBlock, MAX_BISECT_INSERTS } from "../../src/warehouse/insert.js";
 import { LineBlock, type TakenLines } from "../../src/warehouse/line-block.js";
 import {
-  pushSessionLine,
+  pushSessionInput,
   rejectedSessionLine,
-  SESSION_LINE_COLUMNS,
+  SESSION_LINES,
 } from "../../src/warehouse/sessions.js";
 import { readSessions } from "../helpers/expected.js";
 import { NOON, testSimulator } from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
-const FORMAT = {
-  format: "JSONCompactEachRow",
-  columns: SESSION_LINE_COLUMNS,
-} as const;
+const FORMAT = SESSION_LINES;
 const OPTIONS = { retries: 0 };
 
 let w: Warehouse;
@@ -46,12 +43,16 @@ afterAll(async () => {
   await w.close();
 });
 
+/** A record whose start time no engine can read. */
+const unreadable = (raw: string) =>
+  JSON.stringify({ ...(JSON.parse(raw) as object), startTime: "not a time" });
+
 /** A block of the records, those at `bad` carrying a start time no engine can read. */
 function blockWith(bad: ReadonlySet<number>): TakenLines {
   const block = new LineBlock();
   records.forEach(({ session, raw }, i) => {
-    const s = bad.has(i) ? { ...session, startTime: "not a time" } : session;
-    pushSessionLine(block, s, raw, NOON);
+    const text = bad.has(i) ? unreadable(raw) : raw;
+    pushSessionInput(block, text, NOON, false, session.user.brandMember);
   });
   return block.take();
 }
@@ -83,7 +84,7 @@ describe("a block with rows ClickHouse refuses", () => {
     for (const i of bad)
       expect(rejectedSessionLine(block, i)).toEqual({
         recordId: records[i]?.session.id,
-        raw: records[i]?.raw,
+        raw: unreadable(records[i]?.raw ?? ""),
       });
 
     // The same block sent again (a retry after a lost answer): every part is deduplicated.

@@ -23,7 +23,13 @@ import {
   startHttpFront,
   type HttpFront,
 } from "../../src/warehouse/http-front/index.js";
-import { insertLines } from "../../src/warehouse/insert.js";
+import { parseSession } from "../../src/api/schemas/session.js";
+import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
+import { LineBlock } from "../../src/warehouse/line-block.js";
+import {
+  pushSessionInput,
+  SESSION_LINES,
+} from "../../src/warehouse/sessions.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 
@@ -987,6 +993,30 @@ describe("a readonly front", () => {
       ).toBe(String(code));
     }
   });
+  it("refuses an INSERT that reads its data with input(), and a file() beside it", async () => {
+    // The engine refuses the INSERT; the file() the front puts in place of input() is not the
+    // user's, the one the user wrote is refused before the engine sees the statement.
+    const attempts = [
+      [
+        "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') FORMAT LineAsString",
+        "Cannot execute query in readonly mode. (READONLY)",
+      ],
+      [
+        "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') UNION ALL SELECT line FROM file('/etc/hostname', 'LineAsString') FORMAT LineAsString",
+        "the function file reads files of the host",
+      ],
+    ] as const;
+    for (const [query, message] of attempts) {
+      const a = await call(
+        reader,
+        { query },
+        { body: "a line\n", headers: asReader },
+      );
+      expectError(a, 164, "READONLY", 500);
+      expect(a.text).toContain(message);
+      expect(a.text).not.toContain("sessionhouse-insert-");
+    }
+  });
 });
 
 describe("@clickhouse/client against the front", () => {
@@ -1100,6 +1130,223 @@ describe("@clickhouse/client against the front", () => {
   });
 });
 
+describe("INSERT … SELECT … FROM input(…) FORMAT F with data", () => {
+  const STRUCTURE =
+    "fetched_ms Int64, held Bool, brand Nullable(String), raw String";
+  // The shape of the exporter's session insert: the engine builds the row from a raw JSON object.
+  const INSERT = `INSERT INTO input_rows (id, held, brand, a, tag)
+    SELECT fetched_ms, held, ifNull(brand, 'none'), JSONExtract(r, 'a', 'Int64'), JSONExtractString(r, 'tag')
+    FROM (SELECT *, raw AS r FROM input('${STRUCTURE}') WHERE brand IS NULL OR brand != 'input(''x'') FORMAT CSV')
+    FORMAT JSONCompactEachRow`;
+  const line = (id: number, brand: string | null, a: number, tag = "t") =>
+    JSON.stringify([id, id % 2 === 0, brand, { a, tag }]);
+  const asJson = { input_format_json_read_objects_as_strings: 1 } as const;
+  let client: ClickHouseClient;
+
+  beforeAll(async () => {
+    client = createClient({
+      url: front.url,
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+    await client.command({
+      query:
+        "CREATE TABLE IF NOT EXISTS input_rows (id Int64, held Bool, brand String, a Int64, tag String) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 100",
+    });
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+
+  const rowsOf = async (where: string) =>
+    (
+      await client.query({
+        query: `SELECT id, held, brand, a, tag FROM input_rows WHERE ${where} ORDER BY id`,
+        format: "JSONCompactEachRow",
+      })
+    ).json();
+
+  it("inserts the rows the SELECT builds from the body, once per deduplication token", async () => {
+    const send = async (lines: string[]) => {
+      const r = await client.exec({
+        query: INSERT,
+        values: Readable.from([Buffer.from(lines.join("\n") + "\n")]),
+        clickhouse_settings: {
+          ...asJson,
+          insert_deduplication_token: "input-rows:1",
+        },
+      });
+      r.stream.resume();
+    };
+    const lines = [line(1, null, 10, "a;b"), line(2, "x", 20)];
+    await send(lines);
+    await send(lines); // the same token: stored once
+    expect(await rowsOf("id IN (1, 2)")).toEqual([
+      [1, false, "none", 10, "a;b"],
+      [2, true, "x", 20, "t"],
+    ]);
+  });
+
+  it("takes the statement in the URL, at the head of the body, or in the URL with data following it there", async () => {
+    // Statement in the URL, data in the body.
+    const inUrl = await call(
+      front,
+      { query: INSERT, ...stringsOf(asJson) },
+      { body: line(3, "y", 30) + "\n" },
+    );
+    expect(inUrl.status, inUrl.text).toBe(200);
+    // The engine does not count the rows an INSERT … SELECT writes: no count rather than 0.
+    const summary = JSON.parse(
+      inUrl.headers["x-clickhouse-summary"] ?? "",
+    ) as Record<string, string>;
+    expect(summary).not.toHaveProperty("written_rows");
+    expect(summary).toHaveProperty("elapsed_ns");
+    // Statement at the head of the body, data after it.
+    await client.command({
+      query: `${INSERT}\n${line(4, null, 40)}\n${line(5, "z", 50)}`,
+      clickhouse_settings: asJson,
+    });
+    // Statement and first rows in the URL, more rows in the body.
+    const split = await call(
+      front,
+      { query: `${INSERT}\n${line(6, "w", 60)}`, ...stringsOf(asJson) },
+      { body: line(7, "v", 70) + "\n" },
+    );
+    expect(split.status, split.text).toBe(200);
+    // input() without a structure reads the data as the target's columns.
+    const bare = await call(
+      front,
+      {
+        query:
+          "INSERT INTO input_rows SELECT * FROM input() FORMAT JSONCompactEachRow",
+      },
+      { body: JSON.stringify([8, true, "s", 80, "t"]) },
+    );
+    expect(bare.status, bare.text).toBe(200);
+    expect(await rowsOf("id BETWEEN 3 AND 8")).toEqual([
+      [3, false, "y", 30, "t"],
+      [4, true, "none", 40, "t"],
+      [5, false, "z", 50, "t"],
+      [6, true, "w", 60, "t"],
+      [7, false, "v", 70, "t"],
+      [8, true, "s", 80, "t"],
+    ]);
+  });
+
+  it("reads a body too large to hold in memory from its spooled file, the statement in the URL or at its head", async () => {
+    const body = (from: number) => {
+      const lines: string[] = [];
+      for (let i = from; i < from + 12_000; i++)
+        lines.push(line(i, "b".repeat(80), i));
+      return lines.join("\n") + "\n"; // about 1.4 MiB
+    };
+    const inUrl = await call(
+      front,
+      { query: INSERT, ...stringsOf(asJson) },
+      { body: body(1000) },
+    );
+    expect(inUrl.status, inUrl.text).toBe(200);
+    const atHead = await call(front, stringsOf(asJson), {
+      body: `${INSERT}\n${body(13_000)}`,
+    });
+    expect(atHead.status, atHead.text).toBe(200);
+    expect(
+      await (
+        await client.query({
+          query:
+            "SELECT count(), sum(a) FROM input_rows WHERE id BETWEEN 1000 AND 24999",
+          format: "JSONCompactEachRow",
+        })
+      ).json(),
+    ).toEqual([[24_000, ((1000 + 24_999) * 24_000) / 2]]);
+    expect(readdirSync(spoolDir)).toEqual([]);
+  });
+
+  it("fails the whole insert with the engine's code when an expression throws on a row", async () => {
+    const throwing = INSERT.replace(
+      "SELECT fetched_ms,",
+      "SELECT throwIf(fetched_ms = 21, 'row 21 is refused') + fetched_ms,",
+    );
+    const a = await call(
+      front,
+      { query: throwing, ...stringsOf(asJson) },
+      { body: [line(20, "u", 1), line(21, "u", 2)].join("\n") },
+    );
+    expectError(a, 395, "FUNCTION_THROW_IF_VALUE_IS_NON_ZERO", 500);
+    expect(a.text).toContain("row 21 is refused");
+    expect(a.text).not.toContain("sessionhouse-insert-");
+    await expect(
+      client.exec({
+        query: throwing,
+        values: Readable.from([Buffer.from(line(21, "u", 2))]),
+        clickhouse_settings: asJson,
+      }),
+    ).rejects.toMatchObject({ code: "395" });
+    expect(await rowsOf("id IN (20, 21)")).toEqual([]);
+  });
+
+  it("names the body, not its temporary file, in an error about the data", async () => {
+    const a = await call(
+      front,
+      { query: INSERT, ...stringsOf(asJson) },
+      { body: line(30, "u", 1) + '\n[31, "not a bool", null, {}]\n' },
+    );
+    expectError(a, 467, "CANNOT_PARSE_BOOL", 500);
+    expect(a.text).not.toContain("sessionhouse-insert-");
+    expect(a.text).toContain("the request body");
+    expect(await rowsOf("id IN (30, 31)")).toEqual([]);
+  });
+
+  it("refuses input() twice, without FORMAT, or outside an INSERT, as the server does", async () => {
+    const twice = await call(
+      front,
+      {
+        query:
+          "INSERT INTO input_rows (id) SELECT x FROM input('x Int64') WHERE x IN (SELECT y FROM input('y Int64')) FORMAT CSV",
+      },
+      { body: "1\n" },
+    );
+    expectError(twice, 477, "INVALID_USAGE_OF_INPUT", 500);
+    expect(twice.text).toContain("only once");
+    const twoArguments = await call(
+      front,
+      {
+        query:
+          "INSERT INTO input_rows (id) SELECT x FROM input('x Int64', 'gzip') FORMAT CSV",
+      },
+      { body: "1\n" },
+    );
+    expectError(twoArguments, 42, "NUMBER_OF_ARGUMENTS_DOESNT_MATCH", 500);
+    const noFormat = await call(
+      front,
+      { query: "INSERT INTO input_rows (id) SELECT x FROM input('x Int64')" },
+      { body: "" },
+    );
+    expectError(noFormat, 477, "INVALID_USAGE_OF_INPUT", 500);
+    expect(noFormat.text).toContain("FORMAT must be specified");
+    const select = await call(
+      front,
+      {},
+      { body: "SELECT * FROM input('x Int64') FORMAT CSV" },
+    );
+    expectError(select, 477, "INVALID_USAGE_OF_INPUT", 500);
+    // An INSERT … SELECT that does not read the data does not drop it silently either.
+    const ignored = await call(
+      front,
+      { query: "INSERT INTO input_rows (id) SELECT 40 FORMAT CSV" },
+      { body: "41\n" },
+    );
+    expect(ignored.status).not.toBe(200);
+    expect(await rowsOf("id IN (40, 41)")).toEqual([]);
+  });
+});
+
+/** URL parameters of settings given as numbers. */
+function stringsOf(settings: Record<string, number>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(settings).map(([k, v]) => [k, String(v)]),
+  );
+}
+
 describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
   let w: Warehouse;
   afterAll(async () => {
@@ -1150,5 +1397,57 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
       format: "JSONEachRow",
     });
     expect(await rs.json()).toEqual([{ n: 1, raw: '{"raw":true}' }]);
+  });
+
+  it("inserts a session block whose rows the engine builds with input(), once per token, a record it cannot read refused alone", async () => {
+    const record = (id: string, kept = "1") =>
+      `{"id":"${id}","startTime":"2026-11-02T10:04:05.5Z","sessionStatus":"completed","user":{"type":"human","username":"alice","formal":{"user":{"email":"alice@acme.example"}}},"unknownMember":[${kept}]}`;
+    // JSON that JavaScript reads and the engine's JSON reader refuses (throwIf in the SELECT).
+    const texts = [
+      record("front_1"),
+      record("front_huge", "1e400"),
+      record("front_2"),
+    ];
+    const block = new LineBlock();
+    for (const raw of texts) {
+      const parsed = parseSession(JSON.parse(raw));
+      if (!parsed.success) throw new Error(`rejected: ${raw}`);
+      pushSessionInput(
+        block,
+        raw,
+        Date.UTC(2026, 10, 2, 12),
+        false,
+        parsed.data.user.brandMember,
+      );
+    }
+    const taken = block.take();
+    for (let i = 0; i < 2; i++) {
+      const rejected = await insertBlock(
+        w,
+        "sessions",
+        taken,
+        "front-sessions:1",
+        { retries: 0 },
+        SESSION_LINES,
+      );
+      expect(rejected.map((r) => r.index)).toEqual([1]);
+      expect(rejected[0]?.message).toMatch(/^Code: 395\. /);
+    }
+    const rs = await w.client.query({
+      query: `SELECT id, user_email, start_time FROM \`${w.database}\`.sessions ORDER BY id`,
+      format: "JSONEachRow",
+    });
+    expect(await rs.json()).toEqual([
+      {
+        id: "front_1",
+        user_email: "alice@acme.example",
+        start_time: "2026-11-02 10:04:05.500",
+      },
+      {
+        id: "front_2",
+        user_email: "alice@acme.example",
+        start_time: "2026-11-02 10:04:05.500",
+      },
+    ]);
   });
 });

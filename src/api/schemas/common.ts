@@ -22,15 +22,18 @@ export const int64 = z
   .transform((v) => Number(v))
   .default(0);
 
-/** An RFC 3339 timestamp string; fractional digits vary (0, 3, 6 or 9). */
-export const timestamp = z
-  .string()
-  .refine((v) => RFC3339.test(v) && Number.isFinite(Date.parse(v)), {
-    message: "expected an RFC 3339 timestamp",
-  });
-
 export const RFC3339 =
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Whether `v` is an RFC 3339 timestamp (fractional digits vary: 0, 3, 6 or 9). */
+export function isTimestamp(v: string): boolean {
+  return RFC3339.test(v) && Number.isFinite(Date.parse(v));
+}
+
+/** An RFC 3339 timestamp string. */
+export const timestamp = z.string().refine(isTimestamp, {
+  message: "expected an RFC 3339 timestamp",
+});
 
 /** Epoch milliseconds of an RFC 3339 string; sub-millisecond digits are truncated. */
 export function timestampMs(v: string): number {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import {
   durationStringMs,
   listMetadataSchema,
-  RFC3339,
+  isTimestamp,
   loose,
   str,
   strArray,
@@ -29,17 +29,17 @@ const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
 
 /**
  * The member the spec calls `service` carries the vendor's brand name on the wire
- * (docs/control-plane-wire.md, "Sessions"): find it by shape, an object holding `user` and/or `endUser`.
+ * (docs/control-plane-wire.md, "Sessions"): find it by shape, an object holding `user` and/or
+ * `endUser`. Returns its name; the insert reads the identities under that name.
  */
-export function findBrandMember(
+export function findBrandKey(
   user: Record<string, unknown>,
-): Record<string, unknown> | undefined {
-  if (isIdentityHolder(user.service)) return user.service;
+): string | undefined {
+  if (isIdentityHolder(user.service)) return "service";
   // for…in, not Object.entries: this runs for every session and allocates nothing.
   for (const key in user) {
     if (!Object.hasOwn(user, key) || KNOWN_USER_MEMBERS.has(key)) continue;
-    const value = user[key];
-    if (isIdentityHolder(value)) return value;
+    if (isIdentityHolder(user[key])) return key;
   }
   return undefined;
 }
@@ -60,9 +60,15 @@ const sessionUserSchema = z
     native: loose({ username: str }).optional(),
   })
   .transform((user, ctx) => {
-    const brand = findBrandMember(user);
-    if (brand === undefined)
-      return { ...user, identity: undefined, endUser: undefined };
+    const brandMember = findBrandKey(user);
+    if (brandMember === undefined)
+      return {
+        ...user,
+        identity: undefined,
+        endUser: undefined,
+        brandMember: undefined,
+      };
+    const brand = user[brandMember];
     // A malformed identity is a validation issue of the record (dead letter), never a throw.
     const parsed = brandMemberSchema.safeParse(brand);
     if (!parsed.success) {
@@ -79,6 +85,7 @@ const sessionUserSchema = z
       ...user,
       identity: parsed.data.user,
       endUser: parsed.data.endUser,
+      brandMember,
     };
   });
 
@@ -105,6 +112,7 @@ export const sessionSchema = loose({
     username: "",
     identity: undefined,
     endUser: undefined,
+    brandMember: undefined,
   }),
   resource: loose({ type: str, id: str, name: str, technology: str }).default({
     type: "",
@@ -186,17 +194,11 @@ function fastSession(v: unknown): Session | undefined {
   const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
     v;
   if (typeof id !== "string" || id === "") return undefined;
-  if (
-    typeof startTime !== "string" ||
-    !RFC3339.test(startTime) ||
-    !Number.isFinite(Date.parse(startTime))
-  )
+  if (typeof startTime !== "string" || !isTimestamp(startTime))
     return undefined;
   if (
     endTime !== undefined &&
-    (typeof endTime !== "string" ||
-      !RFC3339.test(endTime) ||
-      !Number.isFinite(Date.parse(endTime)))
+    (typeof endTime !== "string" || !isTimestamp(endTime))
   )
     return undefined;
   if (
@@ -228,7 +230,13 @@ function fastSession(v: unknown): Session | undefined {
     return undefined;
   let user: Session["user"];
   if (v.user === undefined) {
-    user = { type: "", username: "", identity: undefined, endUser: undefined };
+    user = {
+      type: "",
+      username: "",
+      identity: undefined,
+      endUser: undefined,
+      brandMember: undefined,
+    };
   } else {
     const u = fastStrings(v.user, ["type", "username"] as const);
     if (!u) return undefined;
@@ -238,10 +246,11 @@ function fastSession(v: unknown): Session | undefined {
       if (!n) return undefined;
       native = n;
     }
-    const brand = findBrandMember(u);
+    const brandMember = findBrandKey(u);
     let identity: SessionIdentity | undefined;
     let endUser: SessionIdentity | undefined;
-    if (brand !== undefined) {
+    if (brandMember !== undefined) {
+      const brand = u[brandMember] as Obj;
       const i = fastIdentity(brand.user);
       const e = fastIdentity(brand.endUser);
       if (i === false || e === false) return undefined;
@@ -251,6 +260,7 @@ function fastSession(v: unknown): Session | undefined {
     u.native = native;
     u.identity = identity;
     u.endUser = endUser;
+    u.brandMember = brandMember;
     user = u as unknown as Session["user"];
   }
   v.duration = duration ?? "";

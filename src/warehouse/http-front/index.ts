@@ -160,6 +160,8 @@ interface Plan {
   insert: boolean;
   /** That file. */
   dataPath?: string;
+  /** Text of `sql` that the user did not write, and what the user wrote instead. */
+  rewritten?: { sent: string; written: string };
 }
 
 class Front {
@@ -514,16 +516,7 @@ class Front {
         await refuseFileAccessCanonical(session, plan.userText);
       return await session.queryAsync(plan.sql, { format });
     } catch (err) {
-      // The engine names the file it read the data from; to the client, that is its body.
-      const dataPath = plan.dataPath;
-      if (dataPath && err instanceof Error && err.message.includes(dataPath))
-        throw Object.assign(
-          new Error(err.message.replaceAll(dataPath, "the request body")),
-          {
-            clickhouseCode: (err as { clickhouseCode?: number }).clickhouseCode,
-          },
-        );
-      throw err;
+      throw inTermsOfTheRequest(err, plan);
     } finally {
       session.close();
     }
@@ -543,15 +536,21 @@ class Front {
     const rows = String(result.rowsRead);
     const bytes = String(result.bytesRead);
     // What the engine reports: for a query the rows and bytes of its result, for an INSERT of
-    // a body the rows and bytes it read from the body, which are the rows it inserted.
+    // a body the rows and bytes it read from the body, which are the rows it inserted. For an
+    // INSERT … SELECT from input() it reports none: the counts are left out rather than sent as 0.
+    const uncounted = plan.statement.insert?.input !== undefined;
     const summary = {
-      read_rows: plan.insert ? rows : "0",
-      read_bytes: plan.insert ? bytes : "0",
-      written_rows: plan.insert ? rows : "0",
-      written_bytes: plan.insert ? bytes : "0",
+      ...(uncounted
+        ? {}
+        : {
+            read_rows: plan.insert ? rows : "0",
+            read_bytes: plan.insert ? bytes : "0",
+            written_rows: plan.insert ? rows : "0",
+            written_bytes: plan.insert ? bytes : "0",
+          }),
       total_rows_to_read: "0",
-      result_rows: rows,
-      result_bytes: bytes,
+      result_rows: uncounted ? "0" : rows,
+      result_bytes: uncounted ? "0" : bytes,
       elapsed_ns: String(Math.max(0, Math.round(result.elapsed * 1e9))),
     };
     const headers: Record<string, string | number> = {
@@ -613,6 +612,11 @@ function capped(value: string, cap: number): number {
   return Number.isFinite(n) && n > 0 ? Math.min(n, cap) : cap;
 }
 
+/**
+ * The statement that inserts the data in `dataPath`: `INSERT … FROM INFILE 'path' … FORMAT F`,
+ * or for an INSERT … SELECT the same statement with its input(…) call reading the file,
+ * `file('path', 'F'[, structure])`, and without the FORMAT clause.
+ */
 function insertPlan(
   text: string,
   statement: Statement,
@@ -620,17 +624,54 @@ function insertPlan(
 ): Plan {
   const insert = statement.insert;
   if (!insert) throw new Error("insertPlan needs an INSERT with data");
+  const userText = text.slice(0, insert.dataStart);
+  const input = insert.input;
+  if (input && input.argCount > 1)
+    throw new FrontError(
+      "NUMBER_OF_ARGUMENTS_DOESNT_MATCH",
+      "Table function 'input' requires exactly 1 argument: structure",
+    );
+  if (input) {
+    const args = input.args === "" ? "" : `, ${input.args}`;
+    const call = `file(${quoteString(dataPath)}, ${quoteString(insert.format)}${args})`;
+    return {
+      sql: `${input.before}${call}${input.after}`,
+      userText,
+      statement,
+      insert: true,
+      dataPath,
+      rewritten: { sent: call, written: input.text },
+    };
+  }
   const format = /^[A-Za-z0-9_]+$/.test(insert.format)
     ? insert.format
     : quoteIdentifier(insert.format);
   const settings = insert.settings === "" ? "" : ` ${insert.settings}`;
   return {
     sql: `${insert.head} FROM INFILE ${quoteString(dataPath)}${settings} FORMAT ${format}`,
-    userText: text.slice(0, insert.dataStart),
+    userText,
     statement,
     insert: true,
     dataPath,
   };
+}
+
+/**
+ * The engine's error about a plan, in the terms of the request: the engine names the file it
+ * read the data from, which to the client is its body, and quotes the file(…) call that stands
+ * for the client's input(…).
+ */
+function inTermsOfTheRequest(err: unknown, plan: Plan): unknown {
+  const dataPath = plan.dataPath;
+  if (!dataPath || !(err instanceof Error) || !err.message.includes(dataPath))
+    return err;
+  let message = err.message;
+  if (plan.rewritten)
+    message = message.replaceAll(plan.rewritten.sent, plan.rewritten.written);
+  return Object.assign(
+    new Error(message.replaceAll(dataPath, "the request body")),
+    { clickhouseCode: (err as { clickhouseCode?: number }).clickhouseCode },
+  );
 }
 
 /** Refusals the server makes before running a statement that came over HTTP. */
@@ -642,6 +683,11 @@ function checkStatement(plan: Plan): void {
     throw new FrontError(
       "UNKNOWN_TYPE_OF_QUERY",
       "Query has infile and was send directly to server",
+    );
+  if ((statement.inputCalls ?? 0) > 1)
+    throw new FrontError(
+      "INVALID_USAGE_OF_INPUT",
+      "You can use the `input` function only once in a query",
     );
   if (statement.intoOutfile)
     throw new FrontError(

@@ -1,8 +1,8 @@
 // Just enough of ClickHouse's lexical structure for the HTTP front to find, in the text of a
-// statement: where the data of an INSERT begins, the output FORMAT clause, a second statement,
-// and INTO OUTFILE / FROM INFILE. The engine parses the statement itself; nothing here decides
-// whether SQL is valid. The readonly checks that must not be fooled do not rely on this lexer
-// (see readonlyRefusal in index.ts).
+// statement: where the data of an INSERT begins, the input(…) call of an INSERT … SELECT, the
+// output FORMAT clause, a second statement, and INTO OUTFILE / FROM INFILE. The engine parses
+// the statement itself; nothing here decides whether SQL is valid. The readonly checks that
+// must not be fooled do not rely on this lexer (see refuseFileAccess in index.ts).
 
 export type TokenKind =
   | "word" // bare identifier or keyword
@@ -160,14 +160,33 @@ const isWord = (t: Token | undefined, ...words: string[]): boolean =>
 
 /** An INSERT whose data follows the statement: `… FORMAT name <data>` or `… VALUES <data>`. */
 export interface InsertWithData {
-  /** `INSERT INTO target [(columns)]`, up to the SETTINGS, FORMAT or VALUES clause. */
+  /**
+   * `INSERT INTO target [(columns)]`, up to the SETTINGS, FORMAT or VALUES clause; for an
+   * INSERT … SELECT, the whole statement up to its FORMAT clause.
+   */
   head: string;
-  /** The statement's SETTINGS clause, `SETTINGS …`, or "". */
+  /** The statement's SETTINGS clause, `SETTINGS …`, or "" (always "" for an INSERT … SELECT). */
   settings: string;
   /** The data's format: the FORMAT clause's name, or Values. */
   format: string;
   /** Where the data begins in the text (may be its length: no data in the text). */
   dataStart: number;
+  /** Set for `INSERT … SELECT … input(…) … FORMAT name`: the SELECT reads the data. */
+  input?: InputCall;
+}
+
+/** The one input(…) call of an INSERT … SELECT, splitting the statement around it. */
+export interface InputCall {
+  /** The statement from INSERT up to the call. */
+  before: string;
+  /** The call's arguments as written (the structure), "" for none. */
+  args: string;
+  /** How many arguments the call has. */
+  argCount: number;
+  /** The statement from after the call up to its FORMAT clause, without trailing blanks. */
+  after: string;
+  /** The call as written. */
+  text: string;
 }
 
 export interface Statement {
@@ -183,6 +202,8 @@ export interface Statement {
   outputFormat?: string;
   /** Offset of the semicolon that a second statement follows, if there is one. */
   multiStatementAt?: number;
+  /** For an INSERT … SELECT, how many input(…) calls its SELECT makes before a FORMAT clause. */
+  inputCalls?: number;
 }
 
 /**
@@ -195,13 +216,16 @@ export function readStatement(sql: string): Statement {
   if (first.done) return { verb: "", fromInfile: false, intoOutfile: false };
   const verb =
     first.value.kind === "word" ? first.value.text.toUpperCase() : "";
+  let inputCalls: number | undefined;
   if (verb === "INSERT") {
     const ins = readInsert(sql, first.value, it);
     if (ins.insert || ins.fromInfile)
       return { verb, ...ins, intoOutfile: false };
+    inputCalls = ins.inputCalls;
   }
-  // Everything else, including an INSERT … SELECT: scan to the end.
+  // Everything else, including an INSERT … SELECT that reads no data: scan to the end.
   const result: Statement = { verb, fromInfile: false, intoOutfile: false };
+  if (inputCalls !== undefined) result.inputCalls = inputCalls;
   let prev: Token = first.value;
   let semicolon: Token | undefined;
   for (const t of tokens(sql, first.value.end)) {
@@ -231,14 +255,15 @@ function unquote(t: Token): string {
 }
 
 /**
- * Reads an INSERT after its first word: the target, a column list, then FROM INFILE or the
- * clause its data follows. For anything else, INSERT … SELECT included, it finds neither.
+ * Reads an INSERT after its first word: the target, a column list, then FROM INFILE, the
+ * clause its data follows, or a SELECT that reads its data with input(…). For anything else,
+ * an INSERT … SELECT without input() included, it finds none of them.
  */
 function readInsert(
   sql: string,
   insertToken: Token,
   it: Iterator<Token>,
-): { insert?: InsertWithData; fromInfile: boolean } {
+): { insert?: InsertWithData; fromInfile: boolean; inputCalls?: number } {
   const none = { fromInfile: false };
   const next = (): Token | undefined => {
     const r = it.next();
@@ -248,10 +273,14 @@ function readInsert(
   // Column list.
   if (t?.kind === "open" && t.text === "(" && t.depth === 0) {
     const group = t;
-    t = skipGroup(group, next);
-    // `INSERT INTO t (SELECT …)` is a query, not a column list: leave it to the engine.
+    // `INSERT INTO t (SELECT …)` is a query, not a column list.
     const after = tokens(sql, group.end).next();
-    if (!after.done && isWord(after.value, "SELECT", "WITH")) return none;
+    if (!after.done && isWord(after.value, "SELECT", "WITH"))
+      return {
+        fromInfile: false,
+        ...readInsertSelect(sql, insertToken, group),
+      };
+    t = skipGroup(group, next);
   }
   if (isWord(t, "FROM")) {
     const infile = next();
@@ -259,8 +288,94 @@ function readInsert(
   }
   // Nothing after the target and columns: no clause for data to follow.
   if (t === undefined) return none;
+  const select = selectAfter(sql, t);
+  if (select)
+    return { fromInfile: false, ...readInsertSelect(sql, insertToken, select) };
   const insert = dataClause(sql, insertToken, t, next);
   return insert ? { fromInfile: false, insert } : none;
+}
+
+/**
+ * The SELECT an INSERT's source clause at `t` starts with, after an optional SETTINGS clause:
+ * a SELECT, WITH or opening parenthesis at depth 0; undefined when the clause is not a query.
+ */
+function selectAfter(sql: string, t: Token): Token | undefined {
+  const it = tokens(sql, t.start);
+  const next = (): Token | undefined => {
+    const r = it.next();
+    return r.done ? undefined : r.value;
+  };
+  let clause = next();
+  if (isWord(clause, "SETTINGS")) clause = afterSettings(clause, next);
+  return isWord(clause, "SELECT", "WITH") ||
+    (clause?.kind === "open" && clause.text === "(")
+    ? clause
+    : undefined;
+}
+
+/**
+ * Reads the SELECT of an INSERT from `select` (at depth 0) to its FORMAT clause, counting its
+ * input(…) calls. With exactly one call and a FORMAT clause the INSERT reads the data that
+ * follows; the FORMAT clause is the first `FORMAT name` at depth 0 (so a column of the SELECT
+ * named format must be back-quoted), and the reading stops there, as the data is not SQL.
+ */
+function readInsertSelect(
+  sql: string,
+  insertToken: Token,
+  select: Token,
+): { insert?: InsertWithData; inputCalls: number } {
+  const calls: { name: Token; open: Token; close?: Token; commas: number }[] =
+    [];
+  let prev: Token | undefined;
+  for (const t of tokens(sql, select.start)) {
+    if (t.kind === "semicolon" && t.depth === 0) break;
+    if (
+      prev &&
+      prev.depth === 0 &&
+      isWord(prev, "FORMAT") &&
+      (t.kind === "word" || t.kind === "quoted")
+    ) {
+      const call = calls.length === 1 ? calls[0] : undefined;
+      if (!call?.close) return { inputCalls: calls.length };
+      const args = sql.slice(call.open.end, call.close.start).trim();
+      return {
+        inputCalls: 1,
+        insert: {
+          head: sql.slice(insertToken.start, prev.start).trimEnd(),
+          settings: "",
+          format: unquote(t),
+          dataStart: dataStartAfter(sql, t.end),
+          input: {
+            before: sql.slice(insertToken.start, call.name.start),
+            args,
+            argCount: args === "" ? 0 : call.commas + 1,
+            after: sql.slice(call.close.end, prev.start).trimEnd(),
+            text: sql.slice(call.name.start, call.close.end),
+          },
+        },
+      };
+    }
+    if (t.kind === "open" && t.text === "(" && prev && isInputName(prev)) {
+      calls.push({ name: prev, open: t, commas: 0 });
+    } else if (t.kind === "other" && t.text === ",") {
+      const call = calls.findLast(
+        (c) => c.close === undefined && c.open.depth + 1 === t.depth,
+      );
+      if (call) call.commas++;
+    } else if (t.kind === "close") {
+      const call = calls.findLast(
+        (c) => c.close === undefined && c.open.depth === t.depth,
+      );
+      if (call) call.close = t;
+    }
+    prev = t;
+  }
+  return { inputCalls: calls.length };
+}
+
+/** The name of the input table function, bare or quoted; the engine matches it exactly. */
+function isInputName(t: Token): boolean {
+  return (t.kind === "word" || t.kind === "quoted") && unquote(t) === "input";
 }
 
 /**

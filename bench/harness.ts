@@ -1,0 +1,168 @@
+// What every part of `npm run bench` shares: the fixed clock, the simulator in its own process,
+// scenarios each in a process of their own (their peak RSS is their own), and number formatting.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { planWindows } from "../src/sources/windows.js";
+import type { ScenarioArgs } from "./scenario.js";
+
+export const ROOT = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+);
+const CLI = join(ROOT, "bin", "sessionhouse.js");
+const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), "scenario.js");
+export const API_KEY = "bench-key-5d1f2a";
+export const DAY = 86_400_000;
+/** The simulators' fixed clock: everything below is history, identical on every run. */
+const CLOCK = "2026-11-16T00:00:00Z";
+export const END_MS = Date.parse(CLOCK);
+export interface Sim {
+  url: string;
+  child: ChildProcess;
+}
+
+const simulators = new Set<ChildProcess>();
+// A failed scenario must not leave a simulator behind.
+process.on("exit", () => {
+  for (const child of simulators) child.kill("SIGKILL");
+});
+
+/** CPU seconds a child process has used so far (Linux; 0 elsewhere). */
+export function cpuSeconds(child: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+export async function startSimulator(args: string[]): Promise<Sim> {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      "simulate",
+      "--port",
+      "0",
+      "--api-key",
+      API_KEY,
+      "--clock",
+      `fixed:${CLOCK}`,
+      ...args,
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1]) resolveUrl(m[1]);
+    });
+    child.on("exit", (code) =>
+      reject(new Error(`simulator exited with ${code}`)),
+    );
+  });
+  return { url, child };
+}
+
+export function stop(sim: Sim): Promise<void> {
+  return new Promise((done) => {
+    sim.child.on("exit", () => done());
+    sim.child.kill("SIGTERM");
+  });
+}
+
+/**
+ * Pages through a range once, window by window as the exporter will (its windows are aligned
+ * to multiples of the window length, so a range is usually cut in two), so that the simulator
+ * in benchmark mode holds every page the measured run asks for pre-built.
+ */
+export async function warm(
+  url: string,
+  fromMs: number,
+  toMs: number,
+  limit: number,
+): Promise<void> {
+  for (const w of planWindows(fromMs, toMs, toMs - fromMs))
+    await warmWindow(url, w.startMs, w.endMs, limit);
+}
+
+async function warmWindow(
+  url: string,
+  fromMs: number,
+  toMs: number,
+  limit: number,
+): Promise<void> {
+  let cursor: string | undefined;
+  for (;;) {
+    const res = await fetch(`${url}/core.v1.SessionsService/ListSessionsV2`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": API_KEY },
+      body: JSON.stringify({
+        limit,
+        startTimestamp: String(Math.floor(fromMs / 1000)),
+        endTimestamp: String(Math.floor(toMs / 1000)),
+        ...(cursor ? { cursor } : {}),
+      }),
+    });
+    const text = await res.text();
+    cursor = /"nextCursor":"([^"]+)"/.exec(text.slice(-2000))?.[1];
+    if (!cursor) return;
+  }
+}
+
+export async function scenario<T>(args: ScenarioArgs): Promise<T> {
+  const child = spawn(process.execPath, [SCENARIO, JSON.stringify(args)], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, SESSIONHOUSE_REPO_ROOT: ROOT },
+  });
+  let out = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((done) =>
+    child.on("exit", done),
+  );
+  if (code !== 0)
+    throw new Error(`scenario ${args.kind} failed with exit code ${code}`);
+  const last = out.trim().split("\n").pop() ?? "{}";
+  return JSON.parse(last) as T;
+}
+
+export interface SessionsResult {
+  rows: number;
+  stored: number;
+  ms: number;
+  bytes: number;
+  rssMB: number;
+  /** CPU the scenario's process used during the sync (the exporter, and an embedded engine). */
+  cpuMs: number;
+}
+
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: digits,
+  });
+
+/** The data directory of a scenario. */
+export const dataDir = (name: string) =>
+  join(tmpdir(), `sessionhouse-bench-${name}`);
+
+/** The median of measurements (of three runs, the middle one). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export const verdict = (ok: boolean) => (ok ? "met" : "NOT met");

@@ -1,0 +1,238 @@
+// The sessions part of `npm run bench`, on the embedded engine and on a server (the HTTP front
+// over the same engine, in a process of its own): end-to-end throughput against the engine's
+// own ingest of the same records from a file, peak RSS at page size 100000 against 1000, and
+// time against volume. Three runs of everything; the targets are judged on the medians.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  API_KEY,
+  cpuSeconds,
+  dataDir,
+  DAY,
+  END_MS,
+  fmt,
+  median,
+  ROOT,
+  scenario,
+  startSimulator,
+  stop,
+  verdict,
+  warm,
+  type SessionsResult,
+} from "./harness.js";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+
+/** A ClickHouse HTTP front over a fresh data directory, in its own process. */
+interface Front {
+  url: string;
+  child: ChildProcess;
+  dir: string;
+}
+
+async function startFront(): Promise<Front> {
+  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-bench-front-"));
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "scripts", "http-front.mjs")],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, HTTP_FRONT_DATA_DIR: dir },
+    },
+  );
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /CLICKHOUSE_URL=(\S+)/.exec(out);
+      if (m?.[1]) resolveUrl(m[1]);
+    });
+    child.on("exit", (code) =>
+      reject(new Error(`the HTTP front exited with ${code}`)),
+    );
+  });
+  return { url, child, dir };
+}
+
+async function stopFront(front: Front): Promise<void> {
+  await new Promise<void>((done) => {
+    front.child.on("exit", () => done());
+    front.child.kill("SIGTERM");
+  });
+  rmSync(front.dir, { recursive: true, force: true });
+}
+
+/** One run of the three measurements on one path. */
+interface Run {
+  big: SessionsResult;
+  limit: { rows: number; ms: number };
+  tenthBig: SessionsResult;
+  tenthSmall: SessionsResult;
+  /** CPU the simulator used while the big sync ran. */
+  simCpu: number;
+  /** CPU the HTTP front (the server's engine) used while the big sync ran. */
+  serverCpu?: number;
+}
+
+const e2eRate = (r: Run) => r.big.rows / (r.big.ms / 1000);
+const limitRate = (r: Run) => r.limit.rows / (r.limit.ms / 1000);
+const throughput = (r: Run) => e2eRate(r) / limitRate(r);
+const rssRatio = (r: Run) => r.tenthBig.rssMB / r.tenthSmall.rssMB;
+const timeRatio = (r: Run) => r.big.ms / r.tenthBig.ms;
+const volumeRatio = (r: Run) => r.big.rows / r.tenthBig.rows;
+const cpuPer100k = (r: Run) => (r.big.cpuMs / r.big.rows) * 100_000;
+
+export async function benchSessions(
+  say: (line: string) => void,
+  targets: string[],
+  sessions: number,
+): Promise<void> {
+  const perDay = Math.round(sessions / 10);
+  const sim = await startSimulator([
+    "--sessions-per-day",
+    String(perDay),
+    "--history-days",
+    "14",
+    "--bench",
+    // Every page of the run pre-built and kept (~1 GB for 1M sessions and the two 1-day
+    // runs): with a smaller cache the 1M run would make the simulator rebuild pages beside
+    // the exporter, and its CPU would be measured as the exporter's slowness.
+    "--bench-cache-mb",
+    "2048",
+    "--seed",
+    "7",
+  ]);
+  const millionFrom = END_MS - 10 * DAY;
+  // The first day of the range, a weekday: about a tenth of the sessions.
+  const tenthFrom = millionFrom;
+  const tenthTo = millionFrom + DAY;
+  process.stderr.write("bench: pre-building the simulator's pages…\n");
+  await warm(sim.url, millionFrom, END_MS, 100_000);
+  await warm(sim.url, tenthFrom, tenthTo, 100_000);
+  await warm(sim.url, tenthFrom, tenthTo, 1_000);
+
+  const sync = (
+    name: string,
+    pageSize: number,
+    fromMs: number,
+    toMs: number,
+    clickhouseUrl: string | undefined,
+  ) =>
+    scenario<SessionsResult>({
+      kind: "sessions",
+      url: sim.url,
+      apiKey: API_KEY,
+      dataDir: dataDir(name),
+      pageSize,
+      fromMs,
+      toMs,
+      ...(clickhouseUrl ? { clickhouseUrl } : {}),
+    });
+
+  /** One run on the embedded engine, or on a server when `server` is set. */
+  const run = async (server: boolean, i: number): Promise<Run> => {
+    const path = server ? "server" : "embedded";
+    const front = server ? await startFront() : undefined;
+    try {
+      process.stderr.write(
+        `bench: ${path} run ${i + 1}/${RUNS}: ${fmt(sessions)} sessions at page size 100000…\n`,
+      );
+      const simBefore = cpuSeconds(sim.child);
+      const frontBefore = front ? cpuSeconds(front.child) : 0;
+      const big = await sync("1m", 100_000, millionFrom, END_MS, front?.url);
+      const simCpu = cpuSeconds(sim.child) - simBefore;
+      const serverCpu = front ? cpuSeconds(front.child) - frontBefore : 0;
+      process.stderr.write(
+        `bench: ${path} run ${i + 1}/${RUNS}: the engine's own ingest of the same records…\n`,
+      );
+      const limit = await scenario<{ rows: number; ms: number }>({
+        kind: "engine-ingest",
+        dataDir: dataDir("1m"),
+        ...(front ? { clickhouseUrl: front.url } : {}),
+      });
+      process.stderr.write(
+        `bench: ${path} run ${i + 1}/${RUNS}: one day at page size 100000 and 1000…\n`,
+      );
+      const tenthBig = await sync(
+        "day-big",
+        100_000,
+        tenthFrom,
+        tenthTo,
+        front?.url,
+      );
+      const tenthSmall = await sync(
+        "day-small",
+        1_000,
+        tenthFrom,
+        tenthTo,
+        front?.url,
+      );
+      return {
+        big,
+        limit,
+        tenthBig,
+        tenthSmall,
+        simCpu,
+        ...(front ? { serverCpu } : {}),
+      };
+    } finally {
+      if (front) await stopFront(front);
+    }
+  };
+
+  const report = (server: boolean, results: Run[]) => {
+    const title = server
+      ? "## Sessions sync, server path (simulator → the HTTP front's ClickHouse interface, engine in another process)"
+      : "## Sessions sync (simulator → embedded ClickHouse)";
+    say(title);
+    say("");
+    say(
+      `${RUNS} runs; the targets are judged on the medians. The limit: the engine inserting the same records (one JSON object a line) from a file with the sync's own row-building SELECT, best of three.`,
+    );
+    say("");
+    say(
+      `| run | end-to-end, page size 100000 | engine ingest limit | ÷ limit | RSS at 100000 / 1000 | ÷ | time 1 day / 10 days | ÷ (volume ratio) |${server ? " exporter CPU per 100k |" : ""}`,
+    );
+    say(`|---|---|---|---|---|---|---|---|${server ? "---|" : ""}`);
+    results.forEach((r, i) =>
+      say(
+        `| ${i + 1} | ${fmt(r.big.rows)} sessions in ${fmt(r.big.ms / 1000, 1)} s, ${fmt(e2eRate(r))} rows/s, ${fmt(r.big.bytes / 2 ** 20 / (r.big.ms / 1000), 1)} MB/s, peak RSS ${fmt(r.big.rssMB)} MB (simulator CPU ${fmt(r.simCpu, 1)} s${r.serverCpu !== undefined ? `, server CPU ${fmt(r.serverCpu, 1)} s` : ""}) | ${fmt(r.limit.ms / 1000, 1)} s, ${fmt(limitRate(r))} rows/s | ${fmt(throughput(r), 2)} | ${fmt(r.tenthBig.rssMB)} / ${fmt(r.tenthSmall.rssMB)} MB | ${fmt(rssRatio(r), 2)} | ${fmt(r.tenthBig.ms / 1000, 1)} s / ${fmt(r.big.ms / 1000, 1)} s | ${fmt(timeRatio(r), 2)} (${fmt(volumeRatio(r), 2)}) |${server ? ` ${fmt(cpuPer100k(r) / 1000, 2)} s |` : ""}`,
+      ),
+    );
+    const m = {
+      throughput: median(results.map(throughput)),
+      rss: median(results.map(rssRatio)),
+      time: median(results.map(timeRatio)),
+      volume: median(results.map(volumeRatio)),
+      cpu: median(results.map(cpuPer100k)),
+      e2e: median(results.map(e2eRate)),
+      limit: median(results.map(limitRate)),
+    };
+    say(
+      `| median | ${fmt(m.e2e)} rows/s | ${fmt(m.limit)} rows/s | ${fmt(m.throughput, 2)} | | ${fmt(m.rss, 2)} | | ${fmt(m.time, 2)} (${fmt(m.volume, 2)}) |${server ? ` ${fmt(m.cpu / 1000, 2)} s |` : ""}`,
+    );
+    say("");
+    const on = server ? " (server path)" : "";
+    targets.push(
+      `end-to-end ≥ 0.8 × the engine's own ingest${on}: median ${fmt(m.throughput, 2)} — ${verdict(m.throughput >= 0.8)}`,
+      `peak RSS at 100000 ≤ 1.25 × at 1000${on}: median ${fmt(m.rss, 2)} — ${verdict(m.rss <= 1.25)}`,
+      `time(10 days) ≤ 1.05 × volume ratio × time(1 day)${on}: median ${fmt(m.time, 2)} for ${fmt(m.volume, 2)}× the sessions (limit ${fmt(1.05 * m.volume, 2)}) — ${verdict(m.time <= 1.05 * m.volume)}`,
+    );
+    if (server)
+      targets.push(
+        `exporter CPU per 100k sessions on the server path: median ${fmt(m.cpu / 1000, 2)} s (printed, no target)`,
+      );
+  };
+
+  try {
+    for (const server of [false, true]) {
+      const results: Run[] = [];
+      for (let i = 0; i < RUNS; i++) results.push(await run(server, i));
+      report(server, results);
+    }
+  } finally {
+    await stop(sim);
+  }
+}
