@@ -451,6 +451,10 @@ export async function runDashboards(
         });
         continue;
       }
+      if (v.type === "constant") {
+        variables.push({ name: v.name, current: v.query, options: [v.query] });
+        continue;
+      }
       if (v.type !== "query") continue;
       const sql = renderQuery(v.query, {
         range,

@@ -1,6 +1,7 @@
-// The retention part of the bench: a year of sessions rolled up, the sessions overview's panel
-// shapes over the rollups for a one-year range, and `archive export` of the busiest month
-// against the engine writing the same Parquet file directly.
+// The retention part of the bench: a year of sessions rolled up, the sessions overview's panels
+// (as Grafana sends them, every filter at All) over a one-year range, where they read the
+// rollups, and `archive export` of the busiest month against the engine writing the same Parquet
+// file directly.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,14 @@ import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
 import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
+import { loadDashboards } from "../test/dashboards/dashboards.js";
+import {
+  ALL,
+  queryInterval,
+  renderQuery,
+  type TemplateVariable,
+  type TimeRange,
+} from "../test/dashboards/grafana-sql.js";
 import { END_MS, generateSessions } from "./dashboards.js";
 
 const DAY = 86_400_000;
@@ -18,56 +27,77 @@ export interface RetentionBench {
   sessions: number;
   rollupMs: number;
   rollupDays: number;
-  panels: Array<{ panel: string; p50: number; p95: number; rows: number }>;
+  /** Every panel of the sessions overview; `rollups`: it reads the rollups over this range. */
+  panels: Array<{
+    panel: string;
+    rollups: boolean;
+    p50: number;
+    p95: number;
+    rows: number;
+  }>;
+  /** The duration over time from 0013's reservoir state, as the panels read it before 0020. */
+  reservoir: { p50: number; p95: number };
   month: string;
   monthSessions: number;
   exportMs: number;
   directMs: number;
 }
 
-const R = "bench.session_rollups_daily FINAL";
-/** The one-year range of the panels, as the dashboard's time filter gives it. */
-const YEAR = `day >= toDate('${new Date(END_MS - 365 * DAY).toISOString().slice(0, 10)}') AND day < toDate('${new Date(END_MS).toISOString().slice(0, 10)}') AND sessions > 0`;
+const DASHBOARD_UID = "sessionhouse-sessions-overview";
 
-/** The sessions overview's panels as they read the rollups over a long range. */
-const PANELS: ReadonlyArray<readonly [string, string]> = [
-  [
-    "Sessions started",
-    `SELECT sum(sessions), uniqExact(user_key), uniqExact(resource_name) FROM ${R} WHERE ${YEAR}`,
-  ],
-  [
-    "Session duration",
-    `SELECT quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles) FROM ${R} WHERE ${YEAR}`,
-  ],
-  [
-    "Child sessions",
-    `SELECT sum(child_sessions), round(100 * sum(child_sessions) / greatest(sum(sessions), 1), 1) FROM ${R} WHERE ${YEAR}`,
-  ],
-  [
-    "Sessions by status",
-    `SELECT session_status, sum(sessions) FROM ${R} WHERE ${YEAR} GROUP BY session_status`,
-  ],
-  [
-    "Sessions over time by technology",
-    `SELECT toStartOfDay(day) AS time, resource_technology, sum(sessions) FROM ${R} WHERE ${YEAR} GROUP BY time, resource_technology ORDER BY time`,
-  ],
-  [
-    "Session duration over time",
-    `SELECT toStartOfDay(day) AS time, quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY time ORDER BY time`,
-  ],
-  [
-    "Duration by technology",
-    `SELECT resource_technology, sum(sessions), quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles) FROM ${R} WHERE ${YEAR} GROUP BY resource_technology`,
-  ],
-  [
-    "Busiest users",
-    `SELECT user_key, sum(sessions) AS n, uniqExact(resource_name), sum(duration_ms_sum) FROM ${R} WHERE ${YEAR} GROUP BY user_key ORDER BY n DESC LIMIT 100`,
-  ],
-  [
-    "Busiest resources",
-    `SELECT resource_name, any(resource_technology), sum(sessions) AS n, uniqExact(user_key) FROM ${R} WHERE ${YEAR} GROUP BY resource_name ORDER BY n DESC LIMIT 100`,
-  ],
-];
+/**
+ * The duration-quantile panels' shape over 0013's reservoir state, for comparison with the
+ * t-digest state (0020) the panels read.
+ */
+const RESERVOIR_REFERENCE = `SELECT toStartOfDay(day) AS time, quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles)
+  FROM bench.session_rollups_daily FINAL
+  WHERE day >= toDate('${new Date(END_MS - 365 * DAY).toISOString().slice(0, 10)}') AND day < toDate('${new Date(END_MS).toISOString().slice(0, 10)}') AND sessions > 0
+  GROUP BY time ORDER BY time`;
+
+/**
+ * The sessions overview's panels as Grafana sends them for `range`, every filter at All: the
+ * variables resolved in order as the dashboards bench resolves them.
+ */
+async function overviewPanels(
+  w: Warehouse,
+  range: TimeRange,
+): Promise<Array<{ panel: string; rollups: boolean; sql: string }>> {
+  const found = loadDashboards().find((d) => d.dashboard.uid === DASHBOARD_UID);
+  if (!found) throw new Error(`no dashboard ${DASHBOARD_UID}`);
+  const { dashboard } = found;
+  const variables: TemplateVariable[] = [];
+  for (const v of dashboard.templating.list) {
+    if (v.type === "constant") {
+      variables.push({ name: v.name, current: v.query, options: [v.query] });
+      continue;
+    }
+    if (v.type !== "query") continue;
+    const sql = renderQuery(v.query, {
+      range,
+      intervalMs: queryInterval(range),
+      variables,
+    });
+    const rs = await w.client.query({ query: sql, format: "JSONCompact" });
+    const body = (await rs.json()) as unknown as { data: unknown[][] };
+    variables.push({
+      name: v.name,
+      current: v.multi ? [ALL] : ALL,
+      options: body.data.map((r) => String(r[0])),
+      allValue: v.allValue,
+    });
+  }
+  return dashboard.panels.flatMap((panel) =>
+    panel.targets.map((t) => ({
+      panel: panel.title,
+      rollups: t.rawSql.includes("session_rollups_daily"),
+      sql: renderQuery(t.rawSql, {
+        range,
+        intervalMs: queryInterval(range, panel.interval),
+        variables,
+      }),
+    })),
+  );
+}
 
 async function timed(
   w: Warehouse,
@@ -82,6 +112,23 @@ async function timed(
 const at = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ??
   NaN;
+
+/** One warm-up, then 7 runs. */
+async function measure(
+  w: Warehouse,
+  sql: string,
+): Promise<{ p50: number; p95: number; rows: number }> {
+  await timed(w, sql);
+  const times: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < 7; i++) {
+    const t = await timed(w, sql);
+    times.push(t.ms);
+    rows = t.rows;
+  }
+  times.sort((a, b) => a - b);
+  return { p50: at(times, 0.5), p95: at(times, 0.95), rows };
+}
 
 export async function runRetention(
   dataDir: string,
@@ -117,19 +164,14 @@ export async function runRetention(
     query: "OPTIMIZE TABLE bench.session_rollups_daily FINAL",
   });
 
+  await w.client.command({ query: "USE bench" });
+  const year: TimeRange = { fromMs: END_MS - 365 * DAY, toMs: END_MS };
   const panels: RetentionBench["panels"] = [];
-  for (const [panel, sql] of PANELS) {
-    await timed(w, sql);
-    const times: number[] = [];
-    let rows = 0;
-    for (let i = 0; i < 7; i++) {
-      const t = await timed(w, sql);
-      times.push(t.ms);
-      rows = t.rows;
-    }
-    times.sort((a, b) => a - b);
-    panels.push({ panel, p50: at(times, 0.5), p95: at(times, 0.95), rows });
+  for (const { panel, rollups, sql } of await overviewPanels(w, year)) {
+    const m = await measure(w, sql);
+    panels.push({ panel, rollups, ...m });
   }
+  const { p50, p95 } = await measure(w, RESERVOIR_REFERENCE);
 
   // The busiest whole month of the generated year.
   const month = "2026-10";
@@ -163,6 +205,7 @@ export async function runRetention(
     rollupMs,
     rollupDays: r.sessionDays,
     panels,
+    reservoir: { p50, p95 },
     month,
     monthSessions,
     exportMs,

@@ -234,19 +234,25 @@ async function main(): Promise<void> {
       dataDir: dataDir("retention"),
       sessions: DASHBOARD_SESSIONS,
     });
-    const slow = ret.panels.filter((p) => p.p50 >= 300);
+    const slow = ret.panels.filter((p) => p.rollups && p.p50 >= 300);
     say(
       `## Retention: rollups of ${fmt(ret.sessions)} sessions over a year, archive of a month`,
     );
     say("");
     say(
-      `Rollups of ${ret.rollupDays} days computed in ${fmt(ret.rollupMs / 1000, 1)} s. The sessions overview's panels as they read the rollups, one-year range (one warm-up, then 7 runs):`,
+      `Rollups of ${ret.rollupDays} days computed in ${fmt(ret.rollupMs / 1000, 1)} s. The sessions overview's panels as Grafana sends them (every filter at All) over a one-year range; "rollups" panels read the rolled-up days from the rollups and the others from the sessions, "raw" panels read the sessions (one warm-up, then 7 runs):`,
     );
     say("");
-    say("| panel | p50 ms | p95 ms | rows |");
-    say("|---|---|---|---|");
+    say("| panel | reads | p50 ms | p95 ms | rows |");
+    say("|---|---|---|---|---|");
     for (const p of ret.panels)
-      say(`| ${p.panel} | ${fmt(p.p50)} | ${fmt(p.p95)} | ${p.rows} |`);
+      say(
+        `| ${p.panel} | ${p.rollups ? "rollups" : "raw"} | ${fmt(p.p50)} | ${fmt(p.p95)} | ${p.rows} |`,
+      );
+    say("");
+    say(
+      `For comparison, the duration over time from 0013's reservoir quantiles state instead of the t-digest state: p50 ${fmt(ret.reservoir.p50)} ms, p95 ${fmt(ret.reservoir.p95)} ms.`,
+    );
     say("");
     const exportRate = (ret.monthSessions * 1000) / ret.exportMs;
     const directRate = (ret.monthSessions * 1000) / ret.directMs;
@@ -256,7 +262,7 @@ async function main(): Promise<void> {
     );
     say("");
     targets.push(
-      `1-year sessions overview over rollups p50 < 300 ms per panel: ${verdict(slow.length === 0)}`,
+      `1-year sessions overview, every panel that reads the rollups p50 < 300 ms: ${verdict(slow.length === 0)}`,
       `archive export ≥ 0.8 × the engine's direct Parquet write: ${verdict(ratio >= 0.8)}`,
     );
   }

@@ -67,6 +67,7 @@ export function retentionSettings(config: {
         holdExempt: false,
       },
       rollup(Tables.sessionRollupsDaily),
+      rollup(Tables.sessionTechnologyRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

@@ -1,5 +1,6 @@
-// The daily rollups (migrations/0013): which days changed since they were computed, which are
-// settled, and the computation of a set of days from the deduplicated rows, superseding the
+// The daily rollups (migrations/0013, 0020, 0021): which days changed since they were computed,
+// which are settled, and the computation of a set of days from the deduplicated rows (per
+// person × resource × technology × connector × status, and per technology), superseding the
 // rows an earlier computation of the same days wrote.
 import { qualified, type Warehouse } from "./client.js";
 import { chTime } from "./format.js";
@@ -10,6 +11,13 @@ import { Tables } from "./tables.js";
 /** The `rollup_days` source of the sessions rollup. */
 export const SESSIONS_ROLLUP_SOURCE = "sessions";
 
+/**
+ * A period longer than this many days (or one that starts before the raw retention) reads the
+ * rolled-up days from the rollups: the reports, and the sessions overview's `long_range`
+ * constant (dashboards/sessions-overview.json), which states the same number in seconds.
+ */
+export const LONG_RANGE_DAYS = 31;
+
 /** The `rollup_days` source of an aggregation job's data-label rollup. */
 export function dataLabelRollupSource(job: string): string {
   return `data_labels.${job}`;
@@ -17,6 +25,9 @@ export function dataLabelRollupSource(job: string): string {
 
 /** The quantiles of the session duration a rollup keeps (as a mergeable state). */
 export const ROLLUP_DURATION_QUANTILES = [0.5, 0.9, 0.99] as const;
+
+/** The quantiles of the t-digest state (`duration_tdigest`): those the dashboards show. */
+export const ROLLUP_TDIGEST_QUANTILES = [0.5, 0.95] as const;
 
 /** A day whose rows changed since it was last computed (or that never was). */
 export interface ChangedDay {
@@ -117,9 +128,10 @@ const ROLLUP_KEYS =
   "user_key, resource_name, resource_technology, connector_name, session_status";
 
 /**
- * Computes the sessions rollup of `days` from `sessions FINAL` (one row per session, its last
- * state) in one insert, which also writes sessions = 0 for every key an earlier computation of
- * those days held and this one does not; then records each day's `fetchedMax` as computed.
+ * Computes the sessions rollups of `days` from `sessions FINAL` (one row per session, its last
+ * state), one insert per table, each also writing sessions = 0 for every key an earlier
+ * computation of those days held and this one does not; then records each day's `fetchedMax`
+ * as computed.
  * `fetchedMax` must have been read before this runs: a read arriving in between moves the
  * day's latest fetch past it, and the day is computed again next time.
  */
@@ -132,23 +144,49 @@ export async function computeSessionRollups(
   const at = chTime(computedAtMs);
   const params = { ...dayParams(days.map((d) => d.day)), at };
   const q = ROLLUP_DURATION_QUANTILES.join(", ");
+  const td = ROLLUP_TDIGEST_QUANTILES.join(", ");
   const current = `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS}
        FROM ${qualified(w, Tables.sessions)} FINAL
        WHERE ${sessionDaysFilter()}`;
   await w.client.command({
     query: `INSERT INTO ${qualified(w, Tables.sessionRollupsDaily)}
-      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles, computed_at)
+      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles,
+       user_type, duration_sessions, duration_ms_max, last_start_time, duration_tdigest, computed_at)
       SELECT toDate(start_time) AS day, ${ROLLUP_KEYS},
         count(), uniqExact(id), countIf(parent_session_id != ''), sum(ifNull(duration_ms, 0)),
-        quantilesState(${q})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
+        quantilesState(${q})(duration_ms),
+        any(user_type), count(duration_ms), max(ifNull(duration_ms, 0)), max(start_time),
+        quantilesTDigestState(${td})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
       FROM ${qualified(w, Tables.sessions)} FINAL
       WHERE ${sessionDaysFilter()}
       GROUP BY day, ${ROLLUP_KEYS}
       UNION ALL
-      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles, toDateTime64({at:String}, 3, 'UTC')
+      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles,
+        user_type, 0, 0, last_start_time, duration_tdigest, toDateTime64({at:String}, 3, 'UTC')
       FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
       WHERE day IN {days:Array(Date)} AND sessions > 0
         AND (day, ${ROLLUP_KEYS}) NOT IN (${current})`,
+    query_params: params,
+  });
+  await w.client.command({
+    query: `INSERT INTO ${qualified(w, Tables.sessionTechnologyRollupsDaily)}
+      (day, resource_technology, sessions, duration_sessions, duration_ms_max, duration_tdigest,
+       users, resources, computed_at)
+      SELECT toDate(start_time) AS day, resource_technology,
+        count(), count(duration_ms), max(ifNull(duration_ms, 0)),
+        quantilesTDigestState(${td})(duration_ms), uniqState(toString(user_key)),
+        uniqState(toString(resource_name)), toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessions)} FINAL
+      WHERE ${sessionDaysFilter()}
+      GROUP BY day, resource_technology
+      UNION ALL
+      SELECT day, resource_technology, 0, 0, 0, duration_tdigest, users, resources,
+        toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.sessionTechnologyRollupsDaily)} FINAL
+      WHERE day IN {days:Array(Date)} AND sessions > 0
+        AND (day, resource_technology) NOT IN (
+          SELECT toDate(start_time), resource_technology
+          FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()})`,
     query_params: params,
   });
   const counts = await selectRows<{ day: string; n: string }>(

@@ -28,6 +28,7 @@ export const Tables = {
   cloudIntegrationsHistory: "cloud_integrations_history",
   sessionsEnriched: "sessions_enriched",
   sessionRollupsDaily: "session_rollups_daily",
+  sessionTechnologyRollupsDaily: "session_technology_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",

@@ -87,6 +87,13 @@ export async function resolveVariables(
       variables.push({ name: v.name, current: value, options: [value] });
       continue;
     }
+    if (v.type === "constant") {
+      // A fixed, hidden value: Grafana inserts it as it is (backend macros in it expand later).
+      rows.set(v.name, 1);
+      texts.set(v.name, [v.query]);
+      variables.push({ name: v.name, current: v.query, options: [v.query] });
+      continue;
+    }
     if (v.type !== "query") continue;
     const sql = renderQuery(v.query, {
       range,

@@ -165,7 +165,13 @@ describe("dashboards", () => {
           expect(call.variableArg).toMatch(/^\$(\w+|\{\w+\})$/);
           outside = outside.replace(call.full, "");
         }
-        const single = new Set(valueVariables(dashboard).map((v) => v.name));
+        // Value variables, and constants (fixed SQL the dashboard defines once, no user input).
+        const single = new Set([
+          ...valueVariables(dashboard).map((v) => v.name),
+          ...dashboard.templating.list
+            .filter((v) => v.type === "constant")
+            .map((v) => v.name),
+        ]);
         const vars = variableReferences(outside).filter(
           (n) => !n.startsWith("__") && n !== "datasource" && !single.has(n),
         );
@@ -261,6 +267,8 @@ describe("dashboards", () => {
         "session_polls",
         "stream_windows",
         "agg_jobs",
+        "session_rollups_daily",
+        "rollup_days",
       ];
       // A variable lists the values of columns every read of a session or a run repeats, so
       // FINAL changes nothing there; aggregation rows need it (a re-fetch writes count 0).

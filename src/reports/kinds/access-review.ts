@@ -4,17 +4,20 @@
 // exported.
 import { aggregationName } from "../../pipeline/names.js";
 import { text } from "../../warehouse/reports/query.js";
+import type { ReportQuery } from "../../warehouse/reports/query.js";
 import {
   accessQueries,
   policyHitQueries,
+  rollupQueries,
 } from "../../warehouse/reports/sessions.js";
-import { columns, table } from "../model.js";
+import { columns, table, type Notice } from "../model.js";
 import { personNotice, type KindContext, type KindResult } from "./context.js";
 import { inactiveAccountsTable } from "./accounts.js";
 
 export async function accessReview(ctx: KindContext): Promise<KindResult> {
   const { reader, params } = ctx;
   const q = accessQueries(ctx.source);
+  const rollups = rollupQueries();
   const missing = reader.missing(q.perPerson.needs);
   const totals = (await reader.rows(q.totals, params))?.[0] ?? {};
   const perPerson = table(
@@ -96,7 +99,10 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
       columns: columns("day", "sessions:number", "people:number"),
       chart: { label: "day", value: "sessions" },
     },
-    await reader.rows(q.sessionsPerDay, params),
+    await reader.rows(
+      ctx.source === "plain" ? rollups.sessionsPerDay : q.sessionsPerDay,
+      params,
+    ),
     missing,
   );
   const inactive = await inactiveAccountsTable(ctx);
@@ -157,7 +163,10 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
         tables: [newAccess, inactive],
       },
     ],
-    notices: personNotice(ctx.source),
+    notices: [
+      ...personNotice(ctx.source),
+      ...(await sourceNotice(ctx, rollups.rolledUpDays)),
+    ],
     streams: [
       "sessions",
       ...(envJob ? [aggregationName(envJob)] : []),
@@ -165,4 +174,27 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
       ...(ctx.source === "enriched" ? ["users", "identity_links"] : []),
     ],
   };
+}
+
+/**
+ * Which source answered what, when the period is long enough for the rollups to answer some of
+ * it: only the sessions per day can come from them (with the person as the user key).
+ */
+async function sourceNotice(
+  ctx: KindContext,
+  rolledUpDays: ReportQuery,
+): Promise<Notice[]> {
+  const row = (await ctx.reader.rows(rolledUpDays, ctx.params))?.[0];
+  const days = Number(row?.days ?? 0);
+  if (days === 0) return [];
+  const span = `${text(row?.first)} to ${text(row?.last)}`;
+  return [
+    {
+      level: "info",
+      text:
+        ctx.source === "plain"
+          ? `Sources: Sessions per day reads ${days} rolled-up days (${span}) from the daily rollups (session_rollups_daily) and the other days from sessions; every other table reads sessions, which holds only the days the raw retention keeps.`
+          : `Sources: every table reads sessions, which holds only the days the raw retention keeps; the daily rollups hold ${days} days of the period (${span}) but not the person behind machine and native users.`,
+    },
+  ];
 }

@@ -3,6 +3,7 @@
 // behind machine and native users, the group a native user is linked to, else the user key),
 // otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
 // {environment} ('' = all).
+import { LONG_RANGE_DAYS, SESSIONS_ROLLUP_SOURCE } from "../rollups.js";
 import type { ReportQuery } from "./query.js";
 
 /** Native user names that act with an administrator's rights on most systems. */
@@ -116,6 +117,73 @@ ORDER BY day`,
        countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
        countIf(${PRIVILEGED}) AS privileged_sessions
 FROM (${cur})`,
+    },
+  } as const satisfies Record<string, ReportQuery>;
+}
+
+/**
+ * The rolled-up days of a long period (longer than LONG_RANGE_DAYS, or starting before the raw
+ * retention): days `rollup_days` lists that lie wholly inside [from, to); none otherwise.
+ */
+const ROLLED_UP_DAYS = `(SELECT day FROM {{db}}.rollup_days FINAL
+  WHERE source = '${SESSIONS_ROLLUP_SOURCE}'
+    AND (dateDiff('second', {from:DateTime64(3, 'UTC')}, {to:DateTime64(3, 'UTC')}) > ${LONG_RANGE_DAYS * 86_400}
+      OR {from:DateTime64(3, 'UTC')} < now64(3) - toIntervalDay((
+        SELECT if(argMax(retention_days, applied_at) = 0, 36500, argMax(retention_days, applied_at))
+        FROM {{db}}.retention_settings WHERE table_name = 'sessions')))
+    AND toDateTime64(day, 3, 'UTC') >= {from:DateTime64(3, 'UTC')}
+    AND toDateTime64(day, 3, 'UTC') + INTERVAL 1 DAY <= {to:DateTime64(3, 'UTC')})`;
+
+/** Every UTC day the period touches that is not a rolled-up day: what sessions answers. */
+const RAW_DAYS = `(SELECT day FROM (
+    SELECT arrayJoin(arrayMap(i -> toDate({from:DateTime64(3, 'UTC')}, 'UTC') + i,
+      range(toUInt32(dateDiff('day', toDate({from:DateTime64(3, 'UTC')}, 'UTC'), toDate({to:DateTime64(3, 'UTC')}, 'UTC')) + 1)))) AS day)
+  WHERE day NOT IN ${ROLLED_UP_DAYS})`;
+
+const ROLLUP_NEEDS = [
+  "session_rollups_daily",
+  "rollup_days",
+  "retention_settings",
+];
+
+/**
+ * The sections the daily rollups can answer, with the person as the user key (the plain
+ * source): the rolled-up days of a long period from `session_rollups_daily`, every other day
+ * from `sessions`, so that the answer is the one `sessions` alone would give while its rows
+ * are kept.
+ */
+export function rollupQueries() {
+  const needs = [...sessionNeeds("plain"), ...ROLLUP_NEEDS];
+  const raw = periodSessions("plain", "period");
+  const rolled = `SELECT * FROM (
+  SELECT r.day AS day, r.sessions AS sessions, r.user_key AS user_key, r.user_key AS person,
+       r.resource_name AS resource_name, ${ENVIRONMENT} AS environment
+  FROM {{db}}.session_rollups_daily AS r FINAL
+  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = r.resource_name
+  WHERE r.day IN ${ROLLED_UP_DAYS} AND r.sessions > 0
+) WHERE ${FILTERS}`;
+  return {
+    rolledUpDays: {
+      id: "access.rolled_up_days",
+      needs: ROLLUP_NEEDS,
+      sql: `SELECT count() AS days, toString(min(day)) AS first, toString(max(day)) AS last FROM ${ROLLED_UP_DAYS}`,
+    },
+    sessionsPerDay: {
+      id: "access.sessions_per_day_rollups",
+      needs,
+      sql: `SELECT formatDateTime(day, '%Y-%m-%d') AS day, sum(n) AS sessions, uniqExactMerge(p) AS people
+FROM (
+  SELECT toDate(start_time, 'UTC') AS day, count() AS n, uniqExactState(person) AS p
+  FROM (${raw})
+  WHERE toDate(start_time, 'UTC') IN ${RAW_DAYS}
+  GROUP BY day
+  UNION ALL
+  SELECT day, sum(sessions) AS n, uniqExactState(person) AS p
+  FROM (${rolled})
+  GROUP BY day
+)
+GROUP BY day
+ORDER BY day`,
     },
   } as const satisfies Record<string, ReportQuery>;
 }
