@@ -23,6 +23,13 @@ import {
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 
+/**
+ * While no block is in flight, the engine is idle: a block is sent once it has this share of
+ * `insertBatchRows`, so that the engine starts early on the first rows of a page instead of
+ * waiting for a whole block to be read (a tenth of every page's time at 100000 a page).
+ */
+const IDLE_BLOCK_SHARE = 0.2;
+
 /** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
 const MAX_BLOCK_BYTES = 64 * 2 ** 20;
 
@@ -68,6 +75,8 @@ export class SessionWriter {
   readonly #block = new LineBlock();
   #dead: DeadLetter[] = [];
   #inflight: Promise<void> | undefined;
+  /** Whether the block in flight, if any, is still being stored. */
+  #storing = false;
   /** Sessions an active legal hold names; undefined without holds (read once, at the first add). */
   #held: ((s: Session) => boolean) | undefined;
   #holdsRead = false;
@@ -104,8 +113,10 @@ export class SessionWriter {
         read.brandMember,
       );
     }
+    const full = this.#ctx.config.sessions.insertBatchRows;
     if (
-      this.#block.rows >= this.#ctx.config.sessions.insertBatchRows ||
+      this.#block.rows >= full ||
+      (!this.#storing && this.#block.rows >= full * IDLE_BLOCK_SHARE) ||
       this.#block.bytes >= MAX_BLOCK_BYTES
     )
       await this.#startInsert();
@@ -160,8 +171,13 @@ export class SessionWriter {
         rows: stored,
       });
     });
+    this.#storing = true;
     // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
-    insert.catch(() => undefined);
+    insert
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.#inflight === insert) this.#storing = false;
+      });
     this.#inflight = insert;
   }
 
