@@ -108,6 +108,12 @@ async function main(): Promise<void> {
         ...args,
         windowMs: args.windowMs ?? args.toMs - args.fromMs,
       });
+      if (args.clickhouseUrl) {
+        // A server keeps its databases: every scenario starts from an empty one.
+        const old = await openWarehouse(cfg);
+        await old.client.command({ query: "DROP DATABASE IF EXISTS bench" });
+        await old.close();
+      }
       const w = await openWarehouse(cfg);
       await migrate(w, { dir: MIGRATIONS });
       const api = ControlPlaneApi.fromConfig(cfg, logger);
