@@ -50,6 +50,8 @@ export type ScenarioArgs =
       windowConcurrency?: number;
       /** A ClickHouse server (the HTTP front) instead of the embedded engine. */
       clickhouseUrl?: string;
+      /** Gzip the inserts to the server (default true, as the product's default). */
+      compressRequests?: boolean;
     }
   | { kind: "engine-ingest"; dataDir: string; clickhouseUrl?: string }
   | {
@@ -71,10 +73,15 @@ function config(a: {
   windowMs?: number;
   windowConcurrency?: number;
   clickhouseUrl?: string;
+  compressRequests?: boolean;
 }): Config {
   return loadConfig({
     env: {
       CLICKHOUSE_URL: a.clickhouseUrl,
+      CLICKHOUSE_COMPRESS_REQUESTS:
+        a.compressRequests === undefined
+          ? undefined
+          : String(a.compressRequests),
       SESSIONHOUSE_API_URL: a.url ?? "http://127.0.0.1:1",
       SESSIONHOUSE_API_KEY: a.apiKey ?? "unused-key",
       SESSIONHOUSE_DATA_DIR: a.dataDir,

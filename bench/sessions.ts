@@ -184,7 +184,7 @@ export async function benchSessions(
 
   const report = (server: boolean, results: Run[]) => {
     const title = server
-      ? "## Sessions sync, server path (simulator → the HTTP front's ClickHouse interface, engine in another process)"
+      ? "## Sessions sync, server path (simulator → the HTTP front's ClickHouse interface, engine in another process; inserts not gzipped, the default toward a server that is not ClickHouse Cloud)"
       : "## Sessions sync (simulator → embedded ClickHouse)";
     say(title);
     say("");

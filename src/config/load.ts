@@ -46,6 +46,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_REPLICATED", "clickhouse.replicated"],
   ["CLICKHOUSE_KEEPER_PATH", "clickhouse.keeperPath"],
   ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
+  ["CLICKHOUSE_COMPRESS_REQUESTS", "clickhouse.compressRequests"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
   ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],

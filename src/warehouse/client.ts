@@ -148,7 +148,10 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
       password: decodeURIComponent(url.password) || ch.password,
       ...(database === undefined ? {} : { database }),
       request_timeout: ch.requestTimeoutMs,
-      compression: { request: true, response: true },
+      compression: {
+        request: ch.compressRequests ?? isCloudHost(url.href),
+        response: true,
+      },
       clickhouse_settings: {
         date_time_input_format: "best_effort",
         ...settings,

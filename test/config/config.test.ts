@@ -34,6 +34,23 @@ describe("configuration", () => {
     expect(c.aggregations.jobs.length).toBeGreaterThanOrEqual(4);
   });
 
+  it("compresses requests to a server only when told, or toward ClickHouse Cloud", () => {
+    expect(
+      loadConfig({ env: base }).clickhouse.compressRequests,
+    ).toBeUndefined();
+    expect(
+      loadConfig({ env: { ...base, CLICKHOUSE_COMPRESS_REQUESTS: "false" } })
+        .clickhouse.compressRequests,
+    ).toBe(false);
+    expect(problems({ ...base, CLICKHOUSE_COMPRESS_REQUESTS: "gzip" })).toEqual(
+      [
+        expect.stringMatching(
+          /CLICKHOUSE_COMPRESS_REQUESTS must be true or false/,
+        ),
+      ],
+    );
+  });
+
   it("is frozen", () => {
     const c = loadConfig({ env: base });
     expect(Object.isFrozen(c)).toBe(true);
