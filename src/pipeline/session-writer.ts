@@ -35,16 +35,12 @@ const MAX_BLOCK_BYTES = 64 * 2 ** 20;
 
 /** What the writer needs of a record, or why it cannot be stored. */
 type RecordRead =
-  | {
-      times: SessionTimes;
-      brandMember: string | undefined;
-      held: boolean;
-    }
-  | { reason: string };
+  { brandMember: string | undefined; held: boolean } | { reason: string };
 
 function readRecord(
   r: RawRecord,
   held: ((s: Session) => boolean) | undefined,
+  fetchedAtMs: number,
 ): RecordRead {
   const scan = r.scan;
   if (scan !== undefined && "ambiguous" in scan)
@@ -54,15 +50,28 @@ function readRecord(
   // The common case: the scan accepted the record and no legal hold has to be matched against
   // it. It is never parsed in JavaScript; the engine reads it.
   if (scan !== undefined && held === undefined)
-    return { times: scan, brandMember: scan.brandMember, held: false };
+    return checked(scan, scan.brandMember, false, fetchedAtMs);
   if (r.parseError !== undefined) return { reason: r.parseError };
   const parsed = parseSession(r.value);
   if (!parsed.success) return { reason: validationReason(parsed.error) };
-  return {
-    times: parsed.data,
-    brandMember: parsed.data.user.brandMember,
-    held: held !== undefined && held(parsed.data),
-  };
+  const s = parsed.data;
+  return checked(
+    s,
+    s.user.brandMember,
+    held !== undefined && held(s),
+    fetchedAtMs,
+  );
+}
+
+/** A record of the right shape, after the checks of its values. */
+function checked(
+  times: SessionTimes,
+  brandMember: string | undefined,
+  held: boolean,
+  fetchedAtMs: number,
+): RecordRead {
+  const reason = sessionValueProblem(times, fetchedAtMs);
+  return reason === undefined ? { brandMember, held } : { reason };
 }
 
 /**
@@ -96,13 +105,9 @@ export class SessionWriter {
     }
     const held = this.#held;
     for (const r of records) {
-      const read = readRecord(r, held);
-      const problem =
-        "reason" in read
-          ? read.reason
-          : sessionValueProblem(read.times, fetchedAtMs);
-      if (problem !== undefined || "reason" in read) {
-        this.#dead.push(this.#letter(r, problem ?? "invalid record"));
+      const read = readRecord(r, held, fetchedAtMs);
+      if ("reason" in read) {
+        this.#dead.push(this.#letter(r, read.reason));
         continue;
       }
       pushSessionInput(

@@ -56,31 +56,23 @@ export class LineBlock {
 
   /**
    * Pushes the JSON array `head` with `last` appended as its final element, the same bytes as
-   * `${head.slice(0, -1)},${last}]` but without building that string.
+   * `${head.slice(0, -1)},${last}]` but without building that string; `last` is text, or its
+   * UTF-8 bytes (copied as they are).
    */
-  pushArrayWith(head: string, last: string): void {
-    const need = this.#len + 3 + 3 * (head.length + last.length);
+  pushArrayWith(head: string, last: string | Uint8Array): void {
+    const lastBytes = typeof last === "string" ? 3 * last.length : last.length;
+    const need = this.#len + 3 + 3 * head.length + lastBytes;
     if (need > this.#buf.length) this.#grow(need);
     const buf = this.#buf;
     this.#startLine();
     this.#len += buf.write(head, this.#len);
     buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
     this.#tails.push(this.#len);
-    this.#len += buf.write(last, this.#len);
-    buf[this.#len++] = 0x5d;
-  }
-
-  /** The same as pushArrayWith, with the last element given as its UTF-8 bytes (copied). */
-  pushArrayWithBytes(head: string, last: Uint8Array): void {
-    const need = this.#len + 3 + 3 * head.length + last.length;
-    if (need > this.#buf.length) this.#grow(need);
-    const buf = this.#buf;
-    this.#startLine();
-    this.#len += buf.write(head, this.#len);
-    buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
-    this.#tails.push(this.#len);
-    buf.set(last, this.#len);
-    this.#len += last.length;
+    if (typeof last === "string") this.#len += buf.write(last, this.#len);
+    else {
+      buf.set(last, this.#len);
+      this.#len += last.length;
+    }
     buf[this.#len++] = 0x5d;
   }
 

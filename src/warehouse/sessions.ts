@@ -308,7 +308,5 @@ export function pushSessionInput(
 ): void {
   const brand =
     brandMember === undefined ? "null" : JSON.stringify(brandMember);
-  const head = `[${fetchedAtMs},${held},${brand}]`;
-  if (typeof raw === "string") block.pushArrayWith(head, raw);
-  else block.pushArrayWithBytes(head, raw);
+  block.pushArrayWith(`[${fetchedAtMs},${held},${brand}]`, raw);
 }

@@ -11,6 +11,7 @@ import { sessionRow } from "../helpers/session-row.js";
 import {
   brokenSessionRecords,
   DAY0,
+  RICH_SESSION,
   sessionCatalogue,
 } from "../helpers/session-shapes.js";
 
@@ -21,39 +22,7 @@ function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   return block.take().body.toString("utf8");
 }
 
-const base = {
-  id: "ses_1",
-  startTime: "2026-11-02T10:04:05.123456Z",
-  endTime: "2026-11-02T10:14:05Z",
-  duration: "600.000s",
-  sessionStatus: "completed",
-  network: { clientIpAddress: "10.0.0.1" },
-  sidecar: { id: "sdc_1", name: "eu-1", technology: "postgres" },
-  user: {
-    type: "human",
-    username: "alice",
-    formal: {
-      user: {
-        id: "usr_1",
-        name: "Alice Ärger",
-        email: "alice@acme.example",
-        groups: ["g1"],
-        externalIds: ["okta|1"],
-      },
-      endUser: { id: "usr_2", type: "human" },
-    },
-    native: { username: "analyst", extra: 1 },
-  },
-  resource: {
-    type: "datastore",
-    id: "res_1",
-    name: "orders-prod-pg",
-    technology: "postgres",
-  },
-  connector: { id: "con_1", name: 'quote " and \\ backslash' },
-  parentSessionId: "ses_0",
-  unknownMember: { kept: true },
-};
+const base = RICH_SESSION;
 
 // Records of every shape the fast path must either read exactly as zod does, or hand to zod.
 const variants: unknown[] = [

@@ -10,6 +10,44 @@ import {
 
 export const DAY0 = Date.UTC(2026, 10, 4);
 
+/**
+ * A session with every member the row reads filled, identities under the brand member
+ * "formal", escapes and non-ASCII text in a name, and a member the schema does not know.
+ */
+export const RICH_SESSION = {
+  id: "ses_1",
+  startTime: "2026-11-02T10:04:05.123456Z",
+  endTime: "2026-11-02T10:14:05Z",
+  duration: "600.000s",
+  sessionStatus: "completed",
+  network: { clientIpAddress: "10.0.0.1" },
+  sidecar: { id: "sdc_1", name: "eu-1", technology: "postgres" },
+  user: {
+    type: "human",
+    username: "alice",
+    formal: {
+      user: {
+        id: "usr_1",
+        name: "Alice Ärger",
+        email: "alice@acme.example",
+        groups: ["g1", "g2"],
+        externalIds: ["okta|1"],
+      },
+      endUser: { id: "usr_2", type: "human", groups: ["x"] },
+    },
+    native: { username: "analyst", extra: 1 },
+  },
+  resource: {
+    type: "datastore",
+    id: "res_1",
+    name: "orders-prod-pg",
+    technology: "postgres",
+  },
+  connector: { id: "con_1", name: 'quote " and \\ backslash, ünïcödé 🚀' },
+  parentSessionId: "ses_0",
+  unknownMember: { kept: [1, 2.5, null, { deep: true }] },
+};
+
 /** The simulator's sessions of six hours under three brand member names, as parsed JSON. */
 export function sessionCatalogue(perBrand = 400): Record<string, unknown>[] {
   const catalogue: Record<string, unknown>[] = [];

@@ -8,10 +8,6 @@ import { ControlPlaneApi } from "../../src/api/control-plane.js";
 import { parseSession } from "../../src/api/schemas/session.js";
 import { withRun } from "../../src/pipeline/context.js";
 import { SessionWriter } from "../../src/pipeline/session-writer.js";
-import {
-  createSessionGenerator,
-  sessionToWire,
-} from "../../src/simulator/index.js";
 import type { Config } from "../../src/config/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertBlock, insertRows } from "../../src/warehouse/insert.js";
@@ -25,63 +21,20 @@ import {
 import { createLogger } from "../../src/util/logger.js";
 import { storedDeadLetters } from "../helpers/expected.js";
 import { sessionRow } from "../helpers/session-row.js";
+import {
+  DAY0,
+  RICH_SESSION,
+  sessionCatalogue,
+} from "../helpers/session-shapes.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
-const DAY0 = Date.UTC(2026, 10, 4);
 const FETCHED = DAY0 + 8 * 3_600_000;
 
-/** The simulator's sessions under three brand member names, as they come off the wire. */
-function catalogue(): string[] {
-  const out: string[] = [];
-  for (const [seed, brand] of [
-    [1, "formal"],
-    [2, "acme"],
-    [3, "service"],
-  ] as const) {
-    const gen = createSessionGenerator({
-      seed,
-      historyStartMs: DAY0 - 2 * 86_400_000,
-    });
-    const nowMs = DAY0 + 7 * 3_600_000;
-    for (const s of gen.sessionsStartingIn(DAY0, DAY0 + 6 * 3_600_000))
-      out.push(JSON.stringify(sessionToWire(s, gen, nowMs, brand)));
-  }
-  return out;
-}
+/** The simulator's sessions of six hours under three brand member names, as they come off the wire. */
+const catalogue = (): string[] =>
+  sessionCatalogue(Infinity).map((r) => JSON.stringify(r));
 
-const base = {
-  id: "edge_base",
-  startTime: "2026-11-02T10:04:05.123456Z",
-  endTime: "2026-11-02T10:14:05Z",
-  duration: "600.000s",
-  sessionStatus: "completed",
-  network: { clientIpAddress: "10.0.0.1" },
-  sidecar: { id: "sdc_1", name: "eu-1", technology: "postgres" },
-  user: {
-    type: "human",
-    username: "alice",
-    formal: {
-      user: {
-        id: "usr_1",
-        name: "Alice Ärger",
-        email: "alice@acme.example",
-        groups: ["g1", "g2"],
-        externalIds: ["okta|1"],
-      },
-      endUser: { id: "usr_2", type: "human", groups: ["x"] },
-    },
-    native: { username: "analyst", extra: 1 },
-  },
-  resource: {
-    type: "datastore",
-    id: "res_1",
-    name: "orders-prod-pg",
-    technology: "postgres",
-  },
-  connector: { id: "con_1", name: 'quote " and \\ backslash, ünïcödé 🚀' },
-  parentSessionId: "ses_0",
-  unknownMember: { kept: [1, 2.5, null, { deep: true }] },
-};
+const base = { ...RICH_SESSION, id: "edge_base" };
 
 /** The wire format's edge cases, each a record the exporter accepts. */
 const EDGES: Record<string, unknown>[] = [
