@@ -17,8 +17,9 @@ import {
   pushSessionInput,
   rejectedSessionLine,
   SESSION_LINES,
+  SessionInputOpenings,
+  sessionTimesFit,
   sessionValueProblem,
-  type SessionTimes,
 } from "../warehouse/sessions.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
@@ -47,31 +48,25 @@ function readRecord(
     return {
       reason: `${scan.ambiguous}: the record names this member twice, and JSON readers disagree on which one counts`,
     };
-  // The common case: the scan accepted the record and no legal hold has to be matched against
-  // it. It is never parsed in JavaScript; the engine reads it.
-  if (scan !== undefined && held === undefined)
-    return checked(scan, scan.brandMember, false, fetchedAtMs);
+  // The common case: the scan accepted the record, its times fit, and no legal hold has to be
+  // matched against it. It is never parsed in JavaScript; the engine reads it.
+  if (
+    scan !== undefined &&
+    held === undefined &&
+    sessionTimesFit(scan.startMs, scan.endMs, fetchedAtMs)
+  )
+    return { brandMember: scan.brandMember, held: false };
+  // Anything else is parsed, checked by the schema, and its values named when they do not fit.
   if (r.parseError !== undefined) return { reason: r.parseError };
   const parsed = parseSession(r.value);
   if (!parsed.success) return { reason: validationReason(parsed.error) };
   const s = parsed.data;
-  return checked(
-    s,
-    s.user.brandMember,
-    held !== undefined && held(s),
-    fetchedAtMs,
-  );
-}
-
-/** A record of the right shape, after the checks of its values. */
-function checked(
-  times: SessionTimes,
-  brandMember: string | undefined,
-  held: boolean,
-  fetchedAtMs: number,
-): RecordRead {
-  const reason = sessionValueProblem(times, fetchedAtMs);
-  return reason === undefined ? { brandMember, held } : { reason };
+  const reason = sessionValueProblem(s, fetchedAtMs);
+  if (reason !== undefined) return { reason };
+  return {
+    brandMember: s.user.brandMember,
+    held: held !== undefined && held(s),
+  };
 }
 
 /**
@@ -104,6 +99,7 @@ export class SessionWriter {
       this.#holdsRead = true;
     }
     const held = this.#held;
+    const openings = new SessionInputOpenings(fetchedAtMs);
     for (const r of records) {
       const read = readRecord(r, held, fetchedAtMs);
       if ("reason" in read) {
@@ -113,7 +109,7 @@ export class SessionWriter {
       pushSessionInput(
         this.#block,
         r.bytes ?? r.text,
-        fetchedAtMs,
+        openings,
         read.held,
         read.brandMember,
       );

@@ -55,18 +55,18 @@ export class LineBlock {
   }
 
   /**
-   * Pushes the JSON array `head` with `last` appended as its final element, the same bytes as
-   * `${head.slice(0, -1)},${last}]` but without building that string; `last` is text, or its
-   * UTF-8 bytes (copied as they are).
+   * Pushes a JSON array line: `opening`, the bytes of the array up to and including the comma
+   * before its last element (one line's opening serves many), then `last`, as text or as its
+   * UTF-8 bytes (copied as they are), then the closing bracket.
    */
-  pushArrayWith(head: string, last: string | Uint8Array): void {
+  pushArrayWith(opening: Uint8Array, last: string | Uint8Array): void {
     const lastBytes = typeof last === "string" ? 3 * last.length : last.length;
-    const need = this.#len + 3 + 3 * head.length + lastBytes;
+    const need = this.#len + 2 + opening.length + lastBytes;
     if (need > this.#buf.length) this.#grow(need);
     const buf = this.#buf;
     this.#startLine();
-    this.#len += buf.write(head, this.#len);
-    buf[this.#len - 1] = 0x2c; // the head's closing bracket becomes a comma
+    buf.set(opening, this.#len);
+    this.#len += opening.length;
     this.#tails.push(this.#len);
     if (typeof last === "string") this.#len += buf.write(last, this.#len);
     else {

@@ -1,7 +1,11 @@
 // Session record → row of the `sessions` table: the column contract (names, types, and the SQL
 // the engine builds each value with) the migrations and the writer share, the value checks a
 // record passes before it is sent, and the input line that carries it.
-import { durationStringMs, timestampMs } from "../api/schemas/common.js";
+import {
+  daysInMonth,
+  durationStringMs,
+  timestampMs,
+} from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
 import type { LineFormat } from "./insert.js";
 import { linesOf, type LineBlock, type TakenLines } from "./line-block.js";
@@ -198,12 +202,6 @@ function digits(v: string, at: number, n: number): number {
   return x;
 }
 
-function daysIn(year: number, month: number): number {
-  if (month === 2)
-    return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
 /**
  * What is wrong with an RFC 3339 timestamp whose digits the schema accepted: a day or time
  * that no calendar has (Date.parse reads "2026-02-30" as March 2 and "24:00" as the next day),
@@ -219,8 +217,8 @@ function instantProblem(
   const day = digits(v, 8, 2);
   if (month < 1 || month > 12)
     return `${field}: "${v}" is not a valid date (there is no month ${month})`;
-  if (day < 1 || day > daysIn(year, month))
-    return `${field}: "${v}" is not a valid date (${MONTHS[month - 1]} ${year} has ${daysIn(year, month)} days)`;
+  if (day < 1 || day > daysInMonth(year, month))
+    return `${field}: "${v}" is not a valid date (${MONTHS[month - 1]} ${year} has ${daysInMonth(year, month)} days)`;
   if (digits(v, 11, 2) > 23 || digits(v, 14, 2) > 59 || digits(v, 17, 2) > 59)
     return `${field}: "${v}" is not a valid time of day`;
   if (ms < DATETIME64_MIN_MS || ms > DATETIME64_MAX_MS)
@@ -261,6 +259,25 @@ export function sessionValueProblem(
   return undefined;
 }
 
+/**
+ * Whether a session passes sessionValueProblem, judged on numbers: for a record whose times the
+ * scan read as real calendar instants (epoch ms, see scanSession) and whose duration it found in
+ * range. The limits are sessionValueProblem's; when this is false, sessionValueProblem on the
+ * record's strings names the problem.
+ */
+export function sessionTimesFit(
+  startMs: number,
+  endMs: number | undefined,
+  fetchedAtMs: number,
+): boolean {
+  return (
+    startMs >= START_FLOOR_MS &&
+    startMs <= fetchedAtMs + START_AHEAD_MS &&
+    startMs <= DATETIME64_MAX_MS &&
+    (endMs === undefined || (endMs >= startMs && endMs <= DATETIME64_MAX_MS))
+  );
+}
+
 /** How a session block is inserted: input lines, rows built by the engine. */
 export const SESSION_LINES: LineFormat = {
   format: "JSONCompactEachRow",
@@ -293,6 +310,32 @@ export function rejectedSessionLine(
 }
 
 /**
+ * The openings of session input lines (SESSION_INPUT) for records fetched at one instant, as
+ * bytes: `[fetched_ms,held,brand,`, made once per held flag and brand member.
+ */
+export class SessionInputOpenings {
+  readonly #fetchedAtMs: number;
+  readonly #free = new Map<string | undefined, Buffer>();
+  readonly #held = new Map<string | undefined, Buffer>();
+
+  constructor(fetchedAtMs: number) {
+    this.#fetchedAtMs = fetchedAtMs;
+  }
+
+  of(held: boolean, brandMember: string | undefined): Buffer {
+    const made = held ? this.#held : this.#free;
+    let opening = made.get(brandMember);
+    if (opening === undefined) {
+      const brand =
+        brandMember === undefined ? "null" : JSON.stringify(brandMember);
+      opening = Buffer.from(`[${this.#fetchedAtMs},${held},${brand},`);
+      made.set(brandMember, opening);
+    }
+    return opening;
+  }
+}
+
+/**
  * Appends a session's input line (SESSION_INPUT) to an insert block. It is on the hot path of
  * every session, and does little: the engine builds the row (sessionRowsSelect). The record
  * is appended as it was received — the insert reads a JSON object into a String column
@@ -302,11 +345,9 @@ export function rejectedSessionLine(
 export function pushSessionInput(
   block: LineBlock,
   raw: string | Uint8Array,
-  fetchedAtMs: number,
+  openings: SessionInputOpenings,
   held: boolean,
   brandMember: string | undefined,
 ): void {
-  const brand =
-    brandMember === undefined ? "null" : JSON.stringify(brandMember);
-  block.pushArrayWith(`[${fetchedAtMs},${held},${brand}]`, raw);
+  block.pushArrayWith(openings.of(held, brandMember), raw);
 }

@@ -6,7 +6,10 @@ import {
   type Session,
 } from "../../src/api/schemas/session.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
-import { pushSessionInput } from "../../src/warehouse/sessions.js";
+import {
+  pushSessionInput,
+  SessionInputOpenings,
+} from "../../src/warehouse/sessions.js";
 import { sessionRow } from "../helpers/session-row.js";
 import {
   brokenSessionRecords,
@@ -18,7 +21,13 @@ import {
 /** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();
-  pushSessionInput(block, raw, fetchedAtMs, false, s.user.brandMember);
+  pushSessionInput(
+    block,
+    raw,
+    new SessionInputOpenings(fetchedAtMs),
+    false,
+    s.user.brandMember,
+  );
   return block.take().body.toString("utf8");
 }
 

@@ -8,6 +8,7 @@ import {
   type SessionScan,
 } from "../../src/api/schemas/session-scan.js";
 import { parseSession } from "../../src/api/schemas/session.js";
+import { timestampMs } from "../../src/api/schemas/common.js";
 
 /** The scan of a record's text, as its UTF-8 bytes. */
 const scanText = (text: string): SessionScan => scanSession(Buffer.from(text));
@@ -34,9 +35,8 @@ function agree(text: string): SessionScan {
   const s = parsed.data;
   expect(scan, text).toEqual({
     id: s.id,
-    startTime: s.startTime,
-    endTime: s.endTime,
-    duration: s.duration,
+    startMs: timestampMs(s.startTime),
+    endMs: s.endTime === undefined ? undefined : timestampMs(s.endTime),
     brandMember: s.user.brandMember,
   });
   return scan;
@@ -123,5 +123,54 @@ describe("scanSession", () => {
     const nullEnd = text.replace("{", '{"parentSessionId":null,');
     expect(scanText(nullEnd)).toBeUndefined();
     expect(parseSession(JSON.parse(nullEnd)).success).toBe(false);
+  });
+
+  it("reads times at every precision, offset and case as Date.parse does, and leaves impossible ones to the value checks", () => {
+    const r = catalogue[0] as Record<string, unknown>;
+    const withTimes = (startTime: string, duration?: string) =>
+      JSON.stringify({
+        ...r,
+        startTime,
+        endTime: undefined,
+        duration,
+        sessionStatus: "active",
+      });
+    for (const t of [
+      "2026-11-16T10:00:00Z",
+      "2026-11-16T10:00:00.1Z",
+      "2026-11-16T10:00:00.12Z",
+      "2026-11-16T10:00:00.123Z",
+      "2026-11-16T10:00:00.1239Z",
+      "2026-11-16T10:00:00.123456789Z",
+      "2026-11-16t10:00:00.5z",
+      "2026-11-16T11:30:00.999+01:30",
+      "2026-11-16T00:10:00-23:59",
+      "2024-02-29T23:59:59.999999Z",
+      "1900-01-01T00:00:00Z",
+    ]) {
+      const scan = agree(withTimes(t));
+      expect(scan, t).toMatchObject({ startMs: Date.parse(t) });
+    }
+    // Days and times no calendar has (Date.parse would move them), years before 1000, offsets
+    // beyond a day: parseSession and sessionValueProblem decide and name them.
+    for (const t of [
+      "2026-02-29T10:00:00Z",
+      "2026-04-31T10:00:00Z",
+      "2026-11-16T24:00:00Z",
+      "2026-11-16T10:60:00Z",
+      "2026-11-16T10:00:60Z",
+      "2026-13-01T10:00:00Z",
+      "0999-11-16T10:00:00Z",
+      "2026-11-16T10:00:00+24:00",
+      "2026-11-16T10:00:00.Z",
+      "2026-11-16T10:00:00.1234567890Z",
+      "2026-11-16 10:00:00Z",
+      "2026-11-16T10:00:00",
+    ])
+      expect(scanText(withTimes(t)), t).toBeUndefined();
+    for (const d of ["0s", "1799.877s", "9999999999.123456789s", ""])
+      expect(agree(withTimes("2026-11-16T10:00:00Z", d)), d).toBeDefined();
+    for (const d of ["-1s", "10000000000s", " 5s", "5.s", "5", "1.1234567890s"])
+      expect(scanText(withTimes("2026-11-16T10:00:00Z", d)), d).toBeUndefined();
   });
 });

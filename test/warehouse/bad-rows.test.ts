@@ -10,6 +10,7 @@ import { insertBlock, MAX_BISECT_INSERTS } from "../../src/warehouse/insert.js";
 import { LineBlock, type TakenLines } from "../../src/warehouse/line-block.js";
 import {
   pushSessionInput,
+  SessionInputOpenings,
   rejectedSessionLine,
   SESSION_LINES,
 } from "../../src/warehouse/sessions.js";
@@ -52,7 +53,13 @@ function blockWith(bad: ReadonlySet<number>): TakenLines {
   const block = new LineBlock();
   records.forEach(({ session, raw }, i) => {
     const text = bad.has(i) ? unreadable(raw) : raw;
-    pushSessionInput(block, text, NOON, false, session.user.brandMember);
+    pushSessionInput(
+      block,
+      text,
+      new SessionInputOpenings(NOON),
+      false,
+      session.user.brandMember,
+    );
   });
   return block.take();
 }

@@ -14,6 +14,7 @@ import { insertBlock, insertRows } from "../../src/warehouse/insert.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
 import {
   pushSessionInput,
+  SessionInputOpenings,
   SESSION_COLUMNS,
   SESSION_LINES,
   sessionValueProblem,
@@ -133,7 +134,13 @@ describe("rows built by the engine", () => {
       const held = k % 5 === 0;
       k++;
       expect(sessionValueProblem(s, fetchedAtMs)).toBeUndefined();
-      pushSessionInput(block, raw, fetchedAtMs, held, s.user.brandMember);
+      pushSessionInput(
+        block,
+        raw,
+        new SessionInputOpenings(fetchedAtMs),
+        held,
+        s.user.brandMember,
+      );
       reference.push(sessionRow(s, raw, fetchedAtMs, undefined, held));
     }
     await insertRows(w, "sessions_js", reference, { retries: 0 });

@@ -28,6 +28,7 @@ import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
 import {
   pushSessionInput,
+  SessionInputOpenings,
   SESSION_LINES,
 } from "../../src/warehouse/sessions.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
@@ -1415,7 +1416,7 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
       pushSessionInput(
         block,
         raw,
-        Date.UTC(2026, 10, 2, 12),
+        new SessionInputOpenings(Date.UTC(2026, 10, 2, 12)),
         false,
         parsed.data.user.brandMember,
       );

@@ -39,8 +39,11 @@ describe("LineBlock", () => {
 
   it("appends a last element to a JSON array without building the line: the same bytes", () => {
     const block = new LineBlock(4);
-    block.pushArrayWith('["a",1,["x"]]', '{"id":"ses_1","n":"Zoë"}');
-    block.pushArrayWith('["b"]', '"text"');
+    block.pushArrayWith(
+      Buffer.from('["a",1,["x"],'),
+      '{"id":"ses_1","n":"Zoë"}',
+    );
+    block.pushArrayWith(Buffer.from('["b",'), '"text"');
     block.push("[3]");
     const taken = block.take();
     expect(taken.body.toString("utf8")).toBe(

@@ -1,9 +1,14 @@
 // What the session row writer refuses before a row is built: values a DateTime64 column or a
 // calendar cannot hold, negative or impossible durations, an end before the start. Each is a
 // reason that names the field and the value; nothing is clamped.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { scanSession } from "../../src/api/schemas/session-scan.js";
 import { parseSession, type Session } from "../../src/api/schemas/session.js";
-import { sessionValueProblem } from "../../src/warehouse/sessions.js";
+import {
+  sessionTimesFit,
+  sessionValueProblem,
+} from "../../src/warehouse/sessions.js";
 
 const FETCHED = Date.UTC(2026, 10, 16, 12, 0, 0);
 
@@ -91,5 +96,77 @@ describe("session value checks", () => {
     expect(problem({ endTime: "2026-11-16T09:00:00Z" })).toBe(
       'endTime: "2026-11-16T09:00:00Z" is before startTime "2026-11-16T10:00:00.123Z"',
     );
+  });
+
+  it("judges the times the scan read as sessionValueProblem does, at the edges of every limit", () => {
+    const DAY = 86_400_000;
+    // Instants on and around every limit: the earliest start, a day after the fetch, the
+    // last instant a DateTime64 holds, and an end just before or after the start.
+    const edges = [
+      Date.UTC(2000, 0, 1),
+      FETCHED + DAY,
+      Date.UTC(2300, 0, 1) - 1,
+      Date.UTC(1900, 0, 1),
+      FETCHED,
+    ];
+    const instant = fc.oneof(
+      fc
+        .tuple(fc.constantFrom(...edges), fc.integer({ min: -2, max: 2 }))
+        .map(([edge, d]) => edge + d),
+      fc.integer({ min: Date.UTC(1901, 0, 1), max: Date.UTC(2299, 0, 1) }),
+    );
+    /** The instant as RFC 3339, at a random offset and precision. */
+    const text = (ms: number, offsetMin: number, digits: number) => {
+      const local = new Date(ms + offsetMin * 60_000).toISOString();
+      const [whole = "", fraction = ""] = local.slice(0, -1).split(".");
+      const zone =
+        offsetMin === 0
+          ? "Z"
+          : `${offsetMin < 0 ? "-" : "+"}${String(Math.floor(Math.abs(offsetMin) / 60)).padStart(2, "0")}:${String(Math.abs(offsetMin) % 60).padStart(2, "0")}`;
+      return `${whole}${digits === 0 ? "" : `.${`${fraction}000000`.slice(0, digits)}`}${zone}`;
+    };
+    const time = fc
+      .tuple(
+        instant,
+        fc.constantFrom(0, 0, 60, -90, 330, -600),
+        fc.constantFrom(0, 3, 6, 9),
+      )
+      .map(([ms, off, digits]) => text(ms, off, digits));
+    let fit = 0;
+    let unfit = 0;
+    fc.assert(
+      fc.property(
+        time,
+        fc.option(
+          fc.oneof(
+            time,
+            instant.map((ms) => text(ms, 0, 3)),
+          ),
+        ),
+        (startTime, endTime) => {
+          const record = {
+            id: "ses_1",
+            startTime,
+            ...(endTime === null
+              ? { sessionStatus: "active" }
+              : { endTime, sessionStatus: "completed" }),
+          };
+          const scan = scanSession(Buffer.from(JSON.stringify(record)));
+          const parsed = parseSession(record);
+          if (scan === undefined || "ambiguous" in scan || !parsed.success)
+            return;
+          const fits = sessionTimesFit(scan.startMs, scan.endMs, FETCHED);
+          expect(fits, JSON.stringify(record)).toBe(
+            sessionValueProblem(parsed.data, FETCHED) === undefined,
+          );
+          if (fits) fit++;
+          else unfit++;
+        },
+      ),
+      { numRuns: 4000, seed: 11 },
+    );
+    // Both answers were seen many times.
+    expect(fit).toBeGreaterThan(300);
+    expect(unfit).toBeGreaterThan(300);
   });
 });

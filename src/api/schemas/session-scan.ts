@@ -3,21 +3,22 @@
 // the shape the schema accepts, and the few values the writer reads (the id, the times, the
 // name of the brand member). The scan accepts only the plain, expected shape — valid JSON, every
 // member the row is built from a string (or the object or array of strings it must be), no
-// escapes in the values it returns, nesting within bounds — and returns undefined for anything
+// escapes in the values it reads, timestamps that are real calendar instants, a duration that is
+// neither negative nor beyond the longest a row holds, nesting within bounds — and returns
+// undefined for anything
 // else, which then goes through JSON.parse and parseSession, which decide (and explain a
 // rejection). So the scan never accepts what the schema rejects: test/api/session-scan.test.ts
 // holds the two equal on the simulator's records broken at random. The bytes must be valid
 // UTF-8 (the page splitter checks that).
-import { durationStringMs, isTimestamp } from "./common.js";
+import { daysInMonth } from "./common.js";
 
 /** What the writer reads of a record the scan accepted. */
 export interface ScannedSession {
   id: string;
-  startTime: string;
-  /** Undefined when the record has none (an open session). */
-  endTime: string | undefined;
-  /** "" when the record has none. */
-  duration: string;
+  /** The start time in epoch milliseconds (sub-millisecond digits truncated, as timestampMs). */
+  startMs: number;
+  /** The end time in epoch milliseconds; undefined when the record has none (an open session). */
+  endMs: number | undefined;
   /** The member holding the identities (see findBrandKey), undefined when there is none. */
   brandMember: string | undefined;
 }
@@ -52,6 +53,17 @@ const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
+const LOWER_S = 0x73;
+/** Bit that makes an ASCII letter lower case. */
+const LOWER = 0x20;
+const LOWER_T = 0x74;
+const LOWER_Z = 0x7a;
+
+/**
+ * Most whole seconds a duration the scan accepts may have: ten digits are under 317 years, within
+ * the longest duration a row holds (sessionValueProblem); longer ones go to parseSession.
+ */
+const DURATION_SECOND_DIGITS = 10;
 
 /**
  * The members of the objects the row reads, by object: each key's bit (for telling a key seen
@@ -391,11 +403,98 @@ class Scanner {
     return holds;
   }
 
+  /** `n` digits at `at` as a number; NaN when one is not a digit. */
+  number(at: number, n: number): number {
+    const b = this.b;
+    let x = 0;
+    for (let i = at; i < at + n; i++) {
+      const c = b[i] as number;
+      if (c < ZERO || c > NINE) return NaN;
+      x = 10 * x + c - ZERO;
+    }
+    return x;
+  }
+
+  /**
+   * An RFC 3339 timestamp (as isTimestamp: 0 to 9 fractional digits, `Z` or an offset, either
+   * case), read in place as epoch milliseconds. NaN for anything else, for a day or time no
+   * calendar has and for a year before 1000: parseSession and sessionValueProblem name those.
+   */
+  timestamp(): number {
+    const close = this.string(true);
+    const b = this.b;
+    const s = this.stringStart;
+    if (
+      close - s < 20 ||
+      b[s + 4] !== MINUS ||
+      b[s + 7] !== MINUS ||
+      ((b[s + 10] as number) | LOWER) !== LOWER_T ||
+      b[s + 13] !== COLON ||
+      b[s + 16] !== COLON
+    )
+      return NaN;
+    const year = this.number(s, 4);
+    const month = this.number(s + 5, 2);
+    const day = this.number(s + 8, 2);
+    const hour = this.number(s + 11, 2);
+    const minute = this.number(s + 14, 2);
+    const second = this.number(s + 17, 2);
+    // Comparisons with NaN are false: a field that is not digits fails here.
+    if (
+      !(year >= 1000 && month >= 1 && month <= 12 && day >= 1) ||
+      !(day <= daysInMonth(year, month) && hour <= 23 && minute <= 59) ||
+      !(second <= 59)
+    )
+      return NaN;
+    let p = s + 19;
+    let ms = 0;
+    if (b[p] === DOT) {
+      const from = ++p;
+      while (p < close && isDigit(b[p])) p++;
+      const n = p - from;
+      if (n < 1 || n > 9) return NaN;
+      ms = this.number(from, Math.min(n, 3)) * 10 ** Math.max(0, 3 - n);
+    }
+    let offsetMs = 0;
+    const zone = b[p] as number;
+    if ((zone | LOWER) === LOWER_Z) p++;
+    else if (zone === PLUS || zone === MINUS) {
+      const hours = this.number(p + 1, 2);
+      const minutes = this.number(p + 4, 2);
+      if (b[p + 3] !== COLON || !(hours <= 23 && minutes <= 59)) return NaN;
+      offsetMs = (zone === MINUS ? -1 : 1) * (hours * 60 + minutes) * 60_000;
+      p += 6;
+    } else return NaN;
+    if (p !== close) return NaN;
+    return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs;
+  }
+
+  /**
+   * Whether a protobuf Duration ("12.5s") is of the plain form, checked in place: empty, or
+   * whole seconds of at most DURATION_SECOND_DIGITS digits with up to nine fractional ones. A
+   * negative or longer one, or one with spaces, is left to parseSession and sessionValueProblem.
+   */
+  duration(): boolean {
+    const close = this.string(true);
+    const b = this.b;
+    let p = this.stringStart;
+    if (p === close) return true;
+    const from = p;
+    while (isDigit(b[p])) p++;
+    if (p === from || p - from > DURATION_SECOND_DIGITS) return false;
+    if (b[p] === DOT) {
+      const fraction = ++p;
+      while (isDigit(b[p])) p++;
+      if (p === fraction || p - fraction > 9) return false;
+    }
+    return b[p] === LOWER_S && p + 1 === close;
+  }
+
   session(): SessionScan {
     let id: string | undefined;
-    let startTime: string | undefined;
-    let endTime: string | undefined;
-    let duration = "";
+    let startMs: number | undefined;
+    let endMs: number | undefined;
+    let plainDuration = true;
     let brandMember: string | undefined;
     this.expect(OPEN_BRACE);
     if (!this.take(CLOSE_BRACE)) {
@@ -410,13 +509,13 @@ class Scanner {
               id = this.plainString();
               break;
             case "startTime":
-              startTime = this.plainString();
+              startMs = this.timestamp();
               break;
             case "endTime":
-              endTime = this.plainString();
+              endMs = this.timestamp();
               break;
             case "duration":
-              duration = this.plainString();
+              plainDuration = this.duration();
               break;
             case "network":
               this.flat(1, NETWORK);
@@ -438,14 +537,15 @@ class Scanner {
     }
     if (this.peek() !== -1) throw FALLBACK;
     if (this.ambiguous !== undefined) return { ambiguous: this.ambiguous };
-    if (id === undefined || id === "" || startTime === undefined)
+    if (id === undefined || id === "" || startMs === undefined) throw FALLBACK;
+    if (Number.isNaN(startMs) || Number.isNaN(endMs) || !plainDuration)
       throw FALLBACK;
-    if (!isTimestamp(startTime)) throw FALLBACK;
-    if (endTime !== undefined && !isTimestamp(endTime)) throw FALLBACK;
-    if (duration !== "" && durationStringMs(duration) === undefined)
-      throw FALLBACK;
-    return { id, startTime, endTime, duration, brandMember };
+    return { id, startMs, endMs, brandMember };
   }
+}
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= ZERO && c <= NINE;
 }
 
 function isHex(c: number | undefined): boolean {
