@@ -31,6 +31,13 @@ import { validationReason } from "./validation.js";
  */
 const IDLE_BLOCK_SHARE = 0.2;
 
+/**
+ * Blocks sent and not yet stored, at most. The engine stores a block mostly on one thread; with
+ * a second one in flight it keeps both cores busy while the exporter waits for a block to be
+ * stored.
+ */
+const MAX_IN_FLIGHT = 2;
+
 /** A block is sent at this size even before it has `insertBatchRows` rows (large records). */
 const MAX_BLOCK_BYTES = 64 * 2 ** 20;
 
@@ -70,17 +77,18 @@ function readRecord(
 }
 
 /**
- * Buffers rows and dead letters and inserts them in bounded blocks. One block may be in flight
- * while the next one is parsed (the engine works on its own threads), never more, so memory
- * stays bounded; `drain()` waits for everything before a checkpoint is written.
+ * Buffers rows and dead letters and inserts them in bounded blocks. Up to MAX_IN_FLIGHT blocks
+ * may be in flight while the next one is read (the engine works on its own threads), never
+ * more, so memory stays bounded; `drain()` waits for everything before a checkpoint is written.
  */
 export class SessionWriter {
   readonly #ctx: JobContext;
   readonly #block = new LineBlock();
   #dead: DeadLetter[] = [];
-  #inflight: Promise<void> | undefined;
-  /** Whether the block in flight, if any, is still being stored. */
-  #storing = false;
+  /** Blocks sent, oldest first, until their outcome was awaited. */
+  #inflight: Promise<void>[] = [];
+  /** Blocks sent that are still being stored. */
+  #storing = 0;
   /** Sessions an active legal hold names; undefined without holds (read once, at the first add). */
   #held: ((s: Session) => boolean) | undefined;
   #holdsRead = false;
@@ -117,7 +125,7 @@ export class SessionWriter {
     const full = this.#ctx.config.sessions.insertBatchRows;
     if (
       this.#block.rows >= full ||
-      (!this.#storing && this.#block.rows >= full * IDLE_BLOCK_SHARE) ||
+      (this.#storing === 0 && this.#block.rows >= full * IDLE_BLOCK_SHARE) ||
       this.#block.bytes >= MAX_BLOCK_BYTES
     )
       await this.#startInsert();
@@ -133,10 +141,12 @@ export class SessionWriter {
     };
   }
 
-  /** Waits for the block in flight (its failure surfaces here), then sends the buffered rows. */
+  /**
+   * Waits for the oldest block in flight when MAX_IN_FLIGHT are (its failure surfaces here),
+   * then sends the buffered rows.
+   */
   async #startInsert(): Promise<void> {
-    await this.#inflight;
-    this.#inflight = undefined;
+    while (this.#inflight.length >= MAX_IN_FLIGHT) await this.#inflight.shift();
     const rows = this.#block.rows;
     if (rows === 0) return;
     const ctx = this.#ctx;
@@ -172,27 +182,27 @@ export class SessionWriter {
         rows: stored,
       });
     });
-    this.#storing = true;
-    // Observed at the next await of #inflight; this only keeps Node from calling it unhandled.
+    this.#storing++;
+    // Observed when it is awaited; this only keeps Node from calling it unhandled.
     insert
       .catch(() => undefined)
       .finally(() => {
-        if (this.#inflight === insert) this.#storing = false;
+        this.#storing--;
       });
-    this.#inflight = insert;
+    this.#inflight.push(insert);
   }
 
-  /** After a failure: lets the block in flight finish, so nothing is closed under it. */
+  /** After a failure: lets the blocks in flight finish, so nothing is closed under them. */
   async settle(): Promise<void> {
-    await this.#inflight?.catch(() => undefined);
-    this.#inflight = undefined;
+    const inflight = this.#inflight;
+    this.#inflight = [];
+    await Promise.allSettled(inflight);
   }
 
   /** Inserts everything buffered and waits until it is stored. */
   async drain(): Promise<void> {
     await this.#startInsert();
-    await this.#inflight;
-    this.#inflight = undefined;
+    while (this.#inflight.length > 0) await this.#inflight.shift();
     const ctx = this.#ctx;
     if (this.#dead.length > 0) {
       const dead = this.#dead;

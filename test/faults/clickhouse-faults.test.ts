@@ -61,8 +61,15 @@ interface InsertAttempt {
 function faulty(
   w: Warehouse,
   fault: (a: InsertAttempt, n: number) => "before" | "after" | undefined,
-): { w: Warehouse; attempts: InsertAttempt[] } {
+): {
+  w: Warehouse;
+  attempts: InsertAttempt[];
+  /** The most inserts into `sessions` that were under way at once. */
+  mostAtOnce: () => number;
+} {
   const attempts: InsertAttempt[] = [];
+  let atOnce = 0;
+  let most = 0;
   const wrap =
     (method: "command" | "exec") =>
     async (params: {
@@ -85,7 +92,11 @@ function faulty(
         { code: "ECONNREFUSED" },
       );
       if (what === "before") throw down;
-      const result = await real(params);
+      const sessions = table === "sessions";
+      if (sessions) most = Math.max(most, ++atOnce);
+      const result = await real(params).finally(() => {
+        if (sessions) atOnce--;
+      });
       if (what === "after")
         throw Object.assign(new Error("socket hang up"), {
           code: "ECONNRESET",
@@ -98,7 +109,7 @@ function faulty(
       return Reflect.get(target, prop, receiver) as unknown;
     },
   });
-  return { w: { ...w, client }, attempts };
+  return { w: { ...w, client }, attempts, mostAtOnce: () => most };
 }
 
 describe("an insert that fails", () => {
@@ -245,6 +256,81 @@ describe("ClickHouse down in the middle of a run", () => {
       await again.api.close();
       const all = await storedSessions(w);
       expect(all.finalRows).toBe(all.rows.size);
+      expect(sessionDifferences(expected, all.rows, new Set())).toEqual([]);
+      expect((await readCheckpoint(w, stream))?.positionMs).toBe(NOON);
+    } finally {
+      await deps.api.close();
+      await w.close();
+    }
+  });
+});
+
+describe("blocks stored side by side", () => {
+  it("fail the window when one fails although the one sent after it was stored; the checkpoint stays; the next run stores everything once", async () => {
+    const { config, w } = await simulatorWarehouse(sim.url, {
+      SESSIONHOUSE_PAGE_SIZE: "200",
+      SESSIONHOUSE_WINDOW: "2h",
+      // Small blocks, so that a window is stored in many and two are sent at once.
+      SESSIONHOUSE_INSERT_BATCH_ROWS: "40",
+    });
+    const stream = backfillStream(SESSIONS_STREAM, FROM, NOON);
+    const slow = {
+      ...config,
+      clickhouse: { ...config.clickhouse, insertRetries: 1 },
+    };
+    const failing = faulty(w, (a) => {
+      if (a.table !== "sessions") return undefined;
+      const tokens = [
+        ...new Set(
+          failing.attempts
+            .filter((t) => t.table === "sessions")
+            .map((t) => t.token),
+        ),
+      ];
+      // The fourth block fails on every try; the others are stored.
+      return tokens.indexOf(a.token) === 3 ? "before" : undefined;
+    });
+    const deps = runDeps(slow, failing.w);
+    try {
+      const err = await run(deps, SESSIONS_JOB, (ctx) =>
+        syncSessions(ctx, {
+          fromMs: FROM,
+          toMs: NOON,
+          nowMs: NOON,
+          skipOpenRefresh: true,
+        }),
+      ).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "INSERT_FAILED" });
+      // The fifth block was sent while the fourth was still being stored.
+      const tokens = new Set(
+        failing.attempts
+          .filter((a) => a.table === "sessions")
+          .map((a) => a.token),
+      );
+      expect(tokens.size).toBeGreaterThanOrEqual(5);
+      expect(failing.mostAtOnce()).toBe(2);
+      // The failed block's sessions are missing, and the checkpoint is not past any of them.
+      const cp = (await readCheckpoint(w, stream))?.positionMs ?? FROM;
+      expect(cp).toBeLessThan(NOON);
+      const { rows } = await storedSessions(w);
+      expect(rows.size).toBeLessThan(expected.size);
+      const before = [...expected.values()].filter(
+        (s) => Date.parse(s.startTime as string) < cp,
+      );
+      expect(before.filter((s) => !rows.has(s.id as string))).toEqual([]);
+
+      const again = runDeps(config, w);
+      await run(again, SESSIONS_JOB, (ctx) =>
+        syncSessions(ctx, {
+          fromMs: FROM,
+          toMs: NOON,
+          nowMs: NOON,
+          skipOpenRefresh: true,
+        }),
+      );
+      await again.api.close();
+      const all = await storedSessions(w);
+      expect(all.finalRows).toBe(expected.size);
       expect(sessionDifferences(expected, all.rows, new Set())).toEqual([]);
       expect((await readCheckpoint(w, stream))?.positionMs).toBe(NOON);
     } finally {
