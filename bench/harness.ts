@@ -17,6 +17,8 @@ const CLI = join(ROOT, "bin", "sessionhouse.js");
 const SCENARIO = join(dirname(fileURLToPath(import.meta.url)), "scenario.js");
 export const API_KEY = "bench-key-5d1f2a";
 export const DAY = 86_400_000;
+/** Runs of each measured part whose targets are judged on medians (BENCH_RUNS, default 3). */
+export const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** The simulators' fixed clock: everything below is history, identical on every run. */
 const CLOCK = "2026-11-16T00:00:00Z";
 export const END_MS = Date.parse(CLOCK);

@@ -15,6 +15,7 @@ import {
   fmt,
   median,
   ROOT,
+  RUNS,
   scenario,
   startSimulator,
   stop,
@@ -22,8 +23,6 @@ import {
   warm,
   type SessionsResult,
 } from "./harness.js";
-
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
 /** A ClickHouse HTTP front over a fresh data directory, in its own process. */
 interface Front {
