@@ -42,6 +42,17 @@ afterAll(async () => {
   await sim.close();
 });
 
+/** The sessions job over the twelve hours before noon. */
+const backfill = (deps: ReturnType<typeof runDeps>) =>
+  run(deps, SESSIONS_JOB, (ctx) =>
+    syncSessions(ctx, {
+      fromMs: FROM,
+      toMs: NOON,
+      nowMs: NOON,
+      skipOpenRefresh: true,
+    }),
+  );
+
 async function setup(): Promise<{ config: Config; w: Warehouse }> {
   return simulatorWarehouse(sim.url, {
     SESSIONHOUSE_PAGE_SIZE: "200",
@@ -125,14 +136,7 @@ describe("an insert that fails", () => {
     );
     const deps = runDeps(config, f.w);
     try {
-      await run(deps, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
-      );
+      await backfill(deps);
       const sessionsInserts = f.attempts.filter((a) => a.table === "sessions");
       // The first block was sent three times (twice its acknowledgement was lost), with one token.
       expect(sessionsInserts[0]?.token).toBe(sessionsInserts[1]?.token);
@@ -218,14 +222,7 @@ describe("ClickHouse down in the middle of a run", () => {
     };
     const deps = runDeps(fast, f.w);
     try {
-      const err = await run(deps, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
-      ).catch((e: unknown) => e);
+      const err = await backfill(deps).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: "INSERT_FAILED" });
       expect((err as Error).message).toMatch(
         /^insert into \w+ failed: connect ECONNREFUSED/,
@@ -244,14 +241,7 @@ describe("ClickHouse down in the middle of a run", () => {
 
       // ClickHouse is back: the next run resumes from the checkpoint and completes.
       const again = runDeps(config, w);
-      const r = await run(again, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
-      );
+      const r = await backfill(again);
       expect(r.startMs).toBe(cp?.positionMs);
       await again.api.close();
       const all = await storedSessions(w);
@@ -292,14 +282,7 @@ describe("blocks stored side by side", () => {
     });
     const deps = runDeps(slow, failing.w);
     try {
-      const err = await run(deps, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
-      ).catch((e: unknown) => e);
+      const err = await backfill(deps).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: "INSERT_FAILED" });
       // The fifth block was sent while the fourth was still being stored.
       const tokens = new Set(
@@ -320,14 +303,7 @@ describe("blocks stored side by side", () => {
       expect(before.filter((s) => !rows.has(s.id as string))).toEqual([]);
 
       const again = runDeps(config, w);
-      await run(again, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
-      );
+      await backfill(again);
       await again.api.close();
       const all = await storedSessions(w);
       expect(all.finalRows).toBe(expected.size);
