@@ -14,10 +14,9 @@ import { insertBlock } from "../warehouse/insert.js";
 import { LineBlock } from "../warehouse/line-block.js";
 import { Tables } from "../warehouse/tables.js";
 import {
-  pushSessionInput,
   rejectedSessionLine,
   SESSION_LINES,
-  SessionInputOpenings,
+  SessionInputs,
   sessionTimesFit,
   sessionValueProblem,
 } from "../warehouse/sessions.js";
@@ -107,20 +106,14 @@ export class SessionWriter {
       this.#holdsRead = true;
     }
     const held = this.#held;
-    const openings = new SessionInputOpenings(fetchedAtMs);
+    const inputs = new SessionInputs(fetchedAtMs);
     for (const r of records) {
       const read = readRecord(r, held, fetchedAtMs);
       if ("reason" in read) {
         this.#dead.push(this.#letter(r, read.reason));
         continue;
       }
-      pushSessionInput(
-        this.#block,
-        r.bytes ?? r.text,
-        openings,
-        read.held,
-        read.brandMember,
-      );
+      inputs.push(this.#block, r.bytes ?? r.text, read.held, read.brandMember);
     }
     const full = this.#ctx.config.sessions.insertBatchRows;
     if (

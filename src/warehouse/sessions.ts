@@ -180,6 +180,14 @@ const START_AHEAD_MS = 86_400_000;
 /** Longest duration: the whole DateTime64 range. */
 const MAX_DURATION_MS = DATETIME64_MAX_MS - DATETIME64_MIN_MS;
 
+/** Whether a DateTime64(3) column holds the instant. */
+const inDateTime64 = (ms: number) =>
+  ms >= DATETIME64_MIN_MS && ms <= DATETIME64_MAX_MS;
+
+/** Whether a session read at `fetchedAtMs` can have started at `startMs`. */
+const plausibleStart = (startMs: number, fetchedAtMs: number) =>
+  startMs >= START_FLOOR_MS && startMs <= fetchedAtMs + START_AHEAD_MS;
+
 const MONTHS = [
   "January",
   "February",
@@ -221,7 +229,7 @@ function instantProblem(
     return `${field}: "${v}" is not a valid date (${MONTHS[month - 1]} ${year} has ${daysInMonth(year, month)} days)`;
   if (digits(v, 11, 2) > 23 || digits(v, 14, 2) > 59 || digits(v, 17, 2) > 59)
     return `${field}: "${v}" is not a valid time of day`;
-  if (ms < DATETIME64_MIN_MS || ms > DATETIME64_MAX_MS)
+  if (!inDateTime64(ms))
     return `${field}: "${v}" is out of range (a DateTime64 holds 1900-01-01 to 2299-12-31 UTC)`;
   return undefined;
 }
@@ -241,7 +249,7 @@ export function sessionValueProblem(
   const startMs = timestampMs(s.startTime);
   const start = instantProblem("startTime", s.startTime, startMs);
   if (start !== undefined) return start;
-  if (startMs < START_FLOOR_MS || startMs > fetchedAtMs + START_AHEAD_MS)
+  if (!plausibleStart(startMs, fetchedAtMs))
     return `startTime: "${s.startTime}" is out of range (a session starts after 2000-01-01 and at most a day after it was read, ${new Date(fetchedAtMs).toISOString()})`;
   if (s.endTime !== undefined) {
     const endMs = timestampMs(s.endTime);
@@ -260,10 +268,10 @@ export function sessionValueProblem(
 }
 
 /**
- * Whether a session passes sessionValueProblem, judged on numbers: for a record whose times the
- * scan read as real calendar instants (epoch ms, see scanSession) and whose duration it found in
- * range. The limits are sessionValueProblem's; when this is false, sessionValueProblem on the
- * record's strings names the problem.
+ * Whether a session passes sessionValueProblem, judged on numbers with the same limits: for a
+ * record whose times the scan read as real calendar instants (epoch ms, see scanSession) and
+ * whose duration it found in range. When this is false, sessionValueProblem on the record's
+ * strings names the problem.
  */
 export function sessionTimesFit(
   startMs: number,
@@ -271,10 +279,9 @@ export function sessionTimesFit(
   fetchedAtMs: number,
 ): boolean {
   return (
-    startMs >= START_FLOOR_MS &&
-    startMs <= fetchedAtMs + START_AHEAD_MS &&
-    startMs <= DATETIME64_MAX_MS &&
-    (endMs === undefined || (endMs >= startMs && endMs <= DATETIME64_MAX_MS))
+    inDateTime64(startMs) &&
+    plausibleStart(startMs, fetchedAtMs) &&
+    (endMs === undefined || (inDateTime64(endMs) && endMs >= startMs))
   );
 }
 
@@ -310,10 +317,14 @@ export function rejectedSessionLine(
 }
 
 /**
- * The openings of session input lines (SESSION_INPUT) for records fetched at one instant, as
- * bytes: `[fetched_ms,held,brand,`, made once per held flag and brand member.
+ * The input lines (SESSION_INPUT) of sessions fetched at one instant. A line's opening,
+ * `[fetched_ms,held,brand,`, is made once per held flag and brand member, as bytes. Appending a
+ * line is on the hot path of every session, and does little: the engine builds the row
+ * (sessionRowsSelect). The record is appended as it was received — the insert reads a JSON
+ * object into a String column verbatim (input_format_json_read_objects_as_strings) — so it is
+ * neither escaped here nor re-encoded, and stays byte-exact.
  */
-export class SessionInputOpenings {
+export class SessionInputs {
   readonly #fetchedAtMs: number;
   readonly #free = new Map<string | undefined, Buffer>();
   readonly #held = new Map<string | undefined, Buffer>();
@@ -322,7 +333,17 @@ export class SessionInputOpenings {
     this.#fetchedAtMs = fetchedAtMs;
   }
 
-  of(held: boolean, brandMember: string | undefined): Buffer {
+  /** Appends a session's input line to an insert block. */
+  push(
+    block: LineBlock,
+    raw: string | Uint8Array,
+    held: boolean,
+    brandMember: string | undefined,
+  ): void {
+    block.pushArrayWith(this.#opening(held, brandMember), raw);
+  }
+
+  #opening(held: boolean, brandMember: string | undefined): Buffer {
     const made = held ? this.#held : this.#free;
     let opening = made.get(brandMember);
     if (opening === undefined) {
@@ -333,21 +354,4 @@ export class SessionInputOpenings {
     }
     return opening;
   }
-}
-
-/**
- * Appends a session's input line (SESSION_INPUT) to an insert block. It is on the hot path of
- * every session, and does little: the engine builds the row (sessionRowsSelect). The record
- * is appended as it was received — the insert reads a JSON object into a String column
- * verbatim (input_format_json_read_objects_as_strings) — so it is neither escaped here nor
- * re-encoded, and stays byte-exact.
- */
-export function pushSessionInput(
-  block: LineBlock,
-  raw: string | Uint8Array,
-  openings: SessionInputOpenings,
-  held: boolean,
-  brandMember: string | undefined,
-): void {
-  block.pushArrayWith(openings.of(held, brandMember), raw);
 }

@@ -6,10 +6,7 @@ import {
   type Session,
 } from "../../src/api/schemas/session.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
-import {
-  pushSessionInput,
-  SessionInputOpenings,
-} from "../../src/warehouse/sessions.js";
+import { SessionInputs } from "../../src/warehouse/sessions.js";
 import { sessionRow } from "../helpers/session-row.js";
 import {
   brokenSessionRecords,
@@ -21,13 +18,7 @@ import {
 /** The input line the sync writes for a session, as text. */
 function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
   const block = new LineBlock();
-  pushSessionInput(
-    block,
-    raw,
-    new SessionInputOpenings(fetchedAtMs),
-    false,
-    s.user.brandMember,
-  );
+  new SessionInputs(fetchedAtMs).push(block, raw, false, s.user.brandMember);
   return block.take().body.toString("utf8");
 }
 

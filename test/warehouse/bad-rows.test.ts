@@ -9,8 +9,7 @@ import { SinkError } from "../../src/warehouse/errors.js";
 import { insertBlock, MAX_BISECT_INSERTS } from "../../src/warehouse/insert.js";
 import { LineBlock, type TakenLines } from "../../src/warehouse/line-block.js";
 import {
-  pushSessionInput,
-  SessionInputOpenings,
+  SessionInputs,
   rejectedSessionLine,
   SESSION_LINES,
 } from "../../src/warehouse/sessions.js";
@@ -53,13 +52,7 @@ function blockWith(bad: ReadonlySet<number>): TakenLines {
   const block = new LineBlock();
   records.forEach(({ session, raw }, i) => {
     const text = bad.has(i) ? unreadable(raw) : raw;
-    pushSessionInput(
-      block,
-      text,
-      new SessionInputOpenings(NOON),
-      false,
-      session.user.brandMember,
-    );
+    new SessionInputs(NOON).push(block, text, false, session.user.brandMember);
   });
   return block.take();
 }

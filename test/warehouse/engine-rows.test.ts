@@ -13,8 +13,7 @@ import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertBlock, insertRows } from "../../src/warehouse/insert.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
 import {
-  pushSessionInput,
-  SessionInputOpenings,
+  SessionInputs,
   SESSION_COLUMNS,
   SESSION_LINES,
   sessionValueProblem,
@@ -134,13 +133,7 @@ describe("rows built by the engine", () => {
       const held = k % 5 === 0;
       k++;
       expect(sessionValueProblem(s, fetchedAtMs)).toBeUndefined();
-      pushSessionInput(
-        block,
-        raw,
-        new SessionInputOpenings(fetchedAtMs),
-        held,
-        s.user.brandMember,
-      );
+      new SessionInputs(fetchedAtMs).push(block, raw, held, s.user.brandMember);
       reference.push(sessionRow(s, raw, fetchedAtMs, undefined, held));
     }
     await insertRows(w, "sessions_js", reference, { retries: 0 });

@@ -26,11 +26,7 @@ import {
 import { parseSession } from "../../src/api/schemas/session.js";
 import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
 import { LineBlock } from "../../src/warehouse/line-block.js";
-import {
-  pushSessionInput,
-  SessionInputOpenings,
-  SESSION_LINES,
-} from "../../src/warehouse/sessions.js";
+import { SessionInputs, SESSION_LINES } from "../../src/warehouse/sessions.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 
@@ -1413,10 +1409,9 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
     for (const raw of texts) {
       const parsed = parseSession(JSON.parse(raw));
       if (!parsed.success) throw new Error(`rejected: ${raw}`);
-      pushSessionInput(
+      new SessionInputs(Date.UTC(2026, 10, 2, 12)).push(
         block,
         raw,
-        new SessionInputOpenings(Date.UTC(2026, 10, 2, 12)),
         false,
         parsed.data.user.brandMember,
       );

@@ -5,11 +5,10 @@
 // member the row is built from a string (or the object or array of strings it must be), no
 // escapes in the values it reads, timestamps that are real calendar instants, a duration that is
 // neither negative nor beyond the longest a row holds, nesting within bounds — and returns
-// undefined for anything
-// else, which then goes through JSON.parse and parseSession, which decide (and explain a
-// rejection). So the scan never accepts what the schema rejects: test/api/session-scan.test.ts
-// holds the two equal on the simulator's records broken at random. The bytes must be valid
-// UTF-8 (the page splitter checks that).
+// undefined for anything else, which then goes through JSON.parse and parseSession, which decide
+// (and explain a rejection). So the scan never accepts what the schema rejects:
+// test/api/session-scan.test.ts holds the two equal on the simulator's records broken at random.
+// The bytes must be valid UTF-8 (the page splitter checks that).
 import { daysInMonth } from "./common.js";
 
 /** What the writer reads of a record the scan accepted. */
