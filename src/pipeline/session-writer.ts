@@ -82,7 +82,7 @@ function readRecord(
  */
 export class SessionWriter {
   readonly #ctx: JobContext;
-  readonly #block = new LineBlock();
+  readonly #block = new LineBlock(1 << 20, MAX_IN_FLIGHT);
   #dead: DeadLetter[] = [];
   /** Blocks sent, oldest first, until their outcome was awaited. */
   #inflight: Promise<void>[] = [];
@@ -176,12 +176,18 @@ export class SessionWriter {
       });
     });
     this.#storing++;
-    // Observed when it is awaited; this only keeps Node from calling it unhandled.
-    insert
-      .catch(() => undefined)
-      .finally(() => {
+    // Observed when it is awaited; this only keeps Node from calling it unhandled. A stored
+    // block's storage takes the next block; a failed one's is left to the garbage collector, as
+    // a request that was given up may still be sending it.
+    insert.then(
+      () => {
         this.#storing--;
-      });
+        this.#block.reuse(block);
+      },
+      () => {
+        this.#storing--;
+      },
+    );
     this.#inflight.push(insert);
   }
 

@@ -19,7 +19,8 @@ import {
   type ClusterMode,
 } from "./cluster.js";
 import { SinkError } from "./errors.js";
-import { PINNED_INSERT_SETTINGS, removeStaleInsertFiles } from "./insert.js";
+import { removeStaleInsertFiles } from "./block-files.js";
+import { PINNED_INSERT_SETTINGS } from "./insert.js";
 import {
   findService,
   removeServiceFile,

@@ -2,15 +2,14 @@
 // per block (a digest of its content, or one the caller drew for it) so that a retried block is
 // never stored twice, and retries with backoff while ClickHouse is unreachable. The checkpoint
 // code relies on "returned = stored".
-import { createHash, randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
-import { readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
+import { blockFilePath, leaveSharedMemory } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import { quoteIdent, sqlString, type Warehouse } from "./client.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
@@ -211,35 +210,6 @@ function engineMessage(err: unknown): string {
   return message.length > 2000 ? `${message.slice(0, 2000)}…` : message;
 }
 
-/** Prefix of the temporary block files; the writer's pid follows, so stale ones can be told. */
-export const INSERT_FILE_PREFIX = "sessionhouse-insert-";
-
-/**
- * Removes block files left by a process that was killed mid-insert (SIGKILL runs no cleanup).
- * A file is left alone while the process that wrote it still runs.
- */
-export async function removeStaleInsertFiles(dir = tmpdir()): Promise<number> {
-  let removed = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const m = new RegExp(
-      `^${INSERT_FILE_PREFIX}(\\d+)-[0-9a-f]+\\.jsonl$`,
-    ).exec(name);
-    if (!m || isAlive(Number(m[1]))) continue;
-    await rm(join(dir, name), { force: true });
-    removed++;
-  }
-  return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Settings every insert sets, whatever the server's profile says, so that an insert that
  * returns has stored its rows (no asynchronous buffer) and a block sent again under the same
@@ -268,6 +238,30 @@ const settings = (w: Warehouse, table: string, token: string) => ({
 });
 
 /**
+ * Writes a block file and returns its path. Written synchronously (a few milliseconds for a
+ * block, into memory): an async write finishes in a callback that waits for the event loop, and
+ * while the sync parses pages already buffered the loop does not turn, so the insert would start
+ * only after it. When /dev/shm has no room left for it, the block goes to the temporary
+ * directory, as every later one does.
+ */
+function writeBlockFile(body: Buffer): string {
+  const file = blockFilePath();
+  try {
+    writeFileSync(file, body);
+    return file;
+  } catch (err) {
+    rmSync(file, { force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    const fallback =
+      code === "ENOSPC" || code === "EDQUOT" ? leaveSharedMemory() : undefined;
+    if (fallback === undefined) throw err;
+    const elsewhere = blockFilePath(fallback);
+    writeFileSync(elsewhere, body);
+    return elsewhere;
+  }
+}
+
+/**
  * The embedded engine parses a body passed inline in the query text about five times slower
  * than a file it reads itself, so there the block goes through a
  * temporary file; a server gets it as the HTTP request body.
@@ -291,14 +285,7 @@ async function send(
     ...(signal ? { abort_signal: signal } : {}),
   };
   if (w.kind === "embedded") {
-    const file = join(
-      tmpdir(),
-      `${INSERT_FILE_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}.jsonl`,
-    );
-    // Written synchronously (a few milliseconds for a block, into the page cache): an async
-    // write finishes in a callback that waits for the event loop, and while the sync parses
-    // pages already buffered the loop does not turn, so the insert would start only after it.
-    writeFileSync(file, body);
+    const file = writeBlockFile(body);
     try {
       await w.client.command({
         query:

@@ -61,4 +61,43 @@ describe("LineBlock", () => {
     expect(taken.tails[2]).toBe(-1);
     expect(linesOf(taken, 1, 3).toString()).toBe('["b","text"]\n[3]');
   });
+
+  it("writes the next block into a stored block's storage, only when handed back and only up to `keep`", () => {
+    const block = new LineBlock(1 << 20, 1);
+    block.push("first");
+    const first = block.take();
+    block.push("second");
+    const second = block.take();
+    // Nothing handed back: each block has storage of its own.
+    expect(second.body.buffer).not.toBe(first.body.buffer);
+    expect(first.body.toString()).toBe("first");
+    block.reuse(first);
+    block.reuse(second); // beyond keep: dropped
+    block.take(); // the block being filled when `first` came back
+    block.push("third");
+    const third = block.take();
+    expect(third.body.buffer).toBe(first.body.buffer);
+    expect(third.body.toString()).toBe("third");
+    block.push("fourth");
+    expect(block.take().body.buffer).not.toBe(second.body.buffer);
+    // A body this block did not give out is not taken as storage.
+    const foreign = new LineBlock(1 << 20, 1);
+    foreign.push("x");
+    const other = foreign.take();
+    block.reuse(other);
+    block.push("fifth");
+    expect(block.take().body.buffer).not.toBe(other.body.buffer);
+  });
+
+  it("keeps no storage when asked to keep none", () => {
+    const block = new LineBlock(1 << 20);
+    block.push("a");
+    const a = block.take();
+    block.reuse(a);
+    block.push("b");
+    block.take();
+    block.push("c");
+    expect(block.take().body.buffer).not.toBe(a.body.buffer);
+    expect(a.body.toString()).toBe("a");
+  });
 });

@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { open, rm, writeFile } from "node:fs/promises";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -28,6 +28,7 @@ import {
   frontErrorAnswer,
   type ErrorAnswer,
 } from "./errors.js";
+import { blockFileDir, blockFilePath } from "../block-files.js";
 import { contentTypeOf } from "./formats.js";
 import {
   checkCredentials,
@@ -35,7 +36,6 @@ import {
   header,
   readBody,
   readParams,
-  tempFilePath,
   type Body,
   type FrontAuth,
   type RequestParams,
@@ -339,7 +339,7 @@ class Front {
   }
 
   get #tempDir(): string {
-    return this.options.tempDir ?? tmpdir();
+    return this.options.tempDir ?? blockFileDir();
   }
 
   /**
@@ -446,7 +446,7 @@ class Front {
     const tail = urlQuery.slice(insert.dataStart);
     let data = bodyPath;
     if (tail.trim() !== "") {
-      data = tempFilePath(this.#tempDir);
+      data = blockFilePath(this.#tempDir);
       temporary.push(data);
       await copyInto(data, Buffer.from(tail + "\n"), bodyPath, 0);
     }
@@ -468,7 +468,7 @@ class Front {
     if (!statement.insert || statement.insert.dataStart >= text.length)
       return undefined;
     const offset = Buffer.byteLength(text.slice(0, statement.insert.dataStart));
-    const data = tempFilePath(this.#tempDir);
+    const data = blockFilePath(this.#tempDir);
     temporary.push(data);
     await copyInto(data, Buffer.alloc(0), bodyPath, offset);
     return insertPlan(text, statement, data);
@@ -493,7 +493,7 @@ class Front {
       const offset = Buffer.byteLength(
         text.slice(0, statement.insert.dataStart),
       );
-      const data = tempFilePath(this.#tempDir);
+      const data = blockFilePath(this.#tempDir);
       temporary.push(data);
       await writeFile(data, bytes.subarray(offset), {
         flag: "wx",

@@ -2,13 +2,12 @@
 // auth or URL parameters, never two of them at once), what the URL parameters mean (reserved
 // names, param_<name> query parameters, the rest settings), and the body (decompressed
 // per Content-Encoding, kept in memory while small and spooled to a file beyond that).
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { open, rm, type FileHandle } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
-import { join } from "node:path";
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
-import { INSERT_FILE_PREFIX } from "../insert.js";
+import { blockFilePath } from "../block-files.js";
 import { FrontError } from "./errors.js";
 
 /** Who may use the front: one user and password, or one token. */
@@ -243,17 +242,6 @@ export interface BodyLimits {
   tempDir: string;
 }
 
-/**
- * A temporary file named like the insert blocks of src/warehouse/insert.ts, so that
- * removeStaleInsertFiles deletes one left behind by a process that was killed.
- */
-export function tempFilePath(dir: string): string {
-  return join(
-    dir,
-    `${INSERT_FILE_PREFIX}${process.pid}-${randomBytes(6).toString("hex")}.jsonl`,
-  );
-}
-
 function decoderFor(encoding: string | undefined): Transform | undefined {
   const e = (encoding ?? "").trim().toLowerCase();
   if (e === "" || e === "identity" || e === "none") return undefined;
@@ -359,7 +347,7 @@ class BodySpool {
     this.#held.push(chunk);
     this.#heldBytes += chunk.length;
     if (!this.#file && this.#size > this.limits.inlineBytes) {
-      this.#path = tempFilePath(this.limits.tempDir);
+      this.#path = blockFilePath(this.limits.tempDir);
       this.#file = await open(this.#path, "wx", 0o600);
     }
     // Into the file in pieces of a megabyte or more, not chunk by chunk.
