@@ -14,6 +14,7 @@ import { isConnectCode } from "./connect-codes.js";
 import { ApiError, type TransportCode } from "./errors.js";
 import {
   ArrayMemberSplitter,
+  type ElementReader,
   JsonShapeError,
   parseExactJson,
   type SplitElement,
@@ -103,9 +104,11 @@ export interface StreamEnd {
   sawMember: boolean;
 }
 
-export interface StreamOptions extends CallOptions {
+export interface StreamOptions<T = never> extends CallOptions {
   batchSize: number;
   onRestart?: () => void;
+  /** Reads each element in the pass that finds its end (see ElementReader). */
+  reader?: ElementReader<T> | undefined;
   /**
    * What is wrong with the answer once its body ended, or undefined; a problem is a
    * BAD_RESPONSE, thrown before the last batch is handed over.
@@ -203,12 +206,12 @@ export class ControlPlaneClient {
    * elements in batches as the body arrives, and returns the other members. A failure in the
    * middle retries the whole request, so elements may be yielded twice; writes are idempotent.
    */
-  async *streamArray(
+  async *streamArray<T = never>(
     procedure: string,
     body: unknown,
     member: string,
-    options: StreamOptions,
-  ): AsyncGenerator<SplitElement[], StreamEnd> {
+    options: StreamOptions<T>,
+  ): AsyncGenerator<SplitElement<T>[], StreamEnd> {
     let attempt = 0;
     for (;;) {
       const progress = { yielded: false };
@@ -231,20 +234,21 @@ export class ControlPlaneClient {
   }
 
   /** One attempt of streamArray; `progress.yielded` tells whether a batch was handed over. */
-  async *#streamOnce(
+  async *#streamOnce<T>(
     procedure: string,
     body: unknown,
     member: string,
-    options: StreamOptions,
+    options: StreamOptions<T>,
     progress: { yielded: boolean },
-  ): AsyncGenerator<SplitElement[], StreamEnd> {
+  ): AsyncGenerator<SplitElement<T>[], StreamEnd> {
     const ex = await this.#exchange(procedure, body, options.signal);
     const limit = this.#maxPageBytes;
-    const splitter = new ArrayMemberSplitter(
+    const splitter = new ArrayMemberSplitter<T>(
       member,
       this.#opts.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES,
+      options.reader,
     );
-    let batch: SplitElement[] = [];
+    let batch: SplitElement<T>[] = [];
     let elements = 0;
     let end: StreamEnd;
     try {

@@ -20,6 +20,7 @@ import {
 import { ApiError } from "./errors.js";
 import type { SplitElement } from "./json-stream.js";
 import type { ListMetadata } from "./schemas/common.js";
+import { scanSessionAt, type ScanFinding } from "./schemas/session-scan.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
 import type { ListLogAggregationsRequest } from "./schemas/logs.js";
 
@@ -107,7 +108,7 @@ export class ControlPlaneApi {
   async *sessionsPage(
     req: SessionPageRequest,
     options: CallOptions & { batchSize: number; onRestart?: () => void },
-  ): AsyncGenerator<SplitElement[], ListMetadata> {
+  ): AsyncGenerator<SplitElement<ScanFinding>[], ListMetadata> {
     const body: ListSessionsRequest = {
       limit: req.limit,
       startTimestamp: this.formatTimestamp(req.startMs),
@@ -121,6 +122,7 @@ export class ControlPlaneApi {
       SESSIONS_MEMBER,
       {
         ...options,
+        reader: scanSessionAt,
         context: `${this.#windowOf(req.startMs, req.endMs)}${req.cursor ? " (a page after the first)" : " (first page)"}`,
         check: (end) => {
           const checked = checkSessionsPage(

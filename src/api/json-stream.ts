@@ -61,15 +61,34 @@ export interface BrokenElement {
   size: number;
 }
 
+/** An element an ElementReader read where it lay: its exact bytes and what the reader found. */
+export interface ReadElement<T> {
+  bytes: Buffer;
+  value: T;
+}
+
+/**
+ * Reads an element that starts at `start` in `buf` in the same pass that finds its end (the
+ * index after it), for elements of the shape it expects; undefined for anything else, and for an
+ * element that does not end within `buf`: the splitter then finds the end itself and hands over
+ * the bytes alone.
+ */
+export type ElementReader<T> = (
+  buf: Buffer,
+  start: number,
+) => { end: number; value: T } | undefined;
+
 /**
  * One array element: its exact bytes (valid UTF-8; a view of the response's own buffer, never
- * written again), or why it cannot be handed over as such.
+ * written again), those bytes with what a reader found in them, or why it cannot be handed over
+ * as such.
  */
-export type SplitElement = Buffer | BrokenElement;
+export type SplitElement<T = never> = Buffer | BrokenElement | ReadElement<T>;
 
-export class ArrayMemberSplitter {
+export class ArrayMemberSplitter<T = never> {
   readonly #member: string;
   readonly #maxElementBytes: number;
+  readonly #reader: ElementReader<T> | undefined;
   /** First bytes of the element being scanned past, once it is larger than the limit. */
   #oversized: Buffer[] | undefined;
   #oversizedBytes = 0;
@@ -89,20 +108,25 @@ export class ArrayMemberSplitter {
   /** Bytes seen so far. */
   bytes = 0;
 
-  constructor(member: string, maxElementBytes = Number.MAX_SAFE_INTEGER) {
+  constructor(
+    member: string,
+    maxElementBytes = Number.MAX_SAFE_INTEGER,
+    reader?: ElementReader<T>,
+  ) {
     this.#member = member;
     this.#maxElementBytes = maxElementBytes;
+    this.#reader = reader;
   }
 
   /** Feeds a chunk; returns every element completed by it. */
-  push(chunk: Buffer): SplitElement[] {
+  push(chunk: Buffer): SplitElement<T>[] {
     this.bytes += chunk.length;
     // Keep only the unfinished token, so memory is bounded by the largest element.
     const keep = this.#buf.subarray(this.#start);
     this.#pos -= this.#start;
     this.#start = 0;
     this.#buf = keep.length === 0 ? chunk : Buffer.concat([keep, chunk]);
-    const out: SplitElement[] = [];
+    const out: SplitElement<T>[] = [];
     this.#scan(out);
     return out;
   }
@@ -122,7 +146,7 @@ export class ArrayMemberSplitter {
     return this.#sawMember;
   }
 
-  #scan(out: SplitElement[]): void {
+  #scan(out: SplitElement<T>[]): void {
     const buf = this.#buf;
     const len = buf.length;
     let pos = this.#pos;
@@ -170,6 +194,8 @@ export class ArrayMemberSplitter {
           break;
         case Mode.ValueStart:
           if (isSpace(c)) pos++;
+          else if (c === CLOSE_BRACE || c === CLOSE_BRACKET)
+            throw misplacedClose(c);
           else if (this.#key === this.#member && c === OPEN_BRACKET) {
             this.#sawMember = true;
             this.#mode = Mode.ArrayItemOrEnd;
@@ -211,7 +237,16 @@ export class ArrayMemberSplitter {
             this.#mode = Mode.KeyOrEnd;
             pos++;
             this.#start = pos;
+          } else if (c === CLOSE_BRACE) {
+            throw misplacedClose(c);
           } else {
+            const read = this.#read(buf, pos);
+            if (read !== undefined) {
+              out.push(read);
+              pos += read.bytes.length;
+              this.#start = pos;
+              break;
+            }
             this.#mode = Mode.Item;
             this.#start = pos;
             this.#nest = 0;
@@ -232,8 +267,17 @@ export class ArrayMemberSplitter {
     this.#pos = pos;
   }
 
+  /** The element at `start` as the reader reads it, if it does and the element is fit to hand over. */
+  #read(buf: Buffer, start: number): ReadElement<T> | undefined {
+    const read = this.#reader?.(buf, start);
+    if (read === undefined || read.end - start > this.#maxElementBytes)
+      return undefined;
+    const bytes = buf.subarray(start, read.end);
+    return isUtf8(bytes) ? { bytes, value: read.value } : undefined;
+  }
+
   /** The element in buf[#start, end), with what was dropped of it before. */
-  #element(buf: Buffer, end: number): SplitElement {
+  #element(buf: Buffer, end: number): Buffer | BrokenElement {
     const size = this.#dropped + (end - this.#start);
     const oversized = this.#oversized;
     if (oversized) {
@@ -345,6 +389,16 @@ export class ArrayMemberSplitter {
     this.#nest = nest;
     return -1;
   }
+}
+
+/**
+ * A closing brace or bracket where a value begins: the body is not JSON. (Read as the end of an
+ * empty value, it would be handed over as empty elements without end.)
+ */
+function misplacedClose(c: number): JsonShapeError {
+  return new JsonShapeError(
+    `unexpected '${String.fromCharCode(c)}' where a value belongs: the response is not valid JSON`,
+  );
 }
 
 /** A member name or a member value other than the split array; a syntax error is a shape error. */

@@ -7,7 +7,11 @@ import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { SplitElement } from "../api/json-stream.js";
 import type { RetryBudget } from "../api/retry.js";
 import type { ListMetadata } from "../api/schemas/common.js";
-import { scanSession, type SessionScan } from "../api/schemas/session-scan.js";
+import {
+  scanSession,
+  type ScanFinding,
+  type SessionScan,
+} from "../api/schemas/session-scan.js";
 import { FatalError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { IdHashSet } from "./id-set.js";
@@ -43,9 +47,9 @@ class ReceivedBytes implements RawRecord {
   #parseError: string | undefined;
   #scannedId: string | undefined;
 
-  constructor(bytes: Buffer) {
+  constructor(bytes: Buffer, scan: SessionScan) {
     this.bytes = bytes;
-    this.scan = scanSession(bytes);
+    this.scan = scan;
   }
 
   get text(): string {
@@ -111,8 +115,11 @@ export const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
 export class PagingError extends FatalError {}
 
 /** A page element as a record: its bytes scanned, or the reason it cannot be read (a dead letter). */
-export function parseRecord(element: SplitElement): RawRecord {
-  if (Buffer.isBuffer(element)) return new ReceivedBytes(element);
+export function parseRecord(element: SplitElement<ScanFinding>): RawRecord {
+  if (Buffer.isBuffer(element))
+    return new ReceivedBytes(element, scanSession(element));
+  if ("value" in element)
+    return new ReceivedBytes(element.bytes, element.value);
   if (element.problem === "invalid-utf8") {
     return {
       text: element.bytes.toString("base64"),

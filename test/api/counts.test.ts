@@ -86,7 +86,7 @@ describe("ArrayMemberSplitter limits", () => {
     const broken = out[1];
     expect(broken).toBeDefined();
     expect(Buffer.isBuffer(broken)).toBe(false);
-    if (broken !== undefined && !Buffer.isBuffer(broken)) {
+    if (broken !== undefined && "problem" in broken) {
       expect(broken.problem).toBe("too-large");
       expect(broken.size).toBe(Buffer.byteLength(big));
       expect(broken.bytes.toString()).toBe(big);

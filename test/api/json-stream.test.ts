@@ -14,7 +14,8 @@ function split(
   const bytes = Buffer.from(body, "utf8");
   const items: string[] = [];
   const text = (e: SplitElement): string => {
-    if (!Buffer.isBuffer(e)) throw new Error(`broken element: ${e.problem}`);
+    if ("problem" in e) throw new Error(`broken element: ${e.problem}`);
+    if (!Buffer.isBuffer(e)) throw new Error("no reader was given");
     return e.toString("utf8");
   };
   let at = 0;
@@ -80,6 +81,25 @@ describe("ArrayMemberSplitter", () => {
     expect(() => s.push(Buffer.from("<html>Bad Gateway</html>"))).toThrow(
       /not a JSON object/,
     );
+  });
+
+  it("refuses a closing brace or bracket where a value begins, as a body that is not JSON", () => {
+    for (const bad of [
+      '{"sessions":[1,}],"listMetadata":{}}',
+      '{"sessions":[],"listMetadata":}',
+      '{"sessions":[],"listMetadata":]}',
+      // A record that lost a quote: the strings after it are read inside out.
+      '{"sessions":[{"id":"a","connector:{"id":"c"}},{"id":"b","n":"x"}],"listMetadata":{}}',
+    ]) {
+      for (const size of [1, 7, bad.length]) {
+        const s = new ArrayMemberSplitter("sessions");
+        expect(() => {
+          for (let i = 0; i < bad.length; i += size)
+            s.push(Buffer.from(bad.slice(i, i + size)));
+          s.end();
+        }, bad).toThrow(JsonShapeError);
+      }
+    }
   });
 
   it("handles an absent or empty member", () => {

@@ -5,8 +5,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   scanSession,
+  scanSessionAt,
   type SessionScan,
 } from "../../src/api/schemas/session-scan.js";
+import {
+  ArrayMemberSplitter,
+  type SplitElement,
+} from "../../src/api/json-stream.js";
 import { parseSession } from "../../src/api/schemas/session.js";
 import { timestampMs } from "../../src/api/schemas/common.js";
 
@@ -172,5 +177,88 @@ describe("scanSession", () => {
       expect(agree(withTimes("2026-11-16T10:00:00Z", d)), d).toBeDefined();
     for (const d of ["-1s", "10000000000s", " 5s", "5.s", "5", "1.1234567890s"])
       expect(scanText(withTimes("2026-11-16T10:00:00Z", d)), d).toBeUndefined();
+  });
+});
+
+describe("scanSessionAt, reading a page's records as it splits them", () => {
+  /** What the sessions source makes of an element: its bytes and their scan. */
+  const asRecord = (e: SplitElement<NonNullable<SessionScan>>) =>
+    Buffer.isBuffer(e)
+      ? { text: e.toString("utf8"), scan: scanSession(e), read: false }
+      : "value" in e
+        ? { text: e.bytes.toString("utf8"), scan: e.value, read: true }
+        : { text: e.problem, scan: undefined, read: false };
+
+  const split = (
+    page: Buffer,
+    cuts: number[],
+    reader: boolean,
+  ): ReturnType<typeof asRecord>[] => {
+    const splitter = new ArrayMemberSplitter<NonNullable<SessionScan>>(
+      "sessions",
+      Number.MAX_SAFE_INTEGER,
+      reader ? scanSessionAt : undefined,
+    );
+    const out: ReturnType<typeof asRecord>[] = [];
+    let at = 0;
+    for (const cut of [...cuts.map((c) => c % page.length)].sort(
+      (a, b) => a - b,
+    )) {
+      for (const e of splitter.push(page.subarray(at, cut)))
+        out.push(asRecord(e));
+      at = cut;
+    }
+    for (const e of splitter.push(page.subarray(at))) out.push(asRecord(e));
+    splitter.end();
+    return out;
+  };
+
+  it("hands over the same records with the same scans as splitting first and scanning after, whatever the chunks", () => {
+    const texts = catalogue.map((r) => JSON.stringify(r));
+    const record = fc.oneof(
+      fc.constantFrom(...texts),
+      fc
+        .constantFrom(...texts)
+        .map((t) => JSON.stringify(JSON.parse(t), null, 1)),
+      brokenSessionRecords(catalogue).map((r) => JSON.stringify(r) ?? "null"),
+      fc
+        .record({ t: fc.constantFrom(...texts), at: fc.nat(), cut: fc.nat(3) })
+        .map(({ t, at, cut }) => {
+          const p = at % t.length;
+          // Broken text stays one element: no brackets, braces or commas are added.
+          return t.slice(0, p) + t.slice(p + cut);
+        }),
+    );
+    let read = 0;
+    let total = 0;
+    fc.assert(
+      fc.property(
+        fc.array(record, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (records, cuts) => {
+          const page = Buffer.from(
+            `{"sessions":[${records.join(" ,\n")}],"listMetadata":{"count":"1"}}`,
+          );
+          let plain: ReturnType<typeof asRecord>[];
+          try {
+            plain = split(page, cuts, false);
+          } catch {
+            // A record broken into something that is not one JSON value breaks the page: the
+            // splitter refuses it the same way with a reader (checked below).
+            expect(() => split(page, cuts, true)).toThrow();
+            return;
+          }
+          const fused = split(page, cuts, true);
+          expect(fused.map((r) => [r.text, r.scan])).toEqual(
+            plain.map((r) => [r.text, r.scan]),
+          );
+          read += fused.filter((r) => r.read).length;
+          total += fused.length;
+        },
+      ),
+      { numRuns: 1500, seed: 20261124 },
+    );
+    // Most records are read in the splitting pass; those cut by a chunk's edge are not.
+    expect(read).toBeGreaterThan(total / 2);
   });
 });

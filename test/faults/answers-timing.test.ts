@@ -63,7 +63,13 @@ describe("timeouts", () => {
         // Six batches take longer than the request timeout.
         await sleep(400);
         for (const e of batch)
-          got.push(Buffer.isBuffer(e) ? e.toString("utf8") : e.problem);
+          got.push(
+            Buffer.isBuffer(e)
+              ? e.toString("utf8")
+              : "value" in e
+                ? e.bytes.toString("utf8")
+                : e.problem,
+          );
       }
       expect(
         got.map((t) => idOf(JSON.parse(t) as Record<string, unknown>)),

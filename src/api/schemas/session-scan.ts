@@ -28,7 +28,10 @@ export interface ScannedSession {
  * the engine reads the first, JavaScript the last), which is kept as a dead letter with that
  * reason; undefined for anything else (parseSession decides).
  */
-export type SessionScan = ScannedSession | { ambiguous: string } | undefined;
+export type SessionScan = ScanFinding | undefined;
+
+/** What the scan found in a record it read: its values, or that it is ambiguous. */
+export type ScanFinding = ScannedSession | { ambiguous: string };
 
 /**
  * Thrown inside the scan to hand the record to parseSession; made once (a throw does not
@@ -145,9 +148,10 @@ class Scanner {
   stringStart = 0;
   ambiguous: string | undefined;
 
-  constructor(bytes: Buffer) {
+  constructor(bytes: Buffer, start: number) {
     this.b = bytes;
     this.end = bytes.length;
+    this.pos = start;
   }
 
   /** The next byte after whitespace, not consumed; -1 at the end. */
@@ -534,7 +538,6 @@ class Scanner {
       } while (this.take(COMMA));
       this.expect(CLOSE_BRACE);
     }
-    if (this.peek() !== -1) throw FALLBACK;
     if (this.ambiguous !== undefined) return { ambiguous: this.ambiguous };
     if (id === undefined || id === "" || startMs === undefined) throw FALLBACK;
     if (Number.isNaN(startMs) || Number.isNaN(endMs) || !plainDuration)
@@ -559,7 +562,29 @@ function isHex(c: number | undefined): boolean {
 /** Scans a session record's bytes (see the top of this file). */
 export function scanSession(bytes: Buffer): SessionScan {
   try {
-    return new Scanner(bytes).session();
+    const scanner = new Scanner(bytes, 0);
+    const scan = scanner.session();
+    return scanner.peek() === -1 ? scan : undefined;
+  } catch (err) {
+    if (err === FALLBACK) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Scans a session record that starts at `start` in `buf` (an element of a page being split),
+ * as scanSession does: where it ends (the index after its closing brace) and what the scan
+ * found. Undefined when the scan leaves the record to parseSession, and when the record does
+ * not end within `buf`: the page's splitter then finds its end, and scanSession sees it again.
+ */
+export function scanSessionAt(
+  buf: Buffer,
+  start: number,
+): { end: number; value: ScanFinding } | undefined {
+  try {
+    const scanner = new Scanner(buf, start);
+    const value = scanner.session();
+    return value === undefined ? undefined : { end: scanner.pos, value };
   } catch (err) {
     if (err === FALLBACK) return undefined;
     throw err;
