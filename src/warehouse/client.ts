@@ -44,8 +44,17 @@ export interface Warehouse {
   readonly service?: { readonly pid: number; readonly url: string };
   /** How the tables are laid out (cluster.ts); absent means one server. */
   readonly cluster?: ClusterMode;
+  /**
+   * Clients for inserts, each taking one at a time (see insert.ts); absent: `client` takes them
+   * all. An embedded connection runs one query at a time, so blocks stored side by side need a
+   * connection each; a server's client sends them side by side itself.
+   */
+  readonly insertClients?: readonly ClickHouseClient[];
   close(): Promise<void>;
 }
+
+/** Embedded connections for inserts: as many as blocks may be stored side by side. */
+const EMBEDDED_INSERT_CLIENTS = 2;
 
 type ClickHouseConfig = Config["clickhouse"];
 
@@ -299,11 +308,11 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
   const dataDir = resolve(ch.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const createChdbConnection = await loadChdb();
-  let client: ClickHouseClient;
-  try {
-    // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
-    // separate copy of client-common, hence the cast.
-    client = createClient({
+  // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
+  // separate copy of client-common, hence the cast. Connections on one directory share the
+  // engine.
+  const open = () =>
+    createClient({
       connection: createChdbConnection({ path: dataDir }) as never,
       // The embedded session keeps a setting a query set for the queries after it. An insert's
       // deduplication token would then also name the next inserts that set none, and on a table
@@ -311,6 +320,9 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
       // and an insert that wants one sets its own.
       clickhouse_settings: { insert_deduplication_token: "" },
     });
+  let client: ClickHouseClient;
+  try {
+    client = open();
   } catch (err) {
     throw new SinkError(
       "EMBEDDED_OPEN_FAILED",
@@ -328,12 +340,28 @@ async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
     throw err;
   }
   await removeStaleInsertFiles();
+  const insertClients: ClickHouseClient[] = [];
+  try {
+    for (let i = 0; i < EMBEDDED_INSERT_CLIENTS; i++)
+      insertClients.push(open());
+  } catch (err) {
+    await Promise.all([client, ...insertClients].map((c) => c.close()));
+    throw new SinkError(
+      "EMBEDDED_OPEN_FAILED",
+      `the embedded engine cannot open a connection for inserts on ${dataDir}: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
   return {
     client,
     database: ch.database,
     kind: "embedded",
     location: dataDir,
-    close: () => client.close(),
+    insertClients,
+    close: async () => {
+      for (const c of insertClients) await c.close();
+      await client.close();
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
 import { blockFilePath, leaveSharedMemory } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
+import type { ClickHouseClient } from "@clickhouse/client";
 import { quoteIdent, sqlString, type Warehouse } from "./client.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
@@ -237,6 +238,28 @@ const settings = (w: Warehouse, table: string, token: string) => ({
     : {}),
 });
 
+/** Inserts under way on each of a warehouse's insert clients. */
+const inserting = new WeakMap<ClickHouseClient, number>();
+
+/** The insert client with the fewest inserts under way (see Warehouse.insertClients). */
+function takeInsertClient(w: Warehouse): ClickHouseClient {
+  let best = w.client;
+  let least = Infinity;
+  for (const c of w.insertClients ?? [w.client]) {
+    const n = inserting.get(c) ?? 0;
+    if (n < least) {
+      best = c;
+      least = n;
+    }
+  }
+  inserting.set(best, least + 1);
+  return best;
+}
+
+function giveBackInsertClient(c: ClickHouseClient): void {
+  inserting.set(c, (inserting.get(c) ?? 1) - 1);
+}
+
 /**
  * Writes a block file and returns its path. Written synchronously (a few milliseconds for a
  * block, into memory): an async write finishes in a callback that waits for the event loop, and
@@ -286,8 +309,9 @@ async function send(
   };
   if (w.kind === "embedded") {
     const file = writeBlockFile(body);
+    const client = takeInsertClient(w);
     try {
-      await w.client.command({
+      await client.command({
         query:
           "input" in lineFormat
             ? `INSERT INTO ${target} ${lineFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(lineFormat.input)})`)}`
@@ -295,6 +319,7 @@ async function send(
         ...request,
       });
     } finally {
+      giveBackInsertClient(client);
       await rm(file, { force: true });
     }
     return;

@@ -7,6 +7,7 @@ import type { Config } from "../../src/config/index.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
+import type { ClickHouseClient } from "@clickhouse/client";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertLines } from "../../src/warehouse/insert.js";
 import {
@@ -82,15 +83,13 @@ function faulty(
   let atOnce = 0;
   let most = 0;
   const wrap =
-    (method: "command" | "exec") =>
+    (c: ClickHouseClient, method: "command" | "exec") =>
     async (params: {
       query: string;
       clickhouse_settings?: Record<string, unknown>;
     }): Promise<unknown> => {
       const table = /^INSERT INTO `[^`]+`\.`([^`]+)`/.exec(params.query)?.[1];
-      const real = (w.client[method] as (p: unknown) => Promise<unknown>).bind(
-        w.client,
-      );
+      const real = (c[method] as (p: unknown) => Promise<unknown>).bind(c);
       if (!table) return real(params);
       const attempt = {
         table,
@@ -114,13 +113,22 @@ function faulty(
         });
       return result;
     };
-  const client = new Proxy(w.client, {
-    get(target, prop, receiver) {
-      if (prop === "command" || prop === "exec") return wrap(prop);
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
-  return { w: { ...w, client }, attempts, mostAtOnce: () => most };
+  // Every client of the warehouse: inserts may go through the insert clients.
+  const faultyClient = (c: ClickHouseClient) =>
+    new Proxy(c, {
+      get(target, prop, receiver) {
+        if (prop === "command" || prop === "exec") return wrap(c, prop);
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+  const faulted: Warehouse = {
+    ...w,
+    client: faultyClient(w.client),
+    ...(w.insertClients
+      ? { insertClients: w.insertClients.map(faultyClient) }
+      : {}),
+  };
+  return { w: faulted, attempts, mostAtOnce: () => most };
 }
 
 describe("an insert that fails", () => {
