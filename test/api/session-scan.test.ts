@@ -130,6 +130,43 @@ describe("scanSession", () => {
     expect(parseSession(JSON.parse(nullEnd)).success).toBe(false);
   });
 
+  it("reads dates from 1000 to 2999 as Date.parse does, leap days and century years included", () => {
+    const r = catalogue[0] as Record<string, unknown>;
+    const expectRead = (t: number) => {
+      const startTime = new Date(t).toISOString();
+      const scan = scanText(
+        JSON.stringify({ ...r, startTime, endTime: undefined, duration: "" }),
+      );
+      if (scan === undefined || "ambiguous" in scan || scan.startMs !== t)
+        expect(scan, startTime).toMatchObject({ startMs: t });
+    };
+    // The days around the end of February and of the year, in leap, common and century years.
+    for (const year of [
+      1000, 1600, 1700, 1900, 1999, 2000, 2023, 2024, 2100, 2400,
+    ])
+      for (const [month, day] of [
+        [1, 28],
+        [1, 29],
+        [2, 1],
+        [11, 31],
+        [0, 1],
+      ] as const) {
+        const t = Date.UTC(year, month, day, 23, 59, 59, 999);
+        if (new Date(t).getUTCMonth() === month) expectRead(t);
+      }
+    // And a sweep at a step that lands on every weekday and time of day in turn.
+    let checked = 0;
+    for (
+      let t = Date.UTC(1000, 0, 1, 0, 0, 0, 1);
+      t < Date.UTC(3000, 0, 1);
+      t += 5 * 86_400_000 + 3_723_001
+    ) {
+      expectRead(t);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(140_000);
+  });
+
   it("reads times at every precision, offset and case as Date.parse does, and leaves impossible ones to the value checks", () => {
     const r = catalogue[0] as Record<string, unknown>;
     const withTimes = (startTime: string, duration?: string) =>

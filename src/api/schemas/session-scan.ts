@@ -82,14 +82,20 @@ interface Member {
   bytes: Uint8Array;
   bit: number;
   is: Is;
+  /** How an ambiguity reason names the member. */
+  path: string;
 }
 type Members = readonly Member[];
-const members = (entries: readonly (readonly [string, Is])[]): Members =>
+const members = (
+  entries: readonly (readonly [string, Is])[],
+  parent = "",
+): Members =>
   entries.map(([name, is], i) => ({
     name,
     bytes: Buffer.from(name, "latin1"),
     bit: 1 << i,
     is,
+    path: parent === "" ? name : `${parent}.${name}`,
   }));
 
 const TOP = members([
@@ -125,6 +131,15 @@ const CONNECTOR = members([
   ["name", Is.Str],
 ]);
 const NATIVE = members([["username", Is.Str]]);
+/** The members of `user` other than identity holders. */
+const USER = members(
+  [
+    ["type", Is.Str],
+    ["username", Is.Str],
+    ["native", Is.Nested],
+  ],
+  "user",
+);
 const HOLDER = members([
   ["user", Is.Nested],
   ["endUser", Is.Nested],
@@ -138,6 +153,12 @@ const IDENTITY = members([
   ["externalIds", Is.Strs],
 ]);
 
+/** The bytes a string's scan stops at: its closing quote, an escape, a control character. */
+const STRING_STOPS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STRING_STOPS[c] = 1;
+STRING_STOPS[QUOTE] = 1;
+STRING_STOPS[BACKSLASH] = 1;
+
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
 class Scanner {
@@ -146,6 +167,8 @@ class Scanner {
   pos = 0;
   /** Where the content of the last string scanned starts. */
   stringStart = 0;
+  /** Where the last key read by `key` ends (its closing quote). */
+  keyEnd = 0;
   ambiguous: string | undefined;
 
   constructor(bytes: Buffer, start: number) {
@@ -193,6 +216,8 @@ class Scanner {
     let p = this.pos + 1;
     this.stringStart = p;
     for (;;) {
+      // Past the end, b[p] is undefined and STRING_STOPS[undefined] too: the loop stops there.
+      while (STRING_STOPS[b[p] as number] === 0) p++;
       if (p >= end) throw FALLBACK;
       const c = b[p] as number;
       if (c === QUOTE) break;
@@ -313,6 +338,7 @@ class Scanner {
   key(known: Members, seen: { bits: number }): Member | undefined {
     const close = this.string(true);
     const start = this.stringStart;
+    this.keyEnd = close;
     this.expect(COLON);
     const b = this.b;
     const length = close - start;
@@ -322,7 +348,7 @@ class Scanner {
       let i = 0;
       while (i < length && b[start + i] === k[i]) i++;
       if (i < length) continue;
-      if ((seen.bits & m.bit) !== 0) this.ambiguous ??= m.name;
+      if ((seen.bits & m.bit) !== 0) this.ambiguous ??= m.path;
       seen.bits |= m.bit;
       return m;
     }
@@ -364,15 +390,20 @@ class Scanner {
     this.pos++;
     if (this.take(CLOSE_BRACE)) return undefined;
     let brand: string | undefined;
-    const names: string[] = [];
+    const seen = { bits: 0 };
+    // Names of the other members, decoded: an identity holder's name is the brand member's.
+    const others: string[] = [];
     do {
-      const key = this.plainString();
-      this.expect(COLON);
-      if (names.includes(key)) this.ambiguous ??= `user.${key}`;
-      names.push(key);
-      if (key === "type" || key === "username") this.string(false);
-      else if (key === "native") this.flat(depth + 1, NATIVE);
-      else if (this.peek() !== OPEN_BRACE) this.skipValue(depth + 1);
+      const m = this.key(USER, seen);
+      if (m !== undefined) {
+        if (m.is === Is.Str) this.string(false);
+        else this.flat(depth + 1, NATIVE);
+        continue;
+      }
+      const key = this.b.toString("utf8", this.stringStart, this.keyEnd);
+      if (others.includes(key)) this.ambiguous ??= `user.${key}`;
+      others.push(key);
+      if (this.peek() !== OPEN_BRACE) this.skipValue(depth + 1);
       else {
         // An array index as a key would come first in JavaScript: parseSession decides.
         if (ARRAY_INDEX.test(key)) throw FALLBACK;
@@ -469,7 +500,12 @@ class Scanner {
       p += 6;
     } else return NaN;
     if (p !== close) return NaN;
-    return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs;
+    return (
+      daysFromCivil(year, month, day) * 86_400_000 +
+      ((hour * 60 + minute) * 60 + second) * 1000 +
+      ms -
+      offsetMs
+    );
   }
 
   /**
@@ -544,6 +580,24 @@ class Scanner {
       throw FALLBACK;
     return { id, startMs, endMs, brandMember };
   }
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (as Date.UTC counts them,
+ * without building a Date): eras of 400 years, March-based years so that leap days come last.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear =
+    Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra =
+    yearOfEra * 365 +
+    Math.floor(yearOfEra / 4) -
+    Math.floor(yearOfEra / 100) +
+    dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 function isDigit(c: number | undefined): boolean {
