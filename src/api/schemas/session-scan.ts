@@ -216,8 +216,8 @@ class Scanner {
     let p = this.pos + 1;
     this.stringStart = p;
     for (;;) {
-      // Past the end, b[p] is undefined and STRING_STOPS[undefined] too: the loop stops there.
-      while (STRING_STOPS[b[p] as number] === 0) p++;
+      // Bounded by the end: a look past it (an undefined index) would slow every later lookup.
+      while (p < end && STRING_STOPS[b[p] as number] === 0) p++;
       if (p >= end) throw FALLBACK;
       const c = b[p] as number;
       if (c === QUOTE) break;
