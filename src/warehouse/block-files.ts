@@ -7,6 +7,7 @@ import { statfsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processAlive } from "../util/process.js";
 
 /** Prefix of the block files; the writer's pid follows, so stale ones can be told. */
 export const INSERT_FILE_PREFIX = "sessionhouse-insert-";
@@ -75,19 +76,10 @@ export async function removeStaleInsertFiles(
   for (const dir of dirs) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       const m = pattern.exec(name);
-      if (!m || isAlive(Number(m[1]))) continue;
+      if (!m || processAlive(Number(m[1]))) continue;
       await rm(join(dir, name), { force: true });
       removed++;
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

@@ -15,6 +15,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client";
 import { rememberSecret } from "../util/logger.js";
+import { processAlive } from "../util/process.js";
 import { startHttpFront } from "./http-front/index.js";
 
 /** The file in the data directory that tells other processes where the service serves reads. */
@@ -187,16 +188,6 @@ export async function findService(
   return (await answers(record, timeoutMs))
     ? { state: "running", record }
     : { state: "silent", record };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** True when the URL runs `SELECT 1` with the token within the timeout; never throws. */
