@@ -529,7 +529,7 @@ class Scanner {
     return b[p] === LOWER_S && p + 1 === close;
   }
 
-  session(): SessionScan {
+  session(): ScanFinding {
     let id: string | undefined;
     let startMs: number | undefined;
     let endMs: number | undefined;
@@ -613,16 +613,11 @@ function isHex(c: number | undefined): boolean {
   );
 }
 
-/** Scans a session record's bytes (see the top of this file). */
+/** Scans a session record's bytes (see the top of this file): nothing may follow the record. */
 export function scanSession(bytes: Buffer): SessionScan {
-  try {
-    const scanner = new Scanner(bytes, 0);
-    const scan = scanner.session();
-    return scanner.peek() === -1 ? scan : undefined;
-  } catch (err) {
-    if (err === FALLBACK) return undefined;
-    throw err;
-  }
+  const read = scanSessionAt(bytes, 0);
+  if (read === undefined) return undefined;
+  return new Scanner(bytes, read.end).peek() === -1 ? read.value : undefined;
 }
 
 /**
@@ -638,7 +633,7 @@ export function scanSessionAt(
   try {
     const scanner = new Scanner(buf, start);
     const value = scanner.session();
-    return value === undefined ? undefined : { end: scanner.pos, value };
+    return { end: scanner.pos, value };
   } catch (err) {
     if (err === FALLBACK) return undefined;
     throw err;
