@@ -3,7 +3,9 @@
 // never held as one string nor as one object graph: each element is cut out as its exact bytes
 // (kept as the raw record, never decoded unless someone asks for its text) and checked on its
 // own. The scanner only tracks nesting and strings; inside strings it jumps with indexOf, so it
-// costs a fraction of a parse. Other top-level members are parsed whole (they are small).
+// costs a fraction of a parse. Given an ElementReader, the splitter lets it read each element
+// where it lies, finding its end in the same pass, and scans only what the reader does not take.
+// Other top-level members are parsed whole (they are small).
 // An element larger than the record limit is not held: its first bytes are kept and the rest is
 // scanned past; an element that is not valid UTF-8 is handed over as its exact bytes.
 import { isUtf8 } from "node:buffer";
