@@ -11,11 +11,11 @@ import {
 } from "../warehouse/bookkeeping.js";
 import { activeHolds, holdMatcher } from "../warehouse/holds.js";
 import { insertBlock } from "../warehouse/insert.js";
-import { LineBlock } from "../warehouse/line-block.js";
+import { RowBlock } from "../warehouse/row-block.js";
 import { Tables } from "../warehouse/tables.js";
 import {
-  rejectedSessionLine,
-  SESSION_LINES,
+  rejectedSessionRow,
+  SESSION_ROWS,
   SessionInputs,
   sessionTimesFit,
   sessionValueProblem,
@@ -82,7 +82,7 @@ function readRecord(
  */
 export class SessionWriter {
   readonly #ctx: JobContext;
-  readonly #block = new LineBlock(1 << 20, MAX_IN_FLIGHT);
+  readonly #block = new RowBlock(1 << 20, MAX_IN_FLIGHT);
   #dead: DeadLetter[] = [];
   /** Blocks sent, oldest first, until their outcome was awaited. */
   #inflight: Promise<void>[] = [];
@@ -153,11 +153,11 @@ export class SessionWriter {
       block,
       `sessions:${randomUUID()}`,
       ctx.insert,
-      SESSION_LINES,
+      SESSION_ROWS,
     ).then((rejected) => {
       // A refused row is a dead letter with the engine's words; the others are stored.
       for (const { index, message } of rejected) {
-        const { recordId, raw } = rejectedSessionLine(block, index);
+        const { recordId, raw } = rejectedSessionRow(block, index);
         this.#dead.push({
           job: ctx.job,
           recordId,

@@ -1,4 +1,4 @@
-// Every insert goes through here: JSONEachRow or JSONCompactEachRow, a deduplication token fixed
+// Every insert goes through here: JSONEachRow or RowBinary, a deduplication token fixed
 // per block (a digest of its content, or one the caller drew for it) so that a retried block is
 // never stored twice, and retries with backoff while ClickHouse is unreachable. The checkpoint
 // code relies on "returned = stored".
@@ -15,7 +15,7 @@ import type { ClickHouseClient } from "@clickhouse/client";
 import { quoteIdent, sqlString, type Warehouse } from "./client.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
-import { linesOf, type TakenLines } from "./line-block.js";
+import { rowsOf, type TakenRows } from "./row-block.js";
 
 export interface InsertOptions {
   retries: number;
@@ -41,16 +41,14 @@ export async function insertRows(
 }
 
 /**
- * How serialized lines are read: JSONEachRow objects, JSONCompactEachRow arrays of `columns`,
- * or JSONCompactEachRow arrays of an `input` structure from which the engine builds the rows of
- * `columns` with `select(source)` (`source` reads the lines: `input(…)` on a server, `file(…)`
- * embedded).
+ * How a body's rows are read: JSONEachRow objects, or RowBinary rows of an `input` structure
+ * from which the engine builds the rows of `columns` with `select(source)` (`source` reads the
+ * body: `input(…)` on a server, `file(…)` embedded).
  */
-export type LineFormat =
+export type BodyFormat =
   | { format: "JSONEachRow" }
-  | { format: "JSONCompactEachRow"; columns: readonly string[] }
   | {
-      format: "JSONCompactEachRow";
+      format: "RowBinary";
       columns: readonly string[];
       input: string;
       select: (source: string) => string;
@@ -65,17 +63,17 @@ export async function insertLines(
   table: string,
   lines: readonly string[],
   options: InsertOptions,
-  lineFormat: LineFormat = { format: "JSONEachRow" },
+  bodyFormat: BodyFormat = { format: "JSONEachRow" },
 ): Promise<void> {
   if (lines.length === 0) return;
   const body = Buffer.from(lines.join("\n"));
   // A digest of the content, not a security measure: sha1 is the fastest one available here.
   const token = `${table}:${createHash("sha1").update(body).digest("base64url")}`;
-  await insertBody(w, table, body, token, options, lineFormat);
+  await insertBody(w, table, body, token, options, bodyFormat);
 }
 
 /**
- * Inserts a body of serialized lines under a deduplication token the caller chose once for the
+ * Inserts a body of serialized rows under a deduplication token the caller chose once for the
  * block: every retry of it sends the same token, so a try that was stored although its answer
  * was lost is not stored again.
  */
@@ -85,13 +83,13 @@ export async function insertBody(
   body: Buffer,
   token: string,
   options: InsertOptions,
-  lineFormat: LineFormat = { format: "JSONEachRow" },
+  bodyFormat: BodyFormat = { format: "JSONEachRow" },
 ): Promise<void> {
   if (body.length === 0) return;
   let attempt = 0;
   for (;;) {
     try {
-      await send(w, table, lineFormat, body, token, options.signal);
+      await send(w, table, bodyFormat, body, token, options.signal);
       return;
     } catch (err) {
       if (
@@ -154,10 +152,10 @@ export const MAX_BISECT_INSERTS = 128;
 export async function insertBlock(
   w: Warehouse,
   table: string,
-  block: TakenLines,
+  block: TakenRows,
   token: string,
   options: InsertOptions,
-  lineFormat: LineFormat = { format: "JSONEachRow" },
+  bodyFormat: BodyFormat = { format: "JSONEachRow" },
 ): Promise<RejectedRow[]> {
   const rejected: RejectedRow[] = [];
   let inserts = 0;
@@ -168,10 +166,10 @@ export async function insertBlock(
       await insertBody(
         w,
         table,
-        whole ? block.body : linesOf(block, from, to),
+        whole ? block.body : rowsOf(block, from, to),
         whole ? token : `${token}:${from}-${to}`,
         options,
-        lineFormat,
+        bodyFormat,
       );
       return;
     } catch (err) {
@@ -225,7 +223,7 @@ const settings = (w: Warehouse, table: string, token: string) => ({
   ...PINNED_INSERT_SETTINGS,
   ...clusterInsertSettings(w.cluster ?? SINGLE, table),
   insert_deduplication_token: token,
-  // Raw records are spliced into rows as JSON objects and read verbatim into String columns.
+  // A JSON object given for a String column is stored as its text.
   input_format_json_read_objects_as_strings: 1 as const,
   // Timestamps arrive as RFC 3339 with up to nine fractional digits.
   date_time_input_format: "best_effort" as const,
@@ -292,17 +290,17 @@ function writeBlockFile(body: Buffer): string {
 async function send(
   w: Warehouse,
   table: string,
-  lineFormat: LineFormat,
+  bodyFormat: BodyFormat,
   body: Buffer,
   token: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const columns =
-    "columns" in lineFormat
-      ? ` (${lineFormat.columns.map(quoteIdent).join(", ")})`
+    "columns" in bodyFormat
+      ? ` (${bodyFormat.columns.map(quoteIdent).join(", ")})`
       : "";
   const target = `${quoteIdent(w.database)}.${quoteIdent(table)}${columns}`;
-  const format = lineFormat.format;
+  const format = bodyFormat.format;
   const request = {
     clickhouse_settings: settings(w, table, token),
     ...(signal ? { abort_signal: signal } : {}),
@@ -313,8 +311,8 @@ async function send(
     try {
       await client.command({
         query:
-          "input" in lineFormat
-            ? `INSERT INTO ${target} ${lineFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(lineFormat.input)})`)}`
+          "input" in bodyFormat
+            ? `INSERT INTO ${target} ${bodyFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(bodyFormat.input)})`)}`
             : `INSERT INTO ${target} FROM INFILE ${sqlString(file)} FORMAT ${format}`,
         ...request,
       });
@@ -324,12 +322,12 @@ async function send(
     }
     return;
   }
-  // exec with a raw body: the JSON lines are already built (and hashed for the token), so the
-  // client must not encode them again.
+  // exec with a raw body: the rows are already serialized, so the client must not encode them
+  // again.
   const result = await w.client.exec({
     query:
-      "input" in lineFormat
-        ? `INSERT INTO ${target} ${lineFormat.select(`input(${sqlString(lineFormat.input)})`)} FORMAT ${format}`
+      "input" in bodyFormat
+        ? `INSERT INTO ${target} ${bodyFormat.select(`input(${sqlString(bodyFormat.input)})`)} FORMAT ${format}`
         : `INSERT INTO ${target} FORMAT ${format}`,
     values: Readable.from([body], { objectMode: false }),
     ...request,

@@ -1,14 +1,19 @@
 // Session record → row of the `sessions` table: the column contract (names, types, and the SQL
 // the engine builds each value with) the migrations and the writer share, the value checks a
-// record passes before it is sent, and the input line that carries it.
+// record passes before it is sent, and the input row that carries it.
 import {
   daysInMonth,
   durationStringMs,
   timestampMs,
 } from "../api/schemas/common.js";
 import type { Session } from "../api/schemas/session.js";
-import type { LineFormat } from "./insert.js";
-import { linesOf, type LineBlock, type TakenLines } from "./line-block.js";
+import type { BodyFormat } from "./insert.js";
+import {
+  lastValueOf,
+  rowBinaryString,
+  type RowBlock,
+  type TakenRows,
+} from "./row-block.js";
 
 /** Statuses after which a session never changes again. */
 export const FINAL_STATUSES = new Set(["completed"]);
@@ -18,7 +23,7 @@ const RANK_STEP = 2 ** 42;
 
 /**
  * A column of `sessions`: its name and ClickHouse type as the migrations create it, and the SQL
- * the insert computes it with from one input line (see SESSION_INPUT): `r` is the record read
+ * the insert computes it with from one input row (see SESSION_INPUT): `r` is the record read
  * as RECORD_TUPLE, `b` the identities under its brand member, `start` its start time. The
  * engine builds every row from the record as received; `materialized` columns are computed by
  * the table itself.
@@ -45,9 +50,9 @@ const RECORD_TUPLE = `Tuple(id String, startTime String, endTime String, duratio
 const BRAND_TUPLE = `Tuple(user ${IDENTITY_TUPLE}, endUser ${IDENTITY_TUPLE})`;
 
 /**
- * One line of a session block, as the insert reads it (JSONCompactEachRow): when it was fetched,
- * whether an active legal hold names it, the name of its brand member (null: none), and the
- * record as received, spliced in as a JSON object and read verbatim into `raw`.
+ * One row of a session block, as the insert reads it (RowBinary, see SessionInputs): when it was
+ * fetched, whether an active legal hold names it, the name of its brand member (null: none),
+ * and the record as received.
  */
 export const SESSION_INPUT =
   "fetched_ms Int64, held Bool, brand Nullable(String), raw String";
@@ -152,7 +157,7 @@ const UNREADABLE =
   "the engine cannot read this record as JSON although the exporter could (a number beyond its range, nesting deeper than it allows): it is kept as a dead letter";
 
 /**
- * The SELECT that builds session rows from input lines read from `source` (a table function
+ * The SELECT that builds session rows from input rows read from `source` (a table function
  * with SESSION_INPUT's structure). The record is read once into RECORD_TUPLE and its brand
  * member once into BRAND_TUPLE. A record the engine's JSON reader refuses reads as all empty;
  * the exporter never passes one without an id, so an empty id means exactly that, and the row
@@ -285,27 +290,23 @@ export function sessionTimesFit(
   );
 }
 
-/** How a session block is inserted: input lines, rows built by the engine. */
-export const SESSION_LINES: LineFormat = {
-  format: "JSONCompactEachRow",
+/** How a session block is inserted: input rows, table rows built by the engine. */
+export const SESSION_ROWS: BodyFormat = {
+  format: "RowBinary",
   columns: SESSION_INSERT_COLUMNS,
   input: SESSION_INPUT,
   select: sessionRowsSelect,
 };
 
 /**
- * A line of a session block ClickHouse refused, as a dead letter's record id and raw record:
- * the line's last value (from `tails`) is the record as received, and its `id` the record id.
+ * A row of a session block ClickHouse refused, as a dead letter's record id and raw record: the
+ * row's last value is the record as received, and its `id` the record id.
  */
-export function rejectedSessionLine(
-  block: TakenLines,
+export function rejectedSessionRow(
+  block: TakenRows,
   index: number,
 ): { recordId: string; raw: string } {
-  const start = block.starts[index] as number;
-  const line = linesOf(block, index, index + 1);
-  const tail = block.tails[index] ?? -1;
-  if (tail < 0) return { recordId: "", raw: line.toString("utf8") };
-  const raw = line.toString("utf8", tail - start, line.length - 1);
+  const raw = lastValueOf(block, index).toString("utf8");
   let recordId = "";
   try {
     const id = (JSON.parse(raw) as { id?: unknown }).id;
@@ -316,13 +317,19 @@ export function rejectedSessionLine(
   return { recordId, raw };
 }
 
+/** The RowBinary bytes of a Nullable(String) value. */
+const nullableString = (v: string | undefined): Buffer =>
+  v === undefined
+    ? Buffer.of(1)
+    : Buffer.concat([Buffer.of(0), rowBinaryString(v)]);
+
 /**
- * The input lines (SESSION_INPUT) of sessions fetched at one instant. A line's opening,
- * `[fetched_ms,held,brand,`, is made once per held flag and brand member, as bytes. Appending a
- * line is on the hot path of every session, and does little: the engine builds the row
- * (sessionRowsSelect). The record is appended as it was received — the insert reads a JSON
- * object into a String column verbatim (input_format_json_read_objects_as_strings) — so it is
- * neither escaped here nor re-encoded, and stays byte-exact.
+ * The input rows (SESSION_INPUT) of sessions fetched at one instant. A row's leading columns
+ * (fetch time, held flag, brand member) are encoded once per held flag and brand member.
+ * Appending a row is on the hot path of every session, and does little: the engine builds the
+ * table row (sessionRowsSelect). The record is appended as it was received, with its length
+ * before it, so it is neither escaped nor re-encoded, stays byte-exact, and the engine does not
+ * scan it to find where it ends.
  */
 export class SessionInputs {
   readonly #fetchedAtMs: number;
@@ -333,25 +340,29 @@ export class SessionInputs {
     this.#fetchedAtMs = fetchedAtMs;
   }
 
-  /** Appends a session's input line to an insert block. */
+  /** Appends a session's input row to an insert block. */
   push(
-    block: LineBlock,
+    block: RowBlock,
     raw: string | Uint8Array,
     held: boolean,
     brandMember: string | undefined,
   ): void {
-    block.pushArrayWith(this.#opening(held, brandMember), raw);
+    block.push(this.#leading(held, brandMember), raw);
   }
 
-  #opening(held: boolean, brandMember: string | undefined): Buffer {
+  #leading(held: boolean, brandMember: string | undefined): Buffer {
     const made = held ? this.#held : this.#free;
-    let opening = made.get(brandMember);
-    if (opening === undefined) {
-      const brand =
-        brandMember === undefined ? "null" : JSON.stringify(brandMember);
-      opening = Buffer.from(`[${this.#fetchedAtMs},${held},${brand},`);
-      made.set(brandMember, opening);
+    let leading = made.get(brandMember);
+    if (leading === undefined) {
+      const fetched = Buffer.alloc(8);
+      fetched.writeBigInt64LE(BigInt(this.#fetchedAtMs));
+      leading = Buffer.concat([
+        fetched,
+        Buffer.of(held ? 1 : 0),
+        nullableString(brandMember),
+      ]);
+      made.set(brandMember, leading);
     }
-    return opening;
+    return leading;
   }
 }

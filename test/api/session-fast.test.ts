@@ -5,7 +5,7 @@ import {
   sessionSchema,
   type Session,
 } from "../../src/api/schemas/session.js";
-import { LineBlock } from "../../src/warehouse/line-block.js";
+import { RowBlock } from "../../src/warehouse/row-block.js";
 import { SessionInputs } from "../../src/warehouse/sessions.js";
 import { sessionRow } from "../helpers/session-row.js";
 import {
@@ -15,11 +15,21 @@ import {
   sessionCatalogue,
 } from "../helpers/session-shapes.js";
 
-/** The input line the sync writes for a session, as text. */
-function sessionLine(s: Session, raw: string, fetchedAtMs: number): string {
-  const block = new LineBlock();
+/** The input row the sync writes for a session, its RowBinary columns read back. */
+function inputRow(s: Session, raw: string, fetchedAtMs: number) {
+  const block = new RowBlock();
   new SessionInputs(fetchedAtMs).push(block, raw, false, s.user.brandMember);
-  return block.take().body.toString("utf8");
+  const { body, tails } = block.take();
+  const isNull = body[9] === 1;
+  const brand = isNull
+    ? null
+    : body.toString("utf8", 11, 11 + (body[10] as number));
+  return {
+    fetchedMs: Number(body.readBigInt64LE(0)),
+    held: body[8] === 1,
+    brand,
+    raw: body.toString("utf8", tails[0]),
+  };
 }
 
 const base = RICH_SESSION;
@@ -73,15 +83,23 @@ describe("parseSession (the fast path) agrees with the zod schema", () => {
     const parsed = parseSession(JSON.parse(raw));
     if (!parsed.success) throw new Error("expected a valid session");
     expect(parsed.data.user.brandMember).toBe("formal");
-    expect(sessionLine(parsed.data, raw, 1_800_000_000_000)).toBe(
-      `[1800000000000,false,"formal",${raw}]`,
-    );
+    expect(inputRow(parsed.data, raw, 1_800_000_000_000)).toEqual({
+      fetchedMs: 1_800_000_000_000,
+      held: false,
+      brand: "formal",
+      raw,
+    });
     const service = parseSession(variants[2]);
     expect(service.success && service.data.user.brandMember).toBe("service");
     const none = parseSession(variants[3]);
     if (!none.success) throw new Error("expected a valid session");
     expect(none.data.user.brandMember).toBeUndefined();
-    expect(sessionLine(none.data, "{}", 1)).toBe("[1,false,null,{}]");
+    expect(inputRow(none.data, "{}", 1)).toEqual({
+      fetchedMs: 1,
+      held: false,
+      brand: null,
+      raw: "{}",
+    });
   });
 });
 

@@ -7,17 +7,17 @@ import { parseSession, type Session } from "../../src/api/schemas/session.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { SinkError } from "../../src/warehouse/errors.js";
 import { insertBlock, MAX_BISECT_INSERTS } from "../../src/warehouse/insert.js";
-import { LineBlock, type TakenLines } from "../../src/warehouse/line-block.js";
+import { RowBlock, type TakenRows } from "../../src/warehouse/row-block.js";
 import {
   SessionInputs,
-  rejectedSessionLine,
-  SESSION_LINES,
+  rejectedSessionRow,
+  SESSION_ROWS,
 } from "../../src/warehouse/sessions.js";
 import { readSessions } from "../helpers/expected.js";
 import { NOON, testSimulator } from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
-const FORMAT = SESSION_LINES;
+const FORMAT = SESSION_ROWS;
 const OPTIONS = { retries: 0 };
 
 let w: Warehouse;
@@ -48,8 +48,8 @@ const unreadable = (raw: string) =>
   JSON.stringify({ ...(JSON.parse(raw) as object), startTime: "not a time" });
 
 /** A block of the records, those at `bad` carrying a start time no engine can read. */
-function blockWith(bad: ReadonlySet<number>): TakenLines {
-  const block = new LineBlock();
+function blockWith(bad: ReadonlySet<number>): TakenRows {
+  const block = new RowBlock();
   records.forEach(({ session, raw }, i) => {
     const text = bad.has(i) ? unreadable(raw) : raw;
     new SessionInputs(NOON).push(block, text, false, session.user.brandMember);
@@ -82,7 +82,7 @@ describe("a block with rows ClickHouse refuses", () => {
 
     // What a dead letter of a refused row holds: the session id and the record as received.
     for (const i of bad)
-      expect(rejectedSessionLine(block, i)).toEqual({
+      expect(rejectedSessionRow(block, i)).toEqual({
         recordId: records[i]?.session.id,
         raw: unreadable(records[i]?.raw ?? ""),
       });

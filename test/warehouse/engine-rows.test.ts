@@ -11,11 +11,11 @@ import { SessionWriter } from "../../src/pipeline/session-writer.js";
 import type { Config } from "../../src/config/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertBlock, insertRows } from "../../src/warehouse/insert.js";
-import { LineBlock } from "../../src/warehouse/line-block.js";
+import { RowBlock } from "../../src/warehouse/row-block.js";
 import {
   SessionInputs,
   SESSION_COLUMNS,
-  SESSION_LINES,
+  SESSION_ROWS,
   sessionValueProblem,
 } from "../../src/warehouse/sessions.js";
 import { createLogger } from "../../src/util/logger.js";
@@ -122,7 +122,7 @@ describe("rows built by the engine", () => {
       ...EDGES.map((e, i) => JSON.stringify(e, null, i % 2)),
     ];
     expect(texts.length).toBeGreaterThan(1000);
-    const block = new LineBlock();
+    const block = new RowBlock();
     const reference = [];
     let k = 0;
     for (const raw of texts) {
@@ -143,7 +143,7 @@ describe("rows built by the engine", () => {
       block.take(),
       "engine-rows:1",
       { retries: 0 },
-      SESSION_LINES,
+      SESSION_ROWS,
     );
     expect(rejected).toEqual([]);
 

@@ -25,8 +25,8 @@ import {
 } from "../../src/warehouse/http-front/index.js";
 import { parseSession } from "../../src/api/schemas/session.js";
 import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
-import { LineBlock } from "../../src/warehouse/line-block.js";
-import { SessionInputs, SESSION_LINES } from "../../src/warehouse/sessions.js";
+import { RowBlock } from "../../src/warehouse/row-block.js";
+import { SessionInputs, SESSION_ROWS } from "../../src/warehouse/sessions.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 
@@ -1363,32 +1363,17 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
     expect(first.applied).toEqual(readMigrations().map((f) => f.name));
     expect((await migrate(w, { retentionDays: 30 })).applied).toEqual([]);
 
-    const columns = [
-      "job",
-      "record_hash",
-      "record_id",
-      "reason",
-      "raw",
-      "seen_at",
-      "run_id",
-    ];
-    const line = JSON.stringify([
-      "sessions",
-      "h1",
-      "r1",
-      "bad",
-      '{"raw":true}',
-      "2024-05-01T00:00:00.123456789Z",
-      "run-1",
-    ]);
+    const line = JSON.stringify({
+      job: "sessions",
+      record_hash: "h1",
+      record_id: "r1",
+      reason: "bad",
+      raw: '{"raw":true}',
+      seen_at: "2024-05-01T00:00:00.123456789Z",
+      run_id: "run-1",
+    });
     for (let i = 0; i < 2; i++)
-      await insertLines(
-        w,
-        "dead_letters",
-        [line],
-        { retries: 0 },
-        { format: "JSONCompactEachRow", columns },
-      );
+      await insertLines(w, "dead_letters", [line], { retries: 0 });
     const rs = await w.client.query({
       query: `SELECT count() AS n, any(raw) AS raw FROM \`${w.database}\`.dead_letters`,
       format: "JSONEachRow",
@@ -1405,7 +1390,7 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
       record("front_huge", "1e400"),
       record("front_2"),
     ];
-    const block = new LineBlock();
+    const block = new RowBlock();
     for (const raw of texts) {
       const parsed = parseSession(JSON.parse(raw));
       if (!parsed.success) throw new Error(`rejected: ${raw}`);
@@ -1424,7 +1409,7 @@ describe("openWarehouse with CLICKHOUSE_URL at the front", () => {
         taken,
         "front-sessions:1",
         { retries: 0 },
-        SESSION_LINES,
+        SESSION_ROWS,
       );
       expect(rejected.map((r) => r.index)).toEqual([1]);
       expect(rejected[0]?.message).toMatch(/^Code: 395\. /);

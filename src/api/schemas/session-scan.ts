@@ -86,6 +86,11 @@ interface Member {
   path: string;
 }
 type Members = readonly Member[];
+/** The members of an object read so far: their bits, and the index after the last one. */
+interface Seen {
+  bits: number;
+  next: number;
+}
 const members = (
   entries: readonly (readonly [string, Is])[],
   parent = "",
@@ -333,25 +338,38 @@ class Scanner {
 
   /**
    * A key of an object the row reads: the member it names in `known`, undefined for another
-   * one. A known key seen before (its bit in `seen`) makes the record ambiguous.
+   * one. A known key seen before (its bit in `seen`) makes the record ambiguous. The members are
+   * tried from the one after the last found (`seen.next`): a service writes them in one order,
+   * so the first one tried is the key most of the time. A member matches when its name's bytes
+   * are followed by the closing quote; the name holds no quote nor backslash, so that quote
+   * closes the key, which has no escape.
    */
-  key(known: Members, seen: { bits: number }): Member | undefined {
-    const close = this.string(true);
-    const start = this.stringStart;
-    this.keyEnd = close;
-    this.expect(COLON);
+  key(known: Members, seen: Seen): Member | undefined {
+    if (this.peek() !== QUOTE) throw FALLBACK;
     const b = this.b;
-    const length = close - start;
-    for (const m of known) {
+    const start = this.pos + 1;
+    const count = known.length;
+    let at = seen.next;
+    for (let tried = 0; tried < count; tried++, at++) {
+      if (at === count) at = 0;
+      const m = known[at] as Member;
       const k = m.bytes;
-      if (k.length !== length) continue;
+      const length = k.length;
+      if (b[start + length] !== QUOTE) continue;
       let i = 0;
       while (i < length && b[start + i] === k[i]) i++;
       if (i < length) continue;
+      this.stringStart = start;
+      this.keyEnd = start + length;
+      this.pos = start + length + 1;
+      this.expect(COLON);
       if ((seen.bits & m.bit) !== 0) this.ambiguous ??= m.path;
       seen.bits |= m.bit;
+      seen.next = at + 1;
       return m;
     }
+    this.keyEnd = this.string(true);
+    this.expect(COLON);
     return undefined;
   }
 
@@ -360,7 +378,7 @@ class Scanner {
     if (depth >= MAX_DEPTH || this.peek() !== OPEN_BRACE) throw FALLBACK;
     this.pos++;
     if (this.take(CLOSE_BRACE)) return;
-    const seen = { bits: 0 };
+    const seen: Seen = { bits: 0, next: 0 };
     do {
       const m = this.key(known, seen);
       if (m === undefined) this.skipValue(depth + 1);
@@ -390,7 +408,7 @@ class Scanner {
     this.pos++;
     if (this.take(CLOSE_BRACE)) return undefined;
     let brand: string | undefined;
-    const seen = { bits: 0 };
+    const seen: Seen = { bits: 0, next: 0 };
     // Names of the other members, decoded: an identity holder's name is the brand member's.
     const others: string[] = [];
     do {
@@ -423,7 +441,7 @@ class Scanner {
     if (depth >= MAX_DEPTH) throw FALLBACK;
     this.pos++;
     if (this.take(CLOSE_BRACE)) return false;
-    const seen = { bits: 0 };
+    const seen: Seen = { bits: 0, next: 0 };
     let holds = false;
     do {
       const m = this.key(HOLDER, seen);
@@ -537,7 +555,7 @@ class Scanner {
     let brandMember: string | undefined;
     this.expect(OPEN_BRACE);
     if (!this.take(CLOSE_BRACE)) {
-      const seen = { bits: 0 };
+      const seen: Seen = { bits: 0, next: 0 };
       do {
         const m = this.key(TOP, seen);
         if (m === undefined) this.skipValue(1);
