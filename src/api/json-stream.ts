@@ -104,6 +104,11 @@ export class ArrayMemberSplitter<T = never> {
   #key = "";
   #nest = 0;
   #inString = false;
+  /**
+   * Backslashes that end the bytes before `#buf` while a string is scanned in it alone (see
+   * #finishElement); 0 when `#buf` holds everything scanned.
+   */
+  #carriedSlashes = 0;
   #sawMember = false;
   /** Members other than the split one, parsed. */
   readonly others: Record<string, unknown> = {};
@@ -123,14 +128,59 @@ export class ArrayMemberSplitter<T = never> {
   /** Feeds a chunk; returns every element completed by it. */
   push(chunk: Buffer): SplitElement<T>[] {
     this.bytes += chunk.length;
+    const out: SplitElement<T>[] = [];
     // Keep only the unfinished token, so memory is bounded by the largest element.
     const keep = this.#buf.subarray(this.#start);
+    if (
+      keep.length > 0 &&
+      this.#mode === Mode.Item &&
+      this.#oversized === undefined &&
+      this.#finishElement(keep, chunk, out)
+    ) {
+      this.#scan(out);
+      return out;
+    }
     this.#pos -= this.#start;
     this.#start = 0;
     this.#buf = keep.length === 0 ? chunk : Buffer.concat([keep, chunk]);
-    const out: SplitElement<T>[] = [];
     this.#scan(out);
     return out;
+  }
+
+  /**
+   * An element cut by the previous chunk's edge (`held`, scanned to its end): when it ends in
+   * `chunk`, hands it over, joined from its two parts, and leaves the rest of the chunk to be
+   * scanned where it lies, so that only the element is copied, not the chunk. False, with
+   * nothing changed, when it does not end in the chunk.
+   */
+  #finishElement(
+    held: Buffer,
+    chunk: Buffer,
+    out: SplitElement<T>[],
+  ): boolean {
+    const nest = this.#nest;
+    const inString = this.#inString;
+    // Backslashes at the end of the held part escape what begins the chunk.
+    let slashes = 0;
+    if (inString)
+      for (let k = held.length - 1; k >= 0 && held[k] === BACKSLASH; k--)
+        slashes++;
+    this.#carriedSlashes = slashes;
+    const end = this.#valueEnd(chunk, 0);
+    this.#carriedSlashes = 0;
+    if (end < 0) {
+      this.#nest = nest;
+      this.#inString = inString;
+      return false;
+    }
+    this.#buf = Buffer.concat([held, chunk.subarray(0, end)]);
+    this.#start = 0;
+    out.push(this.#element(this.#buf, this.#buf.length));
+    this.#mode = Mode.ArrayItemOrEnd;
+    this.#buf = chunk;
+    this.#pos = end;
+    this.#start = end;
+    return true;
   }
 
   /** Call when the body ended; throws when the JSON was cut off. */
@@ -338,8 +388,11 @@ export class ArrayMemberSplitter<T = never> {
     let q = buf.indexOf(QUOTE, from);
     while (q >= 0) {
       let slashes = 0;
-      // Walk back over escapes; this may cross the previous chunk's edge, which is still held.
-      for (let k = q - 1; k >= 0 && buf[k] === BACKSLASH; k--) slashes++;
+      // Walk back over escapes; this may cross the previous chunk's edge, which is still held
+      // (or counted in #carriedSlashes when it is not).
+      let k = q - 1;
+      for (; k >= 0 && buf[k] === BACKSLASH; k--) slashes++;
+      if (k < 0) slashes += this.#carriedSlashes;
       if (slashes % 2 === 0) return q;
       q = buf.indexOf(QUOTE, q + 1);
     }

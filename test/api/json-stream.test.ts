@@ -53,6 +53,58 @@ describe("ArrayMemberSplitter", () => {
     }
   });
 
+  it("cuts elements out exactly when a chunk's edge falls anywhere in a run of backslashes", () => {
+    const runs = [1, 2, 3, 4, 5].map((n) => ({
+      id: `r${n}`,
+      s: `${"\\".repeat(n)}"${"\\".repeat(n)}`,
+      t: ["x\\", '"\\"', "]}"],
+    }));
+    const text = JSON.stringify({ sessions: runs, after: "\\" });
+    const bytes = Buffer.from(text, "utf8");
+    for (let cut = 1; cut < bytes.length; cut++)
+      for (const second of [1, 5, bytes.length]) {
+        const s = new ArrayMemberSplitter("sessions");
+        const items: SplitElement[] = [
+          ...s.push(bytes.subarray(0, cut)),
+          ...s.push(bytes.subarray(cut, cut + second)),
+        ];
+        for (let at = cut + second; at < bytes.length; at += second)
+          items.push(...s.push(bytes.subarray(at, at + second)));
+        s.end();
+        expect(items.map((e) => (e as Buffer).toString("utf8"))).toEqual(
+          runs.map((r) => JSON.stringify(r)),
+        );
+        expect(s.others).toEqual({ after: "\\" });
+      }
+  });
+
+  it("hands over an element within one chunk as a view of it, and copies only the element a chunk's edge cuts", () => {
+    const body = Buffer.from(
+      JSON.stringify({ sessions: [{ id: "a" }, { id: "b" }, { id: "c" }] }),
+    );
+    const cut = body.indexOf('"b"');
+    // Buffers of their own (small ones from Buffer.from share a pool).
+    const own = (bytes: Buffer) => {
+      const b = Buffer.alloc(bytes.length);
+      bytes.copy(b);
+      return b;
+    };
+    const first = own(body.subarray(0, cut));
+    const second = own(body.subarray(cut));
+    const s = new ArrayMemberSplitter("sessions");
+    const [a] = s.push(first) as Buffer[];
+    const [b, c] = s.push(second) as Buffer[];
+    s.end();
+    expect([a, b, c].map((e) => e?.toString())).toEqual([
+      '{"id":"a"}',
+      '{"id":"b"}',
+      '{"id":"c"}',
+    ]);
+    expect(a?.buffer).toBe(first.buffer);
+    expect(c?.buffer).toBe(second.buffer);
+    expect(b?.buffer).not.toBe(second.buffer);
+  });
+
   it("keeps scalar elements and whitespace-formatted bodies", () => {
     const pretty = JSON.stringify(
       { sessions: [1, "two", null, true, { a: [1, 2] }], x: 5 },
