@@ -153,11 +153,7 @@ export class ArrayMemberSplitter<T = never> {
    * scanned where it lies, so that only the element is copied, not the chunk. False, with
    * nothing changed, when it does not end in the chunk.
    */
-  #finishElement(
-    held: Buffer,
-    chunk: Buffer,
-    out: SplitElement<T>[],
-  ): boolean {
+  #finishElement(held: Buffer, chunk: Buffer, out: SplitElement<T>[]): boolean {
     const nest = this.#nest;
     const inString = this.#inString;
     // Backslashes at the end of the held part escape what begins the chunk.
