@@ -74,25 +74,48 @@ export async function syncSessions(
     rangeLogFields(startMs, endMs, windows.length),
     "syncing sessions",
   );
+  // One writer for every window, so that blocks fill across windows' edges. A window's
+  // checkpoint waits for a mark of everything added until the window ended, chained in window
+  // order, while the next windows are read: the checkpoint never passes a row not yet stored.
+  const writer = new SessionWriter(ctx);
+  let checkpoints: Promise<void> = Promise.resolve();
   let done = 0;
-  await forEachWindowInOrder(
-    windows,
-    { concurrency: cfg.windowConcurrency },
-    (window) => syncWindow(ctx, window),
-    async (window, { rows, deadLetters }) => {
-      result.rows += rows;
-      result.deadLetters += deadLetters;
-      await advanceCheckpoint(ctx, range, window);
-      done++;
-      ctx.observer.onProgress?.({
-        job: ctx.job,
-        windowsDone: done,
-        windowsTotal: windows.length,
-        rows: result.rows,
-        positionMs: window.endMs,
-      });
-    },
-  );
+  try {
+    await forEachWindowInOrder(
+      windows,
+      { concurrency: cfg.windowConcurrency },
+      (window) => fillWindow(ctx, writer, window),
+      (window) => {
+        const stored = writer.mark();
+        checkpoints = checkpoints.then(async () => {
+          await stored;
+          await advanceCheckpoint(ctx, range, window);
+          done++;
+          ctx.observer.onProgress?.({
+            job: ctx.job,
+            windowsDone: done,
+            windowsTotal: windows.length,
+            rows: writer.rows,
+            positionMs: window.endMs,
+          });
+        });
+        // Observed below; a failed one stops the chain and surfaces there.
+        checkpoints.catch(() => undefined);
+        return Promise.resolve();
+      },
+    );
+    await writer.drain();
+    await checkpoints;
+  } catch (err) {
+    // Store what was read (the windows before the failure then reach their checkpoints) unless
+    // storing is what failed, let what is under way finish, and the checkpoints follow.
+    await writer.drain().catch(() => undefined);
+    await writer.settle();
+    await checkpoints.catch(() => undefined);
+    throw err;
+  }
+  result.rows = writer.rows;
+  result.deadLetters = writer.deadLetters;
   if (!options.skipOpenRefresh)
     result.openRefreshed = await refreshOpenSessions(ctx, {
       beforeMs: startMs,
@@ -100,13 +123,33 @@ export async function syncSessions(
   return result;
 }
 
+/** Pages one window into `sessions`, alone: its rows are stored when this returns. */
 export async function syncWindow(
   ctx: JobContext,
   window: Window,
   onRecords?: (records: readonly RawRecord[]) => void,
 ): Promise<{ rows: number; deadLetters: number }> {
-  const cfg = ctx.config.sessions;
   const writer = new SessionWriter(ctx);
+  try {
+    await fillWindow(ctx, writer, window, onRecords);
+    await writer.drain();
+  } finally {
+    await writer.settle();
+  }
+  return { rows: writer.rows, deadLetters: writer.deadLetters };
+}
+
+/**
+ * Pages one window into a writer; `onRecords` sees every batch of records as listed. Its rows
+ * are stored once a mark taken after it resolves (or the writer is drained).
+ */
+async function fillWindow(
+  ctx: JobContext,
+  writer: SessionWriter,
+  window: Window,
+  onRecords?: (records: readonly RawRecord[]) => void,
+): Promise<void> {
+  const cfg = ctx.config.sessions;
   const batches = sessionWindowBatches(ctx.api, window, {
     pageSize: cfg.pageSize,
     // Records are handed over in small batches whatever the page size, so that what is held
@@ -122,20 +165,13 @@ export async function syncWindow(
     budget: ctx.budget,
     logger: ctx.logger,
   });
-  try {
-    for await (const batch of batches) {
-      ctx.signal.throwIfAborted();
-      onRecords?.(batch.records);
-      await writer.add(batch.records, Date.now());
-      if (batch.endOfPage) ctx.counters.pages++;
-    }
-    await writer.drain();
-  } finally {
-    await writer.settle();
+  let listed = 0;
+  for await (const batch of batches) {
+    ctx.signal.throwIfAborted();
+    onRecords?.(batch.records);
+    listed += batch.records.length;
+    await writer.add(batch.records, Date.now());
+    if (batch.endOfPage) ctx.counters.pages++;
   }
-  ctx.logger.debug(
-    { window: describe(window), rows: writer.rows },
-    "window synced",
-  );
-  return { rows: writer.rows, deadLetters: writer.deadLetters };
+  ctx.logger.debug({ window: describe(window), listed }, "window read");
 }

@@ -25,6 +25,27 @@ export function lastValueOf(block: TakenRows, index: number): Buffer {
   return block.body.subarray(block.tails[index] ?? end, end);
 }
 
+/** A taken block as two: its rows before `at`, and the others. */
+export function splitRows(
+  block: TakenRows,
+  at: number,
+): [TakenRows, TakenRows] {
+  const cut = block.starts[at] ?? block.body.length;
+  const rebase = (offsets: readonly number[]) => offsets.map((o) => o - cut);
+  return [
+    {
+      body: block.body.subarray(0, cut),
+      starts: block.starts.slice(0, at),
+      tails: block.tails.slice(0, at),
+    },
+    {
+      body: block.body.subarray(cut),
+      starts: rebase(block.starts.slice(at)),
+      tails: rebase(block.tails.slice(at)),
+    },
+  ];
+}
+
 /** Bytes of a RowBinary length prefix (LEB128) for at most 2^35 - 1 bytes. */
 const MAX_PREFIX = 5;
 

@@ -47,6 +47,8 @@ const children = new Set<ChildProcess>();
 /** Earliest instant any daemon of this file started syncing at. */
 let syncFromMs = 0;
 let firstCheckpointMs = 0;
+/** The checkpoint the runs before the last test left. */
+let lastCheckpointMs = 0;
 
 beforeAll(async () => {
   // The child runs the compiled CLI, so compile what this checkout holds.
@@ -364,6 +366,7 @@ describe("sessionhouse run (a real child process)", () => {
       const position = await checkpointAgreesWithData(w);
       // A restart re-reads the lookback (1h) before its checkpoint, and writes checkpoints as it goes.
       expect(position).toBeGreaterThanOrEqual(firstCheckpointMs - 3_600_000);
+      lastCheckpointMs = position;
     });
   }, 180_000);
 
@@ -389,8 +392,9 @@ describe("sessionhouse run (a real child process)", () => {
     daemon.child.kill("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
     const { fromMs, toMs } = await noteSyncStart(daemon);
-    // It resumed from the checkpoint, less the lookback for late sessions.
-    expect(fromMs).toBeLessThanOrEqual(firstCheckpointMs);
+    // It resumed from the checkpoint, less the lookback (1h) for late sessions.
+    expect(fromMs).toBeLessThanOrEqual(lastCheckpointMs);
+    expect(fromMs).toBeGreaterThanOrEqual(lastCheckpointMs - 3_600_000);
 
     // status --json in a child too, with no API settings at all.
     const status = JSON.parse(

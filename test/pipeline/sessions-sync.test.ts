@@ -203,7 +203,10 @@ describe("sync sessions against the simulator", () => {
   });
 
   it("resumes a sync killed between pages with nothing lost, and never checkpoints ahead of the data", async () => {
-    const { config, w } = await setup();
+    // Small blocks: many inserts, the second one while pages are still being read.
+    const { config, w } = await setup({
+      SESSIONHOUSE_INSERT_BATCH_ROWS: "200",
+    });
     const abort = new AbortController();
     let inserts = 0;
     const deps = runDeps(config, w, {
@@ -248,6 +251,47 @@ describe("sync sessions against the simulator", () => {
     await deps.api.close();
     await resumed.api.close();
     await w.close();
+  });
+
+  it("fills blocks across windows, and moves a window's checkpoint only once its rows are stored", async () => {
+    const expected = await expectedSessions(sim, NOON - 24 * HOUR, NOON);
+    const startsBefore = (ms: number) =>
+      expected.filter((e) => Date.parse(e.startTime as string) < ms).length;
+    for (const batchRows of ["100000", "200"]) {
+      const { config, w } = await setup({
+        SESSIONHOUSE_INSERT_BATCH_ROWS: batchRows,
+      });
+      let stored = 0;
+      let inserts = 0;
+      const progress: { positionMs: number; stored: number }[] = [];
+      const deps = runDeps(config, w, {
+        observer: {
+          onRows: ({ table, rows }) => {
+            if (table !== "sessions") return;
+            inserts++;
+            stored += rows;
+          },
+          onProgress: ({ positionMs }) =>
+            progress.push({ positionMs: positionMs ?? -1, stored }),
+        },
+      });
+      const r = await run(deps, SESSIONS_JOB, (ctx) =>
+        syncSessions(ctx, { nowMs: NOON, skipOpenRefresh: true }),
+      );
+      expect(r.windows).toBe(4);
+      expect(r.rows).toBe(expected.length);
+      // One day of sessions is one block (or its two halves), not one block a window.
+      if (batchRows === "100000") expect(inserts).toBeLessThan(r.windows);
+      else expect(inserts).toBeGreaterThan(r.windows);
+      expect(progress.map((p) => p.positionMs)).toEqual(
+        [3, 2, 1, 0].map((k) => NOON - k * 6 * HOUR),
+      );
+      for (const p of progress)
+        expect(p.stored).toBeGreaterThanOrEqual(startsBefore(p.positionMs));
+      expect((await readCheckpoint(w, SESSIONS_STREAM))?.positionMs).toBe(NOON);
+      await deps.api.close();
+      await w.close();
+    }
   });
 
   it("backfills an explicit range into its own checkpoint", async () => {
