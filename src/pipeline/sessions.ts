@@ -87,6 +87,9 @@ export async function syncSessions(
       (window) => fillWindow(ctx, writer, window),
       (window) => {
         const stored = writer.mark();
+        // Awaited in the chain once the checkpoints before it are written; a block that fails
+        // sooner must not count as unobserved meanwhile.
+        stored.catch(() => undefined);
         checkpoints = checkpoints.then(async () => {
           await stored;
           await advanceCheckpoint(ctx, range, window);
