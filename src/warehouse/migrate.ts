@@ -16,6 +16,7 @@ import {
 } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
+import { applyMergePolicy } from "./merges.js";
 import {
   applyRetention,
   retentionSettings,
@@ -135,6 +136,7 @@ export async function migrate(
       }),
     options.logger,
   );
+  await applyMergePolicy(w, options.logger);
   return { applied, alreadyApplied: files.length - applied.length };
 }
 

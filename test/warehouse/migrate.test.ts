@@ -9,6 +9,10 @@ import {
   readMigrations,
 } from "../../src/warehouse/migrate.js";
 import { SinkError } from "../../src/warehouse/errors.js";
+import {
+  applyMergePolicy,
+  SESSIONS_MERGE_SELECTOR_BASE,
+} from "../../src/warehouse/merges.js";
 import { select, testConfig } from "../helpers/warehouse.js";
 
 let w: Warehouse;
@@ -52,6 +56,28 @@ describe("migrations", () => {
     const second = await migrate(w, { dir });
     expect(second.applied).toEqual([]);
     expect(second.alreadyApplied).toBe(files.length);
+  });
+
+  it("gives the sessions table wider merges, and gives them again when the setting was reset", async () => {
+    await migrate(w, { dir });
+    const ddl = async () =>
+      (
+        await select<{ q: string }>(
+          w,
+          "SELECT create_table_query AS q FROM system.tables WHERE database = {d:String} AND name = 'sessions'",
+          { d: w.database },
+        )
+      )[0]?.q ?? "";
+    const wanted = `merge_selector_base = ${SESSIONS_MERGE_SELECTOR_BASE}`;
+    expect(await ddl()).toContain(wanted);
+    // Applied once: a table that has it is left alone.
+    expect(await applyMergePolicy(w)).toBe(false);
+    await w.client.command({
+      query: `ALTER TABLE ${w.database}.sessions RESET SETTING merge_selector_base`,
+    });
+    expect(await ddl()).not.toContain("merge_selector_base");
+    await migrate(w, { dir });
+    expect(await ddl()).toContain(wanted);
   });
 
   it("sets and removes the retention TTL to match the configuration", async () => {
