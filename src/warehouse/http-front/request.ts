@@ -383,8 +383,9 @@ class BodySpool {
     };
   }
 
+  /** One write of the held chunks as they are (no copy into one buffer first). */
   async #writeHeld(): Promise<void> {
-    await this.#file?.write(Buffer.concat(this.#held, this.#heldBytes));
+    await this.#file?.writev(this.#held);
     this.#held = [];
     this.#heldBytes = 0;
   }
