@@ -1,7 +1,7 @@
 // Runs test files a second time against a ClickHouse server: the HTTP front over a real engine
 // (scripts/http-front.mjs), so that the server insert path, its retries and its error handling
 // run on machines without a ClickHouse server. Arguments are passed to vitest; without any, the
-// sync, aggregation, chaos and dashboard suites run. Uses the build in dist/.
+// sync, aggregation, chaos, dashboard and query-output suites run. Uses the build in dist/.
 //
 //   npm run build && node scripts/test-server.mjs [vitest args…]
 import { spawn } from "node:child_process";
@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 
 const SUITES = [
   "test/pipeline",
+  "test/cli/query.test.ts",
   "test/chaos/chaos-wire.test.ts",
   "test/dashboards/queries.test.ts",
   "test/faults/clickhouse-faults.test.ts",

@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
+import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
@@ -63,6 +64,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.env.CLICKHOUSE_PASSWORD ?? "",
   ]);
   const program = buildProgram();
+  endQuietlyOnBrokenPipe(process.stdout);
+  endQuietlyOnBrokenPipe(process.stderr);
   try {
     await program.parseAsync([...argv]);
     return 0;

@@ -3,6 +3,7 @@
 // leaks into an error message or a URL still never reaches the log.
 import { pino, type Logger, type LevelWithSilent } from "pino";
 import pretty from "pino-pretty";
+import { endQuietlyOnBrokenPipe } from "./broken-pipe.js";
 
 export type { Logger };
 
@@ -62,6 +63,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     (usePretty
       ? pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l" })
       : pino.destination({ sync: true }));
+  if (!options.destination) endQuietlyOnBrokenPipe(stream);
   return pino(
     {
       level: options.level ?? "info",

@@ -2,7 +2,7 @@
 // database as the current one.
 import { Option, type Command } from "commander";
 import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
-import { userQueryRows, userQueryText } from "../../warehouse/user-query.js";
+import { userQueryRows, writeUserQuery } from "../../warehouse/user-query.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -52,16 +52,23 @@ export function registerQueryCommand(
     });
 }
 
+/** Rows the table format shows; the others are counted, and the other formats print them. */
+export const TABLE_ROWS_SHOWN = 1000;
+
 export async function runQuery(
   w: Warehouse,
   sql: string,
   format: QueryFormat,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {
-  if (format === "table") {
-    printTable(await userQueryRows(w, sql), out);
+  if (format !== "table") {
+    await writeUserQuery(w, sql, format, out);
     return;
   }
-  const text = await userQueryText(w, sql, format);
-  out.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
+  const { rows, total } = await userQueryRows(w, sql, TABLE_ROWS_SHOWN);
+  printTable(rows, out);
+  if (total > rows.length)
+    out.write(
+      `(${rows.length} of ${total} rows shown; --format TabSeparatedWithNames or CSVWithNames prints them all)\n`,
+    );
 }
