@@ -5,9 +5,9 @@
 import { randomUUID } from "node:crypto";
 import type { Session } from "../api/schemas/session.js";
 import { qualified, type Warehouse } from "./client.js";
-import { mutationTarget, SINGLE, storageTable } from "./cluster.js";
+import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
-import { selectCount, selectRows } from "./select.js";
+import { selectCount, selectRows, storageTableDdl } from "./select.js";
 import { sessionUserKey } from "./sessions.js";
 import { Tables } from "./tables.js";
 
@@ -273,12 +273,7 @@ export async function applyHolds(
 }
 
 async function hasTtl(w: Warehouse): Promise<boolean> {
-  const [row] = await selectRows<{ q: string }>(
-    w,
-    "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
-    { db: w.database, t: storageTable(w.cluster ?? SINGLE, Tables.sessions) },
-  );
-  return /\bTTL\b/.test(row?.q ?? "");
+  return /\bTTL\b/.test(await storageTableDdl(w, Tables.sessions));
 }
 
 /** Session ids whose stored rows carry the hold flag. */

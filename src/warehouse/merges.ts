@@ -8,8 +8,8 @@
 // at any base. A 1M-session sync (ten 100000-row blocks) runs without a merge beside it.
 import type { Logger } from "../util/logger.js";
 import type { Warehouse } from "./client.js";
-import { mutationTarget, SINGLE, storageTable } from "./cluster.js";
-import { selectRows } from "./select.js";
+import { mutationTarget, SINGLE } from "./cluster.js";
+import { selectRows, storageTableDdl } from "./select.js";
 import { Tables } from "./tables.js";
 
 /** The sessions table's `merge_selector_base` (ClickHouse's default is 5). */
@@ -37,17 +37,12 @@ export async function applyMergePolicy(
     );
     return false;
   }
-  const mode = w.cluster ?? SINGLE;
-  const [table] = await selectRows<{ q: string }>(
-    w,
-    "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {name:String}",
-    { db: w.database, name: storageTable(mode, Tables.sessions) },
-  );
-  if (table === undefined) return false;
+  const ddl = await storageTableDdl(w, Tables.sessions);
+  if (ddl === "") return false;
   const wanted = `${SETTING} = ${SESSIONS_MERGE_SELECTOR_BASE}`;
-  if (new RegExp(`\\b${wanted}\\b`).test(table.q)) return false;
+  if (new RegExp(`\\b${wanted}\\b`).test(ddl)) return false;
   await w.client.command({
-    query: `ALTER TABLE ${mutationTarget(mode, w.database, Tables.sessions)} MODIFY SETTING ${wanted}`,
+    query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, Tables.sessions)} MODIFY SETTING ${wanted}`,
   });
   logger?.info(
     { table: Tables.sessions, [SETTING]: SESSIONS_MERGE_SELECTOR_BASE },

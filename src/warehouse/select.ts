@@ -1,5 +1,6 @@
 // Reading rows back: a SELECT with typed parameters, answered as JSON objects.
 import type { Warehouse } from "./client.js";
+import { SINGLE, storageTable } from "./cluster.js";
 
 export async function selectRows<T>(
   w: Warehouse,
@@ -22,4 +23,20 @@ export async function selectCount(
 ): Promise<number> {
   const [r] = await selectRows<{ n: string | number }>(w, query, params);
   return Number(r?.n ?? 0);
+}
+
+/**
+ * The CREATE statement of the table that holds `table`'s rows on the node read (`<table>_local`
+ * when sharded), as the engine shows it now: its TTL and settings included. "" when there is none.
+ */
+export async function storageTableDdl(
+  w: Warehouse,
+  table: string,
+): Promise<string> {
+  const [row] = await selectRows<{ q: string }>(
+    w,
+    "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+    { db: w.database, t: storageTable(w.cluster ?? SINGLE, table) },
+  );
+  return row?.q ?? "";
 }
