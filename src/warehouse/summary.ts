@@ -22,6 +22,34 @@ async function tables(
   return out;
 }
 
+/**
+ * Who a session was, as the dashboards name people: the person behind it (the service's own user,
+ * or the end user a machine acted for, or the user or group an identity link names for a native
+ * account), else the native account and its resource, else whatever name the record carries.
+ */
+const PERSON = `multiIf(
+  person_email != '', person_email,
+  person_name != '', person_name,
+  native_username != '', concat(native_username, ' on ', resource_name),
+  user_username != '', user_username,
+  '(no user in the record)')`;
+
+/** How the person was found: the record itself, an identity link, or not at all. */
+const PERSON_VIA = `multiIf(
+  person_via = 'brand', if(end_user_id != '', 'end user of a machine user', user_account_type),
+  person_via = 'link_user', 'native account, identity link to a user',
+  person_via = 'link_group', 'native account, identity link to a group',
+  native_username != '', 'native account, no identity link',
+  'unknown')`;
+
+/** The `limit` people with the most sessions, each with how they were found. */
+export function busiestUsersSql(w: Warehouse, limit: number): string {
+  return `SELECT ${PERSON} AS user, ${PERSON_VIA} AS via, count() AS sessions,
+              uniqExact(resource_id) AS resources
+       FROM ${qualified(w, Tables.sessionsEnriched)}
+       GROUP BY user, via ORDER BY sessions DESC, user LIMIT ${limit}`;
+}
+
 export function sessionSummary(w: Warehouse): Promise<SummaryTable[]> {
   const sessions = qualified(w, Tables.sessions);
   return tables(w, [
@@ -36,12 +64,7 @@ export function sessionSummary(w: Warehouse): Promise<SummaryTable[]> {
               round(quantile(0.5)(duration_ms) / 1000, 1) AS p50_seconds
        FROM ${sessions} FINAL GROUP BY technology ORDER BY sessions DESC LIMIT 22`,
     ],
-    [
-      "Busiest users",
-      `SELECT if(user_email != '', user_email, user_name) AS user, user_account_type AS type, count() AS sessions,
-              uniqExact(resource_id) AS resources
-       FROM ${sessions} FINAL GROUP BY user, type ORDER BY sessions DESC LIMIT 5`,
-    ],
+    ["Busiest users", busiestUsersSql(w, 5)],
     [
       "Busiest resources",
       `SELECT resource_name AS resource, resource_technology AS technology, count() AS sessions,
