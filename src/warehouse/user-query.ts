@@ -2,15 +2,41 @@
 import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { quoteIdent, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
+import { selectRows } from "./select.js";
+import { UsageError } from "../util/errors.js";
 
-/** Output formats the query command offers besides its own table. */
-export type UserQueryFormat =
-  | "JSONEachRow"
-  | "JSON"
-  | "CSV"
-  | "CSVWithNames"
-  | "TabSeparated"
-  | "TabSeparatedWithNames";
+/** A ClickHouse output format, as the engine names it. */
+export interface OutputFormat {
+  name: string;
+  /** The engine says it displays fine in a terminal (text, not binary). */
+  ttyFriendly: boolean;
+}
+
+/**
+ * The output format named `name` (any spelling of its case), as the engine knows it; a name the
+ * engine has no output format for is an error naming it and where the list is.
+ */
+export async function outputFormat(
+  w: Warehouse,
+  name: string,
+): Promise<OutputFormat> {
+  const found = await selectRows<{ name: string; tty: number }>(
+    w,
+    `SELECT name, is_tty_friendly AS tty FROM system.formats
+     WHERE is_output AND lower(name) = lower({name:String})
+     ORDER BY name = {name:String} DESC, name LIMIT 1`,
+    { name },
+  );
+  const f = found[0];
+  if (f === undefined)
+    throw new UsageError(
+      `"${name}" is not an output format of this ClickHouse`,
+      {
+        hint: "use table (the default), or a format of SELECT name FROM system.formats WHERE is_output, e.g. TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet",
+      },
+    );
+  return { name: f.name, ttyFriendly: Number(f.tty) === 1 };
+}
 
 async function useDatabase(w: Warehouse): Promise<void> {
   // The embedded engine keeps session state, so USE makes the database current; a server
@@ -57,45 +83,48 @@ export async function userQueryRows(
 export async function writeUserQuery(
   w: Warehouse,
   sql: string,
-  format: UserQueryFormat,
+  format: OutputFormat,
   out: NodeJS.WritableStream,
 ): Promise<void> {
   await useDatabase(w);
+  const abort = new AbortController();
   try {
-    const rs = await w.client.query({ query: sql, format });
-    if (format === "JSON") {
-      // One document with totals at its end: not a format that comes row by row.
-      const text = await rs.text();
-      out.write(text.endsWith("\n") || text === "" ? text : `${text}\n`);
-      return;
-    }
-    // A batch of rows can be the whole result (the embedded engine answers in one piece): it is
+    const { stream } = await w.client.exec({
+      query: `${withoutTrailingSemicolons(sql)}\nFORMAT ${format.name}`,
+      abort_signal: abort.signal,
+    });
+    // A chunk can be the whole result (the embedded engine answers in one piece): it is
     // written a slice at a time.
-    for await (const rows of rs.stream()) {
-      let text = "";
-      for (const row of rows) {
-        text += `${row.text}\n`;
-        if (text.length < WRITE_SLICE) continue;
-        if (!(await write(out, text))) return rs.close();
-        text = "";
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (let at = 0; at < chunk.length; at += WRITE_SLICE) {
+        if (!(await write(out, chunk.subarray(at, at + WRITE_SLICE)))) {
+          abort.abort();
+          stream.destroy();
+          return;
+        }
       }
-      if (!(await write(out, text))) return rs.close();
     }
   } catch (err) {
+    if (abort.signal.aborted) return;
     throw readOnlyThroughService(w, err);
   }
+}
+
+/** `sql` without the semicolons and blanks that may end it, so a FORMAT clause can follow. */
+function withoutTrailingSemicolons(sql: string): string {
+  return sql.replace(/[\s;]+$/, "");
 }
 
 /** Characters of output handed to the stream at a time. */
 const WRITE_SLICE = 1 << 20;
 
-/** Writes `text`, waiting while `out` is full; false once `out` is destroyed. */
+/** Writes `bytes`, waiting while `out` is full; false once `out` is destroyed. */
 async function write(
   out: NodeJS.WritableStream,
-  text: string,
+  bytes: Uint8Array,
 ): Promise<boolean> {
   if (isDestroyed(out)) return false;
-  if (text !== "" && !out.write(text)) await drained(out);
+  if (bytes.length > 0 && !out.write(bytes)) await drained(out);
   return !isDestroyed(out);
 }
 

@@ -221,6 +221,15 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     expect(Number((JSON.parse(query.stdout) as { n: unknown }).n)).toBe(
       sessions?.rowsStored,
     );
+    // Any output format of the engine, through the service's read access too.
+    const pretty = await cli1([
+      "query",
+      "SELECT 1 + 1 AS two",
+      "--format",
+      "PrettyCompact",
+    ]);
+    expect(pretty.code, pretty.stderr).toBe(0);
+    expect(pretty.stdout).toMatch(/┌─two─┐\n(\d\. )?│ +2 │/);
     const table = await cli1(["query", "SELECT 1 + 1 AS two"]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/│ 2 +│/);

@@ -2,7 +2,12 @@
 // database as the current one.
 import { Option, type Command } from "commander";
 import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
-import { userQueryRows, writeUserQuery } from "../../warehouse/user-query.js";
+import {
+  outputFormat,
+  userQueryRows,
+  writeUserQuery,
+} from "../../warehouse/user-query.js";
+import { UsageError } from "../../util/errors.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -10,16 +15,8 @@ import {
   type GlobalOptions,
 } from "../runtime.js";
 
-export const QUERY_FORMATS = [
-  "table",
-  "JSONEachRow",
-  "JSON",
-  "CSV",
-  "CSVWithNames",
-  "TabSeparated",
-  "TabSeparatedWithNames",
-] as const;
-export type QueryFormat = (typeof QUERY_FORMATS)[number];
+/** The query command's own format: a table of the first rows, for people. */
+export const TABLE_FORMAT = "table";
 
 export function registerQueryCommand(
   program: Command,
@@ -32,16 +29,17 @@ export function registerQueryCommand(
     )
     .argument("<sql>", "the SQL statement")
     .addOption(
-      new Option("--format <format>", "output format")
-        .choices(QUERY_FORMATS)
-        .default("table"),
+      new Option(
+        "--format <format>",
+        "table, or any ClickHouse output format (TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet, …); binary formats only to a file or a pipe",
+      ).default(TABLE_FORMAT),
     )
     .addHelpText(
       "after",
       READS_THROUGH_SERVICE +
         "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
     )
-    .action(async (sql: string, o: { format: QueryFormat }) => {
+    .action(async (sql: string, o: { format: string }) => {
       const config = configFrom(globals(), {}, { needsApi: false });
       const w = await openWarehouse(config, { access: "read" });
       try {
@@ -58,17 +56,25 @@ export const TABLE_ROWS_SHOWN = 1000;
 export async function runQuery(
   w: Warehouse,
   sql: string,
-  format: QueryFormat,
+  format: string,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {
-  if (format !== "table") {
-    await writeUserQuery(w, sql, format, out);
+  if (format.toLowerCase() !== TABLE_FORMAT) {
+    const f = await outputFormat(w, format);
+    if (!f.ttyFriendly && (out as { isTTY?: boolean }).isTTY === true)
+      throw new UsageError(
+        `${f.name} is a binary format: it is not written to a terminal`,
+        {
+          hint: `send it to a file or a pipe, e.g. query "…" --format ${f.name} > result.${f.name.toLowerCase()}`,
+        },
+      );
+    await writeUserQuery(w, sql, f, out);
     return;
   }
   const { rows, total } = await userQueryRows(w, sql, TABLE_ROWS_SHOWN);
   printTable(rows, out);
   if (total > rows.length)
     out.write(
-      `(${rows.length} of ${total} rows shown; --format TabSeparatedWithNames or CSVWithNames prints them all)\n`,
+      `(${rows.length} of ${total} rows shown; --format TSVWithNames or CSVWithNames prints them all)\n`,
     );
 }
