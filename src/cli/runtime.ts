@@ -68,7 +68,7 @@ export function loggerFor(
   for (const { setting, length } of shortSecrets(config))
     logger.warn(
       { setting, length, recommended: RECOMMENDED_SECRET_LENGTH },
-      "a secret is short: it is easy to guess, and every occurrence of it in log lines, errors and the runs table reads [REDACTED], ordinary text too; use a longer one",
+      "secret shorter than recommended: easy to guess, and scrubbed wherever it occurs, out of ordinary text too",
     );
   return logger;
 }

@@ -376,9 +376,9 @@ const AUTH_SCHEME_VALUE = /^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+(\S.*)$/;
  */
 function secretSettings(tree: SecretSources): SecretSetting[] {
   const out: SecretSetting[] = [];
-  const add = (name: string, value: unknown) => {
+  const add = (path: string, value: unknown, header?: string) => {
     if (typeof value === "string" && value !== "")
-      out.push({ setting: settingName(name), value });
+      out.push({ setting: settingName(path, header), value });
   };
   if (tree.api?.apiKey !== API_KEY_PLACEHOLDER)
     add("api.apiKey", tree.api?.apiKey);
@@ -392,19 +392,21 @@ function secretSettings(tree: SecretSources): SecretSetting[] {
   const headers = tree.api?.extraHeaders;
   if (typeof headers === "object" && headers !== null)
     for (const [name, value] of Object.entries(headers)) {
-      const setting = `api.extraHeaders|${name}`;
-      add(setting, value);
+      add("api.extraHeaders", value, name);
       if (typeof value === "string")
-        add(setting, AUTH_SCHEME_VALUE.exec(value.trim())?.[1]);
+        add(
+          "api.extraHeaders",
+          AUTH_SCHEME_VALUE.exec(value.trim())?.[1],
+          name,
+        );
     }
   return out;
 }
 
 /** `SESSIONHOUSE_API_KEY (api.apiKey)`; a header as `… (api.extraHeaders), Name`. */
-function settingName(path: string): string {
-  const [at, header] = path.split("|");
-  const env = ENV_OF_PATH.get(at ?? "");
-  const name = env ? `${env} (${at})` : (at ?? "");
+function settingName(path: string, header?: string): string {
+  const env = ENV_OF_PATH.get(path);
+  const name = env ? `${env} (${path})` : path;
   return header === undefined ? name : `${name}, ${header}`;
 }
 
