@@ -1,7 +1,7 @@
 // The `sessionhouse` command line: a thin layer that parses flags, builds the runtime and hands
 // over to the pipeline, scheduler or simulator. Exit status: 0 done, 1 failed, 2 bad input.
 import { Command, CommanderError } from "commander";
-import { ConfigError } from "../config/index.js";
+import { ConfigError, secretsOfEnvironment } from "../config/index.js";
 import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
@@ -59,10 +59,7 @@ export function buildProgram(): Command {
 
 /** Runs the CLI; returns the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const scrub = scrubber([
-    process.env.SESSIONHOUSE_API_KEY ?? "",
-    process.env.CLICKHOUSE_PASSWORD ?? "",
-  ]);
+  const scrub = scrubber(secretsOfEnvironment());
   const program = buildProgram();
   endQuietlyOnBrokenPipe(process.stdout);
   endQuietlyOnBrokenPipe(process.stderr);

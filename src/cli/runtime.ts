@@ -4,7 +4,9 @@ import { ControlPlaneApi } from "../api/control-plane.js";
 import type { ApiObserver } from "../api/client.js";
 import {
   loadConfig,
+  RECOMMENDED_SECRET_LENGTH,
   secretsOf,
+  shortSecrets,
   type Config,
   type LoadOptions,
 } from "../config/index.js";
@@ -58,11 +60,17 @@ export function loggerFor(
   config: Config,
   extraSecrets: readonly string[] = [],
 ): Logger {
-  return createLogger({
+  const logger = createLogger({
     level: config.log.level,
     format: config.log.format,
     secrets: [...secretsOf(config), ...extraSecrets],
   });
+  for (const { setting, length } of shortSecrets(config))
+    logger.warn(
+      { setting, length, recommended: RECOMMENDED_SECRET_LENGTH },
+      "secret shorter than recommended: easy to guess, and scrubbed wherever it occurs, out of ordinary text too",
+    );
+  return logger;
 }
 
 export async function openRuntime(
@@ -74,7 +82,7 @@ export async function openRuntime(
   } = {},
 ): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
-  const warehouse = await openWarehouse(config);
+  const warehouse = await openWarehouse(config, { logger });
   try {
     if (options.migrate !== false) {
       const { applied } = await migrate(warehouse, {

@@ -1,6 +1,9 @@
 export {
   loadConfig,
   secretsOf,
+  secretsOfEnvironment,
+  shortSecrets,
+  RECOMMENDED_SECRET_LENGTH,
   ConfigError,
   ENV_VARS,
   type LoadOptions,

@@ -84,6 +84,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
   ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
   ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
+  ["SESSIONHOUSE_GROUP_READABLE", "files.groupReadable"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],
 ];
@@ -129,11 +130,13 @@ function parseHeaders(
     }
   }
   const out: Record<string, string> = {};
-  for (const part of trimmed.split(";").filter((p) => p.trim() !== "")) {
+  const parts = trimmed.split(";").filter((p) => p.trim() !== "");
+  for (const [n, part] of parts.entries()) {
     const i = part.indexOf(":");
     if (i <= 0) {
+      // Named by its position: the part may be a token whose name was left out.
       problems.push(
-        `SESSIONHOUSE_API_EXTRA_HEADERS: "${part.trim()}" is not "Name: value"`,
+        `SESSIONHOUSE_API_EXTRA_HEADERS: part ${n + 1} of ${parts.length} is not "Name: value" (separate headers with ;)`,
       );
       continue;
     }
@@ -222,6 +225,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     retention: {},
     reports: {},
     evidence: {},
+    files: {},
     log: {},
   };
   if (options.configFile)
@@ -277,13 +281,16 @@ function readKeyFile(
   }
 }
 
+/** The key of a command that never calls the API when none is set: no secret. */
+const API_KEY_PLACEHOLDER = "not-configured";
+
 /** For commands that never call the API: a URL and key that pass validation where none are set. */
 function fillApiPlaceholders(tree: Tree): void {
   const api = (tree.api ?? {}) as Tree;
   tree.api = {
     ...api,
     url: api.url ?? "http://api.not-configured.invalid",
-    apiKey: api.apiKey ?? "not-configured",
+    apiKey: api.apiKey ?? API_KEY_PLACEHOLDER,
   };
 }
 
@@ -347,9 +354,109 @@ function duplicateJobNames(jobs: readonly { name: string }[]): string[] {
   return problems;
 }
 
-/** Every secret of a config, for redaction of logs, errors and metrics. */
+/** A secret of the configuration and the setting that holds it (the name a person knows). */
+interface SecretSetting {
+  setting: string;
+  value: string;
+}
+
+/** The settings a configuration (or a partial one, as the environment gives it) holds secrets in. */
+interface SecretSources {
+  api?: { apiKey?: unknown; extraHeaders?: unknown };
+  clickhouse?: { password?: unknown; url?: unknown };
+}
+
+/** An Authorization-style value, `<scheme> <credentials>`: the credentials are a secret alone too. */
+const AUTH_SCHEME_VALUE = /^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+(\S.*)$/;
+
+/**
+ * Every secret setting: the API key, the ClickHouse password (also inside CLICKHOUSE_URL), and
+ * the value of every extra request header (they carry tokens: Authorization, a tenant key).
+ * Signing keys are read from their file straight into a key object, never held as text.
+ */
+function secretSettings(tree: SecretSources): SecretSetting[] {
+  const out: SecretSetting[] = [];
+  const add = (path: string, value: unknown, header?: string) => {
+    if (typeof value === "string" && value !== "")
+      out.push({ setting: settingName(path, header), value });
+  };
+  if (tree.api?.apiKey !== API_KEY_PLACEHOLDER)
+    add("api.apiKey", tree.api?.apiKey);
+  add("clickhouse.password", tree.clickhouse?.password);
+  const url = tree.clickhouse?.url;
+  if (typeof url === "string") {
+    const password = urlPassword(url);
+    add("clickhouse.url", password);
+    add("clickhouse.url", safeDecode(password));
+  }
+  const headers = tree.api?.extraHeaders;
+  if (typeof headers === "object" && headers !== null)
+    for (const [name, value] of Object.entries(headers)) {
+      add("api.extraHeaders", value, name);
+      if (typeof value === "string")
+        add(
+          "api.extraHeaders",
+          AUTH_SCHEME_VALUE.exec(value.trim())?.[1],
+          name,
+        );
+    }
+  return out;
+}
+
+/** `SESSIONHOUSE_API_KEY (api.apiKey)`; a header as `… (api.extraHeaders), Name`. */
+function settingName(path: string, header?: string): string {
+  const env = ENV_OF_PATH.get(path);
+  const name = env ? `${env} (${path})` : path;
+  return header === undefined ? name : `${name}, ${header}`;
+}
+
+function urlPassword(url: string): string {
+  try {
+    return new URL(url).password;
+  } catch {
+    return "";
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Every secret of a config, whatever its length, for redaction of logs, errors and metrics. */
 export function secretsOf(config: Config): string[] {
-  return [config.api.apiKey, config.clickhouse.password].filter(
-    (s) => s.length >= 4,
-  );
+  return [...new Set(secretSettings(config).map((s) => s.value))];
+}
+
+/**
+ * The secrets of the environment, before (or without) a valid configuration: for the CLI's
+ * last error line when the configuration cannot be loaded.
+ */
+export function secretsOfEnvironment(env: Env = process.env): string[] {
+  const tree = readEnvTree(env, []);
+  return [...new Set(secretSettings(tree).map((s) => s.value))];
+}
+
+/**
+ * Below this length a secret is easy to guess, and matches ordinary text: every occurrence of it
+ * in log lines, errors and the runs table is still replaced, which makes them hard to read.
+ */
+export const RECOMMENDED_SECRET_LENGTH = 16;
+
+/** The settings holding a secret shorter than RECOMMENDED_SECRET_LENGTH, by name and length. */
+export function shortSecrets(
+  config: Config,
+): { setting: string; length: number }[] {
+  const seen = new Set<string>();
+  const out: { setting: string; length: number }[] = [];
+  for (const s of secretSettings(config)) {
+    if (s.value.length >= RECOMMENDED_SECRET_LENGTH || seen.has(s.setting))
+      continue;
+    seen.add(s.setting);
+    out.push({ setting: s.setting, length: s.value.length });
+  }
+  return out;
 }

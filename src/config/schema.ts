@@ -438,6 +438,18 @@ export const configSchema = z.object({
      */
     signingKeyFile: z.string().min(1).optional(),
   }),
+  files: z.object({
+    /**
+     * What this process writes (the embedded data directory, reports, the service file) is
+     * the owner's only: directories 0700, files 0600. True shares it with the owner's group on
+     * purpose: directories 0750, files 0640 (default false). Insert block files stay private.
+     */
+    groupReadable: z
+      .union([z.boolean(), z.stringbool()], {
+        error: "SESSIONHOUSE_GROUP_READABLE must be true or false",
+      })
+      .default(false),
+  }),
   log: z.object({
     level: z
       .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])

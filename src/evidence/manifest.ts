@@ -10,9 +10,10 @@ import {
   verify,
   type KeyObject,
 } from "node:crypto";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
+import { writePrivateFile, type Sharing } from "../util/private-files.js";
 
 export const MANIFEST_FILE = "manifest.json";
 
@@ -134,12 +135,13 @@ function unsigned(manifest: Manifest): Omit<Manifest, "signature"> {
 
 /**
  * Hashes every file of `dir`, adds `fields`, signs when a key file is given, and writes
- * manifest.json (pretty, keys sorted). Returns the manifest and the SHA-256 of its bytes.
+ * manifest.json (pretty, keys sorted; 0600, or 0640 with `groupReadable`). Returns the manifest
+ * and the SHA-256 of its bytes.
  */
 export function writeManifest(
   dir: string,
   fields: Record<string, unknown>,
-  options: { signingKeyFile?: string | undefined } = {},
+  options: { signingKeyFile?: string | undefined } & Sharing = {},
 ): { manifest: Manifest; sha256: string } {
   const manifest: Manifest = { ...fields, files: hashFiles(dir) };
   if (options.signingKeyFile !== undefined) {
@@ -157,7 +159,7 @@ export function writeManifest(
     };
   }
   const text = `${JSON.stringify(sortKeys(manifest), null, 2)}\n`;
-  writeFileSync(join(dir, MANIFEST_FILE), text);
+  writePrivateFile(join(dir, MANIFEST_FILE), text, options);
   return { manifest, sha256: sha256Hex(text) };
 }
 

@@ -8,7 +8,7 @@ import type { Warehouse } from "../warehouse/client.js";
 import { recordRun, type RunStatus } from "../warehouse/bookkeeping.js";
 import type { InsertOptions } from "../warehouse/insert.js";
 import { errorMessage } from "../util/errors.js";
-import { scrubber, type Logger } from "../util/logger.js";
+import { rememberedSecrets, scrubber, type Logger } from "../util/logger.js";
 
 export interface RunCounters {
   pages: number;
@@ -110,7 +110,9 @@ export async function withRun<T>(
   } catch (err) {
     status = ctx.signal.aborted ? "aborted" : "failed";
     // Stored, and shown by `status`: a service that echoes the key must not put it there.
-    error = scrubber(secretsOf(deps.config))(errorMessage(err));
+    error = scrubber([...secretsOf(deps.config), ...rememberedSecrets()])(
+      errorMessage(err),
+    );
     throw err;
   } finally {
     await endRun(ctx, bookkeeping, { startedAtMs, status, error });

@@ -35,6 +35,7 @@ export async function reportFrom(
     signingKeyFile: config.evidence.signingKeyFile,
     generatedAtMs: o.generatedAtMs ?? Date.now(),
     browser: o.browser,
+    groupReadable: config.files.groupReadable,
   });
 }
 

@@ -2,12 +2,13 @@
 // (src/evidence/manifest.ts: every file's SHA-256, the SQL run, the product version, the data's
 // coverage, the generation time and, with a signing key, an Ed25519 signature). Only the
 // manifest's `generatedAt` depends on the clock: the same data gives the same other bytes.
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import type { ReportFormat } from "../config/index.js";
 import { writeManifest } from "../evidence/manifest.js";
 import { UsageError } from "../util/errors.js";
+import { makePrivateDir, writePrivateFile } from "../util/private-files.js";
 import type { BuiltReport } from "./build.js";
 import { tableCsv } from "./csv.js";
 import { renderHtml } from "./html.js";
@@ -20,6 +21,8 @@ export interface WriteOptions {
   generatedAtMs: number;
   /** A Chromium already running to print the PDF in (instead of launching one). */
   browser?: Browser | undefined;
+  /** Directories 0750 and files 0640 instead of 0700 and 0600 (files.groupReadable). */
+  groupReadable?: boolean | undefined;
 }
 
 export interface WrittenReport {
@@ -36,7 +39,10 @@ export async function writeReport(
   built: BuiltReport,
   options: WriteOptions,
 ): Promise<WrittenReport> {
-  mkdirSync(dir, { recursive: true });
+  const sharing = { groupReadable: options.groupReadable };
+  const write = (name: string, data: string | Buffer) =>
+    writePrivateFile(join(dir, name), data, { ...sharing, flag: "wx" });
+  makePrivateDir(dir, sharing);
   if (readdirSync(dir).length > 0)
     throw new UsageError(`the report directory ${dir} is not empty`, {
       hint: "give --out a new or empty directory: a report directory holds one report, as its manifest lists it",
@@ -44,7 +50,7 @@ export async function writeReport(
   const { report } = built;
   const formats = new Set(options.formats);
   const html = renderHtml(report);
-  if (formats.has("html")) writeFileSync(join(dir, "report.html"), html);
+  if (formats.has("html")) write("report.html", html);
   let pdfSkipped: string | null = null;
   if (formats.has("pdf")) {
     const chromium = options.browser
@@ -61,18 +67,14 @@ export async function writeReport(
         throw new Error(
           `report.html asked for ${refusedRequests.join(", ")}: it must be self-contained`,
         );
-      writeFileSync(join(dir, "report.pdf"), pdf);
+      write("report.pdf", pdf);
     }
   }
   if (formats.has("csv"))
     for (const s of report.sections)
-      for (const t of s.tables)
-        writeFileSync(join(dir, `${t.id}.csv`), tableCsv(t));
+      for (const t of s.tables) write(`${t.id}.csv`, tableCsv(t));
   if (formats.has("json"))
-    writeFileSync(
-      join(dir, "report.json"),
-      `${JSON.stringify(report, null, 2)}\n`,
-    );
+    write("report.json", `${JSON.stringify(report, null, 2)}\n`);
   const { manifest, sha256 } = writeManifest(
     dir,
     {
@@ -94,7 +96,7 @@ export async function writeReport(
             : "not asked for"
           : `skipped: ${pdfSkipped}`,
     },
-    { signingKeyFile: options.signingKeyFile },
+    { signingKeyFile: options.signingKeyFile, ...sharing },
   );
   return {
     dir,

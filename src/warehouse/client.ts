@@ -1,7 +1,7 @@
 // One @clickhouse/client for everything. CLICKHOUSE_URL selects a server; without it the
 // embedded engine (chdb) plugs into the same client through its Connection seam, under the
 // data directory. Same SQL either way.
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   ClickHouseLogLevel,
@@ -20,6 +20,13 @@ import {
 } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { removeStaleInsertFiles } from "./block-files.js";
+import type { Logger } from "../util/logger.js";
+import {
+  closeToOthers,
+  makePrivateDir,
+  octal,
+  type Sharing,
+} from "../util/private-files.js";
 import { PINNED_INSERT_SETTINGS } from "./insert.js";
 import {
   findService,
@@ -65,6 +72,11 @@ export interface OpenOptions {
    * goes through the running service's read access when the service holds the directory.
    */
   access?: "read" | "write";
+  /**
+   * Where the notice goes that an embedded data directory open to other users was closed;
+   * without a logger, a line on stderr.
+   */
+  logger?: Logger;
 }
 
 export async function openWarehouse(
@@ -73,7 +85,7 @@ export async function openWarehouse(
 ): Promise<Warehouse> {
   const ch = config.clickhouse;
   if (ch.url) return openServer(ch, new URL(ch.url));
-  return openDataDir(ch, options.access ?? "write");
+  return openDataDir(ch, config.files, options);
 }
 
 /**
@@ -83,15 +95,17 @@ export async function openWarehouse(
  */
 async function openDataDir(
   ch: ClickHouseConfig,
-  access: "read" | "write",
+  files: Sharing,
+  options: OpenOptions,
 ): Promise<Warehouse> {
+  const access = options.access ?? "write";
   const dataDir = resolve(ch.dataDir);
   const first = await findService(dataDir);
   if (first.state === "running")
     return throughService(ch, dataDir, first.record, access);
   let embedded: Warehouse;
   try {
-    embedded = await openEmbedded(ch);
+    embedded = await openEmbedded(ch, files, options.logger);
   } catch (err) {
     if (!(err instanceof SinkError && err.code === "EMBEDDED_OPEN_FAILED"))
       throw err;
@@ -303,10 +317,32 @@ async function ensureDatabase(
   }
 }
 
-/** The embedded engine under the data directory, which is created when missing. */
-async function openEmbedded(ch: ClickHouseConfig): Promise<Warehouse> {
+/**
+ * The embedded engine under the data directory, which is created when missing, for its owner
+ * only (files.groupReadable: and the group); one this user owns that is open wider (made by an
+ * older version) is closed first.
+ */
+async function openEmbedded(
+  ch: ClickHouseConfig,
+  files: Sharing,
+  logger: Logger | undefined,
+): Promise<Warehouse> {
   const dataDir = resolve(ch.dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir, files);
+  const closed = closeToOthers(dataDir, files);
+  if (closed) {
+    const fields = {
+      dir: dataDir,
+      was: octal(closed.was),
+      now: octal(closed.now),
+    };
+    if (logger)
+      logger.warn(fields, "data directory was open to other users: closed");
+    else
+      process.stderr.write(
+        `notice: the data directory ${dataDir} was open to other users (mode ${fields.was}): now ${fields.now}\n`,
+      );
+  }
   const createChdbConnection = await loadChdb();
   // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
   // separate copy of client-common, hence the cast. Connections on one directory share the

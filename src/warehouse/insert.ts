@@ -3,13 +3,12 @@
 // never stored twice, and retries with backoff while ClickHouse is unreachable. The checkpoint
 // code relies on "returned = stored".
 import { createHash } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
-import { blockFilePath, leaveSharedMemory } from "./block-files.js";
+import { writeBlockFile } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import type { ClickHouseClient } from "@clickhouse/client";
 import { quoteIdent, sqlString, type Warehouse } from "./client.js";
@@ -256,30 +255,6 @@ function takeInsertClient(w: Warehouse): ClickHouseClient {
 
 function giveBackInsertClient(c: ClickHouseClient): void {
   inserting.set(c, (inserting.get(c) ?? 1) - 1);
-}
-
-/**
- * Writes a block file and returns its path. Written synchronously (a few milliseconds for a
- * block, into memory): an async write finishes in a callback that waits for the event loop, and
- * while the sync parses pages already buffered the loop does not turn, so the insert would start
- * only after it. When /dev/shm has no room left for it, the block goes to the temporary
- * directory, as every later one does.
- */
-function writeBlockFile(body: Buffer): string {
-  const file = blockFilePath();
-  try {
-    writeFileSync(file, body);
-    return file;
-  } catch (err) {
-    rmSync(file, { force: true });
-    const code = (err as NodeJS.ErrnoException).code;
-    const fallback =
-      code === "ENOSPC" || code === "EDQUOT" ? leaveSharedMemory() : undefined;
-    if (fallback === undefined) throw err;
-    const elsewhere = blockFilePath(fallback);
-    writeFileSync(elsewhere, body);
-    return elsewhere;
-  }
 }
 
 /**

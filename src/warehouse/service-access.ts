@@ -4,17 +4,12 @@
 // directory (mode 0600). Read-only commands of other processes find the service through that
 // file and query it as a ClickHouse server; commands that write are refused while it runs.
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { readFileSync, renameSync, rmSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client";
 import { rememberSecret } from "../util/logger.js";
+import { writePrivateFile } from "../util/private-files.js";
 import { processAlive } from "../util/process.js";
 import { startHttpFront } from "./http-front/index.js";
 
@@ -49,6 +44,8 @@ export interface ReadAccessOptions {
   maxMemoryUsage: number;
   /** The token (default: a new one); give it when the logger must know it as a secret first. */
   token?: string;
+  /** The service file 0640 instead of 0600, as the data directory is shared (files.groupReadable). */
+  groupReadable?: boolean;
 }
 
 export interface ReadAccess {
@@ -81,12 +78,16 @@ export async function startReadAccess(
   });
   const file = serviceFilePath(options.dataDir);
   try {
-    writeServiceFile(file, {
-      url: front.url,
-      token,
-      pid: process.pid,
-      startedAt: new Date().toISOString(),
-    });
+    writeServiceFile(
+      file,
+      {
+        url: front.url,
+        token,
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+      },
+      options.groupReadable ?? false,
+    );
   } catch (err) {
     await front.close();
     throw err;
@@ -106,15 +107,17 @@ export async function startReadAccess(
 }
 
 /** Written whole or not at all: a reader never sees half a file, nor the token readable by others. */
-function writeServiceFile(file: string, record: ServiceRecord): void {
+function writeServiceFile(
+  file: string,
+  record: ServiceRecord,
+  groupReadable: boolean,
+): void {
   const temporary = `${file}.${process.pid}.tmp`;
   rmSync(temporary, { force: true });
-  writeFileSync(temporary, `${JSON.stringify(record)}\n`, {
-    mode: 0o600,
+  writePrivateFile(temporary, `${JSON.stringify(record)}\n`, {
     flag: "wx",
+    groupReadable,
   });
-  // The mode given at creation is narrowed by the umask, never widened; this makes it exact.
-  chmodSync(temporary, 0o600);
   renameSync(temporary, file);
 }
 

@@ -208,3 +208,74 @@ describe("secrets", () => {
     }
   });
 });
+
+describe("short secrets and extra headers", () => {
+  // A key of three characters and a token in an extra header: both echoed by the API.
+  const SHORT_KEY = "k3y";
+  const TOKEN = "tok-5e6f7a8b9c";
+  let careless: TestServer | undefined;
+
+  afterAll(async () => {
+    await careless?.close();
+  });
+
+  it("are scrubbed from stderr, every JSON log line and runs.error, which stay readable", async () => {
+    careless = await scriptedServer((_n, req, res) =>
+      connectError(
+        res,
+        400,
+        "invalid_argument",
+        `key ${String(req.headers["x-api-key"])} with ${String(req.headers.authorization)} (token ${String(req.headers.authorization).split(" ")[1]}) is not valid for tenant globex`,
+      ),
+    );
+    const r = await runCli(
+      cli,
+      ["sync", "sessions", "--from", "-2h"],
+      cleanEnv({
+        SESSIONHOUSE_API_URL: careless.url,
+        SESSIONHOUSE_API_KEY: SHORT_KEY,
+        SESSIONHOUSE_API_EXTRA_HEADERS: `Authorization: Bearer ${TOKEN}`,
+        SESSIONHOUSE_DATA_DIR: config.clickhouse.dataDir,
+        CLICKHOUSE_DATABASE: config.clickhouse.database,
+        CLICKHOUSE_URL: config.clickhouse.url,
+        SESSIONHOUSE_LOG_LEVEL: "trace",
+        SESSIONHOUSE_LOG_FORMAT: "json",
+      }),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /key \[REDACTED\] with \[REDACTED\] \(token \[REDACTED\]\) is not valid for tenant globex/,
+    );
+    // Every stdout line is still a JSON log line, and the failure was logged.
+    const lines = r.stdout.split("\n").filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThan(2);
+    expect(r.logs).toHaveLength(lines.length);
+    expect(r.stdout).toMatch(/is not valid for tenant globex/);
+    // The warning names the short key by its setting, never by its value.
+    expect(
+      r.logs.some(
+        (l) =>
+          l.level === 40 &&
+          String(l.setting).startsWith("SESSIONHOUSE_API_KEY"),
+      ),
+    ).toBe(true);
+    for (const out of [r.stdout, r.stderr]) {
+      expect(out).not.toContain(SHORT_KEY);
+      expect(out).not.toContain(TOKEN);
+    }
+
+    const w = await openWarehouse(config);
+    try {
+      const runs = await select<{ error: string }>(
+        w,
+        "SELECT error FROM {db}.runs FINAL WHERE error LIKE '%tenant globex%'",
+      );
+      expect(runs).toHaveLength(1);
+      expect(runs[0]?.error).toMatch(
+        /key \[REDACTED\] with \[REDACTED\] \(token \[REDACTED\]\)/,
+      );
+    } finally {
+      await w.close();
+    }
+  });
+});

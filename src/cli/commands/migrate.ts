@@ -29,7 +29,7 @@ export function registerMigrateCommand(
 async function runMigrate(globals: GlobalOptions): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
   const logger = loggerFor(config);
-  const w = await openWarehouse(config);
+  const w = await openWarehouse(config, { logger });
   try {
     const r = await migrate(w, {
       retention: retentionSettings(config),

@@ -183,6 +183,7 @@ async function startReads(service: Service): Promise<ReadAccess | undefined> {
       ),
       maxMemoryUsage: s.readMaxMemoryBytes,
       token: readToken,
+      groupReadable: config.files.groupReadable,
     });
     logger.info(
       { url: reads.url, file: reads.file },

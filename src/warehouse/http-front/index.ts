@@ -5,8 +5,8 @@
 // chdb data directory. Every request runs in a fresh engine session of its own, so settings,
 // parameters and readonly apply to that request only.
 import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { open, rm, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { open, rm } from "node:fs/promises";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
@@ -28,6 +28,7 @@ import {
   frontErrorAnswer,
   type ErrorAnswer,
 } from "./errors.js";
+import { openPrivateFile } from "../../util/private-files.js";
 import { blockFileDir, blockFilePath } from "../block-files.js";
 import { contentTypeOf } from "./formats.js";
 import {
@@ -495,10 +496,12 @@ class Front {
       );
       const data = blockFilePath(this.#tempDir);
       temporary.push(data);
-      await writeFile(data, bytes.subarray(offset), {
-        flag: "wx",
-        mode: 0o600,
-      });
+      const file = await openPrivateFile(data);
+      try {
+        await file.writeFile(bytes.subarray(offset));
+      } finally {
+        await file.close();
+      }
       return insertPlan(text, statement, data);
     }
     return { sql: text, userText: text, statement, insert: false };
@@ -802,7 +805,7 @@ async function copyInto(
   source: string,
   offset: number,
 ): Promise<void> {
-  const out = createWriteStream(target, { flags: "wx", mode: 0o600 });
+  const out = (await openPrivateFile(target)).createWriteStream();
   await pipeline(
     Readable.from(
       (async function* () {

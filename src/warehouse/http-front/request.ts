@@ -3,7 +3,8 @@
 // names, param_<name> query parameters, the rest settings), and the body (decompressed
 // per Content-Encoding, kept in memory while small and spooled to a file beyond that).
 import { timingSafeEqual } from "node:crypto";
-import { open, rm, type FileHandle } from "node:fs/promises";
+import { rm, type FileHandle } from "node:fs/promises";
+import { openPrivateFile } from "../../util/private-files.js";
 import type { IncomingMessage } from "node:http";
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
@@ -348,7 +349,7 @@ class BodySpool {
     this.#heldBytes += chunk.length;
     if (!this.#file && this.#size > this.limits.inlineBytes) {
       this.#path = blockFilePath(this.limits.tempDir);
-      this.#file = await open(this.#path, "wx", 0o600);
+      this.#file = await openPrivateFile(this.#path);
     }
     // Into the file in pieces of a megabyte or more, not chunk by chunk.
     if (this.#file && this.#heldBytes >= 1 << 20) await this.#writeHeld();
