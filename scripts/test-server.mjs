@@ -14,6 +14,7 @@ const SUITES = [
   "test/chaos/chaos-wire.test.ts",
   "test/dashboards/queries.test.ts",
   "test/faults/clickhouse-faults.test.ts",
+  "test/faults/secrets.test.ts",
   "test/warehouse/bad-rows.test.ts",
   "test/warehouse/engine-rows.test.ts",
   "test/warehouse/session-columns.test.ts",
