@@ -1,7 +1,7 @@
 // The SQL of the monthly archives: which tables a month is archived from, each as Parquet
 // written by the engine (deduplicated with FINAL, sorted by the table's key), the statistics a
 // manifest records and a verifier recomputes from the file, and the restore of a file.
-import { createReadStream, createWriteStream } from "node:fs";
+import { chmodSync, createReadStream, createWriteStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { qualified, sqlString, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
@@ -18,7 +18,17 @@ export interface ArchiveSpec {
   filter?: string;
 }
 
-const FIXED: readonly ArchiveSpec[] = [
+/** An archive file is readable by its owner only. */
+export const ARCHIVE_FILE_MODE = 0o600;
+/** An archive directory (the root and each month) is open to its owner only. */
+export const ARCHIVE_DIR_MODE = 0o700;
+
+/**
+ * The tables the archive format holds, and the only ones `archive restore` writes: the data
+ * tables, never bookkeeping (checkpoints, runs), holds or retention settings. A table's file in
+ * a month's directory is `<table>.parquet`.
+ */
+export const ARCHIVE_TABLES: readonly ArchiveSpec[] = [
   {
     table: Tables.sessions,
     timeColumn: "start_time",
@@ -41,20 +51,32 @@ const FIXED: readonly ArchiveSpec[] = [
     timeColumn: "window_start",
     orderBy: "job, window_start",
   },
+  ...[
+    Tables.cloudIntegrationsHistory,
+    Tables.inventoryColumnsHistory,
+    Tables.identityLinksHistory,
+    Tables.nativeUsersHistory,
+    Tables.userDevicesHistory,
+    Tables.usersHistory,
+  ].map((table): ArchiveSpec => ({
+    table,
+    timeColumn: "valid_from",
+    orderBy: "id, valid_from",
+  })),
 ];
 
-/** The tables of a month's archive that exist here: the fixed ones and every `*_history`. */
+/** The archive's spec of `table`; undefined for a table the archive format does not hold. */
+export function archiveSpec(table: string): ArchiveSpec | undefined {
+  return ARCHIVE_TABLES.find((s) => s.table === table);
+}
+
+/** The archive's file name of a table. */
+export const archiveFileName = (table: string) => `${table}.parquet`;
+
+/** The tables of a month's archive that exist here. */
 export async function archiveSpecs(w: Warehouse): Promise<ArchiveSpec[]> {
   const tables = await existingTables(w);
-  const histories = [...tables]
-    .filter((t) => t.endsWith("_history"))
-    .sort()
-    .map((table): ArchiveSpec => ({
-      table,
-      timeColumn: "valid_from",
-      orderBy: "id, valid_from",
-    }));
-  return [...FIXED.filter((s) => tables.has(s.table)), ...histories];
+  return ARCHIVE_TABLES.filter((s) => tables.has(s.table));
 }
 
 export interface ColumnType {
@@ -131,13 +153,24 @@ export async function exportMonth(
       query: `INSERT INTO FUNCTION file(${sqlString(path)}, 'Parquet') ${select}`,
       query_params: { ...month },
     });
+    // The engine creates the file with the process's umask; the month's directory (0700)
+    // keeps it from others meanwhile.
+    try {
+      chmodSync(path, ARCHIVE_FILE_MODE);
+    } catch (err) {
+      // No row in the month: the engine wrote no file.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
     return;
   }
   const rs = await w.client.exec({
     query: `${select} FORMAT Parquet`,
     query_params: { ...month },
   });
-  await pipeline(rs.stream, createWriteStream(path, { flags: "wx" }));
+  await pipeline(
+    rs.stream,
+    createWriteStream(path, { flags: "wx", mode: ARCHIVE_FILE_MODE }),
+  );
 }
 
 /**
