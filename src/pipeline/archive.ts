@@ -38,7 +38,9 @@ import {
   type ScratchEngine,
 } from "../warehouse/archive.js";
 import type { Warehouse } from "../warehouse/client.js";
+import { applyHolds, isActive, listHolds } from "../warehouse/holds.js";
 import { selectRows } from "../warehouse/select.js";
+import { Tables } from "../warehouse/tables.js";
 
 export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
@@ -197,7 +199,7 @@ export async function exportArchive(
         join(dir, file),
         scratch,
       );
-      if (stats.rows === 0 && spec.table !== "sessions") continue;
+      if (stats.rows === 0 && spec.table !== Tables.sessions) continue;
       tables.push({
         table: spec.table,
         file: stats.rows > 0 ? file : "",
@@ -640,7 +642,8 @@ export interface RestoreResult {
  * of it (checkMonth): a signed month needs the key it must be signed by (`trusted`), an
  * unsigned one `allowUnsigned`, and every archived table's columns must be exactly the target
  * table's. Nothing is written unless everything passes, and only the archive's data tables are
- * written. Restoring the same month again changes nothing (see restoreFile).
+ * written; restored sessions are flagged by the active holds of `w`. Restoring the same month
+ * again changes nothing (see restoreFile).
  */
 export async function restoreArchive(
   w: Warehouse,
@@ -732,6 +735,17 @@ export async function restoreArchive(
       `archive:${String(check.manifestSha256)}:${t.table}`,
     );
     tables.push({ table: t.table, rows: t.rows });
+  }
+  // A restored session row has the flag of the day it was archived, and as a read of the same
+  // version it may replace the stored row in a merge: the holds of this database flag it again
+  // now, as their next application would (and, like it, nothing when there is no hold).
+  if (files.some((t) => t.table === Tables.sessions)) {
+    const holds = await listHolds(w);
+    if (holds.length > 0)
+      await applyHolds(
+        w,
+        holds.filter((h) => isActive(h, Date.now())),
+      );
   }
   return { tables, notes };
 }

@@ -14,7 +14,11 @@ import {
   restoreArchive,
   verifyArchive,
 } from "../../src/pipeline/archive.js";
-import type { ScratchEngine } from "../../src/warehouse/archive.js";
+import {
+  ARCHIVE_TABLES,
+  storedColumns,
+  type ScratchEngine,
+} from "../../src/warehouse/archive.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertRows } from "../../src/warehouse/insert.js";
 import { selectRows } from "../../src/warehouse/select.js";
@@ -248,6 +252,23 @@ describe("archives", () => {
       );
     } finally {
       await target.close();
+    }
+  });
+
+  it("holds every data table of the database and nothing else: the sessions, aggregations and every *_history", async () => {
+    const tables = await selectRows<{ name: string }>(
+      w,
+      `SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'
+         AND (endsWith(name, '_history') OR name IN ('sessions', 'agg_histogram', 'agg_top_values', 'agg_windows'))
+       ORDER BY name`,
+      { db: w.database },
+    );
+    expect(ARCHIVE_TABLES.map((s) => s.table).sort()).toEqual(
+      tables.map((t) => t.name),
+    );
+    for (const s of ARCHIVE_TABLES) {
+      const columns = await storedColumns(w, s.table);
+      expect(columns.map((c) => c.name)).toContain(s.timeColumn);
     }
   });
 
