@@ -2,6 +2,7 @@
 // and control-plane histories as Parquet with a signed, chained manifest; its offline check;
 // and its load back into a database.
 import type { Command } from "commander";
+import type { Config } from "../../config/index.js";
 import { trustedPublicKey } from "../../evidence/manifest.js";
 import {
   archiveSettleMs,
@@ -20,6 +21,14 @@ const EXPORT_HELP =
   "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
   "export goes through the service's read-only access (the service encodes the Parquet and\n" +
   "this process writes the files).";
+
+/** The key signatures are checked by: --public-key, else the configured public key or signing key. */
+function trustedKey(config: Config, publicKey: string | undefined) {
+  return trustedPublicKey({
+    publicKeyFile: publicKey ?? config.evidence.publicKeyFile,
+    signingKeyFile: config.evidence.signingKeyFile,
+  });
+}
 
 export function registerArchiveCommand(
   program: Command,
@@ -92,10 +101,7 @@ export function registerArchiveCommand(
     .action(
       async (dir: string, o: { publicKey?: string; expectHead?: string }) => {
         const config = configFrom(globals(), {}, { needsApi: false });
-        const trusted = trustedPublicKey({
-          publicKeyFile: o.publicKey ?? config.evidence.publicKeyFile,
-          signingKeyFile: config.evidence.signingKeyFile,
-        });
+        const trusted = trustedKey(config, o.publicKey);
         const engine = await openScratchEngine();
         try {
           const r = await verifyArchive(dir, engine, {
@@ -161,10 +167,7 @@ export function registerArchiveCommand(
           o.database === undefined ? {} : { "clickhouse.database": o.database },
           { needsApi: false },
         );
-        const trusted = trustedPublicKey({
-          publicKeyFile: o.publicKey ?? config.evidence.publicKeyFile,
-          signingKeyFile: config.evidence.signingKeyFile,
-        });
+        const trusted = trustedKey(config, o.publicKey);
         const w = await openWarehouse(config);
         try {
           await migrate(w, { retention: retentionSettings(config) });
