@@ -3,7 +3,8 @@
 // optional Ed25519 signature) that records each table's rows, time range and schema and the
 // SHA-256 of the previous archived month's manifest. The months form a chain: removing or
 // editing one breaks the next one's link, and the last one's hash (the head) is what an
-// operator keeps in write-once storage.
+// operator keeps in write-once storage. `checkMonth` is the one check of a month that verify
+// reports and restore requires; the format itself is src/warehouse/archive.ts.
 import type { KeyObject } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
@@ -20,6 +21,7 @@ import {
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import {
   ARCHIVE_DIR_MODE,
+  ARCHIVE_FORMAT,
   ARCHIVE_TABLES,
   archiveFileName,
   archiveSpec,
@@ -42,7 +44,6 @@ import { applyHolds, isActive, listHolds } from "../warehouse/holds.js";
 import { selectRows } from "../warehouse/select.js";
 import { Tables } from "../warehouse/tables.js";
 
-export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export interface ArchivedTable {

@@ -1,6 +1,7 @@
-// The SQL of the monthly archives: which tables a month is archived from, each as Parquet
-// written by the engine (deduplicated with FINAL, sorted by the table's key), the statistics a
-// manifest records and a verifier recomputes from the file, and the restore of a file.
+// The archive format and its SQL: which tables a month is archived from and under which file
+// name, each as Parquet written by the engine (deduplicated with FINAL, sorted by the table's
+// key), the statistics a manifest records and a verifier recomputes from the file, and the
+// restore of a file. src/pipeline/archive.ts writes, checks and restores the months.
 import { chmodSync, createReadStream, createWriteStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { qualified, sqlString, type Warehouse } from "./client.js";
@@ -17,6 +18,9 @@ export interface ArchiveSpec {
   /** Rows superseded by a re-fetch (count 0) are not history. */
   filter?: string;
 }
+
+/** The `format` of an archive month's manifest. */
+export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 
 /** An archive file is readable by its owner only. */
 export const ARCHIVE_FILE_MODE = 0o600;
