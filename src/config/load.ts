@@ -84,6 +84,7 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
   ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
   ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
+  ["SESSIONHOUSE_PUBLIC_KEY_FILE", "evidence.publicKeyFile"],
   ["SESSIONHOUSE_GROUP_READABLE", "files.groupReadable"],
   ["SESSIONHOUSE_LOG_LEVEL", "log.level"],
   ["SESSIONHOUSE_LOG_FORMAT", "log.format"],

@@ -437,6 +437,11 @@ export const configSchema = z.object({
      * (default: unsigned). Make one with `openssl genpkey -algorithm ed25519 -out signing.pem`.
      */
     signingKeyFile: z.string().min(1).optional(),
+    /**
+     * Ed25519 public key (PEM) that `archive verify` and `archive restore` check signatures by
+     * when no --public-key is given (default: the public half of signingKeyFile, else none).
+     */
+    publicKeyFile: z.string().min(1).optional(),
   }),
   files: z.object({
     /**

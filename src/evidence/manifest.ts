@@ -10,7 +10,7 @@ import {
   verify,
   type KeyObject,
 } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import { writePrivateFile, type Sharing } from "../util/private-files.js";
@@ -62,31 +62,49 @@ export function sha256Hex(data: Buffer | string): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** Every file under `dir` but the manifest itself, sorted by path. */
+/** Every file under `dir` but the manifest itself, sorted by path. Links are not followed. */
 export function hashFiles(dir: string): ManifestFile[] {
-  const out: ManifestFile[] = [];
+  return walkFiles(dir).files;
+}
+
+/**
+ * The regular files under `dir` (the manifest excepted) and the symbolic links, which are
+ * neither followed nor hashed: what a link points to is not part of the directory.
+ */
+function walkFiles(dir: string): {
+  files: ManifestFile[];
+  links: Array<{ path: string; target: string }>;
+} {
+  const files: ManifestFile[] = [];
+  const links: Array<{ path: string; target: string }> = [];
   const walk = (d: string): void => {
     for (const name of readdirSync(d).sort()) {
       const full = join(d, name);
-      if (statSync(full).isDirectory()) {
+      const stat = lstatSync(full);
+      const path = relative(dir, full).split(sep).join("/");
+      if (stat.isSymbolicLink()) {
+        links.push({ path, target: readlinkSync(full) });
+        continue;
+      }
+      if (stat.isDirectory()) {
         walk(full);
         continue;
       }
-      const path = relative(dir, full).split(sep).join("/");
       if (path === MANIFEST_FILE) continue;
       const data = readFileSync(full);
-      out.push({ path, sha256: sha256Hex(data), bytes: data.length });
+      files.push({ path, sha256: sha256Hex(data), bytes: data.length });
     }
   };
   walk(dir);
-  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, links };
 }
 
 export function publicKeyFingerprint(key: KeyObject): string {
   return sha256Hex(key.export({ type: "spki", format: "der" }));
 }
 
-function readPrivateKey(file: string): KeyObject {
+export function readPrivateKey(file: string): KeyObject {
   let key: KeyObject;
   try {
     key = createPrivateKey(readFileSync(file));
@@ -122,9 +140,39 @@ export function readPublicKey(file: string): KeyObject {
     );
   }
   if (key.asymmetricKeyType !== "ed25519") {
-    throw new UsageError(`the public key ${file} is not Ed25519`);
+    throw new UsageError(`the public key ${file} is not Ed25519`, {
+      hint: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
+    });
   }
   return key;
+}
+
+/** A public key a verifier trusts, and where it came from (for messages). */
+export interface TrustedKey {
+  key: KeyObject;
+  source: string;
+}
+
+/**
+ * The public key to check signatures by: a key file given (`--public-key`, or
+ * `evidence.publicKeyFile`), else the public half of the signing key this installation signs
+ * with (`evidence.signingKeyFile`); undefined when there is none.
+ */
+export function trustedPublicKey(options: {
+  publicKeyFile?: string | undefined;
+  signingKeyFile?: string | undefined;
+}): TrustedKey | undefined {
+  if (options.publicKeyFile !== undefined)
+    return {
+      key: readPublicKey(options.publicKeyFile),
+      source: options.publicKeyFile,
+    };
+  if (options.signingKeyFile !== undefined)
+    return {
+      key: createPublicKey(readPrivateKey(options.signingKeyFile)),
+      source: `the public half of ${options.signingKeyFile}`,
+    };
+  return undefined;
 }
 
 function unsigned(manifest: Manifest): Omit<Manifest, "signature"> {
@@ -199,82 +247,143 @@ export function readManifest(dir: string): {
   return { manifest: parsed as Manifest, sha256: sha256Hex(text) };
 }
 
+/**
+ * What a signature check established: `verified` by a key the verifier trusts; `unchecked`
+ * (signed, but no trusted key was given: a signature anyone can make proves nothing by itself);
+ * `invalid` (see the signature problems); `unsigned`. `fingerprint` is the signing key's as the
+ * manifest states it.
+ */
+export type SignatureState =
+  | { state: "verified"; fingerprint: string }
+  | { state: "invalid"; fingerprint: string }
+  | { state: "unchecked"; fingerprint: string }
+  | { state: "unsigned" };
+
 export interface EvidenceCheck {
   manifest: Manifest;
   /** SHA-256 of manifest.json's bytes. */
   manifestSha256: string;
   /** Everything wrong, one line each; empty when the directory is as signed. */
   problems: string[];
+  /** The problems of the files: changed, missing, added. */
+  fileProblems: string[];
+  /** Symbolic links in the directory (the manifest among them): never part of the evidence. */
+  linkProblems: string[];
+  /** The problems of the signature. */
+  signatureProblems: string[];
   signed: boolean;
+  signature: SignatureState;
 }
 
 /**
- * Re-hashes every listed file, finds files added since, and checks the signature: with
- * `publicKeyFile`, the manifest must be signed by that key; without, a signature present must
- * be valid for the key it names.
+ * Re-hashes every listed file, finds files added since and symbolic links, and checks the
+ * signature: with a trusted key (`publicKey`, or `publicKeyFile`), the manifest must be signed
+ * by that key; without, a signature present must be valid for the key it names, and is only
+ * `unchecked`.
  */
 export function verifyEvidence(
   dir: string,
-  options: { publicKeyFile?: string | undefined } = {},
+  options: {
+    publicKeyFile?: string | undefined;
+    publicKey?: KeyObject | undefined;
+  } = {},
 ): EvidenceCheck {
+  const fileProblems: string[] = [];
+  const linkProblems: string[] = [];
+  if (
+    lstatSync(join(dir, MANIFEST_FILE), {
+      throwIfNoEntry: false,
+    })?.isSymbolicLink()
+  )
+    linkProblems.push(
+      `${MANIFEST_FILE}: a symbolic link, not a file of the directory`,
+    );
   const { manifest, sha256 } = readManifest(dir);
-  const problems: string[] = [];
   const listed = new Map(manifest.files.map((f) => [f.path, f]));
-  const present = new Map(hashFiles(dir).map((f) => [f.path, f]));
+  const walked = walkFiles(dir);
+  const present = new Map(walked.files.map((f) => [f.path, f]));
   for (const [path, f] of listed) {
     const now = present.get(path);
-    if (now === undefined) problems.push(`${path}: listed but missing`);
+    if (now === undefined) fileProblems.push(`${path}: listed but missing`);
     else if (now.sha256 !== f.sha256)
-      problems.push(
+      fileProblems.push(
         `${path}: SHA-256 is ${now.sha256}, the manifest says ${f.sha256}`,
       );
   }
   for (const path of present.keys()) {
-    if (!listed.has(path)) problems.push(`${path}: not in the manifest`);
+    if (!listed.has(path)) fileProblems.push(`${path}: not in the manifest`);
   }
+  for (const link of walked.links)
+    linkProblems.push(
+      `${link.path}: a symbolic link (to ${link.target}), not a file of the directory`,
+    );
   const sig = manifest.signature;
   const trusted =
-    options.publicKeyFile === undefined
+    options.publicKey ??
+    (options.publicKeyFile === undefined
       ? undefined
-      : readPublicKey(options.publicKeyFile);
+      : readPublicKey(options.publicKeyFile));
+  const signatureProblems: string[] = [];
+  let signature: SignatureState = { state: "unsigned" };
   if (sig === undefined) {
     if (trusted !== undefined)
-      problems.push("the manifest is not signed, and a public key was given");
+      signatureProblems.push(
+        "the manifest is not signed, and a public key was given",
+      );
   } else {
     let key: KeyObject | undefined;
     try {
-      key = createPublicKey(sig.publicKey);
+      key = createPublicKey(String(sig.publicKey));
     } catch (err) {
-      problems.push(
+      signatureProblems.push(
         `the signature's public key cannot be read: ${errorMessage(err)}`,
       );
     }
     if (key !== undefined) {
       if (publicKeyFingerprint(key) !== sig.publicKeyFingerprint)
-        problems.push("the signature's key fingerprint does not match its key");
+        signatureProblems.push(
+          "the signature's key fingerprint does not match its key",
+        );
       if (
         trusted !== undefined &&
         publicKeyFingerprint(trusted) !== publicKeyFingerprint(key)
       )
-        problems.push(
-          `signed by key ${sig.publicKeyFingerprint}, not by the given public key ${publicKeyFingerprint(trusted)}`,
+        signatureProblems.push(
+          `signed by key ${String(sig.publicKeyFingerprint)}, not by the given public key ${publicKeyFingerprint(trusted)}`,
         );
-      const ok = verify(
-        null,
-        Buffer.from(canonicalJson(unsigned(manifest))),
-        key,
-        Buffer.from(sig.value, "base64"),
-      );
+      let ok: boolean;
+      try {
+        ok = verify(
+          null,
+          Buffer.from(canonicalJson(unsigned(manifest))),
+          key,
+          Buffer.from(String(sig.value), "base64"),
+        );
+      } catch {
+        // A signature value that is not an Ed25519 signature at all.
+        ok = false;
+      }
       if (!ok)
-        problems.push(
+        signatureProblems.push(
           "the signature does not match the manifest's content: the manifest was changed after signing",
         );
     }
+    const fingerprint = String(sig.publicKeyFingerprint);
+    signature =
+      signatureProblems.length > 0
+        ? { state: "invalid", fingerprint }
+        : trusted !== undefined
+          ? { state: "verified", fingerprint }
+          : { state: "unchecked", fingerprint };
   }
   return {
     manifest,
     manifestSha256: sha256,
-    problems,
+    problems: [...linkProblems, ...fileProblems, ...signatureProblems],
+    fileProblems,
+    linkProblems,
+    signatureProblems,
     signed: sig !== undefined,
+    signature,
   };
 }

@@ -3,17 +3,28 @@
 // optional Ed25519 signature) that records each table's rows, time range and schema and the
 // SHA-256 of the previous archived month's manifest. The months form a chain: removing or
 // editing one breaks the next one's link, and the last one's hash (the head) is what an
-// operator keeps in write-once storage.
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+// operator keeps in write-once storage. `checkMonth` is the one check of a month that verify
+// reports and restore requires; the format itself is src/warehouse/archive.ts.
+import type { KeyObject } from "node:crypto";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import type { Config } from "../config/index.js";
 import {
   MANIFEST_FILE,
   readManifest,
   verifyEvidence,
   writeManifest,
+  type EvidenceCheck,
+  type SignatureState,
 } from "../evidence/manifest.js";
-import { UsageError } from "../util/errors.js";
+import { FatalError, UsageError, errorMessage } from "../util/errors.js";
+import { makePrivateDir, type Sharing } from "../util/private-files.js";
 import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_TABLES,
+  archiveFileName,
+  archiveSpec,
   archiveSpecs,
   exportMonth,
   openScratchEngine,
@@ -29,8 +40,10 @@ import {
   type ScratchEngine,
 } from "../warehouse/archive.js";
 import type { Warehouse } from "../warehouse/client.js";
+import { applyHolds, isActive, listHolds } from "../warehouse/holds.js";
+import { selectRows } from "../warehouse/select.js";
+import { Tables } from "../warehouse/tables.js";
 
-export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export interface ArchivedTable {
@@ -51,6 +64,30 @@ export interface ArchiveManifestFields {
   previous: { month: string; manifestSha256: string } | null;
   tables: ArchivedTable[];
 }
+
+/** The shape a manifest must have before any of its members is used (it is read from disk). */
+const manifestFieldsSchema = z.object({
+  format: z.literal(ARCHIVE_FORMAT),
+  month: z.string(),
+  database: z.string(),
+  exportedAt: z.string(),
+  previous: z
+    .object({ month: z.string(), manifestSha256: z.string() })
+    .nullable(),
+  tables: z.array(
+    z.object({
+      table: z.string(),
+      file: z.string(),
+      timeColumn: z.string(),
+      rows: z.number().int().nonnegative(),
+      minTime: z.string().nullable(),
+      maxTime: z.string().nullable(),
+      columns: z.array(
+        z.object({ name: z.string().min(1), type: z.string().min(1) }),
+      ),
+    }),
+  ),
+});
 
 /** "2026-10" → its range; a usage error for anything else. */
 export function monthRange(month: string): MonthRange {
@@ -75,6 +112,20 @@ export function archivedMonths(root: string): string[] {
 const iso = (ms: number | null) =>
   ms === null ? null : new Date(ms).toISOString();
 
+/**
+ * How long after its end a month still changes: sessions that started in it are still stored
+ * by the sync's re-read of the last `sessions.lookbackMs`, and log counts of its last windows
+ * are fetched again for `refetchMs` (the longest of the enabled aggregation jobs).
+ */
+export function archiveSettleMs(config: Config): number {
+  return Math.max(
+    config.sessions.lookbackMs,
+    ...config.aggregations.jobs
+      .filter((j) => j.enabled)
+      .map((j) => j.refetchMs),
+  );
+}
+
 export interface ExportResult {
   dir: string;
   tables: ArchivedTable[];
@@ -87,7 +138,8 @@ export interface ExportResult {
 /**
  * Writes the month's archive under `root/month`, chained to the latest month archived before
  * it. A month already archived, or one before the latest archived month, is refused: archives
- * are never rewritten, and the chain only grows at its end.
+ * are never rewritten, and the chain only grows at its end. So is a month that has not ended
+ * `settleMs` ago (see archiveSettleMs): what arrived later would reach no archive.
  */
 export async function exportArchive(
   w: Warehouse,
@@ -95,11 +147,28 @@ export async function exportArchive(
     month: string;
     root: string;
     signingKeyFile?: string | undefined;
+    /** Share the files with the owner's group (files.groupReadable). */
+    groupReadable?: boolean | undefined;
+    /** After the month's end, how long its data still changes (default 0). */
+    settleMs?: number;
     nowMs?: number;
   },
 ): Promise<ExportResult> {
   const started = Date.now();
+  const nowMs = options.nowMs ?? Date.now();
   const range = monthRange(options.month);
+  const endMs = Date.parse(`${range.to.replace(" ", "T")}Z`);
+  const settleMs = options.settleMs ?? 0;
+  if (nowMs < endMs + settleMs) {
+    const first = new Date(endMs + settleMs).toISOString();
+    throw new FatalError(
+      "MONTH_NOT_ENDED",
+      `${options.month} has not ended for the archive: it ends at ${new Date(endMs).toISOString()}, and sessions and log counts of its last hours are still stored until ${first} (the sessions lookback, SESSIONHOUSE_LOOKBACK, and the aggregations' refetch)`,
+      {
+        hint: `export ${options.month} at or after ${first}: an archived month is never rewritten, so one exported earlier would miss what arrives later`,
+      },
+    );
+  }
   const root = resolve(options.root);
   const months = archivedMonths(root);
   if (months.includes(options.month))
@@ -117,14 +186,14 @@ export async function exportArchive(
     throw new UsageError(`${dir} exists but holds no ${MANIFEST_FILE}`, {
       hint: "an earlier export stopped half way: remove the directory and export again",
     });
-  mkdirSync(dir, { recursive: true });
+  makePrivateDir(dir, options);
   let engine: ScratchEngine | undefined;
   const scratch = async () => (engine ??= await openScratchEngine());
   try {
     const tables: ArchivedTable[] = [];
     for (const spec of await archiveSpecs(w)) {
       const columns = await storedColumns(w, spec.table);
-      const file = `${spec.table}.parquet`;
+      const file = archiveFileName(spec.table);
       const stats = await exportTable(
         w,
         spec,
@@ -132,8 +201,9 @@ export async function exportArchive(
         range,
         join(dir, file),
         scratch,
+        options,
       );
-      if (stats.rows === 0 && spec.table !== "sessions") continue;
+      if (stats.rows === 0 && spec.table !== Tables.sessions) continue;
       tables.push({
         table: spec.table,
         file: stats.rows > 0 ? file : "",
@@ -148,7 +218,7 @@ export async function exportArchive(
       format: ARCHIVE_FORMAT,
       month: options.month,
       database: w.database,
-      exportedAt: new Date(options.nowMs ?? Date.now()).toISOString(),
+      exportedAt: new Date(nowMs).toISOString(),
       previous:
         last === undefined
           ? null
@@ -163,6 +233,7 @@ export async function exportArchive(
       { ...fields },
       {
         signingKeyFile: options.signingKeyFile,
+        groupReadable: options.groupReadable,
       },
     );
     return {
@@ -195,8 +266,9 @@ async function exportTable(
   range: MonthRange,
   path: string,
   scratch: () => Promise<ScratchEngine>,
+  sharing: Sharing,
 ): Promise<RowStats> {
-  await exportMonth(w, spec, columns, range, path);
+  await exportMonth(w, spec, columns, range, path, sharing);
   if (!existsSync(path)) return { rows: 0, minTimeMs: null, maxTimeMs: null };
   const stats =
     w.kind === "embedded"
@@ -214,25 +286,312 @@ async function exportTable(
   return stats;
 }
 
+/**
+ * Why a month's archive cannot be trusted, by kind. `archive verify` lists them; `archive
+ * restore` refuses with the first one's code (and lists them all).
+ */
+export type ArchiveProblemCode =
+  | "ARCHIVE_MANIFEST_INVALID"
+  | "ARCHIVE_TABLE_REFUSED"
+  | "ARCHIVE_PATH_REFUSED"
+  | "ARCHIVE_FILES_CHANGED"
+  | "ARCHIVE_SIGNATURE_INVALID"
+  | "ARCHIVE_CHAIN_BROKEN"
+  | "ARCHIVE_ROWS_MISMATCH";
+
+export interface ArchiveProblem {
+  code: ArchiveProblemCode;
+  message: string;
+}
+
+/** What to do about each kind of problem, for the error `archive restore` raises. */
+const PROBLEM_HINTS: Record<ArchiveProblemCode, string> = {
+  ARCHIVE_MANIFEST_INVALID:
+    "restore only months written by `sessionhouse archive export`; take the month from an intact copy of the archive",
+  ARCHIVE_TABLE_REFUSED: `an archive holds only the data tables (${ARCHIVE_TABLES.map((s) => s.table).join(", ")}); this month was not written by archive export: take it from an intact copy`,
+  ARCHIVE_PATH_REFUSED:
+    "an archive's files are <table>.parquet files inside the month's directory, never links or paths: take the month from an intact copy",
+  ARCHIVE_FILES_CHANGED:
+    "the month's files were changed after export: take it from an intact copy of the archive",
+  ARCHIVE_SIGNATURE_INVALID:
+    "check that --public-key (or SESSIONHOUSE_PUBLIC_KEY_FILE) is the key the archive was signed with; otherwise the month was changed or re-signed: take it from an intact copy",
+  ARCHIVE_CHAIN_BROKEN:
+    "a month of the archive directory was removed or changed: check it with `sessionhouse archive verify` and take the months from an intact copy",
+  ARCHIVE_ROWS_MISMATCH:
+    "the month's files do not hold what its manifest says: take it from an intact copy of the archive",
+};
+
+/** A file name of the month's own directory: no separator, no `..`, not absolute. */
+function isPlainFileName(name: string): boolean {
+  return (
+    name !== "" &&
+    name !== "." &&
+    name !== ".." &&
+    !name.includes("/") &&
+    !name.includes("\\") &&
+    !name.includes("\0") &&
+    !isAbsolute(name)
+  );
+}
+
+/** Reads archive files back: an engine of this process (verify), or the embedded warehouse. */
+export type ArchiveReader = Pick<ScratchEngine, "rows">;
+
+/** The embedded warehouse as a reader of local files. */
+export const warehouseReader = (w: Warehouse): ArchiveReader => ({
+  rows: (sql) => selectRows(w, sql),
+});
+
+export interface MonthCheck {
+  month: string;
+  dir: string;
+  /** Undefined when the manifest is not an archive manifest (see problems). */
+  manifest: ArchiveManifestFields | undefined;
+  manifestSha256: string | undefined;
+  problems: ArchiveProblem[];
+  signature: SignatureState;
+  /** The month the manifest is chained to, when it is not in the directory (nor any before). */
+  previousAbsent: string | undefined;
+  rowsChecked: number;
+}
+
+/**
+ * Everything one month's archive can be checked for from the archive directory alone, and what
+ * both `archive verify` and `archive restore` trust: the manifest's shape and month; each table
+ * one the archive format defines (ARCHIVE_TABLES) with its time column, and its file
+ * `<table>.parquet`, a regular file of the month's directory listed in the manifest; every
+ * file's SHA-256, nothing added, no link; the signature (by `trusted` when given); the link to
+ * the previous month when that month is in the directory; and, with `reader`, each file's rows
+ * and time range read back. An unsigned month passes with `allowUnsigned` even when a key is
+ * given (its signature state says `unsigned`).
+ */
+export async function checkMonth(
+  root: string,
+  month: string,
+  options: {
+    trusted?: KeyObject | undefined;
+    allowUnsigned?: boolean;
+    reader?: ArchiveReader | undefined;
+  } = {},
+): Promise<MonthCheck> {
+  const dir = join(resolve(root), month);
+  const problems: ArchiveProblem[] = [];
+  const problem = (code: ArchiveProblemCode, message: string) =>
+    problems.push({ code, message });
+  const result: MonthCheck = {
+    month,
+    dir,
+    manifest: undefined,
+    manifestSha256: undefined,
+    problems,
+    signature: { state: "unsigned" },
+    previousAbsent: undefined,
+    rowsChecked: 0,
+  };
+  if (lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink())
+    problem(
+      "ARCHIVE_PATH_REFUSED",
+      `the month's directory ${dir} is a symbolic link, not a directory of the archive`,
+    );
+  let evidence: EvidenceCheck;
+  try {
+    evidence = verifyEvidence(dir, { publicKey: options.trusted });
+  } catch (err) {
+    if (err instanceof FatalError && err.code === "EVIDENCE_INVALID") {
+      problem("ARCHIVE_MANIFEST_INVALID", err.message);
+      return result;
+    }
+    throw err;
+  }
+  result.manifestSha256 = evidence.manifestSha256;
+  result.signature = evidence.signature;
+  for (const p of evidence.linkProblems) problem("ARCHIVE_PATH_REFUSED", p);
+  for (const p of evidence.fileProblems) problem("ARCHIVE_FILES_CHANGED", p);
+  if (!(options.allowUnsigned && evidence.signature.state === "unsigned"))
+    for (const p of evidence.signatureProblems)
+      problem("ARCHIVE_SIGNATURE_INVALID", p);
+  const parsed = manifestFieldsSchema.safeParse(evidence.manifest);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    problem(
+      "ARCHIVE_MANIFEST_INVALID",
+      `not an archive manifest (${ARCHIVE_FORMAT}): ${issue === undefined ? "" : `${issue.path.join(".") || "(top)"}: ${issue.message}`}`,
+    );
+    return result;
+  }
+  const m: ArchiveManifestFields = parsed.data;
+  result.manifest = m;
+  if (m.month !== month)
+    problem(
+      "ARCHIVE_MANIFEST_INVALID",
+      `the manifest is the archive of ${m.month}, not of ${month}`,
+    );
+  const listed = new Set(evidence.manifest.files.map((f) => f.path));
+  const seen = new Set<string>();
+  const readable: Array<{ spec: ArchiveSpec; table: ArchivedTable }> = [];
+  for (const t of m.tables) {
+    const spec = archiveSpec(t.table);
+    if (spec === undefined) {
+      problem(
+        "ARCHIVE_TABLE_REFUSED",
+        `names the table ${JSON.stringify(t.table)}, which is not one of the archive's tables`,
+      );
+      continue;
+    }
+    if (seen.has(t.table)) {
+      problem("ARCHIVE_TABLE_REFUSED", `names the table ${t.table} twice`);
+      continue;
+    }
+    seen.add(t.table);
+    if (t.timeColumn !== spec.timeColumn)
+      problem(
+        "ARCHIVE_MANIFEST_INVALID",
+        `${t.table}: time column ${JSON.stringify(t.timeColumn)}, the archive format's is ${spec.timeColumn}`,
+      );
+    if (t.file === "") {
+      if (t.rows !== 0)
+        problem(
+          "ARCHIVE_MANIFEST_INVALID",
+          `${t.table}: ${t.rows} rows and no file`,
+        );
+      continue;
+    }
+    if (!isPlainFileName(t.file)) {
+      problem(
+        "ARCHIVE_PATH_REFUSED",
+        `${t.table}: file ${JSON.stringify(t.file)} is not a plain file name inside the month's directory`,
+      );
+      continue;
+    }
+    if (t.file !== archiveFileName(t.table)) {
+      problem(
+        "ARCHIVE_PATH_REFUSED",
+        `${t.table}: file ${JSON.stringify(t.file)}, the archive format's is ${archiveFileName(t.table)}`,
+      );
+      continue;
+    }
+    if (!listed.has(t.file)) {
+      problem(
+        "ARCHIVE_FILES_CHANGED",
+        `${t.table}: ${t.file} is not among the manifest's files (not hashed)`,
+      );
+      continue;
+    }
+    const stat = lstatSync(join(dir, t.file), { throwIfNoEntry: false });
+    if (stat === undefined) continue; // reported as missing by the files' check
+    if (!stat.isFile()) {
+      problem(
+        "ARCHIVE_PATH_REFUSED",
+        `${t.table}: ${t.file} is not a regular file of the month's directory`,
+      );
+      continue;
+    }
+    readable.push({ spec, table: t });
+  }
+  checkLink(root, month, m.previous, result);
+  if (options.reader !== undefined)
+    for (const { spec, table: t } of readable) {
+      try {
+        const [r] = await options.reader.rows<{
+          rows: string;
+          min_ms: string;
+          max_ms: string;
+        }>(parquetStatsSql(join(dir, t.file), spec.timeColumn));
+        const s = parquetStats(r);
+        result.rowsChecked += s.rows;
+        if (
+          s.rows !== t.rows ||
+          iso(s.minTimeMs) !== t.minTime ||
+          iso(s.maxTimeMs) !== t.maxTime
+        )
+          problem(
+            "ARCHIVE_ROWS_MISMATCH",
+            `${t.file} holds ${s.rows} rows from ${String(iso(s.minTimeMs))} to ${String(iso(s.maxTimeMs))}, the manifest says ${t.rows} from ${String(t.minTime)} to ${String(t.maxTime)}`,
+          );
+      } catch (err) {
+        problem(
+          "ARCHIVE_ROWS_MISMATCH",
+          `${t.file} cannot be read as Parquet: ${errorMessage(err).split("\n")[0] ?? ""}`,
+        );
+      }
+    }
+  return result;
+}
+
+/**
+ * The month's link to the previous one: the latest month of the directory before it must be the
+ * month the manifest names, with that manifest's SHA-256. A link to a month that is not in the
+ * directory, with no month before, is `previousAbsent` (the caller decides).
+ */
+function checkLink(
+  root: string,
+  month: string,
+  link: ArchiveManifestFields["previous"],
+  result: MonthCheck,
+): void {
+  const prior = archivedMonths(resolve(root))
+    .filter((x) => x < month)
+    .at(-1);
+  const broken = (message: string) =>
+    result.problems.push({ code: "ARCHIVE_CHAIN_BROKEN", message });
+  if (link === null) {
+    if (prior !== undefined) broken(`starts a new chain after ${prior}`);
+    return;
+  }
+  if (!MONTH.test(link.month) || link.month >= month) {
+    broken(
+      `chained to ${JSON.stringify(link.month)}, which is not a month before ${month}`,
+    );
+    return;
+  }
+  if (prior === undefined) {
+    result.previousAbsent = link.month;
+    return;
+  }
+  let priorSha: string;
+  try {
+    priorSha = readManifest(join(resolve(root), prior)).sha256;
+  } catch (err) {
+    broken(`the previous month ${prior} cannot be read: ${errorMessage(err)}`);
+    return;
+  }
+  if (link.month !== prior || link.manifestSha256 !== priorSha)
+    broken(
+      `chained to ${link.month} ${link.manifestSha256}, but the archive's previous month is ${prior} ${priorSha} (a month was removed or changed)`,
+    );
+}
+
 export interface VerifyResult {
   months: string[];
   /** SHA-256 of the last month's manifest. */
   head: string | null;
   problems: string[];
+  /** What was not checked, and what that leaves open: one sentence each. */
+  unchecked: string[];
+  /** Months signed (whether or not by a key given). */
   signed: number;
+  /** Months whose signature was checked against the key given. */
+  signaturesVerified: number;
   rowsChecked: number;
 }
 
+/** The sentences `archive verify` prints for what it did not check. */
+export const NOT_CHECKED = {
+  signatures:
+    "signatures not checked: no public key given (--public-key, or SESSIONHOUSE_PUBLIC_KEY_FILE)",
+  head: "the last month is not checked against a head you keep: no --expect-head given; a removed last month would go unnoticed",
+  rows: "rows and time ranges not read back: no engine to read the Parquet",
+} as const;
+
 /**
- * Checks every month under `root`: each file's SHA-256 and nothing added (manifest.ts), the
- * signature (with `publicKeyFile`: by that key), the chain from the first month to the last,
- * the head against `expectHead`, and each file's rows and time range read back by `engine`.
+ * Checks every month under `root` (checkMonth), the chain from the first month to the last,
+ * and the head against `expectHead`; says what it could not check (no key, no head).
  */
 export async function verifyArchive(
   root: string,
-  engine: ScratchEngine | undefined,
+  engine: ArchiveReader | undefined,
   options: {
-    publicKeyFile?: string | undefined;
+    publicKey?: KeyObject | undefined;
     expectHead?: string | undefined;
   } = {},
 ): Promise<VerifyResult> {
@@ -240,83 +599,66 @@ export async function verifyArchive(
   const problems: string[] = [];
   if (months.length === 0)
     problems.push(`no archived month (YYYY-MM/${MANIFEST_FILE}) in ${root}`);
-  let previous: { month: string; sha256: string } | undefined;
   let signed = 0;
+  let signaturesVerified = 0;
   let rowsChecked = 0;
+  let head: string | null = null;
   for (const month of months) {
-    const dir = join(resolve(root), month);
-    const check = verifyEvidence(dir, { publicKeyFile: options.publicKeyFile });
-    problems.push(...check.problems.map((p) => `${month}: ${p}`));
-    if (check.signed) signed++;
-    const m = check.manifest as unknown as Partial<ArchiveManifestFields>;
-    if (m.format !== ARCHIVE_FORMAT || m.month !== month)
+    const check = await checkMonth(root, month, {
+      trusted: options.publicKey,
+      reader: engine,
+    });
+    problems.push(...check.problems.map((p) => `${month}: ${p.message}`));
+    if (check.previousAbsent !== undefined)
       problems.push(
-        `${month}: not the archive of ${month} (format ${String(m.format)}, month ${String(m.month)})`,
+        `${month}: chained to ${check.previousAbsent}, which is not in the archive (a month was removed)`,
       );
-    const link = m.previous ?? null;
-    if (previous === undefined && link !== null)
-      problems.push(
-        `${month}: chained to ${link.month}, which is not in the archive (a month was removed)`,
-      );
-    if (previous !== undefined) {
-      if (link === null)
-        problems.push(`${month}: starts a new chain after ${previous.month}`);
-      else if (
-        link.month !== previous.month ||
-        link.manifestSha256 !== previous.sha256
-      )
-        problems.push(
-          `${month}: chained to ${link.month} ${link.manifestSha256}, but the archive's previous month is ${previous.month} ${previous.sha256} (a month was removed or changed)`,
-        );
-    }
-    if (engine !== undefined)
-      for (const t of m.tables ?? []) {
-        if (t.file === "") continue;
-        const path = join(dir, t.file);
-        if (!existsSync(path)) continue; // reported as missing above
-        try {
-          const [r] = await engine.rows<{
-            rows: string;
-            min_ms: string;
-            max_ms: string;
-          }>(parquetStatsSql(path, t.timeColumn));
-          const s = parquetStats(r);
-          rowsChecked += s.rows;
-          if (
-            s.rows !== t.rows ||
-            iso(s.minTimeMs) !== t.minTime ||
-            iso(s.maxTimeMs) !== t.maxTime
-          )
-            problems.push(
-              `${month}: ${t.file} holds ${s.rows} rows from ${String(iso(s.minTimeMs))} to ${String(iso(s.maxTimeMs))}, the manifest says ${t.rows} from ${String(t.minTime)} to ${String(t.maxTime)}`,
-            );
-        } catch (err) {
-          problems.push(
-            `${month}: ${t.file} cannot be read as Parquet: ${(err as Error).message.split("\n")[0] ?? ""}`,
-          );
-        }
-      }
-    previous = { month, sha256: check.manifestSha256 };
+    if (check.signature.state !== "unsigned") signed++;
+    if (check.signature.state === "verified") signaturesVerified++;
+    rowsChecked += check.rowsChecked;
+    head = check.manifestSha256 ?? null;
   }
-  const head = previous?.sha256 ?? null;
   if (options.expectHead !== undefined && options.expectHead !== head)
     problems.push(
       `the chain's head is ${String(head)}, not the expected ${options.expectHead} (the last month was removed, changed or added)`,
     );
-  return { months, head, problems, signed, rowsChecked };
+  const unchecked: string[] = [];
+  if (options.publicKey === undefined) unchecked.push(NOT_CHECKED.signatures);
+  if (options.expectHead === undefined) unchecked.push(NOT_CHECKED.head);
+  if (engine === undefined) unchecked.push(NOT_CHECKED.rows);
+  return {
+    months,
+    head,
+    problems,
+    unchecked,
+    signed,
+    signaturesVerified,
+    rowsChecked,
+  };
 }
 
 export interface RestoreResult {
   tables: Array<{ table: string; rows: number }>;
+  /** What the restore did not check or accepted on request, for stderr. */
+  notes: string[];
 }
 
 /**
- * Loads a month's archive into `w` (migrated), after checking the month's files against its
- * manifest. Restoring the same month again changes nothing (see restoreFile).
+ * Loads a month's archive into `w` (migrated) when it passes the checks `archive verify` makes
+ * of it (checkMonth): a signed month needs the key it must be signed by (`trusted`), an
+ * unsigned one `allowUnsigned`, and every archived table's columns must be exactly the target
+ * table's. Nothing is written unless everything passes, and only the archive's data tables are
+ * written; restored sessions are flagged by the active holds of `w`. Restoring the same month
+ * again changes nothing (see restoreFile).
  */
 export async function restoreArchive(
   w: Warehouse,
-  options: { month: string; root: string; publicKeyFile?: string | undefined },
+  options: {
+    month: string;
+    root: string;
+    trusted?: KeyObject | undefined;
+    allowUnsigned?: boolean;
+  },
 ): Promise<RestoreResult> {
   monthRange(options.month);
   const dir = join(resolve(options.root), options.month);
@@ -324,24 +666,118 @@ export async function restoreArchive(
     throw new UsageError(`${dir} holds no archive (no ${MANIFEST_FILE})`, {
       hint: "give the directory archive export wrote to (--from) and an archived month",
     });
-  const check = verifyEvidence(dir, { publicKeyFile: options.publicKeyFile });
-  if (check.problems.length > 0)
-    throw new UsageError(
-      `the archive of ${options.month} does not match its manifest:\n  ${check.problems.join("\n  ")}`,
-      { hint: "restore from an intact copy of the archive" },
+  let scratch: ScratchEngine | undefined;
+  let check: MonthCheck;
+  try {
+    const reader =
+      w.kind === "embedded"
+        ? warehouseReader(w)
+        : (scratch = await openScratchEngine());
+    check = await checkMonth(options.root, options.month, {
+      trusted: options.trusted,
+      allowUnsigned: options.allowUnsigned === true,
+      reader,
+    });
+  } finally {
+    scratch?.close();
+  }
+  if (check.signature.state === "unsigned" && options.allowUnsigned !== true)
+    throw new FatalError(
+      "ARCHIVE_UNSIGNED",
+      `the archive of ${options.month} is not signed: nothing shows who wrote it${check.problems.length > 0 ? `, and:\n  ${check.problems.map((p) => p.message).join("\n  ")}` : ""}`,
+      {
+        hint: "restore it with --allow-unsigned only if you trust the directory it came from; sign archives with SESSIONHOUSE_SIGNING_KEY_FILE",
+      },
     );
-  const m = check.manifest as unknown as ArchiveManifestFields;
+  const first = check.problems[0];
+  if (first !== undefined || check.manifest === undefined)
+    throw new FatalError(
+      first?.code ?? "ARCHIVE_MANIFEST_INVALID",
+      `the archive of ${options.month} in ${dir} is not restored:\n  ${check.problems.map((p) => p.message).join("\n  ")}`,
+      { hint: PROBLEM_HINTS[first?.code ?? "ARCHIVE_MANIFEST_INVALID"] },
+    );
+  const notes: string[] = [];
+  if (check.signature.state === "unchecked")
+    throw new FatalError(
+      "PUBLIC_KEY_REQUIRED",
+      `the archive of ${options.month} is signed (key ${check.signature.fingerprint}), and no public key is given to check it by: anyone can sign a manifest with a key of their own`,
+      {
+        hint: "give the public key the archive must be signed by: --public-key signing.pub (or SESSIONHOUSE_PUBLIC_KEY_FILE)",
+      },
+    );
+  if (check.signature.state === "unsigned")
+    notes.push(
+      `${options.month} is not signed: restored because --allow-unsigned was given; nothing shows who wrote it`,
+    );
+  if (check.previousAbsent !== undefined)
+    notes.push(
+      `the chain link of ${options.month} to ${check.previousAbsent} is not checked: ${check.previousAbsent} is not in ${resolve(options.root)}`,
+    );
+  const files = check.manifest.tables.filter((t) => t.file !== "");
+  const mismatched: string[] = [];
+  for (const t of files) {
+    const differs = columnDifference(
+      t.columns,
+      await storedColumns(w, t.table),
+    );
+    if (differs !== undefined)
+      mismatched.push(`${t.table} in ${w.database}: ${differs}`);
+  }
+  if (mismatched.length > 0)
+    throw new FatalError(
+      "ARCHIVE_COLUMNS_MISMATCH",
+      `the archive of ${options.month} does not have the columns of the tables it would load into:\n  ${mismatched.join("\n  ")}`,
+      {
+        hint: "restore into a database migrated by the sessionhouse version that wrote the archive (--database), or take the month from an intact copy",
+      },
+    );
   const tables: RestoreResult["tables"] = [];
-  for (const t of m.tables) {
-    if (t.file === "") continue;
+  for (const t of files) {
     await restoreFile(
       w,
       t.table,
       t.columns,
-      join(dir, t.file),
-      `archive:${check.manifestSha256}:${t.table}`,
+      join(dir, archiveFileName(t.table)),
+      `archive:${String(check.manifestSha256)}:${t.table}`,
     );
     tables.push({ table: t.table, rows: t.rows });
   }
-  return { tables };
+  // A restored session row has the flag of the day it was archived, and as a read of the same
+  // version it may replace the stored row in a merge: the holds of this database flag it again
+  // now, as their next application would (and, like it, nothing when there is no hold).
+  if (files.some((t) => t.table === Tables.sessions)) {
+    const holds = await listHolds(w);
+    if (holds.length > 0)
+      await applyHolds(
+        w,
+        holds.filter((h) => isActive(h, Date.now())),
+      );
+  }
+  return { tables, notes };
+}
+
+/** How the archived columns differ from the table's stored ones; undefined when they are the same. */
+function columnDifference(
+  archived: readonly ColumnType[],
+  stored: readonly ColumnType[],
+): string | undefined {
+  if (stored.length === 0) return "no such table";
+  const types = new Map(stored.map((c) => [c.name, c.type]));
+  const names = new Set(archived.map((c) => c.name));
+  const out: string[] = [];
+  const counted = new Set<string>();
+  for (const c of archived) {
+    if (counted.has(c.name)) out.push(`column ${c.name} archived twice`);
+    counted.add(c.name);
+    const type = types.get(c.name);
+    if (type === undefined)
+      out.push(`column ${JSON.stringify(c.name)} is not in the table`);
+    else if (type !== c.type)
+      out.push(
+        `column ${c.name} is ${c.type} in the archive, ${type} in the table`,
+      );
+  }
+  for (const c of stored)
+    if (!names.has(c.name)) out.push(`column ${c.name} is not in the archive`);
+  return out.length === 0 ? undefined : out.join("; ");
 }

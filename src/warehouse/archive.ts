@@ -1,7 +1,13 @@
-// The SQL of the monthly archives: which tables a month is archived from, each as Parquet
-// written by the engine (deduplicated with FINAL, sorted by the table's key), the statistics a
-// manifest records and a verifier recomputes from the file, and the restore of a file.
-import { createReadStream, createWriteStream } from "node:fs";
+// The archive format and its SQL: which tables a month is archived from and under which file
+// name, each as Parquet written by the engine (deduplicated with FINAL, sorted by the table's
+// key), the statistics a manifest records and a verifier recomputes from the file, and the
+// restore of a file. src/pipeline/archive.ts writes, checks and restores the months.
+import { chmodSync, createReadStream } from "node:fs";
+import {
+  modesFor,
+  openPrivateFile,
+  type Sharing,
+} from "../util/private-files.js";
 import { pipeline } from "node:stream/promises";
 import { qualified, sqlString, type Warehouse } from "./client.js";
 import { SinkError } from "./errors.js";
@@ -18,7 +24,15 @@ export interface ArchiveSpec {
   filter?: string;
 }
 
-const FIXED: readonly ArchiveSpec[] = [
+/** The `format` of an archive month's manifest. */
+export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
+
+/**
+ * The tables the archive format holds, and the only ones `archive restore` writes: the data
+ * tables, never bookkeeping (checkpoints, runs), holds or retention settings. A table's file in
+ * a month's directory is `<table>.parquet`.
+ */
+export const ARCHIVE_TABLES: readonly ArchiveSpec[] = [
   {
     table: Tables.sessions,
     timeColumn: "start_time",
@@ -41,20 +55,32 @@ const FIXED: readonly ArchiveSpec[] = [
     timeColumn: "window_start",
     orderBy: "job, window_start",
   },
+  ...[
+    Tables.cloudIntegrationsHistory,
+    Tables.inventoryColumnsHistory,
+    Tables.identityLinksHistory,
+    Tables.nativeUsersHistory,
+    Tables.userDevicesHistory,
+    Tables.usersHistory,
+  ].map((table): ArchiveSpec => ({
+    table,
+    timeColumn: "valid_from",
+    orderBy: "id, valid_from",
+  })),
 ];
 
-/** The tables of a month's archive that exist here: the fixed ones and every `*_history`. */
+/** The archive's spec of `table`; undefined for a table the archive format does not hold. */
+export function archiveSpec(table: string): ArchiveSpec | undefined {
+  return ARCHIVE_TABLES.find((s) => s.table === table);
+}
+
+/** The archive's file name of a table. */
+export const archiveFileName = (table: string) => `${table}.parquet`;
+
+/** The tables of a month's archive that exist here. */
 export async function archiveSpecs(w: Warehouse): Promise<ArchiveSpec[]> {
   const tables = await existingTables(w);
-  const histories = [...tables]
-    .filter((t) => t.endsWith("_history"))
-    .sort()
-    .map((table): ArchiveSpec => ({
-      table,
-      timeColumn: "valid_from",
-      orderBy: "id, valid_from",
-    }));
-  return [...FIXED.filter((s) => tables.has(s.table)), ...histories];
+  return ARCHIVE_TABLES.filter((s) => tables.has(s.table));
 }
 
 export interface ColumnType {
@@ -121,7 +147,9 @@ export async function exportMonth(
   columns: readonly ColumnType[],
   month: MonthRange,
   path: string,
+  sharing: Sharing = {},
 ): Promise<void> {
+  const { file: mode } = modesFor(sharing);
   const select = `SELECT ${columns.map((c) => `\`${c.name}\``).join(", ")}
     FROM ${qualified(w, spec.table)} FINAL
     WHERE ${monthWhere(spec)}
@@ -131,13 +159,24 @@ export async function exportMonth(
       query: `INSERT INTO FUNCTION file(${sqlString(path)}, 'Parquet') ${select}`,
       query_params: { ...month },
     });
+    // The engine creates the file with the process's umask; the month's private directory
+    // keeps it from others meanwhile.
+    try {
+      chmodSync(path, mode);
+    } catch (err) {
+      // No row in the month: the engine wrote no file.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
     return;
   }
   const rs = await w.client.exec({
     query: `${select} FORMAT Parquet`,
     query_params: { ...month },
   });
-  await pipeline(rs.stream, createWriteStream(path, { flags: "wx" }));
+  await pipeline(
+    rs.stream,
+    (await openPrivateFile(path, sharing)).createWriteStream(),
+  );
 }
 
 /**

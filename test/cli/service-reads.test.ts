@@ -366,7 +366,13 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       const finishedBefore = sessionRuns("run finished");
       const out = mkdtempSync(join(tmpdir(), "sessionhouse-report-"));
       const archive = mkdtempSync(join(tmpdir(), "sessionhouse-archive-"));
-      const month = new Date(SIM_NOW).toISOString().slice(0, 7);
+      // A month that has ended and settled (archive export refuses the month in progress).
+      const simNow = new Date(SIM_NOW);
+      const month = new Date(
+        Date.UTC(simNow.getUTCFullYear(), simNow.getUTCMonth() - 2, 1),
+      )
+        .toISOString()
+        .slice(0, 7);
       const [status, query, report, holds, exported] = await Promise.all([
         cli1(["status", "--json"]),
         cli1(["query", "SELECT count() AS n FROM sessions FINAL"]),

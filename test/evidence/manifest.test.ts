@@ -1,5 +1,14 @@
 import { createHash, generateKeyPairSync } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -98,5 +107,49 @@ describe("evidence manifest", () => {
     const a = writeManifest(dir, { b: 1, a: { y: 2, x: 1 } }).sha256;
     const b = writeManifest(dir, { a: { x: 1, y: 2 }, b: 1 }).sha256;
     expect(a).toBe(b);
+  });
+
+  it("says whether a signature was checked: verified only by a key given, unchecked without one, invalid by another", () => {
+    const dir = evidenceDir();
+    const keysDir = mkdtempSync(join(tmpdir(), "keys-"));
+    const mine = keyPair(keysDir, "mine");
+    const theirs = keyPair(keysDir, "theirs");
+    writeManifest(dir, { kind: "test" }, { signingKeyFile: theirs.priv });
+    const alone = verifyEvidence(dir);
+    expect(alone.problems).toEqual([]);
+    expect(alone.signature.state).toBe("unchecked");
+    expect(
+      verifyEvidence(dir, { publicKeyFile: theirs.pub }).signature.state,
+    ).toBe("verified");
+    const other = verifyEvidence(dir, { publicKeyFile: mine.pub });
+    expect(other.signature.state).toBe("invalid");
+    expect(other.signatureProblems).toEqual(other.problems);
+    writeManifest(dir, {});
+    expect(verifyEvidence(dir).signature).toEqual({ state: "unsigned" });
+  });
+
+  it("neither follows nor hashes a symbolic link: a file replaced by a link to the same bytes elsewhere is a problem", () => {
+    const dir = evidenceDir();
+    writeManifest(dir, { kind: "test" });
+    const outside = join(
+      mkdtempSync(join(tmpdir(), "outside-")),
+      "report.json",
+    );
+    writeFileSync(outside, readFileSync(join(dir, "report.json")));
+    rmSync(join(dir, "report.json"));
+    symlinkSync(outside, join(dir, "report.json"));
+    const check = verifyEvidence(dir);
+    expect(check.linkProblems).toEqual([
+      `report.json: a symbolic link (to ${outside}), not a file of the directory`,
+    ]);
+    expect(check.problems).toContain("report.json: listed but missing");
+  });
+
+  it("writes the manifest readable by its owner only, also over one that was not", () => {
+    const dir = evidenceDir();
+    writeFileSync(join(dir, MANIFEST_FILE), "{}");
+    chmodSync(join(dir, MANIFEST_FILE), 0o644);
+    writeManifest(dir, { kind: "test" });
+    expect(statSync(join(dir, MANIFEST_FILE)).mode & 0o777).toBe(0o600);
   });
 });

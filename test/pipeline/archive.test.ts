@@ -1,19 +1,24 @@
 // Monthly archives on a real engine: export → verify → restore into a fresh database gives the
 // same rows; restoring twice changes nothing; a changed byte, a removed month, a head that is
 // not the expected one or another signing key fail the verification.
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../src/api/schemas/session.js";
 import type { Config } from "../../src/config/index.js";
+import { readPublicKey } from "../../src/evidence/manifest.js";
 import {
   exportArchive,
   restoreArchive,
   verifyArchive,
 } from "../../src/pipeline/archive.js";
-import type { ScratchEngine } from "../../src/warehouse/archive.js";
+import {
+  ARCHIVE_TABLES,
+  storedColumns,
+  type ScratchEngine,
+} from "../../src/warehouse/archive.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertRows } from "../../src/warehouse/insert.js";
 import { selectRows } from "../../src/warehouse/select.js";
@@ -29,8 +34,8 @@ let w: Warehouse;
 let config: Config;
 let root: string;
 let keyFile: string;
-let pubFile: string;
-let otherPub: string;
+let pub: KeyObject;
+let otherPub: KeyObject;
 /** The archive files are read back by this process's engine (the CLI opens one of its own). */
 let engine: ScratchEngine;
 
@@ -42,8 +47,8 @@ beforeAll(async () => {
   root = join(dir, "archive");
   const keys = generateKeyPairSync("ed25519");
   keyFile = join(dir, "signing.pem");
-  pubFile = join(dir, "signing.pub");
-  otherPub = join(dir, "other.pub");
+  const pubFile = join(dir, "signing.pub");
+  const otherPubFile = join(dir, "other.pub");
   writeFileSync(
     keyFile,
     keys.privateKey.export({ type: "pkcs8", format: "pem" }),
@@ -53,12 +58,14 @@ beforeAll(async () => {
     keys.publicKey.export({ type: "spki", format: "pem" }),
   );
   writeFileSync(
-    otherPub,
+    otherPubFile,
     generateKeyPairSync("ed25519").publicKey.export({
       type: "spki",
       format: "pem",
     }),
   );
+  pub = readPublicKey(pubFile);
+  otherPub = readPublicKey(otherPubFile);
   const reads = [];
   for (let i = 0; i < 60; i++) {
     const start = Date.parse("2026-09-20T00:00:00Z") + i * 20 * 3_600_000;
@@ -186,7 +193,7 @@ describe("archives", () => {
 
   it("verifies hashes, signatures, chain, head and row counts", async () => {
     const ok = await verifyArchive(root, engine, {
-      publicKeyFile: pubFile,
+      publicKey: pub,
       expectHead: head,
     });
     expect(ok.problems).toEqual([]);
@@ -194,6 +201,8 @@ describe("archives", () => {
       months: ["2026-09", "2026-10"],
       head,
       signed: 2,
+      signaturesVerified: 2,
+      unchecked: [],
     });
     const [stored] = await select<{ n: string }>(
       w,
@@ -202,7 +211,7 @@ describe("archives", () => {
     expect(ok.rowsChecked).toBe(Number(stored?.n) + 3);
 
     const other = await verifyArchive(root, engine, {
-      publicKeyFile: otherPub,
+      publicKey: otherPub,
     });
     expect(other.problems.join("\n")).toMatch(/not by the given public key/);
     const stale = await verifyArchive(root, engine, {
@@ -221,7 +230,7 @@ describe("archives", () => {
       await restoreArchive(target, {
         month: "2026-10",
         root,
-        publicKeyFile: pubFile,
+        trusted: pub,
       });
       const rows = (x: Warehouse) =>
         selectRows(
@@ -233,7 +242,7 @@ describe("archives", () => {
       expect(await rows(target)).toEqual(original);
       const physical = `SELECT count() AS n FROM \`${database}\`.sessions`;
       const [once] = await selectRows<{ n: string }>(target, physical);
-      await restoreArchive(target, { month: "2026-10", root });
+      await restoreArchive(target, { month: "2026-10", root, trusted: pub });
       const [twice] = await selectRows<{ n: string }>(target, physical);
       expect(twice).toEqual(once);
       expect(await rows(target)).toEqual(original);
@@ -243,6 +252,23 @@ describe("archives", () => {
       );
     } finally {
       await target.close();
+    }
+  });
+
+  it("holds every data table of the database and nothing else: the sessions, aggregations and every *_history", async () => {
+    const tables = await selectRows<{ name: string }>(
+      w,
+      `SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'
+         AND (endsWith(name, '_history') OR name IN ('sessions', 'agg_histogram', 'agg_top_values', 'agg_windows'))
+       ORDER BY name`,
+      { db: w.database },
+    );
+    expect(ARCHIVE_TABLES.map((s) => s.table).sort()).toEqual(
+      tables.map((t) => t.name),
+    );
+    for (const s of ARCHIVE_TABLES) {
+      const columns = await storedColumns(w, s.table);
+      expect(columns.map((c) => c.name)).toContain(s.timeColumn);
     }
   });
 

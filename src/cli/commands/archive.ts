@@ -2,7 +2,10 @@
 // and control-plane histories as Parquet with a signed, chained manifest; its offline check;
 // and its load back into a database.
 import type { Command } from "commander";
+import type { Config } from "../../config/index.js";
+import { trustedPublicKey } from "../../evidence/manifest.js";
 import {
+  archiveSettleMs,
   exportArchive,
   restoreArchive,
   verifyArchive,
@@ -18,6 +21,14 @@ const EXPORT_HELP =
   "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
   "export goes through the service's read-only access (the service encodes the Parquet and\n" +
   "this process writes the files).";
+
+/** The key signatures are checked by: --public-key, else the configured public key or signing key. */
+function trustedKey(config: Config, publicKey: string | undefined) {
+  return trustedPublicKey({
+    publicKeyFile: publicKey ?? config.evidence.publicKeyFile,
+    signingKeyFile: config.evidence.signingKeyFile,
+  });
+}
 
 export function registerArchiveCommand(
   program: Command,
@@ -39,7 +50,10 @@ export function registerArchiveCommand(
       "archive directory (one YYYY-MM directory per month)",
       "./archive",
     )
-    .addHelpText("after", EXPORT_HELP)
+    .addHelpText(
+      "after",
+      `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
+    )
     .action(async (o: { month: string; to: string }) => {
       const config = configFrom(globals(), {}, { needsApi: false });
       const w = await openWarehouse(config, { access: "read" });
@@ -51,6 +65,8 @@ export function registerArchiveCommand(
           month: o.month,
           root: o.to,
           signingKeyFile: config.evidence.signingKeyFile,
+          groupReadable: config.files.groupReadable,
+          settleMs: archiveSettleMs(config),
         });
         for (const t of r.tables)
           process.stdout.write(
@@ -73,7 +89,7 @@ export function registerArchiveCommand(
     .argument("<dir>", "the archive directory")
     .option(
       "--public-key <file>",
-      "Ed25519 public key (PEM) every manifest must be signed by",
+      "Ed25519 public key (PEM) every manifest must be signed by (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)",
     )
     .option(
       "--expect-head <sha256>",
@@ -81,26 +97,37 @@ export function registerArchiveCommand(
     )
     .addHelpText(
       "after",
-      "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory.",
+      "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
     )
     .action(
       async (dir: string, o: { publicKey?: string; expectHead?: string }) => {
+        const config = configFrom(globals(), {}, { needsApi: false });
+        const trusted = trustedKey(config, o.publicKey);
         const engine = await openScratchEngine();
         try {
           const r = await verifyArchive(dir, engine, {
-            publicKeyFile: o.publicKey,
+            publicKey: trusted?.key,
             expectHead: o.expectHead,
           });
+          const unchecked = r.unchecked.map((u) => `not checked: ${u}\n`);
           if (r.problems.length > 0)
             throw new FatalError(
               "ARCHIVE_INVALID",
-              `the archive in ${dir} does not verify:\n  ${r.problems.join("\n  ")}`,
+              `the archive in ${dir} does not verify:\n  ${r.problems.join("\n  ")}${unchecked.length > 0 ? `\n${unchecked.join("").trimEnd()}` : ""}`,
               {
                 hint: "restore the listed months from an intact copy; never edit an archive in place",
               },
             );
+          const months = r.months.length;
+          const signatures =
+            trusted === undefined
+              ? `${r.signed} of ${months} signed, not checked`
+              : `${r.signaturesVerified} of ${months} verified by ${trusted.source}`;
           process.stdout.write(
-            `${r.months.length} month(s) verified (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}), ${r.rowsChecked} rows read back, ${r.signed} signed\nchain head: ${String(r.head)}\n`,
+            `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}): files, chain, ${r.rowsChecked} rows read back\n` +
+              `signatures: ${signatures}\n` +
+              `chain head: ${String(r.head)}${o.expectHead === undefined ? "" : " (the expected head)"}\n` +
+              unchecked.join(""),
           );
         } finally {
           engine.close();
@@ -118,29 +145,41 @@ export function registerArchiveCommand(
     )
     .option(
       "--public-key <file>",
-      "Ed25519 public key the month must be signed by",
+      "Ed25519 public key (PEM) the month must be signed by (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)",
     )
-    .addHelpText("after", WRITES_DATA_DIR)
+    .option(
+      "--allow-unsigned",
+      "restore a month that is not signed (nothing shows who wrote it)",
+    )
+    .addHelpText(
+      "after",
+      `\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.${WRITES_DATA_DIR}`,
+    )
     .action(
       async (o: {
         month: string;
         from: string;
         database?: string;
         publicKey?: string;
+        allowUnsigned?: boolean;
       }) => {
         const config = configFrom(
           globals(),
           o.database === undefined ? {} : { "clickhouse.database": o.database },
           { needsApi: false },
         );
+        const trusted = trustedKey(config, o.publicKey);
         const w = await openWarehouse(config);
         try {
           await migrate(w, { retention: retentionSettings(config) });
           const r = await restoreArchive(w, {
             month: o.month,
             root: o.from,
-            publicKeyFile: o.publicKey,
+            trusted: trusted?.key,
+            allowUnsigned: o.allowUnsigned === true,
           });
+          for (const note of r.notes)
+            process.stderr.write(`warning: ${note}\n`);
           process.stdout.write(
             `${o.month} restored into ${w.database}: ${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows\n`,
           );
