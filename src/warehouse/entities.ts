@@ -115,17 +115,35 @@ export async function humanUserIds(w: Warehouse): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** The "id|content_hash" of every stored suspension version created at or after sinceMs. */
+/** The "id|content_hash" of every stored suspension version. */
 export async function knownSuspensionVersions(
   w: Warehouse,
-  sinceMs: number,
 ): Promise<Set<string>> {
   const rows = await selectRows<{ k: string }>(
     w,
-    `SELECT DISTINCT concat(id, '|', content_hash) AS k FROM ${qualified(w, Tables.policySuspensions)} WHERE created_at >= fromUnixTimestamp64Milli({since:Int64})`,
-    { since: sinceMs },
+    `SELECT DISTINCT concat(id, '|', content_hash) AS k FROM ${qualified(w, Tables.policySuspensions)}`,
   );
   return new Set(rows.map((r) => r.k));
+}
+
+/**
+ * Every stored suspension id with its open removal (a complete listing no longer held it and
+ * none has held it since): the removal's start, or null when it is not removed.
+ */
+export async function suspensionRemovals(
+  w: Warehouse,
+): Promise<Map<string, string | null>> {
+  const rows = await selectRows<{ id: string; removed_at: string | null }>(
+    w,
+    `SELECT s.id AS id, r.removed_at AS removed_at
+     FROM (SELECT DISTINCT id FROM ${qualified(w, Tables.policySuspensions)}) AS s
+     LEFT JOIN (
+       SELECT id, toNullable(max(removed_at)) AS removed_at
+       FROM ${qualified(w, Tables.policySuspensionRemovals)} FINAL
+       WHERE returned_at IS NULL GROUP BY id
+     ) AS r ON r.id = s.id`,
+  );
+  return new Map(rows.map((r) => [r.id, r.removed_at]));
 }
 
 /**
