@@ -18,6 +18,8 @@ import {
 import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import type { RouteHandler } from "../../src/simulator/server.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
+import { chTime } from "../../src/warehouse/format.js";
+import { controlPlaneQueries } from "../../src/warehouse/reports/control-plane.js";
 import { memoryLogger } from "../helpers/logs.js";
 import {
   NOON,
@@ -430,6 +432,20 @@ describe("policy suspensions", () => {
     expect(await deadLetters("policy_suspensions")).toContainEqual(
       expect.stringMatching(/expireAt: expected an RFC 3339 time/),
     );
+
+    // The compliance report's suspensions in force during a period after the revocation.
+    const inPeriod = await select<{ id: string }>(
+      w,
+      controlPlaneQueries.suspensions.sql.replaceAll("{{db}}", "{db}"),
+      {
+        from: chTime(now + HOUR + 1),
+        to: chTime(now + HOUR + 2),
+        user: "",
+        resource: "",
+      },
+    );
+    expect(inPeriod.map((r) => r.id)).toContain(broken);
+    expect(inPeriod.map((r) => r.id)).not.toContain(revoked);
 
     // Listed again: in force again from that read.
     clock.set(now + 2 * HOUR);
