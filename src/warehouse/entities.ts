@@ -148,7 +148,8 @@ export async function suspensionRemovals(
 
 /**
  * Rows stored by an entity stream, by table: objects known now (current, FINAL) and history
- * versions; for policy suspensions, the versions. Tables not created yet are left out.
+ * versions; for policy suspensions, the versions and removals. Tables not created yet are left
+ * out.
  */
 export async function entityRowCounts(
   w: Warehouse,
@@ -157,7 +158,7 @@ export async function entityRowCounts(
 ): Promise<Record<string, number>> {
   const names: string[] =
     stream === "policy_suspensions"
-      ? [Tables.policySuspensions]
+      ? [Tables.policySuspensions, Tables.policySuspensionRemovals]
       : stream in ENTITY_TABLES
         ? Object.values(ENTITY_TABLES[stream as HistoryStream])
         : [];
