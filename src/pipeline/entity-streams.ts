@@ -105,6 +105,11 @@ class Reading {
   readonly #ids = new Set<string>();
   readonly #scopes: { column: string; value: string }[] = [];
 
+  /**
+   * @param parentColumn the content column that names a stored object's parent: undefined for
+   *   a listing of everything (one parent, ""), "id" when each object is read by its own id
+   *   (GetUser).
+   */
   constructor(readonly parentColumn: string | undefined) {}
 
   complete(parent: string, records: readonly Normalized[]): void {
