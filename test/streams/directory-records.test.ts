@@ -193,6 +193,32 @@ describe("inventory objects", () => {
     expect((sub as EntityRecord).columns.kind).toBe("subColumn");
   });
 
+  it("a part that cannot be read names the datastore, else the resource, whose stored columns it keeps", () => {
+    const [ds] = inventoryColumns({ datastore: { id: "ds", dbs: "x" } });
+    expect(ds).toMatchObject({
+      recordId: "",
+      scope: { column: "datastore_id", value: "ds" },
+    });
+    expect((ds as { reason: string }).reason).toMatch(
+      /dbs: expected a list of objects/,
+    );
+    const [noId] = inventoryColumns({
+      table: { resourceId: "r", columns: [{ name: "no id" }] },
+    });
+    expect(noId).toMatchObject({
+      recordId: "",
+      scope: { column: "resource_id", value: "r" },
+    });
+    // A bad column with a readable id keeps that id only; an object of no known kind, all.
+    const [badColumn] = inventoryColumns({
+      table: { resourceId: "r", columns: [{ ...column("c9"), tags: "x" }] },
+    });
+    expect(badColumn).toMatchObject({ recordId: "c9" });
+    expect(badColumn).not.toHaveProperty("scope");
+    const [unknown] = inventoryColumns({ somethingNew: {} });
+    expect(unknown).not.toHaveProperty("scope");
+  });
+
   it("marked for deletion is a disappearance; a bad column does not hide the others", () => {
     const [marked] = inventoryColumns({
       column: { ...column("c6"), markedForDeletionAt: "2026-11-01T00:00:00Z" },
