@@ -9,6 +9,7 @@ import {
   MAX_COUNT64,
   type ListMetadata,
 } from "./schemas/common.js";
+import type { Logger } from "../util/logger.js";
 
 /** The array member of a ListSessionsV2 page. */
 export const SESSIONS_MEMBER = "sessions";
@@ -74,16 +75,62 @@ export function checkSessionsPage(
   if (typeof meta === "string") return { problem: meta };
   if (meta.nextCursor !== "" && records === 0)
     return { problem: "a nextCursor on a page with no sessions" };
-  const countGiven =
-    isObject(others[LIST_METADATA_MEMBER]) &&
-    others[LIST_METADATA_MEMBER].count !== undefined &&
-    others[LIST_METADATA_MEMBER].count !== null;
-  if (countGiven && meta.count !== BigInt(records)) {
-    return {
-      problem: `"listMetadata.count" is ${meta.count} but the page holds ${records} sessions`,
-    };
-  }
   return { listMetadata: meta };
+}
+
+/**
+ * A `listMetadata.count` that differs from the records of its page, or undefined. What `count`
+ * counts (the page, or the whole listing) is not known, so a difference is noted, never a
+ * reason to refuse the page; proto3 omits a count of 0, so an absent count says nothing.
+ */
+export function countDiffers(
+  meta: ListMetadata,
+  records: number,
+): bigint | undefined {
+  return meta.count !== 0n && meta.count !== BigInt(records)
+    ? meta.count
+    : undefined;
+}
+
+/**
+ * The pages of one listing and how many of them had a `count` that differs from their records:
+ * one log line at the end of the listing says so (operation, count, records), none when every
+ * page agreed.
+ */
+export class ListingCounts {
+  #pages = 0;
+  #records = 0;
+  #differing = 0;
+  #firstCount: bigint | undefined;
+
+  /** Notes one page; returns whether its count differs from its records. */
+  page(meta: ListMetadata, records: number): boolean {
+    this.#pages++;
+    this.#records += records;
+    const count = countDiffers(meta, records);
+    if (count === undefined) return false;
+    this.#differing++;
+    this.#firstCount ??= count;
+    return true;
+  }
+
+  /** The one line for the listing, when a page's count differed. */
+  report(
+    logger: Pick<Logger, "info"> | undefined,
+    fields: Readonly<Record<string, unknown>>,
+  ): void {
+    if (this.#differing === 0 || logger === undefined) return;
+    logger.info(
+      {
+        ...fields,
+        count: String(this.#firstCount),
+        records: this.#records,
+        pages: this.#pages,
+        pagesDiffering: this.#differing,
+      },
+      "listMetadata.count differs from the records on the page (noted, not refused)",
+    );
+  }
 }
 
 /** What is wrong with a GetSession answer, or undefined. */
@@ -139,8 +186,8 @@ export interface ListPage {
 
 /**
  * Checks a page of a directory list operation whose array member is `member`: an object, the
- * member a list (proto3 omits an empty one), listMetadata valid, no nextCursor on an empty page,
- * a given count equal to the elements. Elements are checked by the stream that stores them,
+ * member a list (proto3 omits an empty one), listMetadata valid, no nextCursor on an empty page
+ * (a `count` that differs from the elements is not checked: see countDiffers). Elements are checked by the stream that stores them,
  * which dead-letters a bad one without losing the others.
  */
 export function checkListPage(
@@ -166,13 +213,6 @@ export function checkListPage(
   if (typeof meta === "string") return { problem: meta };
   if (meta.nextCursor !== "" && items.length === 0)
     return { problem: `a nextCursor on a page with no ${member}` };
-  const rawMeta = answer[LIST_METADATA_MEMBER];
-  const countGiven =
-    isObject(rawMeta) && rawMeta.count !== undefined && rawMeta.count !== null;
-  if (countGiven && meta.count !== BigInt(items.length))
-    return {
-      problem: `"listMetadata.count" is ${meta.count} but the page holds ${items.length} ${member}`,
-    };
   return { items, listMetadata: meta };
 }
 

@@ -71,7 +71,6 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_STREAMS", "streams.enabled"],
   ["SESSIONHOUSE_USERS_REFRESH", "streams.usersRefreshMs"],
   ["SESSIONHOUSE_USERS_CONCURRENCY", "streams.usersConcurrency"],
-  ["SESSIONHOUSE_SUSPENSIONS_REREAD", "streams.policySuspensionsRereadMs"],
   ["SESSIONHOUSE_AGG_WINDOW_CONCURRENCY", "aggregations.windowConcurrency"],
   ["SESSIONHOUSE_MAX_CONCURRENT_JOBS", "service.maxConcurrentJobs"],
   ["SESSIONHOUSE_SHUTDOWN_DEADLINE", "service.shutdownDeadlineMs"],

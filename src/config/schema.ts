@@ -337,10 +337,6 @@ export const configSchema = z.object({
     usersConcurrency: intFrom("SESSIONHOUSE_USERS_CONCURRENCY", 1, 64).default(
       4,
     ),
-    /** Suspensions created this long ago are listed again for changes (default 7d). */
-    policySuspensionsRereadMs: durationMs(
-      "SESSIONHOUSE_SUSPENSIONS_REREAD",
-    ).default(7 * 86_400_000),
   }),
   service: z.object({
     /** Jobs of different kinds running at once (default 2). */

@@ -1,16 +1,21 @@
 // Storing one complete read of an entity stream: the current table gets every object read
 // (and a disappearance for each object the read no longer returned); the history gets a new
 // version only when an object's content hash changed, the version before it closed
-// (valid_to), and a disappearance row when it is gone or marked for deletion.
+// (valid_to), and a disappearance row when it is gone or marked for deletion. Policy
+// suspensions keep every version instead, and a removal while a complete read no longer
+// returns one. What is gone is only what `provesGone` says the read proves gone.
 import type { EntityRecord } from "../sources/directory.js";
 import { chTime, fromChTime } from "../warehouse/format.js";
 import {
   ENTITY_TABLES,
   insertEntityRows,
+  knownSuspensionVersions,
   openVersions,
+  suspensionRemovals,
   type HistoryRow,
   type HistoryStream,
 } from "../warehouse/entities.js";
+import { Tables } from "../warehouse/tables.js";
 import type { JobContext } from "./context.js";
 
 export interface HistoryResult {
@@ -23,15 +28,15 @@ export interface HistoryResult {
 }
 
 /**
- * Stores `records`, a complete read of the objects that `covers` says it covers (all of them
- * for a full listing; a resource's native users; the users asked for). Records with one id
- * twice keep the last.
+ * Stores `records`, a read of a stream's objects: a stored object the read did not return is
+ * gone when `provesGone` says so (its listing was read whole, every record of it was read, and
+ * nothing unreadable in it could have been that object). Records hold each id once.
  */
 export async function storeRead(
   ctx: JobContext,
   stream: HistoryStream,
   records: readonly EntityRecord[],
-  covers: (row: HistoryRow) => boolean,
+  provesGone: (row: HistoryRow) => boolean,
   observedMs: number,
 ): Promise<HistoryResult> {
   const byId = new Map<string, EntityRecord>();
@@ -99,7 +104,7 @@ export async function storeRead(
   }
 
   for (const prev of open.values()) {
-    if (byId.has(prev.id) || Number(prev.is_deleted) !== 0 || !covers(prev))
+    if (byId.has(prev.id) || Number(prev.is_deleted) !== 0 || !provesGone(prev))
       continue;
     const at = startOf(prev, observedMs);
     close(prev, at);
@@ -129,8 +134,82 @@ export async function storeRead(
     [tables.history, history.length],
     [tables.current, current.length],
   ] as const) {
-    ctx.counters.rowsInserted += rows;
-    ctx.observer.onRows?.({ job: ctx.job, table, rows });
+    counted(ctx, table, rows);
   }
+  return result;
+}
+
+function counted(ctx: JobContext, table: string, rows: number): void {
+  ctx.counters.rowsInserted += rows;
+  ctx.observer.onRows?.({ job: ctx.job, table, rows });
+}
+
+/**
+ * Stores a read of policy suspensions: every version not stored yet (one row per id and
+ * content hash, `observed_at` the first read of it); a stored suspension the read did not
+ * return, and that `provesGone` says it proves gone, is removed from this read on
+ * (policy_suspension_removals); a removed one listed again is back from this read on.
+ */
+export async function storeVersions(
+  ctx: JobContext,
+  records: readonly EntityRecord[],
+  provesGone: (row: { id: string }) => boolean,
+  observedMs: number,
+): Promise<HistoryResult> {
+  const known = await knownSuspensionVersions(ctx.warehouse);
+  const removals = await suspensionRemovals(ctx.warehouse);
+  const observedAt = chTime(observedMs);
+  const result: HistoryResult = { read: 0, changed: 0, gone: 0 };
+  const versions: object[] = [];
+  const listed = new Set<string>();
+  for (const r of records) {
+    result.read++;
+    listed.add(r.id);
+    const key = `${r.id}|${r.contentHash}`;
+    if (known.has(key)) continue;
+    known.add(key);
+    versions.push({
+      id: r.id,
+      ...r.columns,
+      content_hash: r.contentHash,
+      observed_at: observedAt,
+      raw: r.raw,
+    });
+    result.changed++;
+  }
+  const changes: object[] = [];
+  for (const [id, removedAt] of removals) {
+    if (removedAt !== null && listed.has(id)) {
+      changes.push({
+        id,
+        removed_at: removedAt,
+        returned_at: observedAt,
+        observed_at: observedAt,
+      });
+    } else if (removedAt === null && !listed.has(id) && provesGone({ id })) {
+      changes.push({
+        id,
+        removed_at: observedAt,
+        returned_at: null,
+        observed_at: observedAt,
+      });
+      result.gone++;
+    }
+  }
+  // Versions first: a removal never names a suspension that is not stored.
+  await insertEntityRows(
+    ctx.warehouse,
+    Tables.policySuspensions,
+    versions,
+    ctx.insert,
+  );
+  await insertEntityRows(
+    ctx.warehouse,
+    Tables.policySuspensionRemovals,
+    changes,
+    ctx.insert,
+  );
+  counted(ctx, Tables.policySuspensions, versions.length);
+  counted(ctx, Tables.policySuspensionRemovals, changes.length);
   return result;
 }

@@ -1,17 +1,22 @@
-// The entity streams: each reads its objects through the control plane's read operations
-// (List*/Get* only), stores them with history (entity-history.ts) and moves its checkpoint to
-// the time of the read once everything it read is stored. What cannot be stored goes to
-// dead_letters with the reason; records are never logged.
+// The engine of the entity streams: it reads a stream as its spec says (entity-specs.ts)
+// through the control plane's read operations (List*/Get* only), stores what it read with
+// history (entity-history.ts) and moves the stream's checkpoint to the time of the read once
+// everything it read is stored. What cannot be stored goes to dead_letters with the reason;
+// records are never logged.
+//
+// A deletion is inferred only from a listing read whole whose every record was read, and only
+// for ids it did not return: a dead-lettered record keeps its id (or, without a readable id,
+// its whole listing, or the container it stood for) from being taken as gone, and so does an id
+// listed twice with different content, whose records are dead letters and whose stored version
+// stays. A parent (a user of user_devices, a resource of native_users, a user of users) whose
+// read fails does not keep the others from being stored: its stored objects stay as they were,
+// it is logged and named, and the run fails after storing the others (PARENTS_FAILED), with
+// no checkpoint, so the next run reads it again.
+import { ListingCounts } from "../api/answers.js";
 import type { DirectoryList } from "../api/control-plane.js";
+import { ApiError } from "../api/errors.js";
 import {
-  inventoryColumns,
   isBad,
-  normalizeCloud,
-  normalizeDevice,
-  normalizeIdentityLink,
-  normalizeNativeUser,
-  normalizeSuspension,
-  normalizeUser,
   type BadRecord,
   type EntityRecord,
   type Normalized,
@@ -20,21 +25,16 @@ import {
   insertDeadLetters,
   writeCheckpoint,
 } from "../warehouse/bookkeeping.js";
-import {
-  humanUserIds,
-  insertEntityRows,
-  knownSuspensionVersions,
-  sessionResourceIds,
-  sessionUserIds,
-  usersLastRead,
-} from "../warehouse/entities.js";
-import { chTime } from "../warehouse/format.js";
-import { Tables } from "../warehouse/tables.js";
-import type { ApiError } from "../api/errors.js";
+import { usersLastRead } from "../warehouse/entities.js";
 import { isExpiredCursor } from "../sources/sessions.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
-import { storeRead } from "./entity-history.js";
+import {
+  STREAM_SPECS,
+  type StreamRead,
+  type StreamSpec,
+} from "./entity-specs.js";
+import { storeRead, storeVersions } from "./entity-history.js";
 import type { EntityStream } from "./names.js";
 
 export interface EntityStreamResult {
@@ -48,6 +48,8 @@ export interface EntityStreamResult {
   /** Objects gone or marked for deletion. */
   gone: number;
   deadLetters: number;
+  /** Parents whose read failed (their stored objects kept as they were). */
+  failedParents: number;
 }
 
 /** Restarts of one listing after the service refused its cursor. */
@@ -69,63 +71,82 @@ export async function syncEntityStream(
   stream: EntityStream,
   nowMs = Date.now(),
 ): Promise<EntityStreamResult> {
-  const run = new StreamRun(ctx, stream);
-  switch (stream) {
-    case "users":
-      await run.users(nowMs);
-      break;
-    case "user_devices":
-      await run.perParent(
-        "user_devices",
-        await humanUserIds(ctx.warehouse),
-        "listUserDevices",
-        "userId",
-        (v, userId) => normalizeDevice(v, userId),
-        (row) => String(row.user_id),
-        nowMs,
-      );
-      break;
-    case "native_users":
-      await run.perParent(
-        "native_users",
-        await sessionResourceIds(ctx.warehouse),
-        "listNativeUsers",
-        "resourceId",
-        (v) => normalizeNativeUser(v),
-        (row) => String(row.resource_id),
-        nowMs,
-      );
-      break;
-    case "identity_links":
-      await run.full(
-        "identity_links",
-        "listIdentityLinks",
-        (v) => [normalizeIdentityLink(v)],
-        nowMs,
-      );
-      break;
-    case "inventory":
-      await run.full(
-        "inventory",
-        "listInventoryObjects",
-        inventoryColumns,
-        nowMs,
-      );
-      break;
-    case "clouds":
-      await run.full(
-        "clouds",
-        "listIntegrationClouds",
-        (v) => [normalizeCloud(v)],
-        nowMs,
-      );
-      break;
-    case "policy_suspensions":
-      await run.suspensions(nowMs);
-      break;
-  }
-  await run.finish(nowMs);
+  const spec = STREAM_SPECS[stream];
+  const run = new StreamRun(ctx, spec);
+  const read = await run.read(nowMs);
+  const records = run.agreed(read);
+  const proves = (row: StoredObject) => read.provesGone(row);
+  run.add(
+    spec.history.kind === "versions"
+      ? await storeVersions(ctx, records, proves, nowMs)
+      : await storeRead(ctx, spec.history.tables, records, proves, nowMs),
+  );
+  await run.finish(nowMs, read.failures);
   return run.result;
+}
+
+/** A parent whose read failed, and the code it failed with. */
+interface ParentFailure {
+  parent: string;
+  code: string;
+}
+
+/**
+ * What one run read: the records by parent ("" for a listing of everything), which parents
+ * were read whole, which failed, and what in them could not be read.
+ */
+class Reading {
+  readonly records: Normalized[] = [];
+  readonly failures: ParentFailure[] = [];
+  /** Parents whose read ended (a GetUser's not_found included). */
+  readonly #complete = new Set<string>();
+  /** Parents with a record whose id could not be read: nothing of theirs is proven gone. */
+  readonly #opaque = new Set<string>();
+  readonly #ids = new Set<string>();
+  readonly #scopes: { column: string; value: string }[] = [];
+
+  /**
+   * @param parentColumn the content column that names a stored object's parent: undefined for
+   *   a listing of everything (one parent, ""), "id" when each object is read by its own id
+   *   (GetUser).
+   */
+  constructor(readonly parentColumn: string | undefined) {}
+
+  complete(parent: string, records: readonly Normalized[]): void {
+    this.#complete.add(parent);
+    for (const r of records) {
+      this.records.push(r);
+      if (!isBad(r)) continue;
+      if (r.scope !== undefined) this.#scopes.push(r.scope);
+      else if (r.recordId !== "") this.#ids.add(r.recordId);
+      else this.#opaque.add(parent);
+    }
+  }
+
+  /** Keeps `id` from being taken as gone by this read. */
+  protect(id: string): void {
+    this.#ids.add(id);
+  }
+
+  /** Whether this read proves the stored object `row` gone (it did not return it). */
+  provesGone(row: StoredObject): boolean {
+    const parent =
+      this.parentColumn === undefined
+        ? ""
+        : this.parentColumn === "id"
+          ? row.id
+          : textOf(row[this.parentColumn]);
+    if (!this.#complete.has(parent) || this.#opaque.has(parent)) return false;
+    if (this.#ids.has(row.id)) return false;
+    return !this.#scopes.some((s) => textOf(row[s.column]) === s.value);
+  }
+}
+
+/** A stored object: its id and content columns. */
+type StoredObject = Readonly<Record<string, unknown>> & { id: string };
+
+function textOf(v: unknown): string {
+  return typeof v === "string" ? v : "";
 }
 
 class StreamRun {
@@ -134,26 +155,149 @@ class StreamRun {
 
   constructor(
     readonly ctx: JobContext,
-    readonly stream: EntityStream,
+    readonly spec: StreamSpec,
   ) {
     this.result = {
-      stream,
+      stream: spec.stream,
       requests: 0,
       read: 0,
       changed: 0,
       gone: 0,
       deadLetters: 0,
+      failedParents: 0,
     };
   }
 
-  /** Good records of `normalized`; the bad ones are kept for dead_letters. */
-  #sort(normalized: readonly Normalized[]): EntityRecord[] {
-    const good: EntityRecord[] = [];
-    for (const n of normalized) {
-      if (isBad(n)) this.#letters.push(n);
-      else good.push(n);
+  /** Reads the stream as its spec says. */
+  async read(nowMs: number): Promise<Reading> {
+    const r = this.spec.read;
+    switch (r.kind) {
+      case "listing": {
+        const read = new Reading(undefined);
+        read.complete(
+          "",
+          this.#normalize(await this.#listAll(r.operation, {}), ""),
+        );
+        return read;
+      }
+      case "perParent": {
+        const read = new Reading(r.parentColumn);
+        await this.#perParent(read, await r.parents(this.ctx.warehouse), (p) =>
+          this.#listAll(r.operation, { [r.filter]: p }).then((items) =>
+            this.#normalize(items, p),
+          ),
+        );
+        return read;
+      }
+      case "get": {
+        const read = new Reading("id");
+        await this.#perParent(read, await this.#dueIds(r, nowMs), (id) =>
+          this.#getUser(id),
+        );
+        return read;
+      }
     }
-    return good;
+  }
+
+  /** Every parent read `usersConcurrency` at once; one that fails is noted, not fatal. */
+  async #perParent(
+    read: Reading,
+    parents: readonly string[],
+    readOne: (parent: string) => Promise<Normalized[]>,
+  ): Promise<void> {
+    await pool(
+      parents,
+      this.ctx.config.streams.usersConcurrency,
+      async (parent) => {
+        try {
+          read.complete(parent, await readOne(parent));
+        } catch (err) {
+          if (this.ctx.signal.aborted) throw err;
+          const code =
+            err instanceof ApiError || err instanceof FatalError
+              ? err.code
+              : "ERROR";
+          read.failures.push({ parent, code });
+          this.ctx.logger.warn(
+            { parent, code, err: err instanceof Error ? err.message : "" },
+            "parent could not be read; its stored objects are kept, it is read again on the next run",
+          );
+        }
+      },
+    );
+  }
+
+  /** The ids GetUser is due for: never read, or not since usersRefreshMs. */
+  async #dueIds(
+    r: Extract<StreamRead, { kind: "get" }>,
+    nowMs: number,
+  ): Promise<string[]> {
+    const ids = await r.ids(this.ctx.warehouse);
+    const last = await usersLastRead(this.ctx.warehouse);
+    return ids.filter((id) => {
+      const at = last.get(id);
+      return (
+        at === undefined || nowMs - at >= this.ctx.config.streams.usersRefreshMs
+      );
+    });
+  }
+
+  /** GetUser: the user, or nothing when the service does not know it (a disappearance). */
+  async #getUser(id: string): Promise<Normalized[]> {
+    try {
+      const user = await this.ctx.api.getUser(id, {
+        signal: this.ctx.signal,
+        budget: this.ctx.budget,
+      });
+      return user === undefined ? [] : this.#normalize([user], id);
+    } finally {
+      this.#counted();
+    }
+  }
+
+  /** Records of a listing, secrets removed first, normalized. */
+  #normalize(items: readonly unknown[], parent: string): Normalized[] {
+    return items.flatMap((v) =>
+      this.spec.normalize(this.spec.redact(v), parent),
+    );
+  }
+
+  /**
+   * The records to store: the good ones, each id once. An id read twice with different
+   * content is a disagreement: its records become dead letters and its stored version stays.
+   * The bad records are kept for dead_letters.
+   */
+  agreed(read: Reading): EntityRecord[] {
+    const byId = new Map<string, EntityRecord[]>();
+    for (const r of read.records) {
+      if (isBad(r)) {
+        this.#letters.push(r);
+        continue;
+      }
+      const same = byId.get(r.id);
+      if (same) same.push(r);
+      else byId.set(r.id, [r]);
+    }
+    const out: EntityRecord[] = [];
+    for (const [id, versions] of byId) {
+      const first = versions[0] as EntityRecord;
+      const differ = versions.some(
+        (v) =>
+          v.contentHash !== first.contentHash || v.deleted !== first.deleted,
+      );
+      if (!differ) {
+        out.push(first);
+        continue;
+      }
+      read.protect(id);
+      for (const v of versions)
+        this.#letters.push({
+          recordId: id,
+          reason: `listed twice with different content (${versions.length} records of this id in one read): none is stored, the stored version is kept`,
+          raw: v.raw,
+        });
+    }
+    return out;
   }
 
   /**
@@ -163,11 +307,10 @@ class StreamRun {
   async #listAll(
     operation: DirectoryList,
     filters: Readonly<Record<string, string>>,
-    stopAfter?: (page: readonly unknown[]) => boolean,
   ): Promise<unknown[]> {
     for (let restarts = 0; ; restarts++) {
       try {
-        return await this.#listOnce(operation, filters, stopAfter);
+        return await this.#listOnce(operation, filters);
       } catch (err) {
         if (!(err instanceof CursorRefused)) throw err;
         if (restarts >= MAX_RESTARTS || !this.ctx.budget.take())
@@ -187,14 +330,14 @@ class StreamRun {
     }
   }
 
-  /** One pass of a listing; `stopAfter` ends it early after a page it says is enough. */
+  /** One pass of a listing, every page of it: no order is assumed, none is asked for. */
   async #listOnce(
     operation: DirectoryList,
     filters: Readonly<Record<string, string>>,
-    stopAfter?: (page: readonly unknown[]) => boolean,
   ): Promise<unknown[]> {
     const items: unknown[] = [];
     const seen = new Set<string>();
+    const counts = new ListingCounts();
     let cursor = "";
     for (let pages = 0; ; pages++) {
       if (pages >= MAX_PAGES || seen.has(cursor))
@@ -219,8 +362,11 @@ class StreamRun {
         this.#counted();
       }
       items.push(...page.items);
-      if (page.listMetadata.nextCursor === "" || stopAfter?.(page.items))
+      counts.page(page.listMetadata, page.items.length);
+      if (page.listMetadata.nextCursor === "") {
+        counts.report(this.ctx.logger, { operation, ...filters });
         return items;
+      }
       cursor = page.listMetadata.nextCursor;
     }
   }
@@ -230,145 +376,21 @@ class StreamRun {
     this.ctx.counters.pages++;
   }
 
-  #add(r: { read: number; changed: number; gone: number }): void {
+  add(r: { read: number; changed: number; gone: number }): void {
     this.result.read += r.read;
     this.result.changed += r.changed;
     this.result.gone += r.gone;
   }
 
-  /** A full listing: whatever it no longer returns is gone. */
-  async full(
-    stream: "identity_links" | "inventory" | "clouds",
-    operation: DirectoryList,
-    normalize: (v: unknown) => Normalized[],
-    nowMs: number,
-  ): Promise<void> {
-    const items = await this.#listAll(operation, {});
-    const records = this.#sort(items.flatMap(normalize));
-    this.#add(await storeRead(this.ctx, stream, records, () => true, nowMs));
-  }
-
   /**
-   * One listing per parent (a user's devices, a resource's native users): an object of a
-   * parent whose listing completed and no longer holds it is gone.
+   * Dead letters, then the checkpoint at the time of the read; when parents failed, no
+   * checkpoint: the run fails naming them (PARENTS_FAILED) after everything else is stored.
    */
-  async perParent(
-    stream: "user_devices" | "native_users",
-    parents: readonly string[],
-    operation: DirectoryList,
-    filter: string,
-    normalize: (v: unknown, parent: string) => Normalized,
-    parentOf: (row: Record<string, unknown>) => string,
+  async finish(
     nowMs: number,
+    failures: readonly ParentFailure[],
   ): Promise<void> {
-    const records: EntityRecord[] = [];
-    const done = new Set<string>();
-    await pool(
-      parents,
-      this.ctx.config.streams.usersConcurrency,
-      async (parent) => {
-        const items = await this.#listAll(operation, { [filter]: parent });
-        records.push(...this.#sort(items.map((v) => normalize(v, parent))));
-        done.add(parent);
-      },
-    );
-    this.#add(
-      await storeRead(
-        this.ctx,
-        stream,
-        records,
-        (row) => done.has(parentOf(row)),
-        nowMs,
-      ),
-    );
-  }
-
-  /** GetUser for every user sessions name that was never read or not since usersRefreshMs. */
-  async users(nowMs: number): Promise<void> {
-    const ids = await sessionUserIds(this.ctx.warehouse);
-    const last = await usersLastRead(this.ctx.warehouse);
-    const due = ids.filter((id) => {
-      const at = last.get(id);
-      return (
-        at === undefined || nowMs - at >= this.ctx.config.streams.usersRefreshMs
-      );
-    });
-    const records: EntityRecord[] = [];
-    const asked = new Set<string>();
-    await pool(due, this.ctx.config.streams.usersConcurrency, async (id) => {
-      const user = await this.ctx.api.getUser(id, {
-        signal: this.ctx.signal,
-        budget: this.ctx.budget,
-      });
-      this.#counted();
-      asked.add(id);
-      if (user !== undefined)
-        records.push(...this.#sort([normalizeUser(user)]));
-    });
-    this.#add(
-      await storeRead(
-        this.ctx,
-        "users",
-        records,
-        (row) => asked.has(row.id),
-        nowMs,
-      ),
-    );
-  }
-
-  /**
-   * Newest first, page after page, until a page holds a version already stored that was
-   * created before the re-read period (suspensions change while they are young: extended,
-   * shortened); every version not stored yet is added.
-   */
-  async suspensions(nowMs: number): Promise<void> {
-    const rereadFromMs =
-      nowMs - this.ctx.config.streams.policySuspensionsRereadMs;
-    const known = await knownSuspensionVersions(this.ctx.warehouse, 0);
-    const keyOf = (r: EntityRecord) => `${r.id}|${r.contentHash}`;
-    const oldAndKnown = (v: unknown) => {
-      const r = normalizeSuspension(v);
-      if (isBad(r) || !known.has(keyOf(r))) return false;
-      const createdMs = Date.parse(
-        String(r.columns.created_at).replace(" ", "T") + "Z",
-      );
-      return createdMs < rereadFromMs;
-    };
-    const items = await this.#listAll(
-      "listPolicySuspensions",
-      { order: "desc" },
-      (page) => page.some(oldAndKnown),
-    );
-    const rows: object[] = [];
-    for (const r of this.#sort(items.map(normalizeSuspension))) {
-      this.result.read++;
-      if (known.has(keyOf(r))) continue;
-      known.add(keyOf(r));
-      rows.push({
-        id: r.id,
-        ...r.columns,
-        content_hash: r.contentHash,
-        observed_at: chTime(nowMs),
-        raw: r.raw,
-      });
-      this.result.changed++;
-    }
-    await insertEntityRows(
-      this.ctx.warehouse,
-      Tables.policySuspensions,
-      rows,
-      this.ctx.insert,
-    );
-    this.ctx.counters.rowsInserted += rows.length;
-    this.ctx.observer.onRows?.({
-      job: this.ctx.job,
-      table: Tables.policySuspensions,
-      rows: rows.length,
-    });
-  }
-
-  /** Dead letters, then the checkpoint at the time of the read. */
-  async finish(nowMs: number): Promise<void> {
+    const { stream } = this.spec;
     if (this.#letters.length > 0) {
       await insertDeadLetters(
         this.ctx.warehouse,
@@ -388,23 +410,51 @@ class StreamRun {
         count: this.#letters.length,
       });
     }
-    const { read, changed, gone, deadLetters, requests } = this.result;
+    this.result.failedParents = failures.length;
+    const { read, changed, gone, deadLetters, requests, failedParents } =
+      this.result;
+    this.ctx.logger.info(
+      { stream, requests, read, changed, gone, deadLetters, failedParents },
+      "stream stored",
+    );
+    if (failures.length > 0) throw parentsFailed(stream, failures);
     await writeCheckpoint(
       this.ctx.warehouse,
-      this.stream,
+      stream,
       nowMs,
       { read, changed, gone, deadLetters, requests },
       this.ctx.insert,
     );
-    this.ctx.observer.onCheckpoint?.({
-      stream: this.stream,
-      positionMs: nowMs,
-    });
-    this.ctx.logger.info(
-      { stream: this.stream, requests, read, changed, gone, deadLetters },
-      "stream stored",
-    );
+    this.ctx.observer.onCheckpoint?.({ stream, positionMs: nowMs });
   }
+}
+
+/** How many failed parents a message names before "and N more". */
+const NAMED_PARENTS = 10;
+
+function parentsFailed(
+  stream: EntityStream,
+  failures: readonly ParentFailure[],
+): FatalError {
+  const sorted = [...failures].sort((a, b) =>
+    a.parent < b.parent ? -1 : a.parent > b.parent ? 1 : 0,
+  );
+  const named = sorted
+    .slice(0, NAMED_PARENTS)
+    .map((f) => `${f.parent.slice(0, 100)} (${f.code})`)
+    .join(", ");
+  const more =
+    sorted.length > NAMED_PARENTS
+      ? ` and ${sorted.length - NAMED_PARENTS} more`
+      : "";
+  const what = STREAM_SPECS[stream].read.kind === "get" ? "ids" : "parents";
+  return new FatalError(
+    "PARENTS_FAILED",
+    `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were`,
+    {
+      hint: "they are read again on the next run; the checkpoint stays until every one of them answers",
+    },
+  );
 }
 
 /** Runs `fn` over `items` with at most `concurrency` at once; the first failure stops it. */

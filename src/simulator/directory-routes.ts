@@ -5,6 +5,7 @@
 
 import { SimConnectError, truncateForMessage } from "./connect.js";
 import type { Directory } from "./directory.js";
+import type { CountMeans } from "./list-sessions.js";
 import type { RouteHandler } from "./server.js";
 
 export const DIRECTORY_PATHS = {
@@ -65,12 +66,13 @@ function orderOf(body: Record<string, unknown>): "asc" | "desc" | "" {
   );
 }
 
-/** One page of `items` after the object whose id is the cursor. */
-function page<T>(
+/** One page of `items` after the object whose id is the cursor; `count` as `countMeans` says. */
+function pageOf<T>(
   items: readonly T[],
   idOf: (item: T) => string,
   body: Record<string, unknown>,
   max: number,
+  countMeans: CountMeans,
 ): { items: T[]; listMetadata: Record<string, unknown> } {
   const limit = limitOf(body, max);
   const cursor = stringField(body, "cursor");
@@ -90,7 +92,9 @@ function page<T>(
   return {
     items: slice,
     listMetadata: {
-      ...(slice.length > 0 ? { count: slice.length } : {}),
+      ...(slice.length > 0
+        ? { count: countMeans === "total" ? items.length : slice.length }
+        : {}),
       ...(more ? { nextCursor: idOf(last) } : {}),
     },
   };
@@ -117,10 +121,17 @@ function inventoryIdOf(o: Record<string, unknown>): string {
   return "";
 }
 
-/** Every directory route, bound to `directory`. */
+/** Every directory route, bound to `directory`; `countMeans` as SimulatorOptions.countMeans. */
 export function directoryRoutes(
   directory: Directory,
+  options: { countMeans: CountMeans } = { countMeans: "page" },
 ): Array<[string, RouteHandler]> {
+  const page = <T>(
+    items: readonly T[],
+    idOf: (item: T) => string,
+    body: Record<string, unknown>,
+    max: number,
+  ) => pageOf(items, idOf, body, max, options.countMeans);
   return [
     [
       DIRECTORY_PATHS.getUser,

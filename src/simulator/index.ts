@@ -92,7 +92,11 @@ export {
   type SimulatorOptions,
   type SimulatorStats,
 } from "./server.js";
-export { MAX_SESSIONS_LIMIT, WRONG_LIST_MEMBER } from "./list-sessions.js";
+export {
+  MAX_SESSIONS_LIMIT,
+  WRONG_LIST_MEMBER,
+  type CountMeans,
+} from "./list-sessions.js";
 export { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
 export {
   DAY_MS,

@@ -197,7 +197,12 @@ export interface PageContext {
   onFaulted: (record: FaultedRecord) => void;
   /** Called each time a late session is left out of a page. */
   onLate: () => void;
+  /** What `listMetadata.count` holds: the sessions of the page (default), or of the listing. */
+  countMeans?: CountMeans | undefined;
 }
+
+/** What a listing's `listMetadata.count` holds: the page's records, or the whole listing's. */
+export type CountMeans = "page" | "total";
 
 /** The request faults a page meets (see RequestFaults). */
 export interface PageFaults {
@@ -313,7 +318,19 @@ export function buildSessionsPage(
   // proto3: count omitted when 0, nextCursor omitted when empty.
   if (nextCursor !== undefined)
     sink.ascii(`"nextCursor":"${nextCursor}"${all.length > 0 ? "," : ""}`);
-  if (all.length > 0) sink.ascii(`"count":${all.length}`);
+  const count =
+    ctx.countMeans === "total"
+      ? collectAfter(
+          generator,
+          lowerMs,
+          upperMs,
+          undefined,
+          Number.MAX_SAFE_INTEGER,
+          match,
+          nowMs,
+        ).length
+      : all.length;
+  if (all.length > 0) sink.ascii(`"count":${count}`);
   sink.ascii("}}");
   return { body: sink.result(), count: all.length, nextCursor };
 }

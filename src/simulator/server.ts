@@ -36,6 +36,7 @@ import {
   buildGetSession,
   buildSessionsPage,
   parseListSessionsRequest,
+  type CountMeans,
   type ListSessionsRequest,
   type PageContext,
   type PageFaults,
@@ -127,6 +128,11 @@ export interface SimulatorOptions {
   logAggregations?: LogsHandlerOptions | false;
   /** False leaves out the directory's read operations (users, devices, native users, …). */
   directory?: false;
+  /**
+   * What `listMetadata.count` holds on ListSessionsV2 and directory list pages: the records of
+   * the page ("page", the default) or of the whole listing ("total"); the spec does not say.
+   */
+  countMeans?: CountMeans;
 }
 
 export interface SimulatorStats {
@@ -728,6 +734,7 @@ class SimulatorServer implements Simulator {
         if (!isBrokenRecordKind(r.kind)) this.countFault(r.kind);
       },
       onLate: () => this.countFault("lateSession"),
+      countMeans: this.o.countMeans,
     };
     const pf: PageFaults = {};
     if ((fault?.duplicate ?? 0) > 0 && req.position)
@@ -943,7 +950,9 @@ export async function startSimulator(
     );
   }
   if (options.directory !== false) {
-    for (const [path, handler] of directoryRoutes(sim.directory))
+    for (const [path, handler] of directoryRoutes(sim.directory, {
+      countMeans: options.countMeans ?? "page",
+    }))
       sim.addRoute(path, handler);
   }
   await sim.listen();

@@ -68,6 +68,12 @@ export function redactNativeUser(value: unknown): Record<string, unknown> {
   return out;
 }
 
+/** A NativeUserIdentityLink whose `nativeUser` member has lost its secrets (redactNativeUser). */
+export function redactIdentityLink(value: unknown): unknown {
+  if (!isObject(value) || value.nativeUser === undefined) return value;
+  return { ...value, nativeUser: redactNativeUser(value.nativeUser) };
+}
+
 /** The credential variants a (redacted) native user carries, by name, in a stable order. */
 export function credentialKinds(nativeUser: Record<string, unknown>): string[] {
   return Object.keys(nativeUser)

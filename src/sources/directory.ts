@@ -4,7 +4,11 @@
 // (credentials.ts), and a content hash over the normalized record that leaves out what moves
 // on every read (updatedAt, lastSeenAt) so that history records real changes only.
 import { createHash } from "node:crypto";
-import { credentialKinds, redactNativeUser } from "./credentials.js";
+import {
+  credentialKinds,
+  redactIdentityLink,
+  redactNativeUser,
+} from "./credentials.js";
 
 /** A record of a directory stream, normalized; or the reason it cannot be stored. */
 export interface EntityRecord {
@@ -25,6 +29,12 @@ export interface BadRecord {
   recordId: string;
   reason: string;
   raw: string;
+  /**
+   * The stored objects a listing holding this record cannot prove gone: those whose content
+   * `column` holds `value` (an inventory container's datastore or resource). Without it: the
+   * record's id, or every object of the listing when the id could not be read.
+   */
+  scope?: { column: string; value: string };
 }
 
 export type Normalized = EntityRecord | BadRecord;
@@ -296,9 +306,7 @@ export function normalizeNativeUser(value: unknown): Normalized {
 /** An identity link; the native user it carries loses its secrets first. */
 export function normalizeIdentityLink(value: unknown): Normalized {
   if (!isObject(value)) return notAnObject(value, "identity link");
-  const link: Record<string, unknown> = { ...value };
-  if (link.nativeUser !== undefined)
-    link.nativeUser = redactNativeUser(link.nativeUser);
+  const link = redactIdentityLink(value) as Record<string, unknown>;
   const f = new Fields(link, "");
   const nu = f.obj("nativeUser");
   const user = f.obj("user");
@@ -443,9 +451,45 @@ function inventoryColumn(
   );
 }
 
-/** Every column and sub-column an InventoryObject holds, whichever kind it carries. */
+/**
+ * Every column and sub-column an InventoryObject holds, whichever kind it carries. A part that
+ * could not be read (a container, a column without an id) hides what it held: its dead letter
+ * keeps the stored columns of its datastore, else of its resource, from being taken as gone.
+ */
 export function inventoryColumns(value: unknown): Normalized[] {
   if (!isObject(value)) return [notAnObject(value, "inventory object")];
+  const out = inventoryParts(value);
+  const scope = containerScope(value);
+  return scope === undefined
+    ? out
+    : out.map((r) =>
+        isBad(r) && r.recordId === "" && r.scope === undefined
+          ? { ...r, scope }
+          : r,
+      );
+}
+
+/** The datastore, else the resource, of an inventory object of one kind. */
+function containerScope(
+  value: Record<string, unknown>,
+): { column: string; value: string } | undefined {
+  const kinds = INVENTORY_KINDS.filter(
+    (k) => value[k] !== undefined && value[k] !== null,
+  );
+  const kind = kinds[0];
+  if (kind === undefined || kinds.length !== 1) return undefined;
+  const o = value[kind];
+  if (!isObject(o)) return undefined;
+  if (kind === "datastore")
+    return typeof o.id === "string" && o.id !== ""
+      ? { column: "datastore_id", value: o.id }
+      : undefined;
+  return typeof o.resourceId === "string" && o.resourceId !== ""
+    ? { column: "resource_id", value: o.resourceId }
+    : undefined;
+}
+
+function inventoryParts(value: Record<string, unknown>): Normalized[] {
   const out: Normalized[] = [];
   const bad = (reason: string) =>
     out.push({ recordId: "", reason, raw: rawOf(value) });

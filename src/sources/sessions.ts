@@ -6,6 +6,7 @@ import { ApiError } from "../api/errors.js";
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { SplitElement } from "../api/json-stream.js";
 import type { RetryBudget } from "../api/retry.js";
+import { ListingCounts } from "../api/answers.js";
 import type { ListMetadata } from "../api/schemas/common.js";
 import {
   scanSession,
@@ -172,12 +173,20 @@ export async function* sessionWindowBatches(
   let pages = 0;
   for (;;) {
     const pass = new WindowPass(window, options);
+    const counts = new ListingCounts();
     try {
       for (;;) {
         pages++;
         pass.beginPage();
         const read = yield* readPage(api, window, options, pass, pages);
-        if (!read.nextCursor) return { pages };
+        counts.page(read.listMetadata, read.received);
+        if (!read.nextCursor) {
+          counts.report(options.logger, {
+            operation: "ListSessionsV2",
+            window: describe(window),
+          });
+          return { pages };
+        }
         pass.advance(read.nextCursor, read.fresh);
       }
     } catch (err) {
@@ -204,7 +213,15 @@ async function* readPage(
   options: WindowPagingOptions,
   pass: WindowPass,
   pageNumber: number,
-): AsyncGenerator<SessionBatch, { nextCursor: string; fresh: number }> {
+): AsyncGenerator<
+  SessionBatch,
+  {
+    nextCursor: string;
+    fresh: number;
+    received: number;
+    listMetadata: ListMetadata;
+  }
+> {
   const page = api.sessionsPage(
     {
       startMs: window.startMs,
@@ -238,7 +255,12 @@ async function* readPage(
   }
   if (received === 0)
     yield { window, page: pageNumber, records: [], endOfPage: true };
-  return { nextCursor: next.value.nextCursor, fresh };
+  return {
+    nextCursor: next.value.nextCursor,
+    fresh,
+    received,
+    listMetadata: next.value,
+  };
 }
 
 /**

@@ -115,22 +115,41 @@ export async function humanUserIds(w: Warehouse): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** The "id|content_hash" of every stored suspension version created at or after sinceMs. */
+/** The "id|content_hash" of every stored suspension version. */
 export async function knownSuspensionVersions(
   w: Warehouse,
-  sinceMs: number,
 ): Promise<Set<string>> {
   const rows = await selectRows<{ k: string }>(
     w,
-    `SELECT DISTINCT concat(id, '|', content_hash) AS k FROM ${qualified(w, Tables.policySuspensions)} WHERE created_at >= fromUnixTimestamp64Milli({since:Int64})`,
-    { since: sinceMs },
+    `SELECT DISTINCT concat(id, '|', content_hash) AS k FROM ${qualified(w, Tables.policySuspensions)}`,
   );
   return new Set(rows.map((r) => r.k));
 }
 
 /**
+ * Every stored suspension id with its open removal (a complete listing no longer held it and
+ * none has held it since): the removal's start, or null when it is not removed.
+ */
+export async function suspensionRemovals(
+  w: Warehouse,
+): Promise<Map<string, string | null>> {
+  const rows = await selectRows<{ id: string; removed_at: string | null }>(
+    w,
+    `SELECT s.id AS id, r.removed_at AS removed_at
+     FROM (SELECT DISTINCT id FROM ${qualified(w, Tables.policySuspensions)}) AS s
+     LEFT JOIN (
+       SELECT id, toNullable(max(removed_at)) AS removed_at
+       FROM ${qualified(w, Tables.policySuspensionRemovals)} FINAL
+       WHERE returned_at IS NULL GROUP BY id
+     ) AS r ON r.id = s.id`,
+  );
+  return new Map(rows.map((r) => [r.id, r.removed_at]));
+}
+
+/**
  * Rows stored by an entity stream, by table: objects known now (current, FINAL) and history
- * versions; for policy suspensions, the versions. Tables not created yet are left out.
+ * versions; for policy suspensions, the versions and removals. Tables not created yet are left
+ * out.
  */
 export async function entityRowCounts(
   w: Warehouse,
@@ -139,7 +158,7 @@ export async function entityRowCounts(
 ): Promise<Record<string, number>> {
   const names: string[] =
     stream === "policy_suspensions"
-      ? [Tables.policySuspensions]
+      ? [Tables.policySuspensions, Tables.policySuspensionRemovals]
       : stream in ENTITY_TABLES
         ? Object.values(ENTITY_TABLES[stream as HistoryStream])
         : [];

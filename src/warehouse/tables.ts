@@ -14,6 +14,7 @@ export const Tables = {
   sessionPolls: "session_polls",
   policySuspensions: "policy_suspensions",
   policySuspensionsLatest: "policy_suspensions_latest",
+  policySuspensionRemovals: "policy_suspension_removals",
   users: "users",
   usersHistory: "users_history",
   userDevices: "user_devices",

@@ -118,7 +118,7 @@ const ENTITY_STREAM_HELP: Readonly<Record<EntityStream, string>> = {
   inventory:
     "ListInventoryObjects, the whole inventory: one row per column and sub-column",
   policy_suspensions:
-    "ListPolicySuspensions, newest first until the versions already stored",
+    "ListPolicySuspensions, the whole listing: every new version, and a removal for each one no longer listed",
   clouds: "ListIntegrationClouds",
 };
 

@@ -6,14 +6,12 @@ import type { ReportQuery } from "./query.js";
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
 const IN_PERIOD = `start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}`;
 
-/** The latest version of every suspension in force at some time of the period. */
-const SUSPENSIONS = `SELECT * FROM (
-  SELECT * FROM {{db}}.policy_suspensions FINAL
-  ORDER BY id, updated_at DESC, observed_at DESC
-  LIMIT 1 BY id
-)
+/** The latest version of every suspension in force at some time of the period: created
+ *  before its end, neither expired nor revoked (removed_at) before its start. */
+const SUSPENSIONS = `SELECT * FROM {{db}}.policy_suspensions_latest
 WHERE created_at < {to:DateTime64(3, 'UTC')}
-  AND (expire_at IS NULL OR expire_at > {from:DateTime64(3, 'UTC')})`;
+  AND (expire_at IS NULL OR expire_at > {from:DateTime64(3, 'UTC')})
+  AND (removed_at IS NULL OR removed_at > {from:DateTime64(3, 'UTC')})`;
 
 export const controlPlaneQueries = {
   inactiveAccounts: {
@@ -38,7 +36,8 @@ ORDER BY type, email, id`,
     sql: `SELECT id, policy_id, identity_type, identity_id, suspension_type, created_by, request_id,
        ${T("created_at")} AS valid_from,
        if(expire_at IS NULL, '', ${T("assumeNotNull(expire_at)")}) AS valid_until,
-       (expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')}) AS still_active,
+       (expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')})
+         AND (removed_at IS NULL OR removed_at > {to:DateTime64(3, 'UTC')}) AS still_active,
        input_condition
 FROM (${SUSPENSIONS})
 WHERE ({user:String} = '' OR identity_id = {user:String})
@@ -58,6 +57,7 @@ CROSS JOIN (
   WHERE ${IN_PERIOD} AND ({resource:String} = '' OR resource_name = {resource:String})
 ) AS s
 WHERE s.start_time >= p.created_at AND (p.expire_at IS NULL OR s.start_time < p.expire_at)
+  AND (p.removed_at IS NULL OR s.start_time < p.removed_at)
   AND multiIf(
     p.identity_type = 'group', has(s.user_groups, p.identity_id) OR has(s.end_user_groups, p.identity_id),
     s.user_id = p.identity_id OR s.end_user_id = p.identity_id)
