@@ -15,6 +15,8 @@ const SUITES = [
   "test/dashboards/queries.test.ts",
   "test/faults/clickhouse-faults.test.ts",
   "test/faults/secrets.test.ts",
+  "test/streams/directory-contract.test.ts",
+  "test/streams/list-counts.test.ts",
   "test/warehouse/bad-rows.test.ts",
   "test/warehouse/engine-rows.test.ts",
   "test/warehouse/session-columns.test.ts",
