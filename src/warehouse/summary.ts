@@ -126,6 +126,7 @@ export function entitySummary(w: Warehouse): Promise<SummaryTable[]> {
        FROM ${suspensions} AS s
        LEFT JOIN (SELECT id, email FROM ${users} FINAL) AS u ON u.id = s.identity_id
        WHERE s.created_at <= now64(3) AND (s.expire_at IS NULL OR s.expire_at > now64(3))
+         AND (s.removed_at IS NULL OR s.removed_at > now64(3))
        ORDER BY s.created_at DESC LIMIT 8`,
     ],
   ]);
