@@ -47,7 +47,8 @@ ORDER BY job, reason`,
     id: "coverage.runs",
     needs: ["runs"],
     sql: `SELECT job, countIf(status = 'succeeded') AS succeeded, countIf(status = 'failed') AS failed,
-       countIf(status NOT IN ('succeeded', 'failed')) AS other, sum(rows_inserted) AS rows_inserted,
+       countIf(status = 'abandoned') AS abandoned,
+       countIf(status NOT IN ('succeeded', 'failed', 'abandoned')) AS other, sum(rows_inserted) AS rows_inserted,
        sum(dead_letters) AS dead_letters
 FROM {{db}}.runs FINAL
 WHERE started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
@@ -57,9 +58,9 @@ ORDER BY job`,
   failedRuns: {
     id: "coverage.failed_runs",
     needs: ["runs"],
-    sql: `SELECT job, ${T("started_at")} AS started_at, run_id, substring(error, 1, 300) AS error
+    sql: `SELECT job, ${T("started_at")} AS started_at, run_id, status, substring(error, 1, 300) AS error
 FROM {{db}}.runs AS r FINAL
-WHERE r.status = 'failed' AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
+WHERE r.status IN ('failed', 'abandoned') AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
 ORDER BY r.started_at, r.job, r.run_id
 LIMIT 100`,
   },
