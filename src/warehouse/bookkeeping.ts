@@ -70,6 +70,12 @@ export async function readCheckpoints(
   }));
 }
 
+/**
+ * The key of a checkpoint's detail that holds where the stream's data is complete from (epoch
+ * ms): the start of its first sync (src/pipeline/range.ts).
+ */
+export const COVERS_FROM_KEY = "coversFromMs";
+
 /** Records a position; call it only after every row the position covers was inserted. */
 export async function writeCheckpoint(
   w: Warehouse,

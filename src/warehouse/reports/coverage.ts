@@ -3,6 +3,7 @@
 // Parameters: {from}, {to} (DateTime64(3, 'UTC') text), the report's period [from, to).
 // A column formatted under its own name is referred to through its table alias elsewhere in the
 // query (an alias would shadow the column in WHERE and ORDER BY).
+import { COVERS_FROM_KEY } from "../bookkeeping.js";
 import type { ReportQuery } from "./query.js";
 
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
@@ -11,7 +12,11 @@ export const coverageQueries = {
   checkpoints: {
     id: "coverage.checkpoints",
     needs: ["checkpoints"],
-    sql: `SELECT stream, ${T("position")} AS position, ${T("updated_at")} AS updated_at
+    // covers_from: where the stream's data is complete from (its first sync's start), '' when
+    // its checkpoint does not say (a backfill's range is in its name).
+    sql: `SELECT stream,
+       if(JSONHas(detail, '${COVERS_FROM_KEY}'), ${T(`fromUnixTimestamp64Milli(JSONExtractInt(detail, '${COVERS_FROM_KEY}'), 'UTC')`)}, '') AS covers_from,
+       ${T("position")} AS position, ${T("updated_at")} AS updated_at
 FROM {{db}}.checkpoints FINAL
 ORDER BY stream`,
   },
