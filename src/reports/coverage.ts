@@ -77,7 +77,7 @@ export async function readCoverage(
     const rows = (checkpoints ?? []).map((r: Row) => ({
       stream: String(r.stream),
       position: String(r.position),
-      coversFrom: String(r.covers_from ?? ""),
+      coversFrom: typeof r.covers_from === "string" ? r.covers_from : "",
     }));
     const streamRows = streams.map((stream) => {
       const c = streamCoverage(stream, rows, period);
