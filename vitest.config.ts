@@ -20,6 +20,7 @@ const UNIT = [
   "test/faults/retry.test.ts",
   "test/ops/metrics.test.ts",
   "test/pipeline/window-pool.test.ts",
+  "test/reports/stream-coverage.test.ts",
   "test/reports/units.test.ts",
   "test/simulator/generator.test.ts",
   "test/simulator/logs-aggregate.test.ts",

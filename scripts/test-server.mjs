@@ -17,6 +17,8 @@ const SUITES = [
   "test/faults/secrets.test.ts",
   "test/streams/directory-contract.test.ts",
   "test/streams/list-counts.test.ts",
+  "test/cli/abandoned-runs.test.ts",
+  "test/reports/backfill-coverage.test.ts",
   "test/warehouse/bad-rows.test.ts",
   "test/warehouse/engine-rows.test.ts",
   "test/warehouse/session-columns.test.ts",

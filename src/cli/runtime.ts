@@ -10,10 +10,14 @@ import {
   type Config,
   type LoadOptions,
 } from "../config/index.js";
+import type { RunObserver } from "../pipeline/context.js";
+import { abandonOrphanedRuns } from "../warehouse/bookkeeping.js";
 import { migrate } from "../warehouse/migrate.js";
 import { retentionSettings } from "../warehouse/retention.js";
 import { openWarehouse, type Warehouse } from "../warehouse/client.js";
+import { errorMessage } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
+import { ownerGone, thisProcess } from "../util/process.js";
 
 /** The help of the commands that write, on the embedded engine beside a running service. */
 export const WRITES_DATA_DIR =
@@ -73,12 +77,18 @@ export function loggerFor(
   return logger;
 }
 
+/**
+ * Opens what a command that writes needs (run, sync, demo: every one starts here): migrates the
+ * warehouse, then marks abandoned the runs its host left `running` when their process died.
+ */
 export async function openRuntime(
   config: Config,
   options: {
     logger?: Logger;
     migrate?: boolean;
     apiObserver?: ApiObserver;
+    /** Told of the runs marked abandoned. */
+    runObserver?: RunObserver;
   } = {},
 ): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
@@ -94,6 +104,7 @@ export async function openRuntime(
           { applied: applied.length, where: warehouse.location },
           "warehouse migrated",
         );
+      await abandonRuns(config, warehouse, logger, options.runObserver);
     }
   } catch (err) {
     await warehouse.close();
@@ -114,4 +125,46 @@ export async function openRuntime(
       logger.flush();
     },
   };
+}
+
+/**
+ * Marks abandoned the runs of this host whose process is gone. A failure is logged, not thrown:
+ * the command's own work does not depend on it, and the next command tries again.
+ */
+async function abandonRuns(
+  config: Config,
+  warehouse: Warehouse,
+  logger: Logger,
+  observer: RunObserver | undefined,
+): Promise<void> {
+  let abandoned;
+  try {
+    abandoned = await abandonOrphanedRuns(
+      warehouse,
+      ownerGone,
+      thisProcess().host,
+      { retries: config.clickhouse.insertRetries, logger },
+    );
+  } catch (err) {
+    logger.warn(
+      { err: errorMessage(err) },
+      "could not look for runs whose process is gone",
+    );
+    return;
+  }
+  const perJob = new Map<string, number>();
+  for (const run of abandoned) {
+    logger.warn(
+      {
+        job: run.job,
+        runId: run.runId,
+        pid: run.owner?.pid,
+        startedAt: new Date(run.startedAtMs).toISOString(),
+      },
+      "run marked abandoned: its process is gone",
+    );
+    perJob.set(run.job, (perJob.get(run.job) ?? 0) + 1);
+  }
+  for (const [job, count] of perJob)
+    observer?.onRunsAbandoned?.({ job, count });
 }

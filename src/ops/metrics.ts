@@ -116,6 +116,10 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#run.deadLetters.inc({ job: e.job }, e.count);
   }
 
+  onRunsAbandoned(e: { job: string; count: number }): void {
+    this.#run.runs.inc({ job: e.job, status: "abandoned" }, e.count);
+  }
+
   onWindowsShrunk(e: { job: string; count: number }): void {
     this.#windows.shrunk.inc({ job: e.job }, e.count);
   }
@@ -216,7 +220,7 @@ function runMetrics(registers: Registers): RunMetrics {
     }),
     runs: new Counter({
       name: `${PREFIX}runs_total`,
-      help: "Finished runs, by job and status (succeeded, failed, aborted).",
+      help: "Finished runs, by job and status (succeeded, failed, aborted; abandoned: found running with its process gone when this process started, counted then).",
       labelNames: ["job", "status"],
       registers,
     }),

@@ -8,6 +8,7 @@ import type { Warehouse } from "../warehouse/client.js";
 import { recordRun, type RunStatus } from "../warehouse/bookkeeping.js";
 import type { InsertOptions } from "../warehouse/insert.js";
 import { errorMessage } from "../util/errors.js";
+import { thisProcess } from "../util/process.js";
 import { rememberedSecrets, scrubber, type Logger } from "../util/logger.js";
 
 export interface RunCounters {
@@ -40,6 +41,8 @@ export interface RunObserver {
   onSessionsVanished?(e: { job: string; count: number }): void;
   /** Sessions a reconciliation found listed but not stored before, and stored. */
   onReconcileMissing?(e: { job: string; count: number }): void;
+  /** Runs found `running` with their process gone, marked abandoned (abandonOrphanedRuns). */
+  onRunsAbandoned?(e: { job: string; count: number }): void;
   /** Windows whose listed and stored session counts differ after a reconciliation pass. */
   onReconcileWindowsDiffering?(e: { job: string; count: number }): void;
   onRunEnd?(e: {
@@ -99,6 +102,7 @@ export async function withRun<T>(
       status: "running",
       ...ctx.counters,
       error: "",
+      owner: thisProcess(),
     },
     bookkeeping,
   );
@@ -174,6 +178,7 @@ async function endRun(
         status,
         ...counters,
         error,
+        owner: thisProcess(),
       },
       bookkeeping,
     );

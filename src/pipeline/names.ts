@@ -35,6 +35,18 @@ export function backfillStream(
   return `${backfillPrefix(stream)}${fromMs}-${toMs}`;
 }
 
+/** The range of a backfill stream of `stream` (backfillStream), or undefined for any other name. */
+export function parseBackfillStream(
+  stream: string,
+  name: string,
+): { fromMs: number; toMs: number } | undefined {
+  const prefix = backfillPrefix(stream);
+  if (!name.startsWith(prefix)) return undefined;
+  const m = /^(\d+)-(\d+)$/.exec(name.slice(prefix.length));
+  if (!m) return undefined;
+  return { fromMs: Number(m[1]), toMs: Number(m[2]) };
+}
+
 /**
  * The entity streams: one job each, named as the stream it advances, run by
  * `sessionhouse sync <stream>` and scheduled by `run`.

@@ -2,10 +2,16 @@
 // sessions and for every aggregation job. A backfill (`--from`) keeps a checkpoint of its own,
 // so an interrupted one resumes where it stopped and the incremental stream's checkpoint never
 // jumps over a range nobody synced. The incremental stream starts from its checkpoint (minus
-// what the caller re-reads) and only ever moves it forward: re-read windows lie behind it.
+// what the caller re-reads) and only ever moves it forward: re-read windows lie behind it. Its
+// checkpoint keeps where its first sync started (`coversFromMs` in the detail): what it says
+// is complete starts there (a backfill's range is in its stream's name).
 import { describe } from "../sources/sessions.js";
 import { floorSecond, type Window } from "../sources/windows.js";
-import { readCheckpoint, writeCheckpoint } from "../warehouse/bookkeeping.js";
+import {
+  COVERS_FROM_KEY,
+  readCheckpoint,
+  writeCheckpoint,
+} from "../warehouse/bookkeeping.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import { backfillStream } from "./names.js";
@@ -20,6 +26,11 @@ export interface SyncRange {
   stream: string;
   /** Where that checkpoint stood, then where the sync moved it. */
   positionMs: number;
+  /**
+   * Incremental stream: where its first sync started, kept in its checkpoint's detail
+   * (undefined for a checkpoint written before it was kept, and for a backfill).
+   */
+  coversFromMs?: number | undefined;
 }
 
 export interface RangeOptions {
@@ -41,11 +52,18 @@ export async function resolveRange(
 ): Promise<SyncRange> {
   if (o.fromMs === undefined) {
     const cp = await readCheckpoint(ctx.warehouse, o.stream);
+    const startMs = o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs));
+    const kept = cp?.detail[COVERS_FROM_KEY];
     return {
-      startMs: o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs)),
+      startMs,
       endMs: o.nowMs,
       stream: o.stream,
       positionMs: cp?.positionMs ?? 0,
+      coversFromMs: cp
+        ? typeof kept === "number"
+          ? kept
+          : undefined
+        : startMs,
     };
   }
   let startMs = o.floorStart(o.fromMs);
@@ -83,7 +101,12 @@ export async function advanceCheckpoint(
     ctx.warehouse,
     range.stream,
     window.endMs,
-    { window: describe(window) },
+    {
+      window: describe(window),
+      ...(range.coversFromMs === undefined
+        ? {}
+        : { [COVERS_FROM_KEY]: range.coversFromMs }),
+    },
     ctx.insert,
   );
   range.positionMs = window.endMs;

@@ -1,14 +1,38 @@
-// What the record covers over a report's period, said on every report's first page: checkpoints
-// short of the period's end, windows not stored or skipped (who and why), dead letters, a record
-// that starts after the period does, streams not exported. The coverage-and-integrity report
-// shows the tables behind it.
+// What the record covers over a report's period, said on every report's first page: the parts of
+// the period no checkpoint covers (a stream's own, or a backfill's over its range), windows not
+// stored or skipped (who and why), dead letters, a record that starts after the period does,
+// streams not exported. The coverage-and-integrity report shows the tables behind it.
+import { parseBackfillStream } from "../pipeline/names.js";
 import { coverageQueries } from "../warehouse/reports/coverage.js";
 import type { ReportReader, Row } from "../warehouse/reports/query.js";
 import { columns, table, type Notice, type ReportTable } from "./model.js";
 
+/** A part of the period, in UTC ("2026-11-01 00:00:00"), end excluded. */
+export interface Span {
+  from: string;
+  to: string;
+}
+
+/** A part of the period known complete, and the checkpoint that says so. */
+export interface KnownSpan extends Span {
+  /** "checkpoint" (the stream's own), or "backfill <from> to <to>" (its range, UTC). */
+  by: string;
+}
+
+export interface StreamCoverage {
+  stream: string;
+  /** The stream's own checkpoint (null: none). */
+  checkpoint: string | null;
+  /** Parts of the period known complete: before the stream's checkpoint, or in a backfill's range up to its checkpoint. */
+  known: KnownSpan[];
+  /** Parts of the period no checkpoint covers: their data may be missing. */
+  missing: Span[];
+  complete: boolean;
+}
+
 export interface Coverage {
-  /** Per stream the report relies on: its checkpoint (null: none), complete over the period or not. */
-  streams: { stream: string; checkpoint: string | null; complete: boolean }[];
+  /** Per stream the report relies on: what of the period is known complete, and what not. */
+  streams: StreamCoverage[];
   oldestSession: string | null;
   newestSession: string | null;
   windowsNotStored: number;
@@ -46,31 +70,19 @@ export async function readCoverage(
   const extent = (await reader.rows(q.sessionsExtent, params))?.[0];
   const windows = await reader.rows(q.windows, params);
   const dead = await reader.rows(q.deadLetters, params);
-  const to = plainTime(period.to);
   const from = plainTime(period.from);
   const forStreams = (streams: readonly string[]) => {
     const notices: Notice[] = [];
 
-    const positions = new Map(
-      (checkpoints ?? []).map((r: Row) => [
-        String(r.stream),
-        String(r.position),
-      ]),
-    );
+    const rows = (checkpoints ?? []).map((r: Row) => ({
+      stream: String(r.stream),
+      position: String(r.position),
+      coversFrom: typeof r.covers_from === "string" ? r.covers_from : "",
+    }));
     const streamRows = streams.map((stream) => {
-      const checkpoint = positions.get(stream) ?? null;
-      const complete = checkpoint !== null && checkpoint >= to;
-      if (checkpoint === null)
-        notices.push({
-          level: "warning",
-          text: `The stream ${stream} has no checkpoint: none of its data is known to be complete.`,
-        });
-      else if (!complete)
-        notices.push({
-          level: "warning",
-          text: `The stream ${stream} is complete only up to ${checkpoint} UTC; the period ends at ${to}: data after ${checkpoint} may still be missing.`,
-        });
-      return { stream, checkpoint, complete };
+      const c = streamCoverage(stream, rows, period);
+      notices.push(...streamNotices(c, period));
+      return c;
     });
 
     const oldest =
@@ -133,7 +145,7 @@ export async function readCoverage(
         windowsSkipped: skipped,
         deadLetters: deadCount,
         notExported,
-        complete: notices.length === 0,
+        complete: notices.every((n) => n.level !== "warning"),
       },
       notices,
     };
@@ -146,8 +158,8 @@ export async function readCoverage(
         {
           id: "coverage-checkpoints",
           title: "Checkpoints",
-          note: "How far each stream's data is known to be stored (written only after the rows it covers), and when it last moved. Backfill streams cover their own range.",
-          columns: columns("stream", "position", "updated_at"),
+          note: "How far each stream's data is known to be stored (written only after the rows it covers), from where (the start of the stream's first sync; empty: not recorded, before the exporter kept it), and when it last moved. A backfill stream <stream>.backfill.<from>-<to> (epoch ms) covers its range from its start up to its position.",
+          columns: columns("stream", "covers_from", "position", "updated_at"),
         },
         checkpoints,
         reader.missing(q.checkpoints.needs),
@@ -190,4 +202,129 @@ export async function readCoverage(
       ),
     },
   };
+}
+
+const msOf = (plain: string): number =>
+  Date.parse(`${plain.replace(" ", "T")}Z`);
+const plainOf = (ms: number): string => plainTime(new Date(ms).toISOString());
+
+/**
+ * What of the period a stream's checkpoints say is complete. Its own checkpoint covers from
+ * where its first sync started (`coversFrom`; a checkpoint that does not say covers everything
+ * before its position) up to its position; a backfill's (backfillStream) covers its range from
+ * its start up to its position, so a backfill interrupted halfway covers its first part. A
+ * checkpoint is written only after the rows it covers are stored.
+ */
+export function streamCoverage(
+  stream: string,
+  checkpoints: readonly {
+    stream: string;
+    position: string;
+    coversFrom?: string;
+  }[],
+  period: { from: string; to: string },
+): StreamCoverage {
+  const fromMs = Date.parse(period.from);
+  const toMs = Date.parse(period.to);
+  const ownRow = checkpoints.find((c) => c.stream === stream);
+  const own = ownRow?.position ?? null;
+  const spans: { fromMs: number; toMs: number; by: string }[] = [];
+  if (ownRow)
+    spans.push({
+      fromMs: ownRow.coversFrom ? msOf(ownRow.coversFrom) : -Infinity,
+      toMs: msOf(ownRow.position),
+      by: "checkpoint",
+    });
+  for (const c of checkpoints) {
+    const range = parseBackfillStream(stream, c.stream);
+    if (!range) continue;
+    spans.push({
+      fromMs: range.fromMs,
+      toMs: Math.min(msOf(c.position), range.toMs),
+      by: `backfill ${plainOf(range.fromMs)} to ${plainOf(range.toMs)}`,
+    });
+  }
+  const known = spans
+    .map((k) => ({
+      fromMs: Math.max(k.fromMs, fromMs),
+      toMs: Math.min(k.toMs, toMs),
+      by: k.by,
+    }))
+    .filter((k) => k.fromMs < k.toMs)
+    .sort((a, b) => a.fromMs - b.fromMs || b.toMs - a.toMs);
+  const missing: { fromMs: number; toMs: number }[] = [];
+  let at = fromMs;
+  for (const k of known) {
+    if (k.fromMs > at) missing.push({ fromMs: at, toMs: k.fromMs });
+    at = Math.max(at, k.toMs);
+  }
+  if (at < toMs) missing.push({ fromMs: at, toMs });
+  return {
+    stream,
+    checkpoint: own,
+    known: known.map((k) => ({
+      from: plainOf(k.fromMs),
+      to: plainOf(k.toMs),
+      by: k.by,
+    })),
+    missing: missing.map((m) => ({
+      from: plainOf(m.fromMs),
+      to: plainOf(m.toMs),
+    })),
+    complete: missing.length === 0,
+  };
+}
+
+/** What page one says of a stream: nothing when the period is known complete. */
+function streamNotices(
+  c: StreamCoverage,
+  period: { from: string; to: string },
+): Notice[] {
+  const to = plainTime(period.to);
+  if (c.complete) {
+    if (c.known.every((k) => k.by === "checkpoint")) return [];
+    return [
+      {
+        level: "info",
+        text: `The stream ${c.stream} is known complete over the period: ${spansText(c.known)}.`,
+      },
+    ];
+  }
+  if (c.known.length === 0)
+    return [
+      {
+        level: "warning",
+        text: `The stream ${c.stream} has no checkpoint covering the period: none of its data from ${plainTime(period.from)} to ${to} is known to be complete.`,
+      },
+    ];
+  // The part after the scheduled checkpoint, up to the period's end: the sync has not got there
+  // yet (said the way `status` shows a lag). Any other part is a hole nobody synced.
+  const last = c.missing[c.missing.length - 1];
+  const tail =
+    last !== undefined && last.from === c.checkpoint && last.to === to
+      ? last
+      : undefined;
+  const holes = tail ? c.missing.slice(0, -1) : c.missing;
+  const notices: Notice[] = [];
+  if (holes.length > 0)
+    notices.push({
+      level: "warning",
+      text: `The stream ${c.stream} is not known to be complete ${holes.map((m) => `from ${m.from} to ${m.to}`).join(", ")} UTC: no checkpoint or completed backfill covers ${holes.length === 1 ? "it" : "them"}, and data there may be missing. It is known complete ${spansText(c.known)}.`,
+    });
+  if (tail)
+    notices.push({
+      level: "warning",
+      text: `The stream ${c.stream} is complete only up to ${tail.from} UTC; the period ends at ${to}: data after ${tail.from} may still be missing.`,
+    });
+  return notices;
+}
+
+/** "from A to B UTC (backfill X to Y), from …" */
+function spansText(spans: readonly KnownSpan[]): string {
+  return spans
+    .map(
+      (k) =>
+        `from ${k.from} to ${k.to} UTC (${k.by === "checkpoint" ? "its scheduled sync" : k.by})`,
+    )
+    .join(", ");
 }

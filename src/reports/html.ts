@@ -115,7 +115,7 @@ export function renderHtml(report: Report): string {
       ? `<div class="notices" id="coverage-notices"><h2>The record does not fully cover this report</h2><ul>${warnings
           .map((n) => `<li>${esc(n.text)}</li>`)
           .join("")}</ul></div>`
-      : `<div class="notices ok" id="coverage-notices"><h2>The record covers the whole period</h2><p>Every stream's checkpoint is past the period's end; no window of it is pending, poisoned or skipped; no record of it was dead-lettered.</p></div>`,
+      : `<div class="notices ok" id="coverage-notices"><h2>The record covers the whole period</h2><p>Every stream the report relies on is known complete over the period (its checkpoint is past the period's end, or completed backfills cover the rest); no window of it is pending, poisoned or skipped; no record of it was dead-lettered.</p></div>`,
     infos.length > 0
       ? `<ul class="notice-info">${infos.map((n) => `<li>${esc(n.text)}</li>`).join("")}</ul>`
       : "",

@@ -7,6 +7,7 @@ import { chTime, fromChTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
+import type { ProcessOwner } from "../util/process.js";
 
 export interface Checkpoint {
   stream: string;
@@ -69,6 +70,12 @@ export async function readCheckpoints(
   }));
 }
 
+/**
+ * The key of a checkpoint's detail that holds where the stream's data is complete from (epoch
+ * ms): the start of its first sync (src/pipeline/range.ts).
+ */
+export const COVERS_FROM_KEY = "coversFromMs";
+
 /** Records a position; call it only after every row the position covers was inserted. */
 export async function writeCheckpoint(
   w: Warehouse,
@@ -130,7 +137,12 @@ export async function insertDeadLetters(
   );
 }
 
-export type RunStatus = "running" | "succeeded" | "failed" | "aborted";
+/**
+ * How a run stands: going, or how it ended. `abandoned`: it was still `running` when a later
+ * command on its host found its process gone (killed, crashed, the machine restarted).
+ */
+export type RunStatus =
+  "running" | "succeeded" | "failed" | "aborted" | "abandoned";
 
 export interface RunRecord {
   runId: string;
@@ -143,6 +155,8 @@ export interface RunRecord {
   deadLetters: number;
   retries: number;
   error: string;
+  /** The process that runs it (absent: not known, as in rows from before owners were kept). */
+  owner?: ProcessOwner | undefined;
 }
 
 export async function recordRun(
@@ -167,6 +181,9 @@ export async function recordRun(
         retries: run.retries,
         error: run.error,
         updated_at: chTime(run.finishedAtMs ?? run.startedAtMs),
+        owner_host: run.owner?.host ?? "",
+        owner_pid: run.owner?.pid ?? 0,
+        owner_start: run.owner?.start ?? "",
       },
     ],
     options,
@@ -184,21 +201,18 @@ interface RunRow {
   dead_letters: string | number;
   retries: string | number;
   error: string;
+  /** Read only where the owner is needed (status reads warehouses migrated by older versions). */
+  owner_host?: string;
+  owner_pid?: string | number;
+  owner_start?: string;
 }
 
-/** The latest run of each of `jobs` (FINAL: a run's end supersedes its start). */
-export async function lastRuns(
-  w: Warehouse,
-  jobs: readonly string[],
-): Promise<RunRecord[]> {
-  const rows = await selectRows<RunRow>(
-    w,
-    `SELECT job, run_id, status, started_at, finished_at, pages, rows_inserted, dead_letters, retries, error
-     FROM ${qualified(w, Tables.runs)} FINAL WHERE job IN {jobs:Array(String)}
-     ORDER BY started_at DESC LIMIT 1 BY job`,
-    { jobs },
-  );
-  return rows.map((r) => ({
+const RUN_COLUMNS =
+  "job, run_id, status, started_at, finished_at, pages, rows_inserted, dead_letters, retries, error";
+const OWNER_COLUMNS = "owner_host, owner_pid, owner_start";
+
+function runRecord(r: RunRow): RunRecord {
+  return {
     runId: r.run_id,
     job: r.job,
     startedAtMs: fromChTime(r.started_at),
@@ -209,7 +223,69 @@ export async function lastRuns(
     deadLetters: Number(r.dead_letters),
     retries: Number(r.retries),
     error: r.error,
-  }));
+    owner:
+      Number(r.owner_pid ?? 0) > 0
+        ? {
+            host: r.owner_host ?? "",
+            pid: Number(r.owner_pid),
+            start: r.owner_start ?? "",
+          }
+        : undefined,
+  };
+}
+
+/** The latest run of each of `jobs` (FINAL: a run's end supersedes its start). */
+export async function lastRuns(
+  w: Warehouse,
+  jobs: readonly string[],
+): Promise<RunRecord[]> {
+  const rows = await selectRows<RunRow>(
+    w,
+    `SELECT ${RUN_COLUMNS}
+     FROM ${qualified(w, Tables.runs)} FINAL WHERE job IN {jobs:Array(String)}
+     ORDER BY started_at DESC LIMIT 1 BY job`,
+    { jobs },
+  );
+  return rows.map(runRecord);
+}
+
+/**
+ * Marks `abandoned` every run still `running` whose owner on this host is gone (ownerGone:
+ * its pid dead, or reused by a process that started at another time), with the time it was
+ * found as its end. Runs of another host, or recorded without an owner, cannot be judged from
+ * here and are left as they are. Returns the runs marked.
+ */
+export async function abandonOrphanedRuns(
+  w: Warehouse,
+  ownerGone: (owner: ProcessOwner) => boolean | undefined,
+  host: string,
+  options: InsertOptions,
+  nowMs = Date.now(),
+): Promise<RunRecord[]> {
+  const running = (
+    await selectRows<RunRow>(
+      w,
+      `SELECT ${RUN_COLUMNS}, ${OWNER_COLUMNS}
+       FROM ${qualified(w, Tables.runs)} FINAL
+       WHERE status = 'running' AND owner_host = {host:String} AND owner_pid > 0`,
+      { host },
+    )
+  ).map(runRecord);
+  const gone = running.filter(
+    (r) => r.owner !== undefined && ownerGone(r.owner) === true,
+  );
+  const abandoned = gone.map((r): RunRecord => {
+    const owner = r.owner as ProcessOwner;
+    return {
+      ...r,
+      status: "abandoned",
+      // Never before the start: updated_at must exceed the running row's for FINAL to keep it.
+      finishedAtMs: Math.max(nowMs, r.startedAtMs + 1),
+      error: `abandoned: its process (pid ${owner.pid} on ${owner.host}) was gone when a later command started; the run ended without recording how`,
+    };
+  });
+  for (const run of abandoned) await recordRun(w, run, options);
+  return abandoned;
 }
 
 /** When each of `jobs` last finished a run that succeeded, epoch ms. */

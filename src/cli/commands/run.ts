@@ -141,7 +141,11 @@ async function openService(
     ...plans.map((p) => p.name),
     ...reportJobNames(config.reports.schedules),
   ]);
-  const rt = await openRuntime(config, { logger, apiObserver: metrics });
+  const rt = await openRuntime(config, {
+    logger,
+    apiObserver: metrics,
+    runObserver: metrics,
+  });
   const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
   metrics.watchCheckpoints(async () =>

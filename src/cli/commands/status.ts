@@ -374,7 +374,10 @@ export function printStatus(
   }
   printRetention(report.retention, out);
   const failed = report.jobs.filter(
-    (j) => j.lastRun && j.lastRun.status === "failed" && j.lastRun.error,
+    (j) =>
+      j.lastRun &&
+      (j.lastRun.status === "failed" || j.lastRun.status === "abandoned") &&
+      j.lastRun.error,
   );
   if (failed.length > 0) {
     heading("Last errors", out);

@@ -17,11 +17,12 @@ export async function coverageAndIntegrity(
     {
       id: "coverage-runs",
       title: "Runs in the period",
-      note: "Runs of each job started in the period: succeeded, failed, other (running or aborted), rows inserted and dead letters.",
+      note: "Runs of each job started in the period: succeeded, failed, abandoned (found running with its process gone: killed or crashed), other (running or aborted), rows inserted and dead letters.",
       columns: columns(
         "job",
         "succeeded:number",
         "failed:number",
+        "abandoned:number",
         "other:number",
         "rows_inserted:number",
         "dead_letters:number",
@@ -33,9 +34,9 @@ export async function coverageAndIntegrity(
   const failed = table(
     {
       id: "coverage-failed-runs",
-      title: "Failed runs",
-      note: "The first 100 failed runs of the period with their error (a failed run moves no checkpoint past what it did not store).",
-      columns: columns("job", "started_at", "run_id", "error"),
+      title: "Failed and abandoned runs",
+      note: "The first 100 failed or abandoned runs of the period with their error (neither moves a checkpoint past what it did not store; an abandoned run's process was gone before it could record its end).",
+      columns: columns("job", "started_at", "run_id", "status", "error"),
     },
     await reader.rows(q.failedRuns, params),
     reader.missing(q.failedRuns.needs),

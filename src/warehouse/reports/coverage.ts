@@ -3,6 +3,7 @@
 // Parameters: {from}, {to} (DateTime64(3, 'UTC') text), the report's period [from, to).
 // A column formatted under its own name is referred to through its table alias elsewhere in the
 // query (an alias would shadow the column in WHERE and ORDER BY).
+import { COVERS_FROM_KEY } from "../bookkeeping.js";
 import type { ReportQuery } from "./query.js";
 
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
@@ -11,7 +12,11 @@ export const coverageQueries = {
   checkpoints: {
     id: "coverage.checkpoints",
     needs: ["checkpoints"],
-    sql: `SELECT stream, ${T("position")} AS position, ${T("updated_at")} AS updated_at
+    // covers_from: where the stream's data is complete from (its first sync's start), '' when
+    // its checkpoint does not say (a backfill's range is in its name).
+    sql: `SELECT stream,
+       if(JSONHas(detail, '${COVERS_FROM_KEY}'), ${T(`fromUnixTimestamp64Milli(JSONExtractInt(detail, '${COVERS_FROM_KEY}'), 'UTC')`)}, '') AS covers_from,
+       ${T("position")} AS position, ${T("updated_at")} AS updated_at
 FROM {{db}}.checkpoints FINAL
 ORDER BY stream`,
   },
@@ -47,7 +52,8 @@ ORDER BY job, reason`,
     id: "coverage.runs",
     needs: ["runs"],
     sql: `SELECT job, countIf(status = 'succeeded') AS succeeded, countIf(status = 'failed') AS failed,
-       countIf(status NOT IN ('succeeded', 'failed')) AS other, sum(rows_inserted) AS rows_inserted,
+       countIf(status = 'abandoned') AS abandoned,
+       countIf(status NOT IN ('succeeded', 'failed', 'abandoned')) AS other, sum(rows_inserted) AS rows_inserted,
        sum(dead_letters) AS dead_letters
 FROM {{db}}.runs FINAL
 WHERE started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
@@ -57,9 +63,9 @@ ORDER BY job`,
   failedRuns: {
     id: "coverage.failed_runs",
     needs: ["runs"],
-    sql: `SELECT job, ${T("started_at")} AS started_at, run_id, substring(error, 1, 300) AS error
+    sql: `SELECT job, ${T("started_at")} AS started_at, run_id, status, substring(error, 1, 300) AS error
 FROM {{db}}.runs AS r FINAL
-WHERE r.status = 'failed' AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
+WHERE r.status IN ('failed', 'abandoned') AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
 ORDER BY r.started_at, r.job, r.run_id
 LIMIT 100`,
   },

@@ -1,0 +1,8 @@
+ALTER TABLE sessionhouse.runs
+    (ADD COLUMN IF NOT EXISTS `owner_host` LowCardinality(String) DEFAULT '');
+
+ALTER TABLE sessionhouse.runs
+    (ADD COLUMN IF NOT EXISTS `owner_pid` UInt32 DEFAULT 0);
+
+ALTER TABLE sessionhouse.runs
+    (ADD COLUMN IF NOT EXISTS `owner_start` String DEFAULT '');
