@@ -12,6 +12,7 @@ import type { Window } from "../sources/windows.js";
 import type { DeadLetter } from "../warehouse/bookkeeping.js";
 import { chTimeSeconds } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
+import { answerDisagreement } from "./aggregation-checks.js";
 import { validationReason } from "./validation.js";
 
 /** A count as the API schemas give it: int64 values may be bigint. */
@@ -205,6 +206,22 @@ function readAnswer(
     return { window, data: undefined, dead, rows: 0, failure: reason };
   }
   const { aggregations, numHits } = parsed.data;
+  const { members, rejected } = topValueMembers(aggregations);
+  const disagreement = answerDisagreement({
+    numHits,
+    logsOverTime: aggregations.logsOverTime ?? [],
+    members,
+    levels: job.groupBy.length,
+  });
+  if (disagreement !== undefined) {
+    const reason = `ListLogAggregations response: ${disagreement}`;
+    ctx.logger.warn(
+      { window: describe(window), reason },
+      "aggregation response dead-lettered",
+    );
+    const dead = [letter(reason, raw)];
+    return { window, data: undefined, dead, rows: 0, failure: reason };
+  }
   // fetched_at is set when the batch is stored, after the previous fetches are known.
   const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
     job: job.name,
@@ -213,7 +230,6 @@ function readAnswer(
     windowStart: chTimeSeconds(window.startMs),
     fetchedAt: "",
   });
-  const { members, rejected } = topValueMembers(aggregations);
   const dead = rejected.map((r) =>
     letter(
       `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
