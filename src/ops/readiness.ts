@@ -1,4 +1,6 @@
-// /readyz: ClickHouse answers, no aggregation window is poisoned, and no job is overdue. A job is overdue when its last successful
+// /readyz: ClickHouse answers, no window is poisoned (an aggregation job's or the sessions
+// stream's: it failed aggregations.maxWindowAttempts times and holds its checkpoint until an
+// operator skips it), and no job is overdue. A job is overdue when its last successful
 // run is older than three of its schedule periods plus its run deadline — long enough that one
 // or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
 // that just started counts from its start, so it has that long for the first success.
@@ -28,7 +30,7 @@ export interface ReadinessReport {
   reasons: string[];
   clickhouse: { ok: boolean; error?: string };
   overdue: OverdueJob[];
-  /** Aggregation windows that wait for an operator (`sessionhouse windows skip`); always set here. */
+  /** Windows that wait for an operator (`sessionhouse windows skip`); always set here. */
   poisonedWindows?: PoisonedWindowReport[];
   stopping: boolean;
 }
@@ -79,7 +81,7 @@ export interface ReadinessSource {
   nowMs?: () => number;
   /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
   pingTimeoutMs?: number;
-  /** Poisoned aggregation windows, read from the warehouse (asked only when ClickHouse answers). */
+  /** Poisoned windows of every job, read from the warehouse (asked only when ClickHouse answers). */
   poisonedWindows?: () => Promise<
     ReadonlyArray<{ job: string; startMs: number; endMs: number }>
   >;
@@ -113,7 +115,7 @@ export async function checkReadiness(
   if (poisonedWindows.length > 0) {
     const first = poisonedWindows[0] as PoisonedWindowReport;
     reasons.push(
-      `${poisonedWindows.length} aggregation window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
+      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
     );
   }
   const overdue = overdueJobs(
