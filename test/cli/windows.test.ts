@@ -1,8 +1,16 @@
 // `sessionhouse windows list|skip|forget`, `status` and `/readyz` with a window that keeps
 // getting a bad answer: the run fails naming it, it is poisoned, status and /readyz show it, an
 // operator skips it (recorded with who and why), and the next run moves the checkpoint past it.
+// The same for a window of the sessions stream that the service always refuses.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import {
+  createServer,
+  request,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { StatusReport } from "../../src/cli/commands/status.js";
@@ -244,6 +252,106 @@ describe("windows", () => {
     await w.close();
   });
 
+  it("shows a sessions window the service always refuses in sync, windows list and status; skip lets the checkpoint pass it without reading it", async () => {
+    const base = await testConfig();
+    // In front of the simulator: ListSessionsV2 for the window starting at BAD is refused.
+    const refused: string[] = [];
+    const proxy = await refusingProxy(sim.url, (path, body) => {
+      if (!path.endsWith("/ListSessionsV2")) return false;
+      const start = (JSON.parse(body) as { startTimestamp?: unknown })
+        .startTimestamp;
+      if (String(start) !== String(BAD / 1000)) return false;
+      refused.push(String(start));
+      return true;
+    });
+    const env: Record<string, string> = {
+      SESSIONHOUSE_API_URL: proxy.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
+      SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
+      CLICKHOUSE_DATABASE: base.clickhouse.database,
+      SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
+      SESSIONHOUSE_WINDOW: "1h",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
+    };
+    const sh = (...args: string[]) => cli(env, ...args);
+    const w = await openWarehouse(base);
+    try {
+      const failed = await sh("sync", "sessions");
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toContain("invalid_argument");
+      expect(refused).toHaveLength(1);
+      expect((await readCheckpoint(w, "sessions"))?.positionMs).toBe(BAD);
+
+      const listed = await sh("windows", "list", "--job", "sessions", "--json");
+      expect(listed.status).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual([
+        expect.objectContaining({
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+          state: "pending",
+          attempts: 1,
+          lastError: expect.stringContaining("invalid_argument") as unknown,
+        }),
+      ]);
+      const status = JSON.parse(
+        (await sh("status", "--json")).stdout,
+      ) as StatusReport;
+      expect(
+        status.jobs.find((j) => j.job === "sessions")?.pendingWindows,
+      ).toBe(1);
+      expect((await sh("status")).stdout).toContain("Pending windows");
+
+      // Failing again: poisoned (SESSIONHOUSE_MAX_WINDOW_ATTEMPTS), still read on every run.
+      expect((await sh("sync", "sessions")).status).toBe(1);
+      expect(refused).toHaveLength(2);
+      expect(
+        (await listWindows(w, { job: "sessions" })).map((r) => [
+          r.state,
+          r.attempts,
+        ]),
+      ).toEqual([["poisoned", 2]]);
+      const text = await sh("status");
+      expect(text.stdout).toContain(
+        `sessionhouse windows skip sessions --window ${new Date(BAD).toISOString()}`,
+      );
+
+      const skipped = await sh(
+        "windows",
+        "skip",
+        "sessions",
+        "--window",
+        new Date(BAD).toISOString(),
+        "--reason",
+        "the service refuses this hour; reported to the vendor",
+      );
+      expect(skipped.status).toBe(0);
+      const [record] = await listWindows(w, { job: "sessions" });
+      expect(record).toMatchObject({
+        state: "skipped",
+        skippedBy: userInfo().username,
+        skipReason: "the service refuses this hour; reported to the vendor",
+      });
+
+      // The next run passes the skipped window without asking for it.
+      const again = await sh("sync", "sessions");
+      expect(again.status).toBe(0);
+      expect(refused).toHaveLength(2);
+      expect((await readCheckpoint(w, "sessions"))?.positionMs).toBeGreaterThan(
+        BAD + HOUR,
+      );
+      expect(
+        JSON.parse((await sh("windows", "list", "--json")).stdout),
+      ).toEqual([]);
+    } finally {
+      await w.close();
+      await proxy.close();
+    }
+  });
+
   it("forgets a job's rows only with --yes", async () => {
     const base = await testConfig();
     const env: Record<string, string> = {
@@ -259,3 +367,56 @@ describe("windows", () => {
     expect(done.status).toBe(0);
   });
 });
+
+/**
+ * A proxy to `target` that answers a request `refuse(path, body)` picks with a Connect
+ * invalid_argument error, and forwards every other one.
+ */
+async function refusingProxy(
+  target: string,
+  refuse: (path: string, body: string) => boolean,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      if (refuse(req.url ?? "", body.toString("utf8"))) {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            code: "invalid_argument",
+            message: "startTimestamp: this range cannot be listed",
+          }),
+        );
+        return;
+      }
+      const out = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.on("error", () => res.destroy());
+        },
+      );
+      out.on("error", () => res.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
