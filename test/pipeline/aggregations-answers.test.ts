@@ -5,11 +5,7 @@
 // the reason, and the answer is dead-lettered. Answers that only look alike (sibling buckets of
 // a multi-valued field adding up to more than their parent) are stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  aggregationJobSchema,
-  type AggregationJobConfig,
-  type Config,
-} from "../../src/config/index.js";
+import { aggregationJobSchema, type Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { aggregationName } from "../../src/pipeline/names.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
