@@ -162,8 +162,6 @@ async function fillLedgerWindow(
       },
       "sessions window could not be read; the checkpoint waits before it: `sessionhouse windows list` shows it, `sessionhouse windows skip sessions` lets the checkpoint pass it",
     );
-    if (failed?.state === "poisoned")
-      ctx.observer.onWindowsPoisoned?.({ job: ctx.job, count: 1 });
     throw err;
   }
 }
