@@ -3,13 +3,6 @@
 // operator skips it (recorded with who and why), and the next run moves the checkpoint past it.
 // The same for a window of the sessions stream that the service always refuses.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import {
-  createServer,
-  request,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -30,6 +23,7 @@ import { listWindows } from "../../src/warehouse/windows.js";
 import { memoryLogger } from "../helpers/logs.js";
 import { API_KEY, testSimulator } from "../helpers/simulator.js";
 import { testConfig } from "../helpers/warehouse.js";
+import { refusingProxy } from "../faults/servers.js";
 
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -257,12 +251,16 @@ describe("windows", () => {
     // In front of the simulator: ListSessionsV2 for the window starting at BAD is refused.
     const refused: string[] = [];
     const proxy = await refusingProxy(sim.url, (path, body) => {
-      if (!path.endsWith("/ListSessionsV2")) return false;
+      if (!path.endsWith("/ListSessionsV2")) return undefined;
       const start = (JSON.parse(body) as { startTimestamp?: unknown })
         .startTimestamp;
-      if (String(start) !== String(BAD / 1000)) return false;
+      if (String(start) !== String(BAD / 1000)) return undefined;
       refused.push(String(start));
-      return true;
+      return {
+        status: 400,
+        code: "invalid_argument",
+        message: "startTimestamp: this range cannot be listed",
+      };
     });
     const env: Record<string, string> = {
       SESSIONHOUSE_API_URL: proxy.url,
@@ -367,56 +365,3 @@ describe("windows", () => {
     expect(done.status).toBe(0);
   });
 });
-
-/**
- * A proxy to `target` that answers a request `refuse(path, body)` picks with a Connect
- * invalid_argument error, and forwards every other one.
- */
-async function refusingProxy(
-  target: string,
-  refuse: (path: string, body: string) => boolean,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const upstream = new URL(target);
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      if (refuse(req.url ?? "", body.toString("utf8"))) {
-        res.writeHead(400, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            code: "invalid_argument",
-            message: "startTimestamp: this range cannot be listed",
-          }),
-        );
-        return;
-      }
-      const out = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: req.headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-          answer.on("error", () => res.destroy());
-        },
-      );
-      out.on("error", () => res.destroy());
-      out.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
