@@ -316,6 +316,25 @@ describe("windows", () => {
       expect(text.stdout).toContain(
         `sessionhouse windows skip sessions --window ${new Date(BAD).toISOString()}`,
       );
+      const ready = await checkReadiness({
+        ping: () => Promise.resolve(true),
+        jobs: () => [],
+        startedAtMs: Date.now(),
+        stopping: () => false,
+        poisonedWindows: () => listWindows(w, { states: ["poisoned"] }),
+      });
+      expect(ready.ready).toBe(false);
+      expect(ready.poisonedWindows).toEqual([
+        {
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+        },
+      ]);
+      // forget is for aggregation jobs: it refuses the sessions stream.
+      const forget = await sh("windows", "forget", "sessions", "--yes");
+      expect(forget.status).toBe(2);
+      expect(forget.stderr).toContain("windows skip sessions");
 
       const skipped = await sh(
         "windows",

@@ -27,7 +27,11 @@ import {
   WRITES_DATA_DIR,
   type GlobalOptions,
 } from "../runtime.js";
-import { aggregationName, backfillPrefix } from "../../pipeline/names.js";
+import {
+  aggregationName,
+  backfillPrefix,
+  SESSIONS_STREAM,
+} from "../../pipeline/names.js";
 
 interface ListFlags {
   job?: string;
@@ -196,6 +200,13 @@ async function runForget(
   o: { yes?: boolean },
 ): Promise<void> {
   const job = jobName(name);
+  if (job === SESSIONS_STREAM)
+    throw new UsageError(
+      "forget deletes the rows of an aggregation job; sessions is the sessions stream",
+      {
+        hint: "to let the sessions checkpoint pass a window, use `sessionhouse windows skip sessions --window T --reason ...`",
+      },
+    );
   if (!o.yes)
     throw new UsageError(
       `forget deletes every stored row of aggregation job ${job}`,
