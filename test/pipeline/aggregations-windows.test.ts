@@ -11,7 +11,7 @@ import {
   type AggregationJobConfig,
   type Config,
 } from "../../src/config/index.js";
-import { syncAggregations } from "../../src/pipeline/aggregations.js";
+import { checkJob, syncAggregations } from "../../src/pipeline/aggregations.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
 import {
@@ -441,6 +441,13 @@ describe("job definitions", () => {
     expect(fields?.f).toEqual(["user.email"]);
     await deps.api.close();
     await w.close();
+  });
+
+  it("refuses an aggregation job named sessions: the window ledger keys the sessions stream's windows so", () => {
+    expect(() => checkJob(job({ name: "sessions" }))).toThrow(UsageError);
+    expect(() => checkJob(job({ name: "sessions" }))).toThrow(
+      /sessions stream/,
+    );
   });
 
   it("refuses a zero window or interval in the configuration", () => {
