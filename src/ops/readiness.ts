@@ -32,6 +32,11 @@ export interface ReadinessReport {
   overdue: OverdueJob[];
   /** Windows that wait for an operator (`sessionhouse windows skip`); always set here. */
   poisonedWindows?: PoisonedWindowReport[];
+  /**
+   * Windows whose last fetch failed, fetched again on the next run; shown, not a reason to be
+   * unready (one failed run is not an alarm). Always set here.
+   */
+  pendingWindows?: PoisonedWindowReport[];
   stopping: boolean;
 }
 
@@ -81,9 +86,18 @@ export interface ReadinessSource {
   nowMs?: () => number;
   /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
   pingTimeoutMs?: number;
-  /** Poisoned windows of every job, read from the warehouse (asked only when ClickHouse answers). */
+  /**
+   * Windows not stored of every job, read from the warehouse (asked only when ClickHouse
+   * answers): the poisoned ones, and the pending ones when the source gives them (a window
+   * without a state is poisoned).
+   */
   poisonedWindows?: () => Promise<
-    ReadonlyArray<{ job: string; startMs: number; endMs: number }>
+    ReadonlyArray<{
+      job: string;
+      startMs: number;
+      endMs: number;
+      state?: string;
+    }>
   >;
 }
 
@@ -100,10 +114,11 @@ export async function checkReadiness(
       `ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`,
     );
   const poisonedWindows: PoisonedWindowReport[] = [];
+  const pendingWindows: PoisonedWindowReport[] = [];
   if (clickhouse.ok && source.poisonedWindows) {
     try {
       for (const p of await source.poisonedWindows())
-        poisonedWindows.push({
+        (p.state === "pending" ? pendingWindows : poisonedWindows).push({
           job: p.job,
           windowStart: new Date(p.startMs).toISOString(),
           windowEnd: new Date(p.endMs).toISOString(),
@@ -136,6 +151,7 @@ export async function checkReadiness(
     clickhouse,
     overdue,
     poisonedWindows,
+    pendingWindows,
     stopping,
   };
 }

@@ -276,6 +276,16 @@ describe("windows", () => {
     };
     const sh = (...args: string[]) => cli(env, ...args);
     const w = await openWarehouse(base);
+    // As `run` asks: the windows not stored, pending and poisoned.
+    const readiness = () =>
+      checkReadiness({
+        ping: () => Promise.resolve(true),
+        jobs: () => [],
+        startedAtMs: Date.now(),
+        stopping: () => false,
+        poisonedWindows: () =>
+          listWindows(w, { states: ["pending", "poisoned"] }),
+      });
     try {
       const failed = await sh("sync", "sessions");
       expect(failed.status).toBe(1);
@@ -302,6 +312,16 @@ describe("windows", () => {
         status.jobs.find((j) => j.job === "sessions")?.pendingWindows,
       ).toBe(1);
       expect((await sh("status")).stdout).toContain("Pending windows");
+      // /readyz shows a pending window; one failed run does not make the service unready.
+      const pendingReady = await readiness();
+      expect(pendingReady.ready).toBe(true);
+      expect(pendingReady.pendingWindows).toEqual([
+        {
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+        },
+      ]);
 
       // Failing again: poisoned (SESSIONHOUSE_MAX_WINDOW_ATTEMPTS), still read on every run.
       expect((await sh("sync", "sessions")).status).toBe(1);
@@ -316,14 +336,9 @@ describe("windows", () => {
       expect(text.stdout).toContain(
         `sessionhouse windows skip sessions --window ${new Date(BAD).toISOString()}`,
       );
-      const ready = await checkReadiness({
-        ping: () => Promise.resolve(true),
-        jobs: () => [],
-        startedAtMs: Date.now(),
-        stopping: () => false,
-        poisonedWindows: () => listWindows(w, { states: ["poisoned"] }),
-      });
+      const ready = await readiness();
       expect(ready.ready).toBe(false);
+      expect(ready.pendingWindows).toEqual([]);
       expect(ready.poisonedWindows).toEqual([
         {
           job: "sessions",
