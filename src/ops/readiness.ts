@@ -1,4 +1,6 @@
-// /readyz: ClickHouse answers, no aggregation window is poisoned, and no job is overdue. A job is overdue when its last successful
+// /readyz: ClickHouse answers, no window is poisoned (an aggregation job's or the sessions
+// stream's: it failed aggregations.maxWindowAttempts times and holds its checkpoint until an
+// operator skips it), and no job is overdue. A job is overdue when its last successful
 // run is older than three of its schedule periods plus its run deadline — long enough that one
 // or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
 // that just started counts from its start, so it has that long for the first success.
@@ -28,8 +30,13 @@ export interface ReadinessReport {
   reasons: string[];
   clickhouse: { ok: boolean; error?: string };
   overdue: OverdueJob[];
-  /** Aggregation windows that wait for an operator (`sessionhouse windows skip`); always set here. */
+  /** Windows that wait for an operator (`sessionhouse windows skip`); always set here. */
   poisonedWindows?: PoisonedWindowReport[];
+  /**
+   * Windows whose last fetch failed, fetched again on the next run; shown, not a reason to be
+   * unready (one failed run is not an alarm). Always set here.
+   */
+  pendingWindows?: PoisonedWindowReport[];
   stopping: boolean;
 }
 
@@ -79,9 +86,18 @@ export interface ReadinessSource {
   nowMs?: () => number;
   /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
   pingTimeoutMs?: number;
-  /** Poisoned aggregation windows, read from the warehouse (asked only when ClickHouse answers). */
+  /**
+   * Windows not stored of every job, read from the warehouse (asked only when ClickHouse
+   * answers): the poisoned ones, and the pending ones when the source gives them (a window
+   * without a state is poisoned).
+   */
   poisonedWindows?: () => Promise<
-    ReadonlyArray<{ job: string; startMs: number; endMs: number }>
+    ReadonlyArray<{
+      job: string;
+      startMs: number;
+      endMs: number;
+      state?: string;
+    }>
   >;
 }
 
@@ -98,10 +114,11 @@ export async function checkReadiness(
       `ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`,
     );
   const poisonedWindows: PoisonedWindowReport[] = [];
+  const pendingWindows: PoisonedWindowReport[] = [];
   if (clickhouse.ok && source.poisonedWindows) {
     try {
       for (const p of await source.poisonedWindows())
-        poisonedWindows.push({
+        (p.state === "pending" ? pendingWindows : poisonedWindows).push({
           job: p.job,
           windowStart: new Date(p.startMs).toISOString(),
           windowEnd: new Date(p.endMs).toISOString(),
@@ -113,7 +130,7 @@ export async function checkReadiness(
   if (poisonedWindows.length > 0) {
     const first = poisonedWindows[0] as PoisonedWindowReport;
     reasons.push(
-      `${poisonedWindows.length} aggregation window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
+      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
     );
   }
   const overdue = overdueJobs(
@@ -134,6 +151,7 @@ export async function checkReadiness(
     clickhouse,
     overdue,
     poisonedWindows,
+    pendingWindows,
     stopping,
   };
 }

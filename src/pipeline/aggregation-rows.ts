@@ -12,6 +12,8 @@ import type { Window } from "../sources/windows.js";
 import type { DeadLetter } from "../warehouse/bookkeeping.js";
 import { chTimeSeconds } from "../warehouse/format.js";
 import type { JobContext } from "./context.js";
+import { answerDisagreement } from "./aggregation-checks.js";
+import { windowFailure } from "./window-ledger.js";
 import { validationReason } from "./validation.js";
 
 /** A count as the API schemas give it: int64 values may be bigint. */
@@ -143,10 +145,10 @@ export interface FetchedWindow {
   failure: string | undefined;
 }
 
-/** Error codes of a call that mean the answer for this window was wrong, not the service down. */
-const BAD_ANSWER_CODES: ReadonlySet<string> = new Set(["BAD_RESPONSE"]);
-
-/** Fetches one window; a bad answer is returned as a failure, any other error is thrown. */
+/**
+ * Fetches one window; a failure of the window's own (windowFailure: a bad answer, a refusal or a
+ * timeout of this request) is returned as a failure, any other error is thrown.
+ */
 export async function fetchWindow(
   ctx: JobContext,
   job: AggregationJobConfig,
@@ -166,15 +168,9 @@ export async function fetchWindow(
       { signal: ctx.signal, budget: ctx.budget },
     );
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code !== "string" || !BAD_ANSWER_CODES.has(code)) throw err;
-    return {
-      window,
-      data: undefined,
-      dead: [],
-      rows: 0,
-      failure: (err as Error).message,
-    };
+    const failure = windowFailure(err, ctx.signal);
+    if (failure === undefined) throw err;
+    return { window, data: undefined, dead: [], rows: 0, failure };
   }
   ctx.counters.pages++;
   return readAnswer(ctx, job, intervalMs, window, raw);
@@ -205,6 +201,22 @@ function readAnswer(
     return { window, data: undefined, dead, rows: 0, failure: reason };
   }
   const { aggregations, numHits } = parsed.data;
+  const { members, rejected } = topValueMembers(aggregations);
+  const disagreement = answerDisagreement({
+    numHits,
+    logsOverTime: aggregations.logsOverTime ?? [],
+    members,
+    levels: job.groupBy.length,
+  });
+  if (disagreement !== undefined) {
+    const reason = `ListLogAggregations response: ${disagreement}`;
+    ctx.logger.warn(
+      { window: describe(window), reason },
+      "aggregation response dead-lettered",
+    );
+    const dead = [letter(reason, raw)];
+    return { window, data: undefined, dead, rows: 0, failure: reason };
+  }
   // fetched_at is set when the batch is stored, after the previous fetches are known.
   const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
     job: job.name,
@@ -213,7 +225,6 @@ function readAnswer(
     windowStart: chTimeSeconds(window.startMs),
     fetchedAt: "",
   });
-  const { members, rejected } = topValueMembers(aggregations);
   const dead = rejected.map((r) =>
     letter(
       `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,

@@ -23,7 +23,7 @@ import { storeWindows } from "./aggregation-store.js";
 import type { JobContext } from "./context.js";
 import { advanceCheckpoint, resolveRange, type SyncRange } from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
-import { aggregationName } from "./names.js";
+import { aggregationName, SESSIONS_STREAM } from "./names.js";
 import { forEachWindowInOrder } from "./window-pool.js";
 
 export interface AggregationSyncOptions {
@@ -49,6 +49,12 @@ export interface AggregationSyncResult {
 
 /** Checks a job before any request: the service refuses what these rules refuse. */
 export function checkJob(job: AggregationJobConfig): { intervalMs: number } {
+  // stream_windows keys an aggregation job's windows by its name, the sessions stream's by this.
+  if (job.name === SESSIONS_STREAM)
+    throw new UsageError(
+      `aggregation job ${job.name}: the name "${SESSIONS_STREAM}" is the sessions stream's, whose windows share the window ledger with the aggregation jobs`,
+      { hint: "give the aggregation job another name" },
+    );
   if (job.groupBy.length > MAX_GROUP_BY_FIELDS) {
     throw new UsageError(
       `aggregation job ${job.name} groups by ${job.groupBy.length} fields; the API allows at most ${MAX_GROUP_BY_FIELDS}`,

@@ -1,6 +1,9 @@
 // The sessions stream: page ListSessionsV2 window by window into the `sessions` table, then
 // re-read sessions still open from before the lookback. The checkpoint moves only after the
 // rows of every window up to it were inserted, so a crash at any instant resumes without loss.
+// A window that cannot be read for a reason of its own is recorded in stream_windows
+// (window-ledger.ts) and fails the run; the checkpoint passes it only once it is read, or once
+// an operator skipped it (`sessionhouse windows skip sessions`), and a skipped window is not read.
 import {
   describe,
   sessionWindowBatches,
@@ -16,6 +19,7 @@ import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
 import { advanceCheckpoint, resolveRange } from "./range.js";
 import { SessionWriter } from "./session-writer.js";
+import { WindowLedger, windowFailure } from "./window-ledger.js";
 import { forEachWindowInOrder } from "./window-pool.js";
 import { SESSIONS_STREAM } from "./names.js";
 
@@ -78,13 +82,17 @@ export async function syncSessions(
   // checkpoint waits for a mark of everything added until the window ended, chained in window
   // order, while the next windows are read: the checkpoint never passes a row not yet stored.
   const writer = new SessionWriter(ctx);
+  const ledger = await WindowLedger.load(ctx, SESSIONS_STREAM, startMs);
   let checkpoints: Promise<void> = Promise.resolve();
   let done = 0;
   try {
     await forEachWindowInOrder(
       windows,
       { concurrency: cfg.windowConcurrency },
-      (window) => fillWindow(ctx, writer, window),
+      (window) =>
+        ledger.skipped(window)
+          ? Promise.resolve()
+          : fillLedgerWindow(ctx, ledger, writer, window),
       (window) => {
         const stored = writer.mark();
         // Awaited in the chain once the checkpoints before it are written; a block that fails
@@ -93,6 +101,7 @@ export async function syncSessions(
         checkpoints = checkpoints.then(async () => {
           await stored;
           await advanceCheckpoint(ctx, range, window);
+          await settleStored(ctx, ledger, startMs, window.endMs);
           done++;
           ctx.observer.onProgress?.({
             job: ctx.job,
@@ -124,6 +133,57 @@ export async function syncSessions(
       beforeMs: startMs,
     });
   return result;
+}
+
+/**
+ * Pages one window into a writer; a failure of the window's own (windowFailure) is recorded in
+ * the ledger as a failed attempt before it fails the run, so that `windows list` shows the window
+ * and `windows skip` can let the checkpoint pass it.
+ */
+async function fillLedgerWindow(
+  ctx: JobContext,
+  ledger: WindowLedger,
+  writer: SessionWriter,
+  window: Window,
+): Promise<void> {
+  try {
+    await fillWindow(ctx, writer, window);
+  } catch (err) {
+    const failure = windowFailure(err, ctx.signal);
+    if (failure === undefined) throw err;
+    const [failed] = await ledger.record(ctx, [
+      { window, outcome: { kind: "failed", error: failure } },
+    ]);
+    ctx.logger.warn(
+      {
+        window: describe(window),
+        attempts: failed?.attempts,
+        state: failed?.state,
+      },
+      "sessions window could not be read; the checkpoint waits before it: `sessionhouse windows list` shows it, `sessionhouse windows skip sessions` lets the checkpoint pass it",
+    );
+    throw err;
+  }
+}
+
+/**
+ * Marks stored the failed windows that this run read in full: those within [fromMs, toMs), the
+ * span from the run's start to where its checkpoint now stands.
+ */
+async function settleStored(
+  ctx: JobContext,
+  ledger: WindowLedger,
+  fromMs: number,
+  toMs: number,
+): Promise<void> {
+  const stored = ledger
+    .unsettledWithin(fromMs, toMs)
+    .filter((w) => !ledger.skipped(w));
+  if (stored.length > 0)
+    await ledger.record(
+      ctx,
+      stored.map((window) => ({ window, outcome: { kind: "stored" } })),
+    );
 }
 
 /** Pages one window into `sessions`, alone: its rows are stored when this returns. */

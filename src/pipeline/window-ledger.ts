@@ -1,9 +1,15 @@
-// The state of an aggregation job's windows during one run (stored in stream_windows,
-// migrations/0007_stream_windows.sql). It decides which windows a run fetches, records how each
-// fetch went, and tells how far the checkpoint may move: only over the leading windows that are
-// stored, shrunk or skipped by an operator. A window whose answer was bad stays pending and is
-// fetched again on every run until it is stored; after `maxAttempts` failures it is poisoned and
-// no longer fetched until an operator skips it.
+// The state of a stream's windows during one run (stored in stream_windows,
+// migrations/0007_stream_windows.sql): the windows of each aggregation job, keyed by the job's
+// name, and those of the sessions stream, keyed "sessions". It decides which windows a run
+// fetches, records how each fetch went, and tells how far the checkpoint may move: only over
+// the leading windows that are stored, shrunk or skipped by an operator. A window whose fetch
+// failed for a reason of its own (windowFailure) stays pending and is fetched again on every run
+// until it is stored; after `maxAttempts` failures it is poisoned and waits for an operator.
+// A poisoned aggregation window is no longer fetched; a poisoned sessions window still is (the
+// sessions checkpoint cannot pass it otherwise), and both hold their checkpoint until skipped.
+import { ApiError } from "../api/errors.js";
+import { refusesEveryCall } from "../api/retry.js";
+import { PagingError } from "../sources/sessions.js";
 import type { Window } from "../sources/windows.js";
 import {
   SETTLED_STATES,
@@ -22,6 +28,49 @@ export interface FailedWindow {
   state: WindowState;
   attempts: number;
   error: string;
+}
+
+/**
+ * API codes that are not about one window: the same request for any other window would fail the
+ * same way (the run was cancelled; the service cannot be reached, is down or rate-limits; the URL
+ * names no such service). They fail the run without counting an attempt against the window, so
+ * that an outage does not poison every window it meets.
+ */
+const NOT_THE_WINDOWS: ReadonlySet<string> = new Set([
+  "ABORTED",
+  "canceled",
+  "NETWORK",
+  "TLS",
+  "unavailable",
+  "resource_exhausted",
+  "not_found",
+  "unimplemented",
+  "HTTP_404",
+  "HTTP_405",
+  "HTTP_429",
+  "HTTP_502",
+  "HTTP_503",
+]);
+
+/**
+ * What a failed fetch of one window records in the ledger (its error code and message), or
+ * undefined when the failure is not the window's and must fail the run without counting an
+ * attempt: the run aborted or shutting down, the API key refused (refusesEveryCall), an API code
+ * in NOT_THE_WINDOWS, and anything not raised by the API or the paging of the window (ClickHouse
+ * errors, bugs). The rest is the window's, whatever its code: an answer the service refuses to
+ * give for it (invalid_argument, out_of_range, failed_precondition), one it does not give in
+ * time (deadline_exceeded, TIMEOUT), one that is bad (BAD_RESPONSE, RESPONSE_TOO_LARGE, internal)
+ * or paging that does not end (PagingError).
+ */
+export function windowFailure(
+  err: unknown,
+  signal: AbortSignal,
+): string | undefined {
+  if (signal.aborted || refusesEveryCall(err)) return undefined;
+  if (err instanceof ApiError)
+    return NOT_THE_WINDOWS.has(err.code) ? undefined : err.message;
+  if (err instanceof PagingError) return `${err.code}: ${err.message}`;
+  return undefined;
 }
 
 export class WindowLedger {
@@ -76,6 +125,26 @@ export class WindowLedger {
     return r.endMs < w.endMs || w.endMs > refetchFromMs;
   }
 
+  /** Whether an operator skipped a window that holds all of `w`: it is not read, and passed. */
+  skipped(w: Window): boolean {
+    for (const r of this.#byStart.values())
+      if (r.state === "skipped" && r.startMs <= w.startMs && w.endMs <= r.endMs)
+        return true;
+    return false;
+  }
+
+  /** Pending and poisoned windows that lie within [fromMs, toMs). */
+  unsettledWithin(fromMs: number, toMs: number): Window[] {
+    return [...this.#byStart.values()]
+      .filter(
+        (r) =>
+          (r.state === "pending" || r.state === "poisoned") &&
+          r.startMs >= fromMs &&
+          r.endMs <= toMs,
+      )
+      .map((r) => ({ startMs: r.startMs, endMs: r.endMs }));
+  }
+
   /** Whether the checkpoint may move over `w`. */
   settled(w: Window): boolean {
     const r = this.#byStart.get(w.startMs);
@@ -97,7 +166,9 @@ export class WindowLedger {
       let attempts = 0;
       let lastError = "";
       if (outcome.kind === "failed") {
-        attempts = (before?.state === "pending" ? before.attempts : 0) + 1;
+        const failing =
+          before?.state === "pending" || before?.state === "poisoned";
+        attempts = (failing ? before.attempts : 0) + 1;
         state = attempts >= this.#maxAttempts ? "poisoned" : "pending";
         lastError = outcome.error;
         failed.push({ window, state, attempts, error: outcome.error });

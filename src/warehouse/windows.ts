@@ -1,6 +1,7 @@
-// Window bookkeeping of the aggregation jobs (migrations/0004_aggregations.sql and
-// 0007_stream_windows.sql): the state of each window, what earlier fetches of a window stored,
-// and the definition each job's rows were made with. Every query about them lives here.
+// Window bookkeeping (migrations/0004_aggregations.sql and 0007_stream_windows.sql): the state
+// of each window of the aggregation jobs and of the sessions stream, what earlier fetches of an
+// aggregation window stored, and the definition each aggregation job's rows were made with.
+// Every query about them lives here.
 import { qualified, type Warehouse } from "./client.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
@@ -26,7 +27,7 @@ export const SETTLED_STATES: ReadonlySet<WindowState> = new Set([
 ]);
 
 export interface WindowRecord {
-  /** Aggregation job name (as in agg_histogram). */
+  /** Aggregation job name (as in agg_histogram), or "sessions" for the sessions stream. */
   job: string;
   startMs: number;
   endMs: number;
@@ -89,7 +90,8 @@ async function selectWindows(
 
 /**
  * What a run of `job` needs to know: its windows that are not settled (wherever they are) and
- * every window from `sinceMs` on.
+ * every window that ends after `sinceMs` (a skipped window that began before it still covers
+ * the range from there on).
  */
 export async function readJobWindows(
   w: Warehouse,
@@ -98,7 +100,7 @@ export async function readJobWindows(
 ): Promise<WindowRecord[]> {
   return selectWindows(
     w,
-    "job = {job:String} AND (state IN ('pending', 'poisoned') OR window_start >= {since:DateTime('UTC')})",
+    "job = {job:String} AND (state IN ('pending', 'poisoned') OR window_end > {since:DateTime('UTC')})",
     { job, since: chTimeSeconds(sinceMs) },
   );
 }

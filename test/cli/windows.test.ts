@@ -1,8 +1,9 @@
 // `sessionhouse windows list|skip|forget`, `status` and `/readyz` with a window that keeps
 // getting a bad answer: the run fails naming it, it is poisoned, status and /readyz show it, an
 // operator skips it (recorded with who and why), and the next run moves the checkpoint past it.
+// The same for a window of the sessions stream that the service always refuses.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { StatusReport } from "../../src/cli/commands/status.js";
@@ -22,6 +23,7 @@ import { listWindows } from "../../src/warehouse/windows.js";
 import { memoryLogger } from "../helpers/logs.js";
 import { API_KEY, testSimulator } from "../helpers/simulator.js";
 import { testConfig } from "../helpers/warehouse.js";
+import { refusingProxy } from "../faults/servers.js";
 
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -242,6 +244,144 @@ describe("windows", () => {
       [],
     );
     await w.close();
+  });
+
+  it("shows a sessions window the service always refuses in sync, windows list and status; skip lets the checkpoint pass it without reading it", async () => {
+    const base = await testConfig();
+    // In front of the simulator: ListSessionsV2 for the window starting at BAD is refused.
+    const refused: string[] = [];
+    const proxy = await refusingProxy(sim.url, (path, body) => {
+      if (!path.endsWith("/ListSessionsV2")) return undefined;
+      const start = (JSON.parse(body) as { startTimestamp?: unknown })
+        .startTimestamp;
+      if (String(start) !== String(BAD / 1000)) return undefined;
+      refused.push(String(start));
+      return {
+        status: 400,
+        code: "invalid_argument",
+        message: "startTimestamp: this range cannot be listed",
+      };
+    });
+    const env: Record<string, string> = {
+      SESSIONHOUSE_API_URL: proxy.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
+      SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
+      CLICKHOUSE_DATABASE: base.clickhouse.database,
+      SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
+      SESSIONHOUSE_WINDOW: "1h",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
+    };
+    const sh = (...args: string[]) => cli(env, ...args);
+    const w = await openWarehouse(base);
+    // As `run` asks: the windows not stored, pending and poisoned.
+    const readiness = () =>
+      checkReadiness({
+        ping: () => Promise.resolve(true),
+        jobs: () => [],
+        startedAtMs: Date.now(),
+        stopping: () => false,
+        poisonedWindows: () =>
+          listWindows(w, { states: ["pending", "poisoned"] }),
+      });
+    try {
+      const failed = await sh("sync", "sessions");
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toContain("invalid_argument");
+      expect(refused).toHaveLength(1);
+      expect((await readCheckpoint(w, "sessions"))?.positionMs).toBe(BAD);
+
+      const listed = await sh("windows", "list", "--job", "sessions", "--json");
+      expect(listed.status).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual([
+        expect.objectContaining({
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+          state: "pending",
+          attempts: 1,
+          lastError: expect.stringContaining("invalid_argument") as unknown,
+        }),
+      ]);
+      const status = JSON.parse(
+        (await sh("status", "--json")).stdout,
+      ) as StatusReport;
+      expect(
+        status.jobs.find((j) => j.job === "sessions")?.pendingWindows,
+      ).toBe(1);
+      expect((await sh("status")).stdout).toContain("Pending windows");
+      // /readyz shows a pending window; one failed run does not make the service unready.
+      const pendingReady = await readiness();
+      expect(pendingReady.ready).toBe(true);
+      expect(pendingReady.pendingWindows).toEqual([
+        {
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+        },
+      ]);
+
+      // Failing again: poisoned (SESSIONHOUSE_MAX_WINDOW_ATTEMPTS), still read on every run.
+      expect((await sh("sync", "sessions")).status).toBe(1);
+      expect(refused).toHaveLength(2);
+      expect(
+        (await listWindows(w, { job: "sessions" })).map((r) => [
+          r.state,
+          r.attempts,
+        ]),
+      ).toEqual([["poisoned", 2]]);
+      const text = await sh("status");
+      expect(text.stdout).toContain(
+        `sessionhouse windows skip sessions --window ${new Date(BAD).toISOString()}`,
+      );
+      const ready = await readiness();
+      expect(ready.ready).toBe(false);
+      expect(ready.pendingWindows).toEqual([]);
+      expect(ready.poisonedWindows).toEqual([
+        {
+          job: "sessions",
+          windowStart: new Date(BAD).toISOString(),
+          windowEnd: new Date(BAD + HOUR).toISOString(),
+        },
+      ]);
+      // forget is for aggregation jobs: it refuses the sessions stream.
+      const forget = await sh("windows", "forget", "sessions", "--yes");
+      expect(forget.status).toBe(2);
+      expect(forget.stderr).toContain("windows skip sessions");
+
+      const skipped = await sh(
+        "windows",
+        "skip",
+        "sessions",
+        "--window",
+        new Date(BAD).toISOString(),
+        "--reason",
+        "the service refuses this hour; reported to the vendor",
+      );
+      expect(skipped.status).toBe(0);
+      const [record] = await listWindows(w, { job: "sessions" });
+      expect(record).toMatchObject({
+        state: "skipped",
+        skippedBy: userInfo().username,
+        skipReason: "the service refuses this hour; reported to the vendor",
+      });
+
+      // The next run passes the skipped window without asking for it.
+      const again = await sh("sync", "sessions");
+      expect(again.status).toBe(0);
+      expect(refused).toHaveLength(2);
+      expect((await readCheckpoint(w, "sessions"))?.positionMs).toBeGreaterThan(
+        BAD + HOUR,
+      );
+      expect(
+        JSON.parse((await sh("windows", "list", "--json")).stdout),
+      ).toEqual([]);
+    } finally {
+      await w.close();
+      await proxy.close();
+    }
   });
 
   it("forgets a job's rows only with --yes", async () => {

@@ -1,6 +1,7 @@
 // Small real HTTP servers for fault tests: a scripted Connect endpoint that records when each
-// request arrived, and a proxy in front of the simulator that records the same (to check the
-// request-rate ceiling from the outside), optionally terminating TLS with a test certificate.
+// request arrived, a proxy in front of the simulator that records the same (to check the
+// request-rate ceiling from the outside), optionally terminating TLS with a test certificate,
+// and a proxy that answers the requests a test picks with a Connect error.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -215,4 +216,55 @@ export function makeCertificates(): {
     key: readFileSync(join(dir, "server.key")),
     cert: readFileSync(join(dir, "server.pem")),
   };
+}
+
+/** A Connect error a refusing proxy answers with. */
+export interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * A proxy to `target` that answers each request `refuse(path, body)` returns a refusal for with
+ * that Connect error, and forwards every other one.
+ */
+export async function refusingProxy(
+  target: string,
+  refuse: (path: string, body: string) => Refusal | undefined,
+): Promise<TestServer> {
+  const requests: Recorded[] = [];
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const at = performance.now();
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const path = req.url ?? "";
+      requests.push({ at, path, headers: req.headers, body: body.toString() });
+      const refusal = refuse(path, body.toString("utf8"));
+      if (refusal) {
+        connectError(res, refusal.status, refusal.code, refusal.message);
+        return;
+      }
+      const out = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.on("error", () => res.destroy());
+        },
+      );
+      out.on("error", () => res.destroy());
+      out.end(body);
+    });
+  });
+  return { url: await listen(server), requests, close: closer(server) };
 }

@@ -2,19 +2,22 @@
 // whose answer is bad stays pending and holds the checkpoint, is fetched again and stored, is
 // poisoned after its last attempt until an operator skips it; a re-fetch with fewer hits keeps
 // the stored counts; a job changed under the same name is refused; a window over which earlier
-// fetches stored a few hundred thousand rows is stored like any other.
+// fetches stored a few hundred thousand rows is stored like any other; a window the service
+// refuses (invalid_argument) is kept in the ledger like one with a bad answer, while a refused
+// key or an outage fails the run without counting an attempt against the window.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   aggregationJobSchema,
   type AggregationJobConfig,
   type Config,
 } from "../../src/config/index.js";
-import { syncAggregations } from "../../src/pipeline/aggregations.js";
+import { checkJob, syncAggregations } from "../../src/pipeline/aggregations.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
 import {
   LIST_LOG_AGGREGATIONS_PATH,
   RawJson,
+  SimConnectError,
   type RouteContext,
   type Simulator,
 } from "../../src/simulator/index.js";
@@ -223,6 +226,92 @@ describe("aggregation windows that cannot be stored", () => {
   });
 });
 
+describe("a window the service refuses", () => {
+  const refuse =
+    (code: "invalid_argument" | "unauthenticated" | "unavailable") => () => {
+      throw new SimConnectError(
+        code,
+        "histogram: too many buckets for this window",
+      );
+    };
+
+  it("keeps a window answered invalid_argument pending, then poisoned, with the error; the others are stored; once skipped, the checkpoint passes it", async () => {
+    const { config, w } = await setup({
+      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
+    });
+    const j = job({ name: "refused" });
+    const deps = runDeps(config, w);
+    const bad = NOON - 3 * HOUR;
+    const sync = () =>
+      run(deps, aggregationName(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      );
+    await withWindowAnswer(bad, refuse("invalid_argument"), async () => {
+      const first = await sync().catch((e: unknown) => e);
+      expect((first as { code?: string }).code).toBe(
+        "AGGREGATION_WINDOWS_FAILED",
+      );
+      expect((first as Error).message).toContain(new Date(bad).toISOString());
+      expect((first as Error).message).toContain("invalid_argument");
+      expect((first as Error).message).toContain("now pending");
+      expect(await stateOf(w, j, bad)).toMatchObject({
+        state: "pending",
+        attempts: 1,
+        lastError: expect.stringMatching(
+          /invalid_argument.*too many buckets for this window/,
+        ) as unknown,
+      });
+      expect(await checkpointOf(w, j)).toBe(bad);
+      // The windows after it are stored all the same.
+      for (const later of [bad + HOUR, bad + 2 * HOUR])
+        expect((await stateOf(w, j, later))?.state).toBe("stored");
+      const second = await sync().catch((e: unknown) => e);
+      expect((second as Error).message).toContain("now poisoned");
+      expect(await stateOf(w, j, bad)).toMatchObject({
+        state: "poisoned",
+        attempts: 2,
+      });
+      const third = await sync();
+      expect(third.poisoned).toEqual([{ startMs: bad, endMs: bad + HOUR }]);
+      expect(await checkpointOf(w, j)).toBe(bad);
+    });
+    const poisoned = await stateOf(w, j, bad);
+    if (!poisoned) throw new Error("the poisoned window is not recorded");
+    await writeWindows(
+      w,
+      [{ ...poisoned, state: "skipped", skippedBy: "ops", skipReason: "x" }],
+      { retries: 0 },
+    );
+    await sync();
+    expect(await checkpointOf(w, j)).toBe(NOON);
+    await deps.api.close();
+    await w.close();
+  });
+
+  it.each(["unauthenticated", "unavailable"] as const)(
+    "fails the run on %s for one window without counting an attempt against it",
+    async (code) => {
+      const { config, w } = await setup();
+      const j = job({ name: `not_the_window_${code}` });
+      const deps = runDeps(config, w);
+      const bad = NOON - 3 * HOUR;
+      const err = await withWindowAnswer(bad, refuse(code), () =>
+        run(deps, aggregationName(j), (ctx) =>
+          syncAggregations(ctx, j, { nowMs: NOON }),
+        ).catch((e: unknown) => e),
+      );
+      expect((err as { code?: string }).code).toBe(code);
+      expect(await stateOf(w, j, bad)).toBeUndefined();
+      expect(
+        await listWindows(w, { job: j.name, states: ["pending", "poisoned"] }),
+      ).toEqual([]);
+      expect((await checkpointOf(w, j)) ?? 0).toBeLessThanOrEqual(bad);
+      await deps.api.close();
+      await w.close();
+    },
+  );
+});
+
 describe("a pending window far behind", () => {
   it("is fetched alone by the next incremental run, however old, and stored", async () => {
     const { config, w } = await setup({ SESSIONHOUSE_INITIAL_LOOKBACK: "2h" });
@@ -352,6 +441,13 @@ describe("job definitions", () => {
     expect(fields?.f).toEqual(["user.email"]);
     await deps.api.close();
     await w.close();
+  });
+
+  it("refuses an aggregation job named sessions: the window ledger keys the sessions stream's windows so", () => {
+    expect(() => checkJob(job({ name: "sessions" }))).toThrow(UsageError);
+    expect(() => checkJob(job({ name: "sessions" }))).toThrow(
+      /sessions stream/,
+    );
   });
 
   it("refuses a zero window or interval in the configuration", () => {

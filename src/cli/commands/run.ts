@@ -230,7 +230,7 @@ async function startOps(
           },
           jobs: () => scheduler.jobs(),
           poisonedWindows: () =>
-            listWindows(rt.warehouse, { states: ["poisoned"] }),
+            listWindows(rt.warehouse, { states: ["pending", "poisoned"] }),
           startedAtMs,
           stopping: () => scheduler.stopping,
         }),

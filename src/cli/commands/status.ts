@@ -39,6 +39,7 @@ import {
   READS_THROUGH_SERVICE,
   type GlobalOptions,
 } from "../runtime.js";
+import { SESSIONS_STREAM } from "../../pipeline/names.js";
 
 export function registerStatusCommand(
   program: Command,
@@ -97,9 +98,12 @@ export interface JobStatus {
   vanishedSessions: number | null;
   deadLetters: number;
   nextRunAt: string | null;
-  /** Aggregation jobs: windows fetched again on the next run (null for other jobs). */
+  /** Aggregation jobs and sessions: windows fetched again on the next run (null for other jobs). */
   pendingWindows: number | null;
-  /** Aggregation jobs: windows no longer fetched until an operator skips them. */
+  /**
+   * Aggregation jobs and sessions: windows that failed aggregations.maxWindowAttempts times and
+   * hold the checkpoint until an operator skips them (aggregation windows are no longer fetched).
+   */
   poisonedWindows: PoisonedWindow[];
 }
 
@@ -168,12 +172,13 @@ async function readStored(
 ): Promise<Stored> {
   const tables = await existingTables(w);
   const names = plans.map((p) => p.name);
-  const aggregationJobs = plans.flatMap((p) =>
-    p.aggregation ? [p.aggregation.name] : [],
-  );
+  const ledgerKeys = plans.flatMap((p) => {
+    const key = ledgerKey(p);
+    return key === undefined ? [] : [key];
+  });
   const unsettled = new Map<string, WindowRecord[]>();
   if (tables.has(Tables.streamWindows))
-    for (const r of await unsettledWindows(w, aggregationJobs))
+    for (const r of await unsettledWindows(w, ledgerKeys))
       unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
   return {
     tables,
@@ -210,9 +215,8 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
     plan.kind === "sessions" ||
     plan.kind === "aggregation" ||
     plan.kind === "entity";
-  const windows = plan.aggregation
-    ? (stored.unsettled.get(plan.aggregation.name) ?? [])
-    : [];
+  const key = ledgerKey(plan);
+  const windows = key === undefined ? [] : (stored.unsettled.get(key) ?? []);
   return {
     job: plan.name,
     kind: plan.kind,
@@ -235,9 +239,10 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
       plan.kind === "open-refresh" ? (byTable.vanished ?? 0) : null,
     deadLetters: stored.deadLetters.get(plan.name) ?? 0,
     nextRunAt: next === undefined ? null : iso(next),
-    pendingWindows: plan.aggregation
-      ? windows.filter((r) => r.state === "pending").length
-      : null,
+    pendingWindows:
+      key !== undefined
+        ? windows.filter((r) => r.state === "pending").length
+        : null,
     poisonedWindows: windows
       .filter((r) => r.state === "poisoned")
       .map((r) => ({
@@ -247,6 +252,12 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
         lastError: r.lastError,
       })),
   };
+}
+
+/** The name a job's windows go by in stream_windows, for the jobs that keep windows there. */
+function ledgerKey(plan: JobPlan): string | undefined {
+  if (plan.aggregation) return plan.aggregation.name;
+  return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
 }
 
 function lastRun(run: RunRecord): LastRun {
@@ -359,10 +370,21 @@ export function printStatus(
     })),
     out,
   );
+  const pending = report.jobs.filter((j) => (j.pendingWindows ?? 0) > 0);
+  if (pending.length > 0) {
+    heading(
+      "Pending windows (fetched again on the next run; the checkpoint waits at the first)",
+      out,
+    );
+    for (const j of pending)
+      out.write(
+        `  ${j.job}: ${j.pendingWindows ?? 0} window(s), see sessionhouse windows list --job ${j.job}\n`,
+      );
+  }
   const poisoned = report.jobs.filter((j) => j.poisonedWindows.length > 0);
   if (poisoned.length > 0) {
     heading(
-      "Poisoned windows (not fetched again; the checkpoint waits at the first)",
+      "Poisoned windows (they wait for an operator; the checkpoint waits at the first)",
       out,
     );
     for (const j of poisoned)

@@ -1,6 +1,7 @@
-// `sessionhouse windows …`: the aggregation windows that are not stored yet, and what an operator
-// does about one that keeps failing. `list` reads only; `skip` records who let the checkpoint
-// pass a window and why; `forget` drops every row of a job so that it starts again.
+// `sessionhouse windows …`: the windows of the aggregation jobs and of the sessions stream that
+// are not stored yet, and what an operator does about one that keeps failing. `list` reads only;
+// `skip` records who let the checkpoint pass a window and why; `forget` drops every row of an
+// aggregation job so that it starts again.
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
@@ -26,7 +27,11 @@ import {
   WRITES_DATA_DIR,
   type GlobalOptions,
 } from "../runtime.js";
-import { aggregationName, backfillPrefix } from "../../pipeline/names.js";
+import {
+  aggregationName,
+  backfillPrefix,
+  SESSIONS_STREAM,
+} from "../../pipeline/names.js";
 
 interface ListFlags {
   job?: string;
@@ -47,15 +52,15 @@ export function registerWindowsCommand(
   const windows = program
     .command("windows")
     .description(
-      "aggregation windows not stored yet (pending, poisoned) and what to do about them",
+      "windows of the aggregation jobs and of the sessions stream not stored yet (pending, poisoned) and what to do about them",
     );
 
   windows
     .command("list")
     .description(
-      "list the aggregation windows that are pending or poisoned (--all: every state)",
+      "list the windows that are pending or poisoned, with their attempts and last error (--all: every state)",
     )
-    .option("--job <name>", "only this aggregation job")
+    .option("--job <name>", 'only this aggregation job, or "sessions"')
     .option("--all", "also the stored, shrunk and skipped windows")
     .option("--json", "print JSON for programs instead of a table")
     .addHelpText("after", READS_THROUGH_SERVICE)
@@ -66,7 +71,7 @@ export function registerWindowsCommand(
     .description(
       "let the checkpoint of JOB pass a pending or poisoned window, recording who and why",
     )
-    .argument("<job>", "the aggregation job")
+    .argument("<job>", 'the aggregation job, or "sessions"')
     .requiredOption(
       "--window <time>",
       "start of the window, as `windows list` shows it",
@@ -115,7 +120,7 @@ function printWindows(
   }
   if (found.length === 0) {
     process.stdout.write(
-      `no ${o.all ? "" : "pending or poisoned "}aggregation windows${job ? ` for job ${job}` : ""}\n`,
+      `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}\n`,
     );
     return;
   }
@@ -195,6 +200,13 @@ async function runForget(
   o: { yes?: boolean },
 ): Promise<void> {
   const job = jobName(name);
+  if (job === SESSIONS_STREAM)
+    throw new UsageError(
+      "forget deletes the rows of an aggregation job; sessions is the sessions stream",
+      {
+        hint: "to let the sessions checkpoint pass a window, use `sessionhouse windows skip sessions --window T --reason ...`",
+      },
+    );
   if (!o.yes)
     throw new UsageError(
       `forget deletes every stored row of aggregation job ${job}`,
