@@ -19,6 +19,7 @@ const SUITES = [
   "test/streams/list-counts.test.ts",
   "test/cli/abandoned-runs.test.ts",
   "test/reports/backfill-coverage.test.ts",
+  "test/faults/sessions-windows.test.ts",
   "test/warehouse/bad-rows.test.ts",
   "test/warehouse/engine-rows.test.ts",
   "test/warehouse/session-columns.test.ts",
