@@ -123,6 +123,21 @@ describe("the docs", () => {
     expect(broken, "relative links to nothing").toEqual([]);
   });
 
+  it("start README.md with the two commands for a fresh machine", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const first = /```sh\n([\s\S]*?)```/.exec(readme);
+    expect(first?.[1]).toBe("npm install && npx sessionhouse demo\nnpm test\n");
+    expect(readme.indexOf("```sh")).toBeLessThan(readme.indexOf("\n## "));
+    const pkg = JSON.parse(
+      readFileSync(join(ROOT, "package.json"), "utf8"),
+    ) as {
+      bin?: Record<string, string>;
+      scripts?: Record<string, string>;
+    };
+    expect(pkg.bin?.["sessionhouse"]).toBeDefined();
+    expect(pkg.scripts?.["test"]).toBeDefined();
+  });
+
   it("are every one linked from README.md", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const linked = new Set(
