@@ -63,15 +63,31 @@ function namedPaths(text: string): string[] {
   return [...paths];
 }
 
-/** The targets of a page's relative Markdown links and images, without their #anchors. */
-function relativeLinks(text: string): string[] {
-  const links: string[] = [];
+interface Link {
+  file: string;
+  anchor: string | undefined;
+}
+
+/** A page's relative Markdown links and images: the file, and the #anchor when there is one. */
+function relativeLinks(text: string): Link[] {
+  const links: Link[] = [];
   for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
     const target = m[1] ?? "";
     if (/^[a-z]+:/i.test(target) || target.startsWith("#")) continue;
-    links.push(target.split("#")[0] ?? "");
+    const [file = "", anchor] = target.split("#");
+    links.push({ file, anchor });
   }
   return links;
+}
+
+/** The anchors of a page's headings, as GitHub makes them: lower case, spaces to hyphens. */
+function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const m of text.matchAll(/^#{1,6} (.+)$/gm)) {
+    const title = (m[1] ?? "").trim().toLowerCase();
+    anchors.add(title.replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-"));
+  }
+  return anchors;
 }
 
 describe("the docs", () => {
@@ -110,17 +126,23 @@ describe("the docs", () => {
     ).toEqual([]);
   });
 
-  it("link only to files that exist", () => {
+  it("link only to files and headings that exist", () => {
     const broken: string[] = [];
     for (const page of pages) {
-      for (const target of relativeLinks(
-        readFileSync(join(ROOT, page), "utf8"),
-      )) {
-        const file = resolve(ROOT, dirname(page), target);
-        if (!existsSync(file)) broken.push(`${page}: ${target}`);
+      const text = readFileSync(join(ROOT, page), "utf8");
+      for (const { file, anchor } of relativeLinks(text)) {
+        const path = resolve(ROOT, dirname(page), file);
+        if (!existsSync(path)) {
+          broken.push(`${page}: ${file}`);
+        } else if (
+          anchor !== undefined &&
+          !headingAnchors(readFileSync(path, "utf8")).has(anchor)
+        ) {
+          broken.push(`${page}: ${file}#${anchor}`);
+        }
       }
     }
-    expect(broken, "relative links to nothing").toEqual([]);
+    expect(broken, "relative links to no file or heading").toEqual([]);
   });
 
   it("start README.md with the two commands for a fresh machine", () => {
@@ -141,8 +163,8 @@ describe("the docs", () => {
   it("are every one linked from README.md", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const linked = new Set(
-      relativeLinks(readme).map((target) =>
-        relative(ROOT, resolve(ROOT, target)),
+      relativeLinks(readme).map(({ file }) =>
+        relative(ROOT, resolve(ROOT, file)),
       ),
     );
     const unlinked = pages.filter(
