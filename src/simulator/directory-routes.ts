@@ -1,5 +1,5 @@
 // The read operations of the directory (directory.ts) as Connect routes: request checks as the
-// spec states them (`limit` within each operation's bound, required ids at least one
+// control plane makes them (`limit` within each operation's bound, required ids at least one
 // character), keyset paging whose cursor is the id of the last object served, and answers in
 // proto3 JSON (`listMetadata` with `nextCursor` only when a next page exists).
 

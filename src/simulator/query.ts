@@ -2,7 +2,7 @@
 // `field:value` terms joined by AND or spaces. Anything richer (OR, NOT, parentheses, ranges,
 // wildcards) makes the whole query ignored rather than half-applied: a half-applied filter
 // would return a subset that matches neither the real service nor "no filter", and a test
-// could not tell. Unknown fields are ignored term by term, as the brief allows.
+// could not tell. Unknown fields are ignored term by term: the service adds fields over time.
 
 import type { SimSession, SimUser } from "./model.js";
 import {

@@ -130,7 +130,8 @@ export interface SimulatorOptions {
   directory?: false;
   /**
    * What `listMetadata.count` holds on ListSessionsV2 and directory list pages: the records of
-   * the page ("page", the default) or of the whole listing ("total"); the spec does not say.
+   * the page ("page", the default) or of the whole listing ("total"); which one the real service
+   * means is not known (docs/control-plane-wire.md, "Pagination").
    */
   countMeans?: CountMeans;
 }

@@ -1,7 +1,7 @@
 // proto3 JSON of a Session, as the real service writes it: zero values omitted (empty
 // strings, empty arrays, an open session's endTime and duration, a missing parent, endUser,
 // email, connector or sidecar), timestamps with 0/3/6/9 fractional digits, Durations as
-// "<seconds>[.fraction]s". The user member the spec calls `service` carries the vendor's
+// "<seconds>[.fraction]s". The user member the operation list calls `service` carries the vendor's
 // brand name on the wire; it is configurable so the exporter's read-by-shape is exercised.
 
 import type { SessionStatus, SimSession, SimUser } from "./model.js";

@@ -1,8 +1,8 @@
 // A native user's credentials reduced to what may be stored: the kind of each credential
 // variant and its non-secret fields. Everything else is dropped before a record is kept, logged
 // or dead-lettered, so that no password, API key value, token, private key or `secret` ever
-// lands (README, "Entity streams"). An allowlist, not a denylist: a member the service adds
-// later is dropped until it is known to be harmless.
+// lands (docs/entity-streams.md, "Secrets never land"). An allowlist, not a denylist: a member
+// the service adds later is dropped until it is known to be harmless.
 
 /** Members of a NativeUser kept as they are. */
 const NATIVE_USER_MEMBERS = new Set([
@@ -27,7 +27,7 @@ export const NON_SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
   sshKey: ["username"],
 };
 
-/** The fields dropped, for the README and messages: `secret` and these per variant. */
+/** The fields dropped, for the docs and messages: `secret` and these per variant. */
 export const DROPPED_SECRET_FIELDS: readonly string[] = [
   "secret",
   "basic.password",

@@ -165,7 +165,7 @@ describe("grafana-reader.sh", () => {
         ...dashboard.panels.flatMap((p) =>
           p.targets.map((t) => ({
             sql: t.rawSql,
-            // Session detail's raw record: README says how to grant it.
+            // Session detail's raw record: docs/dashboards.md says how to grant it.
             grant: (p.description ?? "").includes(
               "needs SELECT on sessions.raw",
             ),

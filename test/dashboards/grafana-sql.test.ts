@@ -1,5 +1,7 @@
-// The expander against the plugin's documented outputs (docs/sources/query-editor.md, "Macros",
-// and docs/sources/template-variables.md), so the query tests run what Grafana would run.
+// The expander against the plugin's documented outputs (its public docs: "Macros" at
+// https://grafana.com/docs/plugins/grafana-clickhouse-datasource/latest/query-editor/#macros and
+// https://grafana.com/docs/plugins/grafana-clickhouse-datasource/latest/template-variables/), so
+// the query tests run what Grafana would run.
 import { describe, expect, it } from "vitest";
 import {
   ALL,

@@ -38,7 +38,7 @@ beforeAll(async () => {
     Record<string, unknown>,
     Record<string, unknown>,
   ];
-  // A member the spec does not know, 3 MiB of it, with characters JSON must escape.
+  // A member the exporter does not know, 3 MiB of it, with characters JSON must escape.
   const huge = { ...b, auditTrail: `line "1"\\n${"x".repeat(3 * MiB)}\u00e9` };
   // …and a session whose user is in 60000 groups (the brand member holds the identity).
   const user = c.user as { formal: { user: Record<string, unknown> } };

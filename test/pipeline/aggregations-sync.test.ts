@@ -108,7 +108,7 @@ describe("sync aggregations against the simulator", () => {
         expected.numHits,
       );
     }
-    // A member the spec does not name is stored too.
+    // A member the exporter does not know is stored too.
     const [unknown] = await select<{ n: string }>(
       w,
       "SELECT count() AS n FROM {db}.agg_top_values FINAL WHERE member = 'llmToolCallCounts'",

@@ -1,5 +1,6 @@
-// The simulator's directory operations over HTTP: limits and required ids as the spec states
-// them, keyset paging by object id, and objects that change with the simulated clock.
+// The simulator's directory operations over HTTP: limits and required ids as the control plane
+// checks them (docs/control-plane-wire.md, "Limits and rate limiting"), keyset paging by object
+// id, and objects that change with the simulated clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   SimClock,

@@ -69,7 +69,7 @@ function invalid(body: Body): SimConnectError {
 const sum = (buckets: readonly { count?: number }[] | undefined): number =>
   (buckets ?? []).reduce((a, b) => a + (b.count ?? 0), 0);
 
-/** The spec's list of top-value members (spec, "Logs service / ListLogAggregations"). */
+/** The top-value members of a ListLogAggregations answer known today, in the API's order. */
 const SPEC_MEMBERS =
   "sessionTypes, sessionIds, sessionApplicationNames, sessionClientIpAddresses, sessionServerIpAddresses, queryFingerprints, queryNormalized, queryReceived, querySent, resourceIds, resourceNames, resourceTypes, resourceHostnames, resourceTechnologies, connectorNames, connectorIds, spaceNames, spaceIds, userTypes, userSubTypes, userEmails, userUsernames, userIds, endUserTypes, endUserNames, endUserEmails, triggeredPolicyIds, triggeredPolicyNames, triggeredPolicyStatuses, triggeredPolicyTypes, responseDataVolumes, responseReturnedColumnNames, responseReturnedColumnPaths, responseReturnedColumnDataLabels, responseRowsSent, responseRowsReceived, deviceSystemVersions, deviceKernelVersions, deviceComputerNames, deviceUserNames, deviceModelNames, deviceModelIdentifiers, deviceModelNumbers, deviceSerialNumbers, userGroups, endUserGroups, controlPlaneCommandNames, controlPlaneCommandTypes, controlPlanePolicyActions, controlPlaneServices, controlPlaneMethods, controlPlaneUserEmails, controlPlaneUserTypes, controlPlaneUserIds, workflowIds, workflowNames, stepNames, stepTypes, triggerTypes, triggerNames, triggerUserEmails, triggerUserTypes, triggerUserIds, llmToolCallNames, llmModels, llmProviders, llmStopReasons".split(
     ", ",

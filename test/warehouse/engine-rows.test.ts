@@ -63,7 +63,7 @@ const EDGES: Record<string, unknown>[] = [
     duration: undefined,
     sessionStatus: "active",
   },
-  // The brand member as the spec names it, under another name, and absent.
+  // The brand member as the operation list names it (`service`), under another name, and absent.
   {
     ...base,
     id: "edge_service",

@@ -47,7 +47,7 @@ export function timestampMs(v: string): number {
   return Date.parse(v);
 }
 
-/** A loose object: members the spec does not name are kept, never a reason to reject. */
+/** A loose object: members the service adds over time are kept, never a reason to reject. */
 export const loose = <T extends z.ZodRawShape>(shape: T) =>
   z.looseObject(shape);
 

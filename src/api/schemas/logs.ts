@@ -5,7 +5,7 @@ import { z } from "zod";
 import { MAX_GROUP_BY_FIELDS } from "../../config/schema.js";
 import { count64, loose, RFC3339 } from "./common.js";
 
-/** The `aggregations` members the spec lists besides `logsOverTime`, in the spec's order. */
+/** The `aggregations` members known today besides `logsOverTime`, in the API's order. */
 export const KNOWN_AGGREGATION_MEMBERS = [
   "sessionTypes",
   "sessionIds",

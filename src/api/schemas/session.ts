@@ -1,4 +1,5 @@
-// The Session object (spec "Resources and their fields / Session") as it arrives on the wire.
+// The Session object as it arrives on the wire (docs/control-plane-wire.md, "Sessions" and
+// "JSON mapping").
 import { z } from "zod";
 import {
   durationStringMs,
@@ -28,7 +29,7 @@ const brandMemberSchema = loose({
 const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
 
 /**
- * The member the spec calls `service` carries the vendor's brand name on the wire
+ * The member the operation list calls `service` carries the vendor's brand name on the wire
  * (docs/control-plane-wire.md, "Sessions"): find it by shape, an object holding `user` and/or
  * `endUser`. Returns its name; the insert reads the identities under that name.
  */

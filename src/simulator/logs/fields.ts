@@ -1,5 +1,5 @@
 // The log fields the simulator knows, and which `aggregations` member of ListLogAggregations
-// counts each of them (spec: "Logs service / ListLogAggregations").
+// counts each of them (docs/control-plane-wire.md, "Log aggregations").
 
 /** A field's value on one event: one string, or the distinct values of a multi-valued field. */
 export type FieldValue = string | readonly string[];
@@ -77,7 +77,7 @@ export const MEMBER_OF_FIELD = Object.freeze({
   "llm.model": "llmModels",
   "llm.provider": "llmProviders",
   "llm.stop_reason": "llmStopReasons",
-  // Not in the spec's list, on purpose: the real service adds members over time,
+  // Not among the members known today, on purpose: the real service adds members over time,
   // so the simulator always answers with one member the exporter has never heard of.
   "llm.tool_call_count": "llmToolCallCounts",
 } as const satisfies Record<string, string>);
@@ -103,7 +103,7 @@ export const MEMBERS: readonly AggregationMember[] = Object.freeze(
   AGGREGATED_FIELDS.map((f) => MEMBER_OF_FIELD[f]),
 );
 
-/** Members the simulator emits that the spec does not list (see MEMBER_OF_FIELD). */
+/** Members the simulator emits that are not known today (see MEMBER_OF_FIELD). */
 export const EXTRA_MEMBERS: readonly AggregationMember[] = Object.freeze([
   "llmToolCallCounts",
 ]);

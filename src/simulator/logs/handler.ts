@@ -32,7 +32,7 @@ import {
 export const LIST_LOG_AGGREGATIONS_PATH =
   "/core.v1.LogsService/ListLogAggregations";
 
-/** At most this many group-by fields (spec: "histogramGroupByFields ... at most 3 items"). */
+/** At most this many `histogramGroupByFields` (docs/control-plane-wire.md, "Log aggregations"). */
 export const MAX_GROUP_BY_FIELDS = 3;
 /** Histograms with more steps than this are refused, as an Elasticsearch-style engine would. */
 export const MAX_HISTOGRAM_STEPS = 100_000;

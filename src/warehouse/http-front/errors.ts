@@ -27,8 +27,9 @@ export interface ErrorAnswer {
 
 /**
  * The HTTP status ClickHouse answers an exception code with (the server's own table,
- * src/Server/HTTP/exceptionCodeToHTTPStatus.cpp; the numbers are the engine's own, as its
- * errorCodeToName function names them). Every code not listed is 500.
+ * src/Server/HTTP/exceptionCodeToHTTPStatus.cpp of github.com/ClickHouse/ClickHouse; the
+ * numbers are the engine's own, as its errorCodeToName function names them). Every code not
+ * listed is 500.
  */
 export function httpStatusFor(code: number): number {
   return STATUS.get(code) ?? 500;
