@@ -342,13 +342,14 @@ describe("the embedded engine while sessionhouse run holds it", () => {
   }, 180_000);
 
   it("while a sync is in flight, status, query, a report, hold list and an archive export answer from other processes", async () => {
-    // A control plane that takes 8 s before every answer: the first sync of a day of
-    // windows takes half a minute, and the commands below run inside it.
+    // A control plane that takes 15 s before every answer: the first sync of a day of
+    // windows takes about a minute, and the commands below run inside it also on a busy
+    // machine (with 8 s, five commands started at once on two loaded cores outlasted it).
     const slow = await testSimulator({
       atMs: SIM_NOW,
       historyDays: 2,
       sessionsPerDay: 400,
-      latency: { firstByteMs: 8_000, bytesPerSecond: 0, maxConcurrent: 0 },
+      latency: { firstByteMs: 15_000, bytesPerSecond: 0, maxConcurrent: 0 },
     });
     try {
       const service = startService(slow.url);
