@@ -206,7 +206,8 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       throughService: { pid: service.child.pid, url: record.url },
     });
     const sessions = report.jobs.find((j) => j.job === "sessions");
-    expect(sessions?.lastRun?.status).toBe("succeeded");
+    // The job runs every 3 s: on a busy machine the next run may be under way already.
+    expect(["succeeded", "running"]).toContain(sessions?.lastRun?.status);
     expect(sessions?.rowsStored).toBeGreaterThan(0);
     // The lock error of the engine is never met: the file was found first.
     expect(status.stderr).not.toMatch(/Cannot lock file/);
