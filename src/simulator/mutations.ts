@@ -446,6 +446,7 @@ export class Mutator {
     for (const c of columnsOf(out)) {
       const id = str(c.id);
       const mutated = this.#record("inventory", id, c, nowMs);
+      if (mutated === c) continue;
       for (const k of Object.keys(c)) delete c[k];
       Object.assign(c, mutated);
     }
