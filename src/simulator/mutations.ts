@@ -469,7 +469,11 @@ export class Mutator {
       this.#drawn("duplicateId", "sessions", str(first.id), this.#slot(nowMs))
     )
       served.push(clone(first));
-    return { ...json, sessions: served };
+    const out: Json = { ...json, sessions: served };
+    // The page's count follows what it carries (a disagreeing count is "disagree"'s).
+    if (isObject(json.listMetadata) && json.listMetadata.count !== undefined)
+      out.listMetadata = { ...json.listMetadata, count: served.length };
+    return out;
   }
 
   #session(s: Json, nowMs: number): Json {
