@@ -195,7 +195,8 @@ export interface Simulator {
    * The ids a complete, faithful read of a directory stream returns at `atMs` (default: now),
    * named as the exporter's tables name them (`userId/deviceId` for a device, the column id
    * for inventory; inventory columns marked for deletion are not held). In mutation mode the
-   * vanished objects and revoked suspensions are not held.
+   * vanished objects and revoked suspensions are not held, as drawn with the rates in force
+   * now: a test that changes rates takes what was held at a read when it reads.
    */
   heldIds(
     stream: Exclude<MutationStream, "sessions">,
