@@ -14,9 +14,10 @@
 // aggregationAnswers), never the exporter's code.
 //
 // Gated: runs only with INTEGRITY_PROPERTY=1. CI form: a fixed seed and a few short sequences.
-// Longer form (or another seed), e.g.:
+// Longer form (or another seed, or one class of mutations alone), e.g.:
 //   INTEGRITY_PROPERTY=1 INTEGRITY_RUNS=50 INTEGRITY_STEPS=20 INTEGRITY_SEED=7 \
-//     npx vitest run test/streams/integrity-property.test.ts
+//     INTEGRITY_MUTATIONS="wrong-type=0.05" npx vitest run test/streams/integrity-property.test.ts
+// and on the server path: INTEGRITY_PROPERTY=1 node scripts/test-server.mjs <this file>.
 // On failure fast-check prints the seed and the failing sequence of steps (not shrunk: each
 // run costs a fresh database), and the error lists every invariant broken at the step.
 import fc from "fast-check";
@@ -37,6 +38,7 @@ import { syncSessions } from "../../src/pipeline/sessions.js";
 import {
   MUTATION_KINDS,
   SimClock,
+  parseMutationSpec,
   type MutationKind,
   type ServedRecord,
   type Simulator,
@@ -60,7 +62,7 @@ import { select } from "../helpers/warehouse.js";
 const GATED = process.env.INTEGRITY_PROPERTY === "1";
 const SEED = Number(process.env.INTEGRITY_SEED ?? 20261126);
 const RUNS = Number(process.env.INTEGRITY_RUNS ?? 2);
-const STEPS = Number(process.env.INTEGRITY_STEPS ?? 7);
+const STEPS = Number(process.env.INTEGRITY_STEPS ?? 8);
 
 if (!GATED)
   console.info(
@@ -71,17 +73,25 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const START = NOON;
 
-/** The mutations each sequence starts with; a step may set one kind's rate. */
-const BASE_RATES: Record<MutationKind, number> = {
-  wrongType: 0.03,
-  missingMember: 0.02,
-  duplicateId: 0.1,
-  duplicateKey: 0.2,
-  disagree: 0.2,
-  corrected: 0.2,
-  vanish: 0.1,
-  revoked: 0.3,
-};
+/**
+ * The mutations each sequence starts with; a step may set the rate of one of them.
+ * INTEGRITY_MUTATIONS (a --mutations spec, e.g. "wrong-type=0.05,vanish=0.1") replaces them,
+ * to look at one class of contradiction alone.
+ */
+const BASE_RATES: Partial<Record<MutationKind, number>> =
+  process.env.INTEGRITY_MUTATIONS === undefined
+    ? {
+        wrongType: 0.03,
+        missingMember: 0.02,
+        duplicateId: 0.1,
+        duplicateKey: 0.2,
+        disagree: 0.2,
+        corrected: 0.2,
+        vanish: 0.1,
+        revoked: 0.3,
+      }
+    : (parseMutationSpec(process.env.INTEGRITY_MUTATIONS).rates ?? {});
+const KINDS = MUTATION_KINDS.filter((k) => (BASE_RATES[k] ?? 0) > 0);
 
 const JOB: AggregationJobConfig = aggregationJobSchema.parse({
   name: "integrity",
@@ -105,7 +115,7 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
   advanceMin: fc.integer({ min: 5, max: 150 }),
   toggle: fc.option(
     fc.record({
-      kind: fc.constantFrom(...MUTATION_KINDS),
+      kind: fc.constantFrom(...(KINDS.length > 0 ? KINDS : MUTATION_KINDS)),
       rate: fc.constantFrom(0, 0.05, 0.2, 0.5),
     }),
     { nil: undefined },
