@@ -10,6 +10,8 @@ import {
   startSimulator,
   type Simulator,
 } from "../../src/simulator/index.js";
+import { runSimulate } from "../../src/cli/commands/simulate.js";
+import { UsageError } from "../../src/util/errors.js";
 import { API_KEY, HOUR, T0, call, secs } from "./helpers.js";
 
 type Obj = Record<string, unknown>;
@@ -260,5 +262,21 @@ describe("mutation mode", () => {
     });
     expect(() => parseMutationSpec("sideways=1")).toThrow(/unknown mutation/);
     expect(() => parseMutationSpec("vanish=2")).toThrow(/between 0 and 1/);
+  });
+
+  it("is refused a bad --mutations spec before the simulator starts", async () => {
+    const run = runSimulate({
+      port: 0,
+      host: "127.0.0.1",
+      seed: 1,
+      apiKey: API_KEY,
+      clock: "real",
+      brandMember: "formal",
+      mutations: "vanish=often",
+    });
+    await expect(run).rejects.toThrow(UsageError);
+    await expect(run).rejects.toThrow(
+      /--mutations: vanish=often is not a number/,
+    );
   });
 });
