@@ -165,6 +165,8 @@ class Sequence {
   readonly lastRun = new Map<Action, number>();
   /** Stored histogram counts after the previous step, by row key. */
   previousCounts = new Map<string, number>();
+  /** What the service held at each run of a directory stream, by "stream@time". */
+  readonly heldAt = new Map<string, Set<string>>();
   /** What each run served, by "stream@time". */
   readonly served = new Map<string, ReadonlyMap<string, ServedRecord>>();
 
@@ -188,8 +190,14 @@ class Sequence {
       outcome = `failed: ${(err as Error).message.slice(0, 200)}`;
     }
     this.lastRun.set(s.action, nowMs);
-    if (s.action !== "aggregations")
+    if (s.action !== "aggregations" && s.action !== "sessions") {
       this.served.set(`${s.action}@${nowMs}`, this.sim.servedRecords(s.action));
+      // Taken now: what the simulator holds depends on the mutation rates in force.
+      this.heldAt.set(
+        `${s.action}@${nowMs}`,
+        this.sim.heldIds(s.action, nowMs),
+      );
+    }
     this.log.push(
       `step ${n}: +${s.advanceMin} min → ${new Date(nowMs).toISOString()}${s.toggle ? `, ${s.toggle.kind}=${s.toggle.rate}` : ""}, ${s.action}: ${outcome}`,
     );
@@ -357,12 +365,12 @@ class Sequence {
          SELECT id, toString(toUnixTimestamp64Milli(valid_from)) AS at, 'history' AS where FROM {db}.${table}_history FINAL
            WHERE valid_to IS NULL AND is_deleted = 1`,
       );
-      const heldAt = new Map<number, Set<string>>();
       const wrong = new Map<string, string>();
       for (const d of deleted) {
         const at = Number(d.at);
-        let held = heldAt.get(at);
-        if (!held) heldAt.set(at, (held = this.sim.heldIds(stream, at)));
+        const key = `${stream}@${at}`;
+        let held = this.heldAt.get(key);
+        if (!held) this.heldAt.set(key, (held = this.sim.heldIds(stream, at)));
         if (!held.has(d.id)) continue;
         const seen = wrong.get(d.id);
         wrong.set(
