@@ -5,7 +5,8 @@
 // the simulated clock moving between the runs. After every run, whatever the run's outcome:
 //   a) every object and session the service holds (and the run had to read) is stored or
 //      dead-lettered;
-//   b) nothing the service still holds is recorded deleted;
+//   b) nothing is recorded deleted at a read when the service held it (judged by what the
+//      simulator held at that run, with the mutation rates then in force);
 //   c) no stored aggregation count fell unless the window's last answer was consistent;
 //   d) no id has two rows under FINAL (sessions, every current directory table);
 //   e) no checkpoint is past unstored data (sessions: every session starting before it is
@@ -66,7 +67,7 @@ const STEPS = Number(process.env.INTEGRITY_STEPS ?? 10);
 
 if (!GATED)
   console.info(
-    "integrity-property: skipped (set INTEGRITY_PROPERTY=1 to run it; INTEGRITY_RUNS, INTEGRITY_STEPS and INTEGRITY_SEED for a longer form)",
+    "integrity-property: skipped (set INTEGRITY_PROPERTY=1 to run it; INTEGRITY_RUNS, INTEGRITY_STEPS, INTEGRITY_SEED and INTEGRITY_MUTATIONS for a longer or narrower form)",
   );
 
 const HOUR = 3_600_000;
