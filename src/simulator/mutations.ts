@@ -15,7 +15,12 @@
 
 import { SimConnectError, truncateForMessage } from "./connect.js";
 import type { Directory } from "./directory.js";
-import { parseListLogAggregationsRequest } from "./logs/handler.js";
+import { DIRECTORY_PATHS } from "./directory-routes.js";
+import { GET_SESSION_PATH, LIST_SESSIONS_PATH } from "./list-sessions.js";
+import {
+  LIST_LOG_AGGREGATIONS_PATH,
+  parseListLogAggregationsRequest,
+} from "./logs/handler.js";
 import { hashUnit } from "./random.js";
 import type { SessionGenerator } from "./sessions.js";
 import { HOUR_MS, MINUTE_MS } from "./time.js";
@@ -205,42 +210,35 @@ interface ListingRoute {
   idOf: (item: Json, body: Json) => string;
 }
 
-export const MUTATION_PATHS = {
-  listSessions: "/core.v1.SessionsService/ListSessionsV2",
-  getSession: "/core.v1.SessionsService/GetSession",
-  listLogAggregations: "/core.v1.LogsService/ListLogAggregations",
-  getUser: "/core.v1.UserService/GetUser",
-} as const;
-
 const LISTINGS: Record<string, ListingRoute> = {
-  "/core.v1.DesktopService/ListUserDevices": {
+  [DIRECTORY_PATHS.listUserDevices]: {
     stream: "user_devices",
     member: "devices",
     parentOf: (b) => str(b.userId),
     idOf: (d, b) => `${str(b.userId)}/${str(d.deviceId)}`,
   },
-  "/core.v1.ResourceService/ListNativeUsers": {
+  [DIRECTORY_PATHS.listNativeUsers]: {
     stream: "native_users",
     member: "nativeUsers",
     parentOf: (b) => str(b.resourceId),
     idOf: (n) => str(n.id),
   },
-  "/core.v1.ResourceService/ListNativeUserIdentityLinks": {
+  [DIRECTORY_PATHS.listIdentityLinks]: {
     stream: "identity_links",
     member: "links",
     idOf: (l) => str(l.id),
   },
-  "/core.v1.InventoryService/ListInventoryObjects": {
+  [DIRECTORY_PATHS.listInventoryObjects]: {
     stream: "inventory",
     member: "inventory",
     idOf: (o) => inventoryIdOf(o),
   },
-  "/core.v1.PoliciesService/ListPolicySuspensions": {
+  [DIRECTORY_PATHS.listPolicySuspensions]: {
     stream: "policy_suspensions",
     member: "policySuspensions",
     idOf: (s) => str(s.id),
   },
-  "/core.v1.IntegrationCloudService/ListIntegrationClouds": {
+  [DIRECTORY_PATHS.listIntegrationClouds]: {
     stream: "clouds",
     member: "clouds",
     idOf: (c) => str(c.id),
@@ -334,14 +332,11 @@ export class Mutator {
    * absent user. Answers of other paths are returned as they are.
    */
   mutate(path: string, body: Json, answer: unknown, nowMs: number): unknown {
-    if (path === MUTATION_PATHS.listLogAggregations)
+    if (path === LIST_LOG_AGGREGATIONS_PATH)
       return this.#aggregation(body, answer, nowMs);
-    if (
-      path === MUTATION_PATHS.listSessions ||
-      path === MUTATION_PATHS.getSession
-    )
+    if (path === LIST_SESSIONS_PATH || path === GET_SESSION_PATH)
       return this.#sessions(path, answer, nowMs);
-    if (path === MUTATION_PATHS.getUser) return this.#user(answer, nowMs);
+    if (path === DIRECTORY_PATHS.getUser) return this.#user(answer, nowMs);
     const listing = LISTINGS[path];
     if (listing === undefined || !isObject(answer)) return answer;
     return this.#listing(listing, body, answer, nowMs);
@@ -456,7 +451,7 @@ export class Mutator {
   #sessions(path: string, answer: unknown, nowMs: number): unknown {
     if (!isObject(answer)) return answer;
     const json = answer;
-    if (path === MUTATION_PATHS.getSession) {
+    if (path === GET_SESSION_PATH) {
       if (!isObject(json.session)) return json;
       return { ...json, session: this.#session(json.session, nowMs) };
     }

@@ -33,6 +33,8 @@ import {
   type RequestFaults,
 } from "./faults.js";
 import {
+  GET_SESSION_PATH,
+  LIST_SESSIONS_PATH,
   buildGetSession,
   buildSessionsPage,
   parseListSessionsRequest,
@@ -66,8 +68,7 @@ import {
   type ServedRecord,
 } from "./mutations.js";
 
-export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
-export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
+export { GET_SESSION_PATH, LIST_SESSIONS_PATH } from "./list-sessions.js";
 export const LIST_LOG_AGGREGATIONS_PATH =
   "/core.v1.LogsService/ListLogAggregations";
 
