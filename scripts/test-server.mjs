@@ -20,6 +20,7 @@ const SUITES = [
   "test/cli/abandoned-runs.test.ts",
   "test/reports/backfill-coverage.test.ts",
   "test/faults/sessions-windows.test.ts",
+  "test/streams/integrity-property.test.ts",
   "test/warehouse/bad-rows.test.ts",
   "test/warehouse/engine-rows.test.ts",
   "test/warehouse/session-columns.test.ts",

@@ -41,6 +41,18 @@ export {
   type SessionFaultKind,
 } from "./faults.js";
 export {
+  CORRECTION_DELAY_MS,
+  MUTATION_KINDS,
+  MUTATION_STREAMS,
+  Mutator,
+  parseMutationSpec,
+  type AggregationAnswer,
+  type MutationKind,
+  type MutationOptions,
+  type MutationStream,
+  type ServedRecord,
+} from "./mutations.js";
+export {
   INVALID_UTF8,
   PADDING_MEMBER,
   brokenWindowAnswer,

@@ -27,6 +27,8 @@ import { HOUR_MS } from "./time.js";
 import { faultedRecord } from "./wire-faults.js";
 import type { WireEncoder } from "./wire.js";
 
+export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
+export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
 export const MAX_SESSIONS_LIMIT = 100_000;
 
 export interface ListSessionsRequest {

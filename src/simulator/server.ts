@@ -33,6 +33,8 @@ import {
   type RequestFaults,
 } from "./faults.js";
 import {
+  GET_SESSION_PATH,
+  LIST_SESSIONS_PATH,
   buildGetSession,
   buildSessionsPage,
   parseListSessionsRequest,
@@ -57,9 +59,17 @@ import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
 import { ConcurrencyGate, sendPaced, type LatencyOptions } from "./latency.js";
 import { Directory } from "./directory.js";
 import { directoryRoutes } from "./directory-routes.js";
+import {
+  Mutator,
+  sessionIdsIn,
+  type AggregationAnswer,
+  type MutationKind,
+  type MutationOptions,
+  type MutationStream,
+  type ServedRecord,
+} from "./mutations.js";
 
-export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
-export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
+export { GET_SESSION_PATH, LIST_SESSIONS_PATH } from "./list-sessions.js";
 export const LIST_LOG_AGGREGATIONS_PATH =
   "/core.v1.LogsService/ListLogAggregations";
 
@@ -134,6 +144,11 @@ export interface SimulatorOptions {
    * means is not known (docs/control-plane-wire.md, "Pagination").
    */
   countMeans?: CountMeans;
+  /**
+   * Mutation mode (mutations.ts): answers of every read operation that contradict one another
+   * read after read. Off by default: without it every answer is as the generators build it.
+   */
+  mutations?: MutationOptions;
 }
 
 export interface SimulatorStats {
@@ -181,6 +196,32 @@ export interface Simulator {
   /** Registers a Connect route, e.g. "/core.v1.LogsService/ListLogAggregations". */
   addRoute(path: string, handler: RouteHandler): void;
   close(): Promise<void>;
+
+  // Ground truth (not over HTTP): what the simulator holds, for tests that judge a sync.
+
+  /**
+   * The ids a complete, faithful read of a directory stream returns at `atMs` (default: now),
+   * named as the exporter's tables name them (`userId/deviceId` for a device, the column id
+   * for inventory; inventory columns marked for deletion are not held). In mutation mode the
+   * vanished objects and revoked suspensions are not held, as drawn with the rates in force
+   * now: a test that changes rates takes what was held at a read when it reads.
+   */
+  heldIds(
+    stream: Exclude<MutationStream, "sessions">,
+    atMs?: number,
+  ): Set<string>;
+  /** Ids of the sessions starting in [fromMs, toMs) that exist by now. */
+  sessionIdsIn(fromMs: number, toMs: number): Set<string>;
+  /**
+   * Mutation mode: each id of `stream` served since the last clearServed, and whether it was
+   * served readable, broken, or both. Empty when the mode is off.
+   */
+  servedRecords(stream: MutationStream): ReadonlyMap<string, ServedRecord>;
+  clearServed(): void;
+  /** Mutation mode: the last ListLogAggregations answer per window, and its mutation. */
+  aggregationAnswers(): AggregationAnswer[];
+  /** Mutation mode: switches a mutation on or off (rate 0) from the next request on. */
+  setMutationRate(kind: MutationKind, rate: number): void;
 }
 
 const MAX_BODY_BYTES = 1 << 20;
@@ -330,6 +371,9 @@ class SimulatorServer implements Simulator {
   private readonly latency: LatencyOptions | undefined;
   private readonly latencyGate: ConcurrencyGate;
   private readonly bench: BenchCache | undefined;
+  /** The oracle of what the simulator holds; it changes answers only in mutation mode. */
+  private readonly mutator: Mutator;
+  private readonly mutating: boolean;
   private readonly broken = new Map<string, BrokenRecord>();
   private readonly faulted = new Map<string, FaultedRecord>();
   private readonly poisoned = new Map<string, BrokenWindow>();
@@ -365,6 +409,13 @@ class SimulatorServer implements Simulator {
     const rl = o.rateLimit ?? { limit: 6000, windowMs: 60_000 };
     this.limiter = new RateLimiter(rl.limit, rl.windowMs);
     this.faults = new FaultInjector(o.faults);
+    this.mutator = new Mutator(
+      o.mutations ?? {},
+      this.seed,
+      this.directory,
+      this.generator,
+    );
+    this.mutating = o.mutations !== undefined;
     this.latency = o.latency;
     this.latencyGate = new ConcurrencyGate(o.latency?.maxConcurrent ?? 0);
     for (const kind of this.faults.enabledKinds())
@@ -458,6 +509,37 @@ class SimulatorServer implements Simulator {
     startMs: number,
   ): boolean {
     return this.faults.brokenWindow(query, groupBy, startMs) !== undefined;
+  }
+
+  heldIds(
+    stream: Exclude<MutationStream, "sessions">,
+    atMs = this.clock.now(),
+  ): Set<string> {
+    return this.mutator.held(stream, atMs);
+  }
+
+  sessionIdsIn(fromMs: number, toMs: number): Set<string> {
+    return sessionIdsIn(this.generator, fromMs, toMs, this.clock.now());
+  }
+
+  servedRecords(stream: MutationStream): ReadonlyMap<string, ServedRecord> {
+    return this.mutator.served(stream);
+  }
+
+  clearServed(): void {
+    this.mutator.clearServed();
+  }
+
+  aggregationAnswers(): AggregationAnswer[] {
+    return this.mutator.aggregationAnswers();
+  }
+
+  setMutationRate(kind: MutationKind, rate: number): void {
+    if (!this.mutating)
+      throw new RangeError(
+        "setMutationRate: the simulator was started without mutation mode (option mutations)",
+      );
+    this.mutator.setRate(kind, rate);
   }
 
   addRoute(path: string, handler: RouteHandler): void {
@@ -695,9 +777,16 @@ class SimulatorServer implements Simulator {
     try {
       // The built-in session list takes the request's page faults (duplicate, wrong shape,
       // cursor cycle) as well.
-      const answer: unknown = await (handler === this.builtinListSessions
+      let answer: unknown = await (handler === this.builtinListSessions
         ? this.listSessions(message, ctx, requestFaults)
         : handler(message, ctx));
+      if (this.mutating) {
+        const json: unknown =
+          answer instanceof RawJson
+            ? JSON.parse(answer.bytes.toString("utf8"))
+            : answer;
+        answer = this.mutator.mutate(path, message, json, ctx.nowMs);
+      }
       const result = this.answerFaults(path, message, answer, requestFaults);
       const bytes =
         result instanceof RawJson

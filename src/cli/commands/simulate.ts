@@ -5,6 +5,7 @@ import {
   parseClockSpec,
   parseFaultSpec,
   parseLatencySpec,
+  parseMutationSpec,
   startSimulator,
 } from "../../simulator/index.js";
 import { UsageError } from "../../util/errors.js";
@@ -17,6 +18,7 @@ export interface SimulateOptions {
   apiKey: string;
   clock: string;
   faults?: string;
+  mutations?: string;
   latency?: string;
   sessionsPerDay?: number;
   historyDays?: number;
@@ -57,6 +59,10 @@ export function registerSimulateCommand(program: Command): void {
     .option(
       "--faults <spec>",
       'injected faults, e.g. "all=0.02,seed=7" or "rate429=0.05,wrong-shape=0.01" (see src/simulator/README.md)',
+    )
+    .option(
+      "--mutations <spec>",
+      'mutation mode: answers that contradict one another read after read, e.g. "all=0.05,seed=7" or "vanish=0.1,duplicate-key=0.2" (see src/simulator/README.md)',
     )
     .option(
       "--sessions-per-day <n>",
@@ -106,6 +112,10 @@ export async function runSimulate(
     o.faults === undefined
       ? undefined
       : usage("--faults", () => parseFaultSpec(o.faults as string));
+  const mutations =
+    o.mutations === undefined
+      ? undefined
+      : usage("--mutations", () => parseMutationSpec(o.mutations as string));
   const latency =
     o.latency === undefined
       ? undefined
@@ -118,6 +128,7 @@ export async function runSimulate(
     clock,
     brandMember: o.brandMember,
     ...(faults ? { faults } : {}),
+    ...(mutations ? { mutations } : {}),
     ...(latency ? { latency } : {}),
     ...(o.sessionsPerDay ? { sessionsPerDay: o.sessionsPerDay } : {}),
     ...(o.historyDays ? { historyDays: o.historyDays } : {}),
@@ -127,7 +138,7 @@ export async function runSimulate(
       : {}),
   });
   out.write(
-    `simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""})\n`,
+    `simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""}${o.mutations ? `, mutations ${o.mutations}` : ""})\n`,
   );
   await Promise.race([once(process, "SIGINT"), once(process, "SIGTERM")]);
   await sim.close();
