@@ -1,7 +1,8 @@
 // Checkpoints, dead letters and runs: the tables that say how far the data is, what could not
 // be stored, and how each run went (migrations/0003_bookkeeping.sql).
 import { createHash } from "node:crypto";
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { consistentReadSettings, SINGLE } from "./cluster.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";

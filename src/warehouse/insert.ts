@@ -11,7 +11,8 @@ import { backoffMs } from "../util/backoff.js";
 import { writeBlockFile } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { quoteIdent, sqlString, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { quoteIdent, quoteString } from "./sql.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { rowsOf, type TakenRows } from "./row-block.js";
@@ -287,8 +288,8 @@ async function send(
       await client.command({
         query:
           "input" in bodyFormat
-            ? `INSERT INTO ${target} ${bodyFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(bodyFormat.input)})`)}`
-            : `INSERT INTO ${target} FROM INFILE ${sqlString(file)} FORMAT ${format}`,
+            ? `INSERT INTO ${target} ${bodyFormat.select(`file(${quoteString(file)}, '${format}', ${quoteString(bodyFormat.input)})`)}`
+            : `INSERT INTO ${target} FROM INFILE ${quoteString(file)} FORMAT ${format}`,
         ...request,
       });
     } finally {
@@ -302,7 +303,7 @@ async function send(
   const result = await w.client.exec({
     query:
       "input" in bodyFormat
-        ? `INSERT INTO ${target} ${bodyFormat.select(`input(${sqlString(bodyFormat.input)})`)} FORMAT ${format}`
+        ? `INSERT INTO ${target} ${bodyFormat.select(`input(${quoteString(bodyFormat.input)})`)} FORMAT ${format}`
         : `INSERT INTO ${target} FORMAT ${format}`,
     values: Readable.from([body], { objectMode: false }),
     ...request,

@@ -2,7 +2,8 @@
 // which are settled, and the computation of a set of days from the deduplicated rows (per
 // person × resource × technology × connector × status, and per technology), superseding the
 // rows an earlier computation of the same days wrote.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
 import { FINAL_STATUSES } from "./sessions.js";

@@ -1,7 +1,8 @@
 // Which stored sessions the open-session refresh re-reads through GetSession, and what it
 // recorded for those GetSession did not find (migrations/0008_session_polls.sql). Every query
 // about them lives here.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";

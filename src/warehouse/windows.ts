@@ -1,7 +1,8 @@
 // Window bookkeeping of the aggregation jobs (migrations/0004_aggregations.sql and
 // 0007_stream_windows.sql): the state of each window, what earlier fetches of a window stored,
 // and the definition each job's rows were made with. Every query about them lives here.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
