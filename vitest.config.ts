@@ -29,7 +29,7 @@ const UNIT = [
   "test/streams/directory-records.test.ts",
   "test/sources/record-id.test.ts",
   "test/util/secrets.test.ts",
-  "test/warehouse/http-front-sql.test.ts",
+  "test/http-front/statement.test.ts",
   "test/warehouse/insert-files.test.ts",
   "test/warehouse/value-checks.test.ts",
 ];

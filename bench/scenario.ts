@@ -14,14 +14,15 @@ import { withRun } from "../src/pipeline/context.js";
 import { syncSessions } from "../src/pipeline/sessions.js";
 import { syncAggregations } from "../src/pipeline/aggregations.js";
 import { createLogger } from "../src/util/logger.js";
-import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
-import { quoteString } from "../src/warehouse/sql.js";
 import {
+  migrate,
+  openWarehouse,
+  quoteString,
   SESSION_INSERT_COLUMNS,
   sessionRowsSelect,
-} from "../src/warehouse/sessions.js";
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import { DEFAULT_BRAND_MEMBER } from "../src/simulator/wire.js";
-import { migrate } from "../src/warehouse/migrate.js";
 import { runDashboards } from "./dashboards.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";

@@ -6,12 +6,12 @@
 // no longer fetched until an operator skips it.
 import type { Window } from "../sources/windows.js";
 import {
-  SETTLED_STATES,
   readJobWindows,
-  writeWindows,
+  SETTLED_STATES,
   type WindowRecord,
   type WindowState,
-} from "../warehouse/windows.js";
+  writeWindows,
+} from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 
 export type WindowOutcome =

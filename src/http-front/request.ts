@@ -4,11 +4,11 @@
 // per Content-Encoding, kept in memory while small and spooled to a file beyond that).
 import { timingSafeEqual } from "node:crypto";
 import { rm, type FileHandle } from "node:fs/promises";
-import { openPrivateFile } from "../../util/private-files.js";
+import { openPrivateFile } from "../util/private-files.js";
 import type { IncomingMessage } from "node:http";
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
-import { blockFilePath } from "../block-files.js";
+import { blockFilePath } from "../warehouse/index.js";
 import { FrontError } from "./errors.js";
 
 /** Who may use the front: one user and password, or one token. */
