@@ -7,6 +7,7 @@ import { defineConfig } from "vitest/config";
 // (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
 const UNIT = [
   "test/api/counts.test.ts",
+  "test/architecture/imports.test.ts",
   "test/api/json-stream.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
