@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { consistentReadSettings, SINGLE } from "./cluster.js";
-import { chTime, fromChTime } from "./format.js";
+import { chTime, fromChTime, versionClock } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
@@ -85,9 +85,7 @@ export async function writeCheckpoint(
   detail: Record<string, unknown>,
   options: InsertOptions,
 ): Promise<void> {
-  // updated_at must grow even for two writes in one millisecond, or FINAL could keep the older.
-  const now = Math.max(Date.now(), lastWrite + 1);
-  lastWrite = now;
+  const now = checkpointVersion();
   await insertRows(
     w,
     Tables.checkpoints,
@@ -102,7 +100,7 @@ export async function writeCheckpoint(
     options,
   );
 }
-let lastWrite = 0;
+const checkpointVersion = versionClock();
 
 export interface DeadLetter {
   job: string;

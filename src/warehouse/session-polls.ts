@@ -3,7 +3,7 @@
 // about them lives here.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
-import { chTime } from "./format.js";
+import { chTime, versionClock } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";
 import { Tables } from "./tables.js";
@@ -98,7 +98,7 @@ export interface SessionPoll {
   lastError: string;
 }
 
-let lastPollWrite = 0;
+const pollVersion = versionClock();
 
 /** Records poll states; the newest write of a session wins (updated_at always grows here). */
 export async function writeSessionPolls(
@@ -107,8 +107,7 @@ export async function writeSessionPolls(
   options: InsertOptions,
 ): Promise<void> {
   if (polls.length === 0) return;
-  const now = Math.max(Date.now(), lastPollWrite + 1);
-  lastPollWrite = now;
+  const now = pollVersion();
   await insertRows(
     w,
     Tables.sessionPolls,

@@ -4,7 +4,7 @@
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
-import { chTime, chTimeSeconds, fromChTime } from "./format.js";
+import { chTime, chTimeSeconds, fromChTime, versionClock } from "./format.js";
 import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
@@ -129,7 +129,7 @@ export async function unsettledWindows(
   );
 }
 
-let lastWindowWrite = 0;
+const windowVersion = versionClock();
 
 /** Records window states; the newest write of a window wins (updated_at always grows here). */
 export async function writeWindows(
@@ -138,8 +138,7 @@ export async function writeWindows(
   options: InsertOptions,
 ): Promise<void> {
   if (records.length === 0) return;
-  const now = Math.max(Date.now(), lastWindowWrite + 1);
-  lastWindowWrite = now;
+  const now = windowVersion();
   await insertRows(
     w,
     Tables.streamWindows,
