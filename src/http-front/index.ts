@@ -13,4 +13,4 @@ export {
   type ReadAccessOptions,
 } from "./read-access.js";
 export type { EngineSession } from "./engine.js";
-export type { FrontAuth } from "./request.js";
+export type { FrontAuth } from "./policy.js";

@@ -1,15 +1,51 @@
-// What a request may run through the HTTP front, and under which settings. This file is the
-// front's whole read-only policy: a front started with `readonly` (the read access of
-// `sessionhouse run`, whose token other processes hold) runs every statement in an engine session
-// with readonly = 1 and the caps on time and memory, refuses any change of settings but
-// max_execution_time (itself capped), and refuses what readonly = 1 would still let through:
-// INTO OUTFILE, FROM INFILE, the file-reading functions and KILL. Who may ask at all (the token)
-// is checked first, in request.ts (checkCredentials).
+// Who may use the HTTP front and what a request may run there, under which settings: the front's
+// whole access policy, for a reviewer to read alone. The credentials (read from the request by
+// request.ts) must match the front's user and password or token. A front started with
+// `readonly` (the read access of `sessionhouse run`, whose token other processes hold) runs every
+// statement in an engine session with readonly = 1 and the caps on time and memory, refuses any
+// change of settings but max_execution_time (itself capped), takes a body no larger than a
+// query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
+// file-reading functions and KILL.
+import { timingSafeEqual } from "node:crypto";
 import { quoteIdent, quoteString } from "../warehouse/index.js";
 import type { EngineSession } from "./engine.js";
 import { FrontError } from "./errors.js";
-import type { RequestParams } from "./request.js";
+import { INLINE_BODY_BYTES } from "./planning.js";
+import type { Credentials, RequestParams } from "./request.js";
 import { tokens, type Statement } from "./statement.js";
+
+/** Who may use the front: one user and password, or one token. */
+export type FrontAuth = { user: string; password: string } | { token: string };
+
+/**
+ * Refuses credentials that do not match: with a user and password, both must; with a token,
+ * either the bearer token or the password (under any user name) must be the token.
+ */
+export function checkCredentials(
+  c: Credentials,
+  auth: FrontAuth | undefined,
+): void {
+  if (!auth) return;
+  const ok =
+    "token" in auth
+      ? (c.bearer !== undefined && same(c.bearer, auth.token)) ||
+        (c.bearer === undefined && same(c.password, auth.token))
+      : c.bearer === undefined &&
+        same(c.user, auth.user) &&
+        same(c.password, auth.password);
+  if (!ok)
+    throw new FrontError(
+      "AUTHENTICATION_FAILED",
+      `${c.user}: Authentication failed: password is incorrect, or there is no user with such name`,
+    );
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  // Equal lengths first: timingSafeEqual throws on different lengths. The length is not secret.
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 
 /** The front's limits on every request. */
 export interface Policy {
@@ -94,8 +130,44 @@ function capped(value: string, cap: number): number {
   return Number.isFinite(n) && n > 0 ? Math.min(n, cap) : cap;
 }
 
+/**
+ * The largest request body (after decompression): the configured one, else, for a readonly
+ * front, what a query may be (it takes no data), and 16 GiB for one that takes INSERT data.
+ */
+export function maxBodyBytes(
+  policy: Policy,
+  configured: number | undefined,
+): number {
+  return configured ?? (policy.readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30);
+}
+
+/**
+ * The refusals before a statement runs: the server's (checkStatement), and for a readonly front
+ * the words that read or write files of the host (refuseFileAccess).
+ */
+export function refuseBeforeRun(
+  policy: Policy,
+  statement: Statement,
+  userText: string,
+): void {
+  checkStatement(statement, userText);
+  if (policy.readonly) refuseFileAccess(userText);
+}
+
+/**
+ * The refusal in the request's engine session, before the statement runs there: for a readonly
+ * front, the statement as the engine reads it (refuseFileAccessCanonical).
+ */
+export async function refuseInSession(
+  policy: Policy,
+  session: EngineSession,
+  userText: string,
+): Promise<void> {
+  if (policy.readonly) await refuseFileAccessCanonical(session, userText);
+}
+
 /** Refusals the server makes before running a statement that came over HTTP. */
-export function checkStatement(statement: Statement, userText: string): void {
+function checkStatement(statement: Statement, userText: string): void {
   if (statement.verb === "" && !statement.insert)
     throw new FrontError("SYNTAX_ERROR", "Empty query");
   if (statement.fromInfile)
@@ -127,7 +199,7 @@ export function checkStatement(statement: Statement, userText: string): void {
  * INTO OUTFILE writes files of the host and FROM INFILE reads them, and the engine allows both
  * under readonly = 1.
  */
-export function refuseFileAccess(text: string): void {
+function refuseFileAccess(text: string): void {
   if (/outfile/i.test(text))
     throw new FrontError(
       "INTO_OUTFILE_NOT_ALLOWED",
@@ -145,7 +217,7 @@ export function refuseFileAccess(text: string): void {
  * one statement, no comments, identifiers unescaped. readonly = 1 lets the scalar function
  * file() read any file of the host, and KILL QUERY stop other requests' queries; both are refused.
  */
-export async function refuseFileAccessCanonical(
+async function refuseFileAccessCanonical(
   session: EngineSession,
   text: string,
 ): Promise<void> {

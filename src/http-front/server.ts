@@ -36,20 +36,20 @@ import {
   type Plan,
 } from "./planning.js";
 import {
-  checkStatement,
-  refuseFileAccess,
-  refuseFileAccessCanonical,
+  checkCredentials,
+  maxBodyBytes,
+  refuseBeforeRun,
+  refuseInSession,
   sessionPrelude,
+  type FrontAuth,
   type Policy,
 } from "./policy.js";
 import {
-  checkCredentials,
   credentialsOf,
   header,
   readBody,
   readParams,
   type Body,
-  type FrontAuth,
   type RequestParams,
 } from "./request.js";
 
@@ -149,7 +149,6 @@ export async function startHttpFront(
 class Front {
   readonly #gate: Gate;
   readonly #inFlight = new Set<Promise<void>>();
-  readonly #readonly: boolean;
   readonly #policy: Policy;
   readonly #displayName = hostname();
 
@@ -160,9 +159,8 @@ class Front {
     private readonly version: string,
     private readonly timezone: string,
   ) {
-    this.#readonly = options.readonly === true;
     this.#policy = {
-      readonly: this.#readonly,
+      readonly: options.readonly === true,
       maxExecutionTimeS: options.maxExecutionTimeS,
       maxMemoryUsage: options.maxMemoryUsage,
     };
@@ -298,9 +296,7 @@ class Front {
     const request = readParams(req, params);
     const prelude = sessionPrelude(this.#policy, request, method);
     const body = await readBody(req, {
-      maxBytes:
-        this.options.maxBodyBytes ??
-        (this.#readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30),
+      maxBytes: maxBodyBytes(this.#policy, this.options.maxBodyBytes),
       inlineBytes: INLINE_BODY_BYTES,
       tempDir: this.#tempDir,
     });
@@ -319,8 +315,7 @@ class Front {
       tempDir: this.#tempDir,
       temporary,
     });
-    checkStatement(plan.statement, plan.userText);
-    if (this.#readonly) refuseFileAccess(plan.userText);
+    refuseBeforeRun(this.#policy, plan.statement, plan.userText);
     const format =
       plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
     const result = await this.#gate.run(() =>
@@ -341,8 +336,7 @@ class Front {
     const session = new this.Session(this.dataDir);
     try {
       if (prelude !== "") await session.queryAsync(prelude, { format: "TSV" });
-      if (this.#readonly)
-        await refuseFileAccessCanonical(session, plan.userText);
+      await refuseInSession(this.#policy, session, plan.userText);
       return await session.queryAsync(plan.sql, { format });
     } catch (err) {
       throw inTermsOfTheRequest(err, plan);
