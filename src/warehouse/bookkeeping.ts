@@ -4,8 +4,8 @@ import { createHash } from "node:crypto";
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { consistentReadSettings, SINGLE } from "./cluster.js";
-import { chTime, fromChTime, versionClock } from "./format.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { chTime, fromChTime } from "./format.js";
+import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
 import type { ProcessOwner } from "../util/process.js";
@@ -85,8 +85,7 @@ export async function writeCheckpoint(
   detail: Record<string, unknown>,
   options: InsertOptions,
 ): Promise<void> {
-  const now = checkpointVersion();
-  await insertRows(
+  await insertVersions(
     w,
     Tables.checkpoints,
     [
@@ -94,13 +93,11 @@ export async function writeCheckpoint(
         stream,
         position: chTime(positionMs),
         detail: JSON.stringify(detail),
-        updated_at: chTime(now),
       },
     ],
     options,
   );
 }
-const checkpointVersion = versionClock();
 
 export interface DeadLetter {
   job: string;

@@ -12,12 +12,3 @@ export function fromChTime(value: string): number {
 export function chTimeSeconds(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace("T", " ");
 }
-
-/**
- * A clock for the `updated_at` of a table where the newest write of a row wins (FINAL keeps the
- * greatest): each reading is later than the one before, also for two writes in one millisecond.
- */
-export function versionClock(): () => number {
-  let last = 0;
-  return () => (last = Math.max(Date.now(), last + 1));
-}

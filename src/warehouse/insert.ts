@@ -12,6 +12,7 @@ import { writeBlockFile } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import type { ClickHouseClient } from "@clickhouse/client";
 import type { Warehouse } from "./client.js";
+import { chTime } from "./format.js";
 import { quoteIdent, quoteString } from "./sql.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
@@ -36,6 +37,30 @@ export async function insertRows(
     w,
     table,
     rows.map((r) => JSON.stringify(r)),
+    options,
+  );
+}
+
+let lastVersion = 0;
+
+/**
+ * Inserts rows of a table where the newest write of a row wins (FINAL keeps the greatest
+ * `updated_at`): every row gets the `updated_at` of this write, later than that of any write
+ * before it in this process, also of two writes in one millisecond.
+ */
+export async function insertVersions(
+  w: Warehouse,
+  table: string,
+  rows: readonly object[],
+  options: InsertOptions,
+): Promise<void> {
+  if (rows.length === 0) return;
+  lastVersion = Math.max(Date.now(), lastVersion + 1);
+  const updated_at = chTime(lastVersion);
+  await insertRows(
+    w,
+    table,
+    rows.map((r) => ({ ...r, updated_at })),
     options,
   );
 }

@@ -3,8 +3,8 @@
 // about them lives here.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
-import { chTime, versionClock } from "./format.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { chTime } from "./format.js";
+import { insertVersions, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";
 import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
@@ -98,17 +98,13 @@ export interface SessionPoll {
   lastError: string;
 }
 
-const pollVersion = versionClock();
-
 /** Records poll states; the newest write of a session wins (updated_at always grows here). */
 export async function writeSessionPolls(
   w: Warehouse,
   polls: readonly SessionPoll[],
   options: InsertOptions,
 ): Promise<void> {
-  if (polls.length === 0) return;
-  const now = pollVersion();
-  await insertRows(
+  await insertVersions(
     w,
     Tables.sessionPolls,
     polls.map((p) => ({
@@ -117,7 +113,6 @@ export async function writeSessionPolls(
       vanished: p.vanished,
       last_polled_at: chTime(p.polledAtMs),
       last_error: p.lastError,
-      updated_at: chTime(now),
     })),
     options,
   );

@@ -4,11 +4,11 @@
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
-import { chTime, chTimeSeconds, fromChTime, versionClock } from "./format.js";
+import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
 
 export const WINDOW_STATES = [
   "pending",
@@ -129,17 +129,13 @@ export async function unsettledWindows(
   );
 }
 
-const windowVersion = versionClock();
-
 /** Records window states; the newest write of a window wins (updated_at always grows here). */
 export async function writeWindows(
   w: Warehouse,
   records: ReadonlyArray<Omit<WindowRecord, "updatedAtMs">>,
   options: InsertOptions,
 ): Promise<void> {
-  if (records.length === 0) return;
-  const now = windowVersion();
-  await insertRows(
+  await insertVersions(
     w,
     Tables.streamWindows,
     records.map((r) => ({
@@ -152,7 +148,6 @@ export async function writeWindows(
       skipped_by: r.skippedBy,
       skip_reason: r.skipReason,
       run_id: r.runId,
-      updated_at: chTime(now),
     })),
     options,
   );
