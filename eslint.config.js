@@ -1,6 +1,30 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+// Product code reaches the simulator only through the demo and simulate commands.
+const SIMULATOR_ONLY_IN_DEMO = {
+  regex: String.raw`(^|/)simulator(/|$)`,
+  message:
+    "only the demo and simulate commands use the simulator; the exporter talks to a control plane over HTTP",
+};
+
+// The warehouse and the HTTP front are entered through their index.ts only (their build in dist/
+// likewise, for the scripts).
+const WAREHOUSE_DOOR = {
+  regex: String.raw`(^|/)warehouse/(?!index\.js$)`,
+  message:
+    "import the warehouse through its entry, warehouse/index.js (export what is needed there)",
+};
+const FRONT_DOOR = {
+  regex: String.raw`(^|/)http-front/(?!index\.js$)`,
+  message:
+    "import the HTTP front through its entry, http-front/index.js (export what is needed there)",
+};
+
+const restrictImports = (...patterns) => ({
+  "no-restricted-imports": ["error", { patterns }],
+});
+
 export default tseslint.config(
   {
     ignores: [
@@ -44,7 +68,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: String.raw`^\.\./\.\./(?!simulator/)|^\.\./(api|cli|config|ops|pipeline|scheduler|sources|util|warehouse)/`,
+              regex: String.raw`^\.\./\.\./(?!simulator/)|^\.\./(api|cli|config|http-front|ops|pipeline|scheduler|sources|util|warehouse)/`,
               message:
                 "the simulator imports nothing from the exporter; keep its own copy",
             },
@@ -53,28 +77,35 @@ export default tseslint.config(
       ],
     },
   },
+  // Imports refused outside an area. ESLint keeps one setting of a rule per file (the last entry
+  // that matches it), so each entry below lists every pattern that applies to its files.
   {
-    // Product code reaches the simulator only through the demo and simulate commands.
     files: ["src/**/*.ts"],
     ignores: [
       "src/simulator/**",
       "src/cli/commands/demo.ts",
       "src/cli/commands/simulate.ts",
+      "src/warehouse/**",
+      "src/http-front/**",
     ],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              regex: String.raw`(^|/)simulator(/|$)`,
-              message:
-                "only the demo and simulate commands use the simulator; the exporter talks to a control plane over HTTP",
-            },
-          ],
-        },
-      ],
-    },
+    rules: restrictImports(SIMULATOR_ONLY_IN_DEMO, WAREHOUSE_DOOR, FRONT_DOOR),
+  },
+  {
+    files: [
+      "src/cli/commands/demo.ts",
+      "src/cli/commands/simulate.ts",
+      "bench/**/*.ts",
+      "scripts/**/*.mjs",
+    ],
+    rules: restrictImports(WAREHOUSE_DOOR, FRONT_DOOR),
+  },
+  {
+    files: ["src/warehouse/**/*.ts"],
+    rules: restrictImports(SIMULATOR_ONLY_IN_DEMO, FRONT_DOOR),
+  },
+  {
+    files: ["src/http-front/**/*.ts"],
+    rules: restrictImports(SIMULATOR_ONLY_IN_DEMO, WAREHOUSE_DOOR),
   },
   {
     files: ["**/*.js", "**/*.mjs"],

@@ -7,6 +7,7 @@ import { defineConfig } from "vitest/config";
 // (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
 const UNIT = [
   "test/api/counts.test.ts",
+  "test/architecture/imports.test.ts",
   "test/api/json-stream.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
@@ -30,7 +31,7 @@ const UNIT = [
   "test/streams/directory-records.test.ts",
   "test/sources/record-id.test.ts",
   "test/util/secrets.test.ts",
-  "test/warehouse/http-front-sql.test.ts",
+  "test/http-front/statement.test.ts",
   "test/warehouse/insert-files.test.ts",
   "test/warehouse/value-checks.test.ts",
 ];

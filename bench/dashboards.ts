@@ -5,8 +5,11 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../src/config/index.js";
-import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
-import { migrate } from "../src/warehouse/migrate.js";
+import {
+  migrate,
+  openWarehouse,
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import {
   TEXTBOX_SAMPLES,
   loadDashboards,

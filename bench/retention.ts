@@ -9,8 +9,11 @@ import { loadConfig } from "../src/config/index.js";
 import { exportArchive } from "../src/pipeline/archive.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
-import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
-import { migrate } from "../src/warehouse/migrate.js";
+import {
+  migrate,
+  openWarehouse,
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import { loadDashboards } from "../test/dashboards/dashboards.js";
 import {
   ALL,

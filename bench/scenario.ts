@@ -15,16 +15,14 @@ import { syncSessions } from "../src/pipeline/sessions.js";
 import { syncAggregations } from "../src/pipeline/aggregations.js";
 import { createLogger } from "../src/util/logger.js";
 import {
+  migrate,
   openWarehouse,
-  sqlString,
-  type Warehouse,
-} from "../src/warehouse/client.js";
-import {
+  quoteString,
   SESSION_INSERT_COLUMNS,
   sessionRowsSelect,
-} from "../src/warehouse/sessions.js";
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import { DEFAULT_BRAND_MEMBER } from "../src/simulator/wire.js";
-import { migrate } from "../src/warehouse/migrate.js";
 import { runDashboards } from "./dashboards.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
@@ -167,10 +165,10 @@ async function main(): Promise<void> {
       const file = join(tmpdir(), `sessionhouse-bench-${process.pid}.jsonl`);
       rmSync(file, { force: true });
       await w.client.command({
-        query: `INSERT INTO FUNCTION file(${sqlString(file)}, 'LineAsString') SELECT raw FROM bench.sessions`,
+        query: `INSERT INTO FUNCTION file(${quoteString(file)}, 'LineAsString') SELECT raw FROM bench.sessions`,
       });
       const fetchedMs = Date.now();
-      const source = `(SELECT toInt64(${fetchedMs}) AS fetched_ms, false AS held, '${DEFAULT_BRAND_MEMBER}' AS brand, raw FROM file(${sqlString(file)}, 'JSONAsString', 'raw String'))`;
+      const source = `(SELECT toInt64(${fetchedMs}) AS fetched_ms, false AS held, '${DEFAULT_BRAND_MEMBER}' AS brand, raw FROM file(${quoteString(file)}, 'JSONAsString', 'raw String'))`;
       // The best of three: the limit is what the engine can do, not what one noisy try did.
       let ms = Infinity;
       let rows = 0;

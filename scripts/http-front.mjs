@@ -9,7 +9,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startHttpFront } from "../dist/warehouse/http-front/index.js";
+import { startHttpFront } from "../dist/http-front/index.js";
 
 const env = process.env;
 const auth = env.HTTP_FRONT_TOKEN

@@ -11,10 +11,13 @@ import {
   type LoadOptions,
 } from "../config/index.js";
 import type { RunObserver } from "../pipeline/context.js";
-import { abandonOrphanedRuns } from "../warehouse/bookkeeping.js";
-import { migrate } from "../warehouse/migrate.js";
-import { retentionSettings } from "../warehouse/retention.js";
-import { openWarehouse, type Warehouse } from "../warehouse/client.js";
+import {
+  abandonOrphanedRuns,
+  migrate,
+  openWarehouse,
+  retentionSettings,
+  type Warehouse,
+} from "../warehouse/index.js";
 import { errorMessage } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { ownerGone, thisProcess } from "../util/process.js";

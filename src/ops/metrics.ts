@@ -17,7 +17,7 @@ import type {
   RunObserver,
 } from "../pipeline/context.js";
 import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
-import type { RunStatus } from "../warehouse/bookkeeping.js";
+import type { RunStatus } from "../warehouse/index.js";
 
 const PREFIX = "sessionhouse_";
 

@@ -16,7 +16,7 @@
 // multi-valued field counts once under each value) or to less (a hit without the field falls
 // in no bucket).
 import { logsOverTimeDatetimeMs } from "../api/schemas/logs.js";
-import { chTimeSeconds } from "../warehouse/format.js";
+import { chTimeSeconds } from "../warehouse/index.js";
 import type { BucketLike, Count } from "./aggregation-rows.js";
 
 /** The parts of an answer the checks read. */

@@ -9,8 +9,7 @@ import {
 import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/sessions.js";
 import type { Window } from "../sources/windows.js";
-import type { DeadLetter } from "../warehouse/bookkeeping.js";
-import { chTimeSeconds } from "../warehouse/format.js";
+import { chTimeSeconds, type DeadLetter } from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 import { answerDisagreement } from "./aggregation-checks.js";
 import { windowFailure } from "./window-ledger.js";

@@ -7,16 +7,17 @@ import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/sessions.js";
 import type { Window } from "../sources/windows.js";
 import {
-  insertDeadLetters,
+  chTime,
+  chTimeSeconds,
   type DeadLetter,
-} from "../warehouse/bookkeeping.js";
-import { chTime, chTimeSeconds, fromChTime } from "../warehouse/format.js";
-import { insertRows } from "../warehouse/insert.js";
-import {
-  readPreviousFetch,
+  fromChTime,
+  insertDeadLetters,
+  insertRows,
   type PreviousFetch,
+  readPreviousFetch,
   type StoredWindow,
-} from "../warehouse/windows.js";
+  Tables,
+} from "../warehouse/index.js";
 import {
   countText,
   histogramRow,
@@ -26,7 +27,6 @@ import {
 } from "./aggregation-rows.js";
 import type { JobContext } from "./context.js";
 import type { WindowOutcome } from "./window-ledger.js";
-import { Tables } from "../warehouse/tables.js";
 
 export interface StoredBatch {
   rows: number;

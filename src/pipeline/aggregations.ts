@@ -11,10 +11,10 @@ import {
 import { describe } from "../sources/sessions.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
+  type JobDefinition,
   readJobDefinition,
   recordJobDefinition,
-  type JobDefinition,
-} from "../warehouse/windows.js";
+} from "../warehouse/index.js";
 import { parseDurationMs } from "../util/duration.js";
 import { FatalError, UsageError } from "../util/errors.js";
 import { floorTo } from "../util/time.js";

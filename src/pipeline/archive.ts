@@ -21,28 +21,30 @@ import {
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import { makePrivateDir, type Sharing } from "../util/private-files.js";
 import {
+  applyHolds,
   ARCHIVE_FORMAT,
   ARCHIVE_TABLES,
   archiveFileName,
   archiveSpec,
+  type ArchiveSpec,
   archiveSpecs,
+  type ColumnType,
   exportMonth,
+  isActive,
+  listHolds,
+  type MonthRange,
   openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
   restoreFile,
-  storedColumns,
-  type ArchiveSpec,
-  type ColumnType,
-  type MonthRange,
   type RowStats,
   type ScratchEngine,
-} from "../warehouse/archive.js";
-import type { Warehouse } from "../warehouse/client.js";
-import { applyHolds, isActive, listHolds } from "../warehouse/holds.js";
-import { selectRows } from "../warehouse/select.js";
-import { Tables } from "../warehouse/tables.js";
+  selectRows,
+  storedColumns,
+  Tables,
+  type Warehouse,
+} from "../warehouse/index.js";
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 

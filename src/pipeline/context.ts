@@ -4,9 +4,12 @@ import { randomUUID } from "node:crypto";
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import { RetryBudget } from "../api/retry.js";
 import { secretsOf, type Config } from "../config/index.js";
-import type { Warehouse } from "../warehouse/client.js";
-import { recordRun, type RunStatus } from "../warehouse/bookkeeping.js";
-import type { InsertOptions } from "../warehouse/insert.js";
+import {
+  type InsertOptions,
+  recordRun,
+  type RunStatus,
+  type Warehouse,
+} from "../warehouse/index.js";
 import { errorMessage } from "../util/errors.js";
 import { thisProcess } from "../util/process.js";
 import { rememberedSecrets, scrubber, type Logger } from "../util/logger.js";

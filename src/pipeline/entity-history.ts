@@ -5,17 +5,18 @@
 // suspensions keep every version instead, and a removal while a complete read no longer
 // returns one. What is gone is only what `provesGone` says the read proves gone.
 import type { EntityRecord } from "../sources/directory.js";
-import { chTime, fromChTime } from "../warehouse/format.js";
 import {
+  chTime,
   ENTITY_TABLES,
+  fromChTime,
+  type HistoryRow,
+  type HistoryStream,
   insertEntityRows,
   knownSuspensionVersions,
   openVersions,
   suspensionRemovals,
-  type HistoryRow,
-  type HistoryStream,
-} from "../warehouse/entities.js";
-import { Tables } from "../warehouse/tables.js";
+  Tables,
+} from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 
 export interface HistoryResult {

@@ -19,13 +19,13 @@ import {
   normalizeUser,
   type Normalized,
 } from "../sources/directory.js";
-import type { Warehouse } from "../warehouse/client.js";
 import {
+  type HistoryStream,
   humanUserIds,
   sessionResourceIds,
   sessionUserIds,
-  type HistoryStream,
-} from "../warehouse/entities.js";
+  type Warehouse,
+} from "../warehouse/index.js";
 import type { EntityStream } from "./names.js";
 
 /** How a stream reads its objects. */

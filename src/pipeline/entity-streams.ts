@@ -23,9 +23,9 @@ import {
 } from "../sources/directory.js";
 import {
   insertDeadLetters,
+  usersLastRead,
   writeCheckpoint,
-} from "../warehouse/bookkeeping.js";
-import { usersLastRead } from "../warehouse/entities.js";
+} from "../warehouse/index.js";
 import { isExpiredCursor } from "../sources/sessions.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";

@@ -6,11 +6,11 @@
 // for keeps its last stored row; after `sessions.vanishAfterMisses` such answers in a row it is
 // marked vanished and never asked for again.
 import {
-  sessionsToPoll,
-  writeSessionPolls,
   type SessionPoll,
+  sessionsToPoll,
   type SessionToPoll,
-} from "../warehouse/session-polls.js";
+  writeSessionPolls,
+} from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 import { SessionWriter } from "./session-writer.js";
 

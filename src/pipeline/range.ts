@@ -11,7 +11,7 @@ import {
   COVERS_FROM_KEY,
   readCheckpoint,
   writeCheckpoint,
-} from "../warehouse/bookkeeping.js";
+} from "../warehouse/index.js";
 import { UsageError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import { backfillStream } from "./names.js";

@@ -18,8 +18,7 @@ import {
   rangeLogFields,
   type Window,
 } from "../sources/windows.js";
-import { readCheckpoint } from "../warehouse/bookkeeping.js";
-import { storedSessionIds } from "../warehouse/session-reads.js";
+import { readCheckpoint, storedSessionIds } from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 import { syncWindow } from "./sessions.js";
 import { SESSIONS_STREAM } from "./names.js";

@@ -5,16 +5,16 @@
 // retention may already have begun to delete are left as they were computed.
 import type { AggregationJobConfig, Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
-import type { Warehouse } from "../warehouse/client.js";
-import { applyActiveHolds } from "../warehouse/holds.js";
 import {
+  applyActiveHolds,
   changedDataLabelDays,
+  type ChangedDay,
   changedSessionDays,
   computeDataLabelRollups,
   computeSessionRollups,
   openSessionsByDay,
-  type ChangedDay,
-} from "../warehouse/rollups.js";
+  type Warehouse,
+} from "../warehouse/index.js";
 
 const DAY_MS = 86_400_000;
 /** Days computed by one insert: bounds the memory of one FINAL read. */

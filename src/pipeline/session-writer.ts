@@ -7,20 +7,21 @@ import { randomUUID } from "node:crypto";
 import { parseSession, type Session } from "../api/schemas/session.js";
 import { recordIdOf, type RawRecord } from "../sources/sessions.js";
 import {
-  insertDeadLetters,
+  activeHolds,
   type DeadLetter,
-} from "../warehouse/bookkeeping.js";
-import { activeHolds, holdMatcher } from "../warehouse/holds.js";
-import { insertBlock } from "../warehouse/insert.js";
-import { RowBlock, splitRows, type TakenRows } from "../warehouse/row-block.js";
-import { Tables } from "../warehouse/tables.js";
-import {
+  holdMatcher,
+  insertBlock,
+  insertDeadLetters,
   rejectedSessionRow,
+  RowBlock,
   SESSION_ROWS,
   SessionInputs,
   sessionTimesFit,
   sessionValueProblem,
-} from "../warehouse/sessions.js";
+  splitRows,
+  Tables,
+  type TakenRows,
+} from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 

@@ -12,12 +12,12 @@ import { refusesEveryCall } from "../api/retry.js";
 import { PagingError } from "../sources/sessions.js";
 import type { Window } from "../sources/windows.js";
 import {
-  SETTLED_STATES,
   readJobWindows,
-  writeWindows,
+  SETTLED_STATES,
   type WindowRecord,
   type WindowState,
-} from "../warehouse/windows.js";
+  writeWindows,
+} from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 
 export type WindowOutcome =

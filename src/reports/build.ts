@@ -1,12 +1,12 @@
 // Builds a report of a kind over a period from what the warehouse holds: the kind's tables, the
 // coverage of the streams it relies on (said on page one), and every query as it ran.
 import type { Config, ReportKind } from "../config/index.js";
-import type { Warehouse } from "../warehouse/client.js";
-import { chTime } from "../warehouse/format.js";
 import {
-  ReportReader,
+  chTime,
   type ExecutedQuery,
-} from "../warehouse/reports/query.js";
+  ReportReader,
+  type Warehouse,
+} from "../warehouse/index.js";
 import { PRODUCT } from "../util/version.js";
 import { readCoverage, type Coverage } from "./coverage.js";
 import { accessReview } from "./kinds/access-review.js";

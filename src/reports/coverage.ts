@@ -3,8 +3,11 @@
 // stored or skipped (who and why), dead letters, a record that starts after the period does,
 // streams not exported. The coverage-and-integrity report shows the tables behind it.
 import { parseBackfillStream } from "../pipeline/names.js";
-import { coverageQueries } from "../warehouse/reports/coverage.js";
-import type { ReportReader, Row } from "../warehouse/reports/query.js";
+import {
+  coverageQueries,
+  type ReportReader,
+  type Row,
+} from "../warehouse/index.js";
 import { columns, table, type Notice, type ReportTable } from "./model.js";
 
 /** A part of the period, in UTC ("2026-11-01 00:00:00"), end excluded. */

@@ -1,7 +1,7 @@
 // A compliance report as data: what every output (HTML, PDF, CSV, JSON) is rendered from. Built
 // by a kind (src/reports/kinds), rendered by html.ts and csv.ts, written by write.ts.
 import type { ReportKind } from "../config/index.js";
-import { text, type Row } from "../warehouse/reports/query.js";
+import { type Row, text } from "../warehouse/index.js";
 
 export type Cell = string | number | boolean;
 

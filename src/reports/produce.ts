@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { Browser } from "playwright-core";
 import type { Config, ReportFormat, ReportKind } from "../config/index.js";
 import { UsageError } from "../util/errors.js";
-import type { Warehouse } from "../warehouse/client.js";
+import type { Warehouse } from "../warehouse/index.js";
 import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
 import { writeReport, type WrittenReport } from "./write.js";
 

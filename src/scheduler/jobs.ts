@@ -16,8 +16,7 @@ import { rollUp } from "../pipeline/rollups.js";
 import { syncSessions } from "../pipeline/sessions.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
-import { readCheckpoint } from "../warehouse/bookkeeping.js";
-import type { Warehouse } from "../warehouse/client.js";
+import { readCheckpoint, type Warehouse } from "../warehouse/index.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
 import {
   aggregationName,

@@ -9,7 +9,8 @@ import {
   type Sharing,
 } from "../util/private-files.js";
 import { pipeline } from "node:stream/promises";
-import { qualified, sqlString, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified, quoteString } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { existingTables } from "./migrate.js";
 import { selectRows } from "./select.js";
@@ -156,7 +157,7 @@ export async function exportMonth(
     ORDER BY ${spec.orderBy}`;
   if (w.kind === "embedded") {
     await w.client.command({
-      query: `INSERT INTO FUNCTION file(${sqlString(path)}, 'Parquet') ${select}`,
+      query: `INSERT INTO FUNCTION file(${quoteString(path)}, 'Parquet') ${select}`,
       query_params: { ...month },
     });
     // The engine creates the file with the process's umask; the month's private directory
@@ -198,7 +199,7 @@ export async function restoreFile(
   };
   if (w.kind === "embedded") {
     await w.client.command({
-      query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${sqlString(path)}, 'Parquet')`,
+      query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${quoteString(path)}, 'Parquet')`,
       clickhouse_settings: settings,
     });
     return;
@@ -214,7 +215,7 @@ export async function restoreFile(
 
 /** Rows and time range of a Parquet file, read back by an engine that reads local files. */
 export function parquetStatsSql(path: string, timeColumn: string): string {
-  return `SELECT ${STATS(timeColumn)} FROM file(${sqlString(path)}, 'Parquet')`;
+  return `SELECT ${STATS(timeColumn)} FROM file(${quoteString(path)}, 'Parquet')`;
 }
 
 /** The same, read by `w`'s engine from a file on this machine (the embedded engine). */

@@ -1,10 +1,11 @@
 // Checkpoints, dead letters and runs: the tables that say how far the data is, what could not
 // be stored, and how each run went (migrations/0003_bookkeeping.sql).
 import { createHash } from "node:crypto";
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { consistentReadSettings, SINGLE } from "./cluster.js";
 import { chTime, fromChTime } from "./format.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
 import type { ProcessOwner } from "../util/process.js";
@@ -84,10 +85,7 @@ export async function writeCheckpoint(
   detail: Record<string, unknown>,
   options: InsertOptions,
 ): Promise<void> {
-  // updated_at must grow even for two writes in one millisecond, or FINAL could keep the older.
-  const now = Math.max(Date.now(), lastWrite + 1);
-  lastWrite = now;
-  await insertRows(
+  await insertVersions(
     w,
     Tables.checkpoints,
     [
@@ -95,13 +93,11 @@ export async function writeCheckpoint(
         stream,
         position: chTime(positionMs),
         detail: JSON.stringify(detail),
-        updated_at: chTime(now),
       },
     ],
     options,
   );
 }
-let lastWrite = 0;
 
 export interface DeadLetter {
   job: string;

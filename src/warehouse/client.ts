@@ -28,6 +28,7 @@ import {
   type Sharing,
 } from "../util/private-files.js";
 import { PINNED_INSERT_SETTINGS } from "./insert.js";
+import { quoteIdent } from "./sql.js";
 import {
   findService,
   removeServiceFile,
@@ -461,20 +462,3 @@ const REFUSED_SETTING = new Set(
     String,
   ),
 );
-
-/** `db`.`table`, with identifiers escaped. */
-export function qualified(
-  w: Pick<Warehouse, "database">,
-  table: string,
-): string {
-  return `${quoteIdent(w.database)}.${quoteIdent(table)}`;
-}
-
-/** A string literal for SQL: the engine's file() and INFILE take no query parameter. */
-export function sqlString(value: string): string {
-  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
-}
-
-export function quoteIdent(name: string): string {
-  return "`" + name.replace(/\\/g, "\\\\").replace(/`/g, "\\`") + "`";
-}

@@ -14,7 +14,7 @@
 //   bookkeeping and entity tables (UNSHARDED) are not distributed: one replica on every node
 //   of the cluster, read locally wherever the exporter connects and joined locally by views.
 import type { Config } from "../config/index.js";
-import { quoteIdent } from "./client.js";
+import { quoteIdent } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { Tables } from "./tables.js";
 

@@ -1,7 +1,8 @@
 // Reads and writes of the entity streams' tables (migrations/0009_entity_streams.sql): the open
 // history versions a new listing is compared with, the ids the streams read (users and
 // resources seen in sessions), and the inserts.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectCount, selectRows } from "./select.js";
 import { Tables } from "./tables.js";

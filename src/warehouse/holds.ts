@@ -4,7 +4,8 @@
 // record (for the writer, at insert) and as SQL (for the rows already stored).
 import { randomUUID } from "node:crypto";
 import type { Session } from "../api/schemas/session.js";
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";

@@ -11,7 +11,9 @@ import { backoffMs } from "../util/backoff.js";
 import { writeBlockFile } from "./block-files.js";
 import { clickHouseCode, insertFailure } from "./clickhouse-codes.js";
 import type { ClickHouseClient } from "@clickhouse/client";
-import { quoteIdent, sqlString, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { chTime } from "./format.js";
+import { quoteIdent, quoteString } from "./sql.js";
 import { clusterInsertSettings, SINGLE } from "./cluster.js";
 import { SinkError } from "./errors.js";
 import { rowsOf, type TakenRows } from "./row-block.js";
@@ -35,6 +37,30 @@ export async function insertRows(
     w,
     table,
     rows.map((r) => JSON.stringify(r)),
+    options,
+  );
+}
+
+let lastVersion = 0;
+
+/**
+ * Inserts rows of a table where the newest write of a row wins (FINAL keeps the greatest
+ * `updated_at`): every row gets the `updated_at` of this write, later than that of any write
+ * before it in this process, also of two writes in one millisecond.
+ */
+export async function insertVersions(
+  w: Warehouse,
+  table: string,
+  rows: readonly object[],
+  options: InsertOptions,
+): Promise<void> {
+  if (rows.length === 0) return;
+  lastVersion = Math.max(Date.now(), lastVersion + 1);
+  const updated_at = chTime(lastVersion);
+  await insertRows(
+    w,
+    table,
+    rows.map((r) => ({ ...r, updated_at })),
     options,
   );
 }
@@ -287,8 +313,8 @@ async function send(
       await client.command({
         query:
           "input" in bodyFormat
-            ? `INSERT INTO ${target} ${bodyFormat.select(`file(${sqlString(file)}, '${format}', ${sqlString(bodyFormat.input)})`)}`
-            : `INSERT INTO ${target} FROM INFILE ${sqlString(file)} FORMAT ${format}`,
+            ? `INSERT INTO ${target} ${bodyFormat.select(`file(${quoteString(file)}, '${format}', ${quoteString(bodyFormat.input)})`)}`
+            : `INSERT INTO ${target} FROM INFILE ${quoteString(file)} FORMAT ${format}`,
         ...request,
       });
     } finally {
@@ -302,7 +328,7 @@ async function send(
   const result = await w.client.exec({
     query:
       "input" in bodyFormat
-        ? `INSERT INTO ${target} ${bodyFormat.select(`input(${sqlString(bodyFormat.input)})`)} FORMAT ${format}`
+        ? `INSERT INTO ${target} ${bodyFormat.select(`input(${quoteString(bodyFormat.input)})`)} FORMAT ${format}`
         : `INSERT INTO ${target} FORMAT ${format}`,
     values: Readable.from([body], { objectMode: false }),
     ...request,

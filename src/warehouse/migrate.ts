@@ -6,7 +6,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { configSchema } from "../config/schema.js";
 import type { Logger } from "../util/logger.js";
-import { quoteIdent, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { quoteIdent } from "./sql.js";
 import {
   clusterInsertSettings,
   consistentReadSettings,

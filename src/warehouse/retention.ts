@@ -4,7 +4,8 @@
 // and given again only when the settings change (`ALTER TABLE … MODIFY TTL`, or `REMOVE TTL`).
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import {
   clusterInsertSettings,
   mutationTarget,

@@ -2,7 +2,8 @@
 // which are settled, and the computation of a set of days from the deduplicated rows (per
 // person × resource × technology × connector × status, and per technology), superseding the
 // rows an earlier computation of the same days wrote.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
 import { FINAL_STATUSES } from "./sessions.js";
@@ -37,20 +38,26 @@ export interface ChangedDay {
   fetchedMax: string;
 }
 
+/** Where a rollup's source rows are: their table, the time column and its bounds, a filter. */
+interface RollupRows {
+  table: string;
+  time: string;
+  /** The time column's value at the start of the day parameter `{name:Date}`. */
+  bound: (name: string) => string;
+  filter?: string;
+}
+
 /** Days in [fromDay, toDay) whose latest fetch differs from the one recorded when computed. */
 export async function changedSessionDays(
   w: Warehouse,
   range: { fromDay: string; toDay: string },
 ): Promise<ChangedDay[]> {
-  return changedDays(
-    w,
-    `SELECT toDate(start_time) AS day, max(fetched_at) AS fetched_max
-     FROM ${qualified(w, Tables.sessions)}
-     WHERE start_time >= toDateTime64({from:Date}, 3, 'UTC') AND start_time < toDateTime64({to:Date}, 3, 'UTC')
-     GROUP BY day`,
-    SESSIONS_ROLLUP_SOURCE,
-    range,
-  );
+  const rows: RollupRows = {
+    table: Tables.sessions,
+    time: "start_time",
+    bound: (name) => `toDateTime64({${name}:Date}, 3, 'UTC')`,
+  };
+  return changedDays(w, rows, SESSIONS_ROLLUP_SOURCE, range);
 }
 
 /** The same for the level-1 histogram rows of an aggregation job. */
@@ -59,26 +66,27 @@ export async function changedDataLabelDays(
   job: string,
   range: { fromDay: string; toDay: string },
 ): Promise<ChangedDay[]> {
-  return changedDays(
-    w,
-    `SELECT toDate(bucket_time) AS day, max(fetched_at) AS fetched_max
-     FROM ${qualified(w, Tables.aggHistogram)}
-     WHERE job = {job:String} AND level = 1
-       AND bucket_time >= toDateTime({from:Date}, 'UTC') AND bucket_time < toDateTime({to:Date}, 'UTC')
-     GROUP BY day`,
-    dataLabelRollupSource(job),
-    range,
-    { job },
-  );
+  const rows: RollupRows = {
+    table: Tables.aggHistogram,
+    time: "bucket_time",
+    bound: (name) => `toDateTime({${name}:Date}, 'UTC')`,
+    filter: "job = {job:String} AND level = 1",
+  };
+  return changedDays(w, rows, dataLabelRollupSource(job), range, { job });
 }
 
 async function changedDays(
   w: Warehouse,
-  current: string,
+  rows: RollupRows,
   source: string,
   range: { fromDay: string; toDay: string },
   params: Record<string, unknown> = {},
 ): Promise<ChangedDay[]> {
+  const filter = rows.filter === undefined ? "" : `${rows.filter} AND `;
+  const current = `SELECT toDate(${rows.time}) AS day, max(fetched_at) AS fetched_max
+     FROM ${qualified(w, rows.table)}
+     WHERE ${filter}${rows.time} >= ${rows.bound("from")} AND ${rows.time} < ${rows.bound("to")}
+     GROUP BY day`;
   return selectRows<ChangedDay>(
     w,
     `SELECT toString(c.day) AS day, toString(c.fetched_max) AS fetchedMax

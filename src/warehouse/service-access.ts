@@ -1,17 +1,15 @@
-// Read access to the embedded engine while `sessionhouse run` holds it. The engine allows one
-// process per data directory, so the service serves its own engine, read-only, through the
-// ClickHouse HTTP front on loopback, and leaves the URL and a random token in a file of the data
-// directory (mode 0600). Read-only commands of other processes find the service through that
-// file and query it as a ClickHouse server; commands that write are refused while it runs.
-import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, rmSync } from "node:fs";
+// Read access to the embedded engine while `sessionhouse run` holds it, the reading side. The
+// engine allows one process per data directory, so the service serves its own engine, read-only,
+// through the ClickHouse HTTP front on loopback, and leaves the URL and a random token in a file
+// of the data directory (mode 0600; the serving side is src/http-front/read-access.ts). Read-only
+// commands of other processes find the service through that file and query it as a ClickHouse
+// server; commands that write are refused while it runs.
+import { readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { ClickHouseLogLevel, createClient } from "@clickhouse/client";
 import { rememberSecret } from "../util/logger.js";
-import { writePrivateFile } from "../util/private-files.js";
 import { processAlive } from "../util/process.js";
-import { startHttpFront } from "./http-front/index.js";
 
 /** The file in the data directory that tells other processes where the service serves reads. */
 export const SERVICE_FILE = ".sessionhouse-service.json";
@@ -26,99 +24,6 @@ export interface ServiceRecord {
 
 export function serviceFilePath(dataDir: string): string {
   return join(dataDir, SERVICE_FILE);
-}
-
-/** A fresh token: 32 random bytes, base64url (no character that needs escaping anywhere). */
-export function newReadToken(): string {
-  return randomBytes(32).toString("base64url");
-}
-
-export interface ReadAccessOptions {
-  /** The data directory the service's engine has open. */
-  dataDir: string;
-  host: string;
-  port: number;
-  /** Cap on one query's execution time, in seconds. */
-  maxExecutionTimeS: number;
-  /** Cap on one query's memory, in bytes. */
-  maxMemoryUsage: number;
-  /** The token (default: a new one); give it when the logger must know it as a secret first. */
-  token?: string;
-  /** The service file 0640 instead of 0600, as the data directory is shared (files.groupReadable). */
-  groupReadable?: boolean;
-}
-
-export interface ReadAccess {
-  /** `http://host:port`. */
-  readonly url: string;
-  /** The service file. */
-  readonly file: string;
-  /** Removes the service file, then stops serving (waiting for the requests under way). */
-  close(): Promise<void>;
-}
-
-/**
- * Serves the data directory read-only (readonly = 1, the caps on time and memory, the token
- * required) and writes the service file. The front opens its own engine sessions on the same
- * path: in one process, sessions on the data directory the engine has open share that engine.
- */
-export async function startReadAccess(
-  options: ReadAccessOptions,
-): Promise<ReadAccess> {
-  const token = options.token ?? newReadToken();
-  rememberSecret(token);
-  const front = await startHttpFront({
-    path: options.dataDir,
-    host: options.host,
-    port: options.port,
-    auth: { token },
-    readonly: true,
-    maxExecutionTimeS: options.maxExecutionTimeS,
-    maxMemoryUsage: options.maxMemoryUsage,
-  });
-  const file = serviceFilePath(options.dataDir);
-  try {
-    writeServiceFile(
-      file,
-      {
-        url: front.url,
-        token,
-        pid: process.pid,
-        startedAt: new Date().toISOString(),
-      },
-      options.groupReadable ?? false,
-    );
-  } catch (err) {
-    await front.close();
-    throw err;
-  }
-  let closing: Promise<void> | undefined;
-  return {
-    url: front.url,
-    file,
-    close() {
-      closing ??= (async () => {
-        removeServiceFile(options.dataDir, process.pid);
-        await front.close();
-      })();
-      return closing;
-    },
-  };
-}
-
-/** Written whole or not at all: a reader never sees half a file, nor the token readable by others. */
-function writeServiceFile(
-  file: string,
-  record: ServiceRecord,
-  groupReadable: boolean,
-): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  rmSync(temporary, { force: true });
-  writePrivateFile(temporary, `${JSON.stringify(record)}\n`, {
-    flag: "wx",
-    groupReadable,
-  });
-  renameSync(temporary, file);
 }
 
 /** Removes the service file when it is the one process `pid` wrote. */

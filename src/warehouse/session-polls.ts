@@ -1,9 +1,10 @@
 // Which stored sessions the open-session refresh re-reads through GetSession, and what it
 // recorded for those GetSession did not find (migrations/0008_session_polls.sql). Every query
 // about them lives here.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { insertVersions, type InsertOptions } from "./insert.js";
 import { FINAL_STATUSES } from "./sessions.js";
 import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
@@ -97,18 +98,13 @@ export interface SessionPoll {
   lastError: string;
 }
 
-let lastPollWrite = 0;
-
 /** Records poll states; the newest write of a session wins (updated_at always grows here). */
 export async function writeSessionPolls(
   w: Warehouse,
   polls: readonly SessionPoll[],
   options: InsertOptions,
 ): Promise<void> {
-  if (polls.length === 0) return;
-  const now = Math.max(Date.now(), lastPollWrite + 1);
-  lastPollWrite = now;
-  await insertRows(
+  await insertVersions(
     w,
     Tables.sessionPolls,
     polls.map((p) => ({
@@ -117,7 +113,6 @@ export async function writeSessionPolls(
       vanished: p.vanished,
       last_polled_at: chTime(p.polledAtMs),
       last_error: p.lastError,
-      updated_at: chTime(now),
     })),
     options,
   );

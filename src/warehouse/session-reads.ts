@@ -1,6 +1,7 @@
 // Reads of the `sessions` table: what the reconciliation compares a window's listing with, and
 // how many sessions are stored.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
 

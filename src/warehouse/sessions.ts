@@ -35,6 +35,26 @@ export type SessionColumn =
 const DT = "DateTime64(3, 'UTC')";
 const LC = "LowCardinality(String)";
 
+/** The columns of one identity (IDENTITY_TUPLE at `member`), named `<prefix>_…`. */
+function identityColumns(
+  prefix: string,
+  member: string,
+  typeColumn: string,
+): SessionColumn[] {
+  return [
+    { name: `${prefix}_id`, type: "String", sql: `${member}.id` },
+    { name: `${prefix}_name`, type: "String", sql: `${member}.name` },
+    { name: `${prefix}_email`, type: "String", sql: `${member}.email` },
+    { name: typeColumn, type: LC, sql: `${member}.type` },
+    { name: `${prefix}_groups`, type: `Array(${LC})`, sql: `${member}.groups` },
+    {
+      name: `${prefix}_external_ids`,
+      type: "Array(String)",
+      sql: `${member}.externalIds`,
+    },
+  ];
+}
+
 /** An identity as the insert reads it; absent members are empty. */
 const IDENTITY_TUPLE =
   "Tuple(id String, name String, email String, type String, groups Array(String), externalIds Array(String))";
@@ -92,26 +112,8 @@ export const SESSION_COLUMNS: readonly SessionColumn[] = [
   { name: "sidecar_technology", type: LC, sql: "r.sidecar.technology" },
   { name: "user_type", type: LC, sql: "r.user.type" },
   { name: "user_username", type: "String", sql: "r.user.username" },
-  { name: "user_id", type: "String", sql: "b.user.id" },
-  { name: "user_name", type: "String", sql: "b.user.name" },
-  { name: "user_email", type: "String", sql: "b.user.email" },
-  { name: "user_account_type", type: LC, sql: "b.user.type" },
-  { name: "user_groups", type: `Array(${LC})`, sql: "b.user.groups" },
-  {
-    name: "user_external_ids",
-    type: "Array(String)",
-    sql: "b.user.externalIds",
-  },
-  { name: "end_user_id", type: "String", sql: "b.endUser.id" },
-  { name: "end_user_name", type: "String", sql: "b.endUser.name" },
-  { name: "end_user_email", type: "String", sql: "b.endUser.email" },
-  { name: "end_user_type", type: LC, sql: "b.endUser.type" },
-  { name: "end_user_groups", type: `Array(${LC})`, sql: "b.endUser.groups" },
-  {
-    name: "end_user_external_ids",
-    type: "Array(String)",
-    sql: "b.endUser.externalIds",
-  },
+  ...identityColumns("user", "b.user", "user_account_type"),
+  ...identityColumns("end_user", "b.endUser", "end_user_type"),
   { name: "native_username", type: "String", sql: "r.user.native.username" },
   { name: "resource_type", type: LC, sql: "r.resource.type" },
   { name: "resource_id", type: "String", sql: "r.resource.id" },

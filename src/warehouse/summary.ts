@@ -1,6 +1,7 @@
 // What the demo shows of what landed: small summaries of the sessions and of the default
 // aggregation jobs, each a titled table of rows.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { selectRows } from "./select.js";
 import { Tables } from "./tables.js";
 

@@ -1,6 +1,7 @@
 // SQL a person typed (the query command), run with the configured database as the current one.
 import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
-import { quoteIdent, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { quoteIdent } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { selectRows } from "./select.js";
 import { UsageError } from "../util/errors.js";

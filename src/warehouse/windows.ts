@@ -2,13 +2,14 @@
 // of each window of the aggregation jobs and of the sessions stream, what earlier fetches of an
 // aggregation window stored, and the definition each aggregation job's rows were made with.
 // Every query about them lives here.
-import { qualified, type Warehouse } from "./client.js";
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
-import { insertRows, type InsertOptions } from "./insert.js";
+import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
 
 export const WINDOW_STATES = [
   "pending",
@@ -130,18 +131,13 @@ export async function unsettledWindows(
   );
 }
 
-let lastWindowWrite = 0;
-
 /** Records window states; the newest write of a window wins (updated_at always grows here). */
 export async function writeWindows(
   w: Warehouse,
   records: ReadonlyArray<Omit<WindowRecord, "updatedAtMs">>,
   options: InsertOptions,
 ): Promise<void> {
-  if (records.length === 0) return;
-  const now = Math.max(Date.now(), lastWindowWrite + 1);
-  lastWindowWrite = now;
-  await insertRows(
+  await insertVersions(
     w,
     Tables.streamWindows,
     records.map((r) => ({
@@ -154,7 +150,6 @@ export async function writeWindows(
       skipped_by: r.skippedBy,
       skip_reason: r.skipReason,
       run_id: r.runId,
-      updated_at: chTime(now),
     })),
     options,
   );

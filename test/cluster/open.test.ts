@@ -5,10 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  startHttpFront,
-  type HttpFront,
-} from "../../src/warehouse/http-front/index.js";
+import { startHttpFront, type HttpFront } from "../../src/http-front/index.js";
 import { openWarehouse } from "../../src/warehouse/client.js";
 import { SinkError } from "../../src/warehouse/errors.js";
 import { testConfig } from "../helpers/warehouse.js";

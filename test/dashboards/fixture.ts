@@ -5,7 +5,8 @@ import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
-import { quoteIdent, type Warehouse } from "../../src/warehouse/client.js";
+import type { Warehouse } from "../../src/warehouse/client.js";
+import { quoteIdent } from "../../src/warehouse/sql.js";
 import {
   API_KEY,
   NOON,

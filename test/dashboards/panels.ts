@@ -1,7 +1,7 @@
 // Running the dashboards' SQL the way Grafana would: variables resolved in order, each panel's
 // targets expanded (grafana-sql.ts) and run against a warehouse. Shared by the query tests.
 import type { Warehouse } from "../../src/warehouse/client.js";
-import { quoteIdent } from "../../src/warehouse/client.js";
+import { quoteIdent } from "../../src/warehouse/sql.js";
 import { NOON } from "../helpers/simulator.js";
 import { TEXTBOX_SAMPLES, type Dashboard, type Panel } from "./dashboards.js";
 import { DAY_MS, DEMO_DAYS } from "./fixture.js";

@@ -7,10 +7,12 @@ import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   serviceClient,
   serviceFilePath,
-  startReadAccess,
-  type ReadAccess,
   type ServiceRecord,
 } from "../../src/warehouse/service-access.js";
+import {
+  startReadAccess,
+  type ReadAccess,
+} from "../../src/http-front/index.js";
 import { loadDashboards } from "./dashboards.js";
 import { demoWarehouse, type DemoWarehouse } from "./fixture.js";
 import {

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from "../../src/config/index.js";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
 import { migrate } from "../../src/warehouse/migrate.js";
 import { retentionSettings } from "../../src/warehouse/retention.js";
+import { quoteIdent } from "../../src/warehouse/sql.js";
 
 let dataDir: string | undefined;
 let containerUrl: string | undefined;
@@ -75,7 +76,7 @@ export async function select<T = Record<string, unknown>>(
   params: Record<string, unknown> = {},
 ): Promise<T[]> {
   const rs = await w.client.query({
-    query: sql.replaceAll("{db}", "`" + w.database + "`"),
+    query: sql.replaceAll("{db}", quoteIdent(w.database)),
     query_params: params,
     format: "JSONEachRow",
   });

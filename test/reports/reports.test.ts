@@ -15,7 +15,7 @@ import { main } from "../../src/cli/main.js";
 import { reportJobs } from "../../src/scheduler/report-jobs.js";
 import { createLogger } from "../../src/util/logger.js";
 import { openWarehouse } from "../../src/warehouse/client.js";
-import { startReadAccess } from "../../src/warehouse/service-access.js";
+import { startReadAccess } from "../../src/http-front/index.js";
 import {
   loadConfig,
   REPORT_KINDS,

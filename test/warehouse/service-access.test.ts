@@ -11,10 +11,12 @@ import {
   removeServiceFile,
   serviceClient,
   serviceFilePath,
-  startReadAccess,
-  type ReadAccess,
   type ServiceRecord,
 } from "../../src/warehouse/service-access.js";
+import {
+  startReadAccess,
+  type ReadAccess,
+} from "../../src/http-front/index.js";
 import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
 
 let config: Config;

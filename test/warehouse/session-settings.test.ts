@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { insertDeadLetters } from "../../src/warehouse/bookkeeping.js";
-import { qualified } from "../../src/warehouse/client.js";
+import { qualified } from "../../src/warehouse/sql.js";
 import { Tables } from "../../src/warehouse/tables.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 

@@ -11,10 +11,12 @@ import {
   verifyArchive,
 } from "../../pipeline/archive.js";
 import { FatalError } from "../../util/errors.js";
-import { openScratchEngine } from "../../warehouse/archive.js";
-import { openWarehouse } from "../../warehouse/client.js";
-import { migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
+import {
+  migrate,
+  openScratchEngine,
+  openWarehouse,
+  retentionSettings,
+} from "../../warehouse/index.js";
 import { configFrom, WRITES_DATA_DIR, type GlobalOptions } from "../runtime.js";
 
 const EXPORT_HELP =

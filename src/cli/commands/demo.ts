@@ -7,13 +7,13 @@ import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import { syncSessions } from "../../pipeline/sessions.js";
 import { syncAggregations } from "../../pipeline/aggregations.js";
-import type { Warehouse } from "../../warehouse/client.js";
 import {
   aggregationSummary,
   entitySummary,
   sessionSummary,
   type SummaryTable,
-} from "../../warehouse/summary.js";
+  type Warehouse,
+} from "../../warehouse/index.js";
 import { intArg } from "../args.js";
 import {
   configFrom,

@@ -5,19 +5,21 @@ import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import {
   addHold,
   applyActiveHolds,
-  isActive,
-  listHolds,
-  releaseHold,
+  existingTables,
   type HoldScope,
+  isActive,
   type LegalHold,
-} from "../../warehouse/holds.js";
-import { existingTables, migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
-import { Tables } from "../../warehouse/tables.js";
+  listHolds,
+  migrate,
+  openWarehouse,
+  releaseHold,
+  retentionSettings,
+  Tables,
+  type Warehouse,
+} from "../../warehouse/index.js";
 import { printTable } from "../output.js";
 import {
   configFrom,

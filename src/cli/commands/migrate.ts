@@ -1,9 +1,11 @@
 // `sessionhouse migrate`: creates or upgrades the ClickHouse tables on their own; every sync and
 // `run` does the same before it starts.
 import type { Command } from "commander";
-import { migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
-import { openWarehouse } from "../../warehouse/client.js";
+import {
+  migrate,
+  openWarehouse,
+  retentionSettings,
+} from "../../warehouse/index.js";
 import {
   configFrom,
   loggerFor,

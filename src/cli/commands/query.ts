@@ -1,12 +1,13 @@
 // `sessionhouse query "SELECT …"`: SQL against the configured ClickHouse, with the configured
 // database as the current one.
 import { Option, type Command } from "commander";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import {
+  openWarehouse,
   outputFormat,
   userQueryRows,
+  type Warehouse,
   writeUserQuery,
-} from "../../warehouse/user-query.js";
+} from "../../warehouse/index.js";
 import { UsageError } from "../../util/errors.js";
 import { printTable } from "../output.js";
 import {

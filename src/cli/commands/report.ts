@@ -22,7 +22,7 @@ import { previousPeriod, reportDirName } from "../../reports/period.js";
 import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse } from "../../warehouse/client.js";
+import { openWarehouse } from "../../warehouse/index.js";
 import {
   configFrom,
   READS_THROUGH_SERVICE,

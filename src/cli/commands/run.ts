@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
 import { checkReadiness } from "../../ops/readiness.js";
-import { listWindows } from "../../warehouse/windows.js";
+import { listWindows, readCheckpoints } from "../../warehouse/index.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
@@ -17,12 +17,11 @@ import { Scheduler } from "../../scheduler/scheduler.js";
 import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
 import { scrubber, type Logger } from "../../util/logger.js";
-import { readCheckpoints } from "../../warehouse/bookkeeping.js";
 import {
   newReadToken,
   startReadAccess,
   type ReadAccess,
-} from "../../warehouse/service-access.js";
+} from "../../http-front/index.js";
 import {
   configFrom,
   loggerFor,

@@ -1,18 +1,17 @@
 // The retention part of `status`: the TTL each governed table was given, the rollups computed,
 // and the legal holds in force with the sessions they hold.
-import type { Warehouse } from "../../warehouse/client.js";
-import {
-  countHeldSessions,
-  isActive,
-  listHolds,
-  type LegalHold,
-} from "../../warehouse/holds.js";
 import {
   appliedRetention,
   type AppliedRetention,
-} from "../../warehouse/retention.js";
-import { rollupStatus, type RollupStatus } from "../../warehouse/rollups.js";
-import { Tables } from "../../warehouse/tables.js";
+  countHeldSessions,
+  isActive,
+  type LegalHold,
+  listHolds,
+  rollupStatus,
+  type RollupStatus,
+  Tables,
+  type Warehouse,
+} from "../../warehouse/index.js";
 import { heading, printTable } from "../output.js";
 
 export interface RetentionStatus {

@@ -6,28 +6,25 @@
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/cron.js";
-import { entityRowCounts } from "../../warehouse/entities.js";
-import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
-import {
-  deadLetterCounts,
-  lastRuns,
-  lastSuccesses,
-  readCheckpoints,
-  type RunRecord,
-} from "../../warehouse/bookkeeping.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
-import { existingTables } from "../../warehouse/migrate.js";
-import { countStoredSessions } from "../../warehouse/session-reads.js";
-import { Tables } from "../../warehouse/tables.js";
-import {
-  countSessionsToPoll,
-  countVanishedSessions,
-} from "../../warehouse/session-polls.js";
 import {
   aggregationRowCounts,
+  countSessionsToPoll,
+  countStoredSessions,
+  countVanishedSessions,
+  deadLetterCounts,
+  entityRowCounts,
+  existingTables,
+  lastRuns,
+  lastSuccesses,
+  openWarehouse,
+  readCheckpoints,
+  type RunRecord,
+  Tables,
   unsettledWindows,
+  type Warehouse,
   type WindowRecord,
-} from "../../warehouse/windows.js";
+} from "../../warehouse/index.js";
+import { planJobs, type JobKind, type JobPlan } from "../../scheduler/jobs.js";
 import { heading, printTable } from "../output.js";
 import {
   collectRetention,

@@ -8,18 +8,19 @@ import type { Config } from "../../config/index.js";
 import { describe } from "../../sources/sessions.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
-import { migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
 import {
-  WINDOW_STATES,
   forgetJob,
   hasWindowTables,
   listWindows,
-  writeWindows,
+  migrate,
+  openWarehouse,
+  retentionSettings,
+  type Warehouse,
+  WINDOW_STATES,
   type WindowRecord,
   type WindowState,
-} from "../../warehouse/windows.js";
+  writeWindows,
+} from "../../warehouse/index.js";
 import { printTable } from "../output.js";
 import {
   configFrom,

@@ -3,13 +3,13 @@
 // period of the same length; accounts with access but no activity when the users stream is
 // exported.
 import { aggregationName } from "../../pipeline/names.js";
-import { text } from "../../warehouse/reports/query.js";
-import type { ReportQuery } from "../../warehouse/reports/query.js";
 import {
   accessQueries,
   policyHitQueries,
+  type ReportQuery,
   rollupQueries,
-} from "../../warehouse/reports/sessions.js";
+  text,
+} from "../../warehouse/index.js";
 import { columns, table, type Notice } from "../model.js";
 import { personNotice, type KindContext, type KindResult } from "./context.js";
 import { inactiveAccountsTable } from "./accounts.js";

@@ -1,5 +1,5 @@
 // Accounts with access but no session in the period, when the users stream is exported.
-import { controlPlaneQueries } from "../../warehouse/reports/control-plane.js";
+import { controlPlaneQueries } from "../../warehouse/index.js";
 import { columns, table, type ReportTable } from "../model.js";
 import type { KindContext } from "./context.js";
 

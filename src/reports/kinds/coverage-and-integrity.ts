@@ -2,7 +2,7 @@
 // or skipped (who and why), dead letters, runs, gaps, retention, oldest and newest record, rows
 // per month. Its first page, like every report's, says what of the period is not covered.
 import { aggregationName } from "../../pipeline/names.js";
-import { coverageQueries } from "../../warehouse/reports/coverage.js";
+import { coverageQueries } from "../../warehouse/index.js";
 import type { CoverageRead } from "../coverage.js";
 import { columns, table } from "../model.js";
 import type { KindContext, KindResult } from "./context.js";

@@ -1,7 +1,7 @@
 // policy-exceptions: policy suspensions in force at some time of the period (their latest
 // version): policy, identity, type, created by, request id, from and until, still in force at
 // the period's end; and the sessions of their identities while they were in force.
-import { controlPlaneQueries } from "../../warehouse/reports/control-plane.js";
+import { controlPlaneQueries } from "../../warehouse/index.js";
 import { columns, table } from "../model.js";
 import type { KindContext, KindResult } from "./context.js";
 

@@ -1,8 +1,7 @@
 // sensitive-data-access: labelled data returned in the period, by label, by resource and by
 // person, with the top query fingerprints and normalized queries.
 import { aggregationName } from "../../pipeline/names.js";
-import { text } from "../../warehouse/reports/query.js";
-import { sensitiveQueries } from "../../warehouse/reports/sensitive.js";
+import { sensitiveQueries, text } from "../../warehouse/index.js";
 import { columns, table } from "../model.js";
 import { personNotice, type KindContext, type KindResult } from "./context.js";
 

@@ -1,6 +1,7 @@
 // The queries of the compliance reports: SQL text kept here, run with typed parameters, and
 // recorded exactly as run (with the database filled in) for the report's manifest.
-import { quoteIdent, type Warehouse } from "../client.js";
+import type { Warehouse } from "../client.js";
+import { quoteIdent } from "../sql.js";
 import { existingTables } from "../migrate.js";
 import { selectRows } from "../select.js";
 

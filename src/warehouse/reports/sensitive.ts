@@ -25,6 +25,29 @@ WHERE job = ${LABEL_JOB} AND level = 2 AND count > 0 AND key1 != 'none' AND key1
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
 const LOGS = ["agg_histogram", "agg_jobs", "resource_environments"];
 
+/**
+ * The 25 values of a top-values member of the label job with the most queries in the period, as
+ * `column`, with `also` (more columns of the result, each after a comma).
+ */
+function topQueries(
+  id: string,
+  member: string,
+  column: string,
+  also = "",
+): ReportQuery {
+  return {
+    id,
+    needs: ["agg_top_values", "agg_jobs"],
+    sql: `SELECT key AS ${column}, sum(count) AS queries${also}
+FROM {{db}}.agg_top_values FINAL
+WHERE job = ${LABEL_JOB} AND member = '${member}' AND count > 0
+  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
+GROUP BY ${column}
+ORDER BY queries DESC, ${column}
+LIMIT 25`,
+  };
+}
+
 export function sensitiveQueries(source: SessionSource) {
   const sessions = periodSessionsSql(source);
   return {
@@ -73,27 +96,16 @@ INNER JOIN (
 GROUP BY person, resource_name, labels
 ORDER BY person, resource`,
     },
-    topFingerprints: {
-      id: "sensitive.top_fingerprints",
-      needs: ["agg_top_values", "agg_jobs"],
-      sql: `SELECT key AS fingerprint, sum(count) AS queries, count() AS windows_in_top
-FROM {{db}}.agg_top_values FINAL
-WHERE job = ${LABEL_JOB} AND member = 'queryFingerprints' AND count > 0
-  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
-GROUP BY fingerprint
-ORDER BY queries DESC, fingerprint
-LIMIT 25`,
-    },
-    topNormalized: {
-      id: "sensitive.top_normalized_queries",
-      needs: ["agg_top_values", "agg_jobs"],
-      sql: `SELECT key AS normalized_query, sum(count) AS queries
-FROM {{db}}.agg_top_values FINAL
-WHERE job = ${LABEL_JOB} AND member = 'queryNormalized' AND count > 0
-  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
-GROUP BY normalized_query
-ORDER BY queries DESC, normalized_query
-LIMIT 25`,
-    },
+    topFingerprints: topQueries(
+      "sensitive.top_fingerprints",
+      "queryFingerprints",
+      "fingerprint",
+      ", count() AS windows_in_top",
+    ),
+    topNormalized: topQueries(
+      "sensitive.top_normalized_queries",
+      "queryNormalized",
+      "normalized_query",
+    ),
   } as const satisfies Record<string, ReportQuery>;
 }

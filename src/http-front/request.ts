@@ -2,17 +2,13 @@
 // auth or URL parameters, never two of them at once), what the URL parameters mean (reserved
 // names, param_<name> query parameters, the rest settings), and the body (decompressed
 // per Content-Encoding, kept in memory while small and spooled to a file beyond that).
-import { timingSafeEqual } from "node:crypto";
 import { rm, type FileHandle } from "node:fs/promises";
-import { openPrivateFile } from "../../util/private-files.js";
+import { openPrivateFile } from "../util/private-files.js";
 import type { IncomingMessage } from "node:http";
 import type { Transform } from "node:stream";
 import zlib from "node:zlib";
-import { blockFilePath } from "../block-files.js";
+import { blockFilePath } from "../warehouse/index.js";
 import { FrontError } from "./errors.js";
-
-/** Who may use the front: one user and password, or one token. */
-export type FrontAuth = { user: string; password: string } | { token: string };
 
 export interface Credentials {
   user: string;
@@ -83,35 +79,6 @@ export function credentialsOf(
       "Got an empty user name from authentication via parameters",
     );
   return { user, password: params.get("password") ?? "", from: "parameters" };
-}
-
-/**
- * Refuses credentials that do not match: with a user and password, both must; with a token,
- * either the bearer token or the password (under any user name) must be the token.
- */
-export function checkCredentials(
-  c: Credentials,
-  auth: FrontAuth | undefined,
-): void {
-  if (!auth) return;
-  const ok =
-    "token" in auth
-      ? (c.bearer !== undefined && same(c.bearer, auth.token)) ||
-        (c.bearer === undefined && same(c.password, auth.token))
-      : c.bearer === undefined &&
-        same(c.user, auth.user) &&
-        same(c.password, auth.password);
-  if (!ok)
-    throw authFailed(
-      `${c.user}: Authentication failed: password is incorrect, or there is no user with such name`,
-    );
-}
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  // Equal lengths first: timingSafeEqual throws on different lengths. The length is not secret.
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 export function header(req: IncomingMessage, name: string): string | undefined {

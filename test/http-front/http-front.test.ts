@@ -19,10 +19,7 @@ import {
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
-import {
-  startHttpFront,
-  type HttpFront,
-} from "../../src/warehouse/http-front/index.js";
+import { startHttpFront, type HttpFront } from "../../src/http-front/index.js";
 import { parseSession } from "../../src/api/schemas/session.js";
 import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
 import { RowBlock } from "../../src/warehouse/row-block.js";

@@ -2,7 +2,7 @@
 // statement: where the data of an INSERT begins, the input(…) call of an INSERT … SELECT, the
 // output FORMAT clause, a second statement, and INTO OUTFILE / FROM INFILE. The engine parses
 // the statement itself; nothing here decides whether SQL is valid. The readonly checks that
-// must not be fooled do not rely on this lexer (see refuseFileAccess in index.ts).
+// must not be fooled do not rely on this lexer (see policy.ts).
 
 export type TokenKind =
   | "word" // bare identifier or keyword
@@ -477,31 +477,4 @@ export function dataStartAfter(sql: string, from: number): number {
     i++;
   }
   return i;
-}
-
-/** A ClickHouse string literal of `s`: quoted, with backslash escapes. */
-export function quoteString(s: string): string {
-  return (
-    "'" +
-    s.replace(/[\\'\0\n\r\t]/g, (c) => {
-      switch (c) {
-        case "\0":
-          return "\\0";
-        case "\n":
-          return "\\n";
-        case "\r":
-          return "\\r";
-        case "\t":
-          return "\\t";
-        default:
-          return "\\" + c;
-      }
-    }) +
-    "'"
-  );
-}
-
-/** A ClickHouse identifier, back-quoted with backslash escapes. */
-export function quoteIdentifier(name: string): string {
-  return "`" + name.replace(/[\\`]/g, (c) => "\\" + c) + "`";
 }

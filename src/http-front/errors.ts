@@ -1,10 +1,7 @@
 // Errors as ClickHouse's HTTP interface sends them: an HTTP status chosen from the exception
 // code, the header X-ClickHouse-Exception-Code, and a body
 // `Code: N. DB::Exception: <message>. (NAME) (version V)` followed by a line feed.
-import {
-  ClickHouseCode,
-  type ClickHouseCodeName,
-} from "../clickhouse-codes.js";
+import { ClickHouseCode, type ClickHouseCodeName } from "../warehouse/index.js";
 
 /** An error the front answers with, in ClickHouse's terms. */
 export class FrontError extends Error {

@@ -1,0 +1,283 @@
+// Who may use the HTTP front and what a request may run there, under which settings: the front's
+// whole access policy, for a reviewer to read alone. The credentials (read from the request by
+// request.ts) must match the front's user and password or token. A front started with
+// `readonly` (the read access of `sessionhouse run`, whose token other processes hold) runs every
+// statement in an engine session with readonly = 1 and the caps on time and memory, refuses any
+// change of settings but max_execution_time (itself capped), takes a body no larger than a
+// query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
+// file-reading functions and KILL.
+import { timingSafeEqual } from "node:crypto";
+import { quoteIdent, quoteString } from "../warehouse/index.js";
+import type { EngineSession } from "./engine.js";
+import { FrontError } from "./errors.js";
+import { INLINE_BODY_BYTES } from "./planning.js";
+import type { Credentials, RequestParams } from "./request.js";
+import { tokens, type Statement } from "./statement.js";
+
+/** Who may use the front: one user and password, or one token. */
+export type FrontAuth = { user: string; password: string } | { token: string };
+
+/**
+ * Refuses credentials that do not match: with a user and password, both must; with a token,
+ * either the bearer token or the password (under any user name) must be the token.
+ */
+export function checkCredentials(
+  c: Credentials,
+  auth: FrontAuth | undefined,
+): void {
+  if (!auth) return;
+  const ok =
+    "token" in auth
+      ? (c.bearer !== undefined && same(c.bearer, auth.token)) ||
+        (c.bearer === undefined && same(c.password, auth.token))
+      : c.bearer === undefined &&
+        same(c.user, auth.user) &&
+        same(c.password, auth.password);
+  if (!ok)
+    throw new FrontError(
+      "AUTHENTICATION_FAILED",
+      `${c.user}: Authentication failed: password is incorrect, or there is no user with such name`,
+    );
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  // Equal lengths first: timingSafeEqual throws on different lengths. The length is not secret.
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The front's limits on every request. */
+export interface Policy {
+  /** readonly = 1 for every request, and the refusals of a readonly front. */
+  readonly: boolean;
+  /** Cap on max_execution_time (seconds). */
+  maxExecutionTimeS?: number | undefined;
+  /** Cap on max_memory_usage (bytes). */
+  maxMemoryUsage?: number | undefined;
+}
+
+/** Scalar functions that read files of the host; readonly = 1 lets them run, the front does not. */
+const FILE_READING_FUNCTIONS = new Set(["file", "catboostevaluate"]);
+
+/**
+ * The statements that prepare the request's engine session: the settings (the front's caps
+ * first, then the URL's), the query parameters, the default database, and readonly last so
+ * that it does not refuse the others.
+ */
+export function sessionPrelude(
+  policy: Policy,
+  request: RequestParams,
+  method: string,
+): string {
+  const settings = new Map<string, string>();
+  const timeCap = policy.maxExecutionTimeS;
+  const memoryCap = policy.maxMemoryUsage;
+  if (timeCap !== undefined)
+    settings.set("max_execution_time", String(timeCap));
+  if (memoryCap !== undefined)
+    settings.set("max_memory_usage", String(memoryCap));
+  // GET requests are readonly = 2 on a server: settings may change, data may not.
+  let readonly = policy.readonly ? 1 : method === "POST" ? 0 : 2;
+  for (const [name, value] of request.settings) {
+    if (name === "readonly") {
+      readonly = readonlyLevel(readonly, value);
+      continue;
+    }
+    if (policy.readonly && name !== "max_execution_time")
+      throw new FrontError(
+        "READONLY",
+        `Cannot modify '${name}' setting in readonly mode`,
+      );
+    if (name === "max_execution_time" && timeCap !== undefined)
+      settings.set(name, String(capped(value, timeCap)));
+    else if (name === "max_memory_usage" && memoryCap !== undefined)
+      settings.set(name, String(capped(value, memoryCap)));
+    else settings.set(name, value);
+  }
+  const assignments = [...settings].map(([k, v]) => `${k} = ${quoteString(v)}`);
+  for (const [name, value] of request.queryParams)
+    assignments.push(`param_${name} = ${quoteString(value)}`);
+  const statements: string[] = [];
+  if (assignments.length > 0) statements.push(`SET ${assignments.join(", ")}`);
+  if (request.database) statements.push(`USE ${quoteIdent(request.database)}`);
+  if (readonly > 0) statements.push(`SET readonly = ${readonly}`);
+  return statements.join("; ");
+}
+
+/**
+ * The readonly level a request asks for with the setting `readonly`, as a server allows it:
+ * any level under readonly = 0, the same level, or 1 under 2.
+ */
+function readonlyLevel(current: number, value: string): number {
+  const level = Number(value);
+  if (!(level === 0 || level === 1 || level === 2))
+    throw new FrontError(
+      "BAD_ARGUMENTS",
+      `Invalid value '${value}' of setting 'readonly'`,
+    );
+  if (current === 0 || level === current || (current === 2 && level === 1))
+    return level;
+  throw new FrontError(
+    "READONLY",
+    "Cannot modify 'readonly' setting in readonly mode",
+  );
+}
+
+function capped(value: string, cap: number): number {
+  const n = Number(value);
+  // 0 means "no limit" to the engine, which is exactly what a cap does not allow.
+  return Number.isFinite(n) && n > 0 ? Math.min(n, cap) : cap;
+}
+
+/**
+ * The largest request body (after decompression): the configured one, else, for a readonly
+ * front, what a query may be (it takes no data), and 16 GiB for one that takes INSERT data.
+ */
+export function maxBodyBytes(
+  policy: Policy,
+  configured: number | undefined,
+): number {
+  return configured ?? (policy.readonly ? INLINE_BODY_BYTES : 16 * 2 ** 30);
+}
+
+/**
+ * The refusals before a statement runs: the server's (checkStatement), and for a readonly front
+ * the words that read or write files of the host (refuseFileAccess).
+ */
+export function refuseBeforeRun(
+  policy: Policy,
+  statement: Statement,
+  userText: string,
+): void {
+  checkStatement(statement, userText);
+  if (policy.readonly) refuseFileAccess(userText);
+}
+
+/**
+ * The refusal in the request's engine session, before the statement runs there: for a readonly
+ * front, the statement as the engine reads it (refuseFileAccessCanonical).
+ */
+export async function refuseInSession(
+  policy: Policy,
+  session: EngineSession,
+  userText: string,
+): Promise<void> {
+  if (policy.readonly) await refuseFileAccessCanonical(session, userText);
+}
+
+/** Refusals the server makes before running a statement that came over HTTP. */
+function checkStatement(statement: Statement, userText: string): void {
+  if (statement.verb === "" && !statement.insert)
+    throw new FrontError("SYNTAX_ERROR", "Empty query");
+  if (statement.fromInfile)
+    throw new FrontError(
+      "UNKNOWN_TYPE_OF_QUERY",
+      "Query has infile and was send directly to server",
+    );
+  if ((statement.inputCalls ?? 0) > 1)
+    throw new FrontError(
+      "INVALID_USAGE_OF_INPUT",
+      "You can use the `input` function only once in a query",
+    );
+  if (statement.intoOutfile)
+    throw new FrontError(
+      "INTO_OUTFILE_NOT_ALLOWED",
+      "INTO OUTFILE is not allowed",
+    );
+  if (statement.multiStatementAt !== undefined) {
+    const at = statement.multiStatementAt;
+    throw new FrontError(
+      "SYNTAX_ERROR",
+      `Syntax error (Multi-statements are not allowed): failed at position ${at + 1} (end of query): ${userText.slice(at, at + 60)}`,
+    );
+  }
+}
+
+/**
+ * In readonly mode, a first check on the raw text, which no quoting or comment can get past:
+ * INTO OUTFILE writes files of the host and FROM INFILE reads them, and the engine allows both
+ * under readonly = 1.
+ */
+function refuseFileAccess(text: string): void {
+  if (/outfile/i.test(text))
+    throw new FrontError(
+      "INTO_OUTFILE_NOT_ALLOWED",
+      "INTO OUTFILE is not allowed (the word OUTFILE is refused anywhere in a query to a readonly front)",
+    );
+  if (/infile/i.test(text))
+    throw new FrontError(
+      "UNKNOWN_TYPE_OF_QUERY",
+      "Query has infile and was send directly to server (the word INFILE is refused anywhere in a query to a readonly front)",
+    );
+}
+
+/**
+ * In readonly mode, the second check reads the statement as the engine formats it (formatQuery):
+ * one statement, no comments, identifiers unescaped. readonly = 1 lets the scalar function
+ * file() read any file of the host, and KILL QUERY stop other requests' queries; both are refused.
+ */
+async function refuseFileAccessCanonical(
+  session: EngineSession,
+  text: string,
+): Promise<void> {
+  const canonical = await formattedQuery(session, text);
+  let previous: { name: string } | undefined;
+  let first = true;
+  for (const t of tokens(canonical)) {
+    const name =
+      t.kind === "word"
+        ? t.text.toLowerCase()
+        : t.kind === "quoted"
+          ? t.text.slice(1, -1).toLowerCase()
+          : undefined;
+    if (first && name === "kill")
+      throw new FrontError(
+        "READONLY",
+        "Cannot execute query in readonly mode: KILL is not allowed through a readonly front",
+      );
+    first = false;
+    if (
+      previous &&
+      t.kind === "open" &&
+      t.text === "(" &&
+      FILE_READING_FUNCTIONS.has(previous.name)
+    )
+      throw new FrontError(
+        "READONLY",
+        `Cannot execute query in readonly mode: the function ${previous.name} reads files of the host`,
+      );
+    previous = name === undefined ? undefined : { name };
+  }
+}
+
+/** The statement as the engine formats it; the engine's error in terms of the statement. */
+async function formattedQuery(
+  session: EngineSession,
+  text: string,
+): Promise<string> {
+  try {
+    const r = await session.queryAsync(
+      `SELECT formatQuery(${quoteString(text)})`,
+      {
+        format: "JSONCompactEachRow",
+      },
+    );
+    const [canonical] = JSON.parse(Buffer.from(r.bytes()).toString("utf8")) as [
+      string,
+    ];
+    return canonical;
+  } catch (err) {
+    // The engine's message names the formatQuery call; the user sent only the statement.
+    const message = err instanceof Error ? err.message : String(err);
+    throw Object.assign(
+      new Error(
+        message.replace(
+          /: In scope SELECT formatQuery\('[\s\S]*'\)(?=\. \([A-Z0-9_]+\)$)/,
+          "",
+        ),
+      ),
+      { clickhouseCode: (err as { clickhouseCode?: number }).clickhouseCode },
+    );
+  }
+}

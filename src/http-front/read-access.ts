@@ -1,0 +1,106 @@
+// Read access to the embedded engine while `sessionhouse run` holds it, the serving side: the
+// service serves its own engine read-only through the HTTP front on loopback and writes the
+// service file that other processes read (src/warehouse/service-access.ts, the reading side).
+import { randomBytes } from "node:crypto";
+import { renameSync, rmSync } from "node:fs";
+import { rememberSecret } from "../util/logger.js";
+import { writePrivateFile } from "../util/private-files.js";
+import {
+  removeServiceFile,
+  serviceFilePath,
+  type ServiceRecord,
+} from "../warehouse/index.js";
+import { startHttpFront } from "./server.js";
+
+/** A fresh token: 32 random bytes, base64url (no character that needs escaping anywhere). */
+export function newReadToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+export interface ReadAccessOptions {
+  /** The data directory the service's engine has open. */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Cap on one query's execution time, in seconds. */
+  maxExecutionTimeS: number;
+  /** Cap on one query's memory, in bytes. */
+  maxMemoryUsage: number;
+  /** The token (default: a new one); give it when the logger must know it as a secret first. */
+  token?: string;
+  /** The service file 0640 instead of 0600, as the data directory is shared (files.groupReadable). */
+  groupReadable?: boolean;
+}
+
+export interface ReadAccess {
+  /** `http://host:port`. */
+  readonly url: string;
+  /** The service file. */
+  readonly file: string;
+  /** Removes the service file, then stops serving (waiting for the requests under way). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the data directory read-only (readonly = 1, the caps on time and memory, the token
+ * required) and writes the service file. The front opens its own engine sessions on the same
+ * path: in one process, sessions on the data directory the engine has open share that engine.
+ */
+export async function startReadAccess(
+  options: ReadAccessOptions,
+): Promise<ReadAccess> {
+  const token = options.token ?? newReadToken();
+  rememberSecret(token);
+  const front = await startHttpFront({
+    path: options.dataDir,
+    host: options.host,
+    port: options.port,
+    auth: { token },
+    readonly: true,
+    maxExecutionTimeS: options.maxExecutionTimeS,
+    maxMemoryUsage: options.maxMemoryUsage,
+  });
+  const file = serviceFilePath(options.dataDir);
+  try {
+    writeServiceFile(
+      file,
+      {
+        url: front.url,
+        token,
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+      },
+      options.groupReadable ?? false,
+    );
+  } catch (err) {
+    await front.close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    url: front.url,
+    file,
+    close() {
+      closing ??= (async () => {
+        removeServiceFile(options.dataDir, process.pid);
+        await front.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Written whole or not at all: a reader never sees half a file, nor the token readable by others. */
+function writeServiceFile(
+  file: string,
+  record: ServiceRecord,
+  groupReadable: boolean,
+): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  rmSync(temporary, { force: true });
+  writePrivateFile(temporary, `${JSON.stringify(record)}\n`, {
+    flag: "wx",
+    groupReadable,
+  });
+  renameSync(temporary, file);
+}

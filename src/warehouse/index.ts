@@ -1,0 +1,170 @@
+// The warehouse's one entry: everything the pipeline, the reports, the CLI, ops, the scheduler,
+// the HTTP front and the bench use of the ClickHouse side, and nothing they do not. Code outside
+// src/warehouse/ imports from here only (eslint.config.js refuses a deep import). Opening a
+// warehouse loads no server code: nothing here reaches src/http-front/ by a static import
+// (test/architecture/imports.test.ts).
+
+// Opening the warehouse, and the SQL text written by hand.
+export { openWarehouse, type Warehouse } from "./client.js";
+export { quoteIdent, quoteString } from "./sql.js";
+export { Tables } from "./tables.js";
+export { chTime, chTimeSeconds, fromChTime } from "./format.js";
+export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";
+export { existingTables, migrate } from "./migrate.js";
+export { selectRows } from "./select.js";
+
+// Writing rows.
+export { insertBlock, insertRows, type InsertOptions } from "./insert.js";
+export { RowBlock, splitRows, type TakenRows } from "./row-block.js";
+export { blockFileDir, blockFilePath } from "./block-files.js";
+export {
+  rejectedSessionRow,
+  SESSION_INSERT_COLUMNS,
+  SESSION_ROWS,
+  SessionInputs,
+  sessionRowsSelect,
+  sessionTimesFit,
+  sessionValueProblem,
+} from "./sessions.js";
+
+// The exporter's bookkeeping: runs, checkpoints, dead letters, windows, polls.
+export {
+  abandonOrphanedRuns,
+  COVERS_FROM_KEY,
+  deadLetterCounts,
+  insertDeadLetters,
+  lastRuns,
+  lastSuccesses,
+  readCheckpoint,
+  readCheckpoints,
+  recordRun,
+  writeCheckpoint,
+  type DeadLetter,
+  type RunRecord,
+  type RunStatus,
+} from "./bookkeeping.js";
+export {
+  aggregationRowCounts,
+  forgetJob,
+  hasWindowTables,
+  listWindows,
+  readJobDefinition,
+  readJobWindows,
+  readPreviousFetch,
+  recordJobDefinition,
+  SETTLED_STATES,
+  unsettledWindows,
+  WINDOW_STATES,
+  writeWindows,
+  type JobDefinition,
+  type PreviousFetch,
+  type StoredWindow,
+  type WindowRecord,
+  type WindowState,
+} from "./windows.js";
+export {
+  countSessionsToPoll,
+  countVanishedSessions,
+  sessionsToPoll,
+  writeSessionPolls,
+  type SessionPoll,
+  type SessionToPoll,
+} from "./session-polls.js";
+export { countStoredSessions, storedSessionIds } from "./session-reads.js";
+
+// The directory's entity tables.
+export {
+  ENTITY_TABLES,
+  entityRowCounts,
+  humanUserIds,
+  insertEntityRows,
+  knownSuspensionVersions,
+  openVersions,
+  sessionResourceIds,
+  sessionUserIds,
+  suspensionRemovals,
+  usersLastRead,
+  type HistoryRow,
+  type HistoryStream,
+} from "./entities.js";
+
+// Rollups, retention, legal holds and archives.
+export {
+  changedDataLabelDays,
+  changedSessionDays,
+  computeDataLabelRollups,
+  computeSessionRollups,
+  openSessionsByDay,
+  rollupStatus,
+  type ChangedDay,
+  type RollupStatus,
+} from "./rollups.js";
+export {
+  appliedRetention,
+  retentionSettings,
+  type AppliedRetention,
+} from "./retention.js";
+export {
+  activeHolds,
+  addHold,
+  applyActiveHolds,
+  applyHolds,
+  countHeldSessions,
+  holdMatcher,
+  isActive,
+  listHolds,
+  releaseHold,
+  type HoldScope,
+  type LegalHold,
+} from "./holds.js";
+export {
+  ARCHIVE_FORMAT,
+  ARCHIVE_TABLES,
+  archiveFileName,
+  archiveSpec,
+  archiveSpecs,
+  exportMonth,
+  openScratchEngine,
+  parquetFileStats,
+  parquetStats,
+  parquetStatsSql,
+  restoreFile,
+  storedColumns,
+  type ArchiveSpec,
+  type ColumnType,
+  type MonthRange,
+  type RowStats,
+  type ScratchEngine,
+} from "./archive.js";
+
+// Reading for people: summaries, the query command, the reports' queries.
+export {
+  aggregationSummary,
+  entitySummary,
+  sessionSummary,
+  type SummaryTable,
+} from "./summary.js";
+export { outputFormat, userQueryRows, writeUserQuery } from "./user-query.js";
+export {
+  ReportReader,
+  text,
+  type ExecutedQuery,
+  type ReportQuery,
+  type Row,
+} from "./reports/query.js";
+export { controlPlaneQueries } from "./reports/control-plane.js";
+export { coverageQueries } from "./reports/coverage.js";
+export { sensitiveQueries } from "./reports/sensitive.js";
+export {
+  accessQueries,
+  policyHitQueries,
+  rollupQueries,
+  type SessionSource,
+} from "./reports/sessions.js";
+
+// The service file of `sessionhouse run`'s read access, for the HTTP front that serves it.
+export {
+  removeServiceFile,
+  serviceFilePath,
+  type ServiceRecord,
+} from "./service-access.js";
