@@ -7,7 +7,7 @@ import {
   type TopValueMember,
 } from "../api/schemas/logs.js";
 import type { AggregationJobConfig } from "../config/index.js";
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import type { DeadLetter } from "../warehouse/bookkeeping.js";
 import { chTimeSeconds } from "../warehouse/format.js";

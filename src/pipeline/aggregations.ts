@@ -8,7 +8,7 @@ import {
   MAX_GROUP_BY_FIELDS,
   type AggregationJobConfig,
 } from "../config/index.js";
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
   readJobDefinition,

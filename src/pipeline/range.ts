@@ -5,7 +5,7 @@
 // what the caller re-reads) and only ever moves it forward: re-read windows lie behind it. Its
 // checkpoint keeps where its first sync started (`coversFromMs` in the detail): what it says
 // is complete starts there (a backfill's range is in its stream's name).
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import { floorSecond, type Window } from "../sources/windows.js";
 import {
   COVERS_FROM_KEY,

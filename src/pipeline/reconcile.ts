@@ -10,7 +10,7 @@ import {
   idOf,
   PagingError,
   type RawRecord,
-} from "../sources/sessions.js";
+} from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
 import {
   floorSecond,
@@ -21,7 +21,7 @@ import {
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import { storedSessionIds } from "../warehouse/session-reads.js";
 import type { JobContext } from "./context.js";
-import { syncWindow } from "./sessions.js";
+import { syncWindow } from "./session-sync.js";
 import { SESSIONS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;

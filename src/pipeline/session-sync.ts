@@ -5,7 +5,7 @@ import {
   describe,
   sessionWindowBatches,
   type RawRecord,
-} from "../sources/sessions.js";
+} from "../sources/session-pages.js";
 import {
   floorSecond,
   planWindows,

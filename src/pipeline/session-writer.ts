@@ -5,7 +5,7 @@
 // written after either never runs ahead of the data.
 import { randomUUID } from "node:crypto";
 import { parseSession, type Session } from "../api/schemas/session.js";
-import { recordIdOf, type RawRecord } from "../sources/sessions.js";
+import { recordIdOf, type RawRecord } from "../sources/session-pages.js";
 import {
   insertDeadLetters,
   type DeadLetter,
@@ -20,7 +20,7 @@ import {
   SessionInputs,
   sessionTimesFit,
   sessionValueProblem,
-} from "../warehouse/sessions.js";
+} from "../warehouse/session-rows.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 

@@ -13,7 +13,7 @@ import {
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
 import { rollUp } from "../pipeline/rollups.js";
-import { syncSessions } from "../pipeline/sessions.js";
+import { syncSessions } from "../pipeline/session-sync.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";

@@ -8,7 +8,7 @@ import { qualified, type Warehouse } from "./client.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";
-import { sessionUserKey } from "./sessions.js";
+import { sessionUserKey } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** What a hold names: a person (user_key), a resource (its name), or a session and its children. */

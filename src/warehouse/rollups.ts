@@ -5,7 +5,7 @@
 import { qualified, type Warehouse } from "./client.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
-import { FINAL_STATUSES } from "./sessions.js";
+import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** The `rollup_days` source of the sessions rollup. */

@@ -4,7 +4,7 @@
 import { qualified, type Warehouse } from "./client.js";
 import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
-import { FINAL_STATUSES } from "./sessions.js";
+import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
 

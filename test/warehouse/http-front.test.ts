@@ -26,7 +26,10 @@ import {
 import { parseSession } from "../../src/api/schemas/session.js";
 import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
 import { RowBlock } from "../../src/warehouse/row-block.js";
-import { SessionInputs, SESSION_ROWS } from "../../src/warehouse/sessions.js";
+import {
+  SessionInputs,
+  SESSION_ROWS,
+} from "../../src/warehouse/session-rows.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 

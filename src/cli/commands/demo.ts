@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
-import { syncSessions } from "../../pipeline/sessions.js";
+import { syncSessions } from "../../pipeline/session-sync.js";
 import { syncAggregations } from "../../pipeline/aggregations.js";
 import type { Warehouse } from "../../warehouse/client.js";
 import {

@@ -19,7 +19,7 @@ import {
   recentRange,
   type ReconcileOptions,
 } from "../../pipeline/reconcile.js";
-import { syncSessions } from "../../pipeline/sessions.js";
+import { syncSessions } from "../../pipeline/session-sync.js";
 import { UsageError } from "../../util/errors.js";
 import {
   intArg,

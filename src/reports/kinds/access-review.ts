@@ -9,7 +9,7 @@ import {
   accessQueries,
   policyHitQueries,
   rollupQueries,
-} from "../../warehouse/reports/sessions.js";
+} from "../../warehouse/reports/session-queries.js";
 import { columns, table, type Notice } from "../model.js";
 import { personNotice, type KindContext, type KindResult } from "./context.js";
 import { inactiveAccountsTable } from "./accounts.js";

@@ -1,7 +1,7 @@
 // What a kind of report gets to build itself, and what it gives back.
 import type { Config } from "../../config/index.js";
 import type { ReportReader } from "../../warehouse/reports/query.js";
-import type { SessionSource } from "../../warehouse/reports/sessions.js";
+import type { SessionSource } from "../../warehouse/reports/session-queries.js";
 import type { Figure, Notice, ReportSection } from "../model.js";
 
 export interface KindContext {
