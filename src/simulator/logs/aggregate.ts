@@ -27,7 +27,7 @@ import {
   type FieldValue,
   type LogField,
 } from "./fields.js";
-import { itemAt } from "./prng.js";
+import { itemAt } from "../random.js";
 import type { EventPredicate } from "./query.js";
 
 export {
