@@ -50,7 +50,7 @@ export interface TopValueRow {
 }
 
 /** A histogram bucket as read from the answer; `buckets` nest one level per group-by field. */
-export interface BucketLike {
+interface BucketLike {
   key: string;
   count: Count;
   buckets: readonly BucketLike[];
@@ -92,7 +92,7 @@ export function histogramRow(
 }
 
 /** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
-export function flattenHistogram(
+function flattenHistogram(
   entries: readonly {
     datetime: string;
     count: Count;

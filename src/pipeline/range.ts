@@ -17,7 +17,7 @@ import type { JobContext } from "./context.js";
 import { backfillStream } from "./names.js";
 
 /** Earliest instant a sync may cover: sessions cannot predate the service. */
-export const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
+const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
 
 export interface SyncRange {
   startMs: number;

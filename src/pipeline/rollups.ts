@@ -21,7 +21,7 @@ const DAY_MS = 86_400_000;
 const DAYS_PER_INSERT = 31;
 
 /** The aggregation field whose level-1 rows are the returned data labels. */
-export const DATA_LABEL_FIELD = "response.returned_columns.data_label";
+const DATA_LABEL_FIELD = "response.returned_columns.data_label";
 
 export interface RollupResult {
   /** Session days computed (again). */
@@ -107,7 +107,7 @@ async function rollUpDataLabels(
 }
 
 /** The aggregation jobs whose first group-by field is the returned data label. */
-export function dataLabelJobs(config: Config): AggregationJobConfig[] {
+function dataLabelJobs(config: Config): AggregationJobConfig[] {
   return config.aggregations.jobs.filter(
     (j) => j.enabled && j.groupBy[0] === DATA_LABEL_FIELD,
   );

@@ -63,7 +63,7 @@ export interface JobPlan {
 }
 
 /** The cron schedule of each entity stream. */
-export function entitySchedule(config: Config, stream: EntityStream): string {
+function entitySchedule(config: Config, stream: EntityStream): string {
   const s = config.streams;
   switch (stream) {
     case "users":

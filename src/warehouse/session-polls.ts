@@ -9,7 +9,7 @@ import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
 
 /** Statuses the service is known to report for a session still open. */
-export const OPEN_STATUSES: readonly string[] = ["active", "idle"];
+const OPEN_STATUSES: readonly string[] = ["active", "idle"];
 
 /**
  * The sessions to follow: every status that is not final, except sessions marked vanished and

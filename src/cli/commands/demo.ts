@@ -59,13 +59,13 @@ export function registerDemoCommand(
     });
 }
 
-export interface DemoOptions {
+interface DemoOptions {
   days: number;
   seed: number;
   sessionsPerDay?: number | undefined;
 }
 
-export async function runDemo(
+async function runDemo(
   globals: GlobalOptions,
   options: DemoOptions,
   out: NodeJS.WritableStream = process.stdout,
@@ -175,14 +175,14 @@ function printSummaries(
   }
 }
 
-export async function printSummary(
+async function printSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {
   printSummaries(await sessionSummary(w), out);
 }
 
-export async function printAggregationSummary(
+async function printAggregationSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {

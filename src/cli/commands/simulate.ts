@@ -10,7 +10,7 @@ import {
 import { UsageError } from "../../util/errors.js";
 import { intArg } from "../args.js";
 
-export interface SimulateOptions {
+interface SimulateOptions {
   port: number;
   host: string;
   seed: number;
@@ -97,7 +97,7 @@ function usage<T>(what: string, fn: () => T): T {
   }
 }
 
-export async function runSimulate(
+async function runSimulate(
   o: SimulateOptions,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<void> {

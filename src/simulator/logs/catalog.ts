@@ -34,8 +34,6 @@ const POLICY_DEFS: readonly (readonly [name: string, type: PolicyType])[] = [
   ["mask-llm-pii-responses", "masking"],
 ];
 
-export type PolicyName = (typeof POLICY_DEFS)[number][0];
-
 /** ~70 % active, the rest dry-run or draft; which ones depends on the seed. */
 export function policyCatalog(seed: number): readonly SimPolicy[] {
   return POLICY_DEFS.map(([name, type]) => {

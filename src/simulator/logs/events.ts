@@ -48,7 +48,7 @@ import {
 } from "./fields.js";
 import { hash32, hexOf, Rng, WeightedTable } from "../random.js";
 
-export const HOUR_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 
 /** What the log generator needs from the session generator (sessions.ts satisfies it). */
 export interface LogSessionSource {
