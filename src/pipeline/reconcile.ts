@@ -12,16 +12,11 @@ import {
   type RawRecord,
 } from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
-import {
-  floorSecond,
-  planWindows,
-  rangeLogFields,
-  type Window,
-} from "../sources/windows.js";
+import { floorSecond, type Window } from "../sources/windows.js";
 import { readCheckpoint } from "../warehouse/bookkeeping.js";
 import { storedSessionIds } from "../warehouse/session-reads.js";
 import type { JobContext } from "./context.js";
-import { syncWindow } from "./session-sync.js";
+import { sessionWindows, syncWindow } from "./session-sync.js";
 import { SESSIONS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;
@@ -72,7 +67,7 @@ export async function reconcileSessions(
 ): Promise<ReconcileResult> {
   const startMs = floorSecond(options.fromMs);
   const endMs = floorSecond(options.toMs);
-  const windows = planWindows(startMs, endMs, ctx.config.sessions.windowMs);
+  const windows = sessionWindows(ctx, startMs, endMs, "reconciling sessions");
   const result: ReconcileResult = {
     startMs,
     endMs,
@@ -83,10 +78,6 @@ export async function reconcileSessions(
     rows: 0,
     deadLetters: 0,
   };
-  ctx.logger.info(
-    rangeLogFields(startMs, endMs, windows.length),
-    "reconciling sessions",
-  );
   let done = 0;
   const failed: { window: Window; err: Error }[] = [];
   for (const window of windows) {

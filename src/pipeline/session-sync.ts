@@ -61,7 +61,7 @@ export async function syncSessions(
       cp === undefined ? nowMs - cfg.initialLookbackMs : cp - cfg.lookbackMs,
   });
   const { startMs, endMs } = range;
-  const windows = planWindows(startMs, endMs, cfg.windowMs);
+  const windows = sessionWindows(ctx, startMs, endMs, "syncing sessions");
   const result: SessionSyncResult = {
     windows: windows.length,
     startMs,
@@ -70,10 +70,6 @@ export async function syncSessions(
     deadLetters: 0,
     openRefreshed: 0,
   };
-  ctx.logger.info(
-    rangeLogFields(startMs, endMs, windows.length),
-    "syncing sessions",
-  );
   // One writer for every window, so that blocks fill across windows' edges. A window's
   // checkpoint waits for a mark of everything added until the window ended, chained in window
   // order, while the next windows are read: the checkpoint never passes a row not yet stored.
@@ -124,6 +120,18 @@ export async function syncSessions(
       beforeMs: startMs,
     });
   return result;
+}
+
+/** The windows a pass over the sessions of [startMs, endMs) reads, announced in one log line. */
+export function sessionWindows(
+  ctx: JobContext,
+  startMs: number,
+  endMs: number,
+  message: string,
+): Window[] {
+  const windows = planWindows(startMs, endMs, ctx.config.sessions.windowMs);
+  ctx.logger.info(rangeLogFields(startMs, endMs, windows.length), message);
+  return windows;
 }
 
 /** Pages one window into `sessions`, alone: its rows are stored when this returns. */
