@@ -62,25 +62,20 @@ export interface JobPlan {
   entity?: EntityStream | undefined;
 }
 
-/** The cron schedule of each entity stream. */
+/** `policy_suspensions` → `policySuspensions`, as a type. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+
+/**
+ * The cron schedule of an entity stream: `streams.<stream in camelCase>Schedule`. The key's type
+ * is derived from the stream's name, so a stream without its schedule does not compile.
+ */
 function entitySchedule(config: Config, stream: EntityStream): string {
-  const s = config.streams;
-  switch (stream) {
-    case "users":
-      return s.usersSchedule;
-    case "user_devices":
-      return s.userDevicesSchedule;
-    case "native_users":
-      return s.nativeUsersSchedule;
-    case "identity_links":
-      return s.identityLinksSchedule;
-    case "inventory":
-      return s.inventorySchedule;
-    case "policy_suspensions":
-      return s.policySuspensionsSchedule;
-    case "clouds":
-      return s.cloudsSchedule;
-  }
+  const camel = stream.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return config.streams[
+    `${camel}Schedule` as `${CamelCase<EntityStream>}Schedule`
+  ];
 }
 
 /**
