@@ -13,6 +13,7 @@ const UNIT = [
   "test/api/session-fast.test.ts",
   "test/api/session-scan.test.ts",
   "test/architecture/docs-files.test.ts",
+  "test/architecture/exports.test.ts",
   "test/cluster/render.test.ts",
   "test/config/config.test.ts",
   "test/dashboards/alerting-schema.test.ts",

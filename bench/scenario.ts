@@ -11,7 +11,7 @@ import {
 } from "../src/config/index.js";
 import { ControlPlaneApi } from "../src/api/control-plane.js";
 import { withRun } from "../src/pipeline/context.js";
-import { syncSessions } from "../src/pipeline/sessions.js";
+import { syncSessions } from "../src/pipeline/session-sync.js";
 import { syncAggregations } from "../src/pipeline/aggregations.js";
 import { createLogger } from "../src/util/logger.js";
 import {

@@ -20,7 +20,7 @@ import { registerWindowsCommand } from "./commands/windows.js";
 import type { GlobalOptions } from "./runtime.js";
 
 /** The global options, then every command in the order `--help` lists them. */
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command()
     .name("sessionhouse")
     .description(

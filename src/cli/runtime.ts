@@ -130,6 +130,19 @@ export async function openRuntime(
   };
 }
 
+/** Opens the runtime of a command, hands it to `fn`, and closes it however `fn` ends. */
+export async function withRuntime<T>(
+  config: Config,
+  fn: (rt: Runtime) => Promise<T>,
+): Promise<T> {
+  const rt = await openRuntime(config);
+  try {
+    return await fn(rt);
+  } finally {
+    await rt.close();
+  }
+}
+
 /**
  * Marks abandoned the runs of this host whose process is gone. A failure is logged, not thrown:
  * the command's own work does not depend on it, and the next command tries again.

@@ -2,7 +2,7 @@
 // The server is asked too (cloud_mode), see src/warehouse/client.ts.
 
 /** The host suffix of ClickHouse Cloud services. */
-export const CLOUD_HOST_SUFFIX = ".clickhouse.cloud";
+const CLOUD_HOST_SUFFIX = ".clickhouse.cloud";
 
 export function isCloudHost(url: string): boolean {
   try {

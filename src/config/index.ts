@@ -21,4 +21,4 @@ export {
   type ReportScheduleConfig,
   type AggregationJobConfig,
 } from "./schema.js";
-export { defaultAggregationJobs } from "./jobs.js";
+export { DATA_LABEL_FIELD, defaultAggregationJobs } from "./jobs.js";

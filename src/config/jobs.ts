@@ -2,6 +2,9 @@
 // `aggregations.jobs` replaces this list; copy from here to keep some of them.
 import { aggregationJobSchema, type AggregationJobConfig } from "./schema.js";
 
+/** The log field whose values are the data labels of the columns a query returned. */
+export const DATA_LABEL_FIELD = "response.returned_columns.data_label";
+
 export function defaultAggregationJobs(): AggregationJobConfig[] {
   return [
     { name: "logs_by_technology", groupBy: ["resource.technology"] },
@@ -24,8 +27,8 @@ export function defaultAggregationJobs(): AggregationJobConfig[] {
     },
     {
       name: "data_labels_by_resource",
-      query: "response.returned_columns.data_label:*",
-      groupBy: ["response.returned_columns.data_label", "resource.name"],
+      query: `${DATA_LABEL_FIELD}:*`,
+      groupBy: [DATA_LABEL_FIELD, "resource.name"],
     },
   ].map((job) => aggregationJobSchema.parse(job));
 }

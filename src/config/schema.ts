@@ -467,4 +467,3 @@ export type Config = Omit<ParsedConfig, "aggregations"> & {
     jobs: AggregationJobConfig[];
   };
 };
-export type ConfigInput = z.input<typeof configSchema>;

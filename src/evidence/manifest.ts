@@ -41,7 +41,7 @@ export interface Manifest {
 }
 
 /** JSON with object keys sorted at every level: the same value always gives the same bytes. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
@@ -58,12 +58,12 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-export function sha256Hex(data: Buffer | string): string {
+function sha256Hex(data: Buffer | string): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
 /** Every file under `dir` but the manifest itself, sorted by path. Links are not followed. */
-export function hashFiles(dir: string): ManifestFile[] {
+function hashFiles(dir: string): ManifestFile[] {
   return walkFiles(dir).files;
 }
 
@@ -100,11 +100,11 @@ function walkFiles(dir: string): {
   return { files, links };
 }
 
-export function publicKeyFingerprint(key: KeyObject): string {
+function publicKeyFingerprint(key: KeyObject): string {
   return sha256Hex(key.export({ type: "spki", format: "der" }));
 }
 
-export function readPrivateKey(file: string): KeyObject {
+function readPrivateKey(file: string): KeyObject {
   let key: KeyObject;
   try {
     key = createPrivateKey(readFileSync(file));

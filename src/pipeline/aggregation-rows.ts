@@ -7,7 +7,7 @@ import {
   type TopValueMember,
 } from "../api/schemas/logs.js";
 import type { AggregationJobConfig } from "../config/index.js";
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import { chTimeSeconds, type DeadLetter } from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
@@ -93,7 +93,7 @@ export function histogramRow(
 }
 
 /** Flattens logsOverTime into rows: level 0 per step, then one row per nested group path. */
-export function flattenHistogram(
+function flattenHistogram(
   entries: readonly {
     datetime: string;
     count: Count;

@@ -4,7 +4,7 @@
 // retention expired, or a wrong answer) supersedes nothing: the stored counts stay and the
 // window's agg_windows row says `shrunk`. The warehouse is meant to outlive the service's logs.
 import type { AggregationJobConfig } from "../config/index.js";
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import {
   chTime,

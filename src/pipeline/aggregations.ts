@@ -8,7 +8,7 @@ import {
   MAX_GROUP_BY_FIELDS,
   type AggregationJobConfig,
 } from "../config/index.js";
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
   type JobDefinition,
@@ -115,7 +115,7 @@ export async function syncAggregations(
  * The request-rate ceiling and the service's X-Ratelimit budget are kept by the API client,
  * whatever the number of windows.
  */
-export function aggregationWindowConcurrency(ctx: JobContext): number {
+function aggregationWindowConcurrency(ctx: JobContext): number {
   return Math.max(
     1,
     Math.min(
@@ -327,7 +327,7 @@ function definitionOf(
  * Refuses a job whose query, interval, window or group-by fields differ from those its stored
  * rows were made with; records the definition on the job's first run.
  */
-export async function checkJobDefinition(
+async function checkJobDefinition(
   ctx: JobContext,
   job: AggregationJobConfig,
   intervalMs: number,

@@ -92,7 +92,7 @@ const manifestFieldsSchema = z.object({
 });
 
 /** "2026-10" → its range; a usage error for anything else. */
-export function monthRange(month: string): MonthRange {
+function monthRange(month: string): MonthRange {
   if (!MONTH.test(month))
     throw new UsageError(`--month must be YYYY-MM, got "${month}"`, {
       hint: "e.g. --month 2026-10",
@@ -104,7 +104,7 @@ export function monthRange(month: string): MonthRange {
 }
 
 /** The archived months under `root`, oldest first (directories holding a manifest). */
-export function archivedMonths(root: string): string[] {
+function archivedMonths(root: string): string[] {
   if (!existsSync(root)) return [];
   return readdirSync(root)
     .filter((d) => MONTH.test(d) && existsSync(join(root, d, MANIFEST_FILE)))
@@ -292,7 +292,7 @@ async function exportTable(
  * Why a month's archive cannot be trusted, by kind. `archive verify` lists them; `archive
  * restore` refuses with the first one's code (and lists them all).
  */
-export type ArchiveProblemCode =
+type ArchiveProblemCode =
   | "ARCHIVE_MANIFEST_INVALID"
   | "ARCHIVE_TABLE_REFUSED"
   | "ARCHIVE_PATH_REFUSED"
@@ -301,7 +301,7 @@ export type ArchiveProblemCode =
   | "ARCHIVE_CHAIN_BROKEN"
   | "ARCHIVE_ROWS_MISMATCH";
 
-export interface ArchiveProblem {
+interface ArchiveProblem {
   code: ArchiveProblemCode;
   message: string;
 }
@@ -344,7 +344,7 @@ export const warehouseReader = (w: Warehouse): ArchiveReader => ({
   rows: (sql) => selectRows(w, sql),
 });
 
-export interface MonthCheck {
+interface MonthCheck {
   month: string;
   dir: string;
   /** Undefined when the manifest is not an archive manifest (see problems). */
@@ -367,7 +367,7 @@ export interface MonthCheck {
  * and time range read back. An unsigned month passes with `allowUnsigned` even when a key is
  * given (its signature state says `unsigned`).
  */
-export async function checkMonth(
+async function checkMonth(
   root: string,
   month: string,
   options: {

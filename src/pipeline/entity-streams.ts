@@ -26,7 +26,7 @@ import {
   usersLastRead,
   writeCheckpoint,
 } from "../warehouse/index.js";
-import { isExpiredCursor } from "../sources/sessions.js";
+import { isExpiredCursor } from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import {

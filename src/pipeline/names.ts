@@ -63,7 +63,3 @@ export const ENTITY_STREAMS = [
   "clouds",
 ] as const;
 export type EntityStream = (typeof ENTITY_STREAMS)[number];
-
-export function isEntityStream(name: string): name is EntityStream {
-  return (ENTITY_STREAMS as readonly string[]).includes(name);
-}

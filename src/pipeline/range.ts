@@ -5,7 +5,7 @@
 // what the caller re-reads) and only ever moves it forward: re-read windows lie behind it. Its
 // checkpoint keeps where its first sync started (`coversFromMs` in the detail): what it says
 // is complete starts there (a backfill's range is in its stream's name).
-import { describe } from "../sources/sessions.js";
+import { describe } from "../sources/session-pages.js";
 import { floorSecond, type Window } from "../sources/windows.js";
 import {
   COVERS_FROM_KEY,
@@ -17,7 +17,7 @@ import type { JobContext } from "./context.js";
 import { backfillStream } from "./names.js";
 
 /** Earliest instant a sync may cover: sessions cannot predate the service. */
-export const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
+const EPOCH_FLOOR_MS = Date.UTC(2000, 0, 1);
 
 export interface SyncRange {
   startMs: number;

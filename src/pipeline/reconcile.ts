@@ -10,17 +10,12 @@ import {
   idOf,
   PagingError,
   type RawRecord,
-} from "../sources/sessions.js";
+} from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
-import {
-  floorSecond,
-  planWindows,
-  rangeLogFields,
-  type Window,
-} from "../sources/windows.js";
+import { floorSecond, type Window } from "../sources/windows.js";
 import { readCheckpoint, storedSessionIds } from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
-import { syncWindow } from "./sessions.js";
+import { sessionWindows, syncWindow } from "./session-sync.js";
 import { SESSIONS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;
@@ -71,7 +66,7 @@ export async function reconcileSessions(
 ): Promise<ReconcileResult> {
   const startMs = floorSecond(options.fromMs);
   const endMs = floorSecond(options.toMs);
-  const windows = planWindows(startMs, endMs, ctx.config.sessions.windowMs);
+  const windows = sessionWindows(ctx, startMs, endMs, "reconciling sessions");
   const result: ReconcileResult = {
     startMs,
     endMs,
@@ -82,10 +77,6 @@ export async function reconcileSessions(
     rows: 0,
     deadLetters: 0,
   };
-  ctx.logger.info(
-    rangeLogFields(startMs, endMs, windows.length),
-    "reconciling sessions",
-  );
   let done = 0;
   const failed: { window: Window; err: Error }[] = [];
   for (const window of windows) {

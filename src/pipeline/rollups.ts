@@ -3,7 +3,11 @@
 // when none of its sessions is still open, or once it ended `retention.settleAfterMs` ago; an
 // aggregation day once it ended longer ago than its job re-fetches. Days whose raw rows the
 // retention may already have begun to delete are left as they were computed.
-import type { AggregationJobConfig, Config } from "../config/index.js";
+import {
+  DATA_LABEL_FIELD,
+  type AggregationJobConfig,
+  type Config,
+} from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import {
   applyActiveHolds,
@@ -19,9 +23,6 @@ import {
 const DAY_MS = 86_400_000;
 /** Days computed by one insert: bounds the memory of one FINAL read. */
 const DAYS_PER_INSERT = 31;
-
-/** The aggregation field whose level-1 rows are the returned data labels. */
-export const DATA_LABEL_FIELD = "response.returned_columns.data_label";
 
 export interface RollupResult {
   /** Session days computed (again). */
@@ -107,7 +108,7 @@ async function rollUpDataLabels(
 }
 
 /** The aggregation jobs whose first group-by field is the returned data label. */
-export function dataLabelJobs(config: Config): AggregationJobConfig[] {
+function dataLabelJobs(config: Config): AggregationJobConfig[] {
   return config.aggregations.jobs.filter(
     (j) => j.enabled && j.groupBy[0] === DATA_LABEL_FIELD,
   );

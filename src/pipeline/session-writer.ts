@@ -5,7 +5,7 @@
 // written after either never runs ahead of the data.
 import { randomUUID } from "node:crypto";
 import { parseSession, type Session } from "../api/schemas/session.js";
-import { recordIdOf, type RawRecord } from "../sources/sessions.js";
+import { recordIdOf, type RawRecord } from "../sources/session-pages.js";
 import {
   activeHolds,
   type DeadLetter,

@@ -9,7 +9,7 @@
 // sessions checkpoint cannot pass it otherwise), and both hold their checkpoint until skipped.
 import { ApiError } from "../api/errors.js";
 import { refusesEveryCall } from "../api/retry.js";
-import { PagingError } from "../sources/sessions.js";
+import { PagingError } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import {
   readJobWindows,

@@ -13,7 +13,7 @@ import {
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
 import { rollUp } from "../pipeline/rollups.js";
-import { syncSessions } from "../pipeline/sessions.js";
+import { syncSessions } from "../pipeline/session-sync.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint, type Warehouse } from "../warehouse/index.js";
@@ -61,25 +61,20 @@ export interface JobPlan {
   entity?: EntityStream | undefined;
 }
 
-/** The cron schedule of each entity stream. */
-export function entitySchedule(config: Config, stream: EntityStream): string {
-  const s = config.streams;
-  switch (stream) {
-    case "users":
-      return s.usersSchedule;
-    case "user_devices":
-      return s.userDevicesSchedule;
-    case "native_users":
-      return s.nativeUsersSchedule;
-    case "identity_links":
-      return s.identityLinksSchedule;
-    case "inventory":
-      return s.inventorySchedule;
-    case "policy_suspensions":
-      return s.policySuspensionsSchedule;
-    case "clouds":
-      return s.cloudsSchedule;
-  }
+/** `policy_suspensions` → `policySuspensions`, as a type. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+
+/**
+ * The cron schedule of an entity stream: `streams.<stream in camelCase>Schedule`. The key's type
+ * is derived from the stream's name, so a stream without its schedule does not compile.
+ */
+function entitySchedule(config: Config, stream: EntityStream): string {
+  const camel = stream.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return config.streams[
+    `${camel}Schedule` as `${CamelCase<EntityStream>}Schedule`
+  ];
 }
 
 /**

@@ -20,7 +20,7 @@ export const DIRECTORY_PATHS = {
 } as const;
 
 /** Page size when a request gives no limit (or 0). */
-export const DEFAULT_DIRECTORY_LIMIT = 50;
+const DEFAULT_DIRECTORY_LIMIT = 50;
 
 function limitOf(body: Record<string, unknown>, max: number): number {
   const v = body.limit;

@@ -19,7 +19,7 @@ import {
 } from "./logs/catalog.js";
 
 /** Objects change only at the boundaries of these periods (UTC). */
-export const CHANGE_PERIOD_MS = 6 * HOUR_MS;
+const CHANGE_PERIOD_MS = 6 * HOUR_MS;
 /** Created-at times of the directory lie after this instant. */
 const ORIGIN_MS = Date.UTC(2024, 0, 1);
 /** How many periods back `updatedAt` looks for the last change. */
@@ -27,7 +27,7 @@ const UPDATE_LOOKBACK_PERIODS = 40;
 /** Every simulated secret starts with this, so that a test can look for any of them. */
 export const SECRET_PREFIX = "SIMSECRET-";
 
-export function periodOf(ms: number): number {
+function periodOf(ms: number): number {
   return Math.floor(ms / CHANGE_PERIOD_MS);
 }
 
@@ -69,9 +69,6 @@ export interface NativeUserRef {
   username: string;
   index: number;
 }
-
-export type InventoryKind =
-  "datastore" | "db" | "schema" | "table" | "column" | "subColumn";
 
 export class Directory {
   readonly seed: number;

@@ -58,7 +58,7 @@ function optionalString(body: Record<string, unknown>, field: string): string {
 }
 
 /** proto3 JSON int32: a JSON number or a decimal string, integral, within range. */
-export function parseInt32Field(
+function parseInt32Field(
   body: Record<string, unknown>,
   field: string,
 ): number | undefined {

@@ -101,6 +101,11 @@ export class Rng {
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
+  /** Uniform integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
   /** Uniform real in [min, max). */
   uniform(min: number, max: number): number {
     return min + this.next() * (max - min);
@@ -112,6 +117,26 @@ export class Rng {
 
   pick<T>(items: readonly T[]): T {
     return pick(this, items);
+  }
+
+  /** One pick with the given relative weights (same length as items). */
+  weighted<T>(items: readonly T[], weights: readonly number[]): T {
+    return weightedPick(this, items, weights);
+  }
+
+  /** k distinct items (k clamped to the length), in the list's order. */
+  sample<T>(items: readonly T[], k: number): T[] {
+    const idx = items.map((_, i) => i);
+    for (let i = idx.length - 1; i > 0; i--) {
+      const j = this.below(i + 1);
+      const a = itemAt(idx, i);
+      idx[i] = itemAt(idx, j);
+      idx[j] = a;
+    }
+    return idx
+      .slice(0, Math.min(k, items.length))
+      .sort((a, b) => a - b)
+      .map((i) => itemAt(items, i));
   }
 
   /** Standard normal scaled: Box–Muller, one value per call to keep streams simple. */
@@ -207,6 +232,24 @@ export class WeightedTable<T> {
 }
 
 const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
+
+/** Hex digits derived from the parts; stable ids and fingerprints. */
+export function hexOf(length: number, ...parts: (string | number)[]): string {
+  let out = "";
+  for (let i = 0; out.length < length; i++)
+    out += hash32(i, ...parts)
+      .toString(16)
+      .padStart(8, "0");
+  return out.slice(0, length);
+}
+
+/** Index access for arrays whose bounds the caller has already guaranteed. */
+export function itemAt<T>(items: readonly T[], i: number): T {
+  const v = items[i];
+  if (v === undefined)
+    throw new RangeError(`index ${i} out of range 0..${items.length - 1}`);
+  return v;
+}
 
 /** Deterministic id body of `length` base32 characters derived from the parts. */
 export function hashId(length: number, ...parts: (string | number)[]): string {

@@ -16,7 +16,7 @@ const NATIVE_USER_MEMBERS = new Set([
 ]);
 
 /** Credential variants and the fields of each that hold no secret. */
-export const NON_SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
+const NON_SECRET_FIELDS: Readonly<Record<string, readonly string[]>> = {
   basic: ["username", "usernameIsEnv", "passwordIsEnv"],
   httpApiKey: ["location", "key"],
   httpBasic: ["header", "username"],

@@ -23,11 +23,3 @@ export function parseDurationMs(value: string | number): number | undefined {
   const unit = UNIT_MS[m[2] ?? ""];
   return unit === undefined ? undefined : Math.round(Number(m[1]) * unit);
 }
-
-export function formatDurationMs(ms: number): string {
-  if (ms % 86_400_000 === 0 && ms > 0) return `${ms / 86_400_000}d`;
-  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
-  if (ms % 1_000 === 0 && ms > 0) return `${ms / 1_000}s`;
-  return `${ms}ms`;
-}

@@ -32,10 +32,6 @@ export function parseInstant(
   });
 }
 
-export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 export function floorTo(ms: number, stepMs: number): number {
   return Math.floor(ms / stepMs) * stepMs;
 }

@@ -107,7 +107,7 @@ export interface DeadLetter {
   runId: string;
 }
 
-export function deadLetterRow(d: DeadLetter, seenAtMs: number): object {
+function deadLetterRow(d: DeadLetter, seenAtMs: number): object {
   return {
     job: d.job,
     record_hash: createHash("sha256").update(d.raw).digest("hex").slice(0, 32),

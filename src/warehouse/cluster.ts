@@ -42,7 +42,7 @@ export const CLOUD: ClusterMode = { kind: "cloud" };
  *   each shard join locally. They hold one row per user, device, column… not per session.
  * A view that joins two tables missing here is refused when it is rendered (see viewOf).
  */
-export const UNSHARDED: ReadonlySet<string> = new Set([
+const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.schemaMigrations,
   Tables.checkpoints,
   Tables.runs,
@@ -69,7 +69,7 @@ export const UNSHARDED: ReadonlySet<string> = new Set([
 ]);
 
 /** Suffix of the per-shard table behind a Distributed one. */
-export const LOCAL_SUFFIX = "_local";
+const LOCAL_SUFFIX = "_local";
 
 /** The mode the configuration asks for (cloud is detected on the server, see openWarehouse). */
 export function configuredMode(ch: Config["clickhouse"]): ClusterMode {
@@ -84,7 +84,7 @@ export function configuredMode(ch: Config["clickhouse"]): ClusterMode {
 }
 
 /** Whether `table` is split over the shards (a Distributed table over `<table>_local`). */
-export function isSharded(mode: ClusterMode, table: string): boolean {
+function isSharded(mode: ClusterMode, table: string): boolean {
   return mode.kind === "cluster" && mode.distributed && !UNSHARDED.has(table);
 }
 
@@ -99,7 +99,7 @@ export function onCluster(mode: ClusterMode): string {
 }
 
 /** Whether the tables are Replicated* (self-managed) or replicated by the service (Cloud). */
-export function isReplicated(mode: ClusterMode): boolean {
+function isReplicated(mode: ClusterMode): boolean {
   return mode.kind === "cloud" || (mode.kind === "cluster" && mode.replicated);
 }
 
@@ -315,7 +315,7 @@ function columnTypes(definition: string): Map<string, string> {
 }
 
 /** Splits on commas outside parentheses and quotes. */
-export function splitTopLevel(text: string): string[] {
+function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let quote: string | undefined;

@@ -9,12 +9,11 @@ import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";
-import { sessionUserKey } from "./sessions.js";
+import { sessionUserKey } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** What a hold names: a person (user_key), a resource (its name), or a session and its children. */
-export const HOLD_SCOPES = ["user", "resource", "session"] as const;
-export type HoldScope = (typeof HOLD_SCOPES)[number];
+export type HoldScope = "user" | "resource" | "session";
 
 export interface LegalHold {
   holdId: string;
@@ -168,7 +167,7 @@ async function writeHold(
   });
 }
 
-export interface HoldEvent {
+interface HoldEvent {
   holdId: string;
   action: "added" | "released" | "applied";
   actor: string;
@@ -177,7 +176,7 @@ export interface HoldEvent {
   atMs: number;
 }
 
-export async function logHoldEvent(w: Warehouse, e: HoldEvent): Promise<void> {
+async function logHoldEvent(w: Warehouse, e: HoldEvent): Promise<void> {
   await w.client.insert({
     table: qualified(w, Tables.legalHoldEvents),
     values: [

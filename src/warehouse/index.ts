@@ -25,7 +25,7 @@ export {
   sessionRowsSelect,
   sessionTimesFit,
   sessionValueProblem,
-} from "./sessions.js";
+} from "./session-rows.js";
 
 // The exporter's bookkeeping: runs, checkpoints, dead letters, windows, polls.
 export {
@@ -160,7 +160,7 @@ export {
   policyHitQueries,
   rollupQueries,
   type SessionSource,
-} from "./reports/sessions.js";
+} from "./reports/session-queries.js";
 
 // The service file of `sessionhouse run`'s read access, for the HTTP front that serves it.
 export {

@@ -75,10 +75,7 @@ export function retentionSettings(config: {
 }
 
 /** The TTL clause (after `MODIFY TTL`) for a table, or "" for none. */
-export function ttlClause(
-  t: TableRetention,
-  coldVolume: string | undefined,
-): string {
+function ttlClause(t: TableRetention, coldVolume: string | undefined): string {
   const parts: string[] = [];
   if (t.hotDays > 0 && coldVolume !== undefined)
     parts.push(

@@ -6,7 +6,7 @@ import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
-import { FINAL_STATUSES } from "./sessions.js";
+import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** The `rollup_days` source of the sessions rollup. */
@@ -20,15 +20,15 @@ export const SESSIONS_ROLLUP_SOURCE = "sessions";
 export const LONG_RANGE_DAYS = 31;
 
 /** The `rollup_days` source of an aggregation job's data-label rollup. */
-export function dataLabelRollupSource(job: string): string {
+function dataLabelRollupSource(job: string): string {
   return `data_labels.${job}`;
 }
 
 /** The quantiles of the session duration a rollup keeps (as a mergeable state). */
-export const ROLLUP_DURATION_QUANTILES = [0.5, 0.9, 0.99] as const;
+const ROLLUP_DURATION_QUANTILES = [0.5, 0.9, 0.99] as const;
 
 /** The quantiles of the t-digest state (`duration_tdigest`): those the dashboards show. */
-export const ROLLUP_TDIGEST_QUANTILES = [0.5, 0.95] as const;
+const ROLLUP_TDIGEST_QUANTILES = [0.5, 0.95] as const;
 
 /** A day whose rows changed since it was last computed (or that never was). */
 export interface ChangedDay {

@@ -5,12 +5,12 @@ import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
 import { insertVersions, type InsertOptions } from "./insert.js";
-import { FINAL_STATUSES } from "./sessions.js";
+import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
 
 /** Statuses the service is known to report for a session still open. */
-export const OPEN_STATUSES: readonly string[] = ["active", "idle"];
+const OPEN_STATUSES: readonly string[] = ["active", "idle"];
 
 /**
  * The sessions to follow: every status that is not final, except sessions marked vanished and

@@ -36,5 +36,3 @@ export const Tables = {
   legalHoldEvents: "legal_hold_events",
   retentionSettings: "retention_settings",
 } as const;
-
-export type TableName = (typeof Tables)[keyof typeof Tables];

@@ -6,7 +6,7 @@ import {
   type Session,
 } from "../../src/api/schemas/session.js";
 import { RowBlock } from "../../src/warehouse/row-block.js";
-import { SessionInputs } from "../../src/warehouse/sessions.js";
+import { SessionInputs } from "../../src/warehouse/session-rows.js";
 import { sessionRow } from "../helpers/session-row.js";
 import {
   brokenSessionRecords,

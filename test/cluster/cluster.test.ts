@@ -14,7 +14,7 @@ import {
   SESSIONS_JOB,
   SESSIONS_STREAM,
 } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { aggregationJobSchema } from "../../src/config/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";

@@ -3,7 +3,7 @@
 // --profile demo up` would fill it, over the DEMO_DAYS before NOON, and every entity stream.
 import type { Config } from "../../src/config/index.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { quoteIdent } from "../../src/warehouse/sql.js";

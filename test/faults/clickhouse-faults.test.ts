@@ -4,7 +4,7 @@
 // is, and the next run resumes with nothing lost or doubled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import type { ClickHouseClient } from "@clickhouse/client";

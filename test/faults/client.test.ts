@@ -11,7 +11,7 @@ import { ControlPlaneApi } from "../../src/api/control-plane.js";
 import { ApiError } from "../../src/api/errors.js";
 import { RetryBudget } from "../../src/api/retry.js";
 import { ConfigError } from "../../src/config/index.js";
-import { sessionWindowBatches } from "../../src/sources/sessions.js";
+import { sessionWindowBatches } from "../../src/sources/session-pages.js";
 import {
   connectError,
   hasOpenssl,

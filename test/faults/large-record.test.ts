@@ -2,7 +2,7 @@
 // stored with its raw text intact, a broken one is dead-lettered with its raw text intact, and
 // the records around them are unaffected.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import {
   API_KEY,

@@ -3,7 +3,7 @@
 // and the stored data equals a fault-free twin's, with the broken records dead-lettered exactly.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import {
   SimClock,
   type FaultKind,

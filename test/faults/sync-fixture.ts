@@ -2,7 +2,7 @@
 // answer-check tests run, and what they read back (rows, dead letters, checkpoints).
 import type { ServerResponse } from "node:http";
 import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   storedDeadLetters,

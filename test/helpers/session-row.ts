@@ -4,7 +4,7 @@
 import { durationStringMs, timestampMs } from "../../src/api/schemas/common.js";
 import type { Session } from "../../src/api/schemas/session.js";
 import { chTime } from "../../src/warehouse/format.js";
-import { FINAL_STATUSES } from "../../src/warehouse/sessions.js";
+import { FINAL_STATUSES } from "../../src/warehouse/session-rows.js";
 
 /** Completed reads outrank open ones; among equals the later fetch wins (2^42 ms: year 2109). */
 export function sessionVersion(status: string, fetchedAtMs: number): number {

@@ -23,7 +23,10 @@ import { startHttpFront, type HttpFront } from "../../src/http-front/index.js";
 import { parseSession } from "../../src/api/schemas/session.js";
 import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
 import { RowBlock } from "../../src/warehouse/row-block.js";
-import { SessionInputs, SESSION_ROWS } from "../../src/warehouse/sessions.js";
+import {
+  SessionInputs,
+  SESSION_ROWS,
+} from "../../src/warehouse/session-rows.js";
 import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
 

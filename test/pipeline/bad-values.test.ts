@@ -3,7 +3,7 @@
 // dead letter whose reason names the field, with its exact raw text and session id; every
 // other session of the range is stored exactly as a fault-free twin serves it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import { refreshOpenSessions } from "../../src/pipeline/open-sessions.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { fromChTime } from "../../src/warehouse/format.js";

@@ -12,7 +12,7 @@ import {
   reconcileSessions,
   recentRange,
 } from "../../src/pipeline/reconcile.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import {
   readCheckpoint,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { aggregationName, ENTITY_STREAMS } from "../../src/pipeline/names.js";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import {
   defaultAggregationJobs,

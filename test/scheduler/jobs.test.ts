@@ -3,7 +3,7 @@
 // with the data and the checkpoint in agreement.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import type { Config } from "../../src/config/index.js";
+import { loadConfig, type Config } from "../../src/config/index.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import type { RunObserver } from "../../src/pipeline/context.js";
 import {
@@ -34,6 +34,7 @@ import {
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
+  type EntityStream,
 } from "../../src/pipeline/names.js";
 
 // The jobs take their "now" from the real clock, so the simulator's clock is fixed at the
@@ -418,5 +419,31 @@ describe("scheduled jobs", () => {
     );
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.filter((s) => !ids.has(s.id as string))).toEqual([]);
+  });
+});
+
+describe("entity stream jobs", () => {
+  it("each run on the schedule under its own streams key", () => {
+    const keys: Record<EntityStream, string> = {
+      users: "streams.usersSchedule",
+      user_devices: "streams.userDevicesSchedule",
+      native_users: "streams.nativeUsersSchedule",
+      identity_links: "streams.identityLinksSchedule",
+      inventory: "streams.inventorySchedule",
+      policy_suspensions: "streams.policySuspensionsSchedule",
+      clouds: "streams.cloudsSchedule",
+    };
+    const streams = Object.keys(keys) as EntityStream[];
+    const config = loadConfig({
+      needsApi: false,
+      env: {},
+      overrides: Object.fromEntries(
+        streams.map((stream, i) => [keys[stream], `${i} 5 * * *`]),
+      ),
+    });
+    const plans = planJobs(config).filter((p) => p.kind === "entity");
+    expect(Object.fromEntries(plans.map((p) => [p.name, p.schedule]))).toEqual(
+      Object.fromEntries(streams.map((stream, i) => [stream, `${i} 5 * * *`])),
+    );
   });
 });

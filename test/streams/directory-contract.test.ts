@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 import type { EntityStream } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import { SimConnectError } from "../../src/simulator/connect.js";
 import {
   DIRECTORY_PATHS,

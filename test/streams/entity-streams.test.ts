@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 import { ENTITY_STREAMS, type EntityStream } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import { SimClock, type Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { memoryLogger } from "../helpers/logs.js";

@@ -35,7 +35,7 @@ import {
   aggregationName,
   type EntityStream,
 } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import {
   MUTATION_KINDS,
   SimClock,

@@ -12,7 +12,7 @@ import {
   SessionInputs,
   rejectedSessionRow,
   SESSION_ROWS,
-} from "../../src/warehouse/sessions.js";
+} from "../../src/warehouse/session-rows.js";
 import { readSessions } from "../helpers/expected.js";
 import { NOON, testSimulator } from "../helpers/simulator.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";

@@ -17,7 +17,7 @@ import {
   SESSION_COLUMNS,
   SESSION_ROWS,
   sessionValueProblem,
-} from "../../src/warehouse/sessions.js";
+} from "../../src/warehouse/session-rows.js";
 import { createLogger } from "../../src/util/logger.js";
 import { storedDeadLetters } from "../helpers/expected.js";
 import { sessionRow } from "../helpers/session-row.js";

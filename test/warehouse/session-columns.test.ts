@@ -6,7 +6,7 @@ import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   SESSION_COLUMNS,
   SESSION_INSERT_COLUMNS,
-} from "../../src/warehouse/sessions.js";
+} from "../../src/warehouse/session-rows.js";
 import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
 
 let w: Warehouse;

@@ -3,7 +3,7 @@
 // it, or the native account and its resource — and no row is blank.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import {

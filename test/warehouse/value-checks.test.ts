@@ -8,7 +8,7 @@ import { parseSession, type Session } from "../../src/api/schemas/session.js";
 import {
   sessionTimesFit,
   sessionValueProblem,
-} from "../../src/warehouse/sessions.js";
+} from "../../src/warehouse/session-rows.js";
 
 const FETCHED = Date.UTC(2026, 10, 16, 12, 0, 0);
 

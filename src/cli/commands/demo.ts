@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
-import { syncSessions } from "../../pipeline/sessions.js";
+import { syncSessions } from "../../pipeline/session-sync.js";
 import { syncAggregations } from "../../pipeline/aggregations.js";
 import {
   aggregationSummary,
@@ -15,13 +15,8 @@ import {
   type Warehouse,
 } from "../../warehouse/index.js";
 import { intArg } from "../args.js";
-import {
-  configFrom,
-  openRuntime,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-  type Runtime,
-} from "../runtime.js";
+import { configFrom, withRuntime, WRITES_DATA_DIR } from "../runtime.js";
+import type { GlobalOptions, Runtime } from "../runtime.js";
 import { heading, printTable } from "../output.js";
 import {
   aggregationName,
@@ -59,13 +54,13 @@ export function registerDemoCommand(
     });
 }
 
-export interface DemoOptions {
+interface DemoOptions {
   days: number;
   seed: number;
   sessionsPerDay?: number | undefined;
 }
 
-export async function runDemo(
+async function runDemo(
   globals: GlobalOptions,
   options: DemoOptions,
   out: NodeJS.WritableStream = process.stdout,
@@ -88,8 +83,7 @@ export async function runDemo(
       "sessions.initialLookbackMs": options.days * 86_400_000,
       "log.level": globals.logLevel ?? "warn",
     });
-    const rt = await openRuntime(config);
-    try {
+    await withRuntime(config, async (rt) => {
       out.write(
         `sessionhouse demo: simulated control plane at ${sim.url} (seed ${options.seed}), ClickHouse ${rt.warehouse.kind} at ${rt.warehouse.location}\n`,
       );
@@ -100,9 +94,7 @@ export async function runDemo(
       await printAggregationSummary(rt.warehouse, out);
       printSummaries(await entitySummary(rt.warehouse), out);
       out.write(LOOK_FURTHER);
-    } finally {
-      await rt.close();
-    }
+    });
   } finally {
     await sim.close();
   }
@@ -175,14 +167,14 @@ function printSummaries(
   }
 }
 
-export async function printSummary(
+async function printSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {
   printSummaries(await sessionSummary(w), out);
 }
 
-export async function printAggregationSummary(
+async function printAggregationSummary(
   w: Warehouse,
   out: NodeJS.WritableStream,
 ): Promise<void> {

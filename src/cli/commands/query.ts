@@ -17,7 +17,7 @@ import {
 } from "../runtime.js";
 
 /** The query command's own format: a table of the first rows, for people. */
-export const TABLE_FORMAT = "table";
+const TABLE_FORMAT = "table";
 
 export function registerQueryCommand(
   program: Command,

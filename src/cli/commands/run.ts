@@ -58,7 +58,7 @@ const SIGNAL_NUMBERS: Record<StopSignal, number> = { SIGINT: 2, SIGTERM: 15 };
 /** After the graceful shutdown, how long a leftover handle may keep the process up. */
 const EXIT_SAFETY_MS = 5_000;
 
-export interface RunServiceOptions {
+interface RunServiceOptions {
   /** Where the stop signals come from (default: the process). */
   signals?: Pick<NodeJS.Process, "on" | "off">;
   /** Ends the process at once on a second signal (default: the signal's own default action). */
@@ -78,7 +78,7 @@ function dieBySignal(signal: StopSignal): void {
   else process.exit(128 + SIGNAL_NUMBERS[signal]);
 }
 
-export async function runService(
+async function runService(
   config: Config,
   options: RunServiceOptions = {},
 ): Promise<void> {

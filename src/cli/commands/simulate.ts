@@ -11,7 +11,7 @@ import {
 import { UsageError } from "../../util/errors.js";
 import { intArg } from "../args.js";
 
-export interface SimulateOptions {
+interface SimulateOptions {
   port: number;
   host: string;
   seed: number;

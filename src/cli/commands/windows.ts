@@ -5,7 +5,7 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
-import { describe } from "../../sources/sessions.js";
+import { describe } from "../../sources/session-pages.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import {

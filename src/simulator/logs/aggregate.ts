@@ -27,7 +27,7 @@ import {
   type FieldValue,
   type LogField,
 } from "./fields.js";
-import { itemAt } from "./prng.js";
+import { itemAt } from "../random.js";
 import type { EventPredicate } from "./query.js";
 
 export {
@@ -294,10 +294,7 @@ function before(
 }
 
 /** The n best entries without sorting the whole map: most keys lose to the current n-th. */
-export function topValues(
-  counts: ReadonlyMap<string, Cell>,
-  n: number,
-): TopValue[] {
+function topValues(counts: ReadonlyMap<string, Cell>, n: number): TopValue[] {
   const top: TopValue[] = [];
   if (n <= 0) return top;
   for (const [key, cell] of counts) {

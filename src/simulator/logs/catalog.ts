@@ -2,7 +2,7 @@
 // refer to them; ids and statuses are derived from the seed so that two seeds differ.
 
 import type { SimUser, Technology } from "../model.js";
-import { hash32, hexOf, Rng } from "./prng.js";
+import { hash32, hexOf, Rng } from "../random.js";
 
 export type PolicyType =
   "masking" | "blocking" | "filtering" | "session" | "notification";
@@ -33,8 +33,6 @@ const POLICY_DEFS: readonly (readonly [name: string, type: PolicyType])[] = [
   ["notify-llm-pii-prompt", "notification"],
   ["mask-llm-pii-responses", "masking"],
 ];
-
-export type PolicyName = (typeof POLICY_DEFS)[number][0];
 
 /** ~70 % active, the rest dry-run or draft; which ones depends on the seed. */
 export function policyCatalog(seed: number): readonly SimPolicy[] {
@@ -558,7 +556,8 @@ export function desktopDeviceOf(
   const firstName = user.name.split(" ")[0] ?? login;
   const serial = (prefix: string, n: number): string => {
     let s = prefix;
-    while (s.length < n) s += SERIAL_CHARS.charAt(rng.int(SERIAL_CHARS.length));
+    while (s.length < n)
+      s += SERIAL_CHARS.charAt(rng.below(SERIAL_CHARS.length));
     return s;
   };
   const deviceId = `dev_${hexOf(20, seed, "device-id", user.id)}`;
@@ -650,36 +649,36 @@ const WORDS = [
 export function literalFor(kind: string, rng: Rng): string {
   switch (kind) {
     case "id":
-      return String(1 + rng.int(99_999));
+      return String(1 + rng.below(99_999));
     case "n":
-      return String(1 + rng.int(500));
+      return String(1 + rng.below(500));
     case "amount":
-      return (rng.int(100_000) / 100).toFixed(2);
+      return (rng.below(100_000) / 100).toFixed(2);
     case "email":
-      return `${rng.pick(FIRST)}.${rng.pick(LAST)}${rng.int(100)}@example.com`;
+      return `${rng.pick(FIRST)}.${rng.pick(LAST)}${rng.below(100)}@example.com`;
     case "name": {
       const f = rng.pick(FIRST);
       const l = rng.pick(LAST);
       return `${f.charAt(0).toUpperCase()}${f.slice(1)} ${l.charAt(0).toUpperCase()}${l.slice(1)}`;
     }
     case "phone":
-      return `+1-555-${String(rng.int(10_000)).padStart(4, "0")}`;
+      return `+1-555-${String(rng.below(10_000)).padStart(4, "0")}`;
     case "address":
-      return `${1 + rng.int(999)} ${rng.pick(STREETS)}`;
+      return `${1 + rng.below(999)} ${rng.pick(STREETS)}`;
     case "ip":
-      return `203.0.113.${1 + rng.int(254)}`;
+      return `203.0.113.${1 + rng.below(254)}`;
     case "card":
-      return `4111-****-****-${String(rng.int(10_000)).padStart(4, "0")}`;
+      return `4111-****-****-${String(rng.below(10_000)).padStart(4, "0")}`;
     case "iban":
-      return `DE89370400440532${String(rng.int(1_000_000)).padStart(6, "0")}`;
+      return `DE89370400440532${String(rng.below(1_000_000)).padStart(6, "0")}`;
     case "ssn":
-      return `***-**-${String(rng.int(10_000)).padStart(4, "0")}`;
+      return `***-**-${String(rng.below(10_000)).padStart(4, "0")}`;
     case "sku":
-      return `SKU-${String(rng.int(100_000)).padStart(5, "0")}`;
+      return `SKU-${String(rng.below(100_000)).padStart(5, "0")}`;
     case "currency":
       return rng.pick(["EUR", "USD", "GBP", "JPY"]);
     case "date":
-      return `2026-${String(1 + rng.int(12)).padStart(2, "0")}-${String(1 + rng.int(28)).padStart(2, "0")}`;
+      return `2026-${String(1 + rng.below(12)).padStart(2, "0")}-${String(1 + rng.below(28)).padStart(2, "0")}`;
     default:
       return rng.pick(WORDS);
   }

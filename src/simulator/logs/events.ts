@@ -46,9 +46,9 @@ import {
   type EventBatch,
   type Fields,
 } from "./fields.js";
-import { hash32, hexOf, Rng, WeightedList } from "./prng.js";
+import { hash32, hexOf, Rng, WeightedTable } from "../random.js";
 
-export const HOUR_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 
 /** What the log generator needs from the session generator (sessions.ts satisfies it). */
 export interface LogSessionSource {
@@ -107,7 +107,7 @@ interface ResourceProfile {
   readonly group: FieldGroup;
   readonly isProd: boolean;
   /** Undefined when the technology has no statements (rdp, llm, mcp). */
-  readonly templates: WeightedList<Template> | undefined;
+  readonly templates: WeightedTable<Template> | undefined;
   readonly llmProvider: string;
   readonly llmModels: readonly string[];
 }
@@ -222,7 +222,7 @@ export class LogEventStore {
     const historyStart = this.#source.historyStartMs;
     const out: { ts: number; group: FieldGroup }[] = [];
     const rng = new Rng(hash32(this.seed, "control-plane", hour));
-    const commands = 1 + rng.int(4);
+    const commands = 1 + rng.below(4);
     for (let i = 0; i < commands; i++) {
       const c = rng.weighted(
         COMMANDS,
@@ -239,7 +239,7 @@ export class LogEventStore {
         "control_plane.user_type": actor?.type,
         "control_plane.user_id": actor?.id,
       });
-      out.push({ ts: hourStart + rng.int(HOUR_MS), group });
+      out.push({ ts: hourStart + rng.below(HOUR_MS), group });
     }
     const runs = rng.weighted([0, 1, 2], [3, 4, 2]);
     for (let r = 0; r < runs; r++) {
@@ -249,7 +249,7 @@ export class LogEventStore {
           ? rng.pick(this.#humans)
           : undefined;
       // Steps stay inside the hour: the hour's batch holds the whole run.
-      let ts = hourStart + rng.int(HOUR_MS - 600_000);
+      let ts = hourStart + rng.below(HOUR_MS - 600_000);
       const trigger: Fields = {
         "workflow.id": wf.id,
         "workflow.name": wf.name,
@@ -260,7 +260,7 @@ export class LogEventStore {
         "trigger.user_id": by?.id,
       };
       for (const step of wf.steps) {
-        ts += 200 + rng.int(60_000);
+        ts += 200 + rng.below(60_000);
         const group = new FieldGroup({
           ...trigger,
           "step.name": step.name,
@@ -295,7 +295,7 @@ export class LogEventStore {
     const duration = Math.max(0, s.durationMs);
     const n = Math.min(
       MAX_EVENTS_PER_SESSION,
-      2 + rng.int(7) + Math.floor(Math.sqrt(duration / 60_000) * 1.5),
+      2 + rng.below(7) + Math.floor(Math.sqrt(duration / 60_000) * 1.5),
     );
     const batch = draft(n, this.#sessionContext(s, profile));
     batch.ts[0] = s.startMs;
@@ -370,7 +370,7 @@ export class LogEventStore {
       );
     }
     const blocked = fired.some((name) => this.#activeBlocking.has(name));
-    batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), blocked);
+    batch.detail[i] = variantOf(t, rng.below(TEMPLATE_VARIANTS), blocked);
     // A blocked statement never reached the resource: no rows, no data.
     if (blocked) {
       setNumber(batch, NUMBER_COLUMN.rowsReceived, i, 0);
@@ -409,13 +409,13 @@ export class LogEventStore {
     ) {
       fired.push("notify-sensitive-table-access");
     }
-    batch.detail[i] = variantOf(t, rng.int(TEMPLATE_VARIANTS), false);
+    batch.detail[i] = variantOf(t, rng.below(TEMPLATE_VARIANTS), false);
     if (kind === "request") {
       setNumber(
         batch,
         NUMBER_COLUMN.dataVolume,
         i,
-        t.rowWidth * (1 + rng.int(200)),
+        t.rowWidth * (1 + rng.below(200)),
       );
     }
   }
@@ -431,8 +431,8 @@ export class LogEventStore {
       p.llmModels.map((_, i) => 1 / (i + 1)),
     );
     let tools: string[] = [];
-    if (kind === "mcp") tools = rng.sample(MCP_TOOLS, 1 + rng.int(3));
-    else if (rng.chance(0.35)) tools = rng.sample(LLM_TOOLS, 1 + rng.int(2));
+    if (kind === "mcp") tools = rng.sample(MCP_TOOLS, 1 + rng.below(3));
+    else if (rng.chance(0.35)) tools = rng.sample(LLM_TOOLS, 1 + rng.below(2));
     if (rng.chance(0.08)) fired.push("notify-llm-pii-prompt");
     if (rng.chance(0.1)) fired.push("mask-llm-pii-responses");
     const secrets = rng.chance(0.02);
@@ -581,7 +581,7 @@ export class LogEventStore {
       templates:
         templates.length === 0
           ? undefined
-          : new WeightedList(
+          : new WeightedTable(
               templates,
               templates.map((t) => t.weight),
             ),
@@ -601,7 +601,7 @@ export class LogEventStore {
     if (kind === "sql" || kind === "document") {
       const db = (resource?.name ?? "db").replace(/-/g, "_");
       const schema = SCHEMA_OF[tech] ?? db;
-      for (const table of rng.sample(TABLES, 3 + rng.int(2))) {
+      for (const table of rng.sample(TABLES, 3 + rng.below(2))) {
         specs.push(
           ...tableTemplates(tech, table, `${db}.${schema}.${table.name}`, rng),
         );
@@ -649,11 +649,11 @@ export class LogEventStore {
           ),
         }),
         blockedGroup: new FieldGroup(common),
-        weight: spec.weight ?? 1 + rng.int(5),
+        weight: spec.weight ?? 1 + rng.below(5),
         variants: [],
         blockedVariants: [],
         variantSeed: hash32(this.seed, "variants", resourceKey, i),
-        rowWidth: 16 + spec.columns.length * (8 + rng.int(40)),
+        rowWidth: 16 + spec.columns.length * (8 + rng.below(40)),
       };
     });
   }

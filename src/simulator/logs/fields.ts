@@ -306,9 +306,7 @@ export function eventRecord(
 }
 
 /** proto3 drops empty values, and a terms aggregation counts a document once per distinct value. */
-export function normalizeValue(
-  v: FieldValue | undefined,
-): FieldValue | undefined {
+function normalizeValue(v: FieldValue | undefined): FieldValue | undefined {
   if (v === undefined || v === "") return undefined;
   if (typeof v === "string") return v;
   const distinct = [...new Set(v.filter((x) => x !== ""))];

@@ -9,7 +9,7 @@ import {
   periodSessionsSql,
   sessionNeeds,
   type SessionSource,
-} from "./sessions.js";
+} from "./session-queries.js";
 
 /** The aggregation job (first by name) whose rows are data labels by resource. */
 const LABEL_JOB = `(SELECT min(job) FROM {{db}}.agg_jobs FINAL

@@ -74,7 +74,7 @@ const BRAND_TUPLE = `Tuple(user ${IDENTITY_TUPLE}, endUser ${IDENTITY_TUPLE})`;
  * fetched, whether an active legal hold names it, the name of its brand member (null: none),
  * and the record as received.
  */
-export const SESSION_INPUT =
+const SESSION_INPUT =
   "fetched_ms Int64, held Bool, brand Nullable(String), raw String";
 
 const timeOf = (member: string) =>

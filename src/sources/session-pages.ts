@@ -110,13 +110,13 @@ export interface WindowPagingOptions {
   maxCursorRestarts?: number;
 }
 
-export const DEFAULT_MAX_CURSOR_RESTARTS = 10;
-export const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
+const DEFAULT_MAX_CURSOR_RESTARTS = 10;
+const DEFAULT_MAX_PAGES_PER_WINDOW = 10_000;
 
 export class PagingError extends FatalError {}
 
 /** A page element as a record: its bytes scanned, or the reason it cannot be read (a dead letter). */
-export function parseRecord(element: SplitElement<ScanFinding>): RawRecord {
+function parseRecord(element: SplitElement<ScanFinding>): RawRecord {
   if (Buffer.isBuffer(element))
     return new ReceivedBytes(element, scanSession(element));
   if ("value" in element)

@@ -8,7 +8,7 @@ import {
   describe,
   sessionWindowBatches,
   type RawRecord,
-} from "../sources/sessions.js";
+} from "../sources/session-pages.js";
 import {
   floorSecond,
   planWindows,
@@ -65,7 +65,7 @@ export async function syncSessions(
       cp === undefined ? nowMs - cfg.initialLookbackMs : cp - cfg.lookbackMs,
   });
   const { startMs, endMs } = range;
-  const windows = planWindows(startMs, endMs, cfg.windowMs);
+  const windows = sessionWindows(ctx, startMs, endMs, "syncing sessions");
   const result: SessionSyncResult = {
     windows: windows.length,
     startMs,
@@ -74,10 +74,6 @@ export async function syncSessions(
     deadLetters: 0,
     openRefreshed: 0,
   };
-  ctx.logger.info(
-    rangeLogFields(startMs, endMs, windows.length),
-    "syncing sessions",
-  );
   // One writer for every window, so that blocks fill across windows' edges. A window's
   // checkpoint waits for a mark of everything added until the window ended, chained in window
   // order, while the next windows are read: the checkpoint never passes a row not yet stored.
@@ -184,6 +180,18 @@ async function settleStored(
       ctx,
       stored.map((window) => ({ window, outcome: { kind: "stored" } })),
     );
+}
+
+/** The windows a pass over the sessions of [startMs, endMs) reads, announced in one log line. */
+export function sessionWindows(
+  ctx: JobContext,
+  startMs: number,
+  endMs: number,
+  message: string,
+): Window[] {
+  const windows = planWindows(startMs, endMs, ctx.config.sessions.windowMs);
+  ctx.logger.info(rangeLogFields(startMs, endMs, windows.length), message);
+  return windows;
 }
 
 /** Pages one window into `sessions`, alone: its rows are stored when this returns. */
