@@ -7,7 +7,9 @@ import { defineConfig } from "vitest/config";
 // (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
 const UNIT = [
   "test/api/counts.test.ts",
+  "test/api/errors.test.ts",
   "test/api/json-stream.test.ts",
+  "test/api/pacing.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
   "test/api/session-scan.test.ts",
