@@ -240,12 +240,7 @@ export class ArrayMemberSplitter<T = never> {
             this.#mode = Mode.ArrayItemOrEnd;
             pos++;
             this.#start = pos;
-          } else {
-            this.#mode = Mode.Value;
-            this.#start = pos;
-            this.#nest = 0;
-            this.#inString = false;
-          }
+          } else this.#beginValue(Mode.Value, pos);
           break;
         case Mode.Value:
         case Mode.Item: {
@@ -282,10 +277,7 @@ export class ArrayMemberSplitter<T = never> {
               this.#start = pos;
               break;
             }
-            this.#mode = Mode.Item;
-            this.#start = pos;
-            this.#nest = 0;
-            this.#inString = false;
+            this.#beginValue(Mode.Item, pos);
           }
           break;
         case Mode.Done:
@@ -300,6 +292,14 @@ export class ArrayMemberSplitter<T = never> {
       }
     }
     this.#pos = pos;
+  }
+
+  /** Starts scanning a member value or an array element (`mode`) at `pos`. */
+  #beginValue(mode: Mode.Value | Mode.Item, pos: number): void {
+    this.#mode = mode;
+    this.#start = pos;
+    this.#nest = 0;
+    this.#inString = false;
   }
 
   /**
