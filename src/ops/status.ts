@@ -12,6 +12,7 @@ import {
   lastRuns,
   lastSuccesses,
   readCheckpoints,
+  type Checkpoint,
   type RunRecord,
 } from "../warehouse/bookkeeping.js";
 import type { Warehouse } from "../warehouse/client.js";
@@ -35,7 +36,7 @@ import {
 } from "../warehouse/session-polls.js";
 import {
   aggregationRowCounts,
-  unsettledWindows,
+  listWindows,
   type WindowRecord,
 } from "../warehouse/windows.js";
 import { SESSIONS_STREAM } from "../pipeline/names.js";
@@ -146,19 +147,18 @@ async function readStored(
 ): Promise<Stored> {
   const tables = await existingTables(w);
   const names = plans.map((p) => p.name);
-  const ledgerKeys = plans.flatMap((p) => {
-    const key = ledgerKey(p);
-    return key === undefined ? [] : [key];
-  });
   const unsettled = new Map<string, WindowRecord[]>();
   if (tables.has(Tables.streamWindows))
-    for (const r of await unsettledWindows(w, ledgerKeys))
+    for (const r of await waitingWindows(w))
       unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
   return {
     tables,
     checkpoints: new Map(
       tables.has(Tables.checkpoints)
-        ? (await readCheckpoints(w)).map((c) => [c.stream, c.positionMs])
+        ? (await checkpointPositions(w, plans)).map((c) => [
+            c.stream,
+            c.positionMs,
+          ])
         : [],
     ),
     lastRuns: new Map(
@@ -275,6 +275,20 @@ async function storedRows(
     out.set(plan.name, counts);
   }
   return out;
+}
+
+/** Where the checkpoint of each stream of `plans` is; other streams (backfills) are left out. */
+export async function checkpointPositions(
+  w: Warehouse,
+  plans: readonly Pick<JobPlan, "stream">[],
+): Promise<Checkpoint[]> {
+  const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
+  return (await readCheckpoints(w)).filter((c) => streams.has(c.stream));
+}
+
+/** The windows that wait, pending or poisoned, of every job that keeps windows. */
+export async function waitingWindows(w: Warehouse): Promise<WindowRecord[]> {
+  return listWindows(w, { states: ["pending", "poisoned"] });
 }
 
 /** How far a checkpoint is behind now, in milliseconds (0 for a position in the future). */
