@@ -8,7 +8,9 @@ import { defineConfig } from "vitest/config";
 const UNIT = [
   "test/api/counts.test.ts",
   "test/architecture/imports.test.ts",
+  "test/api/errors.test.ts",
   "test/api/json-stream.test.ts",
+  "test/api/pacing.test.ts",
   "test/api/schemas.test.ts",
   "test/api/session-fast.test.ts",
   "test/api/session-scan.test.ts",

@@ -133,16 +133,25 @@ export class ListingCounts {
   }
 }
 
-/** What is wrong with a GetSession answer, or undefined. */
-export function getSessionProblem(answer: unknown): string | undefined {
+/** What is wrong with an answer that must be an object holding the object `member`, or undefined. */
+function objectMemberProblem(
+  answer: unknown,
+  member: string,
+): string | undefined {
   if (!isObject(answer))
     return `the answer is ${kindOf(answer)}, not an object`;
-  if (!isObject(answer.session)) {
-    return answer.session === undefined
-      ? `no "session" member${Object.keys(answer).length > 0 ? ` (members: ${names(Object.keys(answer))})` : ""}`
-      : `"session" is ${kindOf(answer.session)}, not an object`;
+  const value = answer[member];
+  if (!isObject(value)) {
+    return value === undefined
+      ? `no "${member}" member${Object.keys(answer).length > 0 ? ` (members: ${names(Object.keys(answer))})` : ""}`
+      : `"${member}" is ${kindOf(value)}, not an object`;
   }
   return undefined;
+}
+
+/** What is wrong with a GetSession answer, or undefined. */
+export function getSessionProblem(answer: unknown): string | undefined {
+  return objectMemberProblem(answer, "session");
 }
 
 /**
@@ -218,12 +227,5 @@ export function checkListPage(
 
 /** What is wrong with a GetUser answer, or undefined. */
 export function getUserProblem(answer: unknown): string | undefined {
-  if (!isObject(answer))
-    return `the answer is ${kindOf(answer)}, not an object`;
-  if (!isObject(answer.user)) {
-    return answer.user === undefined
-      ? `no "user" member${Object.keys(answer).length > 0 ? ` (members: ${names(Object.keys(answer))})` : ""}`
-      : `"user" is ${kindOf(answer.user)}, not an object`;
-  }
-  return undefined;
+  return objectMemberProblem(answer, "user");
 }

@@ -1,46 +1,34 @@
 // The control plane's Connect-over-HTTP client: one keep-alive pool, a timeout and an
-// AbortSignal on every call, a request-rate ceiling that also slows down before the service's
-// own limit bites, and retries with backoff for what is worth retrying (retry.ts). The request
-// timeout covers waiting for the answer's headers; a body is then read for as long as its
-// reader takes, and fails only when no byte arrives for the body idle timeout, or past the size
-// limit. An answer whose shape is wrong (the caller's check) is a BAD_RESPONSE, retried.
+// AbortSignal on every call, paced by pacing.ts (a request-rate ceiling that also slows down
+// before the service's own limit bites, and bounded connections), failures mapped and judged by
+// errors.ts, and retried with backoff as retry.ts decides. The request timeout covers waiting for
+// the answer's headers; a body is then read for as long as its reader takes, and fails only
+// when no byte arrives for the body idle timeout, or past the size limit. An answer whose shape
+// is wrong (the caller's check) is a BAD_RESPONSE, retried.
 import { constants as bufferConstants } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { setImmediate, setTimeout as sleep } from "node:timers/promises";
-import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
+import { Pool, type Dispatcher } from "undici";
 import { ConfigError } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
-import { isConnectCode } from "./connect-codes.js";
-import { ApiError, type TransportCode } from "./errors.js";
+import {
+  ApiError,
+  badAnswer,
+  bodyError,
+  cutErrorAnswer,
+  errorFromAnswer,
+  tooLarge,
+  transportError,
+  type TransportContext,
+} from "./errors.js";
+import { parseExactJson } from "./exact-json.js";
 import {
   ArrayMemberSplitter,
   type ElementReader,
-  JsonShapeError,
-  parseExactJson,
   type SplitElement,
 } from "./json-stream.js";
-import { backoffMs } from "../util/backoff.js";
-import { errorMessage } from "../util/errors.js";
-import {
-  isRetryable,
-  refusesEveryCall,
-  resetWaitMs,
-  RetryBudget,
-  serverWaitMs,
-} from "./retry.js";
-
-/**
- * Longest wait a Retry-After / X-Ratelimit-Reset may impose on one retry. Beyond it the run
- * fails with the service's wait in the message: the next scheduled run picks up from the
- * checkpoint, instead of a process hanging for hours on one header.
- */
-export const MAX_SERVER_WAIT_MS = 10 * 60_000;
-
-/** Node/OpenSSL error codes of a certificate the client does not trust: no retry fixes them. */
-const TLS_ERROR = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_(GET|VERIFY)/;
-
-/** Longest service message kept in an error: a proxy may send a whole page as the message. */
-const MAX_MESSAGE_CHARS = 500;
+import { Pacer, type ResponseHeaders } from "./pacing.js";
+import { type RetryBudget, retryWaitMs } from "./retry.js";
 
 /** Longest error body read: a Connect error is small; a proxy's page needs only its length. */
 const MAX_ERROR_BODY_BYTES = 2 ** 20;
@@ -116,12 +104,10 @@ export interface StreamOptions<T = never> extends CallOptions {
   check?: ((end: StreamEnd) => string | undefined) | undefined;
 }
 
-type Headers = Record<string, string | string[] | undefined>;
-
 /** One HTTP response body in flight, to be consumed or cancelled. */
 interface Exchange {
   status: number;
-  headers: Headers;
+  headers: ResponseHeaders;
   body: AsyncIterable<Buffer> & { destroy?(err?: Error): unknown };
   /** Gives the connection back to the next request; call once the body is consumed (idempotent). */
   release: () => void;
@@ -130,28 +116,33 @@ interface Exchange {
 export class ControlPlaneClient {
   readonly #opts: ApiClientOptions;
   readonly #pool: Pool;
-  readonly #base: URL;
   readonly #pathPrefix: string;
-  /** Earliest instant of the next request, on the monotonic clock (performance.now()). */
-  #nextSlotMs = 0;
-  /** Monotonic instants the latest requests were sent at, oldest first (see #throttle). */
-  readonly #sent: number[] = [];
-  readonly #connections: number;
-  #inFlight = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #pacer: Pacer;
+  readonly #transport: TransportContext;
 
   constructor(opts: ApiClientOptions) {
     this.#opts = opts;
-    this.#base = new URL(opts.url);
-    this.#pathPrefix = this.#base.pathname.replace(/\/+$/, "");
+    const base = new URL(opts.url);
+    this.#pathPrefix = base.pathname.replace(/\/+$/, "");
     const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
-    this.#connections = opts.connections ?? 4;
-    this.#pool = new Pool(this.#base.origin, {
-      connections: this.#connections,
+    const connections = opts.connections ?? 4;
+    const bodyIdleTimeoutMs =
+      opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+    this.#pacer = new Pacer({
+      maxRequestsPerSecond: opts.maxRequestsPerSecond,
+      connections,
+    });
+    this.#transport = {
+      origin: base.origin,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      bodyIdleTimeoutMs,
+    };
+    this.#pool = new Pool(base.origin, {
+      connections,
       keepAliveTimeout: 30_000,
       headersTimeout: opts.requestTimeoutMs,
       // undici does not count time while the reader holds the body back (backpressure).
-      bodyTimeout: opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
+      bodyTimeout: bodyIdleTimeoutMs,
       ...(ca ? { connect: { ca } } : {}),
     });
   }
@@ -173,7 +164,7 @@ export class ControlPlaneClient {
       try {
         this.#checkLength(ex, procedure, limit, options.context);
         bytes = await readAll(ex.body, limit, (size) =>
-          this.#tooLarge(procedure, size, limit, options.context),
+          tooLarge(procedure, size, limit, options.context),
         ).catch((err: unknown) => {
           throw this.#bodyError(err, procedure, ex.status, options);
         });
@@ -255,7 +246,7 @@ export class ControlPlaneClient {
       this.#checkLength(ex, procedure, limit, options.context);
       for await (const chunk of ex.body) {
         if (splitter.bytes + chunk.length > limit)
-          throw this.#tooLarge(
+          throw tooLarge(
             procedure,
             splitter.bytes + chunk.length,
             limit,
@@ -311,21 +302,7 @@ export class ControlPlaneClient {
   ): void {
     const length = Number(ex.headers["content-length"]);
     if (Number.isFinite(length) && length > limit)
-      throw this.#tooLarge(procedure, length, limit, context);
-  }
-
-  #tooLarge(
-    procedure: string,
-    size: number,
-    limit: number,
-    context: string | undefined,
-  ): ApiError {
-    return new ApiError({
-      code: "RESPONSE_TOO_LARGE",
-      httpStatus: 200,
-      procedure,
-      message: `the answer${context ? ` for ${context}` : ""} is larger than ${limit} bytes (at least ${size} bytes; limit SESSIONHOUSE_MAX_PAGE_BYTES)`,
-    });
+      throw tooLarge(procedure, length, limit, context);
   }
 
   async #withRetries<T>(
@@ -353,144 +330,31 @@ export class ControlPlaneClient {
   }
 
   /**
-   * Milliseconds before the next try of a failed attempt; throws the final error when there is
-   * none: not retryable, the per-request limit reached, or the run's budget spent.
+   * Milliseconds before the next try of a failed attempt (retry.ts decides); throws the final
+   * error when there is none. A server's wait holds for the whole client, not only for the
+   * request that was told.
    */
   #retryWait(err: unknown, attempt: number, options: CallOptions): number {
-    if (options.signal?.aborted || !(err instanceof ApiError)) throw err;
-    if (refusesEveryCall(err)) {
-      options.budget?.refuse(err);
-      throw err;
-    }
-    if (!isRetryable(err)) throw err;
-    const tries = `${attempt + 1} ${attempt === 0 ? "try" : "tries"}`;
-    if (attempt >= this.#opts.maxRetries) {
-      throw err.gaveUp(
-        `gave up after ${tries}: at most ${this.#opts.maxRetries} retries per request`,
-      );
-    }
-    const serverWait = err.retryAfterMs;
-    if (serverWait !== undefined && serverWait > MAX_SERVER_WAIT_MS) {
-      throw err.gaveUp(
-        `the service asked to wait ${Math.ceil(serverWait / 1000)} s before another try, more than ${MAX_SERVER_WAIT_MS / 1000} s`,
-        "the API asks the exporter to pause for long: the next run resumes from the checkpoint; lower SESSIONHOUSE_MAX_RPS if this recurs",
-      );
-    }
-    if (options.budget && !options.budget.take()) {
-      throw err.gaveUp(
-        `gave up after ${tries}: the run's retry budget of ${options.budget.total} retries is spent`,
-        "the API failed too often in this run; the next run resumes from the checkpoint. If it keeps happening, check the API's health or lower SESSIONHOUSE_MAX_RPS",
-      );
-    }
-    const waitMs = backoffMs(
-      attempt,
-      { baseMs: this.#opts.retryBaseMs, maxMs: this.#opts.retryMaxMs },
-      serverWait,
-    );
-    // A server's wait holds for the whole client, not only for the request that was told.
-    if (serverWait !== undefined)
-      this.#holdUntil(performance.now() + serverWait);
+    if (options.signal?.aborted) throw err;
+    const waitMs = retryWaitMs(err, attempt, this.#opts, options.budget);
+    const failure = err as ApiError;
+    if (failure.retryAfterMs !== undefined)
+      this.#pacer.holdFor(failure.retryAfterMs);
     this.#opts.observer?.onRetry?.({
-      procedure: err.procedure,
-      code: err.code,
+      procedure: failure.procedure,
+      code: failure.code,
       waitMs,
     });
     this.#opts.logger?.warn(
       {
-        procedure: err.procedure,
-        code: err.code,
+        procedure: failure.procedure,
+        code: failure.code,
         attempt: attempt + 1,
         waitMs,
       },
       "api call failed, retrying",
     );
     return waitMs;
-  }
-
-  #holdUntil(monotonicMs: number): void {
-    this.#nextSlotMs = Math.max(this.#nextSlotMs, monotonicMs);
-  }
-
-  /**
-   * Waits for a request slot: slots are 1000 / maxRequestsPerSecond ms apart on the monotonic
-   * clock, so requests go out evenly; the service's own limits (observeRateLimit, Retry-After)
-   * push the next slot further out. The ceiling itself is kept by the log of actual send times:
-   * timers fire late on a busy event loop, and late timers fire together, so no more than
-   * floor(maxRequestsPerSecond) requests (at least one) leave within any second.
-   */
-  async #throttle(signal: AbortSignal): Promise<void> {
-    const rps = this.#opts.maxRequestsPerSecond;
-    const now = performance.now();
-    const slot = Math.max(now, this.#nextSlotMs);
-    this.#nextSlotMs = slot + 1000 / rps;
-    if (slot > now) await sleep(Math.ceil(slot - now), undefined, { signal });
-    const perWindow = Math.max(1, Math.floor(rps));
-    const windowMs = Math.max(1000, 1000 / rps);
-    for (;;) {
-      const t = performance.now();
-      const oldest =
-        this.#sent.length >= perWindow
-          ? this.#sent[this.#sent.length - perWindow]
-          : undefined;
-      if (oldest === undefined || t - oldest >= windowMs) {
-        this.#sent.push(t);
-        if (this.#sent.length > perWindow)
-          this.#sent.splice(0, this.#sent.length - perWindow);
-        return;
-      }
-      await sleep(Math.ceil(windowMs - (t - oldest)), undefined, { signal });
-    }
-  }
-
-  /**
-   * Waits for a free connection. A request is timed by the throttle only once it can go on the
-   * wire: one queued inside the pool would leave later, together with others, above the ceiling.
-   */
-  async #acquire(signal: AbortSignal): Promise<() => void> {
-    while (this.#inFlight >= this.#connections) {
-      signal.throwIfAborted();
-      await new Promise<void>((resolve, reject) => {
-        const wake = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const i = this.#waiting.indexOf(wake);
-          if (i >= 0) this.#waiting.splice(i, 1);
-          reject(signal.reason as Error);
-        };
-        this.#waiting.push(wake);
-        signal.addEventListener("abort", onAbort, { once: true });
-      });
-    }
-    this.#inFlight++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#inFlight--;
-      this.#waiting.shift()?.();
-    };
-  }
-
-  /** Reads X-Ratelimit-* and spreads what is left of the window before it runs out. */
-  #observeRateLimit(headers: Headers): void {
-    const remaining = Number(headers["x-ratelimit-remaining"]);
-    const limit = Number(headers["x-ratelimit-limit"]);
-    const reset = headers["x-ratelimit-reset"];
-    if (
-      !Number.isFinite(remaining) ||
-      !Number.isFinite(limit) ||
-      limit <= 0 ||
-      typeof reset !== "string"
-    )
-      return;
-    if (remaining > limit * 0.1) return;
-    const untilResetMs = resetWaitMs(reset, Date.now());
-    if (untilResetMs === undefined) return;
-    // Spread what is left evenly over the rest of the window: slower, never refused.
-    const spacing = remaining <= 0 ? untilResetMs : untilResetMs / remaining;
-    this.#holdUntil(performance.now() + Math.min(spacing, MAX_SERVER_WAIT_MS));
   }
 
   /**
@@ -504,9 +368,11 @@ export class ControlPlaneClient {
     outer: AbortSignal | undefined,
   ): Promise<Exchange> {
     const waitSignal = outer ?? NEVER;
-    const release = await this.#acquire(waitSignal).catch((err: unknown) => {
-      throw this.#transportError(err, procedure, waitSignal);
-    });
+    const release = await this.#pacer
+      .acquire(waitSignal)
+      .catch((err: unknown) => {
+        throw transportError(err, procedure, waitSignal, this.#transport);
+      });
     let started = performance.now();
     let result = "NETWORK";
     let handedOver = false;
@@ -515,12 +381,12 @@ export class ControlPlaneClient {
       ? AbortSignal.any([outer, headersTimeout.signal])
       : headersTimeout.signal;
     try {
-      await this.#throttle(waitSignal);
+      await this.#pacer.throttle(waitSignal);
       started = performance.now();
       const res = await this.#send(procedure, body, signal, headersTimeout);
-      this.#observeRateLimit(res.headers);
+      this.#pacer.observe(res.headers);
       if (res.statusCode !== 200)
-        throw await errorFromResponse(
+        throw await readErrorAnswer(
           procedure,
           res.statusCode,
           res.headers,
@@ -536,7 +402,7 @@ export class ControlPlaneClient {
       const mapped =
         err instanceof ApiError
           ? err
-          : this.#transportError(err, procedure, signal);
+          : transportError(err, procedure, signal, this.#transport);
       result = mapped.code;
       throw mapped;
     } finally {
@@ -579,107 +445,20 @@ export class ControlPlaneClient {
     }
   }
 
-  #transportError(
-    err: unknown,
-    procedure: string,
-    signal: AbortSignal,
-  ): ApiError {
-    const { code, message } = this.#transportFailure(err, signal);
-    return new ApiError(
-      { code, httpStatus: 0, procedure, message },
-      { cause: err },
-    );
-  }
-
-  /** What a failure without an HTTP answer was: a timeout, a cancellation, TLS or the network. */
-  #transportFailure(
-    err: unknown,
-    signal: AbortSignal,
-  ): { code: TransportCode; message: string } {
-    if (err instanceof undiciErrors.BodyTimeoutError) {
-      const idleMs =
-        this.#opts.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
-      return {
-        code: "TIMEOUT",
-        message: `the response body sent no bytes for ${idleMs} ms`,
-      };
-    }
-    const timedOut =
-      err instanceof undiciErrors.HeadersTimeoutError ||
-      (signal.aborted &&
-        signal.reason instanceof DOMException &&
-        signal.reason.name === "TimeoutError");
-    if (timedOut)
-      return {
-        code: "TIMEOUT",
-        message: `no answer within ${this.#opts.requestTimeoutMs} ms`,
-      };
-    if (signal.aborted)
-      return { code: "ABORTED", message: "the call was cancelled" };
-    const detail = errorCode(err) ?? (err as Error).message;
-    const origin = this.#base.origin;
-    if (TLS_ERROR.test(detail))
-      return {
-        code: "TLS",
-        message: `the TLS connection to ${origin} failed (${detail})`,
-      };
-    return { code: "NETWORK", message: `cannot reach ${origin} (${detail})` };
-  }
-
   #bodyError(
     err: unknown,
     procedure: string,
     status: number,
     options: CallOptions,
   ): ApiError {
-    if (err instanceof ApiError) return err;
-    if (err instanceof JsonShapeError && err.kind === "shape")
-      return badAnswer(procedure, status, options.context, err.message);
-    if (err instanceof JsonShapeError) {
-      return new ApiError(
-        {
-          code: "BODY_CUT",
-          httpStatus: status,
-          procedure,
-          message: err.message,
-        },
-        { cause: err },
-      );
-    }
-    const mapped = this.#transportError(
+    return bodyError(
       err,
       procedure,
-      options.signal ?? NEVER,
+      status,
+      { signal: options.signal ?? NEVER, context: options.context },
+      this.#transport,
     );
-    if (mapped.code === "NETWORK") {
-      return new ApiError(
-        {
-          code: "BODY_CUT",
-          httpStatus: status,
-          procedure,
-          message: "the connection closed in the middle of the response",
-        },
-        { cause: err },
-      );
-    }
-    return mapped;
   }
-}
-
-/** A BAD_RESPONSE: the answer is not what the operation returns. */
-function badAnswer(
-  procedure: string,
-  status: number,
-  context: string | undefined,
-  problem: string,
-): ApiError {
-  const operation = procedure.slice(procedure.lastIndexOf("/") + 1);
-  return new ApiError({
-    code: "BAD_RESPONSE",
-    httpStatus: status,
-    procedure,
-    message: `not a ${operation} answer${context ? ` for ${context}` : ""}: ${problem}`,
-  });
 }
 
 /** The whole body, failing with `tooLarge(size)` past `limit` bytes. */
@@ -698,75 +477,22 @@ async function readAll(
   return Buffer.concat(chunks);
 }
 
-/** A Connect error JSON body, or a non-JSON body (a proxy's page) turned into HTTP_<status>. */
-async function errorFromResponse(
+/** The error a non-200 answer stands for, read from its body (errors.ts maps it). */
+async function readErrorAnswer(
   procedure: string,
   status: number,
-  headers: Headers,
+  headers: ResponseHeaders,
   body: AsyncIterable<Buffer>,
 ): Promise<ApiError> {
-  let text = "";
-  const tooLarge = new Error("error body too large");
-  const retryAfterMs = serverWaitMs(headers, Date.now());
+  const bodyTooLarge = new Error("error body too large");
   try {
-    text = (await readAll(body, MAX_ERROR_BODY_BYTES, () => tooLarge)).toString(
-      "utf8",
-    );
+    const bytes = await readAll(body, MAX_ERROR_BODY_BYTES, () => bodyTooLarge);
+    return errorFromAnswer(procedure, status, headers, bytes.toString("utf8"));
   } catch (err) {
-    // Too large: the status alone still classifies the failure. Cut off (the connection
-    // reset or closed before the announced length): what it said is unknown, so it is a
-    // transport failure, retried like one, not the status's verdict.
-    if (err !== tooLarge)
-      return new ApiError({
-        code: "BODY_CUT",
-        httpStatus: status,
-        procedure,
-        message: `the HTTP ${status} answer was cut off before its end: ${errorMessage(err)}`,
-        retryAfterMs,
-      });
+    if (err === bodyTooLarge)
+      return errorFromAnswer(procedure, status, headers, undefined);
+    return cutErrorAnswer(procedure, status, headers, err);
   }
-  try {
-    const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
-    if (isConnectCode(parsed.code)) {
-      return new ApiError({
-        code: parsed.code,
-        httpStatus: status,
-        procedure,
-        message:
-          typeof parsed.message === "string"
-            ? clip(parsed.message)
-            : "(no message)",
-        retryAfterMs,
-      });
-    }
-  } catch {
-    // Not JSON: fall through.
-  }
-  const contentType = String(headers["content-type"] ?? "unknown type");
-  return new ApiError({
-    code: `HTTP_${status}`,
-    httpStatus: status,
-    procedure,
-    message: `unexpected ${contentType} response (${text.length} bytes) instead of a Connect error`,
-    retryAfterMs,
-  });
-}
-
-/** The error code of a transport failure, also when undici wraps the socket's error. */
-function errorCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === "string" && !code.startsWith("UND_ERR_")) return code;
-    e = e.cause;
-  }
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-function clip(text: string): string {
-  return text.length > MAX_MESSAGE_CHARS
-    ? `${text.slice(0, MAX_MESSAGE_CHARS)}… (${text.length} chars)`
-    : text;
 }
 
 function readCaFile(file: string): Buffer {
@@ -778,5 +504,3 @@ function readCaFile(file: string): Buffer {
     ]);
   }
 }
-
-export { RetryBudget };

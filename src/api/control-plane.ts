@@ -146,21 +146,14 @@ export class ControlPlaneApi {
     sessionId: string,
     options: CallOptions = {},
   ): Promise<unknown> {
-    try {
-      const res = (await this.client.call(
-        PROCEDURES.getSession,
-        { sessionId },
-        {
-          ...options,
-          context: `session ${sessionId.slice(0, 100)}`,
-          check: getSessionProblem,
-        },
-      )) as { session: unknown };
-      return res.session;
-    } catch (err) {
-      if (err instanceof ApiError && err.code === "not_found") return undefined;
-      throw err;
-    }
+    return this.#getOne(
+      PROCEDURES.getSession,
+      { sessionId },
+      "session",
+      `session ${sessionId.slice(0, 100)}`,
+      getSessionProblem,
+      options,
+    );
   }
 
   /**
@@ -191,17 +184,32 @@ export class ControlPlaneApi {
 
   /** GetUser; undefined when the service does not know the user (not_found). */
   async getUser(id: string, options: CallOptions = {}): Promise<unknown> {
+    return this.#getOne(
+      PROCEDURES.getUser,
+      { id },
+      "user",
+      `user ${id.slice(0, 100)}`,
+      getUserProblem,
+      options,
+    );
+  }
+
+  /** A Get* call's `member` object (checked by `check`); undefined when it is not_found. */
+  async #getOne(
+    procedure: string,
+    body: unknown,
+    member: string,
+    context: string,
+    check: (answer: unknown) => string | undefined,
+    options: CallOptions,
+  ): Promise<unknown> {
     try {
-      const res = (await this.client.call(
-        PROCEDURES.getUser,
-        { id },
-        {
-          ...options,
-          context: `user ${id.slice(0, 100)}`,
-          check: getUserProblem,
-        },
-      )) as { user: unknown };
-      return res.user;
+      const res = (await this.client.call(procedure, body, {
+        ...options,
+        context,
+        check,
+      })) as Record<string, unknown>;
+      return res[member];
     } catch (err) {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
       throw err;

@@ -1,9 +1,14 @@
-// One error type for every failed call to the control plane. `code` is the Connect code when
-// the service answered with one, or a transport code of ours (NETWORK, TIMEOUT, BAD_RESPONSE,
-// TLS, HTTP_<status> for a non-JSON error body such as a proxy's HTML page, RESPONSE_TOO_LARGE
-// for a body past the configured page size limit).
-import { SessionhouseError } from "../util/errors.js";
-import type { ConnectCode } from "./connect-codes.js";
+// One error type for every failed call to the control plane, and the mapping onto it. `code` is
+// the Connect code when the service answered with one, or a transport code of ours (NETWORK,
+// TIMEOUT, BAD_RESPONSE, TLS, HTTP_<status> for a non-JSON error body such as a proxy's HTML
+// page, RESPONSE_TOO_LARGE for a body past the configured page size limit). Each code has one
+// verdict (retry, refused, fatal) and one hint, in one table; classifyFailure is the only
+// judge of whether a failure is worth another try.
+import { errors as undiciErrors } from "undici";
+import { errorMessage, SessionhouseError } from "../util/errors.js";
+import { isConnectCode, type ConnectCode } from "./connect-codes.js";
+import { JsonShapeError } from "./json-stream.js";
+import { serverWaitMs, type ResponseHeaders } from "./pacing.js";
 
 export type TransportCode =
   | "NETWORK"
@@ -69,37 +74,327 @@ export class ApiError extends SessionhouseError {
   }
 }
 
-function hintFor(code: string): string | undefined {
-  switch (code) {
-    case "unauthenticated":
-    case "HTTP_401":
-      return "the API key was refused: check SESSIONHOUSE_API_KEY (or the file in SESSIONHOUSE_API_KEY_FILE)";
-    case "permission_denied":
-    case "HTTP_403":
-      return "the API key lacks the permission for this call: ask the control-plane admin for a key that may read sessions and logs";
-    case "not_found":
-    case "unimplemented":
-    case "HTTP_404":
-    case "HTTP_405":
-      return "check SESSIONHOUSE_API_URL: it must be the control plane's API base URL";
-    case "invalid_argument":
-    case "out_of_range":
-    case "failed_precondition":
-      return "the service refused the request itself: check the setting the message names (page size, timestamp format SESSIONHOUSE_TIMESTAMP_FORMAT, an aggregation job's query, interval or group-by fields)";
-    case "NETWORK":
-      return "the API cannot be reached: check SESSIONHOUSE_API_URL and the network";
-    case "TLS":
-      return "the API's TLS certificate is not trusted: set SESSIONHOUSE_API_CA_FILE to the PEM file of the CA that signed it, and check that SESSIONHOUSE_API_URL names the host the certificate was issued for";
-    case "TIMEOUT":
-      return "the API did not answer in time: raise SESSIONHOUSE_REQUEST_TIMEOUT (waiting for the answer) or SESSIONHOUSE_BODY_IDLE_TIMEOUT (a body that stops sending), or lower SESSIONHOUSE_PAGE_SIZE";
-    case "BAD_RESPONSE":
-      return "the API answered with something that is not this operation's answer, also on retries: nothing past it was checkpointed; the next run tries again. If it persists, report the message to the vendor";
-    case "RESPONSE_TOO_LARGE":
-      return "raise SESSIONHOUSE_MAX_PAGE_BYTES, or lower SESSIONHOUSE_PAGE_SIZE (sessions) or the window of the job so each answer is smaller";
-    case "resource_exhausted":
-    case "HTTP_429":
-      return "the API kept rate-limiting the exporter: lower SESSIONHOUSE_MAX_RPS; the next run resumes from the checkpoint";
-    default:
-      return undefined;
+/**
+ * What a failure means for the run: `retry` (the same request may succeed later; read
+ * operations have no side effects), `refused` (about the caller, not the call: a refused or
+ * underprivileged key gets the same answer on every request, so the rest of the run must not ask
+ * again) or `fatal` (this call fails; `not_found` is per call, a session that is gone).
+ */
+export type FailureVerdict = "retry" | "refused" | "fatal";
+
+type FixedCode = Exclude<ConnectCode | TransportCode, `HTTP_${number}`>;
+
+const REFUSED_REQUEST_HINT =
+  "the service refused the request itself: check the setting the message names (page size, timestamp format SESSIONHOUSE_TIMESTAMP_FORMAT, an aggregation job's query, interval or group-by fields)";
+
+const URL_HINT =
+  "check SESSIONHOUSE_API_URL: it must be the control plane's API base URL";
+
+/** Every code's verdict and hint; an HTTP_<status> code is judged as the Connect code it stands for. */
+const FAILURES: Readonly<
+  Record<FixedCode, { verdict: FailureVerdict; hint?: string }>
+> = {
+  canceled: { verdict: "fatal" },
+  unknown: { verdict: "retry" },
+  invalid_argument: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
+  deadline_exceeded: { verdict: "retry" },
+  not_found: { verdict: "fatal", hint: URL_HINT },
+  already_exists: { verdict: "fatal" },
+  permission_denied: {
+    verdict: "refused",
+    hint: "the API key lacks the permission for this call: ask the control-plane admin for a key that may read sessions and logs",
+  },
+  resource_exhausted: {
+    verdict: "retry",
+    hint: "the API kept rate-limiting the exporter: lower SESSIONHOUSE_MAX_RPS; the next run resumes from the checkpoint",
+  },
+  failed_precondition: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
+  aborted: { verdict: "retry" },
+  out_of_range: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
+  unimplemented: { verdict: "fatal", hint: URL_HINT },
+  internal: { verdict: "retry" },
+  unavailable: { verdict: "retry" },
+  data_loss: { verdict: "fatal" },
+  unauthenticated: {
+    verdict: "refused",
+    hint: "the API key was refused: check SESSIONHOUSE_API_KEY (or the file in SESSIONHOUSE_API_KEY_FILE)",
+  },
+  NETWORK: {
+    verdict: "retry",
+    hint: "the API cannot be reached: check SESSIONHOUSE_API_URL and the network",
+  },
+  TIMEOUT: {
+    verdict: "retry",
+    hint: "the API did not answer in time: raise SESSIONHOUSE_REQUEST_TIMEOUT (waiting for the answer) or SESSIONHOUSE_BODY_IDLE_TIMEOUT (a body that stops sending), or lower SESSIONHOUSE_PAGE_SIZE",
+  },
+  BODY_CUT: { verdict: "retry" },
+  BAD_RESPONSE: {
+    verdict: "retry",
+    hint: "the API answered with something that is not this operation's answer, also on retries: nothing past it was checkpointed; the next run tries again. If it persists, report the message to the vendor",
+  },
+  RESPONSE_TOO_LARGE: {
+    verdict: "fatal",
+    hint: "raise SESSIONHOUSE_MAX_PAGE_BYTES, or lower SESSIONHOUSE_PAGE_SIZE (sessions) or the window of the job so each answer is smaller",
+  },
+  ABORTED: { verdict: "fatal" },
+  TLS: {
+    verdict: "fatal",
+    hint: "the API's TLS certificate is not trusted: set SESSIONHOUSE_API_CA_FILE to the PEM file of the CA that signed it, and check that SESSIONHOUSE_API_URL names the host the certificate was issued for",
+  },
+};
+
+/**
+ * The Connect code a non-JSON answer's HTTP status stands for (a proxy's page); a status not
+ * listed is fatal. Every 5xx is the service or a proxy failing for now.
+ */
+const CODE_OF_STATUS: Readonly<Record<number, ConnectCode>> = {
+  401: "unauthenticated",
+  403: "permission_denied",
+  404: "not_found",
+  405: "unimplemented",
+  408: "deadline_exceeded",
+  429: "resource_exhausted",
+};
+
+function entryOf(
+  code: string,
+): { verdict: FailureVerdict; hint?: string } | undefined {
+  const http = /^HTTP_(\d{3})$/.exec(code);
+  if (http) {
+    const status = Number(http[1]);
+    const like =
+      CODE_OF_STATUS[status] ?? (status >= 500 ? "unavailable" : undefined);
+    return like === undefined ? undefined : FAILURES[like];
   }
+  return Object.hasOwn(FAILURES, code)
+    ? FAILURES[code as FixedCode]
+    : undefined;
+}
+
+function hintFor(code: string): string | undefined {
+  return entryOf(code)?.hint;
+}
+
+/** The verdict on a failure; anything but an ApiError is fatal (not a failed call). */
+export function classifyFailure(err: unknown): FailureVerdict {
+  if (!(err instanceof ApiError)) return "fatal";
+  return entryOf(err.code)?.verdict ?? "fatal";
+}
+
+/** True when the same request may succeed later. */
+export function isRetryable(err: unknown): boolean {
+  return classifyFailure(err) === "retry";
+}
+
+/** True when no further call of the run should be made (see FailureVerdict). */
+export function refusesEveryCall(err: unknown): boolean {
+  return classifyFailure(err) === "refused";
+}
+
+/** Longest service message kept in an error: a proxy may send a whole page as the message. */
+const MAX_MESSAGE_CHARS = 500;
+
+/** Node/OpenSSL error codes of a certificate the client does not trust: no retry fixes them. */
+const TLS_ERROR = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_(GET|VERIFY)/;
+
+/** A BAD_RESPONSE: the answer is not what the operation returns. */
+export function badAnswer(
+  procedure: string,
+  status: number,
+  context: string | undefined,
+  problem: string,
+): ApiError {
+  const operation = procedure.slice(procedure.lastIndexOf("/") + 1);
+  return new ApiError({
+    code: "BAD_RESPONSE",
+    httpStatus: status,
+    procedure,
+    message: `not a ${operation} answer${context ? ` for ${context}` : ""}: ${problem}`,
+  });
+}
+
+/** A RESPONSE_TOO_LARGE: the answer is larger than the page limit. */
+export function tooLarge(
+  procedure: string,
+  size: number,
+  limit: number,
+  context: string | undefined,
+): ApiError {
+  return new ApiError({
+    code: "RESPONSE_TOO_LARGE",
+    httpStatus: 200,
+    procedure,
+    message: `the answer${context ? ` for ${context}` : ""} is larger than ${limit} bytes (at least ${size} bytes; limit SESSIONHOUSE_MAX_PAGE_BYTES)`,
+  });
+}
+
+/**
+ * A non-200 answer: a Connect error JSON body, or a non-JSON body (a proxy's page) turned into
+ * HTTP_<status>. `text` is undefined when the body was too large to read: the status alone
+ * still classifies the failure.
+ */
+export function errorFromAnswer(
+  procedure: string,
+  status: number,
+  headers: ResponseHeaders,
+  text: string | undefined,
+): ApiError {
+  const retryAfterMs = serverWaitMs(headers, Date.now());
+  try {
+    const parsed = JSON.parse(text ?? "") as {
+      code?: unknown;
+      message?: unknown;
+    };
+    if (isConnectCode(parsed.code)) {
+      return new ApiError({
+        code: parsed.code,
+        httpStatus: status,
+        procedure,
+        message:
+          typeof parsed.message === "string"
+            ? clip(parsed.message)
+            : "(no message)",
+        retryAfterMs,
+      });
+    }
+  } catch {
+    // Not JSON: fall through.
+  }
+  const contentType = String(headers["content-type"] ?? "unknown type");
+  return new ApiError({
+    code: `HTTP_${status}`,
+    httpStatus: status,
+    procedure,
+    message: `unexpected ${contentType} response (${(text ?? "").length} bytes) instead of a Connect error`,
+    retryAfterMs,
+  });
+}
+
+/**
+ * A non-200 answer cut off before its announced end (the connection reset or closed): what it
+ * said is unknown, so it is a transport failure, retried like one, not the status's verdict.
+ */
+export function cutErrorAnswer(
+  procedure: string,
+  status: number,
+  headers: ResponseHeaders,
+  err: unknown,
+): ApiError {
+  return new ApiError({
+    code: "BODY_CUT",
+    httpStatus: status,
+    procedure,
+    message: `the HTTP ${status} answer was cut off before its end: ${errorMessage(err)}`,
+    retryAfterMs: serverWaitMs(headers, Date.now()),
+  });
+}
+
+/** What the transport mapping needs to know about the client. */
+export interface TransportContext {
+  origin: string;
+  requestTimeoutMs: number;
+  bodyIdleTimeoutMs: number;
+}
+
+/** A failure without an HTTP answer: a timeout, a cancellation, TLS or the network. */
+export function transportError(
+  err: unknown,
+  procedure: string,
+  signal: AbortSignal,
+  ctx: TransportContext,
+): ApiError {
+  const { code, message } = transportFailure(err, signal, ctx);
+  return new ApiError(
+    { code, httpStatus: 0, procedure, message },
+    { cause: err },
+  );
+}
+
+function transportFailure(
+  err: unknown,
+  signal: AbortSignal,
+  ctx: TransportContext,
+): { code: TransportCode; message: string } {
+  if (err instanceof undiciErrors.BodyTimeoutError) {
+    return {
+      code: "TIMEOUT",
+      message: `the response body sent no bytes for ${ctx.bodyIdleTimeoutMs} ms`,
+    };
+  }
+  const timedOut =
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    (signal.aborted &&
+      signal.reason instanceof DOMException &&
+      signal.reason.name === "TimeoutError");
+  if (timedOut)
+    return {
+      code: "TIMEOUT",
+      message: `no answer within ${ctx.requestTimeoutMs} ms`,
+    };
+  if (signal.aborted)
+    return { code: "ABORTED", message: "the call was cancelled" };
+  const detail = errorCode(err) ?? (err as Error).message;
+  if (TLS_ERROR.test(detail))
+    return {
+      code: "TLS",
+      message: `the TLS connection to ${ctx.origin} failed (${detail})`,
+    };
+  return {
+    code: "NETWORK",
+    message: `cannot reach ${ctx.origin} (${detail})`,
+  };
+}
+
+/** A failure while a 200 answer's body was read: a wrong shape, a cut body, or the transport. */
+export function bodyError(
+  err: unknown,
+  procedure: string,
+  status: number,
+  options: { signal: AbortSignal; context: string | undefined },
+  ctx: TransportContext,
+): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof JsonShapeError && err.kind === "shape")
+    return badAnswer(procedure, status, options.context, err.message);
+  if (err instanceof JsonShapeError) {
+    return new ApiError(
+      {
+        code: "BODY_CUT",
+        httpStatus: status,
+        procedure,
+        message: err.message,
+      },
+      { cause: err },
+    );
+  }
+  const mapped = transportError(err, procedure, options.signal, ctx);
+  if (mapped.code === "NETWORK") {
+    return new ApiError(
+      {
+        code: "BODY_CUT",
+        httpStatus: status,
+        procedure,
+        message: "the connection closed in the middle of the response",
+      },
+      { cause: err },
+    );
+  }
+  return mapped;
+}
+
+/** The error code of a transport failure, also when undici wraps the socket's error. */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && !code.startsWith("UND_ERR_")) return code;
+    e = e.cause;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_MESSAGE_CHARS
+    ? `${text.slice(0, MAX_MESSAGE_CHARS)}… (${text.length} chars)`
+    : text;
 }

@@ -9,6 +9,7 @@
 // An element larger than the record limit is not held: its first bytes are kept and the rest is
 // scanned past; an element that is not valid UTF-8 is handed over as its exact bytes.
 import { isUtf8 } from "node:buffer";
+import { parseExactJson } from "./exact-json.js";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -18,13 +19,6 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const MINUS = 0x2d;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
-const PLUS = 0x2b;
 
 /** Bytes of an oversized element kept for its dead letter. */
 export const OVERSIZED_PREFIX_BYTES = 2 ** 20;
@@ -194,6 +188,7 @@ export class ArrayMemberSplitter<T = never> {
     return this.#sawMember;
   }
 
+  // The hot-path state machine over the body's bytes: kept whole, one case per Mode.
   #scan(out: SplitElement<T>[]): void {
     const buf = this.#buf;
     const len = buf.length;
@@ -210,11 +205,7 @@ export class ArrayMemberSplitter<T = never> {
           } else throw new JsonShapeError("response body is not a JSON object");
           break;
         case Mode.KeyOrEnd:
-          if (isSpace(c) || c === COMMA) {
-            pos++;
-            this.#start = pos;
-          } else if (c === CLOSE_BRACE) {
-            this.#mode = Mode.Done;
+          if (this.#separatorOrClose(c, CLOSE_BRACE, Mode.Done)) {
             pos++;
             this.#start = pos;
           } else if (c === QUOTE) {
@@ -249,12 +240,7 @@ export class ArrayMemberSplitter<T = never> {
             this.#mode = Mode.ArrayItemOrEnd;
             pos++;
             this.#start = pos;
-          } else {
-            this.#mode = Mode.Value;
-            this.#start = pos;
-            this.#nest = 0;
-            this.#inString = false;
-          }
+          } else this.#beginValue(Mode.Value, pos);
           break;
         case Mode.Value:
         case Mode.Item: {
@@ -278,11 +264,7 @@ export class ArrayMemberSplitter<T = never> {
           break;
         }
         case Mode.ArrayItemOrEnd:
-          if (isSpace(c) || c === COMMA) {
-            pos++;
-            this.#start = pos;
-          } else if (c === CLOSE_BRACKET) {
-            this.#mode = Mode.KeyOrEnd;
+          if (this.#separatorOrClose(c, CLOSE_BRACKET, Mode.KeyOrEnd)) {
             pos++;
             this.#start = pos;
           } else if (c === CLOSE_BRACE) {
@@ -295,10 +277,7 @@ export class ArrayMemberSplitter<T = never> {
               this.#start = pos;
               break;
             }
-            this.#mode = Mode.Item;
-            this.#start = pos;
-            this.#nest = 0;
-            this.#inString = false;
+            this.#beginValue(Mode.Item, pos);
           }
           break;
         case Mode.Done:
@@ -313,6 +292,24 @@ export class ArrayMemberSplitter<T = never> {
       }
     }
     this.#pos = pos;
+  }
+
+  /** Starts scanning a member value or an array element (`mode`) at `pos`. */
+  #beginValue(mode: Mode.Value | Mode.Item, pos: number): void {
+    this.#mode = mode;
+    this.#start = pos;
+    this.#nest = 0;
+    this.#inString = false;
+  }
+
+  /**
+   * True when `c` is passed over between members or elements: a space, a comma, or the
+   * container's `close` (then the scan goes on in `after`).
+   */
+  #separatorOrClose(c: number, close: number, after: Mode): boolean {
+    if (c === close) this.#mode = after;
+    else if (!isSpace(c) && c !== COMMA) return false;
+    return true;
   }
 
   /** The element at `start` as the reader reads it, if it does and the element is fit to hand over. */
@@ -461,83 +458,4 @@ function parseMember(text: string): unknown {
       `the response is not valid JSON (${(err as Error).message})`,
     );
   }
-}
-
-/** Integer literals with more digits than this may not survive a double. */
-const SAFE_DIGITS = 15;
-const LONG_DIGIT_RUN = /\d{16}/;
-
-/**
- * JSON.parse, except that integer literals longer than 15 digits are read as strings, so that
- * 64-bit values (counts, ids) beyond 2^53 keep their exact digits. Only the structure outside
- * strings is touched; a body without a 16-digit run is parsed as it is.
- */
-export function parseExactJson(text: string): unknown {
-  return JSON.parse(
-    LONG_DIGIT_RUN.test(text) ? quoteLongIntegers(text) : text,
-  ) as unknown;
-}
-
-function isDigit(c: number): boolean {
-  return c >= ZERO && c <= NINE;
-}
-
-/** The text with every integer literal of more than SAFE_DIGITS digits put in quotes. */
-export function quoteLongIntegers(text: string): string {
-  const parts: string[] = [];
-  let last = 0;
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      i = stringEndIn(text, i + 1) + 1;
-      if (i === 0) break; // unterminated: JSON.parse reports it
-      continue;
-    }
-    if (c !== MINUS && !isDigit(c)) {
-      i++;
-      continue;
-    }
-    let j = c === MINUS ? i + 1 : i;
-    const digitsFrom = j;
-    while (j < n && isDigit(text.charCodeAt(j))) j++;
-    const next = j < n ? text.charCodeAt(j) : -1;
-    if (next === DOT || next === LOWER_E || next === UPPER_E) {
-      // A fraction or an exponent: not an integer, left to JSON.parse.
-      while (j < n) {
-        const d = text.charCodeAt(j);
-        if (
-          !isDigit(d) &&
-          d !== DOT &&
-          d !== LOWER_E &&
-          d !== UPPER_E &&
-          d !== PLUS &&
-          d !== MINUS
-        )
-          break;
-        j++;
-      }
-    } else if (j - digitsFrom > SAFE_DIGITS) {
-      parts.push(text.slice(last, i), '"', text.slice(i, j), '"');
-      last = j;
-    }
-    i = Math.max(j, i + 1);
-  }
-  if (last === 0) return text;
-  parts.push(text.slice(last));
-  return parts.join("");
-}
-
-/** Index of the closing quote of a string whose content starts at `from`, or -1. */
-function stringEndIn(text: string, from: number): number {
-  let q = text.indexOf('"', from);
-  while (q >= 0) {
-    let slashes = 0;
-    for (let k = q - 1; k >= from && text.charCodeAt(k) === BACKSLASH; k--)
-      slashes++;
-    if (slashes % 2 === 0) return q;
-    q = text.indexOf('"', q + 1);
-  }
-  return -1;
 }

@@ -1,85 +1,56 @@
-// Which failures are worth another try, and how long to wait: pure functions, tested alone.
-import { ApiError } from "./errors.js";
+// Whether a failed attempt gets another try, and after how long: a pure decision over the
+// failure's verdict (errors.ts classifyFailure), the per-request limit, the server's own wait
+// and the run's budget. The client acts on it (waits, pauses its pacing, logs).
+import { backoffMs } from "../util/backoff.js";
+import { ApiError, classifyFailure } from "./errors.js";
+import { MAX_SERVER_WAIT_MS } from "./pacing.js";
 
-const RETRYABLE_CONNECT = new Set([
-  "unavailable",
-  "resource_exhausted",
-  "deadline_exceeded",
-  "aborted",
-  "internal",
-  "unknown",
-]);
-
-const RETRYABLE_TRANSPORT = new Set([
-  "NETWORK",
-  "TIMEOUT",
-  "BODY_CUT",
-  "BAD_RESPONSE",
-]);
-
-/** True when the same request may succeed later (read operations have no side effects). */
-export function isRetryable(err: unknown): boolean {
-  if (!(err instanceof ApiError)) return false;
-  if (RETRYABLE_CONNECT.has(err.code) || RETRYABLE_TRANSPORT.has(err.code))
-    return true;
-  // A non-JSON 5xx (a proxy's error page) or a 408/429 without a Connect body.
-  return /^HTTP_(5\d\d|408|429)$/.test(err.code);
+export interface RetryPolicy {
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
 }
 
 /**
- * True when the failure is about the caller, not the call: a refused or underprivileged key
- * gets the same answer on every request, so the rest of the run must not ask again (a wrong key
- * must not hammer the API). `not_found` is per call (a session that is gone).
+ * Milliseconds before the next try of attempt `attempt` (0 for the first) that failed with
+ * `err`; throws the final error when there is none: not an ApiError, not retryable, the
+ * per-request limit reached, a server's wait past MAX_SERVER_WAIT_MS, or the run's budget
+ * spent. A refusal of the caller is recorded in the budget first, so the run asks no more.
  */
-export function refusesEveryCall(err: unknown): boolean {
-  return (
-    err instanceof ApiError &&
-    (err.code === "unauthenticated" ||
-      err.code === "permission_denied" ||
-      err.code === "HTTP_401" ||
-      err.code === "HTTP_403")
+export function retryWaitMs(
+  err: unknown,
+  attempt: number,
+  policy: RetryPolicy,
+  budget: RetryBudget | undefined,
+): number {
+  if (!(err instanceof ApiError)) throw err;
+  const verdict = classifyFailure(err);
+  if (verdict === "refused") budget?.refuse(err);
+  if (verdict !== "retry") throw err;
+  const tries = `${attempt + 1} ${attempt === 0 ? "try" : "tries"}`;
+  if (attempt >= policy.maxRetries) {
+    throw err.gaveUp(
+      `gave up after ${tries}: at most ${policy.maxRetries} retries per request`,
+    );
+  }
+  const serverWait = err.retryAfterMs;
+  if (serverWait !== undefined && serverWait > MAX_SERVER_WAIT_MS) {
+    throw err.gaveUp(
+      `the service asked to wait ${Math.ceil(serverWait / 1000)} s before another try, more than ${MAX_SERVER_WAIT_MS / 1000} s`,
+      "the API asks the exporter to pause for long: the next run resumes from the checkpoint; lower SESSIONHOUSE_MAX_RPS if this recurs",
+    );
+  }
+  if (budget && !budget.take()) {
+    throw err.gaveUp(
+      `gave up after ${tries}: the run's retry budget of ${budget.total} retries is spent`,
+      "the API failed too often in this run; the next run resumes from the checkpoint. If it keeps happening, check the API's health or lower SESSIONHOUSE_MAX_RPS",
+    );
+  }
+  return backoffMs(
+    attempt,
+    { baseMs: policy.retryBaseMs, maxMs: policy.retryMaxMs },
+    serverWait,
   );
-}
-
-/** Values below this are not Unix seconds of this century but a count of seconds from now. */
-const UNIX_SECONDS_FLOOR = 1_000_000_000;
-
-/**
- * Milliseconds until an `X-Ratelimit-Reset` instant, in Unix seconds; some proxies send
- * the seconds left instead, and reading those as an instant in 1970 would mean "retry now".
- */
-export function resetWaitMs(reset: string, nowMs: number): number | undefined {
-  const text = reset.trim();
-  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
-  const value = Number(text);
-  const atMs = value < UNIX_SECONDS_FLOOR ? nowMs + value * 1000 : value * 1000;
-  return Math.max(0, Math.ceil(atMs - nowMs));
-}
-
-/** Milliseconds to wait from `Retry-After` (seconds or HTTP date) or `X-Ratelimit-Reset` (Unix seconds). */
-export function serverWaitMs(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  nowMs: number,
-): number | undefined {
-  const first = (v: string | string[] | undefined) =>
-    Array.isArray(v) ? v[0] : v;
-  const retryAfter = first(headers["retry-after"]);
-  if (retryAfter !== undefined) {
-    if (/^\d+(\.\d+)?$/.test(retryAfter.trim()))
-      return Math.round(Number(retryAfter) * 1000);
-    const at = Date.parse(retryAfter);
-    if (Number.isFinite(at)) return Math.max(0, at - nowMs);
-  }
-  const reset = first(headers["x-ratelimit-reset"]);
-  const remaining = first(headers["x-ratelimit-remaining"]);
-  if (
-    reset !== undefined &&
-    remaining !== undefined &&
-    Number(remaining) <= 0
-  ) {
-    return resetWaitMs(reset, nowMs);
-  }
-  return undefined;
 }
 
 /**

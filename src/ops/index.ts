@@ -17,3 +17,10 @@ export {
   type OpsServer,
   type OpsServerOptions,
 } from "./server.js";
+export {
+  checkpointPositions,
+  collectStatus,
+  waitingWindows,
+  type JobStatus,
+  type StatusReport,
+} from "./status.js";

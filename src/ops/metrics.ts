@@ -18,6 +18,7 @@ import type {
 } from "../pipeline/context.js";
 import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
 import type { RunStatus } from "../warehouse/index.js";
+import { checkpointLagMs } from "./status.js";
 
 const PREFIX = "sessionhouse_";
 
@@ -182,6 +183,26 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
 
 type Registers = Registry[];
 
+/** A counter on the service's registry, its name under the common prefix. */
+function counter<L extends string>(
+  registers: Registers,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): Counter<L> {
+  return new Counter({ name: `${PREFIX}${name}`, help, labelNames, registers });
+}
+
+/** A gauge on the service's registry, its name under the common prefix. */
+function gauge<L extends string>(
+  registers: Registers,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): Gauge<L> {
+  return new Gauge({ name: `${PREFIX}${name}`, help, labelNames, registers });
+}
+
 interface RunMetrics {
   rows: Counter<"job" | "table">;
   pages: Counter<"job">;
@@ -194,36 +215,36 @@ interface RunMetrics {
 /** What the runs did: rows, pages, dead letters, retries, and how each run ended. */
 function runMetrics(registers: Registers): RunMetrics {
   return {
-    rows: new Counter({
-      name: `${PREFIX}rows_inserted_total`,
-      help: "Rows inserted into ClickHouse, by job and table (re-reads included; FINAL collapses them).",
-      labelNames: ["job", "table"],
+    rows: counter(
       registers,
-    }),
-    pages: new Counter({
-      name: `${PREFIX}pages_total`,
-      help: "API pages read, by job (counted when a run ends).",
-      labelNames: ["job"],
+      "rows_inserted_total",
+      "Rows inserted into ClickHouse, by job and table (re-reads included; FINAL collapses them).",
+      ["job", "table"],
+    ),
+    pages: counter(
       registers,
-    }),
-    deadLetters: new Counter({
-      name: `${PREFIX}dead_letters_total`,
-      help: "Records that could not be stored and went to the dead_letters table, by job.",
-      labelNames: ["job"],
+      "pages_total",
+      "API pages read, by job (counted when a run ends).",
+      ["job"],
+    ),
+    deadLetters: counter(
       registers,
-    }),
-    retries: new Counter({
-      name: `${PREFIX}run_retries_total`,
-      help: "Retries (API calls and inserts) spent by runs, by job (counted when a run ends).",
-      labelNames: ["job"],
+      "dead_letters_total",
+      "Records that could not be stored and went to the dead_letters table, by job.",
+      ["job"],
+    ),
+    retries: counter(
       registers,
-    }),
-    runs: new Counter({
-      name: `${PREFIX}runs_total`,
-      help: "Finished runs, by job and status (succeeded, failed, aborted; abandoned: found running with its process gone when this process started, counted then).",
-      labelNames: ["job", "status"],
+      "run_retries_total",
+      "Retries (API calls and inserts) spent by runs, by job (counted when a run ends).",
+      ["job"],
+    ),
+    runs: counter(
       registers,
-    }),
+      "runs_total",
+      "Finished runs, by job and status (succeeded, failed, aborted; abandoned: found running with its process gone when this process started, counted then).",
+      ["job", "status"],
+    ),
     seconds: new Histogram({
       name: `${PREFIX}run_duration_seconds`,
       help: "Duration of runs, by job and status.",
@@ -243,12 +264,12 @@ interface ApiMetrics {
 /** Every attempt of a control-plane API request: result, latency, retries. */
 function apiMetrics(registers: Registers): ApiMetrics {
   return {
-    requests: new Counter({
-      name: `${PREFIX}api_requests_total`,
-      help: "Control-plane API requests (each attempt), by procedure and result (ok or an error code).",
-      labelNames: ["procedure", "result"],
+    requests: counter(
       registers,
-    }),
+      "api_requests_total",
+      "Control-plane API requests (each attempt), by procedure and result (ok or an error code).",
+      ["procedure", "result"],
+    ),
     seconds: new Histogram({
       name: `${PREFIX}api_request_duration_seconds`,
       help: "Latency of control-plane API requests until the response headers (or the failure), by procedure.",
@@ -256,12 +277,12 @@ function apiMetrics(registers: Registers): ApiMetrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
-    retries: new Counter({
-      name: `${PREFIX}api_retries_total`,
-      help: "Retries of control-plane API requests, by procedure and the error code that caused them.",
-      labelNames: ["procedure", "code"],
+    retries: counter(
       registers,
-    }),
+      "api_retries_total",
+      "Retries of control-plane API requests, by procedure and the error code that caused them.",
+      ["procedure", "code"],
+    ),
   };
 }
 
@@ -275,30 +296,30 @@ interface SchedulerMetrics {
 /** The scheduler's view of each job: skipped ticks, deadlines, running, last success. */
 function schedulerMetrics(registers: Registers): SchedulerMetrics {
   return {
-    skipped: new Counter({
-      name: `${PREFIX}scheduler_skipped_ticks_total`,
-      help: "Schedule ticks skipped because the job was still running or still waiting for a slot.",
-      labelNames: ["job", "reason"],
+    skipped: counter(
       registers,
-    }),
-    deadlines: new Counter({
-      name: `${PREFIX}run_deadline_exceeded_total`,
-      help: "Runs aborted because they went on past their deadline, by job.",
-      labelNames: ["job"],
+      "scheduler_skipped_ticks_total",
+      "Schedule ticks skipped because the job was still running or still waiting for a slot.",
+      ["job", "reason"],
+    ),
+    deadlines: counter(
       registers,
-    }),
-    running: new Gauge({
-      name: `${PREFIX}job_running`,
-      help: "1 while a run of the job is going.",
-      labelNames: ["job"],
+      "run_deadline_exceeded_total",
+      "Runs aborted because they went on past their deadline, by job.",
+      ["job"],
+    ),
+    running: gauge(
       registers,
-    }),
-    lastSuccess: new Gauge({
-      name: `${PREFIX}job_last_success_timestamp_seconds`,
-      help: "When the job last finished a run successfully (Unix seconds), in this process.",
-      labelNames: ["job"],
+      "job_running",
+      "1 while a run of the job is going.",
+      ["job"],
+    ),
+    lastSuccess: gauge(
       registers,
-    }),
+      "job_last_success_timestamp_seconds",
+      "When the job last finished a run successfully (Unix seconds), in this process.",
+      ["job"],
+    ),
   };
 }
 
@@ -310,18 +331,18 @@ interface WindowMetrics {
 /** Aggregation windows that need a look: shrunk on re-fetch, or poisoned. */
 function windowMetrics(registers: Registers): WindowMetrics {
   return {
-    shrunk: new Counter({
-      name: `${PREFIX}aggregation_windows_shrunk_total`,
-      help: "Aggregation windows whose re-fetch reported fewer hits than stored; the stored counts were kept.",
-      labelNames: ["job"],
+    shrunk: counter(
       registers,
-    }),
-    poisoned: new Counter({
-      name: `${PREFIX}aggregation_windows_poisoned_total`,
-      help: "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
-      labelNames: ["job"],
+      "aggregation_windows_shrunk_total",
+      "Aggregation windows whose re-fetch reported fewer hits than stored; the stored counts were kept.",
+      ["job"],
+    ),
+    poisoned: counter(
       registers,
-    }),
+      "aggregation_windows_poisoned_total",
+      "Aggregation windows poisoned after their last allowed failed attempt; they wait for `sessionhouse windows skip`.",
+      ["job"],
+    ),
   };
 }
 
@@ -334,24 +355,24 @@ interface SessionMetrics {
 /** Sessions the incremental sync lost sight of: vanished open sessions, and what reconciliation found. */
 function sessionMetrics(registers: Registers): SessionMetrics {
   return {
-    vanished: new Counter({
-      name: `${PREFIX}sessions_vanished_total`,
-      help: "Open sessions GetSession answered not_found too many times in a row: their last state is kept and they are not re-read again.",
-      labelNames: ["job"],
+    vanished: counter(
       registers,
-    }),
-    reconcileMissing: new Counter({
-      name: `${PREFIX}reconcile_missing_total`,
-      help: "Sessions a reconciliation found listed but not stored (missed by the incremental sync), and stored.",
-      labelNames: ["job"],
+      "sessions_vanished_total",
+      "Open sessions GetSession answered not_found too many times in a row: their last state is kept and they are not re-read again.",
+      ["job"],
+    ),
+    reconcileMissing: counter(
       registers,
-    }),
-    reconcileDiffering: new Counter({
-      name: `${PREFIX}reconcile_windows_differing_total`,
-      help: "Windows whose listed and stored session counts differed after a reconciliation pass.",
-      labelNames: ["job"],
+      "reconcile_missing_total",
+      "Sessions a reconciliation found listed but not stored (missed by the incremental sync), and stored.",
+      ["job"],
+    ),
+    reconcileDiffering: counter(
       registers,
-    }),
+      "reconcile_windows_differing_total",
+      "Windows whose listed and stored session counts differed after a reconciliation pass.",
+      ["job"],
+    ),
   };
 }
 
@@ -386,7 +407,7 @@ function checkpointGauges(
       this.reset();
       const nowMs = now();
       for (const { stream, positionMs } of (await snapshot()) ?? []) {
-        this.set({ stream }, Math.max(0, (nowMs - positionMs) / 1000));
+        this.set({ stream }, checkpointLagMs(positionMs, nowMs) / 1000);
       }
     },
   });

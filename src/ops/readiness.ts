@@ -7,6 +7,7 @@
 import type { JobState } from "../scheduler/scheduler.js";
 import { schedulePeriodMs } from "../scheduler/cron.js";
 import { errorMessage } from "../util/errors.js";
+import { splitUnsettled } from "./status.js";
 
 export const OVERDUE_PERIODS = 3;
 
@@ -113,16 +114,15 @@ export async function checkReadiness(
     reasons.push(
       `ClickHouse does not answer: ${clickhouse.error ?? "no reason given"}`,
     );
-  const poisonedWindows: PoisonedWindowReport[] = [];
-  const pendingWindows: PoisonedWindowReport[] = [];
+  let poisonedWindows: PoisonedWindowReport[] = [];
+  let pendingWindows: PoisonedWindowReport[] = [];
   if (clickhouse.ok && source.poisonedWindows) {
     try {
-      for (const p of await source.poisonedWindows())
-        (p.state === "pending" ? pendingWindows : poisonedWindows).push({
-          job: p.job,
-          windowStart: new Date(p.startMs).toISOString(),
-          windowEnd: new Date(p.endMs).toISOString(),
-        });
+      const { pending, poisoned } = splitUnsettled(
+        await source.poisonedWindows(),
+      );
+      pendingWindows = pending.map(windowReport);
+      poisonedWindows = poisoned.map(windowReport);
     } catch (err) {
       reasons.push(`the poisoned windows cannot be read: ${errorMessage(err)}`);
     }
@@ -153,6 +153,18 @@ export async function checkReadiness(
     poisonedWindows,
     pendingWindows,
     stopping,
+  };
+}
+
+function windowReport(w: {
+  job: string;
+  startMs: number;
+  endMs: number;
+}): PoisonedWindowReport {
+  return {
+    job: w.job,
+    windowStart: new Date(w.startMs).toISOString(),
+    windowEnd: new Date(w.endMs).toISOString(),
   };
 }
 

@@ -7,8 +7,7 @@
 // until it is stored; after `maxAttempts` failures it is poisoned and waits for an operator.
 // A poisoned aggregation window is no longer fetched; a poisoned sessions window still is (the
 // sessions checkpoint cannot pass it otherwise), and both hold their checkpoint until skipped.
-import { ApiError } from "../api/errors.js";
-import { refusesEveryCall } from "../api/retry.js";
+import { ApiError, refusesEveryCall } from "../api/errors.js";
 import { PagingError } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import {

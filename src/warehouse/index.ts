@@ -40,6 +40,7 @@ export {
   recordRun,
   writeCheckpoint,
   type DeadLetter,
+  type Checkpoint,
   type RunRecord,
   type RunStatus,
 } from "./bookkeeping.js";

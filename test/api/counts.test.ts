@@ -1,10 +1,8 @@
 // Counts are integers whatever their JSON type: numbers or digit strings, range-checked, exact
 // beyond 2^53; negative or fractional counts are refused.
 import { describe, expect, it } from "vitest";
-import {
-  ArrayMemberSplitter,
-  parseExactJson,
-} from "../../src/api/json-stream.js";
+import { parseExactJson } from "../../src/api/exact-json.js";
+import { ArrayMemberSplitter } from "../../src/api/json-stream.js";
 import { count32, count64 } from "../../src/api/schemas/common.js";
 import { listLogAggregationsResponseSchema } from "../../src/api/schemas/logs.js";
 

@@ -3,12 +3,8 @@
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import {
-  collectStatus,
-  humanDuration,
-  printStatus,
-  type StatusReport,
-} from "../../src/cli/commands/status.js";
+import { humanDuration, printStatus } from "../../src/cli/commands/status.js";
+import { collectStatus, type StatusReport } from "../../src/ops/status.js";
 import { main } from "../../src/cli/main.js";
 import { loadConfig, type Config } from "../../src/config/index.js";
 import {

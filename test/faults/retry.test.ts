@@ -2,15 +2,15 @@
 // server's own wait does to it, and the per-run budget.
 import { describe, expect, it } from "vitest";
 import { CONNECT_CODES } from "../../src/api/connect-codes.js";
-import { ApiError, type ApiErrorInit } from "../../src/api/errors.js";
-import { backoffMs } from "../../src/util/backoff.js";
 import {
+  ApiError,
   isRetryable,
   refusesEveryCall,
-  resetWaitMs,
-  RetryBudget,
-  serverWaitMs,
-} from "../../src/api/retry.js";
+  type ApiErrorInit,
+} from "../../src/api/errors.js";
+import { backoffMs } from "../../src/util/backoff.js";
+import { resetWaitMs, serverWaitMs } from "../../src/api/pacing.js";
+import { RetryBudget } from "../../src/api/retry.js";
 
 const err = (code: ApiErrorInit["code"], httpStatus = 0, message = "m") =>
   new ApiError({ code, httpStatus, procedure: "S/M", message });

@@ -190,6 +190,43 @@ function fastIdentity(v: unknown): SessionIdentity | undefined | false {
   return o as unknown as SessionIdentity;
 }
 
+/** The `user` member of a session, defaults filled in; undefined when it is not of the fast shape. */
+function fastUser(value: unknown): Session["user"] | undefined {
+  if (value === undefined) {
+    return {
+      type: "",
+      username: "",
+      identity: undefined,
+      endUser: undefined,
+      brandMember: undefined,
+    };
+  }
+  const u = fastStrings(value, ["type", "username"] as const);
+  if (!u) return undefined;
+  let native: { username: string } | undefined;
+  if (u.native !== undefined) {
+    const n = fastStrings(u.native, ["username"] as const);
+    if (!n) return undefined;
+    native = n;
+  }
+  const brandMember = findBrandKey(u);
+  let identity: SessionIdentity | undefined;
+  let endUser: SessionIdentity | undefined;
+  if (brandMember !== undefined) {
+    const brand = u[brandMember] as Obj;
+    const i = fastIdentity(brand.user);
+    const e = fastIdentity(brand.endUser);
+    if (i === false || e === false) return undefined;
+    identity = i;
+    endUser = e;
+  }
+  u.native = native;
+  u.identity = identity;
+  u.endUser = endUser;
+  u.brandMember = brandMember;
+  return u as unknown as Session["user"];
+}
+
 function fastSession(v: unknown): Session | undefined {
   if (!isObj(v)) return undefined;
   const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
@@ -229,41 +266,8 @@ function fastSession(v: unknown): Session | undefined {
     connector === false
   )
     return undefined;
-  let user: Session["user"];
-  if (v.user === undefined) {
-    user = {
-      type: "",
-      username: "",
-      identity: undefined,
-      endUser: undefined,
-      brandMember: undefined,
-    };
-  } else {
-    const u = fastStrings(v.user, ["type", "username"] as const);
-    if (!u) return undefined;
-    let native: { username: string } | undefined;
-    if (u.native !== undefined) {
-      const n = fastStrings(u.native, ["username"] as const);
-      if (!n) return undefined;
-      native = n;
-    }
-    const brandMember = findBrandKey(u);
-    let identity: SessionIdentity | undefined;
-    let endUser: SessionIdentity | undefined;
-    if (brandMember !== undefined) {
-      const brand = u[brandMember] as Obj;
-      const i = fastIdentity(brand.user);
-      const e = fastIdentity(brand.endUser);
-      if (i === false || e === false) return undefined;
-      identity = i;
-      endUser = e;
-    }
-    u.native = native;
-    u.identity = identity;
-    u.endUser = endUser;
-    u.brandMember = brandMember;
-    user = u as unknown as Session["user"];
-  }
+  const user = fastUser(v.user);
+  if (user === undefined) return undefined;
   v.duration = duration ?? "";
   v.sessionStatus = sessionStatus ?? "";
   v.parentSessionId = parentSessionId ?? "";

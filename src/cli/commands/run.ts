@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
 import { checkReadiness } from "../../ops/readiness.js";
-import { listWindows, readCheckpoints } from "../../warehouse/index.js";
+import { checkpointPositions, waitingWindows } from "../../ops/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
@@ -145,11 +145,8 @@ async function openService(
     apiObserver: metrics,
     runObserver: metrics,
   });
-  const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
-  metrics.watchCheckpoints(async () =>
-    (await readCheckpoints(rt.warehouse)).filter((c) => streams.has(c.stream)),
-  );
+  metrics.watchCheckpoints(() => checkpointPositions(rt.warehouse, plans));
   const scheduler = new Scheduler({
     jobs: [
       ...pipelineJobs({ ...rt, observer: metrics }, plans),
@@ -228,8 +225,7 @@ async function startOps(
             return true;
           },
           jobs: () => scheduler.jobs(),
-          poisonedWindows: () =>
-            listWindows(rt.warehouse, { states: ["pending", "poisoned"] }),
+          poisonedWindows: () => waitingWindows(rt.warehouse),
           startedAtMs,
           stopping: () => scheduler.stopping,
         }),

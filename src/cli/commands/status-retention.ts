@@ -1,46 +1,7 @@
-// The retention part of `status`: the TTL each governed table was given, the rollups computed,
-// and the legal holds in force with the sessions they hold.
-import {
-  appliedRetention,
-  type AppliedRetention,
-  countHeldSessions,
-  isActive,
-  type LegalHold,
-  listHolds,
-  rollupStatus,
-  type RollupStatus,
-  Tables,
-  type Warehouse,
-} from "../../warehouse/index.js";
+// The retention part of `status`, printed: the TTL each governed table was given, the rollups
+// computed, and the legal holds in force with the sessions they hold (src/ops/status.ts reads them).
+import type { RetentionStatus } from "../../ops/status.js";
 import { heading, printTable } from "../output.js";
-
-export interface RetentionStatus {
-  /** The TTL each table was last given from the retention settings. */
-  tables: AppliedRetention[];
-  rollups: RollupStatus[];
-  /** Holds in force now (not released, `until` not passed). */
-  activeHolds: LegalHold[];
-  /** Session ids whose stored rows carry the hold flag. */
-  heldSessions: number;
-}
-
-export async function collectRetention(
-  w: Warehouse,
-  tables: ReadonlySet<string>,
-  nowMs: number,
-): Promise<RetentionStatus> {
-  const holds = tables.has(Tables.legalHolds) ? await listHolds(w) : [];
-  return {
-    tables: tables.has(Tables.retentionSettings)
-      ? await appliedRetention(w)
-      : [],
-    rollups: tables.has(Tables.rollupDays) ? await rollupStatus(w) : [],
-    activeHolds: holds.filter((h) => isActive(h, nowMs)),
-    heldSessions: tables.has(Tables.legalHolds)
-      ? await countHeldSessions(w)
-      : 0,
-  };
-}
 
 export function printRetention(
   r: RetentionStatus,

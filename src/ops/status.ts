@@ -1,0 +1,336 @@
+// The status read model: for every job, how far its data is (checkpoint, lag), how its last run
+// went, what is stored, what was dead-lettered, which windows wait, when it runs next, and the
+// retention in force — read from the warehouse only (nothing written), so it works beside a
+// running service. `sessionhouse status` prints it; /metrics and /readyz share its definitions
+// of a checkpoint's lag and of a pending or poisoned window.
+import type { Config } from "../config/index.js";
+import { nextRuns } from "../scheduler/cron.js";
+import {
+  entityRowCounts,
+  deadLetterCounts,
+  lastRuns,
+  lastSuccesses,
+  readCheckpoints,
+  type Checkpoint,
+  type RunRecord,
+  type Warehouse,
+  countHeldSessions,
+  isActive,
+  listHolds,
+  type LegalHold,
+  existingTables,
+  appliedRetention,
+  type AppliedRetention,
+  rollupStatus,
+  type RollupStatus,
+  countStoredSessions,
+  Tables,
+  countSessionsToPoll,
+  countVanishedSessions,
+  aggregationRowCounts,
+  listWindows,
+  type WindowRecord,
+} from "../warehouse/index.js";
+import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
+import { SESSIONS_STREAM } from "../pipeline/names.js";
+
+export interface LastRun {
+  runId: string;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  pages: number;
+  rowsInserted: number;
+  deadLetters: number;
+  retries: number;
+  error: string;
+}
+
+export interface JobStatus {
+  job: string;
+  kind: JobKind;
+  enabled: boolean;
+  schedule: string;
+  /** Checkpoint stream, null for the open-session refresh and the reconciliation (they keep none). */
+  stream: string | null;
+  checkpoint: string | null;
+  lagSeconds: number | null;
+  lastRun: LastRun | null;
+  lastSuccessAt: string | null;
+  /** Rows stored for the job (FINAL; aggregation rows with count 0 are superseded, not counted). */
+  rowsStored: number | null;
+  rowsByTable: Record<string, number>;
+  /** Open-session refresh only: sessions it follows (not final, not vanished). */
+  openSessions: number | null;
+  /** Open-session refresh only: sessions marked vanished, no longer re-read. */
+  vanishedSessions: number | null;
+  deadLetters: number;
+  nextRunAt: string | null;
+  /** Aggregation jobs and sessions: windows fetched again on the next run (null for other jobs). */
+  pendingWindows: number | null;
+  /**
+   * Aggregation jobs and sessions: windows that failed aggregations.maxWindowAttempts times and
+   * hold the checkpoint until an operator skips them (aggregation windows are no longer fetched).
+   */
+  poisonedWindows: PoisonedWindow[];
+}
+
+export interface PoisonedWindow {
+  windowStart: string;
+  windowEnd: string;
+  attempts: number;
+  lastError: string;
+}
+
+export interface StatusReport {
+  generatedAt: string;
+  warehouse: {
+    kind: string;
+    location: string;
+    database: string;
+    migrated: boolean;
+    /** Embedded engine held by a running service: read through it (its process and URL). */
+    throughService: { pid: number; url: string } | null;
+  };
+  jobs: JobStatus[];
+  retention: RetentionStatus;
+}
+
+/** What the warehouse holds about the jobs, read once for the whole report. */
+interface Stored {
+  tables: ReadonlySet<string>;
+  checkpoints: ReadonlyMap<string, number>;
+  lastRuns: ReadonlyMap<string, RunRecord>;
+  lastSuccess: ReadonlyMap<string, number>;
+  deadLetters: ReadonlyMap<string, number>;
+  rows: ReadonlyMap<string, Record<string, number>>;
+  unsettled: ReadonlyMap<string, WindowRecord[]>;
+}
+
+export async function collectStatus(
+  w: Warehouse,
+  config: Config,
+  nowMs = Date.now(),
+): Promise<StatusReport> {
+  const plans = planJobs(config, { includeDisabled: true });
+  const stored = await readStored(w, config, plans, nowMs);
+  const has = (t: string) => stored.tables.has(t);
+  return {
+    generatedAt: iso(nowMs),
+    warehouse: {
+      kind: w.service ? "embedded" : w.kind,
+      location: w.location,
+      database: w.database,
+      migrated:
+        has(Tables.checkpoints) && has(Tables.runs) && has(Tables.deadLetters),
+      throughService: w.service
+        ? { pid: w.service.pid, url: w.service.url }
+        : null,
+    },
+    jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
+    retention: await collectRetention(w, stored.tables, nowMs),
+  };
+}
+
+async function readStored(
+  w: Warehouse,
+  config: Config,
+  plans: readonly JobPlan[],
+  nowMs: number,
+): Promise<Stored> {
+  const tables = await existingTables(w);
+  const names = plans.map((p) => p.name);
+  const unsettled = new Map<string, WindowRecord[]>();
+  if (tables.has(Tables.streamWindows))
+    for (const r of await waitingWindows(w))
+      unsettled.set(r.job, [...(unsettled.get(r.job) ?? []), r]);
+  return {
+    tables,
+    checkpoints: new Map(
+      tables.has(Tables.checkpoints)
+        ? (await checkpointPositions(w, plans)).map((c) => [
+            c.stream,
+            c.positionMs,
+          ])
+        : [],
+    ),
+    lastRuns: new Map(
+      tables.has(Tables.runs)
+        ? (await lastRuns(w, names)).map((r) => [r.job, r])
+        : [],
+    ),
+    lastSuccess: tables.has(Tables.runs)
+      ? await lastSuccesses(w, names)
+      : new Map(),
+    deadLetters: tables.has(Tables.deadLetters)
+      ? await deadLetterCounts(w, names)
+      : new Map(),
+    rows: await storedRows(w, config, plans, tables, nowMs),
+    unsettled,
+  };
+}
+
+function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
+  const position = plan.stream
+    ? stored.checkpoints.get(plan.stream)
+    : undefined;
+  const run = stored.lastRuns.get(plan.name);
+  const success = stored.lastSuccess.get(plan.name);
+  const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
+  const byTable = stored.rows.get(plan.name) ?? {};
+  const storesRows =
+    plan.kind === "sessions" ||
+    plan.kind === "aggregation" ||
+    plan.kind === "entity";
+  const key = ledgerKey(plan);
+  const { pending, poisoned } = splitUnsettled(
+    key === undefined ? [] : (stored.unsettled.get(key) ?? []),
+  );
+  return {
+    job: plan.name,
+    kind: plan.kind,
+    enabled: plan.enabled,
+    schedule: plan.schedule,
+    stream: plan.stream ?? null,
+    checkpoint: position === undefined ? null : iso(position),
+    lagSeconds:
+      position === undefined
+        ? null
+        : Math.round(checkpointLagMs(position, nowMs) / 1000),
+    lastRun: run ? lastRun(run) : null,
+    lastSuccessAt: success === undefined ? null : iso(success),
+    rowsStored: storesRows
+      ? Object.values(byTable).reduce((a, b) => a + b, 0)
+      : null,
+    rowsByTable: storesRows ? byTable : {},
+    openSessions: plan.kind === "open-refresh" ? (byTable.open ?? 0) : null,
+    vanishedSessions:
+      plan.kind === "open-refresh" ? (byTable.vanished ?? 0) : null,
+    deadLetters: stored.deadLetters.get(plan.name) ?? 0,
+    nextRunAt: next === undefined ? null : iso(next),
+    pendingWindows: key !== undefined ? pending.length : null,
+    poisonedWindows: poisoned.map((r) => ({
+      windowStart: iso(r.startMs),
+      windowEnd: iso(r.endMs),
+      attempts: r.attempts,
+      lastError: r.lastError,
+    })),
+  };
+}
+
+/** The name a job's windows go by in stream_windows, for the jobs that keep windows there. */
+function ledgerKey(plan: JobPlan): string | undefined {
+  if (plan.aggregation) return plan.aggregation.name;
+  return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
+}
+
+function lastRun(run: RunRecord): LastRun {
+  return {
+    runId: run.runId,
+    status: run.status,
+    startedAt: iso(run.startedAtMs),
+    finishedAt: run.finishedAtMs === undefined ? null : iso(run.finishedAtMs),
+    pages: run.pages,
+    rowsInserted: run.rowsInserted,
+    deadLetters: run.deadLetters,
+    retries: run.retries,
+    error: run.error,
+  };
+}
+
+/** Rows stored per job and table; tables that do not exist yet count as absent, not as errors. */
+async function storedRows(
+  w: Warehouse,
+  config: Config,
+  plans: readonly JobPlan[],
+  tables: ReadonlySet<string>,
+  nowMs: number,
+): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const plan of plans) {
+    let counts: Record<string, number> = {};
+    if (plan.kind === "sessions" && tables.has(Tables.sessions)) {
+      counts.sessions = await countStoredSessions(w);
+    } else if (
+      plan.kind === "open-refresh" &&
+      tables.has(Tables.sessions) &&
+      tables.has(Tables.sessionPolls)
+    ) {
+      counts.open = await countSessionsToPoll(w, {
+        unknownSinceMs: nowMs - config.sessions.unknownStatusPollMs,
+      });
+      counts.vanished = await countVanishedSessions(w);
+    } else if (plan.kind === "aggregation" && plan.aggregation) {
+      counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
+    } else if (plan.kind === "entity" && plan.entity) {
+      counts = await entityRowCounts(w, plan.entity, tables);
+    }
+    out.set(plan.name, counts);
+  }
+  return out;
+}
+
+/** Where the checkpoint of each stream of `plans` is; other streams (backfills) are left out. */
+export async function checkpointPositions(
+  w: Warehouse,
+  plans: readonly Pick<JobPlan, "stream">[],
+): Promise<Checkpoint[]> {
+  const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
+  return (await readCheckpoints(w)).filter((c) => streams.has(c.stream));
+}
+
+/** The windows that wait, pending or poisoned, of every job that keeps windows. */
+export async function waitingWindows(w: Warehouse): Promise<WindowRecord[]> {
+  return listWindows(w, { states: ["pending", "poisoned"] });
+}
+
+/** How far a checkpoint is behind now, in milliseconds (0 for a position in the future). */
+export function checkpointLagMs(positionMs: number, nowMs: number): number {
+  return Math.max(0, nowMs - positionMs);
+}
+
+/**
+ * Unsettled windows by what they wait for: `pending` ones are fetched again on the next run;
+ * every other (`poisoned`, or one read without its state) waits for an operator.
+ */
+export function splitUnsettled<W extends { state?: string }>(
+  windows: readonly W[],
+): { pending: W[]; poisoned: W[] } {
+  const pending: W[] = [];
+  const poisoned: W[] = [];
+  for (const w of windows) (w.state === "pending" ? pending : poisoned).push(w);
+  return { pending, poisoned };
+}
+
+export interface RetentionStatus {
+  /** The TTL each table was last given from the retention settings. */
+  tables: AppliedRetention[];
+  rollups: RollupStatus[];
+  /** Holds in force now (not released, `until` not passed). */
+  activeHolds: LegalHold[];
+  /** Session ids whose stored rows carry the hold flag. */
+  heldSessions: number;
+}
+
+/** The TTL each governed table was given, the rollups computed, and the legal holds in force. */
+async function collectRetention(
+  w: Warehouse,
+  tables: ReadonlySet<string>,
+  nowMs: number,
+): Promise<RetentionStatus> {
+  const holds = tables.has(Tables.legalHolds) ? await listHolds(w) : [];
+  return {
+    tables: tables.has(Tables.retentionSettings)
+      ? await appliedRetention(w)
+      : [],
+    rollups: tables.has(Tables.rollupDays) ? await rollupStatus(w) : [],
+    activeHolds: holds.filter((h) => isActive(h, nowMs)),
+    heldSessions: tables.has(Tables.legalHolds)
+      ? await countHeldSessions(w)
+      : 0,
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
