@@ -7,6 +7,7 @@ import type { AggregationJobConfig, Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import type { Warehouse } from "../warehouse/client.js";
 import { applyActiveHolds } from "../warehouse/holds.js";
+import { retireSupersededKeys } from "../warehouse/session-keys.js";
 import {
   changedDataLabelDays,
   changedSessionDays,
@@ -34,6 +35,8 @@ export interface RollupResult {
   dataLabelDays: number;
   /** Session rows whose hold flag was brought in line with the active legal holds. */
   holdRowsChanged: number;
+  /** Keys of sessions retired by a tombstone: stored under another start time as well. */
+  keysRetired: number;
 }
 
 export interface RollupDeps {
@@ -45,7 +48,9 @@ export interface RollupDeps {
 
 /**
  * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
- * that read the holds before they changed), then the rollups.
+ * that read the holds before they changed), then every session stored under more than one
+ * start time is brought to one (the writers do it for what they read; this catches a run that
+ * stopped before it could, and rows stored before the tombstones existed), then the rollups.
  */
 export async function rollUp(
   deps: RollupDeps,
@@ -53,6 +58,7 @@ export async function rollUp(
 ): Promise<RollupResult> {
   const { config, warehouse: w, logger } = deps;
   const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
+  const keysRetired = await retireSupersededKeys(w);
   const today = dayOf(nowMs);
   const sessionRange = {
     fromDay: firstWholeDay(nowMs, config.clickhouse.retentionDays),
@@ -83,6 +89,7 @@ export async function rollUp(
     unsettledDays: changed.length - settled.length,
     dataLabelDays,
     holdRowsChanged,
+    keysRetired,
   };
   logger.info(result, "rollups computed");
   return result;
