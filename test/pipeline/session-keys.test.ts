@@ -48,6 +48,9 @@ async function fixture(): Promise<Fixture> {
   const { config, w } = await simulatorWarehouse(sim.url, {
     SESSIONHOUSE_PAGE_SIZE: "500",
     SESSIONHOUSE_WINDOW: "6h",
+    // Every sync reads the six hours before noon again.
+    SESSIONHOUSE_INITIAL_LOOKBACK: "6h",
+    SESSIONHOUSE_LOOKBACK: "6h",
   });
   const deps = runDeps(config, w);
   return {
@@ -56,12 +59,7 @@ async function fixture(): Promise<Fixture> {
     deps,
     sync: () =>
       run(deps, SESSIONS_JOB, (ctx) =>
-        syncSessions(ctx, {
-          fromMs: FROM,
-          toMs: NOON,
-          nowMs: NOON,
-          skipOpenRefresh: true,
-        }),
+        syncSessions(ctx, { nowMs: NOON, skipOpenRefresh: true }),
       ),
     refresh: () =>
       run(deps, OPEN_REFRESH_JOB, (ctx) =>
