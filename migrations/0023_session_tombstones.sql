@@ -84,15 +84,17 @@ DROP TABLE IF EXISTS {{db}}.sessions_rebuilt {{on_cluster}};
 -- and whether that is a tombstone, and when it was read. Small (no record), ordered by id, so
 -- the exporter finds the sessions stored under more than one live key among those read since a
 -- given instant without reading `sessions` (src/warehouse/session-keys.ts). Partitioned by the
--- month of the read, so that instant bounds the partitions read; rows of one key in several
--- months are read together with GROUP BY (argMax of the version).
+-- month of the read, and with the range of read times of every granule, so that instant bounds
+-- what is read (parts merged before it are skipped whole); rows of one key in several months
+-- are read together.
 CREATE TABLE IF NOT EXISTS {{db}}.session_keys {{on_cluster}}
 (
     id          String,
     start_time  DateTime64(3, 'UTC'),
     version     UInt64,
     is_deleted  UInt8,
-    fetched_at  DateTime64(3, 'UTC')
+    fetched_at  DateTime64(3, 'UTC'),
+    INDEX idx_fetched_at fetched_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(fetched_at)

@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS sessionhouse.session_keys
     `start_time` DateTime64(3, 'UTC'),
     `version` UInt64,
     `is_deleted` UInt8,
-    `fetched_at` DateTime64(3, 'UTC')
+    `fetched_at` DateTime64(3, 'UTC'),
+    INDEX idx_fetched_at fetched_at TYPE minmax GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYYYYMM(fetched_at)
