@@ -22,7 +22,11 @@ export interface SupersededKey {
 }
 
 /** A stored row of `session_keys`: a key's start (epoch ms), version and tombstone flag. */
-type KeyRow = [startMs: number | string, version: number | string, deleted: number];
+type KeyRow = [
+  startMs: number | string,
+  version: number | string,
+  deleted: number,
+];
 
 /**
  * The keys to retire among the sessions read at or after `sinceMs` (epoch ms; every session

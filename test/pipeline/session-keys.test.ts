@@ -98,7 +98,10 @@ async function storedSession(w: Warehouse, open: boolean): Promise<string> {
      ORDER BY start_time, id LIMIT 1`,
     {
       completed: !open,
-      from: new Date(FROM + 2 * HOUR).toISOString().replace("T", " ").slice(0, 23),
+      from: new Date(FROM + 2 * HOUR)
+        .toISOString()
+        .replace("T", " ")
+        .slice(0, 23),
     },
   );
   expect(row).toBeDefined();

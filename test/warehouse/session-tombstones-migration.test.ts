@@ -119,7 +119,9 @@ describe("migration 0023 (sessions rebuilt with tombstones)", () => {
     expect(ddl).toContain("legal_hold");
     // The keys of the stored sessions, for the check that follows.
     expect(
-      await count("SELECT uniqExact(id, start_time) AS n FROM {db}.session_keys"),
+      await count(
+        "SELECT uniqExact(id, start_time) AS n FROM {db}.session_keys",
+      ),
     ).toBe(4);
     const tables = await select<{ name: string }>(
       w,
@@ -153,7 +155,12 @@ describe("migration 0023 (sessions rebuilt with tombstones)", () => {
       ),
     ).toBe(1);
     // A tombstone is not a session there (one written for a person never seen before).
-    const { s: eve, raw } = record("ses_e", NOW - 7_200_000, "completed", "eve");
+    const { s: eve, raw } = record(
+      "ses_e",
+      NOW - 7_200_000,
+      "completed",
+      "eve",
+    );
     await insertRows(
       w,
       "sessions",
