@@ -721,6 +721,7 @@ export async function restoreArchive(
     const differs = columnDifference(
       t.columns,
       await storedColumns(w, t.table),
+      archiveSpec(t.table)?.laterColumns ?? [],
     );
     if (differs !== undefined)
       mismatched.push(`${t.table} in ${w.database}: ${differs}`);
@@ -762,6 +763,7 @@ export async function restoreArchive(
 function columnDifference(
   archived: readonly ColumnType[],
   stored: readonly ColumnType[],
+  laterColumns: readonly string[],
 ): string | undefined {
   if (stored.length === 0) return "no such table";
   const types = new Map(stored.map((c) => [c.name, c.type]));
@@ -780,6 +782,7 @@ function columnDifference(
       );
   }
   for (const c of stored)
-    if (!names.has(c.name)) out.push(`column ${c.name} is not in the archive`);
+    if (!names.has(c.name) && !laterColumns.includes(c.name))
+      out.push(`column ${c.name} is not in the archive`);
   return out.length === 0 ? undefined : out.join("; ");
 }

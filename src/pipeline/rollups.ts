@@ -17,6 +17,7 @@ import {
   computeDataLabelRollups,
   computeSessionRollups,
   openSessionsByDay,
+  retireSupersededKeys,
   type Warehouse,
 } from "../warehouse/index.js";
 
@@ -35,6 +36,8 @@ export interface RollupResult {
   dataLabelDays: number;
   /** Session rows whose hold flag was brought in line with the active legal holds. */
   holdRowsChanged: number;
+  /** Keys of sessions retired by a tombstone: stored under another start time as well. */
+  keysRetired: number;
 }
 
 export interface RollupDeps {
@@ -46,7 +49,9 @@ export interface RollupDeps {
 
 /**
  * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
- * that read the holds before they changed), then the rollups.
+ * that read the holds before they changed), then every session stored under more than one
+ * start time is brought to one (the writers do it for what they read; this catches a run that
+ * stopped before it could, and rows stored before the tombstones existed), then the rollups.
  */
 export async function rollUp(
   deps: RollupDeps,
@@ -54,6 +59,7 @@ export async function rollUp(
 ): Promise<RollupResult> {
   const { config, warehouse: w, logger } = deps;
   const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
+  const keysRetired = await retireSupersededKeys(w);
   const today = dayOf(nowMs);
   const sessionRange = {
     fromDay: firstWholeDay(nowMs, config.clickhouse.retentionDays),
@@ -84,6 +90,7 @@ export async function rollUp(
     unsettledDays: changed.length - settled.length,
     dataLabelDays,
     holdRowsChanged,
+    keysRetired,
   };
   logger.info(result, "rollups computed");
   return result;

@@ -13,6 +13,7 @@ import {
   insertBlock,
   insertDeadLetters,
   rejectedSessionRow,
+  retireSupersededKeys,
   RowBlock,
   SESSION_ROWS,
   SessionInputs,
@@ -104,8 +105,12 @@ export class SessionWriter {
   /** Sessions an active legal hold names; undefined without holds (read once, at the first add). */
   #held: ((s: Session) => boolean) | undefined;
   #holdsRead = false;
+  /** The earliest fetch time of the records added (epoch ms): where drain looks for new keys. */
+  #firstFetchMs: number | undefined;
   rows = 0;
   deadLetters = 0;
+  /** Keys of sessions retired by a tombstone at drain (see session-keys.ts). */
+  keysRetired = 0;
 
   constructor(ctx: JobContext) {
     this.#ctx = ctx;
@@ -119,6 +124,8 @@ export class SessionWriter {
       this.#holdsRead = true;
     }
     const held = this.#held;
+    if (this.#firstFetchMs === undefined || fetchedAtMs < this.#firstFetchMs)
+      this.#firstFetchMs = fetchedAtMs;
     const inputs = new SessionInputs(fetchedAtMs);
     for (const r of records) {
       const read = readRecord(r, held, fetchedAtMs);
@@ -275,11 +282,29 @@ export class SessionWriter {
     return Promise.all(waits).then(() => this.#storeDeadLetters());
   }
 
-  /** Inserts everything buffered and waits until it is stored. */
+  /**
+   * Inserts everything buffered and waits until it is stored; then retires the keys that the
+   * sessions read by this writer are no longer stored under (one query over `session_keys`
+   * for every record added, not one per record).
+   */
   async drain(): Promise<void> {
     await this.#startInsert(true);
     while (this.#inflight.length > 0) await this.#inflight.shift();
     await this.#storeDeadLetters();
+    await this.#retireSupersededKeys();
+  }
+
+  async #retireSupersededKeys(): Promise<void> {
+    const since = this.#firstFetchMs;
+    if (since === undefined) return;
+    this.#firstFetchMs = undefined;
+    const retired = await retireSupersededKeys(this.#ctx.warehouse, since);
+    if (retired === 0) return;
+    this.keysRetired += retired;
+    this.#ctx.logger.info(
+      { keys: retired },
+      "sessions read under another start time than before: their earlier rows retired",
+    );
   }
 
   async #storeDeadLetters(): Promise<void> {

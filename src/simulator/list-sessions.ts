@@ -188,11 +188,34 @@ function collectUpTo(
   return out.reverse();
 }
 
+/**
+ * A session's start time as the service states it after a correction (see
+ * Simulator.correctStartTime): `getSessionOnly` when ListSessionsV2 still answers the start it
+ * was generated with. The session keeps its place in the list (its generated start).
+ */
+export interface StartCorrection {
+  startMs: number;
+  getSessionOnly: boolean;
+}
+
+/** The session as answered: its corrected start, if any, with the same duration. */
+export function asAnswered(
+  s: SimSession,
+  corrections: ReadonlyMap<string, StartCorrection> | undefined,
+  by: "list" | "get",
+): SimSession {
+  const c = corrections?.get(s.id);
+  if (c === undefined || (c.getSessionOnly && by === "list")) return s;
+  return { ...s, startMs: c.startMs, startSubMsNanos: 0 };
+}
+
 export interface PageContext {
   generator: SessionGenerator;
   encoder: WireEncoder;
   faults: FaultInjector;
   nowMs: number;
+  /** Start times corrected since the sessions were generated, by session id. */
+  corrections?: ReadonlyMap<string, StartCorrection>;
   /** Called for each classic broken record served (badRecord). */
   onBroken: (record: BrokenRecord) => void;
   /** Called for each record broken on purpose that is served, whatever its fault. */
@@ -293,7 +316,7 @@ export function buildSessionsPage(
     sink.ascii(shape === 0 ? `{"${WRONG_LIST_MEMBER}":[` : '{"sessions":[');
     const perSession = faults.perSession;
     for (let i = 0; i < all.length; i++) {
-      const s = all[i] as SimSession;
+      const s = asAnswered(all[i] as SimSession, ctx.corrections, "list");
       if (i > 0) sink.byte(44);
       const kind = perSession ? faults.recordFault(s.id) : undefined;
       if (kind === undefined) {
@@ -371,7 +394,7 @@ function cycleCursor(
 /** GetSession body, or the Connect error to answer. */
 export function buildGetSession(
   body: Record<string, unknown>,
-  ctx: Pick<PageContext, "generator" | "encoder" | "nowMs">,
+  ctx: Pick<PageContext, "generator" | "encoder" | "nowMs" | "corrections">,
 ): Buffer {
   const id = optionalString(body, "sessionId");
   if (id === "")
@@ -388,7 +411,7 @@ export function buildGetSession(
   }
   const sink = new ByteSink(2048);
   sink.ascii('{"session":');
-  ctx.encoder.write(sink, s, ctx.nowMs);
+  ctx.encoder.write(sink, asAnswered(s, ctx.corrections, "get"), ctx.nowMs);
   sink.byte(125);
   return sink.result();
 }

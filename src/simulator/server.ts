@@ -41,6 +41,7 @@ import {
   type CountMeans,
   type ListSessionsRequest,
   type PageContext,
+  type StartCorrection,
   type PageFaults,
 } from "./list-sessions.js";
 import type { OrgSize } from "./org.js";
@@ -193,6 +194,16 @@ export interface Simulator {
     groupBy: readonly string[],
     startMs: number,
   ): boolean;
+  /**
+   * From now on the service states that session `id` started at `startMs` (its duration kept):
+   * in ListSessionsV2 (where it keeps its place) and GetSession, or only in GetSession with
+   * `getSessionOnly`. A correction of the start time, or the two operations disagreeing.
+   */
+  correctStartTime(
+    id: string,
+    startMs: number,
+    options?: { getSessionOnly?: boolean },
+  ): void;
   /** Registers a Connect route, e.g. "/core.v1.LogsService/ListLogAggregations". */
   addRoute(path: string, handler: RouteHandler): void;
   close(): Promise<void>;
@@ -377,6 +388,7 @@ class SimulatorServer implements Simulator {
   private readonly broken = new Map<string, BrokenRecord>();
   private readonly faulted = new Map<string, FaultedRecord>();
   private readonly poisoned = new Map<string, BrokenWindow>();
+  private readonly corrections = new Map<string, StartCorrection>();
   private readonly counters: SimulatorStats = {
     requests: 0,
     byMethod: {},
@@ -427,7 +439,11 @@ class SimulatorServer implements Simulator {
     this.routes.set(GET_SESSION_PATH, (body, ctx) => {
       this.sessionFaults(body, ctx.nowMs);
       return new RawJson(
-        buildGetSession(body, { ...ctx, encoder: this.encoder }),
+        buildGetSession(body, {
+          ...ctx,
+          encoder: this.encoder,
+          corrections: this.corrections,
+        }),
       );
     });
     this.server.keepAliveTimeout = 30_000;
@@ -467,6 +483,17 @@ class SimulatorServer implements Simulator {
 
   faultedRecords(): FaultedRecord[] {
     return [...this.faulted.values()];
+  }
+
+  correctStartTime(
+    id: string,
+    startMs: number,
+    options: { getSessionOnly?: boolean } = {},
+  ): void {
+    this.corrections.set(id, {
+      startMs,
+      getSessionOnly: options.getSessionOnly ?? false,
+    });
   }
 
   faultedSessions(fromMs: number, toMs: number): FaultedSession[] {
@@ -811,6 +838,7 @@ class SimulatorServer implements Simulator {
       encoder: this.encoder,
       faults: this.faults,
       nowMs: ctx.nowMs,
+      corrections: this.corrections,
       onBroken: (r: BrokenRecord) => {
         this.broken.set(r.sessionId, r);
         this.countFault("badRecord");

@@ -23,6 +23,11 @@ export interface ArchiveSpec {
   orderBy: string;
   /** Rows superseded by a re-fetch (count 0) are not history. */
   filter?: string;
+  /**
+   * Columns a later migration added whose default is what an archived row means: a month
+   * archived before them lacks them, and its rows take the default when restored.
+   */
+  laterColumns?: readonly string[];
 }
 
 /** The `format` of an archive month's manifest. */
@@ -38,6 +43,8 @@ export const ARCHIVE_TABLES: readonly ArchiveSpec[] = [
     table: Tables.sessions,
     timeColumn: "start_time",
     orderBy: "start_time, id",
+    // Archived from FINAL, every row is a live one (0023).
+    laterColumns: ["is_deleted"],
   },
   {
     table: Tables.aggHistogram,

@@ -232,6 +232,8 @@ export function renderForMode(
   if (action === "CREATE" && object === "VIEW") checkViewJoins(t, mode);
   if (action === "ALTER") return alterTable(t, mode);
   // Statements about stored parts go to the table that holds them.
+  if (/^\s*EXCHANGE\b/i.test(t.head) && isSharded(mode, t.table))
+    return [exchangeLocal(t, mode)];
   if (/^\s*(TRUNCATE|OPTIMIZE)\b/i.test(t.head) && isSharded(mode, t.table))
     return [`${t.head}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`];
   if (action === "DROP" && object === "TABLE" && isSharded(mode, t.table))
@@ -339,6 +341,27 @@ function splitTopLevel(text: string): string[] {
 
 const COLUMN_DDL = /^\s*(ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b/i;
 
+/** `{{db}}.<name>` of a sharded table → `{{db}}.<name>_local`; other names as they are. */
+function toStorage(text: string, mode: ClusterMode): string {
+  return text.replace(/\{\{db\}\}\.(\w+)/g, (whole, name: string) =>
+    isSharded(mode, name) ? `${DB}.${name}${LOCAL_SUFFIX}` : whole,
+  );
+}
+
+/**
+ * EXCHANGE TABLES of sharded tables swaps the tables that hold the rows (`<name>_local`): each
+ * Distributed table names its local table, so after the swap it reads the other one's parts.
+ * The Distributed tables must show the columns of their new local tables (an ALTER … ADD COLUMN
+ * of the old one before the swap gives them to both).
+ */
+function exchangeLocal(t: Target, mode: Cluster): string {
+  const on = onCluster(mode).trimStart();
+  return `${toStorage(t.head, mode)}${DB}.${t.table}${LOCAL_SUFFIX} ${on}${t.rest}`;
+}
+
+const PARTITION_BETWEEN_TABLES =
+  /^\s*(ATTACH|REPLACE|MOVE)\s+PARTITION\b[^]*\b(FROM|TO\s+TABLE)\s+\{\{db\}\}\./i;
+
 /**
  * ALTERs of a sharded table: column changes go to both the local and the Distributed table
  * (which must show the same columns); everything else (mutations, TTL, indexes, settings)
@@ -346,7 +369,12 @@ const COLUMN_DDL = /^\s*(ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b/i;
  */
 function alterTable(t: Target, mode: ClusterMode): string[] {
   const on = onCluster(mode).trimStart();
-  const local = `${t.head}${DB}.${storageTable(mode, t.table)} ${on}${t.rest}`;
+  // A partition moved or copied between tables (ATTACH PARTITION … FROM, MOVE PARTITION … TO
+  // TABLE) moves parts, which the local tables hold.
+  const rest = PARTITION_BETWEEN_TABLES.test(t.rest)
+    ? toStorage(t.rest, mode)
+    : t.rest;
+  const local = `${t.head}${DB}.${storageTable(mode, t.table)} ${on}${rest}`;
   if (!isSharded(mode, t.table)) return [local];
   const actions = splitTopLevel(t.rest);
   const columnOps = actions.filter((a) => COLUMN_DDL.test(a)).length;
@@ -380,11 +408,7 @@ function materializedView(t: Target, mode: ClusterMode): string {
     );
   const asAt = t.rest.search(/\bAS\s+SELECT\b/i);
   const before = t.rest.slice(0, asAt);
-  const select = t.rest
-    .slice(asAt)
-    .replace(/\{\{db\}\}\.(\w+)/g, (whole, name: string) =>
-      isSharded(mode, name) ? `${DB}.${name}${LOCAL_SUFFIX}` : whole,
-    );
+  const select = toStorage(t.rest.slice(asAt), mode);
   return `${t.head}${DB}.${t.table} ${on}${before}${select}`;
 }
 

@@ -173,8 +173,9 @@ export async function applyRetention(
     const volume = cold.has(stored) ? settings.coldVolume : undefined;
     const ttl = ttlClause(t, volume);
     const before = recorded.get(t.table);
+    // A table rebuilt since (migrations/0023) has no TTL, whatever was recorded.
     const same = before
-      ? before.ttl === ttl
+      ? before.ttl === ttl && (ttl === "" || withTtl.has(stored))
       : ttl === "" && !withTtl.has(stored);
     if (same && before) continue;
     // A table kept forever that never had a TTL is only recorded, so that every governed

@@ -26,11 +26,12 @@ const RANK_STEP = 2 ** 42;
  * the insert computes it with from one input row (see SESSION_INPUT): `r` is the record read
  * as RECORD_TUPLE, `b` the identities under its brand member, `start` its start time. The
  * engine builds every row from the record as received; `materialized` columns are computed by
- * the table itself.
+ * the table itself, and `defaulted` ones keep their DEFAULT in every row the writer inserts.
  */
 export type SessionColumn =
   | { name: string; type: string; sql: string }
-  | { name: string; type: string; materialized: true };
+  | { name: string; type: string; materialized: true }
+  | { name: string; type: string; defaulted: true };
 
 const DT = "DateTime64(3, 'UTC')";
 const LC = "LowCardinality(String)";
@@ -136,6 +137,9 @@ export const SESSION_COLUMNS: readonly SessionColumn[] = [
   },
   { name: "user_key", type: LC, materialized: true },
   { name: "legal_hold", type: "Bool", sql: "held" },
+  // 1 only in a tombstone, which retires a key the session is no longer stored under
+  // (session-keys.ts); a read is never one.
+  { name: "is_deleted", type: "UInt8", defaulted: true },
 ];
 
 /**

@@ -2,6 +2,7 @@
 
 export const Tables = {
   sessions: "sessions",
+  sessionKeys: "session_keys",
   checkpoints: "checkpoints",
   runs: "runs",
   deadLetters: "dead_letters",

@@ -157,6 +157,45 @@ describe("rendering for a cluster", () => {
     ).toEqual(["TRUNCATE TABLE {{db}}.checkpoints ON CLUSTER `c1`"]);
   });
 
+  it("moves partitions between and exchanges the local tables of sharded ones", () => {
+    expect(
+      renderForMode(
+        "ALTER TABLE {{db}}.sessions_rebuilt {{on_cluster}} ATTACH PARTITION ALL FROM {{db}}.sessions",
+        distributed,
+        "d",
+      ),
+    ).toEqual([
+      "ALTER TABLE {{db}}.sessions_rebuilt_local ON CLUSTER `c1` ATTACH PARTITION ALL FROM {{db}}.sessions_local",
+    ]);
+    expect(
+      renderForMode(
+        "EXCHANGE TABLES {{db}}.sessions_rebuilt AND {{db}}.sessions {{on_cluster}}",
+        distributed,
+        "d",
+      ),
+    ).toEqual([
+      "EXCHANGE TABLES {{db}}.sessions_rebuilt_local AND {{db}}.sessions_local ON CLUSTER `c1`",
+    ]);
+    expect(
+      renderForMode(
+        "EXCHANGE TABLES {{db}}.sessions_rebuilt AND {{db}}.sessions {{on_cluster}}",
+        replicated,
+        "d",
+      ),
+    ).toEqual([
+      "EXCHANGE TABLES {{db}}.sessions_rebuilt AND {{db}}.sessions ON CLUSTER `c1`",
+    ]);
+    expect(
+      renderForMode(
+        "ALTER TABLE {{db}}.sessions_rebuilt {{on_cluster}} ATTACH PARTITION ALL FROM {{db}}.sessions",
+        SINGLE,
+        "d",
+      ),
+    ).toEqual([
+      "ALTER TABLE {{db}}.sessions_rebuilt ATTACH PARTITION ALL FROM {{db}}.sessions",
+    ]);
+  });
+
   it("drops both tables of a sharded one", () => {
     expect(
       renderForMode(

@@ -372,6 +372,39 @@ describe("archive restore trusts only what verify trusts", () => {
     expect(await untouchable()).toEqual(before);
   });
 
+  it("restores a month archived before is_deleted existed: its rows are live ones", async () => {
+    const rows = await sessionRowsStored();
+    // The month's sessions file as an archive made before migration 0023 holds it.
+    const { stream } = await w.client.exec({
+      query: `SELECT * EXCEPT (is_deleted) FROM \`${w.database}\`.sessions FINAL
+              WHERE toStartOfMonth(start_time) = toDate('${MONTH}-01') ORDER BY start_time, id
+              FORMAT Parquet`,
+    });
+    const chunks: Buffer[] = [];
+    for await (const c of stream as AsyncIterable<Buffer>) chunks.push(c);
+    const older = tampered((dir) => {
+      writeFileSync(join(dir, "sessions.parquet"), Buffer.concat(chunks));
+      resign(
+        dir,
+        (m) => {
+          const t = m.tables.find((x) => x.table === "sessions");
+          if (t) t.columns = t.columns.filter((c) => c.name !== "is_deleted");
+        },
+        keyFile,
+      );
+    });
+    const r = await restoreArchive(w, { month: MONTH, root: older, trusted });
+    expect(r.tables.find((t) => t.table === "sessions")?.rows).toBeGreaterThan(
+      0,
+    );
+    const [live] = await select<{ n: string; deleted: string }>(
+      w,
+      "SELECT count() AS n, countIf(is_deleted = 1) AS deleted FROM {db}.sessions",
+    );
+    expect(Number(live?.deleted)).toBe(0);
+    expect(Number(live?.n)).toBeGreaterThanOrEqual(rows);
+  });
+
   it("restores an unsigned month only with allowUnsigned, and says so", async () => {
     const before = await untouchable();
     const rows = await sessionRowsStored();

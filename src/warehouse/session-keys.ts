@@ -1,0 +1,147 @@
+// The keys a session is stored under, and the tombstones that retire the ones it no longer has
+// (migrations/0023). `sessions` is ordered by (start_time, id): a session whose start time
+// differs between two reads (a correction, the list answer and GetSession disagreeing) is stored
+// under two keys, and FINAL would keep a row under each. The key whose latest row ranks highest
+// (`version`: a completed read above an open one, then the later read) is the session; every
+// other key of its id gets a tombstone, a copy of that key's latest row with is_deleted = 1 and
+// a version one above, which FINAL drops with the key. A later read under a retired key ranks
+// above its tombstone and brings the key back, and the rule is applied again.
+//
+// The keys are read from `session_keys` (one small row per key, ordered by id, fed by a view on
+// `sessions`), never from `sessions`, and once per writer's drain, never per record.
+import type { Warehouse } from "./client.js";
+import { qualified } from "./sql.js";
+import { selectRows } from "./select.js";
+import { SESSION_INSERT_COLUMNS } from "./session-rows.js";
+import { Tables } from "./tables.js";
+
+/** A key of a session to retire: its id, the start time (epoch ms), the version it has now. */
+export interface SupersededKey {
+  id: string;
+  startMs: number;
+  version: number;
+}
+
+/** A stored row of `session_keys`: a key's start (epoch ms), version and tombstone flag. */
+type KeyRow = [
+  startMs: number | string,
+  version: number | string,
+  deleted: number,
+];
+
+/**
+ * The keys to retire among the sessions read at or after `sinceMs` (epoch ms; every session
+ * when undefined): for each id with more than one live key, every live key but the one whose
+ * latest row has the highest version (the later start time on a tie).
+ */
+export async function supersededKeys(
+  w: Warehouse,
+  sinceMs?: number,
+): Promise<SupersededKey[]> {
+  const keys = qualified(w, Tables.sessionKeys);
+  const recent =
+    sinceMs === undefined
+      ? ""
+      : `WHERE id IN (SELECT id FROM ${keys} WHERE fetched_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC'))`;
+  // Grouped by id, the table's first sorting column: read in order, a row of ids at a time.
+  const rows = await selectRows<{ id: string; keys: KeyRow[] }>(
+    w,
+    `SELECT id, groupArray((toUnixTimestamp64Milli(start_time), version, is_deleted)) AS keys
+     FROM ${keys}
+     ${recent}
+     GROUP BY id
+     HAVING uniqExact(start_time) > 1
+     SETTINGS optimize_aggregation_in_order = 1`,
+    sinceMs === undefined ? {} : { since: sinceMs },
+  );
+  return rows.flatMap((r) => keysToRetire(r.id, r.keys));
+}
+
+/** The live keys of one id but the one that stays (see supersededKeys). */
+function keysToRetire(id: string, rows: readonly KeyRow[]): SupersededKey[] {
+  // The latest row of each key; a tombstone wins a tie, as it does under FINAL.
+  const latest = new Map<number, { version: number; deleted: boolean }>();
+  for (const [start, version, deleted] of rows) {
+    const startMs = Number(start);
+    const v = Number(version);
+    const seen = latest.get(startMs);
+    if (
+      seen === undefined ||
+      v > seen.version ||
+      (v === seen.version && deleted === 1)
+    )
+      latest.set(startMs, { version: v, deleted: deleted === 1 });
+  }
+  const live = [...latest]
+    .filter(([, k]) => !k.deleted)
+    .map(([startMs, k]) => ({ id, startMs, version: k.version }));
+  if (live.length < 2) return [];
+  const stays = live.reduce((a, b) =>
+    b.version > a.version || (b.version === a.version && b.startMs > a.startMs)
+      ? b
+      : a,
+  );
+  return live.filter((k) => k !== stays);
+}
+
+/**
+ * Writes a tombstone for every key of `keys` whose latest row in `sessions` still has the
+ * version it was found with (a read that arrived since is judged again next time). Returns the
+ * tombstones written. Its fetch time is now: the day it retires changes, and the rollups of
+ * that day are computed again.
+ */
+export async function writeTombstones(
+  w: Warehouse,
+  keys: readonly SupersededKey[],
+): Promise<number> {
+  if (keys.length === 0) return 0;
+  const sessions = qualified(w, Tables.sessions);
+  const columns = [...SESSION_INSERT_COLUMNS, "is_deleted"];
+  const values = columns.map((c) =>
+    c === "version"
+      ? "version + 1"
+      : c === "fetched_at"
+        ? "now64(3, 'UTC')"
+        : c === "is_deleted"
+          ? "1"
+          : c,
+  );
+  const params = {
+    ids: keys.map((k) => k.id),
+    starts: keys.map((k) => k.startMs),
+    versions: keys.map((k) => k.version),
+  };
+  const match = `has(arrayZip({ids:Array(String)}, {starts:Array(Int64)}, {versions:Array(UInt64)}),
+             (id, toUnixTimestamp64Milli(start_time), version))`;
+  const [before] = await selectRows<{ n: string }>(
+    w,
+    `SELECT count() AS n FROM (${latestRows(sessions)}) WHERE ${match}`,
+    params,
+  );
+  await w.client.command({
+    query: `INSERT INTO ${sessions} (${columns.join(", ")})
+      SELECT ${values.join(", ")}
+      FROM (${latestRows(sessions)})
+      WHERE ${match}`,
+    query_params: params,
+  });
+  return Number(before?.n ?? 0);
+}
+
+/** The latest row of each key named by {ids} and {starts}, bounded on the sort key first. */
+function latestRows(sessions: string): string {
+  return `SELECT * FROM ${sessions} FINAL
+       WHERE start_time IN arrayMap(ms -> fromUnixTimestamp64Milli(ms, 'UTC'), {starts:Array(Int64)})
+         AND id IN {ids:Array(String)}`;
+}
+
+/**
+ * Retires the keys sessions read at or after `sinceMs` (every session when undefined) no longer
+ * have; returns the tombstones written.
+ */
+export async function retireSupersededKeys(
+  w: Warehouse,
+  sinceMs?: number,
+): Promise<number> {
+  return writeTombstones(w, await supersededKeys(w, sinceMs));
+}
