@@ -21,6 +21,10 @@ export interface ReportTable {
   rows: Record<string, Cell>[];
   /** A bar chart of this table in the HTML: the label and value columns, the first rows. */
   chart?: { label: string; value: string };
+  /** Rows shown in the HTML and PDF when not HTML_ROW_LIMIT; the CSV and JSON hold them all. */
+  htmlRows?: number;
+  /** Said in the HTML when there are no rows, when not "No rows in the period." */
+  empty?: string;
   /** The streams (tables, views) this table needs that are not exported; rows are then empty. */
   notExported?: string[];
 }

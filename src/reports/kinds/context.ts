@@ -2,6 +2,7 @@
 import type { Config } from "../../config/index.js";
 import type { ReportReader } from "../../warehouse/reports/query.js";
 import type { SessionSource } from "../../warehouse/reports/sessions.js";
+import type { CoverageRead } from "../coverage.js";
 import type { Figure, Notice, ReportSection } from "../model.js";
 
 export interface KindContext {
@@ -11,6 +12,8 @@ export interface KindContext {
   config: Config;
   /** Where the person behind a session comes from. */
   source: SessionSource;
+  /** What the record covers over the period, read before any kind's tables. */
+  coverage: CoverageRead;
 }
 
 export interface KindResult {
