@@ -15,9 +15,9 @@ import {
   type SummaryTable,
 } from "../../warehouse/summary.js";
 import { intArg } from "../args.js";
+import { withRuntime } from "../command-warehouse.js";
 import {
   configFrom,
-  openRuntime,
   WRITES_DATA_DIR,
   type GlobalOptions,
   type Runtime,
@@ -88,8 +88,7 @@ export async function runDemo(
       "sessions.initialLookbackMs": options.days * 86_400_000,
       "log.level": globals.logLevel ?? "warn",
     });
-    const rt = await openRuntime(config);
-    try {
+    await withRuntime(config, async (rt) => {
       out.write(
         `sessionhouse demo: simulated control plane at ${sim.url} (seed ${options.seed}), ClickHouse ${rt.warehouse.kind} at ${rt.warehouse.location}\n`,
       );
@@ -100,9 +99,7 @@ export async function runDemo(
       await printAggregationSummary(rt.warehouse, out);
       printSummaries(await entitySummary(rt.warehouse), out);
       out.write(LOOK_FURTHER);
-    } finally {
-      await rt.close();
-    }
+    });
   } finally {
     await sim.close();
   }

@@ -5,7 +5,6 @@ import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
 import {
   addHold,
   applyActiveHolds,
@@ -15,9 +14,9 @@ import {
   type HoldScope,
   type LegalHold,
 } from "../../warehouse/holds.js";
-import { existingTables, migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
+import { existingTables } from "../../warehouse/migrate.js";
 import { Tables } from "../../warehouse/tables.js";
+import { withWarehouse } from "../command-warehouse.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -119,7 +118,6 @@ async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
   const by = o.by?.trim() || osUser();
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const h = await addHold(
       w,
       { ...what, reason, createdBy: by, untilMs },
@@ -190,7 +188,6 @@ async function runRelease(
   const by = o.by?.trim() || osUser();
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const holds = await listHolds(w);
     const h = holds.find((x) => x.holdId === id.trim());
     if (!h || h.releasedAt !== null)
@@ -208,19 +205,6 @@ async function runRelease(
       `${h.holdId} released by ${by}; ${rows} stored session row(s) no longer held (normal retention resumes for them)\n`,
     );
   });
-}
-
-async function withWarehouse(
-  config: ReturnType<typeof configFrom>,
-  access: "read" | "write",
-  fn: (w: Warehouse) => Promise<void>,
-): Promise<void> {
-  const w = await openWarehouse(config, { access });
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
 }
 
 function osUser(): string {

@@ -28,9 +28,9 @@ import {
   type RangeFlags,
 } from "../args.js";
 import { createProgressObserver } from "../progress.js";
+import { withRuntime } from "../command-warehouse.js";
 import {
   configFrom,
-  openRuntime,
   WRITES_DATA_DIR,
   type GlobalOptions,
   type Runtime,
@@ -126,29 +126,26 @@ async function runSyncEntity(
   globals: GlobalOptions,
   stream: EntityStream,
 ): Promise<void> {
-  const rt = await openRuntime(configFrom(globals));
-  try {
+  await withRuntime(configFrom(globals), async (rt) => {
     const r = await withProgress(rt, stream, (ctx) =>
       syncEntityStream(ctx, stream),
     );
     process.stdout.write(
       `${stream}: ${r.read} read in ${r.requests} requests, ${r.changed} new versions, ${r.gone} gone, ${r.deadLetters} dead-lettered\n`,
     );
-  } finally {
-    await rt.close();
-  }
+  });
 }
 
 async function runSyncRollups(globals: GlobalOptions): Promise<void> {
-  const rt = await openRuntime(configFrom(globals, {}, { needsApi: false }));
-  try {
-    const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
-    process.stdout.write(
-      `rollups: ${r.sessionDays} session day(s) computed (${r.sessions} sessions), ${r.unsettledDays} waiting for open sessions, ${r.dataLabelDays} data-label day(s)\n`,
-    );
-  } finally {
-    await rt.close();
-  }
+  await withRuntime(
+    configFrom(globals, {}, { needsApi: false }),
+    async (rt) => {
+      const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
+      process.stdout.write(
+        `rollups: ${r.sessionDays} session day(s) computed (${r.sessions} sessions), ${r.unsettledDays} waiting for open sessions, ${r.dataLabelDays} data-label day(s)\n`,
+      );
+    },
+  );
 }
 
 async function runSyncSessions(
@@ -156,17 +153,14 @@ async function runSyncSessions(
   o: RangeFlags,
 ): Promise<void> {
   const range = parseRange(o);
-  const rt = await openRuntime(configFrom(globals));
-  try {
+  await withRuntime(configFrom(globals), async (rt) => {
     const r = await withProgress(rt, SESSIONS_JOB, (ctx) =>
       syncSessions(ctx, range),
     );
     process.stdout.write(
       `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
     );
-  } finally {
-    await rt.close();
-  }
+  });
 }
 
 async function runReconcile(
@@ -185,17 +179,14 @@ async function runReconcile(
       "sessions.reconcileDays is 0 (SESSIONHOUSE_RECONCILE_DAYS) and no range was given",
       { hint: "give --days N or --from T" },
     );
-  const rt = await openRuntime(config);
-  try {
+  await withRuntime(config, async (rt) => {
     const r = await withProgress(rt, RECONCILE_JOB, async (ctx) =>
       reconcileSessions(ctx, await reconcileRange(ctx, range, days)),
     );
     process.stdout.write(
       `reconcile: ${r.windows} windows, ${r.missing} missing stored, ${r.differing} windows differing\n`,
     );
-  } finally {
-    await rt.close();
-  }
+  });
 }
 
 /** --from/--to when given (ending now at the latest), else the `days` before the checkpoint. */
@@ -219,8 +210,7 @@ async function runSyncAggregations(
   const config = configFrom(globals);
   const jobs = selectAggregationJobs(config, o.job);
   for (const job of jobs) checkJob(job);
-  const rt = await openRuntime(config);
-  try {
+  await withRuntime(config, async (rt) => {
     for (const job of jobs) {
       const r = await withProgress(rt, aggregationName(job), (ctx) =>
         syncAggregations(ctx, job, range),
@@ -233,9 +223,7 @@ async function runSyncAggregations(
           `${job.name}: ${r.poisoned.length} poisoned window(s) hold the checkpoint: see \`sessionhouse windows list --job ${job.name}\`\n`,
         );
     }
-  } finally {
-    await rt.close();
-  }
+  });
 }
 
 /** The job named by --job, even a disabled one; without --job, every enabled job. */

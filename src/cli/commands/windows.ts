@@ -3,13 +3,10 @@
 // pass a window and why; `forget` drops every row of a job so that it starts again.
 import { userInfo } from "node:os";
 import type { Command } from "commander";
-import type { Config } from "../../config/index.js";
 import { describe } from "../../sources/sessions.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse, type Warehouse } from "../../warehouse/client.js";
-import { migrate } from "../../warehouse/migrate.js";
-import { retentionSettings } from "../../warehouse/retention.js";
+import type { Warehouse } from "../../warehouse/client.js";
 import {
   WINDOW_STATES,
   forgetJob,
@@ -19,6 +16,7 @@ import {
   type WindowRecord,
   type WindowState,
 } from "../../warehouse/windows.js";
+import { withWarehouse } from "../command-warehouse.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -146,7 +144,6 @@ async function runSkip(
   const by = o.by?.trim() || osUser();
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const target = await waitingWindow(w, job, startMs);
     await writeWindows(
       w,
@@ -202,7 +199,6 @@ async function runForget(
     );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const stream = aggregationName({ name: job });
     await forgetJob(w, job, {
       stream,
@@ -212,20 +208,6 @@ async function runForget(
       `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
     );
   });
-}
-
-/** `access` "read" goes through a running service that holds the embedded data directory. */
-async function withWarehouse(
-  config: Config,
-  access: "read" | "write",
-  fn: (w: Warehouse) => Promise<void>,
-): Promise<void> {
-  const w = await openWarehouse(config, { access });
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
 }
 
 /** An aggregation job's name; its run name (`aggregations.NAME`) is taken as well. */
