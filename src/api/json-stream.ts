@@ -194,6 +194,7 @@ export class ArrayMemberSplitter<T = never> {
     return this.#sawMember;
   }
 
+  // Kept whole: the per-byte state machine of the hot path (a call per step costs throughput).
   #scan(out: SplitElement<T>[]): void {
     const buf = this.#buf;
     const len = buf.length;

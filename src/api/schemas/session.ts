@@ -189,6 +189,7 @@ function fastIdentity(v: unknown): SessionIdentity | undefined | false {
   return o as unknown as SessionIdentity;
 }
 
+// Kept whole: one pass qualifying every field of a session on the hot path of each page.
 function fastSession(v: unknown): Session | undefined {
   if (!isObj(v)) return undefined;
   const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
