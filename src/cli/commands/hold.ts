@@ -1,7 +1,6 @@
 // `sessionhouse hold add|list|release`: legal holds. A hold names a person, a resource or a
 // session (and its children); the sessions it names are never deleted by the retention while it
 // is active. Every change is logged (legal_hold_events) and shown by `status`.
-import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
@@ -17,6 +16,7 @@ import {
 import { existingTables } from "../../warehouse/migrate.js";
 import { Tables } from "../../warehouse/tables.js";
 import { withWarehouse } from "../command-warehouse.js";
+import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -115,7 +115,7 @@ async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
     throw new UsageError("--until is not in the future", {
       hint: "give a later end, or leave --until out to hold until released",
     });
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const h = await addHold(
@@ -185,7 +185,7 @@ async function runRelease(
 ): Promise<void> {
   const nowMs = Date.now();
   const reason = nonEmpty(o.reason);
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const holds = await listHolds(w);
@@ -205,12 +205,4 @@ async function runRelease(
       `${h.holdId} released by ${by}; ${rows} stored session row(s) no longer held (normal retention resumes for them)\n`,
     );
   });
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? "unknown";
-  }
 }

@@ -1,7 +1,6 @@
 // `sessionhouse windows …`: the aggregation windows that are not stored yet, and what an operator
 // does about one that keeps failing. `list` reads only; `skip` records who let the checkpoint
 // pass a window and why; `forget` drops every row of a job so that it starts again.
-import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { describe } from "../../sources/sessions.js";
 import { UsageError } from "../../util/errors.js";
@@ -17,6 +16,7 @@ import {
   type WindowState,
 } from "../../warehouse/windows.js";
 import { withWarehouse } from "../command-warehouse.js";
+import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -141,7 +141,7 @@ async function runSkip(
     throw new UsageError("--reason must not be empty", {
       hint: "say why the window can be left without data",
     });
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const target = await waitingWindow(w, job, startMs);
@@ -213,14 +213,6 @@ async function runForget(
 /** An aggregation job's name; its run name (`aggregations.NAME`) is taken as well. */
 function jobName(job: string): string {
   return job.replace(/^aggregations\./, "");
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? "unknown";
-  }
 }
 
 function windowJson(r: WindowRecord) {

@@ -25,6 +25,17 @@ WHERE job = ${LABEL_JOB} AND level = 2 AND count > 0 AND key1 != 'none' AND key1
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
 const LOGS = ["agg_histogram", "agg_jobs", "resource_environments"];
 
+/** The 25 values of a top-value list of the labelled-data job most counted in the period. */
+function topValues(member: string, key: string, more = ""): string {
+  return `SELECT key AS ${key}, sum(count) AS queries${more}
+FROM {{db}}.agg_top_values FINAL
+WHERE job = ${LABEL_JOB} AND member = '${member}' AND count > 0
+  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
+GROUP BY ${key}
+ORDER BY queries DESC, ${key}
+LIMIT 25`;
+}
+
 export function sensitiveQueries(source: SessionSource) {
   const sessions = periodSessionsSql(source);
   return {
@@ -76,24 +87,16 @@ ORDER BY person, resource`,
     topFingerprints: {
       id: "sensitive.top_fingerprints",
       needs: ["agg_top_values", "agg_jobs"],
-      sql: `SELECT key AS fingerprint, sum(count) AS queries, count() AS windows_in_top
-FROM {{db}}.agg_top_values FINAL
-WHERE job = ${LABEL_JOB} AND member = 'queryFingerprints' AND count > 0
-  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
-GROUP BY fingerprint
-ORDER BY queries DESC, fingerprint
-LIMIT 25`,
+      sql: topValues(
+        "queryFingerprints",
+        "fingerprint",
+        ", count() AS windows_in_top",
+      ),
     },
     topNormalized: {
       id: "sensitive.top_normalized_queries",
       needs: ["agg_top_values", "agg_jobs"],
-      sql: `SELECT key AS normalized_query, sum(count) AS queries
-FROM {{db}}.agg_top_values FINAL
-WHERE job = ${LABEL_JOB} AND member = 'queryNormalized' AND count > 0
-  AND window_start >= {from:DateTime64(3, 'UTC')} AND window_start < {to:DateTime64(3, 'UTC')}
-GROUP BY normalized_query
-ORDER BY queries DESC, normalized_query
-LIMIT 25`,
+      sql: topValues("queryNormalized", "normalized_query"),
     },
   } as const satisfies Record<string, ReportQuery>;
 }
