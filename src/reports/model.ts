@@ -60,14 +60,17 @@ export interface Report {
 
 /** A column list from `key:kind` specs; labels are the keys with spaces. */
 export function columns(...specs: string[]): Column[] {
-  return specs.map((spec) => {
-    const [key = "", kind = "text"] = spec.split(":");
-    return {
-      key,
-      label: key.replaceAll("_", " "),
-      kind: kind as Column["kind"],
-    };
-  });
+  return specs.map(column);
+}
+
+/** A column from its `key:kind` spec; its label is the key with spaces. */
+export function column(spec: string): Column {
+  const [key = "", kind = "text"] = spec.split(":");
+  return {
+    key,
+    label: key.replaceAll("_", " "),
+    kind: kind as Column["kind"],
+  };
 }
 
 /** Rows of a query made to the columns' types: numbers as numbers, booleans as booleans. */

@@ -6,8 +6,9 @@
 import type { ReportQuery, Row } from "../warehouse/reports/query.js";
 import type { KindContext, KindResult } from "./kinds/context.js";
 import {
-  columns,
+  column,
   table,
+  type Column,
   type Figure,
   type Notice,
   type ReportTable,
@@ -33,8 +34,8 @@ export interface TableSpec<F> {
   title: string;
   /** What the rows are and where they come from (absent: the reader says it). */
   note?: string | From<F, string>;
-  /** `key:kind` (text, number, bool); the label is the key with spaces. */
-  columns: readonly string[];
+  /** `key:kind` (text, number, bool; the label is the key with spaces), or a column with its own label (a unit, say). */
+  columns: readonly (string | Column)[];
   /** A bar chart in the HTML: the label and value columns. */
   chart?: { label: string; value: string };
   /** Rows shown in the HTML and PDF (default HTML_ROW_LIMIT); the CSV and JSON hold them all. */
@@ -123,7 +124,7 @@ async function buildTable<F>(
       id: t.id,
       title: t.title,
       note,
-      columns: columns(...t.columns),
+      columns: t.columns.map((c) => (typeof c === "string" ? column(c) : c)),
       ...(t.chart ? { chart: t.chart } : {}),
       ...(t.top === undefined ? {} : { htmlRows: t.top }),
       ...(t.empty === undefined ? {} : { empty: t.empty }),
