@@ -22,7 +22,7 @@ interface Facts {
 
 const queries = (ctx: KindContext) => accessQueries(ctx.source);
 
-/** Every table of sessions says the sessions' tables when they are not exported. */
+/** What a table of sessions names as not exported: the sessions' tables (never the rollups). */
 const sessionsMissing = (ctx: KindContext) =>
   ctx.reader.missing(sessionNeeds(ctx.source));
 
