@@ -288,6 +288,31 @@ export function verifyEvidence(
     publicKey?: KeyObject | undefined;
   } = {},
 ): EvidenceCheck {
+  const { manifest, sha256 } = readManifest(dir);
+  const { fileProblems, linkProblems } = checkFiles(dir, manifest);
+  const trusted =
+    options.publicKey ??
+    (options.publicKeyFile === undefined
+      ? undefined
+      : readPublicKey(options.publicKeyFile));
+  const { signatureProblems, signature } = checkSignature(manifest, trusted);
+  return {
+    manifest,
+    manifestSha256: sha256,
+    problems: [...linkProblems, ...fileProblems, ...signatureProblems],
+    fileProblems,
+    linkProblems,
+    signatureProblems,
+    signed: manifest.signature !== undefined,
+    signature,
+  };
+}
+
+/** The listed files re-hashed, the files added since, and the symbolic links (the manifest's too). */
+function checkFiles(
+  dir: string,
+  manifest: Manifest,
+): { fileProblems: string[]; linkProblems: string[] } {
   const fileProblems: string[] = [];
   const linkProblems: string[] = [];
   if (
@@ -298,7 +323,6 @@ export function verifyEvidence(
     linkProblems.push(
       `${MANIFEST_FILE}: a symbolic link, not a file of the directory`,
     );
-  const { manifest, sha256 } = readManifest(dir);
   const listed = new Map(manifest.files.map((f) => [f.path, f]));
   const walked = walkFiles(dir);
   const present = new Map(walked.files.map((f) => [f.path, f]));
@@ -317,73 +341,74 @@ export function verifyEvidence(
     linkProblems.push(
       `${link.path}: a symbolic link (to ${link.target}), not a file of the directory`,
     );
+  return { fileProblems, linkProblems };
+}
+
+/** The manifest's signature against the key it names and, when given, the trusted key. */
+function checkSignature(
+  manifest: Manifest,
+  trusted: KeyObject | undefined,
+): { signatureProblems: string[]; signature: SignatureState } {
   const sig = manifest.signature;
-  const trusted =
-    options.publicKey ??
-    (options.publicKeyFile === undefined
-      ? undefined
-      : readPublicKey(options.publicKeyFile));
   const signatureProblems: string[] = [];
-  let signature: SignatureState = { state: "unsigned" };
   if (sig === undefined) {
     if (trusted !== undefined)
       signatureProblems.push(
         "the manifest is not signed, and a public key was given",
       );
-  } else {
-    let key: KeyObject | undefined;
-    try {
-      key = createPublicKey(String(sig.publicKey));
-    } catch (err) {
+    return { signatureProblems, signature: { state: "unsigned" } };
+  }
+  let key: KeyObject | undefined;
+  try {
+    key = createPublicKey(String(sig.publicKey));
+  } catch (err) {
+    signatureProblems.push(
+      `the signature's public key cannot be read: ${errorMessage(err)}`,
+    );
+  }
+  if (key !== undefined) {
+    if (publicKeyFingerprint(key) !== sig.publicKeyFingerprint)
       signatureProblems.push(
-        `the signature's public key cannot be read: ${errorMessage(err)}`,
+        "the signature's key fingerprint does not match its key",
       );
-    }
-    if (key !== undefined) {
-      if (publicKeyFingerprint(key) !== sig.publicKeyFingerprint)
-        signatureProblems.push(
-          "the signature's key fingerprint does not match its key",
-        );
-      if (
-        trusted !== undefined &&
-        publicKeyFingerprint(trusted) !== publicKeyFingerprint(key)
-      )
-        signatureProblems.push(
-          `signed by key ${String(sig.publicKeyFingerprint)}, not by the given public key ${publicKeyFingerprint(trusted)}`,
-        );
-      let ok: boolean;
-      try {
-        ok = verify(
-          null,
-          Buffer.from(canonicalJson(unsigned(manifest))),
-          key,
-          Buffer.from(String(sig.value), "base64"),
-        );
-      } catch {
-        // A signature value that is not an Ed25519 signature at all.
-        ok = false;
-      }
-      if (!ok)
-        signatureProblems.push(
-          "the signature does not match the manifest's content: the manifest was changed after signing",
-        );
-    }
-    const fingerprint = String(sig.publicKeyFingerprint);
-    signature =
+    if (
+      trusted !== undefined &&
+      publicKeyFingerprint(trusted) !== publicKeyFingerprint(key)
+    )
+      signatureProblems.push(
+        `signed by key ${String(sig.publicKeyFingerprint)}, not by the given public key ${publicKeyFingerprint(trusted)}`,
+      );
+    if (!signatureMatches(manifest, key, String(sig.value)))
+      signatureProblems.push(
+        "the signature does not match the manifest's content: the manifest was changed after signing",
+      );
+  }
+  const fingerprint = String(sig.publicKeyFingerprint);
+  return {
+    signatureProblems,
+    signature:
       signatureProblems.length > 0
         ? { state: "invalid", fingerprint }
         : trusted !== undefined
           ? { state: "verified", fingerprint }
-          : { state: "unchecked", fingerprint };
-  }
-  return {
-    manifest,
-    manifestSha256: sha256,
-    problems: [...linkProblems, ...fileProblems, ...signatureProblems],
-    fileProblems,
-    linkProblems,
-    signatureProblems,
-    signed: sig !== undefined,
-    signature,
+          : { state: "unchecked", fingerprint },
   };
+}
+
+function signatureMatches(
+  manifest: Manifest,
+  key: KeyObject,
+  value: string,
+): boolean {
+  try {
+    return verify(
+      null,
+      Buffer.from(canonicalJson(unsigned(manifest))),
+      key,
+      Buffer.from(value, "base64"),
+    );
+  } catch {
+    // A signature value that is not an Ed25519 signature at all.
+    return false;
+  }
 }

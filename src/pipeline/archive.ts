@@ -145,77 +145,18 @@ export interface ExportResult {
  */
 export async function exportArchive(
   w: Warehouse,
-  options: {
-    month: string;
-    root: string;
-    signingKeyFile?: string | undefined;
-    /** Share the files with the owner's group (files.groupReadable). */
-    groupReadable?: boolean | undefined;
-    /** After the month's end, how long its data still changes (default 0). */
-    settleMs?: number;
-    nowMs?: number;
-  },
+  options: ExportOptions,
 ): Promise<ExportResult> {
   const started = Date.now();
   const nowMs = options.nowMs ?? Date.now();
   const range = monthRange(options.month);
-  const endMs = Date.parse(`${range.to.replace(" ", "T")}Z`);
-  const settleMs = options.settleMs ?? 0;
-  if (nowMs < endMs + settleMs) {
-    const first = new Date(endMs + settleMs).toISOString();
-    throw new FatalError(
-      "MONTH_NOT_ENDED",
-      `${options.month} has not ended for the archive: it ends at ${new Date(endMs).toISOString()}, and sessions and log counts of its last hours are still stored until ${first} (the sessions lookback, SESSIONHOUSE_LOOKBACK, and the aggregations' refetch)`,
-      {
-        hint: `export ${options.month} at or after ${first}: an archived month is never rewritten, so one exported earlier would miss what arrives later`,
-      },
-    );
-  }
-  const root = resolve(options.root);
-  const months = archivedMonths(root);
-  if (months.includes(options.month))
-    throw new UsageError(`${options.month} is archived already in ${root}`, {
-      hint: "an archive is never rewritten; verify it with `sessionhouse archive verify`",
-    });
-  const last = months.at(-1);
-  if (last !== undefined && last > options.month)
-    throw new UsageError(
-      `${root} holds ${last}, later than ${options.month}: the chain only grows at its end`,
-      { hint: "archive months in order, or into another directory" },
-    );
-  const dir = join(root, options.month);
-  if (existsSync(dir))
-    throw new UsageError(`${dir} exists but holds no ${MANIFEST_FILE}`, {
-      hint: "an earlier export stopped half way: remove the directory and export again",
-    });
+  checkSettled(options.month, range, nowMs, options.settleMs ?? 0);
+  const { root, dir, last } = newMonthDir(options.root, options.month);
   makePrivateDir(dir, options);
   let engine: ScratchEngine | undefined;
   const scratch = async () => (engine ??= await openScratchEngine());
   try {
-    const tables: ArchivedTable[] = [];
-    for (const spec of await archiveSpecs(w)) {
-      const columns = await storedColumns(w, spec.table);
-      const file = archiveFileName(spec.table);
-      const stats = await exportTable(
-        w,
-        spec,
-        columns,
-        range,
-        join(dir, file),
-        scratch,
-        options,
-      );
-      if (stats.rows === 0 && spec.table !== Tables.sessions) continue;
-      tables.push({
-        table: spec.table,
-        file: stats.rows > 0 ? file : "",
-        timeColumn: spec.timeColumn,
-        rows: stats.rows,
-        minTime: iso(stats.minTimeMs),
-        maxTime: iso(stats.maxTimeMs),
-        columns,
-      });
-    }
+    const tables = await exportTables(w, range, dir, scratch, options);
     const fields: ArchiveManifestFields = {
       format: ARCHIVE_FORMAT,
       month: options.month,
@@ -252,6 +193,99 @@ export async function exportArchive(
   } finally {
     engine?.close();
   }
+}
+
+export interface ExportOptions {
+  month: string;
+  root: string;
+  signingKeyFile?: string | undefined;
+  /** Share the files with the owner's group (files.groupReadable). */
+  groupReadable?: boolean | undefined;
+  /** After the month's end, how long its data still changes (default 0). */
+  settleMs?: number;
+  nowMs?: number;
+}
+
+/** Refuses a month that has not ended `settleMs` ago. */
+function checkSettled(
+  month: string,
+  range: { to: string },
+  nowMs: number,
+  settleMs: number,
+): void {
+  const endMs = Date.parse(`${range.to.replace(" ", "T")}Z`);
+  if (nowMs >= endMs + settleMs) return;
+  const first = new Date(endMs + settleMs).toISOString();
+  throw new FatalError(
+    "MONTH_NOT_ENDED",
+    `${month} has not ended for the archive: it ends at ${new Date(endMs).toISOString()}, and sessions and log counts of its last hours are still stored until ${first} (the sessions lookback, SESSIONHOUSE_LOOKBACK, and the aggregations' refetch)`,
+    {
+      hint: `export ${month} at or after ${first}: an archived month is never rewritten, so one exported earlier would miss what arrives later`,
+    },
+  );
+}
+
+/**
+ * The directory of a month new to the archive at the chain's end, and the month it follows;
+ * refuses a month archived already, one before the latest, and a directory left half written.
+ */
+function newMonthDir(
+  rootOption: string,
+  month: string,
+): { root: string; dir: string; last: string | undefined } {
+  const root = resolve(rootOption);
+  const months = archivedMonths(root);
+  if (months.includes(month))
+    throw new UsageError(`${month} is archived already in ${root}`, {
+      hint: "an archive is never rewritten; verify it with `sessionhouse archive verify`",
+    });
+  const last = months.at(-1);
+  if (last !== undefined && last > month)
+    throw new UsageError(
+      `${root} holds ${last}, later than ${month}: the chain only grows at its end`,
+      { hint: "archive months in order, or into another directory" },
+    );
+  const dir = join(root, month);
+  if (existsSync(dir))
+    throw new UsageError(`${dir} exists but holds no ${MANIFEST_FILE}`, {
+      hint: "an earlier export stopped half way: remove the directory and export again",
+    });
+  return { root, dir, last };
+}
+
+/** Every archived table's file of the month in `dir`; sessions listed even without rows. */
+async function exportTables(
+  w: Warehouse,
+  range: MonthRange,
+  dir: string,
+  scratch: () => Promise<ScratchEngine>,
+  options: ExportOptions,
+): Promise<ArchivedTable[]> {
+  const tables: ArchivedTable[] = [];
+  for (const spec of await archiveSpecs(w)) {
+    const columns = await storedColumns(w, spec.table);
+    const file = archiveFileName(spec.table);
+    const stats = await exportTable(
+      w,
+      spec,
+      columns,
+      range,
+      join(dir, file),
+      scratch,
+      options,
+    );
+    if (stats.rows === 0 && spec.table !== Tables.sessions) continue;
+    tables.push({
+      table: spec.table,
+      file: stats.rows > 0 ? file : "",
+      timeColumn: spec.timeColumn,
+      rows: stats.rows,
+      minTime: iso(stats.minTimeMs),
+      maxTime: iso(stats.maxTimeMs),
+      columns,
+    });
+  }
+  return tables;
 }
 
 /**
@@ -370,154 +404,228 @@ interface MonthCheck {
 async function checkMonth(
   root: string,
   month: string,
-  options: {
-    trusted?: KeyObject | undefined;
-    allowUnsigned?: boolean;
-    reader?: ArchiveReader | undefined;
-  } = {},
+  options: CheckOptions = {},
 ): Promise<MonthCheck> {
   const dir = join(resolve(root), month);
-  const problems: ArchiveProblem[] = [];
-  const problem = (code: ArchiveProblemCode, message: string) =>
-    problems.push({ code, message });
   const result: MonthCheck = {
     month,
     dir,
     manifest: undefined,
     manifestSha256: undefined,
-    problems,
+    problems: [],
     signature: { state: "unsigned" },
     previousAbsent: undefined,
     rowsChecked: 0,
   };
   if (lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink())
-    problem(
+    addProblem(
+      result,
       "ARCHIVE_PATH_REFUSED",
       `the month's directory ${dir} is a symbolic link, not a directory of the archive`,
     );
+  const evidence = checkFiles(dir, options, result);
+  if (evidence === undefined) return result;
+  const m = archiveFields(evidence, month, result);
+  if (m === undefined) return result;
+  const listed = new Set(evidence.manifest.files.map((f) => f.path));
+  const readable = checkTables(dir, m.tables, listed, result);
+  checkLink(root, month, m.previous, result);
+  if (options.reader !== undefined)
+    await readBack(options.reader, dir, readable, result);
+  return result;
+}
+
+interface CheckOptions {
+  trusted?: KeyObject | undefined;
+  allowUnsigned?: boolean;
+  reader?: ArchiveReader | undefined;
+}
+
+function addProblem(
+  result: MonthCheck,
+  code: ArchiveProblemCode,
+  message: string,
+): void {
+  result.problems.push({ code, message });
+}
+
+/** The files against the manifest, links and the signature; undefined: no manifest to read. */
+function checkFiles(
+  dir: string,
+  options: CheckOptions,
+  result: MonthCheck,
+): EvidenceCheck | undefined {
   let evidence: EvidenceCheck;
   try {
     evidence = verifyEvidence(dir, { publicKey: options.trusted });
   } catch (err) {
     if (err instanceof FatalError && err.code === "EVIDENCE_INVALID") {
-      problem("ARCHIVE_MANIFEST_INVALID", err.message);
-      return result;
+      addProblem(result, "ARCHIVE_MANIFEST_INVALID", err.message);
+      return undefined;
     }
     throw err;
   }
   result.manifestSha256 = evidence.manifestSha256;
   result.signature = evidence.signature;
-  for (const p of evidence.linkProblems) problem("ARCHIVE_PATH_REFUSED", p);
-  for (const p of evidence.fileProblems) problem("ARCHIVE_FILES_CHANGED", p);
+  for (const p of evidence.linkProblems)
+    addProblem(result, "ARCHIVE_PATH_REFUSED", p);
+  for (const p of evidence.fileProblems)
+    addProblem(result, "ARCHIVE_FILES_CHANGED", p);
   if (!(options.allowUnsigned && evidence.signature.state === "unsigned"))
     for (const p of evidence.signatureProblems)
-      problem("ARCHIVE_SIGNATURE_INVALID", p);
+      addProblem(result, "ARCHIVE_SIGNATURE_INVALID", p);
+  return evidence;
+}
+
+/** The manifest's fields as the archive format defines them, of this month; undefined: not. */
+function archiveFields(
+  evidence: EvidenceCheck,
+  month: string,
+  result: MonthCheck,
+): ArchiveManifestFields | undefined {
   const parsed = manifestFieldsSchema.safeParse(evidence.manifest);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    problem(
+    addProblem(
+      result,
       "ARCHIVE_MANIFEST_INVALID",
       `not an archive manifest (${ARCHIVE_FORMAT}): ${issue === undefined ? "" : `${issue.path.join(".") || "(top)"}: ${issue.message}`}`,
     );
-    return result;
+    return undefined;
   }
   const m: ArchiveManifestFields = parsed.data;
   result.manifest = m;
   if (m.month !== month)
-    problem(
+    addProblem(
+      result,
       "ARCHIVE_MANIFEST_INVALID",
       `the manifest is the archive of ${m.month}, not of ${month}`,
     );
-  const listed = new Set(evidence.manifest.files.map((f) => f.path));
+  return m;
+}
+
+interface ReadableTable {
+  spec: ArchiveSpec;
+  table: ArchivedTable;
+}
+
+/** Each table the manifest lists against the archive format; those whose file can be read. */
+function checkTables(
+  dir: string,
+  tables: readonly ArchivedTable[],
+  listed: ReadonlySet<string>,
+  result: MonthCheck,
+): ReadableTable[] {
   const seen = new Set<string>();
-  const readable: Array<{ spec: ArchiveSpec; table: ArchivedTable }> = [];
-  for (const t of m.tables) {
+  const readable: ReadableTable[] = [];
+  for (const t of tables) {
     const spec = archiveSpec(t.table);
     if (spec === undefined) {
-      problem(
+      addProblem(
+        result,
         "ARCHIVE_TABLE_REFUSED",
         `names the table ${JSON.stringify(t.table)}, which is not one of the archive's tables`,
       );
       continue;
     }
     if (seen.has(t.table)) {
-      problem("ARCHIVE_TABLE_REFUSED", `names the table ${t.table} twice`);
+      addProblem(
+        result,
+        "ARCHIVE_TABLE_REFUSED",
+        `names the table ${t.table} twice`,
+      );
       continue;
     }
     seen.add(t.table);
     if (t.timeColumn !== spec.timeColumn)
-      problem(
+      addProblem(
+        result,
         "ARCHIVE_MANIFEST_INVALID",
         `${t.table}: time column ${JSON.stringify(t.timeColumn)}, the archive format's is ${spec.timeColumn}`,
       );
-    if (t.file === "") {
-      if (t.rows !== 0)
-        problem(
-          "ARCHIVE_MANIFEST_INVALID",
-          `${t.table}: ${t.rows} rows and no file`,
-        );
-      continue;
-    }
-    if (!isPlainFileName(t.file)) {
-      problem(
-        "ARCHIVE_PATH_REFUSED",
-        `${t.table}: file ${JSON.stringify(t.file)} is not a plain file name inside the month's directory`,
-      );
-      continue;
-    }
-    if (t.file !== archiveFileName(t.table)) {
-      problem(
-        "ARCHIVE_PATH_REFUSED",
-        `${t.table}: file ${JSON.stringify(t.file)}, the archive format's is ${archiveFileName(t.table)}`,
-      );
-      continue;
-    }
-    if (!listed.has(t.file)) {
-      problem(
-        "ARCHIVE_FILES_CHANGED",
-        `${t.table}: ${t.file} is not among the manifest's files (not hashed)`,
-      );
-      continue;
-    }
-    const stat = lstatSync(join(dir, t.file), { throwIfNoEntry: false });
-    if (stat === undefined) continue; // reported as missing by the files' check
-    if (!stat.isFile()) {
-      problem(
-        "ARCHIVE_PATH_REFUSED",
-        `${t.table}: ${t.file} is not a regular file of the month's directory`,
-      );
-      continue;
-    }
-    readable.push({ spec, table: t });
+    if (fileReadable(dir, t, listed, result)) readable.push({ spec, table: t });
   }
-  checkLink(root, month, m.previous, result);
-  if (options.reader !== undefined)
-    for (const { spec, table: t } of readable) {
-      try {
-        const [r] = await options.reader.rows<{
-          rows: string;
-          min_ms: string;
-          max_ms: string;
-        }>(parquetStatsSql(join(dir, t.file), spec.timeColumn));
-        const s = parquetStats(r);
-        result.rowsChecked += s.rows;
-        if (
-          s.rows !== t.rows ||
-          iso(s.minTimeMs) !== t.minTime ||
-          iso(s.maxTimeMs) !== t.maxTime
-        )
-          problem(
-            "ARCHIVE_ROWS_MISMATCH",
-            `${t.file} holds ${s.rows} rows from ${String(iso(s.minTimeMs))} to ${String(iso(s.maxTimeMs))}, the manifest says ${t.rows} from ${String(t.minTime)} to ${String(t.maxTime)}`,
-          );
-      } catch (err) {
-        problem(
+  return readable;
+}
+
+/** A table's file is named as the format says, hashed, and a regular file of the directory. */
+function fileReadable(
+  dir: string,
+  t: ArchivedTable,
+  listed: ReadonlySet<string>,
+  result: MonthCheck,
+): boolean {
+  const problem = (code: ArchiveProblemCode, message: string): false => {
+    addProblem(result, code, message);
+    return false;
+  };
+  if (t.file === "") {
+    if (t.rows !== 0)
+      problem(
+        "ARCHIVE_MANIFEST_INVALID",
+        `${t.table}: ${t.rows} rows and no file`,
+      );
+    return false;
+  }
+  if (!isPlainFileName(t.file))
+    return problem(
+      "ARCHIVE_PATH_REFUSED",
+      `${t.table}: file ${JSON.stringify(t.file)} is not a plain file name inside the month's directory`,
+    );
+  if (t.file !== archiveFileName(t.table))
+    return problem(
+      "ARCHIVE_PATH_REFUSED",
+      `${t.table}: file ${JSON.stringify(t.file)}, the archive format's is ${archiveFileName(t.table)}`,
+    );
+  if (!listed.has(t.file))
+    return problem(
+      "ARCHIVE_FILES_CHANGED",
+      `${t.table}: ${t.file} is not among the manifest's files (not hashed)`,
+    );
+  const stat = lstatSync(join(dir, t.file), { throwIfNoEntry: false });
+  if (stat === undefined) return false; // reported as missing by the files' check
+  if (!stat.isFile())
+    return problem(
+      "ARCHIVE_PATH_REFUSED",
+      `${t.table}: ${t.file} is not a regular file of the month's directory`,
+    );
+  return true;
+}
+
+/** Each file's rows and time range read back against what the manifest says. */
+async function readBack(
+  reader: ArchiveReader,
+  dir: string,
+  readable: readonly ReadableTable[],
+  result: MonthCheck,
+): Promise<void> {
+  for (const { spec, table: t } of readable) {
+    try {
+      const [r] = await reader.rows<{
+        rows: string;
+        min_ms: string;
+        max_ms: string;
+      }>(parquetStatsSql(join(dir, t.file), spec.timeColumn));
+      const s = parquetStats(r);
+      result.rowsChecked += s.rows;
+      if (
+        s.rows !== t.rows ||
+        iso(s.minTimeMs) !== t.minTime ||
+        iso(s.maxTimeMs) !== t.maxTime
+      )
+        addProblem(
+          result,
           "ARCHIVE_ROWS_MISMATCH",
-          `${t.file} cannot be read as Parquet: ${errorMessage(err).split("\n")[0] ?? ""}`,
+          `${t.file} holds ${s.rows} rows from ${String(iso(s.minTimeMs))} to ${String(iso(s.maxTimeMs))}, the manifest says ${t.rows} from ${String(t.minTime)} to ${String(t.maxTime)}`,
         );
-      }
+    } catch (err) {
+      addProblem(
+        result,
+        "ARCHIVE_ROWS_MISMATCH",
+        `${t.file} cannot be read as Parquet: ${errorMessage(err).split("\n")[0] ?? ""}`,
+      );
     }
-  return result;
+  }
 }
 
 /**
@@ -655,12 +763,7 @@ export interface RestoreResult {
  */
 export async function restoreArchive(
   w: Warehouse,
-  options: {
-    month: string;
-    root: string;
-    trusted?: KeyObject | undefined;
-    allowUnsigned?: boolean;
-  },
+  options: RestoreOptions,
 ): Promise<RestoreResult> {
   monthRange(options.month);
   const dir = join(resolve(options.root), options.month);
@@ -668,72 +771,10 @@ export async function restoreArchive(
     throw new UsageError(`${dir} holds no archive (no ${MANIFEST_FILE})`, {
       hint: "give the directory archive export wrote to (--from) and an archived month",
     });
-  let scratch: ScratchEngine | undefined;
-  let check: MonthCheck;
-  try {
-    const reader =
-      w.kind === "embedded"
-        ? warehouseReader(w)
-        : (scratch = await openScratchEngine());
-    check = await checkMonth(options.root, options.month, {
-      trusted: options.trusted,
-      allowUnsigned: options.allowUnsigned === true,
-      reader,
-    });
-  } finally {
-    scratch?.close();
-  }
-  if (check.signature.state === "unsigned" && options.allowUnsigned !== true)
-    throw new FatalError(
-      "ARCHIVE_UNSIGNED",
-      `the archive of ${options.month} is not signed: nothing shows who wrote it${check.problems.length > 0 ? `, and:\n  ${check.problems.map((p) => p.message).join("\n  ")}` : ""}`,
-      {
-        hint: "restore it with --allow-unsigned only if you trust the directory it came from; sign archives with SESSIONHOUSE_SIGNING_KEY_FILE",
-      },
-    );
-  const first = check.problems[0];
-  if (first !== undefined || check.manifest === undefined)
-    throw new FatalError(
-      first?.code ?? "ARCHIVE_MANIFEST_INVALID",
-      `the archive of ${options.month} in ${dir} is not restored:\n  ${check.problems.map((p) => p.message).join("\n  ")}`,
-      { hint: PROBLEM_HINTS[first?.code ?? "ARCHIVE_MANIFEST_INVALID"] },
-    );
-  const notes: string[] = [];
-  if (check.signature.state === "unchecked")
-    throw new FatalError(
-      "PUBLIC_KEY_REQUIRED",
-      `the archive of ${options.month} is signed (key ${check.signature.fingerprint}), and no public key is given to check it by: anyone can sign a manifest with a key of their own`,
-      {
-        hint: "give the public key the archive must be signed by: --public-key signing.pub (or SESSIONHOUSE_PUBLIC_KEY_FILE)",
-      },
-    );
-  if (check.signature.state === "unsigned")
-    notes.push(
-      `${options.month} is not signed: restored because --allow-unsigned was given; nothing shows who wrote it`,
-    );
-  if (check.previousAbsent !== undefined)
-    notes.push(
-      `the chain link of ${options.month} to ${check.previousAbsent} is not checked: ${check.previousAbsent} is not in ${resolve(options.root)}`,
-    );
-  const files = check.manifest.tables.filter((t) => t.file !== "");
-  const mismatched: string[] = [];
-  for (const t of files) {
-    const differs = columnDifference(
-      t.columns,
-      await storedColumns(w, t.table),
-      archiveSpec(t.table)?.laterColumns ?? [],
-    );
-    if (differs !== undefined)
-      mismatched.push(`${t.table} in ${w.database}: ${differs}`);
-  }
-  if (mismatched.length > 0)
-    throw new FatalError(
-      "ARCHIVE_COLUMNS_MISMATCH",
-      `the archive of ${options.month} does not have the columns of the tables it would load into:\n  ${mismatched.join("\n  ")}`,
-      {
-        hint: "restore into a database migrated by the sessionhouse version that wrote the archive (--database), or take the month from an intact copy",
-      },
-    );
+  const check = await checkForRestore(w, options);
+  const { manifest, notes } = trustedMonth(check, options, dir);
+  const files = manifest.tables.filter((t) => t.file !== "");
+  await checkColumns(w, files, options.month);
   const tables: RestoreResult["tables"] = [];
   for (const t of files) {
     await restoreFile(
@@ -757,6 +798,104 @@ export async function restoreArchive(
       );
   }
   return { tables, notes };
+}
+
+interface RestoreOptions {
+  month: string;
+  root: string;
+  trusted?: KeyObject | undefined;
+  allowUnsigned?: boolean;
+}
+
+/** The month checked as verify checks it, its files read back by the engine or a scratch one. */
+async function checkForRestore(
+  w: Warehouse,
+  options: RestoreOptions,
+): Promise<MonthCheck> {
+  let scratch: ScratchEngine | undefined;
+  try {
+    const reader =
+      w.kind === "embedded"
+        ? warehouseReader(w)
+        : (scratch = await openScratchEngine());
+    return await checkMonth(options.root, options.month, {
+      trusted: options.trusted,
+      allowUnsigned: options.allowUnsigned === true,
+      reader,
+    });
+  } finally {
+    scratch?.close();
+  }
+}
+
+/**
+ * The manifest of a month that may be restored, and what to warn of; refused when unsigned
+ * without --allow-unsigned, with any problem, or signed with no public key to check it by.
+ */
+function trustedMonth(
+  check: MonthCheck,
+  options: RestoreOptions,
+  dir: string,
+): { manifest: ArchiveManifestFields; notes: string[] } {
+  if (check.signature.state === "unsigned" && options.allowUnsigned !== true)
+    throw new FatalError(
+      "ARCHIVE_UNSIGNED",
+      `the archive of ${options.month} is not signed: nothing shows who wrote it${check.problems.length > 0 ? `, and:\n  ${check.problems.map((p) => p.message).join("\n  ")}` : ""}`,
+      {
+        hint: "restore it with --allow-unsigned only if you trust the directory it came from; sign archives with SESSIONHOUSE_SIGNING_KEY_FILE",
+      },
+    );
+  const first = check.problems[0];
+  if (first !== undefined || check.manifest === undefined)
+    throw new FatalError(
+      first?.code ?? "ARCHIVE_MANIFEST_INVALID",
+      `the archive of ${options.month} in ${dir} is not restored:\n  ${check.problems.map((p) => p.message).join("\n  ")}`,
+      { hint: PROBLEM_HINTS[first?.code ?? "ARCHIVE_MANIFEST_INVALID"] },
+    );
+  if (check.signature.state === "unchecked")
+    throw new FatalError(
+      "PUBLIC_KEY_REQUIRED",
+      `the archive of ${options.month} is signed (key ${check.signature.fingerprint}), and no public key is given to check it by: anyone can sign a manifest with a key of their own`,
+      {
+        hint: "give the public key the archive must be signed by: --public-key signing.pub (or SESSIONHOUSE_PUBLIC_KEY_FILE)",
+      },
+    );
+  const notes: string[] = [];
+  if (check.signature.state === "unsigned")
+    notes.push(
+      `${options.month} is not signed: restored because --allow-unsigned was given; nothing shows who wrote it`,
+    );
+  if (check.previousAbsent !== undefined)
+    notes.push(
+      `the chain link of ${options.month} to ${check.previousAbsent} is not checked: ${check.previousAbsent} is not in ${resolve(options.root)}`,
+    );
+  return { manifest: check.manifest, notes };
+}
+
+/** Refuses files whose columns are not those of the tables they would load into. */
+async function checkColumns(
+  w: Warehouse,
+  files: readonly ArchivedTable[],
+  month: string,
+): Promise<void> {
+  const mismatched: string[] = [];
+  for (const t of files) {
+    const differs = columnDifference(
+      t.columns,
+      await storedColumns(w, t.table),
+      archiveSpec(t.table)?.laterColumns ?? [],
+    );
+    if (differs !== undefined)
+      mismatched.push(`${t.table} in ${w.database}: ${differs}`);
+  }
+  if (mismatched.length > 0)
+    throw new FatalError(
+      "ARCHIVE_COLUMNS_MISMATCH",
+      `the archive of ${month} does not have the columns of the tables it would load into:\n  ${mismatched.join("\n  ")}`,
+      {
+        hint: "restore into a database migrated by the sessionhouse version that wrote the archive (--database), or take the month from an intact copy",
+      },
+    );
 }
 
 /** How the archived columns differ from the table's stored ones; undefined when they are the same. */

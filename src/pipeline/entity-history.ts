@@ -43,101 +43,127 @@ export async function storeRead(
   const byId = new Map<string, EntityRecord>();
   for (const r of records) byId.set(r.id, r);
   const open = await openVersions(ctx.warehouse, stream);
-  const observedAt = chTime(observedMs);
-  const current: object[] = [];
-  const history: object[] = [];
+  const rows = new ReadRows(observedMs);
   const result: HistoryResult = { read: byId.size, changed: 0, gone: 0 };
-
-  const close = (prev: HistoryRow, atMs: number) => {
-    history.push({
-      ...prev,
-      valid_to: chTime(atMs),
-      version: Math.max(observedMs, Number(prev.version) + 1),
-    });
-  };
-  /** The start of a new version: when the service says it changed, never in the future,
-   *  always after the version it follows (valid_from orders an object's versions). */
-  const startOf = (prev: HistoryRow | undefined, changedAtMs?: number) => {
-    const at = Math.min(changedAtMs ?? observedMs, observedMs);
-    return prev ? Math.max(at, fromChTime(prev.valid_from) + 1) : at;
-  };
-
   for (const r of byId.values()) {
-    const prev = open.get(r.id);
+    const what = rows.record(r, open.get(r.id));
+    if (what !== undefined) result[what]++;
+  }
+  for (const prev of open.values()) {
+    if (byId.has(prev.id) || Number(prev.is_deleted) !== 0 || !provesGone(prev))
+      continue;
+    rows.gone(prev);
+    result.gone++;
+  }
+  const tables = ENTITY_TABLES[stream];
+  // History first: a current row is never newer than the history that explains it.
+  await insertEntityRows(
+    ctx.warehouse,
+    tables.history,
+    rows.history,
+    ctx.insert,
+  );
+  await insertEntityRows(
+    ctx.warehouse,
+    tables.current,
+    rows.current,
+    ctx.insert,
+  );
+  for (const [table, n] of [
+    [tables.history, rows.history.length],
+    [tables.current, rows.current.length],
+  ] as const) {
+    counted(ctx, table, n);
+  }
+  return result;
+}
+
+/** The current and history rows one read of a stream adds, observed at `observedMs`. */
+class ReadRows {
+  readonly current: object[] = [];
+  readonly history: object[] = [];
+  readonly #observedMs: number;
+  readonly #observedAt: string;
+
+  constructor(observedMs: number) {
+    this.#observedMs = observedMs;
+    this.#observedAt = chTime(observedMs);
+  }
+
+  /** The rows of one object read: "changed" (a new version), "gone" (marked for deletion), or nothing new. */
+  record(
+    r: EntityRecord,
+    prev: HistoryRow | undefined,
+  ): "changed" | "gone" | undefined {
+    const observedMs = this.#observedMs;
     const row = {
       id: r.id,
       ...r.columns,
       content_hash: r.contentHash,
       raw: r.raw,
-      observed_at: observedAt,
+      observed_at: this.#observedAt,
     };
-    current.push({
+    this.current.push({
       ...row,
       is_deleted: r.deleted ? 1 : 0,
       version: observedMs,
     });
     const prevLive = prev !== undefined && Number(prev.is_deleted) === 0;
     if (r.deleted) {
-      if (prev !== undefined && !prevLive) continue;
-      const at = startOf(prev, observedMs);
-      if (prev) close(prev, at);
-      history.push({
-        ...row,
-        valid_from: chTime(at),
-        valid_to: null,
-        is_deleted: 1,
-        version: observedMs,
-      });
-      result.gone++;
-      continue;
+      if (prev !== undefined && !prevLive) return undefined;
+      this.#open(row, prev, this.#startOf(prev, observedMs), 1);
+      return "gone";
     }
-    if (prevLive && prev.content_hash === r.contentHash) continue;
-    const at = startOf(prev, prevLive || !prev ? r.changedAtMs : observedMs);
-    if (prev) close(prev, at);
-    history.push({
-      ...row,
-      valid_from: chTime(at),
-      valid_to: null,
-      is_deleted: 0,
-      version: observedMs,
-    });
-    result.changed++;
+    if (prevLive && prev.content_hash === r.contentHash) return undefined;
+    const at = this.#startOf(
+      prev,
+      prevLive || !prev ? r.changedAtMs : observedMs,
+    );
+    this.#open(row, prev, at, 0);
+    return "changed";
   }
 
-  for (const prev of open.values()) {
-    if (byId.has(prev.id) || Number(prev.is_deleted) !== 0 || !provesGone(prev))
-      continue;
-    const at = startOf(prev, observedMs);
-    close(prev, at);
+  /** A stored object the read proves gone: its version closed, a disappearance opened. */
+  gone(prev: HistoryRow): void {
+    const at = this.#startOf(prev, this.#observedMs);
     const { valid_from: _from, valid_to: _to, ...content } = prev;
-    history.push({
-      ...content,
-      valid_from: chTime(at),
-      valid_to: null,
-      is_deleted: 1,
-      observed_at: observedAt,
-      version: observedMs,
-    });
-    current.push({
+    this.#open({ ...content, observed_at: this.#observedAt }, prev, at, 1);
+    this.current.push({
       ...content,
       is_deleted: 1,
-      observed_at: observedAt,
-      version: observedMs,
+      observed_at: this.#observedAt,
+      version: this.#observedMs,
     });
-    result.gone++;
   }
 
-  const tables = ENTITY_TABLES[stream];
-  // History first: a current row is never newer than the history that explains it.
-  await insertEntityRows(ctx.warehouse, tables.history, history, ctx.insert);
-  await insertEntityRows(ctx.warehouse, tables.current, current, ctx.insert);
-  for (const [table, rows] of [
-    [tables.history, history.length],
-    [tables.current, current.length],
-  ] as const) {
-    counted(ctx, table, rows);
+  /** A new version from `atMs`, closing the one before it. */
+  #open(
+    row: object,
+    prev: HistoryRow | undefined,
+    atMs: number,
+    isDeleted: 0 | 1,
+  ): void {
+    if (prev)
+      this.history.push({
+        ...prev,
+        valid_to: chTime(atMs),
+        version: Math.max(this.#observedMs, Number(prev.version) + 1),
+      });
+    this.history.push({
+      ...row,
+      valid_from: chTime(atMs),
+      valid_to: null,
+      is_deleted: isDeleted,
+      version: this.#observedMs,
+    });
   }
-  return result;
+
+  /** The start of a new version: when the service says it changed, never in the future,
+   *  always after the version it follows (valid_from orders an object's versions). */
+  #startOf(prev: HistoryRow | undefined, changedAtMs?: number): number {
+    const at = Math.min(changedAtMs ?? this.#observedMs, this.#observedMs);
+    return prev ? Math.max(at, fromChTime(prev.valid_from) + 1) : at;
+  }
 }
 
 function counted(ctx: JobContext, table: string, rows: number): void {

@@ -10,11 +10,20 @@ import {
 import { PRODUCT } from "../util/version.js";
 import { readCoverage, type Coverage } from "./coverage.js";
 import { accessReview } from "./kinds/access-review.js";
-import type { KindContext, KindResult } from "./kinds/context.js";
+import type { KindContext } from "./kinds/context.js";
 import { coverageAndIntegrity } from "./kinds/coverage-and-integrity.js";
 import { policyExceptions } from "./kinds/policy-exceptions.js";
 import { sensitiveDataAccess } from "./kinds/sensitive-data-access.js";
 import type { Report } from "./model.js";
+import type { Kind } from "./spec.js";
+
+/** Every kind of report, as its spec. */
+export const KINDS: Record<ReportKind, Kind> = {
+  "access-review": accessReview,
+  "sensitive-data-access": sensitiveDataAccess,
+  "policy-exceptions": policyExceptions,
+  "coverage-and-integrity": coverageAndIntegrity,
+};
 
 /** Filters of a report: a person (e-mail, user key), a resource name, an environment. */
 export const FILTER_KEYS = ["user", "resource", "environment"] as const;
@@ -56,24 +65,10 @@ export async function buildReport(
     params,
     config,
     source: reader.has("sessions_enriched") ? "enriched" : "plain",
+    coverage: await readCoverage(reader, params, period),
   };
-  const cov = await readCoverage(reader, params, period);
-  let result: KindResult;
-  switch (req.kind) {
-    case "access-review":
-      result = await accessReview(ctx);
-      break;
-    case "sensitive-data-access":
-      result = await sensitiveDataAccess(ctx);
-      break;
-    case "policy-exceptions":
-      result = await policyExceptions(ctx);
-      break;
-    case "coverage-and-integrity":
-      result = await coverageAndIntegrity(ctx, cov);
-      break;
-  }
-  const { coverage, notices } = cov.forStreams(result.streams);
+  const result = await KINDS[req.kind].build(ctx);
+  const { coverage, notices } = ctx.coverage.forStreams(result.streams);
   const filters = Object.fromEntries(
     FILTER_KEYS.flatMap((k) => {
       const v = req.filters[k];

@@ -5,10 +5,12 @@
 import { parseBackfillStream } from "../pipeline/names.js";
 import {
   coverageQueries,
+  type ReportQuery,
   type ReportReader,
   type Row,
 } from "../warehouse/index.js";
-import { columns, table, type Notice, type ReportTable } from "./model.js";
+import type { Notice } from "./model.js";
+import type { TableRead, TableSpec } from "./spec.js";
 
 /** A part of the period, in UTC ("2026-11-01 00:00:00"), end excluded. */
 export interface Span {
@@ -51,16 +53,69 @@ export interface CoverageRead {
     coverage: Coverage;
     notices: Notice[];
   };
-  tables: {
-    checkpoints: ReportTable;
-    windows: ReportTable;
-    deadLetters: ReportTable;
+  /** The rows behind it, shown by the coverage-and-integrity report (COVERAGE_TABLES). */
+  read: {
+    checkpoints: TableRead;
+    windows: TableRead;
+    deadLetters: TableRead;
   };
 }
+
+/** The tables page one relies on; each one absent is said on page one. */
+const COVERAGE_NEEDS = [
+  "checkpoints",
+  "sessions",
+  "stream_windows",
+  "dead_letters",
+];
+
+/** The tables behind page one, as the coverage-and-integrity report shows them. */
+export const COVERAGE_TABLES = {
+  checkpoints: {
+    id: "coverage-checkpoints",
+    title: "Checkpoints",
+    note: "How far each stream's data is known to be stored (written only after the rows it covers), from where (the start of the stream's first sync; empty: not recorded, before the exporter kept it), and when it last moved. A backfill stream <stream>.backfill.<from>-<to> (epoch ms) covers its range from its start up to its position.",
+    columns: ["stream", "covers_from", "position", "updated_at"],
+    rows: { read: (ctx) => Promise.resolve(ctx.coverage.read.checkpoints) },
+  },
+  windows: {
+    id: "coverage-windows",
+    title: "Aggregation windows not stored or skipped",
+    note: "Windows of the period that are pending (fetched again on the next run), poisoned (waiting for an operator) or skipped (an operator let the checkpoint pass them), with who skipped them and why.",
+    columns: [
+      "job",
+      "window_start",
+      "window_end",
+      "state",
+      "attempts:number",
+      "last_error",
+      "skipped_by",
+      "skip_reason",
+      "updated_at",
+    ],
+    rows: { read: (ctx) => Promise.resolve(ctx.coverage.read.windows) },
+  },
+  deadLetters: {
+    id: "coverage-dead-letters",
+    title: "Dead letters",
+    note: "Records read in the period that could not be stored, by job and reason; the raw text of each is kept in the dead_letters table.",
+    columns: ["job", "reason", "records:number", "first_seen", "last_seen"],
+    rows: { read: (ctx) => Promise.resolve(ctx.coverage.read.deadLetters) },
+  },
+} satisfies Record<string, Omit<TableSpec<unknown>, "section">>;
 
 /** "2026-11-01 00:00:00" from "2026-11-01T00:00:00.000Z". */
 export function plainTime(iso: string): string {
   return iso.replace("T", " ").replace(/(\.\d+)?Z$/, "");
+}
+
+/** The rows page one is made of. */
+interface CoverageRows {
+  checkpoints: readonly Row[];
+  extent: Row | undefined;
+  windows: readonly Row[];
+  deadLetters: readonly Row[];
+  notExported: string[];
 }
 
 export async function readCoverage(
@@ -69,142 +124,119 @@ export async function readCoverage(
   period: { from: string; to: string },
 ): Promise<CoverageRead> {
   const q = coverageQueries;
-  const checkpoints = await reader.rows(q.checkpoints, params);
+  const read = async (query: ReportQuery): Promise<TableRead> => ({
+    rows: await reader.rows(query, params),
+    notExported: reader.missing(query.needs),
+  });
+  const checkpoints = await read(q.checkpoints);
   const extent = (await reader.rows(q.sessionsExtent, params))?.[0];
-  const windows = await reader.rows(q.windows, params);
-  const dead = await reader.rows(q.deadLetters, params);
-  const from = plainTime(period.from);
-  const forStreams = (streams: readonly string[]) => {
-    const notices: Notice[] = [];
-
-    const rows = (checkpoints ?? []).map((r: Row) => ({
-      stream: String(r.stream),
-      position: String(r.position),
-      coversFrom: typeof r.covers_from === "string" ? r.covers_from : "",
-    }));
-    const streamRows = streams.map((stream) => {
-      const c = streamCoverage(stream, rows, period);
-      notices.push(...streamNotices(c, period));
-      return c;
-    });
-
-    const oldest =
-      extent && String(extent.oldest) !== "" ? String(extent.oldest) : null;
-    const newest =
-      extent && String(extent.newest) !== "" ? String(extent.newest) : null;
-    if (extent && oldest === null)
-      notices.push({
-        level: "warning",
-        text: "The sessions table holds no session at all.",
-      });
-    else if (oldest !== null && oldest > from)
-      notices.push({
-        level: "warning",
-        text: `The oldest stored session started at ${oldest} UTC, after the period starts (${from}): earlier sessions are not in the record (the export started later, or retention removed them).`,
-      });
-
-    let notStored = 0;
-    let skipped = 0;
-    for (const r of windows ?? []) {
-      const what = `${String(r.job)} window ${String(r.window_start)} to ${String(r.window_end)}`;
-      if (r.state === "skipped") {
-        skipped++;
-        notices.push({
-          level: "warning",
-          text: `Aggregation ${what} was skipped by ${String(r.skipped_by) || "an unnamed operator"} (${String(r.skip_reason) || "no reason given"}) at ${String(r.updated_at)}: its data is not in the record.`,
-        });
-      } else {
-        notStored++;
-        notices.push({
-          level: "warning",
-          text: `Aggregation ${what} is ${String(r.state)} after ${String(r.attempts)} attempts: its data is not in the record (last error: ${String(r.last_error).split("\n")[0] ?? ""}).`,
-        });
-      }
-    }
-    const deadCount = (dead ?? []).reduce((n, r) => n + Number(r.records), 0);
-    if (deadCount > 0)
-      notices.push({
-        level: "warning",
-        text: `${deadCount} records read in the period could not be stored (dead letters, by job and reason in the coverage tables).`,
-      });
-
-    const notExported = reader.missing([
-      "checkpoints",
-      "sessions",
-      "stream_windows",
-      "dead_letters",
-    ]);
-    for (const t of notExported)
-      notices.push({
-        level: "warning",
-        text: `The table ${t} is not in this warehouse: what it would say is not in this report.`,
-      });
-    return {
-      coverage: {
-        streams: streamRows,
-        oldestSession: oldest,
-        newestSession: newest,
-        windowsNotStored: notStored,
-        windowsSkipped: skipped,
-        deadLetters: deadCount,
-        notExported,
-        complete: notices.every((n) => n.level !== "warning"),
-      },
-      notices,
-    };
+  const windows = await read(q.windows);
+  const deadLetters = await read(q.deadLetters);
+  const rows: CoverageRows = {
+    checkpoints: checkpoints.rows ?? [],
+    extent,
+    windows: windows.rows ?? [],
+    deadLetters: deadLetters.rows ?? [],
+    notExported: reader.missing(COVERAGE_NEEDS),
   };
-
   return {
-    forStreams,
-    tables: {
-      checkpoints: table(
-        {
-          id: "coverage-checkpoints",
-          title: "Checkpoints",
-          note: "How far each stream's data is known to be stored (written only after the rows it covers), from where (the start of the stream's first sync; empty: not recorded, before the exporter kept it), and when it last moved. A backfill stream <stream>.backfill.<from>-<to> (epoch ms) covers its range from its start up to its position.",
-          columns: columns("stream", "covers_from", "position", "updated_at"),
-        },
-        checkpoints,
-        reader.missing(q.checkpoints.needs),
-      ),
-      windows: table(
-        {
-          id: "coverage-windows",
-          title: "Aggregation windows not stored or skipped",
-          note: "Windows of the period that are pending (fetched again on the next run), poisoned (waiting for an operator) or skipped (an operator let the checkpoint pass them), with who skipped them and why.",
-          columns: columns(
-            "job",
-            "window_start",
-            "window_end",
-            "state",
-            "attempts:number",
-            "last_error",
-            "skipped_by",
-            "skip_reason",
-            "updated_at",
-          ),
-        },
-        windows,
-        reader.missing(q.windows.needs),
-      ),
-      deadLetters: table(
-        {
-          id: "coverage-dead-letters",
-          title: "Dead letters",
-          note: "Records read in the period that could not be stored, by job and reason; the raw text of each is kept in the dead_letters table.",
-          columns: columns(
-            "job",
-            "reason",
-            "records:number",
-            "first_seen",
-            "last_seen",
-          ),
-        },
-        dead,
-        reader.missing(q.deadLetters.needs),
-      ),
-    },
+    forStreams: (streams) => coverageOf(streams, rows, period),
+    read: { checkpoints, windows, deadLetters },
   };
+}
+
+/** The coverage of some streams over the period, and the notices of page one in their order. */
+function coverageOf(
+  streams: readonly string[],
+  read: CoverageRows,
+  period: { from: string; to: string },
+): { coverage: Coverage; notices: Notice[] } {
+  const checkpoints = read.checkpoints.map((r: Row) => ({
+    stream: String(r.stream),
+    position: String(r.position),
+    coversFrom: typeof r.covers_from === "string" ? r.covers_from : "",
+  }));
+  const perStream = streams.map((s) => streamCoverage(s, checkpoints, period));
+  const extent = extentOf(read.extent, plainTime(period.from));
+  const windows = windowNotices(read.windows);
+  const deadCount = read.deadLetters.reduce((n, r) => n + Number(r.records), 0);
+  const notices: Notice[] = [
+    ...perStream.flatMap((c) => streamNotices(c, period)),
+    ...extent.notices,
+    ...windows.notices,
+    ...(deadCount > 0
+      ? [
+          warning(
+            `${deadCount} records read in the period could not be stored (dead letters, by job and reason in the coverage tables).`,
+          ),
+        ]
+      : []),
+    ...read.notExported.map((t) =>
+      warning(
+        `The table ${t} is not in this warehouse: what it would say is not in this report.`,
+      ),
+    ),
+  ];
+  return {
+    coverage: {
+      streams: perStream,
+      oldestSession: extent.oldest,
+      newestSession: extent.newest,
+      windowsNotStored: windows.notStored,
+      windowsSkipped: windows.skipped,
+      deadLetters: deadCount,
+      notExported: read.notExported,
+      complete: notices.every((n) => n.level !== "warning"),
+    },
+    notices,
+  };
+}
+
+const warning = (text: string): Notice => ({ level: "warning", text });
+
+/** The oldest and newest session, and what page one says when the record starts late. */
+function extentOf(
+  extent: Row | undefined,
+  from: string,
+): { oldest: string | null; newest: string | null; notices: Notice[] } {
+  const oldest =
+    extent && String(extent.oldest) !== "" ? String(extent.oldest) : null;
+  const newest =
+    extent && String(extent.newest) !== "" ? String(extent.newest) : null;
+  const notices: Notice[] = [];
+  if (extent && oldest === null)
+    notices.push(warning("The sessions table holds no session at all."));
+  else if (oldest !== null && oldest > from)
+    notices.push(
+      warning(
+        `The oldest stored session started at ${oldest} UTC, after the period starts (${from}): earlier sessions are not in the record (the export started later, or retention removed them).`,
+      ),
+    );
+  return { oldest, newest, notices };
+}
+
+/** Windows of the period not stored or skipped, each said on page one. */
+function windowNotices(windows: readonly Row[]): {
+  notStored: number;
+  skipped: number;
+  notices: Notice[];
+} {
+  let notStored = 0;
+  let skipped = 0;
+  const notices = windows.map((r) => {
+    const what = `${String(r.job)} window ${String(r.window_start)} to ${String(r.window_end)}`;
+    if (r.state === "skipped") {
+      skipped++;
+      return warning(
+        `Aggregation ${what} was skipped by ${String(r.skipped_by) || "an unnamed operator"} (${String(r.skip_reason) || "no reason given"}) at ${String(r.updated_at)}: its data is not in the record.`,
+      );
+    }
+    notStored++;
+    return warning(
+      `Aggregation ${what} is ${String(r.state)} after ${String(r.attempts)} attempts: its data is not in the record (last error: ${String(r.last_error).split("\n")[0] ?? ""}).`,
+    );
+  });
+  return { notStored, skipped, notices };
 }
 
 const msOf = (plain: string): number =>

@@ -5,7 +5,7 @@ import type { Cell, Report, ReportTable } from "./model.js";
 import { esc } from "./escape.js";
 import { barChart } from "./svg.js";
 
-/** Rows of one table shown in the HTML and PDF; the CSV and JSON hold them all. */
+/** Rows of one table shown in the HTML and PDF (unless its spec says); the CSV and JSON hold them all. */
 export const HTML_ROW_LIMIT = 500;
 
 function cell(v: Cell | undefined): string {
@@ -54,7 +54,9 @@ function renderTable(t: ReportTable): string {
     return parts.join("\n");
   }
   if (t.rows.length === 0) {
-    parts.push(`<p class="note"><i>No rows in the period.</i></p>`);
+    parts.push(
+      `<p class="note"><i>${esc(t.empty ?? "No rows in the period.")}</i></p>`,
+    );
     return parts.join("\n");
   }
   if (t.chart) {
@@ -69,7 +71,7 @@ function renderTable(t: ReportTable): string {
       ),
     );
   }
-  const shown = t.rows.slice(0, HTML_ROW_LIMIT);
+  const shown = t.rows.slice(0, t.htmlRows ?? HTML_ROW_LIMIT);
   parts.push(`<table class="data" data-table="${esc(t.id)}"><thead><tr>`);
   parts.push(t.columns.map((c) => `<th>${esc(c.label)}</th>`).join(""));
   parts.push("</tr></thead><tbody>");

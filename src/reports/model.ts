@@ -21,6 +21,10 @@ export interface ReportTable {
   rows: Record<string, Cell>[];
   /** A bar chart of this table in the HTML: the label and value columns, the first rows. */
   chart?: { label: string; value: string };
+  /** Rows shown in the HTML and PDF when not HTML_ROW_LIMIT; the CSV and JSON hold them all. */
+  htmlRows?: number;
+  /** Said in the HTML when there are no rows, when not "No rows in the period." */
+  empty?: string;
   /** The streams (tables, views) this table needs that are not exported; rows are then empty. */
   notExported?: string[];
 }
@@ -56,14 +60,17 @@ export interface Report {
 
 /** A column list from `key:kind` specs; labels are the keys with spaces. */
 export function columns(...specs: string[]): Column[] {
-  return specs.map((spec) => {
-    const [key = "", kind = "text"] = spec.split(":");
-    return {
-      key,
-      label: key.replaceAll("_", " "),
-      kind: kind as Column["kind"],
-    };
-  });
+  return specs.map(column);
+}
+
+/** A column from its `key:kind` spec; its label is the key with spaces. */
+export function column(spec: string): Column {
+  const [key = "", kind = "text"] = spec.split(":");
+  return {
+    key,
+    label: key.replaceAll("_", " "),
+    kind: kind as Column["kind"],
+  };
 }
 
 /** Rows of a query made to the columns' types: numbers as numbers, booleans as booleans. */

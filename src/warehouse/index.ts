@@ -161,6 +161,7 @@ export {
   accessQueries,
   policyHitQueries,
   rollupQueries,
+  sessionNeeds,
   type SessionSource,
 } from "./reports/session-queries.js";
 

@@ -2,8 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { parseFormats } from "../../src/cli/commands/report.js";
 import { main } from "../../src/cli/main.js";
+import { REPORT_KINDS } from "../../src/config/index.js";
+import { KINDS } from "../../src/reports/build.js";
 import { tableCsv } from "../../src/reports/csv.js";
-import { columns } from "../../src/reports/model.js";
+import { renderHtml } from "../../src/reports/html.js";
+import { columns, type Report } from "../../src/reports/model.js";
 import { previousPeriod, reportDirName } from "../../src/reports/period.js";
 import { parseFilters } from "../../src/reports/produce.js";
 import { fixedPdfStamps } from "../../src/reports/pdf.js";
@@ -103,6 +106,58 @@ describe("CSV", () => {
     expect(csv).toBe(
       'who,n,ok\r\n"a, ""b""",-3,true\r\n\'=HYPERLINK(1),0,false\r\n',
     );
+  });
+});
+
+describe("report specs", () => {
+  it("every kind's tables have distinct ids (CSV names) and sit in a section it declares, every section holds one", () => {
+    for (const kind of REPORT_KINDS) {
+      const { sections, tables } = KINDS[kind];
+      const ids = tables.map((t) => t.id);
+      expect(new Set(ids).size, kind).toBe(ids.length);
+      const declared = sections.map((s) => s.id);
+      for (const t of tables)
+        expect(declared, `${kind} ${t.id}`).toContain(t.section);
+      for (const s of declared)
+        expect(
+          tables.map((t) => t.section),
+          `${kind} ${s}`,
+        ).toContain(s);
+    }
+  });
+
+  it("the HTML shows a table's first rows (its own count when set) and its own text when empty", () => {
+    const rows = Array.from({ length: 501 }, (_, i) => ({ n: i }));
+    const report = (tables: Report["sections"][number]["tables"]): Report => ({
+      kind: "access-review",
+      title: "T",
+      product: { name: "p", version: "1" },
+      database: "db",
+      period: { from: "a", to: "b" },
+      filters: {},
+      notices: [],
+      summary: [],
+      sections: [{ id: "s", title: "S", tables }],
+    });
+    const t = { title: "t", note: "", columns: columns("n:number") };
+    const html = renderHtml(
+      report([
+        { ...t, id: "all", rows },
+        { ...t, id: "top", rows, htmlRows: 3 },
+        { ...t, id: "none", rows: [] },
+        { ...t, id: "quiet", rows: [], empty: "Nobody was suspended." },
+      ]),
+    );
+    const shown = (id: string) =>
+      html.split(`data-table="${id}"`)[1]?.split("</table>")[0]?.match(/<tr>/g)
+        ?.length;
+    expect(shown("all")).toBe(501); // the header row and 500
+    expect(shown("top")).toBe(4);
+    expect(html).toContain(
+      "The first 3 of 501 rows; all of them are in top.csv",
+    );
+    expect(html).toContain("No rows in the period.");
+    expect(html).toContain("<i>Nobody was suspended.</i>");
   });
 });
 

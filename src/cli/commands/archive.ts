@@ -14,9 +14,9 @@ import { FatalError } from "../../util/errors.js";
 import {
   migrate,
   openScratchEngine,
-  openWarehouse,
   retentionSettings,
 } from "../../warehouse/index.js";
+import { withWarehouse } from "../command-warehouse.js";
 import { configFrom, WRITES_DATA_DIR, type GlobalOptions } from "../runtime.js";
 
 const EXPORT_HELP =
@@ -30,6 +30,22 @@ function trustedKey(config: Config, publicKey: string | undefined) {
     publicKeyFile: publicKey ?? config.evidence.publicKeyFile,
     signingKeyFile: config.evidence.signingKeyFile,
   });
+}
+
+const publicKeyHelp = (signedBy: string) =>
+  `Ed25519 public key (PEM) ${signedBy} (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)`;
+
+interface VerifyFlags {
+  publicKey?: string;
+  expectHead?: string;
+}
+
+interface RestoreFlags {
+  month: string;
+  from: string;
+  database?: string;
+  publicKey?: string;
+  allowUnsigned?: boolean;
 }
 
 export function registerArchiveCommand(
@@ -56,33 +72,7 @@ export function registerArchiveCommand(
       "after",
       `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
     )
-    .action(async (o: { month: string; to: string }) => {
-      const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config, { access: "read" });
-      try {
-        // The running service has migrated its database; its read access cannot write.
-        if (w.service === undefined)
-          await migrate(w, { retention: retentionSettings(config) });
-        const r = await exportArchive(w, {
-          month: o.month,
-          root: o.to,
-          signingKeyFile: config.evidence.signingKeyFile,
-          groupReadable: config.files.groupReadable,
-          settleMs: archiveSettleMs(config),
-        });
-        for (const t of r.tables)
-          process.stdout.write(
-            `  ${t.table}: ${t.rows} rows${t.file ? ` → ${t.file}` : ""}\n`,
-          );
-        const perS = r.ms > 0 ? Math.round((r.rows * 1000) / r.ms) : r.rows;
-        process.stdout.write(
-          `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
-            `chain head (keep it in write-once storage): ${r.head}\n`,
-        );
-      } finally {
-        await w.close();
-      }
-    });
+    .action((o: { month: string; to: string }) => runExport(globals(), o));
   archive
     .command("verify")
     .description(
@@ -91,7 +81,7 @@ export function registerArchiveCommand(
     .argument("<dir>", "the archive directory")
     .option(
       "--public-key <file>",
-      "Ed25519 public key (PEM) every manifest must be signed by (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)",
+      publicKeyHelp("every manifest must be signed by"),
     )
     .option(
       "--expect-head <sha256>",
@@ -101,41 +91,11 @@ export function registerArchiveCommand(
       "after",
       "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
     )
-    .action(
-      async (dir: string, o: { publicKey?: string; expectHead?: string }) => {
-        const config = configFrom(globals(), {}, { needsApi: false });
-        const trusted = trustedKey(config, o.publicKey);
-        const engine = await openScratchEngine();
-        try {
-          const r = await verifyArchive(dir, engine, {
-            publicKey: trusted?.key,
-            expectHead: o.expectHead,
-          });
-          const unchecked = r.unchecked.map((u) => `not checked: ${u}\n`);
-          if (r.problems.length > 0)
-            throw new FatalError(
-              "ARCHIVE_INVALID",
-              `the archive in ${dir} does not verify:\n  ${r.problems.join("\n  ")}${unchecked.length > 0 ? `\n${unchecked.join("").trimEnd()}` : ""}`,
-              {
-                hint: "restore the listed months from an intact copy; never edit an archive in place",
-              },
-            );
-          const months = r.months.length;
-          const signatures =
-            trusted === undefined
-              ? `${r.signed} of ${months} signed, not checked`
-              : `${r.signaturesVerified} of ${months} verified by ${trusted.source}`;
-          process.stdout.write(
-            `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}): files, chain, ${r.rowsChecked} rows read back\n` +
-              `signatures: ${signatures}\n` +
-              `chain head: ${String(r.head)}${o.expectHead === undefined ? "" : " (the expected head)"}\n` +
-              unchecked.join(""),
-          );
-        } finally {
-          engine.close();
-        }
-      },
-    );
+    .action((dir: string, o: VerifyFlags) => runVerify(globals(), dir, o));
+  registerRestore(archive, globals);
+}
+
+function registerRestore(archive: Command, globals: () => GlobalOptions) {
   archive
     .command("restore")
     .description("load an archived month back (again: changes nothing)")
@@ -145,10 +105,7 @@ export function registerArchiveCommand(
       "--database <name>",
       "load into this database (default CLICKHOUSE_DATABASE)",
     )
-    .option(
-      "--public-key <file>",
-      "Ed25519 public key (PEM) the month must be signed by (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)",
-    )
+    .option("--public-key <file>", publicKeyHelp("the month must be signed by"))
     .option(
       "--allow-unsigned",
       "restore a month that is not signed (nothing shows who wrote it)",
@@ -157,37 +114,98 @@ export function registerArchiveCommand(
       "after",
       `\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.${WRITES_DATA_DIR}`,
     )
-    .action(
-      async (o: {
-        month: string;
-        from: string;
-        database?: string;
-        publicKey?: string;
-        allowUnsigned?: boolean;
-      }) => {
-        const config = configFrom(
-          globals(),
-          o.database === undefined ? {} : { "clickhouse.database": o.database },
-          { needsApi: false },
-        );
-        const trusted = trustedKey(config, o.publicKey);
-        const w = await openWarehouse(config);
-        try {
-          await migrate(w, { retention: retentionSettings(config) });
-          const r = await restoreArchive(w, {
-            month: o.month,
-            root: o.from,
-            trusted: trusted?.key,
-            allowUnsigned: o.allowUnsigned === true,
-          });
-          for (const note of r.notes)
-            process.stderr.write(`warning: ${note}\n`);
-          process.stdout.write(
-            `${o.month} restored into ${w.database}: ${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows\n`,
-          );
-        } finally {
-          await w.close();
-        }
-      },
+    .action((o: RestoreFlags) => runRestore(globals(), o));
+}
+
+/** `archive export`: reads only, through the service's read access while it runs. */
+async function runExport(
+  globals: GlobalOptions,
+  o: { month: string; to: string },
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  await withWarehouse(config, "read", async (w) => {
+    // The running service has migrated its database; its read access cannot write.
+    if (w.service === undefined)
+      await migrate(w, { retention: retentionSettings(config) });
+    const r = await exportArchive(w, {
+      month: o.month,
+      root: o.to,
+      signingKeyFile: config.evidence.signingKeyFile,
+      groupReadable: config.files.groupReadable,
+      settleMs: archiveSettleMs(config),
+    });
+    for (const t of r.tables)
+      process.stdout.write(
+        `  ${t.table}: ${t.rows} rows${t.file ? ` → ${t.file}` : ""}\n`,
+      );
+    const perS = r.ms > 0 ? Math.round((r.rows * 1000) / r.ms) : r.rows;
+    process.stdout.write(
+      `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
+        `chain head (keep it in write-once storage): ${r.head}\n`,
     );
+  });
+}
+
+/** `archive verify`: the files alone, read by an engine of its own. */
+async function runVerify(
+  globals: GlobalOptions,
+  dir: string,
+  o: VerifyFlags,
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const trusted = trustedKey(config, o.publicKey);
+  const engine = await openScratchEngine();
+  try {
+    const r = await verifyArchive(dir, engine, {
+      publicKey: trusted?.key,
+      expectHead: o.expectHead,
+    });
+    const unchecked = r.unchecked.map((u) => `not checked: ${u}\n`);
+    if (r.problems.length > 0)
+      throw new FatalError(
+        "ARCHIVE_INVALID",
+        `the archive in ${dir} does not verify:\n  ${r.problems.join("\n  ")}${unchecked.length > 0 ? `\n${unchecked.join("").trimEnd()}` : ""}`,
+        {
+          hint: "restore the listed months from an intact copy; never edit an archive in place",
+        },
+      );
+    const months = r.months.length;
+    const signatures =
+      trusted === undefined
+        ? `${r.signed} of ${months} signed, not checked`
+        : `${r.signaturesVerified} of ${months} verified by ${trusted.source}`;
+    process.stdout.write(
+      `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}): files, chain, ${r.rowsChecked} rows read back\n` +
+        `signatures: ${signatures}\n` +
+        `chain head: ${String(r.head)}${o.expectHead === undefined ? "" : " (the expected head)"}\n` +
+        unchecked.join(""),
+    );
+  } finally {
+    engine.close();
+  }
+}
+
+/** `archive restore`: checked as verify checks it, then loaded into the (migrated) database. */
+async function runRestore(
+  globals: GlobalOptions,
+  o: RestoreFlags,
+): Promise<void> {
+  const config = configFrom(
+    globals,
+    o.database === undefined ? {} : { "clickhouse.database": o.database },
+    { needsApi: false },
+  );
+  const trusted = trustedKey(config, o.publicKey);
+  await withWarehouse(config, "write", async (w) => {
+    const r = await restoreArchive(w, {
+      month: o.month,
+      root: o.from,
+      trusted: trusted?.key,
+      allowUnsigned: o.allowUnsigned === true,
+    });
+    for (const note of r.notes) process.stderr.write(`warning: ${note}\n`);
+    process.stdout.write(
+      `${o.month} restored into ${w.database}: ${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows\n`,
+    );
+  });
 }

@@ -1,7 +1,6 @@
 // `sessionhouse hold add|list|release`: legal holds. A hold names a person, a resource or a
 // session (and its children); the sessions it names are never deleted by the retention while it
 // is active. Every change is logged (legal_hold_events) and shown by `status`.
-import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
@@ -13,13 +12,11 @@ import {
   isActive,
   type LegalHold,
   listHolds,
-  migrate,
-  openWarehouse,
   releaseHold,
-  retentionSettings,
   Tables,
-  type Warehouse,
 } from "../../warehouse/index.js";
+import { withWarehouse } from "../command-warehouse.js";
+import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -118,10 +115,9 @@ async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
     throw new UsageError("--until is not in the future", {
       hint: "give a later end, or leave --until out to hold until released",
     });
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const h = await addHold(
       w,
       { ...what, reason, createdBy: by, untilMs },
@@ -189,10 +185,9 @@ async function runRelease(
 ): Promise<void> {
   const nowMs = Date.now();
   const reason = nonEmpty(o.reason);
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const holds = await listHolds(w);
     const h = holds.find((x) => x.holdId === id.trim());
     if (!h || h.releasedAt !== null)
@@ -210,25 +205,4 @@ async function runRelease(
       `${h.holdId} released by ${by}; ${rows} stored session row(s) no longer held (normal retention resumes for them)\n`,
     );
   });
-}
-
-async function withWarehouse(
-  config: ReturnType<typeof configFrom>,
-  access: "read" | "write",
-  fn: (w: Warehouse) => Promise<void>,
-): Promise<void> {
-  const w = await openWarehouse(config, { access });
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? "unknown";
-  }
 }

@@ -22,7 +22,7 @@ import { previousPeriod, reportDirName } from "../../reports/period.js";
 import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
-import { openWarehouse } from "../../warehouse/index.js";
+import { withWarehouse } from "../command-warehouse.js";
 import {
   configFrom,
   READS_THROUGH_SERVICE,
@@ -57,7 +57,7 @@ export function registerReportCommand(
     .description(
       "compliance reports: a directory with report.html, report.pdf, CSVs, report.json and a signed manifest",
     );
-  for (const kind of REPORT_KINDS) {
+  for (const kind of REPORT_KINDS)
     report
       .command(kind)
       .description(KIND_HELP[kind])
@@ -83,25 +83,7 @@ export function registerReportCommand(
         `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
       )
       .addHelpText("after", READS_THROUGH_SERVICE)
-      .action(async (o: ReportOptions) => {
-        const config = configFrom(globals(), {}, { needsApi: false });
-        const nowMs = Date.now();
-        const fallback = previousPeriod("previous-month", nowMs);
-        const fromMs = o.from
-          ? parseInstant(o.from, "--from", nowMs)
-          : fallback.fromMs;
-        const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
-        const written = await produceReport(config, {
-          kind,
-          fromMs,
-          toMs,
-          out: o.out ?? join("reports", reportDirName(kind, fromMs, toMs)),
-          formats: parseFormats(o.format),
-          filters: parseFilters(o.filter ?? ""),
-        });
-        printWritten(written);
-      });
-  }
+      .action((o: ReportOptions) => runReport(globals(), kind, o));
   report
     .command("verify")
     .description(
@@ -112,25 +94,52 @@ export function registerReportCommand(
       "--public-key <file>",
       "Ed25519 public key (PEM) the manifest must be signed by",
     )
-    .action((dir: string, o: { publicKey?: string }) => {
-      const check = verifyEvidence(dir, { publicKeyFile: o.publicKey });
-      if (check.problems.length > 0)
-        throw new FatalError(
-          "EVIDENCE_INVALID",
-          `${dir} does not match its manifest:\n${check.problems.map((p) => `  - ${p}`).join("\n")}`,
-          {
-            hint: "the directory was changed after it was produced, or signed by another key: do not rely on it",
-          },
-        );
-      const sig = check.manifest.signature;
-      process.stdout.write(
-        `OK: ${check.manifest.files.length} files match manifest.json (SHA-256 ${check.manifestSha256}); ${
-          sig
-            ? `signed by Ed25519 key ${sig.publicKeyFingerprint}${o.publicKey ? " (the given public key)" : ""}`
-            : "not signed"
-        }\n`,
-      );
-    });
+    .action(runVerify);
+}
+
+/** `report <kind>`: the period defaults to the previous month. */
+async function runReport(
+  globals: GlobalOptions,
+  kind: ReportKind,
+  o: ReportOptions,
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const nowMs = Date.now();
+  const fallback = previousPeriod("previous-month", nowMs);
+  const fromMs = o.from
+    ? parseInstant(o.from, "--from", nowMs)
+    : fallback.fromMs;
+  const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
+  const written = await produceReport(config, {
+    kind,
+    fromMs,
+    toMs,
+    out: o.out ?? join("reports", reportDirName(kind, fromMs, toMs)),
+    formats: parseFormats(o.format),
+    filters: parseFilters(o.filter ?? ""),
+  });
+  printWritten(written);
+}
+
+/** `report verify DIR`: every file against the manifest, and its signature. */
+function runVerify(dir: string, o: { publicKey?: string }): void {
+  const check = verifyEvidence(dir, { publicKeyFile: o.publicKey });
+  if (check.problems.length > 0)
+    throw new FatalError(
+      "EVIDENCE_INVALID",
+      `${dir} does not match its manifest:\n${check.problems.map((p) => `  - ${p}`).join("\n")}`,
+      {
+        hint: "the directory was changed after it was produced, or signed by another key: do not rely on it",
+      },
+    );
+  const sig = check.manifest.signature;
+  process.stdout.write(
+    `OK: ${check.manifest.files.length} files match manifest.json (SHA-256 ${check.manifestSha256}); ${
+      sig
+        ? `signed by Ed25519 key ${sig.publicKeyFingerprint}${o.publicKey ? " (the given public key)" : ""}`
+        : "not signed"
+    }\n`,
+  );
 }
 
 /** Builds a report from the warehouse (read access) and writes its directory. */
@@ -139,12 +148,7 @@ export async function produceReport(
   o: ProduceOptions,
 ): Promise<WrittenReport> {
   checkPeriod(o);
-  const w = await openWarehouse(config, { access: "read" });
-  try {
-    return await reportFrom(w, config, o);
-  } finally {
-    await w.close();
-  }
+  return withWarehouse(config, "read", (w) => reportFrom(w, config, o));
 }
 
 export function parseFormats(list: string): ReportFormat[] {

@@ -2,9 +2,7 @@
 // are not stored yet, and what an operator does about one that keeps failing. `list` reads only;
 // `skip` records who let the checkpoint pass a window and why; `forget` drops every row of an
 // aggregation job so that it starts again.
-import { userInfo } from "node:os";
 import type { Command } from "commander";
-import type { Config } from "../../config/index.js";
 import { describe } from "../../sources/session-pages.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
@@ -12,15 +10,14 @@ import {
   forgetJob,
   hasWindowTables,
   listWindows,
-  migrate,
-  openWarehouse,
-  retentionSettings,
   type Warehouse,
   WINDOW_STATES,
   type WindowRecord,
   type WindowState,
   writeWindows,
 } from "../../warehouse/index.js";
+import { withWarehouse } from "../command-warehouse.js";
+import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
   configFrom,
@@ -149,10 +146,9 @@ async function runSkip(
     throw new UsageError("--reason must not be empty", {
       hint: "say why the window can be left without data",
     });
-  const by = o.by?.trim() || osUser();
+  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const target = await waitingWindow(w, job, startMs);
     await writeWindows(
       w,
@@ -215,7 +211,6 @@ async function runForget(
     );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    await migrate(w, { retention: retentionSettings(config) });
     const stream = aggregationName({ name: job });
     await forgetJob(w, job, {
       stream,
@@ -227,31 +222,9 @@ async function runForget(
   });
 }
 
-/** `access` "read" goes through a running service that holds the embedded data directory. */
-async function withWarehouse(
-  config: Config,
-  access: "read" | "write",
-  fn: (w: Warehouse) => Promise<void>,
-): Promise<void> {
-  const w = await openWarehouse(config, { access });
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
-}
-
 /** An aggregation job's name; its run name (`aggregations.NAME`) is taken as well. */
 function jobName(job: string): string {
   return job.replace(/^aggregations\./, "");
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? "unknown";
-  }
 }
 
 function windowJson(r: WindowRecord) {

@@ -6,26 +6,44 @@ import { aggregationName } from "../../pipeline/names.js";
 import {
   accessQueries,
   policyHitQueries,
-  type ReportQuery,
   rollupQueries,
+  sessionNeeds,
   text,
+  type Row,
 } from "../../warehouse/index.js";
-import { columns, table, type Notice } from "../model.js";
-import { personNotice, type KindContext, type KindResult } from "./context.js";
-import { inactiveAccountsTable } from "./accounts.js";
+import type { Notice } from "../model.js";
+import { defineKind, rowsOf, type TableRead } from "../spec.js";
+import { INACTIVE_ACCOUNTS } from "./accounts.js";
+import { personNotice, type KindContext } from "./context.js";
 
-export async function accessReview(ctx: KindContext): Promise<KindResult> {
-  const { reader, params } = ctx;
-  const q = accessQueries(ctx.source);
-  const rollups = rollupQueries();
-  const missing = reader.missing(q.perPerson.needs);
-  const totals = (await reader.rows(q.totals, params))?.[0] ?? {};
-  const perPerson = table(
+/** The period's totals, read first. */
+interface Facts {
+  totals: Row;
+}
+
+const queries = (ctx: KindContext) => accessQueries(ctx.source);
+
+/** What a table of sessions names as not exported: the sessions' tables (never the rollups). */
+const sessionsMissing = (ctx: KindContext) =>
+  ctx.reader.missing(sessionNeeds(ctx.source));
+
+export const accessReview = defineKind<Facts>({
+  title: "Access review",
+  facts: async (ctx) => ({
+    totals: (await ctx.reader.rows(queries(ctx).totals, ctx.params))?.[0] ?? {},
+  }),
+  sections: [
+    { id: "people", title: "People and their access" },
+    { id: "systems", title: "Systems reached" },
+    { id: "changes", title: "Changes and unused access" },
+  ],
+  tables: [
     {
       id: "access-per-person",
+      section: "people",
       title: "Access per person",
       note: "Every person with at least one session starting in the period: the accounts they used, how many systems and sessions, first and last access, sessions on production resources (environment prod…) and as a privileged native user (root, admin, postgres, sa, dba, …), and the data labels their sessions returned (known with the control-plane streams).",
-      columns: columns(
+      columns: [
         "person",
         "name",
         "via",
@@ -37,18 +55,17 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
         "production_sessions:number",
         "privileged_sessions:number",
         "data_labels",
-      ),
+      ],
       chart: { label: "person", value: "sessions" },
+      rows: (ctx) => queries(ctx).perPerson,
+      notExported: sessionsMissing,
     },
-    await reader.rows(q.perPerson, params),
-    missing,
-  );
-  const perSystem = table(
     {
       id: "access-per-person-system",
+      section: "systems",
       title: "Systems reached per person",
       note: "Each person and system with sessions in the period, the resource's environment (from the logs) and the native users the sessions ran as.",
-      columns: columns(
+      columns: [
         "person",
         "system",
         "technology",
@@ -57,27 +74,26 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
         "first_access",
         "last_access",
         "native_users",
-      ),
+      ],
+      rows: (ctx) => queries(ctx).perPersonSystem,
+      notExported: sessionsMissing,
     },
-    await reader.rows(q.perPersonSystem, params),
-    missing,
-  );
-  const newAccess = table(
     {
       id: "access-new",
+      section: "changes",
       title: "New access since the previous period",
-      note: `Person and system pairs with a session in the period and none in the period of the same length before it (from ${params.previousFrom ?? ""} UTC).`,
-      columns: columns("person", "system", "first_access", "sessions:number"),
+      note: (ctx) =>
+        `Person and system pairs with a session in the period and none in the period of the same length before it (from ${ctx.params.previousFrom ?? ""} UTC).`,
+      columns: ["person", "system", "first_access", "sessions:number"],
+      rows: (ctx) => queries(ctx).newAccess,
+      notExported: sessionsMissing,
     },
-    await reader.rows(q.newAccess, params),
-    missing,
-  );
-  const privileged = table(
     {
       id: "access-privileged-production",
+      section: "systems",
       title: "Privileged or production access",
       note: "Sessions as a privileged native user, or on a resource whose environment starts with prod, by person, system and native user.",
-      columns: columns(
+      columns: [
         "person",
         "system",
         "environment",
@@ -86,93 +102,78 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
         "production:bool",
         "sessions:number",
         "last_access",
-      ),
+      ],
+      rows: (ctx) => queries(ctx).privileged,
+      notExported: sessionsMissing,
     },
-    await reader.rows(q.privileged, params),
-    missing,
-  );
-  const perDay = table(
     {
       id: "access-per-day",
+      section: "people",
       title: "Sessions per day",
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
-      columns: columns("day", "sessions:number", "people:number"),
+      columns: ["day", "sessions:number", "people:number"],
       chart: { label: "day", value: "sessions" },
+      // Only the sessions per day can come from the daily rollups (the person as the user key).
+      rows: (ctx) =>
+        ctx.source === "plain"
+          ? rollupQueries().sessionsPerDay
+          : queries(ctx).sessionsPerDay,
+      notExported: sessionsMissing,
     },
-    await reader.rows(
-      ctx.source === "plain" ? rollups.sessionsPerDay : q.sessionsPerDay,
-      params,
-    ),
-    missing,
-  );
-  const inactive = await inactiveAccountsTable(ctx);
-  const policyJob = text(
-    (await reader.rows(policyHitQueries.job, params))?.[0]?.job,
-  );
-  const policyHits = table(
+    { ...INACTIVE_ACCOUNTS, section: "changes" },
     {
       id: "access-policy-hits",
+      section: "systems",
       title: "Policy hits per person",
-      note: `Log events a policy acted on, by person (user.email) and policy, from the aggregation job ${policyJob || "grouping logs by user.email and policy.name (none is configured)"}.`,
-      columns: columns(
-        "person",
-        "policy",
-        "hits:number",
-        "first_hit",
-        "last_hit",
-      ),
+      columns: ["person", "policy", "hits:number", "first_hit", "last_hit"],
+      rows: { read: policyHits },
     },
-    policyJob === ""
-      ? undefined
-      : await reader.rows(policyHitQueries.perPerson, params),
-    ["an aggregation job grouping logs by user.email and policy.name"],
-  );
-  const envJob = ctx.config.aggregations.jobs.find(
-    (j) => j.name === "resource_environments" && j.enabled,
-  );
-  return {
-    title: "Access review",
-    summary: [
-      { label: "People", value: Number(totals.people ?? 0) },
-      { label: "Sessions", value: Number(totals.sessions ?? 0) },
-      { label: "Systems", value: Number(totals.systems ?? 0) },
+  ],
+  summary: (t, { totals }) => {
+    const n = (key: string) => Number(totals[key] ?? 0);
+    return [
+      { label: "People", value: n("people") },
+      { label: "Sessions", value: n("sessions") },
+      { label: "Systems", value: n("systems") },
+      { label: "Production sessions", value: n("production_sessions") },
+      { label: "Privileged sessions", value: n("privileged_sessions") },
       {
-        label: "Production sessions",
-        value: Number(totals.production_sessions ?? 0),
+        label: "New person-system pairs",
+        value: rowsOf(t, "access-new").length,
       },
-      {
-        label: "Privileged sessions",
-        value: Number(totals.privileged_sessions ?? 0),
-      },
-      { label: "New person-system pairs", value: newAccess.rows.length },
-    ],
-    sections: [
-      {
-        id: "people",
-        title: "People and their access",
-        tables: [perPerson, perDay],
-      },
-      {
-        id: "systems",
-        title: "Systems reached",
-        tables: [perSystem, privileged, policyHits],
-      },
-      {
-        id: "changes",
-        title: "Changes and unused access",
-        tables: [newAccess, inactive],
-      },
-    ],
-    notices: [
-      ...personNotice(ctx.source),
-      ...(await sourceNotice(ctx, rollups.rolledUpDays)),
-    ],
-    streams: [
+    ];
+  },
+  notices: async (_t, _f, ctx) => [
+    ...personNotice(ctx.source),
+    ...(await sourceNotice(ctx)),
+  ],
+  streams: (_t, _f, ctx) => {
+    const envJob = ctx.config.aggregations.jobs.find(
+      (j) => j.name === "resource_environments" && j.enabled,
+    );
+    return [
       "sessions",
       ...(envJob ? [aggregationName(envJob)] : []),
       // The person behind machine and native users, and the accounts without activity.
       ...(ctx.source === "enriched" ? ["users", "identity_links"] : []),
+    ];
+  },
+});
+
+/** Policy hits per person, from the aggregation job that groups logs by person and policy. */
+async function policyHits(ctx: KindContext): Promise<TableRead> {
+  const job = text(
+    (await ctx.reader.rows(policyHitQueries.job, ctx.params))?.[0]?.job,
+  );
+  return {
+    rows:
+      job === ""
+        ? undefined
+        : await ctx.reader.rows(policyHitQueries.perPerson, ctx.params),
+    notExported: [
+      "an aggregation job grouping logs by user.email and policy.name",
     ],
+    note: `Log events a policy acted on, by person (user.email) and policy, from the aggregation job ${job || "grouping logs by user.email and policy.name (none is configured)"}.`,
   };
 }
 
@@ -180,10 +181,8 @@ export async function accessReview(ctx: KindContext): Promise<KindResult> {
  * Which source answered what, when the period is long enough for the rollups to answer some of
  * it: only the sessions per day can come from them (with the person as the user key).
  */
-async function sourceNotice(
-  ctx: KindContext,
-  rolledUpDays: ReportQuery,
-): Promise<Notice[]> {
+async function sourceNotice(ctx: KindContext): Promise<Notice[]> {
+  const { rolledUpDays } = rollupQueries();
   const row = (await ctx.reader.rows(rolledUpDays, ctx.params))?.[0];
   const days = Number(row?.days ?? 0);
   if (days === 0) return [];

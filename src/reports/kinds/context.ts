@@ -1,6 +1,7 @@
 // What a kind of report gets to build itself, and what it gives back.
 import type { Config } from "../../config/index.js";
 import type { ReportReader, SessionSource } from "../../warehouse/index.js";
+import type { CoverageRead } from "../coverage.js";
 import type { Figure, Notice, ReportSection } from "../model.js";
 
 export interface KindContext {
@@ -10,6 +11,8 @@ export interface KindContext {
   config: Config;
   /** Where the person behind a session comes from. */
   source: SessionSource;
+  /** What the record covers over the period, read before any kind's tables. */
+  coverage: CoverageRead;
 }
 
 export interface KindResult {

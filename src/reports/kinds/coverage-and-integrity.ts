@@ -2,23 +2,39 @@
 // or skipped (who and why), dead letters, runs, gaps, retention, oldest and newest record, rows
 // per month. Its first page, like every report's, says what of the period is not covered.
 import { aggregationName } from "../../pipeline/names.js";
-import { coverageQueries } from "../../warehouse/index.js";
-import type { CoverageRead } from "../coverage.js";
-import { columns, table } from "../model.js";
-import type { KindContext, KindResult } from "./context.js";
+import { coverageQueries as q } from "../../warehouse/index.js";
+import { COVERAGE_TABLES } from "../coverage.js";
+import { defineKind } from "../spec.js";
+import type { KindContext } from "./context.js";
 
-export async function coverageAndIntegrity(
-  ctx: KindContext,
-  cov: CoverageRead,
-): Promise<KindResult> {
-  const { reader, params } = ctx;
-  const q = coverageQueries;
-  const runs = table(
+/** The streams the record is made of: sessions and every enabled aggregation job. */
+function recordStreams(ctx: KindContext): string[] {
+  return [
+    "sessions",
+    ...ctx.config.aggregations.jobs
+      .filter((j) => j.enabled)
+      .map((j) => aggregationName(j)),
+  ];
+}
+
+export const coverageAndIntegrity = defineKind<null>({
+  title: "Coverage and integrity",
+  facts: () => Promise.resolve(null),
+  sections: [
+    { id: "streams", title: "Streams and checkpoints" },
+    { id: "integrity", title: "What could not be stored" },
+    { id: "record", title: "The record" },
+  ],
+  tables: [
+    { ...COVERAGE_TABLES.checkpoints, section: "streams" },
+    { ...COVERAGE_TABLES.windows, section: "integrity" },
+    { ...COVERAGE_TABLES.deadLetters, section: "integrity" },
     {
       id: "coverage-runs",
+      section: "integrity",
       title: "Runs in the period",
       note: "Runs of each job started in the period: succeeded, failed, abandoned (found running with its process gone: killed or crashed), other (running or aborted), rows inserted and dead letters.",
-      columns: columns(
+      columns: [
         "job",
         "succeeded:number",
         "failed:number",
@@ -26,111 +42,98 @@ export async function coverageAndIntegrity(
         "other:number",
         "rows_inserted:number",
         "dead_letters:number",
-      ),
+      ],
+      rows: q.runs,
     },
-    await reader.rows(q.runs, params),
-    reader.missing(q.runs.needs),
-  );
-  const failed = table(
     {
       id: "coverage-failed-runs",
+      section: "integrity",
       title: "Failed and abandoned runs",
       note: "The first 100 failed or abandoned runs of the period with their error (neither moves a checkpoint past what it did not store; an abandoned run's process was gone before it could record its end).",
-      columns: columns("job", "started_at", "run_id", "status", "error"),
+      columns: ["job", "started_at", "run_id", "status", "error"],
+      rows: q.failedRuns,
     },
-    await reader.rows(q.failedRuns, params),
-    reader.missing(q.failedRuns.needs),
-  );
-  const gaps = table(
     {
       id: "coverage-aggregation-gaps",
+      section: "streams",
       title: "Aggregation windows stored in the period",
       note: "Per aggregation job: its window length, the windows the period holds, and the windows stored (fewer stored than held: a gap, or the checkpoint has not reached the period's end).",
-      columns: columns(
+      columns: [
         "job",
         "window_s:number",
         "windows_in_period:number",
         "windows_stored:number",
-      ),
+      ],
+      rows: q.aggregationGaps,
     },
-    await reader.rows(q.aggregationGaps, params),
-    reader.missing(q.aggregationGaps.needs),
-  );
-  const emptyDays = table(
     {
       id: "coverage-days-without-sessions",
+      section: "streams",
       title: "Days of the period without any session",
       note: "A day without a session stored is a gap to explain (a quiet day, or data not exported).",
-      columns: columns("day"),
+      columns: ["day"],
+      rows: q.daysWithoutSessions,
     },
-    await reader.rows(q.daysWithoutSessions, params),
-    reader.missing(q.daysWithoutSessions.needs),
-  );
-  const perMonth = table(
     {
       id: "coverage-sessions-per-month",
+      section: "record",
       title: "Sessions per month (whole record)",
       note: "Sessions stored per month of their start, with the people (user keys) and resources.",
-      columns: columns(
+      columns: [
         "month",
         "sessions:number",
         "people:number",
         "resources:number",
-      ),
+      ],
       chart: { label: "month", value: "sessions" },
+      rows: q.sessionsPerMonth,
     },
-    await reader.rows(q.sessionsPerMonth, params),
-    reader.missing(q.sessionsPerMonth.needs),
-  );
-  const aggPerMonth = table(
     {
       id: "coverage-aggregation-windows-per-month",
+      section: "record",
       title: "Aggregation windows per month (whole record)",
       note: "Windows stored per job and month, the log events they count, and those kept after a re-fetch reported fewer (shrunk).",
-      columns: columns(
+      columns: [
         "month",
         "job",
         "windows:number",
         "log_events:number",
         "shrunk:number",
-      ),
+      ],
+      rows: q.aggregationsPerMonth,
     },
-    await reader.rows(q.aggregationsPerMonth, params),
-    reader.missing(q.aggregationsPerMonth.needs),
-  );
-  const retention = table(
     {
       id: "coverage-retention",
+      section: "record",
       title: "Retention",
-      note: `The TTL each table holds (empty: kept forever). The configured session retention is ${ctx.config.clickhouse.retentionDays === 0 ? "none (kept forever)" : `${ctx.config.clickhouse.retentionDays} days`}.`,
-      columns: columns("table", "engine", "ttl"),
+      note: (ctx) => {
+        const days = ctx.config.clickhouse.retentionDays;
+        return `The TTL each table holds (empty: kept forever). The configured session retention is ${days === 0 ? "none (kept forever)" : `${days} days`}.`;
+      },
+      columns: ["table", "engine", "ttl"],
+      rows: q.retention,
     },
-    await reader.rows(q.retention, params),
-    [],
-  );
-  const settings = table(
     {
       id: "coverage-retention-settings",
+      section: "record",
       title: "Retention settings applied",
       note: "The TTL the exporter last gave each table from its retention settings: days on the hot volume, the cold volume, days kept (0 = forever), and when it was applied.",
-      columns: columns(
+      columns: [
         "table",
         "ttl",
         "hot_days:number",
         "cold_volume",
         "retention_days:number",
         "applied",
-      ),
+      ],
+      rows: q.retentionSettings,
     },
-    await reader.rows(q.retentionSettings, params),
-    reader.missing(q.retentionSettings.needs),
-  );
-  const holds = table(
     {
       id: "coverage-legal-holds",
+      section: "record",
       title: "Legal holds in force during the period",
       note: "Holds whose sessions the retention does not delete (by user, resource or session), in force at some time of the period.",
-      columns: columns(
+      columns: [
         "hold_id",
         "scope",
         "value",
@@ -140,21 +143,13 @@ export async function coverageAndIntegrity(
         "until",
         "released",
         "released_by",
-      ),
+      ],
+      rows: q.legalHolds,
     },
-    await reader.rows(q.legalHolds, params),
-    reader.missing(q.legalHolds.needs),
-  );
-  const streams = [
-    "sessions",
-    ...ctx.config.aggregations.jobs
-      .filter((j) => j.enabled)
-      .map((j) => aggregationName(j)),
-  ];
-  const c = cov.forStreams(streams).coverage;
-  return {
-    title: "Coverage and integrity",
-    summary: [
+  ],
+  summary: (_t, _f, ctx) => {
+    const c = ctx.coverage.forStreams(recordStreams(ctx)).coverage;
+    return [
       {
         label: "Streams complete over the period",
         value: `${c.streams.filter((s) => s.complete).length} of ${c.streams.length}`,
@@ -164,25 +159,8 @@ export async function coverageAndIntegrity(
       { label: "Dead letters", value: c.deadLetters },
       { label: "Oldest session", value: c.oldestSession ?? "none" },
       { label: "Newest session", value: c.newestSession ?? "none" },
-    ],
-    sections: [
-      {
-        id: "streams",
-        title: "Streams and checkpoints",
-        tables: [cov.tables.checkpoints, gaps, emptyDays],
-      },
-      {
-        id: "integrity",
-        title: "What could not be stored",
-        tables: [cov.tables.windows, cov.tables.deadLetters, runs, failed],
-      },
-      {
-        id: "record",
-        title: "The record",
-        tables: [perMonth, aggPerMonth, retention, settings, holds],
-      },
-    ],
-    notices: [],
-    streams,
-  };
-}
+    ];
+  },
+  notices: () => Promise.resolve([]),
+  streams: (_t, _f, ctx) => recordStreams(ctx),
+});

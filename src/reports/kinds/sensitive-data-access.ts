@@ -2,145 +2,140 @@
 // person, with the top query fingerprints and normalized queries.
 import { aggregationName } from "../../pipeline/names.js";
 import { sensitiveQueries, text } from "../../warehouse/index.js";
-import { columns, table } from "../model.js";
-import { personNotice, type KindContext, type KindResult } from "./context.js";
+import { defineKind, rowsOf } from "../spec.js";
+import { personNotice, type KindContext } from "./context.js";
 
-export async function sensitiveDataAccess(
-  ctx: KindContext,
-): Promise<KindResult> {
-  const { reader, params } = ctx;
-  const q = sensitiveQueries(ctx.source);
-  const job = text((await reader.rows(q.labelJob, params))?.[0]?.job);
-  const notices = personNotice(ctx.source);
-  if (job === "")
-    notices.push({
-      level: "warning",
-      text: "No aggregation job groups logs by response.returned_columns.data_label then resource.name (the default data_labels_by_resource): labelled data returned is not exported.",
-    });
-  const byLabel = table(
+/** The aggregation job the labelled data comes from ("" when none is configured). */
+interface Facts {
+  job: string;
+}
+
+const queries = (ctx: KindContext) => sensitiveQueries(ctx.source);
+
+export const sensitiveDataAccess = defineKind<Facts>({
+  title: "Sensitive data access",
+  facts: async (ctx) => ({
+    job: text(
+      (await ctx.reader.rows(queries(ctx).labelJob, ctx.params))?.[0]?.job,
+    ),
+  }),
+  sections: [
+    { id: "labels", title: "Labelled data returned" },
+    { id: "people", title: "People" },
+    { id: "queries", title: "Queries" },
+  ],
+  tables: [
     {
       id: "sensitive-by-label",
+      section: "labels",
       title: "Labelled data returned, by label",
-      note: `Log events whose response returned columns with the label, from the aggregation job ${job || "(none)"}: events, resources, first and last hour seen.`,
-      columns: columns(
+      note: (_ctx, { job }) =>
+        `Log events whose response returned columns with the label, from the aggregation job ${job || "(none)"}: events, resources, first and last hour seen.`,
+      columns: [
         "label",
         "events:number",
         "resources:number",
         "first_seen",
         "last_seen",
-      ),
+      ],
       chart: { label: "label", value: "events" },
+      rows: (ctx) => queries(ctx).byLabel,
     },
-    await reader.rows(q.byLabel, params),
-    reader.missing(q.byLabel.needs),
-  );
-  const byResource = table(
     {
       id: "sensitive-by-label-resource",
+      section: "labels",
       title: "Labelled data returned, by label and resource",
       note: "The same events by the resource that returned them.",
-      columns: columns(
+      columns: [
         "label",
         "resource",
         "events:number",
         "first_seen",
         "last_seen",
-      ),
+      ],
+      rows: (ctx) => queries(ctx).byLabelResource,
     },
-    await reader.rows(q.byLabelResource, params),
-    reader.missing(q.byLabelResource.needs),
-  );
-  const byPersonLabel =
-    ctx.source === "enriched"
-      ? table(
-          {
-            id: "sensitive-by-person-label",
-            title: "People and the data labels of the resources they reached",
-            note: "Sessions of each person on resources whose columns carry the label (the control plane's inventory), with the human behind machine and native users.",
-            columns: columns(
-              "person",
-              "label",
-              "sessions:number",
-              "resources:number",
-              "last_access",
-            ),
-          },
-          await reader.rows(q.byPersonLabels, params),
-          reader.missing(q.byPersonLabels.needs),
-        )
-      : undefined;
-  const byPersonResource = table(
+    {
+      id: "sensitive-by-person-label",
+      section: "people",
+      title: "People and the data labels of the resources they reached",
+      note: "Sessions of each person on resources whose columns carry the label (the control plane's inventory), with the human behind machine and native users.",
+      columns: [
+        "person",
+        "label",
+        "sessions:number",
+        "resources:number",
+        "last_access",
+      ],
+      rows: (ctx) => queries(ctx).byPersonLabels,
+      when: (ctx) => ctx.source === "enriched",
+    },
     {
       id: "sensitive-people-on-labelled-resources",
+      section: "people",
       title: "People with sessions on resources that returned labelled data",
       note: "Each person's sessions in the period on a resource that returned labelled data in the period, with the labels it returned. The logs are aggregated by resource, not by person: a session here reached such a resource, it did not necessarily return the labelled columns itself.",
-      columns: columns(
+      columns: [
         "person",
         "resource",
         "labels",
         "sessions:number",
         "last_access",
-      ),
+      ],
+      rows: (ctx) => queries(ctx).byPersonResources,
     },
-    await reader.rows(q.byPersonResources, params),
-    reader.missing(q.byPersonResources.needs),
-  );
-  const fingerprints = table(
     {
       id: "sensitive-top-fingerprints",
+      section: "queries",
       title: "Top query fingerprints returning labelled data",
       note: "The fingerprints in the top-value lists of the labelled-data job, summed over its windows starting in the period (a window lists its top values only).",
-      columns: columns(
-        "fingerprint",
-        "queries:number",
-        "windows_in_top:number",
-      ),
+      columns: ["fingerprint", "queries:number", "windows_in_top:number"],
       chart: { label: "fingerprint", value: "queries" },
+      rows: (ctx) => queries(ctx).topFingerprints,
     },
-    await reader.rows(q.topFingerprints, params),
-    reader.missing(q.topFingerprints.needs),
-  );
-  const normalized = table(
     {
       id: "sensitive-top-normalized-queries",
+      section: "queries",
       title: "Top normalized queries returning labelled data",
       note: "The same top-value lists, by normalized query text.",
-      columns: columns("normalized_query", "queries:number"),
+      columns: ["normalized_query", "queries:number"],
+      rows: (ctx) => queries(ctx).topNormalized,
     },
-    await reader.rows(q.topNormalized, params),
-    reader.missing(q.topNormalized.needs),
-  );
-  const events = byLabel.rows.reduce((n, r) => n + Number(r.events), 0);
-  return {
-    title: "Sensitive data access",
-    summary: [
-      { label: "Labelled events", value: events },
-      { label: "Labels", value: byLabel.rows.length },
+  ],
+  summary: (t) => {
+    const byLabel = rowsOf(t, "sensitive-by-label");
+    const distinct = (id: string, key: string) =>
+      new Set(rowsOf(t, id).map((r) => r[key])).size;
+    return [
+      {
+        label: "Labelled events",
+        value: byLabel.reduce((n, r) => n + Number(r.events), 0),
+      },
+      { label: "Labels", value: byLabel.length },
       {
         label: "Resources",
-        value: new Set(byResource.rows.map((r) => r.resource)).size,
+        value: distinct("sensitive-by-label-resource", "resource"),
       },
       {
         label: "People on those resources",
-        value: new Set(byPersonResource.rows.map((r) => r.person)).size,
+        value: distinct("sensitive-people-on-labelled-resources", "person"),
       },
-    ],
-    sections: [
-      {
-        id: "labels",
-        title: "Labelled data returned",
-        tables: [byLabel, byResource],
-      },
-      {
-        id: "people",
-        title: "People",
-        tables: byPersonLabel
-          ? [byPersonLabel, byPersonResource]
-          : [byPersonResource],
-      },
-      { id: "queries", title: "Queries", tables: [fingerprints, normalized] },
-    ],
-    notices,
-    streams: ["sessions", ...(job ? [aggregationName({ name: job })] : [])],
-  };
-}
+    ];
+  },
+  notices: (_t, { job }, ctx) =>
+    Promise.resolve([
+      ...personNotice(ctx.source),
+      ...(job === ""
+        ? [
+            {
+              level: "warning" as const,
+              text: "No aggregation job groups logs by response.returned_columns.data_label then resource.name (the default data_labels_by_resource): labelled data returned is not exported.",
+            },
+          ]
+        : []),
+    ]),
+  streams: (_t, { job }) => [
+    "sessions",
+    ...(job ? [aggregationName({ name: job })] : []),
+  ],
+});

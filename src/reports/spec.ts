@@ -1,0 +1,155 @@
+// A kind of report as data: its sections and, per table, the query (or, for the few tables that
+// are not one query, a reader), the columns, the chart and the text said when it has no rows.
+// One builder (buildKind) runs the tables in the order listed, which is the order their queries
+// appear in the manifest, and files each table under its section; html.ts, csv.ts and write.ts
+// render what it gives. Adding a table is adding an entry to a kind's `tables`.
+import type { ReportQuery, Row } from "../warehouse/index.js";
+import type { KindContext, KindResult } from "./kinds/context.js";
+import {
+  column,
+  table,
+  type Column,
+  type Figure,
+  type Notice,
+  type ReportTable,
+} from "./model.js";
+
+/** A value a spec computes from the report's context and the facts its kind read first. */
+type From<F, T> = (ctx: KindContext, facts: F) => T;
+
+/** Rows read by code rather than one query: undefined rows are a table not exported. */
+export interface TableRead {
+  rows: readonly Row[] | undefined;
+  /** The streams not exported when rows is undefined. */
+  notExported: readonly string[];
+  /** The note, when it depends on what the reader found. */
+  note?: string;
+}
+
+export interface TableSpec<F> {
+  /** File name of its CSV (without .csv) and its anchor in the HTML. */
+  id: string;
+  /** The id of the kind's section the table is shown in. */
+  section: string;
+  title: string;
+  /** What the rows are and where they come from (absent: the reader says it). */
+  note?: string | From<F, string>;
+  /** `key:kind` (text, number, bool; the label is the key with spaces), or a column with its own label (a unit, say). */
+  columns: readonly (string | Column)[];
+  /** A bar chart in the HTML: the label and value columns. */
+  chart?: { label: string; value: string };
+  /** Rows shown in the HTML and PDF (default HTML_ROW_LIMIT); the CSV and JSON hold them all. */
+  top?: number;
+  /** Said in the HTML when the table has no rows (default: no rows in the period). */
+  empty?: string;
+  /** The rows: one query (the streams it needs not exported: no rows), or a reader. */
+  rows:
+    ReportQuery | From<F, ReportQuery> | { read: From<F, Promise<TableRead>> };
+  /** The streams said not exported when the query's tables are absent (default: its needs). */
+  notExported?: From<F, readonly string[]>;
+  /** Only in the report when this holds. */
+  when?: From<F, boolean>;
+}
+
+/** The tables of a report by id, as built. */
+export type Tables = ReadonlyMap<string, ReportTable>;
+
+export interface KindSpec<F> {
+  title: string;
+  /** Values read before the tables (their queries come first in the manifest). */
+  facts: (ctx: KindContext) => Promise<F>;
+  sections: readonly { id: string; title: string }[];
+  /** In the order they are read; each is shown in its section in this order. */
+  tables: readonly TableSpec<F>[];
+  summary: (t: Tables, facts: F, ctx: KindContext) => Figure[];
+  /** Said on page one; may read more (those queries come after the tables'). */
+  notices: (t: Tables, facts: F, ctx: KindContext) => Promise<Notice[]>;
+  /** Checkpoint streams the report's data comes from (said on page one when short). */
+  streams: (t: Tables, facts: F, ctx: KindContext) => string[];
+}
+
+/** A kind ready to build (its facts' type is its own business), and the layout of its tables. */
+export interface Kind {
+  sections: readonly { id: string; title: string }[];
+  tables: readonly { id: string; section: string }[];
+  build(ctx: KindContext): Promise<KindResult>;
+}
+
+export function defineKind<F>(spec: KindSpec<F>): Kind {
+  return {
+    sections: spec.sections,
+    tables: spec.tables,
+    build: (ctx) => buildKind(spec, ctx),
+  };
+}
+
+async function buildKind<F>(
+  spec: KindSpec<F>,
+  ctx: KindContext,
+): Promise<KindResult> {
+  const facts = await spec.facts(ctx);
+  const built = new Map<string, ReportTable>();
+  for (const t of spec.tables)
+    if (!t.when || t.when(ctx, facts))
+      built.set(t.id, await buildTable(t, ctx, facts));
+  const sections = spec.sections.map((s) => ({
+    id: s.id,
+    title: s.title,
+    tables: spec.tables.flatMap((t) => {
+      const b = built.get(t.id);
+      return t.section === s.id && b ? [b] : [];
+    }),
+  }));
+  return {
+    title: spec.title,
+    summary: spec.summary(built, facts, ctx),
+    sections,
+    notices: await spec.notices(built, facts, ctx),
+    streams: spec.streams(built, facts, ctx),
+  };
+}
+
+/** One table of a spec, read from the warehouse. */
+async function buildTable<F>(
+  t: TableSpec<F>,
+  ctx: KindContext,
+  facts: F,
+): Promise<ReportTable> {
+  const read = await readRows(t, ctx, facts);
+  const note =
+    read.note ??
+    (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
+  return table(
+    {
+      id: t.id,
+      title: t.title,
+      note,
+      columns: t.columns.map((c) => (typeof c === "string" ? column(c) : c)),
+      ...(t.chart ? { chart: t.chart } : {}),
+      ...(t.top === undefined ? {} : { htmlRows: t.top }),
+      ...(t.empty === undefined ? {} : { empty: t.empty }),
+    },
+    read.rows,
+    read.notExported,
+  );
+}
+
+async function readRows<F>(
+  t: TableSpec<F>,
+  ctx: KindContext,
+  facts: F,
+): Promise<TableRead> {
+  if ("read" in t.rows) return t.rows.read(ctx, facts);
+  const q = typeof t.rows === "function" ? t.rows(ctx, facts) : t.rows;
+  return {
+    rows: await ctx.reader.rows(q, ctx.params),
+    notExported: t.notExported
+      ? t.notExported(ctx, facts)
+      : ctx.reader.missing(q.needs),
+  };
+}
+
+/** The rows of a built table (none when the kind left it out). */
+export function rowsOf(t: Tables, id: string): ReportTable["rows"] {
+  return t.get(id)?.rows ?? [];
+}
