@@ -11,14 +11,14 @@ import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
 import { openWarehouse, type Warehouse } from "../src/warehouse/client.js";
 import { migrate } from "../src/warehouse/migrate.js";
-import { loadDashboards } from "../test/dashboards/dashboards.js";
+import { loadDashboards } from "../test/helpers/dashboards.js";
 import {
   ALL,
   queryInterval,
   renderQuery,
   type TemplateVariable,
   type TimeRange,
-} from "../test/dashboards/grafana-sql.js";
+} from "../test/helpers/grafana-sql.js";
 import { END_MS, generateSessions } from "./dashboards.js";
 
 const DAY = 86_400_000;

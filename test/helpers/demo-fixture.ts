@@ -6,14 +6,8 @@ import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/sessions.js";
 import type { Simulator } from "../../src/simulator/index.js";
 import { quoteIdent, type Warehouse } from "../../src/warehouse/client.js";
-import {
-  API_KEY,
-  NOON,
-  run,
-  runDeps,
-  testSimulator,
-} from "../helpers/simulator.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+import { API_KEY, NOON, run, runDeps, testSimulator } from "./simulator.js";
+import { migratedWarehouse, testConfig } from "./warehouse.js";
 import { ENTITY_STREAMS, SESSIONS_JOB } from "../../src/pipeline/names.js";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
 

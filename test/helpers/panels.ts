@@ -2,9 +2,9 @@
 // targets expanded (grafana-sql.ts) and run against a warehouse. Shared by the query tests.
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { quoteIdent } from "../../src/warehouse/client.js";
-import { NOON } from "../helpers/simulator.js";
+import { NOON } from "./simulator.js";
 import { TEXTBOX_SAMPLES, type Dashboard, type Panel } from "./dashboards.js";
-import { DAY_MS, DEMO_DAYS } from "./fixture.js";
+import { DAY_MS, DEMO_DAYS } from "./demo-fixture.js";
 import {
   ALL,
   queryInterval,

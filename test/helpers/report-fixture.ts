@@ -21,7 +21,7 @@ import {
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
+} from "./simulator.js";
 
 /** The period the tests report on: the 24 hours up to the simulator's noon. */
 export const FROM = NOON - 86_400_000;

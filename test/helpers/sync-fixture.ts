@@ -8,9 +8,9 @@ import {
   storedDeadLetters,
   storedSessions,
   type StoredDeadLetter,
-} from "../helpers/expected.js";
-import { API_KEY, NOON, run, runDeps } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "./expected.js";
+import { API_KEY, NOON, run, runDeps } from "./simulator.js";
+import { migratedWarehouse, select, testConfig } from "./warehouse.js";
 import { scriptedServer, type Recorded } from "./servers.js";
 import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 

@@ -10,22 +10,22 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StatusReport } from "../../src/cli/commands/status.js";
-import { openRuntime } from "../../src/cli/runtime.js";
-import { Metrics } from "../../src/ops/metrics.js";
-import { SESSIONS_JOB } from "../../src/pipeline/names.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { chTime } from "../../src/warehouse/format.js";
-import { processStartToken } from "../../src/util/process.js";
-import { API_KEY, testSimulator } from "../helpers/simulator.js";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import { openRuntime } from "../../../src/cli/runtime.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import { SESSIONS_JOB } from "../../../src/pipeline/names.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { chTime } from "../../../src/warehouse/format.js";
+import { processStartToken } from "../../../src/util/process.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import {
   freshDatabaseName,
   migratedWarehouse,
   select,
   testConfig,
   testDataDir,
-} from "../helpers/warehouse.js";
+} from "../../helpers/warehouse.js";
 import {
   buildCli,
   cleanEnv,
@@ -33,7 +33,7 @@ import {
   runCli,
   startCli,
   type CliPackage,
-} from "../faults/cli.js";
+} from "../../helpers/cli.js";
 
 let sim: Simulator;
 let cli: CliPackage;

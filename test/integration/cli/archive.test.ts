@@ -16,18 +16,18 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import { writeManifest } from "../../src/evidence/manifest.js";
-import { insertRows } from "../../src/warehouse/insert.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import { writeManifest } from "../../../src/evidence/manifest.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
 import {
   buildCli,
   cleanEnv,
   removeCli,
   runCli,
   type CliPackage,
-} from "../faults/cli.js";
-import { sessionRow } from "../helpers/session-row.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+} from "../../helpers/cli.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 
 let cli: CliPackage;
 let tmp: string;

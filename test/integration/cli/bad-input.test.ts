@@ -9,11 +9,11 @@ import { createServer, type Server } from "node:net";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { API_KEY, NOON, testSimulator } from "../helpers/simulator.js";
-import { select, testConfig } from "../helpers/warehouse.js";
+import type { Config } from "../../../src/config/index.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
+import { select, testConfig } from "../../helpers/warehouse.js";
 import {
   buildCli,
   removeCli,
@@ -22,8 +22,8 @@ import {
   runCli,
   type CliPackage,
   type CliResult,
-} from "../faults/cli.js";
-import { scriptedServer, type TestServer } from "../faults/servers.js";
+} from "../../helpers/cli.js";
+import { scriptedServer, type TestServer } from "../../helpers/servers.js";
 
 const HOUR = 3_600_000;
 const FROM = new Date(NOON - 6 * HOUR).toISOString();

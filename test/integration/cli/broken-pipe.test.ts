@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ENTITY_STREAMS, SESSIONS_JOB } from "../../src/pipeline/names.js";
+import { ENTITY_STREAMS, SESSIONS_JOB } from "../../../src/pipeline/names.js";
 import {
   buildCli,
   cleanEnv,
@@ -13,7 +13,7 @@ import {
   runCli,
   startCli,
   type CliPackage,
-} from "../faults/cli.js";
+} from "../../helpers/cli.js";
 
 let cli: CliPackage;
 let dataDir: string;

@@ -6,7 +6,7 @@
 //
 // The embedded engine allows one process per data directory at a time: this process opens the
 // warehouse only while no child is running.
-import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
+import { ENTITY_STREAMS } from "../../../src/pipeline/names.js";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,25 +15,29 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import type { StatusReport } from "../../src/cli/commands/status.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import type { Config } from "../../../src/config/index.js";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   API_KEY,
   expectedSessions,
   testSimulator,
-} from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import {
   parsePrometheusText,
   sampleValue,
   sumSamples,
   type Exposition,
-} from "../ops/prom-text.js";
+} from "../../helpers/prom-text.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const BIN = join(ROOT, "bin", "sessionhouse.js");
 // The daemon takes "now" from the real clock; the simulator's clock stands still at the real
 // now, so the history the test reads is the one the daemon read.

@@ -12,7 +12,7 @@ import {
   removeCli,
   runCli,
   type CliPackage,
-} from "../faults/cli.js";
+} from "../../helpers/cli.js";
 
 let cli: CliPackage;
 let root: string;

@@ -2,16 +2,16 @@
 // why and until when, flags the stored sessions it names, shows in `hold list` and `status`;
 // releasing it records who and why and unflags them; bad input is refused with exit 2.
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { StatusReport } from "../../src/cli/commands/status.js";
-import { main } from "../../src/cli/main.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { sessionRow } from "../helpers/session-row.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import { main } from "../../../src/cli/main.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { sessionRow } from "../../helpers/session-row.js";
 import {
   migratedWarehouse,
   testConfig,
   testDataDir,
-} from "../helpers/warehouse.js";
+} from "../../helpers/warehouse.js";
 
 let env: Record<string, string>;
 

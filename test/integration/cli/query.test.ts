@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runQuery, TABLE_ROWS_SHOWN } from "../../src/cli/commands/query.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+import { runQuery, TABLE_ROWS_SHOWN } from "../../../src/cli/commands/query.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 

@@ -11,12 +11,12 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { StatusReport } from "../../src/cli/commands/status.js";
-import type { Simulator } from "../../src/simulator/index.js";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import type { Simulator } from "../../../src/simulator/index.js";
 import {
   SERVICE_FILE,
   type ServiceRecord,
-} from "../../src/warehouse/service-access.js";
+} from "../../../src/warehouse/service-access.js";
 import {
   buildCli,
   cleanEnv,
@@ -26,9 +26,9 @@ import {
   type CliPackage,
   type CliResult,
   type CliRun,
-} from "../faults/cli.js";
-import { API_KEY, testSimulator } from "../helpers/simulator.js";
-import { freshDatabaseName } from "../helpers/warehouse.js";
+} from "../../helpers/cli.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
+import { freshDatabaseName } from "../../helpers/warehouse.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const NEVER = "0 0 0 1 1 *";

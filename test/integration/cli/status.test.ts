@@ -2,35 +2,38 @@
 // on a database that is not migrated yet, and without the aggregation tables.
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
 import {
   collectStatus,
   humanDuration,
   printStatus,
   type StatusReport,
-} from "../../src/cli/commands/status.js";
-import { main } from "../../src/cli/main.js";
-import { loadConfig, type Config } from "../../src/config/index.js";
+} from "../../../src/cli/commands/status.js";
+import { main } from "../../../src/cli/main.js";
+import { loadConfig, type Config } from "../../../src/config/index.js";
 import {
   Scheduler,
   pipelineJobs,
   planJobs,
-} from "../../src/scheduler/index.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { createLogger } from "../../src/util/logger.js";
+} from "../../../src/scheduler/index.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { createLogger } from "../../../src/util/logger.js";
 import {
   insertDeadLetters,
   readCheckpoint,
-} from "../../src/warehouse/bookkeeping.js";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
-import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
-import { API_KEY, testSimulator } from "../helpers/simulator.js";
+} from "../../../src/warehouse/bookkeeping.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
+import { ENTITY_STREAMS } from "../../../src/pipeline/names.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import {
   freshDatabaseName,
   migratedWarehouse,
   select,
   testConfig,
-} from "../helpers/warehouse.js";
+} from "../../helpers/warehouse.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 let sim: Simulator;

@@ -5,23 +5,23 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { StatusReport } from "../../src/cli/commands/status.js";
-import { main } from "../../src/cli/main.js";
-import { Metrics } from "../../src/ops/metrics.js";
-import { checkReadiness } from "../../src/ops/readiness.js";
-import { startOpsServer } from "../../src/ops/server.js";
-import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import { main } from "../../../src/cli/main.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import { checkReadiness } from "../../../src/ops/readiness.js";
+import { startOpsServer } from "../../../src/ops/server.js";
+import { createListLogAggregationsHandler } from "../../../src/simulator/logs/handler.js";
 import {
   LIST_LOG_AGGREGATIONS_PATH,
   RawJson,
   type Simulator,
-} from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { listWindows } from "../../src/warehouse/windows.js";
-import { memoryLogger } from "../helpers/logs.js";
-import { API_KEY, testSimulator } from "../helpers/simulator.js";
-import { testConfig } from "../helpers/warehouse.js";
+} from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { listWindows } from "../../../src/warehouse/windows.js";
+import { memoryLogger } from "../../helpers/logs.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
+import { testConfig } from "../../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / 60_000) * 60_000;

@@ -1,5 +1,5 @@
 // Every statement of every migration, in every cluster mode, as the engine parses it
-// (formatQuery), against the golden files under test/cluster/golden/<mode>/. A new or changed
+// (formatQuery), against the golden files under test/integration/cluster/golden/<mode>/. A new or changed
 // migration has no or another golden file: regenerate them with `npm run cluster:golden` and
 // read the diff before committing it.
 import {
@@ -13,14 +13,17 @@ import {
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import {
   CLOUD,
   SINGLE,
   type ClusterMode,
-} from "../../src/warehouse/cluster.js";
-import { readMigrations, renderSql } from "../../src/warehouse/migrate.js";
-import { testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/cluster.js";
+import { readMigrations, renderSql } from "../../../src/warehouse/migrate.js";
+import { testConfig } from "../../helpers/warehouse.js";
 
 const GOLDEN = join(dirname(fileURLToPath(import.meta.url)), "golden");
 const UPDATE = process.env.UPDATE_CLUSTER_GOLDEN === "1";

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startHttpFront,
   type HttpFront,
-} from "../../src/warehouse/http-front/index.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { SinkError } from "../../src/warehouse/errors.js";
-import { testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/http-front/index.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { SinkError } from "../../../src/warehouse/errors.js";
+import { testConfig } from "../../helpers/warehouse.js";
 
 let front: HttpFront;
 beforeAll(async () => {

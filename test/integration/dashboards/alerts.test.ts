@@ -3,21 +3,25 @@
 // happens, and not otherwise. The threshold is applied as Grafana's threshold expression applies
 // it to a table: one alert instance per row, its string columns the labels, its number the value.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NOON } from "../helpers/simulator.js";
+import { NOON } from "../../helpers/simulator.js";
 import {
   clickhouseQuery,
   loadAlertRules,
   threshold,
   type AlertRule,
-} from "./alerts.js";
+} from "../../helpers/alerts.js";
 import {
   DAY_MS,
   DEMO_DAYS,
   demoWarehouse,
   type DemoWarehouse,
-} from "./fixture.js";
-import { run, useDatabase } from "./panels.js";
-import { queryInterval, renderQuery, type TimeRange } from "./grafana-sql.js";
+} from "../../helpers/demo-fixture.js";
+import { run, useDatabase } from "../../helpers/panels.js";
+import {
+  queryInterval,
+  renderQuery,
+  type TimeRange,
+} from "../../helpers/grafana-sql.js";
 
 const rules = new Map(loadAlertRules().map(({ rule }) => [rule.uid, rule]));
 let demo: DemoWarehouse;

@@ -10,9 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
-import { loadDashboards, queryVariables, REPO_ROOT } from "./dashboards.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import {
+  loadDashboards,
+  queryVariables,
+  REPO_ROOT,
+} from "../../helpers/dashboards.js";
 
 const SCRIPT = join(
   REPO_ROOT,

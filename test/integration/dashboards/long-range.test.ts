@@ -5,30 +5,39 @@
 // and their days still show through the rollups. A filter the rollups cannot honour (group,
 // client IP, ad hoc) reads every day from sessions.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rollUp } from "../../src/pipeline/rollups.js";
-import { createLogger } from "../../src/util/logger.js";
-import type { Config } from "../../src/config/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import { rollUp } from "../../../src/pipeline/rollups.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Config } from "../../../src/config/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   applyRetention,
   retentionSettings,
-} from "../../src/warehouse/retention.js";
+} from "../../../src/warehouse/retention.js";
 import {
   DAY,
   HOUR,
   OPEN_DAYS,
   storeLongHistory,
-} from "../helpers/long-history.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
-import { loadDashboards, type Dashboard, type Panel } from "./dashboards.js";
+} from "../../helpers/long-history.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import {
+  loadDashboards,
+  type Dashboard,
+  type Panel,
+} from "../../helpers/dashboards.js";
 import {
   queryInterval,
   renderQuery,
   type AdHocFilter,
   type TemplateVariable,
   type TimeRange,
-} from "./grafana-sql.js";
-import { resolveVariables, run, useDatabase, type Result } from "./panels.js";
+} from "../../helpers/grafana-sql.js";
+import {
+  resolveVariables,
+  run,
+  useDatabase,
+  type Result,
+} from "../../helpers/panels.js";
 
 const NOW = Date.now();
 const TODAY = Math.floor(NOW / DAY) * DAY;

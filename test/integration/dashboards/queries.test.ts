@@ -2,30 +2,33 @@
 // them (grafana-sql.ts), runs against a migrated ClickHouse filled by a simulator sync and
 // returns rows for the demo data: a panel that can only ever be empty is a defect.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadDashboards, variableReferences } from "./dashboards.js";
+import {
+  loadDashboards,
+  variableReferences,
+} from "../../helpers/dashboards.js";
 import {
   DAY_MS,
   DEMO_DAYS,
   HISTORY_DAYS,
   demoWarehouse,
   type DemoWarehouse,
-} from "./fixture.js";
+} from "../../helpers/demo-fixture.js";
 import {
   demoRange,
   resolveVariables as resolveWith,
   run,
   runPanel as runWith,
   useDatabase,
-} from "./panels.js";
-import { NOON } from "../helpers/simulator.js";
-import type { Dashboard, Panel } from "./dashboards.js";
+} from "../../helpers/panels.js";
+import { NOON } from "../../helpers/simulator.js";
+import type { Dashboard, Panel } from "../../helpers/dashboards.js";
 import {
   adHocTargetTable,
   queryInterval,
   renderQuery,
   type TemplateVariable,
   type TimeRange,
-} from "./grafana-sql.js";
+} from "../../helpers/grafana-sql.js";
 
 const dashboards = loadDashboards();
 let demo: DemoWarehouse;

@@ -7,24 +7,24 @@
 // (grafana-sql.ts), and each choice must return exactly what the same panel returns with the
 // chosen texts bound as a query parameter.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { NOON } from "../helpers/simulator.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { NOON } from "../../helpers/simulator.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import {
   loadDashboards,
   queryVariables,
   variableReferences,
   type Dashboard,
   type Panel,
-} from "./dashboards.js";
-import type { TemplateVariable, TimeRange } from "./grafana-sql.js";
+} from "../../helpers/dashboards.js";
+import type { TemplateVariable, TimeRange } from "../../helpers/grafana-sql.js";
 import {
   panelSql,
   resolveVariables,
   runPanel,
   useDatabase,
   type Result,
-} from "./panels.js";
+} from "../../helpers/panels.js";
 
 /** The values a filter must match exactly. */
 const VALUES = ["CORP\\alice", "o'brien", "x\\", "ünï"];

@@ -3,23 +3,26 @@
 // the token as password, readonly) and answer what the engine answers in process.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   serviceClient,
   serviceFilePath,
   startReadAccess,
   type ReadAccess,
   type ServiceRecord,
-} from "../../src/warehouse/service-access.js";
-import { loadDashboards } from "./dashboards.js";
-import { demoWarehouse, type DemoWarehouse } from "./fixture.js";
+} from "../../../src/warehouse/service-access.js";
+import { loadDashboards } from "../../helpers/dashboards.js";
+import {
+  demoWarehouse,
+  type DemoWarehouse,
+} from "../../helpers/demo-fixture.js";
 import {
   demoRange,
   panelSql,
   resolveVariables,
   run,
   useDatabase,
-} from "./panels.js";
+} from "../../helpers/panels.js";
 
 const dashboards = loadDashboards();
 let demo: DemoWarehouse;

@@ -8,7 +8,7 @@ import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { loadDashboards, REPO_ROOT } from "./dashboards.js";
+import { loadDashboards, REPO_ROOT } from "../../helpers/dashboards.js";
 
 const read = (path: string): string =>
   readFileSync(join(REPO_ROOT, path), "utf8");

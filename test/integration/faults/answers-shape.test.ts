@@ -4,13 +4,13 @@
 // are accepted, and members beside the expected ones stay in the raw records. Cursor loops of
 // any length and pages without end stop the run.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { ApiError } from "../../src/api/errors.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { readSessions } from "../helpers/expected.js";
-import { NOON, testSimulator } from "../helpers/simulator.js";
-import { testConfig } from "../helpers/warehouse.js";
-import { ok, scriptedServer } from "./servers.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { ApiError } from "../../../src/api/errors.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { readSessions } from "../../helpers/expected.js";
+import { NOON, testSimulator } from "../../helpers/simulator.js";
+import { testConfig } from "../../helpers/warehouse.js";
+import { ok, scriptedServer } from "../../helpers/servers.js";
 import {
   answer,
   cursorOf,
@@ -18,7 +18,7 @@ import {
   HOUR,
   syncAgainst,
   type SyncOutcome,
-} from "./sync-fixture.js";
+} from "../../helpers/sync-fixture.js";
 
 let sim: Simulator;
 let sessions: Record<string, unknown>[];

@@ -3,13 +3,13 @@
 // its size limit fails clearly; a record past its limit, or not UTF-8, is a dead letter.
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlaneClient } from "../../src/api/client.js";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { readSessions } from "../helpers/expected.js";
-import { NOON, testSimulator } from "../helpers/simulator.js";
-import { scriptedServer } from "./servers.js";
-import { answer, FROM, HOUR, syncAgainst } from "./sync-fixture.js";
+import { ControlPlaneClient } from "../../../src/api/client.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { readSessions } from "../../helpers/expected.js";
+import { NOON, testSimulator } from "../../helpers/simulator.js";
+import { scriptedServer } from "../../helpers/servers.js";
+import { answer, FROM, HOUR, syncAgainst } from "../../helpers/sync-fixture.js";
 
 let sim: Simulator;
 let sessions: Record<string, unknown>[];

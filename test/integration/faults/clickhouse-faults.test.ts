@@ -3,32 +3,32 @@
 // down fails the run after its retries with a clear error, leaves the checkpoint where the data
 // is, and the next run resumes with nothing lost or doubled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
 import type { ClickHouseClient } from "@clickhouse/client";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertLines } from "../../src/warehouse/insert.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertLines } from "../../../src/warehouse/insert.js";
 import {
   NOON,
   run,
   runDeps,
   testSimulator,
   simulatorWarehouse,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 import {
   readSessions,
   sessionDifferences,
   storedSessions,
   type WireRecord,
-} from "../helpers/expected.js";
+} from "../../helpers/expected.js";
 import {
   backfillStream,
   SESSIONS_JOB,
   SESSIONS_STREAM,
-} from "../../src/pipeline/names.js";
+} from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 12 * HOUR;

@@ -6,12 +6,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   ControlPlaneClient,
   type ApiClientOptions,
-} from "../../src/api/client.js";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { ApiError } from "../../src/api/errors.js";
-import { RetryBudget } from "../../src/api/retry.js";
-import { ConfigError } from "../../src/config/index.js";
-import { sessionWindowBatches } from "../../src/sources/sessions.js";
+} from "../../../src/api/client.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { ApiError } from "../../../src/api/errors.js";
+import { RetryBudget } from "../../../src/api/retry.js";
+import { ConfigError } from "../../../src/config/index.js";
+import { sessionWindowBatches } from "../../../src/sources/sessions.js";
 import {
   connectError,
   hasOpenssl,
@@ -20,7 +20,7 @@ import {
   ok,
   scriptedServer,
   type TestServer,
-} from "./servers.js";
+} from "../../helpers/servers.js";
 
 const PROC = "SessionsService/ListSessionsV2";
 let servers: TestServer[] = [];

@@ -2,23 +2,27 @@
 // stored with its raw text intact, a broken one is dead-lettered with its raw text intact, and
 // the records around them are unaffected.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
 import {
   API_KEY,
   NOON,
   run,
   runDeps,
   testSimulator,
-} from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import {
   readSessions,
   storedDeadLetters,
   storedSessions,
-} from "../helpers/expected.js";
-import { ok, scriptedServer, type TestServer } from "./servers.js";
-import { SESSIONS_JOB } from "../../src/pipeline/names.js";
+} from "../../helpers/expected.js";
+import { ok, scriptedServer, type TestServer } from "../../helpers/servers.js";
+import { SESSIONS_JOB } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const MiB = 1 << 20;

@@ -4,9 +4,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { select, testConfig } from "../helpers/warehouse.js";
+import type { Config } from "../../../src/config/index.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { select, testConfig } from "../../helpers/warehouse.js";
 import {
   buildCli,
   removeCli,
@@ -15,8 +15,12 @@ import {
   startCli,
   type CliPackage,
   type CliResult,
-} from "./cli.js";
-import { connectError, scriptedServer, type TestServer } from "./servers.js";
+} from "../../helpers/cli.js";
+import {
+  connectError,
+  scriptedServer,
+  type TestServer,
+} from "../../helpers/servers.js";
 
 const KEY = "sk-live-7c1e9a40b2d84f65";
 const PASSWORD = "pw-3a9d7e1c55";

@@ -2,17 +2,17 @@
 // once behind a proxy that times every request): the fault is met, retried where it should be,
 // and the stored data equals a fault-free twin's, with the broken records dead-lettered exactly.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
 import {
   SimClock,
   type FaultKind,
   type FaultOptions,
   type Simulator,
-} from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { fromChTime } from "../../src/warehouse/format.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { fromChTime } from "../../../src/warehouse/format.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   NOON,
@@ -20,8 +20,8 @@ import {
   runDeps,
   testSimulator,
   simulatorWarehouse,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 import {
   deadLetterDifferences,
   readSessions,
@@ -29,14 +29,14 @@ import {
   storedDeadLetters,
   storedSessions,
   type WireRecord,
-} from "../helpers/expected.js";
+} from "../../helpers/expected.js";
 import {
   hasOpenssl,
   makeCertificates,
   maxInWindow,
   recordingProxy,
-} from "./servers.js";
-import { SESSIONS_JOB } from "../../src/pipeline/names.js";
+} from "../../helpers/servers.js";
+import { SESSIONS_JOB } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 12 * HOUR;

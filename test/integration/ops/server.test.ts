@@ -1,18 +1,18 @@
 // The ops endpoint over real HTTP on a free port: /healthz, /readyz with its reasons, /metrics,
 // and the readiness rules (ClickHouse reachable, no job overdue).
 import { afterEach, describe, expect, it } from "vitest";
-import { Metrics } from "../../src/ops/metrics.js";
+import { Metrics } from "../../../src/ops/metrics.js";
 import {
   checkReadiness,
   overdueAfterMs,
   overdueJobs,
   type ReadinessReport,
-} from "../../src/ops/readiness.js";
-import { startOpsServer, type OpsServer } from "../../src/ops/server.js";
-import type { JobState } from "../../src/scheduler/index.js";
-import { scrubber } from "../../src/util/logger.js";
-import { memoryLogger } from "../helpers/logs.js";
-import { parsePrometheusText, sampleValue } from "./prom-text.js";
+} from "../../../src/ops/readiness.js";
+import { startOpsServer, type OpsServer } from "../../../src/ops/server.js";
+import type { JobState } from "../../../src/scheduler/index.js";
+import { scrubber } from "../../../src/util/logger.js";
+import { memoryLogger } from "../../helpers/logs.js";
+import { parsePrometheusText, sampleValue } from "../../helpers/prom-text.js";
 
 const NOW = Date.UTC(2026, 10, 16, 12, 0, 0);
 

@@ -4,30 +4,30 @@ import {
   aggregationJobSchema,
   type AggregationJobConfig,
   type Config,
-} from "../../src/config/index.js";
-import { syncAggregations } from "../../src/pipeline/aggregations.js";
-import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
+} from "../../../src/config/index.js";
+import { syncAggregations } from "../../../src/pipeline/aggregations.js";
+import { createListLogAggregationsHandler } from "../../../src/simulator/logs/handler.js";
 import {
   LIST_LOG_AGGREGATIONS_PATH,
   type RouteContext,
   type Simulator,
-} from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { UsageError } from "../../src/util/errors.js";
+} from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { UsageError } from "../../../src/util/errors.js";
 import {
   NOON,
   run,
   runDeps,
   testSimulator,
   simulatorWarehouse,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 import {
   apiAggregationWindow,
   storedAggregationWindow,
-} from "../helpers/expected.js";
-import { aggregationName } from "../../src/pipeline/names.js";
+} from "../../helpers/expected.js";
+import { aggregationName } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;

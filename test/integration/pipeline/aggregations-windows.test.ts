@@ -8,39 +8,42 @@ import {
   aggregationJobSchema,
   type AggregationJobConfig,
   type Config,
-} from "../../src/config/index.js";
-import { syncAggregations } from "../../src/pipeline/aggregations.js";
-import { Metrics } from "../../src/ops/metrics.js";
-import { createListLogAggregationsHandler } from "../../src/simulator/logs/handler.js";
+} from "../../../src/config/index.js";
+import { syncAggregations } from "../../../src/pipeline/aggregations.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import { createListLogAggregationsHandler } from "../../../src/simulator/logs/handler.js";
 import {
   LIST_LOG_AGGREGATIONS_PATH,
   RawJson,
   type RouteContext,
   type Simulator,
-} from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { chTime, chTimeSeconds } from "../../src/warehouse/format.js";
-import { insertRows } from "../../src/warehouse/insert.js";
+} from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { chTime, chTimeSeconds } from "../../../src/warehouse/format.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
 import {
   forgetJob,
   listWindows,
   writeWindows,
-} from "../../src/warehouse/windows.js";
-import { UsageError } from "../../src/util/errors.js";
+} from "../../../src/warehouse/windows.js";
+import { UsageError } from "../../../src/util/errors.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 import {
   apiAggregationWindow,
   storedAggregationWindow,
-} from "../helpers/expected.js";
-import { aggregationName, backfillPrefix } from "../../src/pipeline/names.js";
+} from "../../helpers/expected.js";
+import {
+  aggregationName,
+  backfillPrefix,
+} from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;

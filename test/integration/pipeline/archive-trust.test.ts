@@ -23,9 +23,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { Config } from "../../src/config/index.js";
-import { MANIFEST_FILE, writeManifest } from "../../src/evidence/manifest.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Config } from "../../../src/config/index.js";
+import {
+  MANIFEST_FILE,
+  writeManifest,
+} from "../../../src/evidence/manifest.js";
 import {
   NOT_CHECKED,
   exportArchive,
@@ -34,18 +37,22 @@ import {
   warehouseReader,
   type ArchiveManifestFields,
   type ArchiveReader,
-} from "../../src/pipeline/archive.js";
-import { storedColumns } from "../../src/warehouse/archive.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+} from "../../../src/pipeline/archive.js";
+import { storedColumns } from "../../../src/warehouse/archive.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   addHold,
   applyActiveHolds,
   countHeldSessions,
-} from "../../src/warehouse/holds.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { Tables } from "../../src/warehouse/tables.js";
-import { sessionRow } from "../helpers/session-row.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/holds.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { Tables } from "../../../src/warehouse/tables.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 let config: Config;

@@ -6,29 +6,29 @@ import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { Config } from "../../src/config/index.js";
-import { readPublicKey } from "../../src/evidence/manifest.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Config } from "../../../src/config/index.js";
+import { readPublicKey } from "../../../src/evidence/manifest.js";
 import {
   exportArchive,
   restoreArchive,
   verifyArchive,
-} from "../../src/pipeline/archive.js";
+} from "../../../src/pipeline/archive.js";
 import {
   ARCHIVE_TABLES,
   storedColumns,
   type ScratchEngine,
-} from "../../src/warehouse/archive.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { selectRows } from "../../src/warehouse/select.js";
-import { sessionRow } from "../helpers/session-row.js";
+} from "../../../src/warehouse/archive.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { selectRows } from "../../../src/warehouse/select.js";
+import { sessionRow } from "../../helpers/session-row.js";
 import {
   freshDatabaseName,
   migratedWarehouse,
   select,
   testConfig,
-} from "../helpers/warehouse.js";
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 let config: Config;

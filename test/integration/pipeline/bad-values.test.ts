@@ -3,24 +3,24 @@
 // dead letter whose reason names the field, with its exact raw text and session id; every
 // other session of the range is stored exactly as a fault-free twin serves it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   faultedDeadLetterDifferences,
   readSessions,
   sessionDifferences,
   storedDeadLetters,
   storedSessions,
-} from "../helpers/expected.js";
+} from "../../helpers/expected.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { SESSIONS_JOB } from "../../src/pipeline/names.js";
+} from "../../helpers/simulator.js";
+import { SESSIONS_JOB } from "../../../src/pipeline/names.js";
 
 const FROM = NOON - 24 * 3_600_000;
 let sim: Simulator;

@@ -8,24 +8,24 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { Metrics } from "../../src/ops/metrics.js";
-import { refreshOpenSessions } from "../../src/pipeline/open-sessions.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import { SimClock, type Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { fromChTime } from "../../src/warehouse/format.js";
-import { memoryLogger } from "../helpers/logs.js";
+import type { Config } from "../../../src/config/index.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import { refreshOpenSessions } from "../../../src/pipeline/open-sessions.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import { SimClock, type Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { fromChTime } from "../../../src/warehouse/format.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
-import { parsePrometheusText, sampleValue } from "../ops/prom-text.js";
-import { SESSIONS_JOB, OPEN_REFRESH_JOB } from "../../src/pipeline/names.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
+import { parsePrometheusText, sampleValue } from "../../helpers/prom-text.js";
+import { SESSIONS_JOB, OPEN_REFRESH_JOB } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 6 * HOUR;

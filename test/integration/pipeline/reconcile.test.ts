@@ -7,27 +7,30 @@
 // The embedded engine allows one process per data directory: this process opens the warehouse
 // only while no child runs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Metrics } from "../../src/ops/metrics.js";
+import { Metrics } from "../../../src/ops/metrics.js";
 import {
   reconcileSessions,
   recentRange,
-} from "../../src/pipeline/reconcile.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import { SimClock, type Simulator } from "../../src/simulator/index.js";
+} from "../../../src/pipeline/reconcile.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import { SimClock, type Simulator } from "../../../src/simulator/index.js";
 import {
   readCheckpoint,
   readCheckpoints,
-} from "../../src/warehouse/bookkeeping.js";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
-import { chTime } from "../../src/warehouse/format.js";
+} from "../../../src/warehouse/bookkeeping.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
+import { chTime } from "../../../src/warehouse/format.js";
 import {
   buildCli,
   cleanEnv,
   removeCli,
   runCli,
   type CliPackage,
-} from "../faults/cli.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../helpers/cli.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   expectedSessions,
@@ -36,15 +39,19 @@ import {
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { freshDatabaseName, select, testConfig } from "../helpers/warehouse.js";
-import { parsePrometheusText, sampleValue } from "../ops/prom-text.js";
+} from "../../helpers/simulator.js";
+import {
+  freshDatabaseName,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+import { parsePrometheusText, sampleValue } from "../../helpers/prom-text.js";
 import {
   backfillStream,
   SESSIONS_JOB,
   SESSIONS_STREAM,
   RECONCILE_JOB,
-} from "../../src/pipeline/names.js";
+} from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

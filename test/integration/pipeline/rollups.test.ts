@@ -2,15 +2,19 @@
 // a session read open first and completed later, reads repeated, a late session arriving for a
 // day already rolled up, and a session whose status changed after its day was rolled up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { Config } from "../../src/config/index.js";
-import { rollUp } from "../../src/pipeline/rollups.js";
-import { createLogger } from "../../src/util/logger.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { readMigrations, renderSql } from "../../src/warehouse/migrate.js";
-import { sessionRow } from "../helpers/session-row.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Config } from "../../../src/config/index.js";
+import { rollUp } from "../../../src/pipeline/rollups.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { readMigrations, renderSql } from "../../../src/warehouse/migrate.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 let config: Config;

@@ -1,13 +1,13 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { fromChTime } from "../../src/warehouse/format.js";
-import { memoryLogger } from "../helpers/logs.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { fromChTime } from "../../../src/warehouse/format.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   expectedSessions,
@@ -16,9 +16,9 @@ import {
   runDeps,
   testSimulator,
   simulatorWarehouse,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
-import { SESSIONS_JOB, SESSIONS_STREAM } from "../../src/pipeline/names.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
+import { SESSIONS_JOB, SESSIONS_STREAM } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;

@@ -8,17 +8,17 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main.js";
-import type { Coverage } from "../../src/reports/coverage.js";
-import type { Report } from "../../src/reports/model.js";
-import type { Simulator } from "../../src/simulator/index.js";
+import { main } from "../../../src/cli/main.js";
+import type { Coverage } from "../../../src/reports/coverage.js";
+import type { Report } from "../../../src/reports/model.js";
+import type { Simulator } from "../../../src/simulator/index.js";
 import {
   API_KEY,
   expectedSessions,
   testSimulator,
-} from "../helpers/simulator.js";
-import { testConfig } from "../helpers/warehouse.js";
-import type { Config } from "../../src/config/index.js";
+} from "../../helpers/simulator.js";
+import { testConfig } from "../../helpers/warehouse.js";
+import type { Config } from "../../../src/config/index.js";
 
 let sim: Simulator;
 let config: Config;

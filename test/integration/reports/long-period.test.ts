@@ -4,21 +4,21 @@
 // rows, those days still count there. With the person from sessions_enriched, which the rollups
 // do not hold, every table reads sessions. Page one says which source answered what.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { rollUp } from "../../src/pipeline/rollups.js";
+import type { Config } from "../../../src/config/index.js";
+import { rollUp } from "../../../src/pipeline/rollups.js";
 import {
   buildReport,
   type BuiltReport,
   type ReportFilters,
-} from "../../src/reports/build.js";
-import { createLogger } from "../../src/util/logger.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+} from "../../../src/reports/build.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   applyRetention,
   retentionSettings,
-} from "../../src/warehouse/retention.js";
-import { DAY, storeLongHistory } from "../helpers/long-history.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/retention.js";
+import { DAY, storeLongHistory } from "../../helpers/long-history.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 
 const NOW = Date.now();
 const TODAY = Math.floor(NOW / DAY) * DAY;

@@ -8,24 +8,29 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reportFrom } from "../../src/reports/produce.js";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { produceReport } from "../../src/cli/commands/report.js";
-import { main } from "../../src/cli/main.js";
-import { reportJobs } from "../../src/scheduler/report-jobs.js";
-import { createLogger } from "../../src/util/logger.js";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { startReadAccess } from "../../src/warehouse/service-access.js";
+import { reportFrom } from "../../../src/reports/produce.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { produceReport } from "../../../src/cli/commands/report.js";
+import { main } from "../../../src/cli/main.js";
+import { reportJobs } from "../../../src/scheduler/report-jobs.js";
+import { createLogger } from "../../../src/util/logger.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { startReadAccess } from "../../../src/warehouse/service-access.js";
 import {
   loadConfig,
   REPORT_KINDS,
   type Config,
   type ReportKind,
-} from "../../src/config/index.js";
-import { verifyEvidence } from "../../src/evidence/manifest.js";
-import { findChromium } from "../../src/reports/pdf.js";
-import { select } from "../helpers/warehouse.js";
-import { FROM, TO, reportFixture, type Fixture } from "./fixture.js";
+} from "../../../src/config/index.js";
+import { verifyEvidence } from "../../../src/evidence/manifest.js";
+import { findChromium } from "../../../src/reports/pdf.js";
+import { select } from "../../helpers/warehouse.js";
+import {
+  FROM,
+  TO,
+  reportFixture,
+  type Fixture,
+} from "../../helpers/report-fixture.js";
 
 const CHROMIUM = findChromium(undefined);
 const chromiumPath = CHROMIUM.found ? CHROMIUM.path : "";

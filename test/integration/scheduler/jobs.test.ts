@@ -2,39 +2,43 @@
 // its work, the metrics match what ClickHouse holds, and a shutdown ends a run at a checkpoint
 // with the data and the checkpoint in agreement.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import type { Config } from "../../src/config/index.js";
-import { Metrics } from "../../src/ops/metrics.js";
-import type { RunObserver } from "../../src/pipeline/context.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import type { Config } from "../../../src/config/index.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import type { RunObserver } from "../../../src/pipeline/context.js";
 import {
   Scheduler,
   composeObservers,
   pipelineJobs,
   planJobs,
-} from "../../src/scheduler/index.js";
-import type { Simulator } from "../../src/simulator/index.js";
+} from "../../../src/scheduler/index.js";
+import type { Simulator } from "../../../src/simulator/index.js";
 import {
   readCheckpoint,
   readCheckpoints,
-} from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   expectedSessions,
   testSimulator,
-} from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import {
   parsePrometheusText,
   sampleValue,
   sumSamples,
-} from "../ops/prom-text.js";
+} from "../../helpers/prom-text.js";
 import {
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
-} from "../../src/pipeline/names.js";
+} from "../../../src/pipeline/names.js";
 
 // The jobs take their "now" from the real clock, so the simulator's clock is fixed at the
 // real now, on a whole minute (the sessions there are as at that instant).

@@ -5,7 +5,7 @@ import {
   SimClock,
   startSimulator,
   type Simulator,
-} from "../../src/simulator/index.js";
+} from "../../../src/simulator/index.js";
 
 const KEY = "directory-test-key";
 const T0 = Date.UTC(2026, 10, 16, 12);

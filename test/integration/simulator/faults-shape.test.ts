@@ -16,7 +16,7 @@ import {
   startSimulator,
   type FaultOptions,
   type Simulator,
-} from "../../src/simulator/index.js";
+} from "../../../src/simulator/index.js";
 import {
   API_KEY,
   HOUR,
@@ -28,7 +28,7 @@ import {
   sessionsOf,
   type CallResult,
   type WireRecord,
-} from "./helpers.js";
+} from "../../helpers/simulator-call.js";
 
 const WINDOW = { startTimestamp: secs(T0 - 4 * HOUR), endTimestamp: secs(T0) };
 

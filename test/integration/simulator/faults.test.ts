@@ -5,7 +5,7 @@ import {
   startSimulator,
   type FaultOptions,
   type Simulator,
-} from "../../src/simulator/index.js";
+} from "../../../src/simulator/index.js";
 import {
   API_KEY,
   HOUR,
@@ -15,7 +15,7 @@ import {
   secs,
   sessionsOf,
   type WireRecord,
-} from "./helpers.js";
+} from "../../helpers/simulator-call.js";
 
 const WINDOW = { startTimestamp: secs(T0 - 4 * HOUR), endTimestamp: secs(T0) };
 

@@ -1,8 +1,8 @@
 // The simulator at a remote service's pace: the first byte after the set time, the body at the
 // set rate, and no more answers at once than the set concurrency.
 import { describe, expect, it } from "vitest";
-import { parseLatencySpec } from "../../src/simulator/index.js";
-import { API_KEY, NOON, testSimulator } from "../helpers/simulator.js";
+import { parseLatencySpec } from "../../../src/simulator/index.js";
+import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
 
 describe("simulated latency", () => {
   it("parses a spec and names what it cannot read", () => {

@@ -6,13 +6,13 @@ import {
   SimClock,
   startSimulator,
   type Simulator,
-} from "../../src/simulator/index.js";
-import type { ListLogAggregationsResponse } from "../../src/simulator/logs/aggregate.js";
+} from "../../../src/simulator/index.js";
+import type { ListLogAggregationsResponse } from "../../../src/simulator/logs/aggregate.js";
 import {
   createListLogAggregationsHandler,
   LIST_LOG_AGGREGATIONS_PATH,
-} from "../../src/simulator/logs/handler.js";
-import { API_KEY, HOUR, T0, call, secs } from "./helpers.js";
+} from "../../../src/simulator/logs/handler.js";
+import { API_KEY, HOUR, T0, call, secs } from "../../helpers/simulator-call.js";
 
 describe("ListLogAggregations over HTTP", () => {
   let sim: Simulator;

@@ -6,7 +6,7 @@ import {
   statusAt,
   type Simulator,
   type SimSession,
-} from "../../src/simulator/index.js";
+} from "../../../src/simulator/index.js";
 import {
   API_KEY,
   DAY,
@@ -18,7 +18,7 @@ import {
   secs,
   sessionsOf,
   type WireRecord,
-} from "./helpers.js";
+} from "../../helpers/simulator-call.js";
 
 const WINDOW = { startTimestamp: secs(T0 - 6 * HOUR), endTimestamp: secs(T0) };
 

@@ -6,29 +6,29 @@
 // suspensions are read whole whatever order the service pages in, a suspension the listing no
 // longer holds stops being in force.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import type { EntityStream } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import { SimConnectError } from "../../src/simulator/connect.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncEntityStream } from "../../../src/pipeline/entity-streams.js";
+import type { EntityStream } from "../../../src/pipeline/names.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import { SimConnectError } from "../../../src/simulator/connect.js";
 import {
   DIRECTORY_PATHS,
   directoryRoutes,
-} from "../../src/simulator/directory-routes.js";
-import { SimClock, type Simulator } from "../../src/simulator/index.js";
-import type { RouteHandler } from "../../src/simulator/server.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { chTime } from "../../src/warehouse/format.js";
-import { controlPlaneQueries } from "../../src/warehouse/reports/control-plane.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/simulator/directory-routes.js";
+import { SimClock, type Simulator } from "../../../src/simulator/index.js";
+import type { RouteHandler } from "../../../src/simulator/server.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { chTime } from "../../../src/warehouse/format.js";
+import { controlPlaneQueries } from "../../../src/warehouse/reports/control-plane.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 type Obj = Record<string, unknown>;
 const HOUR = 3_600_000;

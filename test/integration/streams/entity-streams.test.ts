@@ -4,13 +4,16 @@
 // objects). Then sessions_enriched: a session made through a native user resolves to the
 // person its identity link named at the session's start, before and after the link changed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import { ENTITY_STREAMS, type EntityStream } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import { SimClock, type Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { memoryLogger } from "../helpers/logs.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncEntityStream } from "../../../src/pipeline/entity-streams.js";
+import {
+  ENTITY_STREAMS,
+  type EntityStream,
+} from "../../../src/pipeline/names.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import { SimClock, type Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   NOON,
@@ -18,8 +21,8 @@ import {
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 const T0 = NOON;

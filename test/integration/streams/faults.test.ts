@@ -2,26 +2,26 @@
 // cursor as expired: every stream still ends with what a clean simulator of the same
 // organisation lists at the same instant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import { SimConnectError } from "../../src/simulator/connect.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncEntityStream } from "../../../src/pipeline/entity-streams.js";
+import { ENTITY_STREAMS } from "../../../src/pipeline/names.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import { SimConnectError } from "../../../src/simulator/connect.js";
 import {
   DIRECTORY_PATHS,
   directoryRoutes,
-} from "../../src/simulator/directory-routes.js";
-import { parseFaultSpec } from "../../src/simulator/faults.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+} from "../../../src/simulator/directory-routes.js";
+import { parseFaultSpec } from "../../../src/simulator/faults.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 const ORG = {
   humans: 10,

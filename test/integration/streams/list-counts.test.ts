@@ -2,19 +2,19 @@
 // simulator whose count is the listing's total, a listing of many pages is stored whole, for
 // sessions and for a directory stream, and the difference is noted in one log line per listing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncEntityStream } from "../../../src/pipeline/entity-streams.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
 import {
   DIRECTORY_PATHS,
   directoryRoutes,
-} from "../../src/simulator/directory-routes.js";
+} from "../../../src/simulator/directory-routes.js";
 import {
   LIST_SESSIONS_PATH,
   type Simulator,
-} from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
   expectedSessions,
@@ -23,8 +23,8 @@ import {
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 type Obj = Record<string, unknown>;

@@ -4,26 +4,26 @@
 // secret values it served is in any table (dead letters included), any log line or the output
 // of `status --json`. And the exporter asked the control plane for read operations only.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { main } from "../../src/cli/main.js";
-import type { Config } from "../../src/config/index.js";
-import { ENTITY_STREAMS } from "../../src/pipeline/names.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { main } from "../../../src/cli/main.js";
+import type { Config } from "../../../src/config/index.js";
+import { ENTITY_STREAMS } from "../../../src/pipeline/names.js";
 import {
   pipelineJobs,
   planJobs,
   Scheduler,
-} from "../../src/scheduler/index.js";
-import { SECRET_PREFIX } from "../../src/simulator/directory.js";
+} from "../../../src/scheduler/index.js";
+import { SECRET_PREFIX } from "../../../src/simulator/directory.js";
 import {
   DIRECTORY_PATHS,
   directoryRoutes,
-} from "../../src/simulator/directory-routes.js";
-import type { RouteHandler } from "../../src/simulator/server.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { memoryLogger } from "../helpers/logs.js";
-import { simulatorWarehouse, testSimulator } from "../helpers/simulator.js";
-import { migratedWarehouse, select } from "../helpers/warehouse.js";
+} from "../../../src/simulator/directory-routes.js";
+import type { RouteHandler } from "../../../src/simulator/server.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { memoryLogger } from "../../helpers/logs.js";
+import { simulatorWarehouse, testSimulator } from "../../helpers/simulator.js";
+import { migratedWarehouse, select } from "../../helpers/warehouse.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const SECRET = new RegExp(`${SECRET_PREFIX}[a-z-]+-[0-9a-z]+`, "g");

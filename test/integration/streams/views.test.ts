@@ -2,8 +2,12 @@
 // sessions_enriched resolves the person behind a session, through the identity link valid at
 // its start for a session made through a native user.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 

@@ -3,19 +3,29 @@
 // are stored once (each part under a token derived from the block's), and a statement error
 // is not split at all.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseSession, type Session } from "../../src/api/schemas/session.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { SinkError } from "../../src/warehouse/errors.js";
-import { insertBlock, MAX_BISECT_INSERTS } from "../../src/warehouse/insert.js";
-import { RowBlock, type TakenRows } from "../../src/warehouse/row-block.js";
+import {
+  parseSession,
+  type Session,
+} from "../../../src/api/schemas/session.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { SinkError } from "../../../src/warehouse/errors.js";
+import {
+  insertBlock,
+  MAX_BISECT_INSERTS,
+} from "../../../src/warehouse/insert.js";
+import { RowBlock, type TakenRows } from "../../../src/warehouse/row-block.js";
 import {
   SessionInputs,
   rejectedSessionRow,
   SESSION_ROWS,
-} from "../../src/warehouse/sessions.js";
-import { readSessions } from "../helpers/expected.js";
-import { NOON, testSimulator } from "../helpers/simulator.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/sessions.js";
+import { readSessions } from "../../helpers/expected.js";
+import { NOON, testSimulator } from "../../helpers/simulator.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 const FORMAT = SESSION_ROWS;
 const OPTIONS = { retries: 0 };

@@ -4,29 +4,33 @@
 // and a record the engine cannot read, although the exporter could, is a dead letter while the
 // rest of its block is stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { parseSession } from "../../src/api/schemas/session.js";
-import { withRun } from "../../src/pipeline/context.js";
-import { SessionWriter } from "../../src/pipeline/session-writer.js";
-import type { Config } from "../../src/config/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertBlock, insertRows } from "../../src/warehouse/insert.js";
-import { RowBlock } from "../../src/warehouse/row-block.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { parseSession } from "../../../src/api/schemas/session.js";
+import { withRun } from "../../../src/pipeline/context.js";
+import { SessionWriter } from "../../../src/pipeline/session-writer.js";
+import type { Config } from "../../../src/config/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertBlock, insertRows } from "../../../src/warehouse/insert.js";
+import { RowBlock } from "../../../src/warehouse/row-block.js";
 import {
   SessionInputs,
   SESSION_COLUMNS,
   SESSION_ROWS,
   sessionValueProblem,
-} from "../../src/warehouse/sessions.js";
-import { createLogger } from "../../src/util/logger.js";
-import { storedDeadLetters } from "../helpers/expected.js";
-import { sessionRow } from "../helpers/session-row.js";
+} from "../../../src/warehouse/sessions.js";
+import { createLogger } from "../../../src/util/logger.js";
+import { storedDeadLetters } from "../../helpers/expected.js";
+import { sessionRow } from "../../helpers/session-row.js";
 import {
   DAY0,
   RICH_SESSION,
   sessionCatalogue,
-} from "../helpers/session-shapes.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../helpers/session-shapes.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 const FETCHED = DAY0 + 8 * 3_600_000;
 

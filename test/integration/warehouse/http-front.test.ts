@@ -18,17 +18,23 @@ import {
 } from "node:zlib";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import {
   startHttpFront,
   type HttpFront,
-} from "../../src/warehouse/http-front/index.js";
-import { parseSession } from "../../src/api/schemas/session.js";
-import { insertBlock, insertLines } from "../../src/warehouse/insert.js";
-import { RowBlock } from "../../src/warehouse/row-block.js";
-import { SessionInputs, SESSION_ROWS } from "../../src/warehouse/sessions.js";
-import { migrate, readMigrations } from "../../src/warehouse/migrate.js";
-import { freshDatabaseName, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/http-front/index.js";
+import { parseSession } from "../../../src/api/schemas/session.js";
+import { insertBlock, insertLines } from "../../../src/warehouse/insert.js";
+import { RowBlock } from "../../../src/warehouse/row-block.js";
+import {
+  SessionInputs,
+  SESSION_ROWS,
+} from "../../../src/warehouse/sessions.js";
+import { migrate, readMigrations } from "../../../src/warehouse/migrate.js";
+import { freshDatabaseName, testConfig } from "../../helpers/warehouse.js";
 
 let dataDir: string;
 let spoolDir: string;

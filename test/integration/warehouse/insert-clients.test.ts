@@ -2,9 +2,13 @@
 // connection of their own (Warehouse.insertClients), so the engine stores them side by side.
 import type { ClickHouseClient } from "@clickhouse/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 

@@ -2,18 +2,21 @@ import { cpSync, mkdtempSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import {
   migrate,
   MIGRATIONS_DIR,
   readMigrations,
-} from "../../src/warehouse/migrate.js";
-import { SinkError } from "../../src/warehouse/errors.js";
+} from "../../../src/warehouse/migrate.js";
+import { SinkError } from "../../../src/warehouse/errors.js";
 import {
   applyMergePolicy,
   SESSIONS_MERGE_SELECTOR_BASE,
-} from "../../src/warehouse/merges.js";
-import { select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/merges.js";
+import { select, testConfig } from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 let dir: string;

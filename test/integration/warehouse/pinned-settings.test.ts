@@ -6,15 +6,15 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openWarehouse } from "../../src/warehouse/client.js";
-import { SinkError } from "../../src/warehouse/errors.js";
+import { openWarehouse } from "../../../src/warehouse/client.js";
+import { SinkError } from "../../../src/warehouse/errors.js";
 import {
   startHttpFront,
   type HttpFront,
-} from "../../src/warehouse/http-front/index.js";
-import { loadSessionClass } from "../../src/warehouse/http-front/engine.js";
-import { migrate } from "../../src/warehouse/migrate.js";
-import { testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/http-front/index.js";
+import { loadSessionClass } from "../../../src/warehouse/http-front/engine.js";
+import { migrate } from "../../../src/warehouse/migrate.js";
+import { testConfig } from "../../helpers/warehouse.js";
 
 let readonlyFront: HttpFront;
 let writableFront: HttpFront;

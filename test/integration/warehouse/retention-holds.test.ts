@@ -3,25 +3,29 @@
 // names; the writer flags held sessions as it inserts them; releasing a hold lets the deletion
 // resume.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ControlPlaneApi } from "../../src/api/control-plane.js";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { Config } from "../../src/config/index.js";
-import { withRun } from "../../src/pipeline/context.js";
-import { rollUp } from "../../src/pipeline/rollups.js";
-import { SessionWriter } from "../../src/pipeline/session-writer.js";
-import { createLogger } from "../../src/util/logger.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Config } from "../../../src/config/index.js";
+import { withRun } from "../../../src/pipeline/context.js";
+import { rollUp } from "../../../src/pipeline/rollups.js";
+import { SessionWriter } from "../../../src/pipeline/session-writer.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   addHold,
   applyActiveHolds,
   listHolds,
   releaseHold,
-} from "../../src/warehouse/holds.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { migrate } from "../../src/warehouse/migrate.js";
-import { retentionSettings } from "../../src/warehouse/retention.js";
-import { sessionRow } from "../helpers/session-row.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/holds.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { migrate } from "../../../src/warehouse/migrate.js";
+import { retentionSettings } from "../../../src/warehouse/retention.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 const DAY = 86_400_000;
 const NOW = Date.now();

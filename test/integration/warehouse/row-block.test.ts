@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertBody } from "../../src/warehouse/insert.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertBody } from "../../../src/warehouse/insert.js";
 import {
   lastValueOf,
   RowBlock,
   rowBinaryString,
   rowsOf,
   type TakenRows,
-} from "../../src/warehouse/row-block.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/row-block.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 /** No leading columns: a row that is one String. */
 const NONE = new Uint8Array(0);

@@ -4,8 +4,11 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/index.js";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+import type { Config } from "../../../src/config/index.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import {
   findService,
   removeServiceFile,
@@ -14,8 +17,8 @@ import {
   startReadAccess,
   type ReadAccess,
   type ServiceRecord,
-} from "../../src/warehouse/service-access.js";
-import { migratedWarehouse, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/service-access.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 
 let config: Config;
 let w: Warehouse;

@@ -2,12 +2,16 @@
 // types, which ones the table computes itself) are exactly the columns the migrations create.
 // A migration that adds, drops, reorders or retypes a column without the writer fails here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   SESSION_COLUMNS,
   SESSION_INSERT_COLUMNS,
-} from "../../src/warehouse/sessions.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+} from "../../../src/warehouse/sessions.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 beforeAll(async () => {

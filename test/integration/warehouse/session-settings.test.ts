@@ -2,11 +2,15 @@
 // what a query set; an insert's deduplication token carried over would make the next inserts
 // into a table with a deduplication window repeats of the first, dropped without an error.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertDeadLetters } from "../../src/warehouse/bookkeeping.js";
-import { qualified } from "../../src/warehouse/client.js";
-import { Tables } from "../../src/warehouse/tables.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertDeadLetters } from "../../../src/warehouse/bookkeeping.js";
+import { qualified } from "../../../src/warehouse/client.js";
+import { Tables } from "../../../src/warehouse/tables.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 beforeAll(async () => {

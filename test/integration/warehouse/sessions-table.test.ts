@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { sessionRow } from "../helpers/session-row.js";
-import { migratedWarehouse, select, testConfig } from "../helpers/warehouse.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 let w: Warehouse;
 beforeAll(async () => {

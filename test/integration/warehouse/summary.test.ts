@@ -2,22 +2,22 @@
 // users and identity links), every session of the busiest users is someone — the person behind
 // it, or the native account and its resource — and no row is blank.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+import { syncEntityStream } from "../../../src/pipeline/entity-streams.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   busiestUsersSql,
   sessionSummary,
-} from "../../src/warehouse/summary.js";
+} from "../../../src/warehouse/summary.js";
 import {
   NOON,
   run,
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 let sim: Simulator;
 let w: Warehouse;

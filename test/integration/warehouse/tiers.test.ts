@@ -8,20 +8,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session } from "chdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessionSchema } from "../../src/api/schemas/session.js";
-import { collectStatus } from "../../src/cli/commands/status.js";
-import type { Config } from "../../src/config/index.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
-import { insertRows } from "../../src/warehouse/insert.js";
-import { migrate } from "../../src/warehouse/migrate.js";
-import { retentionSettings } from "../../src/warehouse/retention.js";
-import { sessionRow } from "../helpers/session-row.js";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import { collectStatus } from "../../../src/cli/commands/status.js";
+import type { Config } from "../../../src/config/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { migrate } from "../../../src/warehouse/migrate.js";
+import { retentionSettings } from "../../../src/warehouse/retention.js";
+import { sessionRow } from "../../helpers/session-row.js";
 import {
   migratedWarehouse,
   select,
   testConfig,
   testDataDir,
-} from "../helpers/warehouse.js";
+} from "../../helpers/warehouse.js";
 
 const DAY = 86_400_000;
 const NOW = Date.now();

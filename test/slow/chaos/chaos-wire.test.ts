@@ -17,7 +17,7 @@
 // The embedded engine allows one process per data directory: this process opens the warehouse
 // only after the last child exited (between runs it asks through `sessionhouse query`).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultAggregationJobs } from "../../src/config/index.js";
+import { defaultAggregationJobs } from "../../../src/config/index.js";
 import {
   FaultInjector,
   parseFaultSpec,
@@ -26,17 +26,20 @@ import {
   WIRE_FAULT_KINDS,
   type Simulator,
   type SimulatorOptions,
-} from "../../src/simulator/index.js";
-import { planWindows } from "../../src/sources/windows.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import { API_KEY, NOON } from "../helpers/simulator.js";
+} from "../../../src/simulator/index.js";
+import { planWindows } from "../../../src/sources/windows.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import { API_KEY, NOON } from "../../helpers/simulator.js";
 import {
   freshDatabaseName,
   select,
   testConfig,
   testDataDir,
-} from "../helpers/warehouse.js";
-import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
+} from "../../helpers/warehouse.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import {
   buildCli,
   cleanEnv,
@@ -45,7 +48,7 @@ import {
   startCli,
   type CliPackage,
   type CliResult,
-} from "../faults/cli.js";
+} from "../../helpers/cli.js";
 import {
   apiAggregationWindow,
   faultedDeadLetterDifferences,
@@ -56,14 +59,14 @@ import {
   storedDeadLetters,
   storedSessions,
   type WireRecord,
-} from "../helpers/expected.js";
+} from "../../helpers/expected.js";
 import {
   aggregationName,
   backfillStream,
   RECONCILE_JOB,
   SESSIONS_JOB,
   SESSIONS_STREAM,
-} from "../../src/pipeline/names.js";
+} from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -7,22 +7,22 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StartedDockerComposeEnvironment } from "testcontainers";
-import type { Config } from "../../src/config/index.js";
-import { syncAggregations } from "../../src/pipeline/aggregations.js";
+import type { Config } from "../../../src/config/index.js";
+import { syncAggregations } from "../../../src/pipeline/aggregations.js";
 import {
   aggregationName,
   SESSIONS_JOB,
   SESSIONS_STREAM,
-} from "../../src/pipeline/names.js";
-import { syncSessions } from "../../src/pipeline/sessions.js";
-import type { Simulator } from "../../src/simulator/index.js";
-import { aggregationJobSchema } from "../../src/config/index.js";
-import { readCheckpoint } from "../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
+} from "../../../src/pipeline/names.js";
+import { syncSessions } from "../../../src/pipeline/sessions.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { aggregationJobSchema } from "../../../src/config/index.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import {
   apiAggregationWindow,
   storedAggregationWindow,
-} from "../helpers/expected.js";
+} from "../../helpers/expected.js";
 import {
   expectedSessions,
   NOON,
@@ -30,8 +30,8 @@ import {
   runDeps,
   simulatorWarehouse,
   testSimulator,
-} from "../helpers/simulator.js";
-import { select } from "../helpers/warehouse.js";
+} from "../../helpers/simulator.js";
+import { select } from "../../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 const NODES = ["ch-s1r1", "ch-s1r2", "ch-s2r1", "ch-s2r2"] as const;
@@ -56,7 +56,7 @@ async function dockerMissing(): Promise<string | undefined> {
 const missing = await dockerMissing();
 if (missing)
   console.warn(
-    `test/cluster/cluster.test.ts SKIPPED: no Docker engine answers (${missing}); the 2-shard × 2-replica cluster test runs only where Docker does`,
+    `test/slow/cluster/cluster.test.ts SKIPPED: no Docker engine answers (${missing}); the 2-shard × 2-replica cluster test runs only where Docker does`,
   );
 
 const job = aggregationJobSchema.parse({

@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import {
   ArrayMemberSplitter,
   parseExactJson,
-} from "../../src/api/json-stream.js";
-import { count32, count64 } from "../../src/api/schemas/common.js";
-import { listLogAggregationsResponseSchema } from "../../src/api/schemas/logs.js";
+} from "../../../src/api/json-stream.js";
+import { count32, count64 } from "../../../src/api/schemas/common.js";
+import { listLogAggregationsResponseSchema } from "../../../src/api/schemas/logs.js";
 
 describe("count32 and count64", () => {
   it("read numbers and digit strings alike; proto3's omitted zero is 0", () => {

@@ -3,7 +3,7 @@ import {
   ArrayMemberSplitter,
   JsonShapeError,
   type SplitElement,
-} from "../../src/api/json-stream.js";
+} from "../../../src/api/json-stream.js";
 
 function split(
   body: string,

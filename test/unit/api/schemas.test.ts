@@ -7,7 +7,7 @@ import {
   sessionSchema,
   topValueMembers,
   type LogBucket,
-} from "../../src/api/schemas/index.js";
+} from "../../../src/api/schemas/index.js";
 
 describe("session schema", () => {
   const base = { id: "sess-1", startTime: "2026-11-02T10:04:05.123456Z" };

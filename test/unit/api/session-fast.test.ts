@@ -4,16 +4,16 @@ import {
   parseSession,
   sessionSchema,
   type Session,
-} from "../../src/api/schemas/session.js";
-import { RowBlock } from "../../src/warehouse/row-block.js";
-import { SessionInputs } from "../../src/warehouse/sessions.js";
-import { sessionRow } from "../helpers/session-row.js";
+} from "../../../src/api/schemas/session.js";
+import { RowBlock } from "../../../src/warehouse/row-block.js";
+import { SessionInputs } from "../../../src/warehouse/sessions.js";
+import { sessionRow } from "../../helpers/session-row.js";
 import {
   brokenSessionRecords,
   DAY0,
   RICH_SESSION,
   sessionCatalogue,
-} from "../helpers/session-shapes.js";
+} from "../../helpers/session-shapes.js";
 
 /** The input row the sync writes for a session, its RowBinary columns read back. */
 function inputRow(s: Session, raw: string, fetchedAtMs: number) {

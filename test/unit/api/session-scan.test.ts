@@ -7,20 +7,20 @@ import {
   scanSession,
   scanSessionAt,
   type SessionScan,
-} from "../../src/api/schemas/session-scan.js";
+} from "../../../src/api/schemas/session-scan.js";
 import {
   ArrayMemberSplitter,
   type SplitElement,
-} from "../../src/api/json-stream.js";
-import { parseSession } from "../../src/api/schemas/session.js";
-import { timestampMs } from "../../src/api/schemas/common.js";
+} from "../../../src/api/json-stream.js";
+import { parseSession } from "../../../src/api/schemas/session.js";
+import { timestampMs } from "../../../src/api/schemas/common.js";
 
 /** The scan of a record's text, as its UTF-8 bytes. */
 const scanText = (text: string): SessionScan => scanSession(Buffer.from(text));
 import {
   brokenSessionRecords,
   sessionCatalogue,
-} from "../helpers/session-shapes.js";
+} from "../../helpers/session-shapes.js";
 
 const catalogue = sessionCatalogue();
 

@@ -2,7 +2,7 @@
 // mixed ALTERs, drops), the sharding keys, insert and read settings, and the configuration
 // combinations that are refused.
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/index.js";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
 import {
   clientSettings,
   clusterInsertSettings,
@@ -12,8 +12,8 @@ import {
   shardingKey,
   SINGLE,
   type ClusterMode,
-} from "../../src/warehouse/cluster.js";
-import { renderSql } from "../../src/warehouse/migrate.js";
+} from "../../../src/warehouse/cluster.js";
+import { renderSql } from "../../../src/warehouse/migrate.js";
 
 const distributed: ClusterMode = {
   kind: "cluster",

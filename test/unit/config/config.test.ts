@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/index.js";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
 
 const base = {
   SESSIONHOUSE_API_URL: "https://cp.example.com",

@@ -5,9 +5,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { alertingFiles, clickhouseQuery, loadAlertRules } from "./alerts.js";
-import { REPO_ROOT, variableReferences } from "./dashboards.js";
-import { PLUGIN_MACROS } from "./grafana-sql.js";
+import {
+  alertingFiles,
+  clickhouseQuery,
+  loadAlertRules,
+} from "../../helpers/alerts.js";
+import { REPO_ROOT, variableReferences } from "../../helpers/dashboards.js";
+import { PLUGIN_MACROS } from "../../helpers/grafana-sql.js";
 
 const rules = loadAlertRules();
 

@@ -14,7 +14,7 @@ import {
   renderQuery,
   type QueryContext,
   type TemplateVariable,
-} from "./grafana-sql.js";
+} from "../../helpers/grafana-sql.js";
 
 // The range and interval of the documentation's examples.
 const ctx = (

@@ -15,7 +15,7 @@ import {
   loadDashboards,
   queryVariables,
   valueVariables,
-} from "./dashboards.js";
+} from "../../helpers/dashboards.js";
 
 const dashboards = loadDashboards();
 const byUid = new Map(dashboards.map((d) => [d.dashboard.uid, d.dashboard]));

@@ -9,7 +9,7 @@ import {
   conditionalAllCalls,
   GRAFANA_BUILTINS,
   PLUGIN_MACROS,
-} from "./grafana-sql.js";
+} from "../../helpers/grafana-sql.js";
 import {
   DATASOURCE_REF,
   REPO_ROOT,
@@ -19,7 +19,7 @@ import {
   valueVariables,
   variableReferences,
   type Panel,
-} from "./dashboards.js";
+} from "../../helpers/dashboards.js";
 
 const dashboards = loadDashboards();
 

@@ -16,7 +16,7 @@ import {
   MANIFEST_FILE,
   verifyEvidence,
   writeManifest,
-} from "../../src/evidence/manifest.js";
+} from "../../../src/evidence/manifest.js";
 
 function keyPair(dir: string, name: string): { priv: string; pub: string } {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");

@@ -1,16 +1,16 @@
 // The pure half of fault handling: which failures are retried, how long the client waits, what a
 // server's own wait does to it, and the per-run budget.
 import { describe, expect, it } from "vitest";
-import { CONNECT_CODES } from "../../src/api/connect-codes.js";
-import { ApiError, type ApiErrorInit } from "../../src/api/errors.js";
-import { backoffMs } from "../../src/util/backoff.js";
+import { CONNECT_CODES } from "../../../src/api/connect-codes.js";
+import { ApiError, type ApiErrorInit } from "../../../src/api/errors.js";
+import { backoffMs } from "../../../src/util/backoff.js";
 import {
   isRetryable,
   refusesEveryCall,
   resetWaitMs,
   RetryBudget,
   serverWaitMs,
-} from "../../src/api/retry.js";
+} from "../../../src/api/retry.js";
 
 const err = (code: ApiErrorInit["code"], httpStatus = 0, message = "m") =>
   new ApiError({ code, httpStatus, procedure: "S/M", message });

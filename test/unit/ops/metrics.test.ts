@@ -1,8 +1,12 @@
 // The metrics class on its own: every observer hook lands in the right series, the text parses
 // as Prometheus exposition, the lag comes from the checkpoints at scrape time.
 import { describe, expect, it } from "vitest";
-import { Metrics } from "../../src/ops/metrics.js";
-import { parsePrometheusText, sampleValue, sumSamples } from "./prom-text.js";
+import { Metrics } from "../../../src/ops/metrics.js";
+import {
+  parsePrometheusText,
+  sampleValue,
+  sumSamples,
+} from "../../helpers/prom-text.js";
 
 const NOW = Date.UTC(2026, 10, 16, 12, 0, 0);
 

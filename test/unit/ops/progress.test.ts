@@ -1,8 +1,8 @@
 // Progress of long runs: a live bar on a terminal, a log line every few seconds elsewhere.
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createProgressObserver } from "../../src/cli/progress.js";
-import { memoryLogger } from "../helpers/logs.js";
+import { createProgressObserver } from "../../../src/cli/progress.js";
+import { memoryLogger } from "../../helpers/logs.js";
 
 const T0 = Date.UTC(2026, 10, 16, 12, 0, 0);
 

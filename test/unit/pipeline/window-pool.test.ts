@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { forEachWindowInOrder } from "../../src/pipeline/window-pool.js";
+import { forEachWindowInOrder } from "../../../src/pipeline/window-pool.js";
 
 describe("forEachWindowInOrder", () => {
   it("finishes windows in order with at most `concurrency` at once, whatever the timing", async () => {

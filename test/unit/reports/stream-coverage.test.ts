@@ -2,8 +2,8 @@
 // where its first sync started, each backfill's over its range up to its position (an
 // interrupted one over its first part), each listed with what says so, the rest as missing.
 import { describe, expect, it } from "vitest";
-import { backfillStream } from "../../src/pipeline/names.js";
-import { streamCoverage } from "../../src/reports/coverage.js";
+import { backfillStream } from "../../../src/pipeline/names.js";
+import { streamCoverage } from "../../../src/reports/coverage.js";
 
 const ms = (day: number) => Date.UTC(2026, 10, day);
 const at = (day: number) => `2026-11-${String(day).padStart(2, "0")} 00:00:00`;

@@ -1,12 +1,12 @@
 // The pure parts of the reports: periods, directory names, filters, formats, CSV.
 import { describe, expect, it } from "vitest";
-import { parseFormats } from "../../src/cli/commands/report.js";
-import { main } from "../../src/cli/main.js";
-import { tableCsv } from "../../src/reports/csv.js";
-import { columns } from "../../src/reports/model.js";
-import { previousPeriod, reportDirName } from "../../src/reports/period.js";
-import { parseFilters } from "../../src/reports/produce.js";
-import { fixedPdfStamps } from "../../src/reports/pdf.js";
+import { parseFormats } from "../../../src/cli/commands/report.js";
+import { main } from "../../../src/cli/main.js";
+import { tableCsv } from "../../../src/reports/csv.js";
+import { columns } from "../../../src/reports/model.js";
+import { previousPeriod, reportDirName } from "../../../src/reports/period.js";
+import { parseFilters } from "../../../src/reports/produce.js";
+import { fixedPdfStamps } from "../../../src/reports/pdf.js";
 
 const iso = (p: { fromMs: number; toMs: number }) => [
   new Date(p.fromMs).toISOString(),

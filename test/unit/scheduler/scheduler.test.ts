@@ -9,14 +9,14 @@ import {
   onTestFinished,
   vi,
 } from "vitest";
-import { ConfigError } from "../../src/config/index.js";
+import { ConfigError } from "../../../src/config/index.js";
 import {
   Scheduler,
   type RunControl,
   type ScheduledJob,
   type SchedulerObserver,
-} from "../../src/scheduler/index.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/scheduler/index.js";
+import { memoryLogger } from "../../helpers/logs.js";
 
 const START = Date.UTC(2026, 10, 16, 12, 0, 0);
 const EVERY_SECOND = "* * * * * *";

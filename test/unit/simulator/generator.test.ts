@@ -17,8 +17,8 @@ import {
   sessionToWireJson,
   statusAt,
   type SimSession,
-} from "../../src/simulator/index.js";
-import { DAY, HOUR, T0 } from "./helpers.js";
+} from "../../../src/simulator/index.js";
+import { DAY, HOUR, T0 } from "../../helpers/simulator-call.js";
 
 const WEDNESDAY = Date.UTC(2026, 10, 4);
 const SATURDAY = Date.UTC(2026, 10, 7);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SimConnectError } from "../../src/simulator/connect.js";
+import { SimConnectError } from "../../../src/simulator/connect.js";
 import {
   EXTRA_MEMBERS,
   LOG_FIELDS,
@@ -9,21 +9,21 @@ import {
   type HistogramBucket,
   type ListLogAggregationsResponse,
   type TopValue,
-} from "../../src/simulator/logs/aggregate.js";
-import { LogEventStore } from "../../src/simulator/logs/events.js";
+} from "../../../src/simulator/logs/aggregate.js";
+import { LogEventStore } from "../../../src/simulator/logs/events.js";
 import {
   eventRecord,
   HOME_OF_FIELD,
   NUMBER_COLUMN,
   numberOf,
   type FieldGroup,
-} from "../../src/simulator/logs/fields.js";
+} from "../../../src/simulator/logs/fields.js";
 import {
   createListLogAggregationsHandler,
   type LogsRouteContext,
-} from "../../src/simulator/logs/handler.js";
-import { createSessionGenerator } from "../../src/simulator/sessions.js";
-import { DAY, HOUR, T0 } from "./helpers.js";
+} from "../../../src/simulator/logs/handler.js";
+import { createSessionGenerator } from "../../../src/simulator/sessions.js";
+import { DAY, HOUR, T0 } from "../../helpers/simulator-call.js";
 
 const SEED = 7;
 const generator = createSessionGenerator({

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { batchOfEvent, type Fields } from "../../src/simulator/logs/fields.js";
+import {
+  batchOfEvent,
+  type Fields,
+} from "../../../src/simulator/logs/fields.js";
 import {
   compileQuery,
   parseQuery,
   QuerySyntaxError,
-} from "../../src/simulator/logs/query.js";
+} from "../../../src/simulator/logs/query.js";
 
 const alice: Fields = {
   "user.email": "alice@acme.io",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IdHashSet } from "../../src/sources/id-set.js";
+import { IdHashSet } from "../../../src/sources/id-set.js";
 
 describe("IdHashSet", () => {
   it("remembers the tag each id first came with, through growth", () => {

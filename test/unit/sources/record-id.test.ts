@@ -1,6 +1,6 @@
 // The session id of a record that cannot be parsed, found in its bytes for its dead letter.
 import { describe, expect, it } from "vitest";
-import { scanTopLevelId } from "../../src/sources/record-id.js";
+import { scanTopLevelId } from "../../../src/sources/record-id.js";
 
 const scan = (text: string | Buffer) =>
   scanTopLevelId(typeof text === "string" ? Buffer.from(text) : text);

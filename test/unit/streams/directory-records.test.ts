@@ -1,11 +1,11 @@
 // Directory records before they are stored: the shape checks of a list page, the secrets a
 // native user loses, and an inventory object of each of the six kinds turned into column rows.
 import { describe, expect, it } from "vitest";
-import { checkListPage, getUserProblem } from "../../src/api/answers.js";
+import { checkListPage, getUserProblem } from "../../../src/api/answers.js";
 import {
   DROPPED_SECRET_FIELDS,
   redactNativeUser,
-} from "../../src/sources/credentials.js";
+} from "../../../src/sources/credentials.js";
 import {
   inventoryColumns,
   isBad,
@@ -13,7 +13,7 @@ import {
   normalizeNativeUser,
   normalizeUser,
   type EntityRecord,
-} from "../../src/sources/directory.js";
+} from "../../../src/sources/directory.js";
 
 const problem = (answer: unknown) => {
   const r = checkListPage(answer, "nativeUsers");

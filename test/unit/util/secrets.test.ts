@@ -6,9 +6,9 @@ import {
   loadConfig,
   secretsOf,
   shortSecrets,
-} from "../../src/config/index.js";
-import { REDACTED, scrubber } from "../../src/util/logger.js";
-import { memoryLogger } from "../helpers/logs.js";
+} from "../../../src/config/index.js";
+import { REDACTED, scrubber } from "../../../src/util/logger.js";
+import { memoryLogger } from "../../helpers/logs.js";
 
 const base = {
   SESSIONHOUSE_API_URL: "https://cp.example.com",

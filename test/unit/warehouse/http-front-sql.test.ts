@@ -2,7 +2,7 @@
 // call is, where the FORMAT clause ends the statement and the data begins, and what is not a
 // call or a clause (strings, comments, quoted names).
 import { describe, expect, it } from "vitest";
-import { readStatement } from "../../src/warehouse/http-front/sql.js";
+import { readStatement } from "../../../src/warehouse/http-front/sql.js";
 
 const STRUCTURE = "'id Int64, raw String'";
 

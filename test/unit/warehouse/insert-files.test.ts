@@ -19,8 +19,8 @@ import {
   privateDirIn,
   removeStaleInsertFiles,
   writeBlockFile,
-} from "../../src/warehouse/block-files.js";
-import { ownPrivateDir } from "../../src/util/private-files.js";
+} from "../../../src/warehouse/block-files.js";
+import { ownPrivateDir } from "../../../src/util/private-files.js";
 
 describe("temporary insert files", () => {
   it("removes the files of a killed process and keeps those of a live one", async () => {

@@ -3,12 +3,15 @@
 // reason that names the field and the value; nothing is clamped.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanSession } from "../../src/api/schemas/session-scan.js";
-import { parseSession, type Session } from "../../src/api/schemas/session.js";
+import { scanSession } from "../../../src/api/schemas/session-scan.js";
+import {
+  parseSession,
+  type Session,
+} from "../../../src/api/schemas/session.js";
 import {
   sessionTimesFit,
   sessionValueProblem,
-} from "../../src/warehouse/sessions.js";
+} from "../../../src/warehouse/sessions.js";
 
 const FETCHED = Date.UTC(2026, 10, 16, 12, 0, 0);
 
