@@ -37,6 +37,9 @@ const shared = {
   hookTimeout: 60_000,
 };
 
+// The integration and slow tiers start the CLI from dist/: built once per run, before any file.
+const builtDist = { globalSetup: ["test/helpers/built-dist.ts"] };
+
 export default defineConfig({
   test: {
     reporters: ["default"],
@@ -47,6 +50,7 @@ export default defineConfig({
       {
         test: {
           ...shared,
+          ...builtDist,
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
         },
@@ -54,6 +58,7 @@ export default defineConfig({
       {
         test: {
           ...shared,
+          ...builtDist,
           name: "slow",
           include: ["test/slow/**/*.test.ts"],
         },

@@ -1,13 +1,22 @@
-// The real CLI as a child process, for tests that need exit codes, stderr and SIGKILL. The
-// package is compiled into a private directory per test file: fresh code, and no other test's
-// build rewriting dist/ under a child that is starting up.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+// The real CLI as a child process, for tests that need exit codes, stderr and SIGKILL. Each
+// test file runs a private copy of the package that the run built once (built-dist.ts, the
+// globalSetup): a child's working directory, files and migrations stay its own, and a rebuild
+// of dist/ by another run never changes the code under a child that is starting up.
+import { spawn, type ChildProcess } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
+import { cp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { DIST } from "./built-dist.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -18,19 +27,14 @@ export interface CliPackage {
   migrations: string;
 }
 
+/** A private copy of the package built for this run (dist/ as the globalSetup left it). */
 export async function buildCli(): Promise<CliPackage> {
+  if (!existsSync(join(DIST, "cli")))
+    throw new Error(
+      `no build in ${DIST}: run the test through vitest.config.ts (its globalSetup builds it) or npm run build first`,
+    );
   const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
-  await promisify(execFile)(
-    process.execPath,
-    [
-      join(ROOT, "node_modules", "typescript", "bin", "tsc"),
-      "-p",
-      "tsconfig.build.json",
-      "--outDir",
-      join(root, "dist"),
-    ],
-    { cwd: ROOT },
-  );
+  await cp(DIST, join(root, "dist"), { recursive: true });
   mkdirSync(join(root, "bin"));
   cpSync(
     join(ROOT, "bin", "sessionhouse.js"),

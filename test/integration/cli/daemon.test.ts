@@ -55,18 +55,8 @@ let firstCheckpointMs = 0;
 let lastCheckpointMs = 0;
 
 beforeAll(async () => {
-  // The child runs the compiled CLI, so compile what this checkout holds.
-  await promisify(execFile)(
-    process.execPath,
-    [
-      join(ROOT, "node_modules", "typescript", "bin", "tsc"),
-      "-p",
-      "tsconfig.build.json",
-    ],
-    {
-      cwd: ROOT,
-    },
-  );
+  // The child runs the compiled CLI in dist/, which the run's globalSetup built from this
+  // checkout (test/helpers/built-dist.ts).
   sim = await testSimulator({
     atMs: SIM_NOW,
     historyDays: 3,
