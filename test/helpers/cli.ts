@@ -96,7 +96,6 @@ export interface CliResult {
   stderr: string;
   /** stdout lines that are JSON log lines, parsed. */
   logs: Record<string, unknown>[];
-  ms: number;
 }
 
 export interface CliRun {
@@ -111,7 +110,6 @@ export function startCli(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): CliRun {
-  const started = Date.now();
   const child = spawn(process.execPath, [cli.bin, ...args], {
     cwd: cli.root,
     env,
@@ -136,7 +134,7 @@ export function startCli(
   const result = new Promise<CliResult>((resolve) => {
     // "close", not "exit": the output streams are complete then.
     child.once("close", (code, signal) =>
-      resolve({ code, signal, stdout, stderr, logs, ms: Date.now() - started }),
+      resolve({ code, signal, stdout, stderr, logs }),
     );
   });
   return { child, logs, result };

@@ -396,9 +396,8 @@ describe("scheduled jobs", () => {
     );
     scheduler.trigger("sessions");
     await checkpointed;
-    const started = Date.now();
     await scheduler.shutdown();
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Ended at a checkpoint, not by the shutdown deadline (which would say so in the log).
     expect(log.text()).toContain(
       "stopping the run at a checkpoint for shutdown",
     );

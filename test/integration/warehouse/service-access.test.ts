@@ -2,8 +2,11 @@
 // sessions on the data directory the service's client has open and sees its writes at once;
 // through the token it only reads; the service file and how it is found (own, stale, invalid).
 import { spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import {
   openWarehouse,
@@ -145,21 +148,37 @@ describe("the service file", () => {
     expect(existsSync(file())).toBe(false);
   });
 
-  it("of a live process whose URL does not answer: silent, within the timeout, and kept", async () => {
-    // The parent of this test process is alive and serves nothing at port 9.
+  it("of a live process whose URL takes the probe and never answers: silent, given up by the probe, and kept", async () => {
+    // A server that holds every request open: only the probe's own timeout ends the wait.
+    const held: IncomingMessage[] = [];
+    const closed: IncomingMessage[] = [];
+    const silentServer = createServer((req) => {
+      held.push(req);
+      req.socket.once("close", () => closed.push(req));
+    });
+    silentServer.listen(0, "127.0.0.1");
+    await once(silentServer, "listening");
+    const { port } = silentServer.address() as AddressInfo;
+    // The parent of this test process is alive; the URL is the silent server's.
     const silent = {
-      url: "http://127.0.0.1:9",
+      url: `http://127.0.0.1:${port}`,
       token: "some-token-value",
       pid: process.ppid,
       startedAt: new Date().toISOString(),
     };
     writeFileSync(file(), JSON.stringify(silent), { mode: 0o600 });
-    const started = Date.now();
-    expect(await findService(dataDir, 500)).toEqual({
-      state: "silent",
-      record: silent,
-    });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    try {
+      expect(await findService(dataDir, 500)).toEqual({
+        state: "silent",
+        record: silent,
+      });
+      // The probe reached the server, which never answered: the probe closed the connection.
+      expect(held).toHaveLength(1);
+      await vi.waitFor(() => expect(closed).toHaveLength(1));
+    } finally {
+      silentServer.closeAllConnections();
+      silentServer.close();
+    }
     expect(existsSync(file())).toBe(true);
     // Only the process that wrote it removes it.
     removeServiceFile(dataDir, process.pid);

@@ -16,6 +16,7 @@ import {
   HOME_OF_FIELD,
   NUMBER_COLUMN,
   numberOf,
+  type EventBatch,
   type FieldGroup,
 } from "../../../src/simulator/logs/fields.js";
 import {
@@ -590,7 +591,7 @@ describe("ListLogAggregations", () => {
 });
 
 describe("ListLogAggregations at the default volume", () => {
-  it("aggregates a day of 10 000 sessions quickly", () => {
+  it("aggregates a day of 10 000 sessions, and a second call generates no event again", () => {
     const day = createSessionGenerator({
       seed: 3,
       historyStartMs: T0 - 5 * DAY,
@@ -601,16 +602,15 @@ describe("ListLogAggregations at the default volume", () => {
       histogramGroupByFields: ["resource.technology", "user.type"],
     });
     const c = { nowMs: T0, generator: day, seed: 3 };
-    const cold = h(body, c); // generates the events
-    let ms = Infinity;
-    for (let i = 0; i < 3; i++) {
-      const t0 = performance.now();
-      const warm = h(body, c);
-      ms = Math.min(ms, performance.now() - t0);
-      expect(warm).toEqual(cold);
-    }
-    expect(hits(cold)).toBeGreaterThan(50_000);
-    // Typically ~100 ms; the bound leaves room for a loaded CI machine.
-    expect(ms).toBeLessThan(2_000);
+    expect(hits(h(body, c))).toBeGreaterThan(50_000);
+    // What keeps a repeated call cheap: the store's default cache holds the whole day, so a
+    // second pass over it visits the very batches the first one generated.
+    const store = new LogEventStore(day, { seed: 3 });
+    const first = new Set<EventBatch>();
+    store.forEachInWindow(T0 - DAY, T0, (b) => first.add(b));
+    const again: EventBatch[] = [];
+    store.forEachInWindow(T0 - DAY, T0, (b) => again.push(b));
+    expect(again).toHaveLength(first.size);
+    expect(again.filter((b) => !first.has(b))).toEqual([]);
   });
 });
