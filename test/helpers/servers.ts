@@ -129,6 +129,46 @@ export async function recordingProxy(
   };
 }
 
+export interface GatedProxy {
+  url: string;
+  /** Lets the held requests and every later one through. */
+  open(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A pass-through proxy to `target` that holds every request until `open()`: a client of it
+ * stays in the middle of its work, however fast or slow the machine, until the test lets it on.
+ */
+export async function gatedProxy(target: string): Promise<GatedProxy> {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    void opened.then(() => {
+      const out = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.on("error", () => res.destroy());
+        },
+      );
+      out.on("error", () => res.destroy());
+      req.pipe(out);
+    });
+  });
+  return { url: await listen(server), open, close: closer(server) };
+}
+
 /** The most requests that arrived within any `windowMs` (a sliding window over arrivals). */
 export function maxInWindow(
   arrivals: readonly number[],

@@ -67,7 +67,7 @@ beforeAll(async () => {
     SESSIONHOUSE_API_KEY: API_KEY,
   });
   workDir = mkdtempSync(join(tmpdir(), "sessionhouse-daemon-"));
-}, 300_000);
+});
 
 afterAll(async () => {
   // A child left running by a failed test must not outlive the test process.
