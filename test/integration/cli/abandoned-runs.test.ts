@@ -151,7 +151,7 @@ describe("a run whose process is killed", () => {
     } finally {
       await w.close();
     }
-  }, 300_000);
+  }, 120_000);
 });
 
 describe("which runs a starting command judges", () => {

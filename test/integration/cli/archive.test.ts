@@ -81,7 +81,7 @@ beforeAll(async () => {
     SESSIONHOUSE_LOG_LEVEL: "silent",
   });
   signing = { ...env, SESSIONHOUSE_SIGNING_KEY_FILE: priv };
-}, 300_000);
+}, 120_000);
 
 afterAll(() => {
   removeCli(cli);

@@ -74,7 +74,7 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
-}, 300_000);
+}, 120_000);
 
 /** A service a failed test left running would hold the data directory for the next test. */
 async function killServices(): Promise<void> {

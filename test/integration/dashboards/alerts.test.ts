@@ -29,7 +29,7 @@ let demo: DemoWarehouse;
 beforeAll(async () => {
   demo = await demoWarehouse();
   await useDatabase(demo.warehouse);
-}, 300_000);
+}, 120_000);
 
 afterAll(async () => {
   await demo.close();

@@ -51,7 +51,7 @@ beforeAll(async () => {
     location: record.url,
     close: () => client.close(),
   };
-}, 300_000);
+}, 120_000);
 
 afterAll(async () => {
   await viaService?.close();

@@ -112,7 +112,7 @@ beforeAll(async () => {
   ]);
   await cli(["sync", "users"]);
   await cli(["sync", "identity_links"]);
-}, 300_000);
+}, 120_000);
 
 afterAll(async () => {
   await sim?.close();
