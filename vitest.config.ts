@@ -1,44 +1,32 @@
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+// A test file's tier is its place:
+//   test/unit/         no engine, no server, no child process: seconds (`npm run test:unit`)
+//   test/integration/  the simulator over real HTTP, the embedded engine, the CLI as a child
+//   test/slow/         minutes each: the chaos runs, the Docker cluster
+// Inside each tier the sub-folders name the area (test/unit/api/…, test/integration/cli/…);
+// modules shared by tests live in test/helpers/. `npm test` runs all three tiers.
+const TIERS = ["unit", "integration", "slow"] as const;
+
+// A test file anywhere else would belong to no project and silently never run.
+const TEST_DIR = fileURLToPath(new URL("test", import.meta.url));
+const stray = readdirSync(TEST_DIR, { recursive: true, encoding: "utf8" })
+  .map((f) => f.split("\\").join("/"))
+  .filter((f) => f.endsWith(".test.ts"))
+  .filter((f) => !TIERS.some((tier) => f.startsWith(`${tier}/`)));
+if (stray.length > 0)
+  throw new Error(
+    `test files outside test/unit, test/integration and test/slow would never run: ${stray
+      .map((f) => `test/${f}`)
+      .join(
+        ", ",
+      )}; move each into the tier it belongs to (see vitest.config.ts)`,
+  );
 
 // The embedded engine allows one data path per process, so every test file runs in its own
 // forked process (isolate) with its own engine directory; see test/helpers/warehouse.ts.
-//
-// Two projects: `unit` holds the files that need no engine, no server and no child process
-// (seconds, `npm run test:unit`); `integration` holds the rest. `npm test` runs both.
-const UNIT = [
-  "test/api/counts.test.ts",
-  "test/architecture/imports.test.ts",
-  "test/api/errors.test.ts",
-  "test/api/json-stream.test.ts",
-  "test/api/pacing.test.ts",
-  "test/api/schemas.test.ts",
-  "test/api/session-fast.test.ts",
-  "test/api/session-scan.test.ts",
-  "test/architecture/docs-files.test.ts",
-  "test/architecture/exports.test.ts",
-  "test/cluster/render.test.ts",
-  "test/config/config.test.ts",
-  "test/dashboards/alerting-schema.test.ts",
-  "test/dashboards/grafana-sql.test.ts",
-  "test/dashboards/schema.test.ts",
-  "test/evidence/manifest.test.ts",
-  "test/faults/retry.test.ts",
-  "test/ops/metrics.test.ts",
-  "test/pipeline/window-pool.test.ts",
-  "test/reports/stream-coverage.test.ts",
-  "test/reports/units.test.ts",
-  "test/simulator/generator.test.ts",
-  "test/simulator/logs-aggregate.test.ts",
-  "test/simulator/logs-query.test.ts",
-  "test/sources/id-set.test.ts",
-  "test/streams/directory-records.test.ts",
-  "test/sources/record-id.test.ts",
-  "test/util/secrets.test.ts",
-  "test/http-front/statement.test.ts",
-  "test/warehouse/insert-files.test.ts",
-  "test/warehouse/value-checks.test.ts",
-];
-
 const shared = {
   pool: "forks" as const,
   // Two files at once, also on two cores (the default would be one): most integration files
@@ -49,17 +37,37 @@ const shared = {
   hookTimeout: 60_000,
 };
 
+// The integration and slow tiers start the CLI from dist/: built once per run, before any file.
+const builtDist = { globalSetup: ["test/helpers/built-dist.ts"] };
+
 export default defineConfig({
   test: {
     reporters: ["default"],
     projects: [
-      { test: { ...shared, name: "unit", include: UNIT } },
       {
         test: {
           ...shared,
+          // No engine, so no one-engine-per-process rule: the files share a worker process and
+          // its loaded modules (half the tier's time went to starting processes and importing).
+          isolate: false,
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          ...builtDist,
           name: "integration",
-          include: ["test/**/*.test.ts"],
-          exclude: UNIT,
+          include: ["test/integration/**/*.test.ts"],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          ...builtDist,
+          name: "slow",
+          include: ["test/slow/**/*.test.ts"],
         },
       },
     ],

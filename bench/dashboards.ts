@@ -10,17 +10,14 @@ import {
   openWarehouse,
   type Warehouse,
 } from "../src/warehouse/index.js";
-import {
-  TEXTBOX_SAMPLES,
-  loadDashboards,
-} from "../test/dashboards/dashboards.js";
+import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
 import {
   ALL,
   queryInterval,
   renderQuery,
   type TemplateVariable,
   type TimeRange,
-} from "../test/dashboards/grafana-sql.js";
+} from "../test/helpers/grafana-sql.js";
 
 const DAY = 86_400_000;
 /** The generated year ends here. */

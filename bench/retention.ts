@@ -14,14 +14,14 @@ import {
   openWarehouse,
   type Warehouse,
 } from "../src/warehouse/index.js";
-import { loadDashboards } from "../test/dashboards/dashboards.js";
+import { loadDashboards } from "../test/helpers/dashboards.js";
 import {
   ALL,
   queryInterval,
   renderQuery,
   type TemplateVariable,
   type TimeRange,
-} from "../test/dashboards/grafana-sql.js";
+} from "../test/helpers/grafana-sql.js";
 import { END_MS, generateSessions } from "./dashboards.js";
 
 const DAY = 86_400_000;

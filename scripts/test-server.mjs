@@ -9,21 +9,21 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 
 const SUITES = [
-  "test/pipeline",
-  "test/cli/query.test.ts",
-  "test/chaos/chaos-wire.test.ts",
-  "test/dashboards/queries.test.ts",
-  "test/faults/clickhouse-faults.test.ts",
-  "test/faults/secrets.test.ts",
-  "test/streams/directory-contract.test.ts",
-  "test/streams/list-counts.test.ts",
-  "test/cli/abandoned-runs.test.ts",
-  "test/reports/backfill-coverage.test.ts",
-  "test/faults/sessions-windows.test.ts",
-  "test/streams/integrity-property.test.ts",
-  "test/warehouse/bad-rows.test.ts",
-  "test/warehouse/engine-rows.test.ts",
-  "test/warehouse/session-columns.test.ts",
+  "test/integration/pipeline",
+  "test/integration/cli/query.test.ts",
+  "test/slow/chaos/chaos-wire.test.ts",
+  "test/integration/dashboards/queries.test.ts",
+  "test/integration/faults/clickhouse-faults.test.ts",
+  "test/integration/faults/secrets.test.ts",
+  "test/integration/streams/directory-contract.test.ts",
+  "test/integration/streams/list-counts.test.ts",
+  "test/integration/cli/abandoned-runs.test.ts",
+  "test/integration/reports/backfill-coverage.test.ts",
+  "test/integration/faults/sessions-windows.test.ts",
+  "test/integration/streams/integrity-property.test.ts",
+  "test/integration/warehouse/bad-rows.test.ts",
+  "test/integration/warehouse/engine-rows.test.ts",
+  "test/integration/warehouse/session-columns.test.ts",
 ];
 
 const front = spawn(process.execPath, ["scripts/http-front.mjs"], {

@@ -1,6 +1,6 @@
 // The session → row mapping in JavaScript, as plain objects: what the tests insert with
 // insertRows, and the independent reference the rows the engine builds from the records
-// (sessionRowsSelect) are held equal to (test/warehouse/engine-rows.test.ts).
+// (sessionRowsSelect) are held equal to (test/integration/warehouse/engine-rows.test.ts).
 import { durationStringMs, timestampMs } from "../../src/api/schemas/common.js";
 import type { Session } from "../../src/api/schemas/session.js";
 import { chTime } from "../../src/warehouse/format.js";

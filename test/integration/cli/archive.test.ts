@@ -1,0 +1,219 @@
+// `sessionhouse archive` through the real CLI: export refuses the month in progress and says
+// when it can be exported; verify says what it could not check (no public key, no head) and
+// calls signatures verified only by a key given; restore needs the public key of a signed month
+// and --allow-unsigned for an unsigned one, and says so on stderr.
+//
+// The embedded engine allows one process per data directory: this process opens the warehouse
+// only while no child runs.
+import { generateKeyPairSync } from "node:crypto";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import { writeManifest } from "../../../src/evidence/manifest.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import {
+  buildCli,
+  cleanEnv,
+  removeCli,
+  runCli,
+  type CliPackage,
+} from "../../helpers/cli.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+
+let cli: CliPackage;
+let tmp: string;
+let root: string;
+let priv: string;
+let pub: string;
+let env: NodeJS.ProcessEnv;
+let signing: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "sessionhouse-archive-cli-"));
+  root = join(tmp, "archive");
+  const keys = generateKeyPairSync("ed25519");
+  priv = join(tmp, "signing.pem");
+  pub = join(tmp, "signing.pub");
+  writeFileSync(priv, keys.privateKey.export({ type: "pkcs8", format: "pem" }));
+  writeFileSync(pub, keys.publicKey.export({ type: "spki", format: "pem" }));
+  const dataDir = join(tmp, "data");
+  const config = await testConfig({ SESSIONHOUSE_DATA_DIR: dataDir });
+  const w = await migratedWarehouse(config);
+  const rows = [0, 1, 2].map((i) => {
+    const start = Date.parse("2026-10-03T10:00:00Z") + i * 86_400_000;
+    const raw = JSON.stringify({
+      id: `s${i}`,
+      startTime: new Date(start).toISOString(),
+      sessionStatus: "completed",
+      user: {
+        type: "human",
+        username: "alice",
+        formal: { user: { id: "alice", email: "alice@acme.example" } },
+      },
+      resource: {
+        type: "datastore",
+        id: "r",
+        name: "orders",
+        technology: "postgres",
+      },
+    });
+    return sessionRow(
+      sessionSchema.parse(JSON.parse(raw)),
+      raw,
+      start + 60_000,
+    );
+  });
+  await insertRows(w, "sessions", rows, { retries: 0 });
+  await w.close();
+  cli = await buildCli();
+  env = cleanEnv({
+    SESSIONHOUSE_DATA_DIR: dataDir,
+    CLICKHOUSE_DATABASE: config.clickhouse.database,
+    SESSIONHOUSE_LOG_LEVEL: "silent",
+  });
+  signing = { ...env, SESSIONHOUSE_SIGNING_KEY_FILE: priv };
+}, 120_000);
+
+afterAll(() => {
+  removeCli(cli);
+});
+
+const archive = (args: string[], e: NodeJS.ProcessEnv = env) =>
+  runCli(cli, ["archive", ...args], e);
+
+describe("archive through the CLI", () => {
+  let head: string;
+
+  it("export refuses the month in progress, and exports ended months signed", async () => {
+    const current = new Date().toISOString().slice(0, 7);
+    const early = await archive(
+      ["export", "--month", current, "--to", root],
+      signing,
+    );
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(
+      `error: ${current} has not ended for the archive`,
+    );
+    expect(early.stderr).toMatch(
+      new RegExp(
+        `hint: export ${current} at or after \\d{4}-\\d\\d-\\d\\dT02:00:00.000Z`,
+      ),
+    );
+    expect(existsSync(join(root, current))).toBe(false);
+
+    for (const month of ["2026-09", "2026-10"]) {
+      const r = await archive(
+        ["export", "--month", month, "--to", root],
+        signing,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(", signed\n");
+      head =
+        /chain head \(keep it in write-once storage\): ([0-9a-f]{64})/.exec(
+          r.stdout,
+        )?.[1] as string;
+    }
+    expect(head).toMatch(/^[0-9a-f]{64}$/);
+  }, 120_000);
+
+  it("verify says what it did not check, and calls signatures verified only by a key given", async () => {
+    const blind = await archive(["verify", root]);
+    expect(blind.code, blind.stderr).toBe(0);
+    expect(blind.stdout).toContain("signatures: 2 of 2 signed, not checked\n");
+    expect(blind.stdout).toContain(
+      "not checked: signatures not checked: no public key given (--public-key, or SESSIONHOUSE_PUBLIC_KEY_FILE)\n",
+    );
+    expect(blind.stdout).toContain(
+      "not checked: the last month is not checked against a head you keep: no --expect-head given; a removed last month would go unnoticed\n",
+    );
+    expect(blind.stdout).not.toMatch(/verified by/);
+
+    const full = await archive([
+      "verify",
+      root,
+      "--public-key",
+      pub,
+      "--expect-head",
+      head,
+    ]);
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.stdout).toContain(`signatures: 2 of 2 verified by ${pub}\n`);
+    expect(full.stdout).toContain(`chain head: ${head} (the expected head)\n`);
+    expect(full.stdout).not.toContain("not checked");
+  }, 120_000);
+
+  it("restore needs the public key of a signed month, and --allow-unsigned for an unsigned one", async () => {
+    const keyless = await archive([
+      "restore",
+      "--month",
+      "2026-10",
+      "--from",
+      root,
+    ]);
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr).toMatch(
+      /error: the archive of 2026-10 is signed \(key [0-9a-f]{64}\), and no public key is given/,
+    );
+    expect(keyless.stderr).toContain(
+      "hint: give the public key the archive must be signed by: --public-key",
+    );
+
+    const keyed = await archive(
+      ["restore", "--month", "2026-10", "--from", root],
+      {
+        ...env,
+        SESSIONHOUSE_PUBLIC_KEY_FILE: pub,
+      },
+    );
+    expect(keyed.code, keyed.stderr).toBe(0);
+    expect(keyed.stdout).toMatch(
+      /^2026-10 restored into \S+: sessions 3 rows\n$/,
+    );
+    expect(keyed.stderr).toBe("");
+
+    const unsignedRoot = join(tmp, "unsigned");
+    cpSync(root, unsignedRoot, { recursive: true });
+    const dir = join(unsignedRoot, "2026-10");
+    const m = JSON.parse(
+      readFileSync(join(dir, "manifest.json"), "utf8"),
+    ) as Record<string, unknown>;
+    delete m.files;
+    delete m.signature;
+    writeManifest(dir, m);
+    const refused = await archive([
+      "restore",
+      "--month",
+      "2026-10",
+      "--from",
+      unsignedRoot,
+      "--public-key",
+      pub,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "error: the archive of 2026-10 is not signed",
+    );
+    expect(refused.stderr).toContain("hint: restore it with --allow-unsigned");
+    const allowed = await archive([
+      "restore",
+      "--month",
+      "2026-10",
+      "--from",
+      unsignedRoot,
+      "--allow-unsigned",
+    ]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stderr).toBe(
+      "warning: 2026-10 is not signed: restored because --allow-unsigned was given; nothing shows who wrote it\n",
+    );
+  }, 180_000);
+});

@@ -1,0 +1,484 @@
+// `sessionhouse run` on the embedded engine holds the data directory; other processes read
+// through its read access. Real processes (the built CLI) against the simulator: while the
+// service runs, also in the middle of a sync, `status --json`, `query`, `report`, `hold list`
+// and `archive export` from other processes answer through it, a write
+// through its token is refused, the token file is mode 0600 and the token appears in no output,
+// a command that writes is refused with what to do; after SIGTERM the file is gone; after
+// SIGKILL, or with a file whose process does not answer, `status` opens the directory itself
+// or says why not, quickly.
+import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { StatusReport } from "../../../src/cli/commands/status.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import {
+  SERVICE_FILE,
+  type ServiceRecord,
+} from "../../../src/warehouse/service-access.js";
+import {
+  buildCli,
+  cleanEnv,
+  removeCli,
+  runCli,
+  startCli,
+  type CliPackage,
+  type CliResult,
+  type CliRun,
+} from "../../helpers/cli.js";
+import { gatedProxy } from "../../helpers/servers.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
+import { freshDatabaseName } from "../../helpers/warehouse.js";
+
+const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
+const NEVER = "0 0 0 1 1 *";
+
+let cli: CliPackage;
+let sim: Simulator;
+let dataDir: string;
+let configFile: string;
+const database = freshDatabaseName();
+const services = new Set<CliRun>();
+/** Every byte the CLI processes of this file wrote. */
+const outputs: string[] = [];
+
+beforeAll(async () => {
+  cli = await buildCli();
+  sim = await testSimulator({
+    atMs: SIM_NOW,
+    historyDays: 2,
+    sessionsPerDay: 400,
+  });
+  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-service-reads-"));
+  dataDir = join(dir, "data");
+  configFile = join(dir, "config.yaml");
+  writeFileSync(
+    configFile,
+    [
+      "sessions:",
+      '  schedule: "*/3 * * * * *"',
+      `  refreshSchedule: "${NEVER}"`,
+      `  reconcileSchedule: "${NEVER}"`,
+      "  initialLookbackMs: 1d",
+      "aggregations:",
+      "  jobs:",
+      "    - name: tech",
+      "      groupBy: [resource.technology]",
+      "      enabled: false",
+      "service:",
+      "  opsPort: 0",
+      "  readMaxExecutionTimeMs: 10s",
+      "api:",
+      "  maxRequestsPerSecond: 1000",
+      "",
+    ].join("\n"),
+  );
+}, 120_000);
+
+/** A service a failed test left running would hold the data directory for the next test. */
+async function killServices(): Promise<void> {
+  for (const s of services) {
+    if (s.child.exitCode === null && s.child.signalCode === null) {
+      s.child.kill("SIGCONT");
+      s.child.kill("SIGKILL");
+    }
+    await s.result;
+  }
+  services.clear();
+}
+
+afterEach(killServices);
+
+afterAll(async () => {
+  await killServices();
+  await sim?.close();
+  removeCli(cli);
+});
+
+function env(withApi: boolean, apiUrl = sim.url): NodeJS.ProcessEnv {
+  return cleanEnv({
+    ...(withApi
+      ? { SESSIONHOUSE_API_URL: apiUrl, SESSIONHOUSE_API_KEY: API_KEY }
+      : {}),
+    SESSIONHOUSE_DATA_DIR: dataDir,
+    CLICKHOUSE_DATABASE: database,
+    SESSIONHOUSE_LOG_LEVEL: "info",
+    SESSIONHOUSE_LOG_FORMAT: "json",
+  });
+}
+
+function serviceFile(): string {
+  return join(dataDir, SERVICE_FILE);
+}
+
+function readRecord(): ServiceRecord {
+  return JSON.parse(readFileSync(serviceFile(), "utf8")) as ServiceRecord;
+}
+
+/** A command of another process, its output kept for the secrets check. */
+async function cli1(args: string[], timeoutMs = 60_000): Promise<CliResult> {
+  const r = await runCli(
+    cli,
+    ["--config", configFile, ...args],
+    env(false),
+    timeoutMs,
+  );
+  outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+function startService(apiUrl = sim.url): CliRun {
+  const s = startCli(cli, ["--config", configFile, "run"], env(true, apiUrl));
+  services.add(s);
+  void s.result.then((r) => outputs.push(r.stdout, r.stderr));
+  return s;
+}
+
+async function until(
+  what: string,
+  done: () => boolean,
+  timeoutMs = 90_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The service is up, its read access listening and its first sessions sync stored. */
+async function started(s: CliRun): Promise<ServiceRecord> {
+  await until(
+    "the first sessions run",
+    () =>
+      s.child.exitCode !== null ||
+      s.logs.some((l) => l.msg === "run finished" && l.job === "sessions"),
+  );
+  expect(s.child.exitCode).toBeNull();
+  const record = readRecord();
+  expect(record.pid).toBe(s.child.pid);
+  return record;
+}
+
+async function rawQuery(
+  url: string,
+  sql: string,
+  headers: Record<string, string>,
+  method: "GET" | "POST" = "POST",
+): Promise<{ status: number; code: string | null; text: string }> {
+  const target = new URL("/", url);
+  if (method === "GET") target.searchParams.set("query", sql);
+  const res = await fetch(target, {
+    method,
+    headers,
+    ...(method === "POST" ? { body: sql } : {}),
+  });
+  return {
+    status: res.status,
+    code: res.headers.get("x-clickhouse-exception-code"),
+    text: await res.text(),
+  };
+}
+
+describe("the embedded engine while sessionhouse run holds it", () => {
+  it("status --json and query answer through the service; writes are refused; SIGTERM removes the file", async () => {
+    const service = startService();
+    const record = await started(service);
+
+    // The file: owner only; the URL on loopback; the token a long random string.
+    expect(statSync(serviceFile()).mode & 0o777).toBe(0o600);
+    expect(record.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(record.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(record.startedAt)).toBeGreaterThan(0);
+    const listening = service.logs.find(
+      (l) => l.msg === "read access listening (the token is in the file)",
+    );
+    expect(listening).toMatchObject({ url: record.url, file: serviceFile() });
+
+    const status = await cli1(["status", "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as StatusReport;
+    expect(report.warehouse).toEqual({
+      kind: "embedded",
+      location: dataDir,
+      database,
+      migrated: true,
+      throughService: { pid: service.child.pid, url: record.url },
+    });
+    const sessions = report.jobs.find((j) => j.job === "sessions");
+    // The job runs every 3 s: on a busy machine the next run may be under way already.
+    expect(["succeeded", "running"]).toContain(sessions?.lastRun?.status);
+    expect(sessions?.rowsStored).toBeGreaterThan(0);
+    // The lock error of the engine is never met: the file was found first.
+    expect(status.stderr).not.toMatch(/Cannot lock file/);
+
+    const query = await cli1([
+      "query",
+      "SELECT count() AS n FROM sessions FINAL",
+      "--format",
+      "JSONEachRow",
+    ]);
+    expect(query.code, query.stderr).toBe(0);
+    expect(Number((JSON.parse(query.stdout) as { n: unknown }).n)).toBe(
+      sessions?.rowsStored,
+    );
+    // Any output format of the engine, through the service's read access too.
+    const pretty = await cli1([
+      "query",
+      "SELECT 1 + 1 AS two",
+      "--format",
+      "PrettyCompact",
+    ]);
+    expect(pretty.code, pretty.stderr).toBe(0);
+    expect(pretty.stdout).toMatch(/┌─two─┐\n(\d\. )?│ +2 │/);
+    const table = await cli1(["query", "SELECT 1 + 1 AS two"]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/│ 2 +│/);
+
+    // Through the token, reads pass and writes do not (readonly = 1 in the engine).
+    const bearer = { Authorization: `Bearer ${record.token}` };
+    const basic = {
+      Authorization: `Basic ${Buffer.from(`grafana:${record.token}`).toString("base64")}`,
+    };
+    expect(await rawQuery(record.url, "SELECT 41 + 1", basic, "GET")).toEqual({
+      status: 200,
+      code: null,
+      text: "42\n",
+    });
+    const insert = await rawQuery(
+      record.url,
+      `INSERT INTO \`${database}\`.checkpoints SELECT * FROM \`${database}\`.checkpoints`,
+      bearer,
+    );
+    expect(insert.status).not.toBe(200);
+    expect(insert.code).toBe("164");
+    expect(insert.text).toMatch(/READONLY/);
+    const drop = await rawQuery(
+      record.url,
+      `DROP TABLE \`${database}\`.sessions`,
+      bearer,
+    );
+    expect(drop.code).toBe("164");
+    const set = await rawQuery(
+      record.url,
+      "SELECT 1 SETTINGS max_memory_usage = 0",
+      bearer,
+    );
+    expect(set.code).toBe("164");
+    // Without the token, or with another one, nothing.
+    expect((await rawQuery(record.url, "SELECT 1", {}, "GET")).code).toBe(
+      "516",
+    );
+    expect(
+      (
+        await rawQuery(
+          record.url,
+          "SELECT 1",
+          { Authorization: "Bearer not-the-token" },
+          "GET",
+        )
+      ).code,
+    ).toBe("516");
+    // The query command through the service is readonly too.
+    const write = await cli1([
+      "query",
+      `INSERT INTO checkpoints SELECT * FROM checkpoints`,
+    ]);
+    expect(write.code).toBe(1);
+    expect(write.stderr).toMatch(/Cannot execute query in readonly mode/);
+    expect(write.stderr).toContain(
+      `(${dataDir} is held by the running service, pid ${service.child.pid}, and read through its read-only access)`,
+    );
+    expect(write.stderr).toMatch(/hint: stop the service/);
+
+    // Nor in the metrics.
+    const ops = service.logs.find((l) => l.msg === "ops server listening");
+    const metrics = await (await fetch(`${String(ops?.url)}/metrics`)).text();
+    expect(metrics).toContain("sessionhouse_runs_total");
+    outputs.push(metrics);
+
+    // A command that writes is refused with what to do, before it touches the engine.
+    const migrate = await cli1(["migrate"]);
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toContain(
+      `the data directory ${dataDir} is in use by the running service (sessionhouse run, pid ${service.child.pid})`,
+    );
+    expect(migrate.stderr).toMatch(/hint: stop the service first/);
+    expect(migrate.stderr).not.toMatch(/Cannot lock file/);
+    const help = await cli1(["migrate", "--help"]);
+    expect(help.stdout).toMatch(/refused \(DATA_DIR_IN_USE\); stop the/);
+
+    // Legal holds: listed through the service; placing or releasing one writes, and is refused.
+    const holds = await cli1(["hold", "list"]);
+    expect(holds.code, holds.stderr).toBe(0);
+    expect(holds.stdout).toBe("no active legal holds\n");
+    const hold = await cli1([
+      "hold",
+      "add",
+      "--user",
+      "a@b.c",
+      "--reason",
+      "x",
+    ]);
+    expect(hold.code).toBe(1);
+    expect(hold.stderr).toMatch(/is in use by the running service/);
+    expect(hold.stderr).toMatch(/hint: stop the service first/);
+    const holdHelp = await cli1(["hold", "add", "--help"]);
+    expect(holdHelp.stdout).toMatch(/refused \(DATA_DIR_IN_USE\); stop the/);
+
+    service.child.kill("SIGTERM");
+    const ended = await service.result;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(existsSync(serviceFile())).toBe(false);
+
+    // Stopped: status opens the directory itself.
+    const after = await cli1(["status", "--json"]);
+    expect(after.code, after.stderr).toBe(0);
+    expect(
+      (JSON.parse(after.stdout) as StatusReport).warehouse.throughService,
+    ).toBeNull();
+
+    // The token was written nowhere but the file: not in a log line, an error or the metrics.
+    for (const out of outputs) expect(out).not.toContain(record.token);
+  }, 180_000);
+
+  it("while a sync is in flight, status, query, a report, hold list and an archive export answer from other processes", async () => {
+    // A control plane that takes 15 s before every answer: the first sync of a day of
+    // windows takes about a minute, and the commands below run inside it also on a busy
+    // machine (with 8 s, five commands started at once on two loaded cores outlasted it).
+    const slow = await testSimulator({
+      atMs: SIM_NOW,
+      historyDays: 2,
+      sessionsPerDay: 400,
+      latency: { firstByteMs: 15_000, bytesPerSecond: 0, maxConcurrent: 0 },
+    });
+    const gate = await gatedProxy(slow.url);
+    try {
+      const service = startService(gate.url);
+      const sessionRuns = (msg: string) =>
+        service.logs.filter((l) => l.msg === msg && l.job === "sessions")
+          .length;
+      await until(
+        "a sessions run in flight",
+        () =>
+          service.child.exitCode !== null ||
+          (existsSync(serviceFile()) &&
+            sessionRuns("run started") > sessionRuns("run finished")),
+      );
+      expect(service.child.exitCode).toBeNull();
+      const finishedBefore = sessionRuns("run finished");
+      const out = mkdtempSync(join(tmpdir(), "sessionhouse-report-"));
+      const archive = mkdtempSync(join(tmpdir(), "sessionhouse-archive-"));
+      // A month that has ended and settled (archive export refuses the month in progress).
+      const simNow = new Date(SIM_NOW);
+      const month = new Date(
+        Date.UTC(simNow.getUTCFullYear(), simNow.getUTCMonth() - 2, 1),
+      )
+        .toISOString()
+        .slice(0, 7);
+      const [status, query, report, holds, exported] = await Promise.all([
+        cli1(["status", "--json"]),
+        cli1(["query", "SELECT count() AS n FROM sessions FINAL"]),
+        cli1([
+          "report",
+          "coverage-and-integrity",
+          "--from",
+          "-1d",
+          "--to",
+          "now",
+          "--format",
+          "html,csv,json",
+          "--out",
+          out,
+        ]),
+        cli1(["hold", "list"]),
+        cli1(["archive", "export", "--month", month, "--to", archive]),
+      ]);
+      // All four answered while the run was still going.
+      expect(sessionRuns("run finished")).toBe(finishedBefore);
+      gate.open();
+      expect(status.code, status.stderr).toBe(0);
+      const job = (JSON.parse(status.stdout) as StatusReport).jobs.find(
+        (j) => j.job === "sessions",
+      );
+      expect(job?.lastRun?.status).toBe("running");
+      expect(query.code, query.stderr).toBe(0);
+      expect(report.code, report.stderr).toBe(0);
+      const written = JSON.parse(
+        readFileSync(join(out, "report.json"), "utf8"),
+      ) as Record<string, unknown>;
+      expect(written).toBeTypeOf("object");
+      expect(existsSync(join(out, "manifest.json"))).toBe(true);
+      expect(holds.code, holds.stderr).toBe(0);
+      expect(holds.stdout).toBe("no active legal holds\n");
+      // The month's archive, encoded by the service and written here, verifies: its counts
+      // are the file's, whatever the sync stored meanwhile.
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout).toMatch(/archived in .*: \d+ rows/);
+      const verified = await cli1(["archive", "verify", archive]);
+      expect(verified.code, verified.stderr).toBe(0);
+      service.child.kill("SIGTERM");
+      expect((await service.result).code).toBe(0);
+    } finally {
+      gate.open();
+      await gate.close();
+      await slow.close();
+    }
+  }, 180_000);
+
+  it("a stopped (SIGSTOP) service: status says so within seconds; after SIGKILL, status opens the directory", async () => {
+    const service = startService();
+    const record = await started(service);
+
+    service.child.kill("SIGSTOP");
+    try {
+      const held = await cli1(["status", "--json"], 30_000);
+      // Ended on its own: the 30 s guard of cli1 would have killed it (a signal, no code).
+      expect(held.code).toBe(1);
+      expect(held.signal).toBeNull();
+      expect(held.stderr).toContain(
+        `is held by sessionhouse run (pid ${record.pid}), and its read access at ${record.url} does not answer`,
+      );
+    } finally {
+      service.child.kill("SIGCONT");
+    }
+
+    service.child.kill("SIGKILL");
+    expect((await service.result).signal).toBe("SIGKILL");
+    // Killed: the file stays behind, naming a process that is gone.
+    expect(readRecord().pid).toBe(record.pid);
+
+    const status = await cli1(["status", "--json"], 30_000);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as StatusReport;
+    expect(report.warehouse.throughService).toBeNull();
+    expect(report.warehouse.location).toBe(dataDir);
+    expect(
+      report.jobs.find((j) => j.job === "sessions")?.rowsStored,
+    ).toBeGreaterThan(0);
+    // The stale file is gone.
+    expect(existsSync(serviceFile())).toBe(false);
+    for (const out of outputs) expect(out).not.toContain(record.token);
+  }, 180_000);
+
+  it("a file naming a live process that does not answer is ignored, and removed once the directory opens", async () => {
+    writeFileSync(
+      serviceFile(),
+      JSON.stringify({
+        // This test process: alive, and serving nothing there.
+        url: "http://127.0.0.1:9",
+        token: "a-token-that-serves-nothing",
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+      }),
+      { mode: 0o600 },
+    );
+    const status = await cli1(["status", "--json"], 30_000);
+    expect(status.code, status.stderr).toBe(0);
+    expect(
+      (JSON.parse(status.stdout) as StatusReport).warehouse.throughService,
+    ).toBeNull();
+    expect(existsSync(serviceFile())).toBe(false);
+  }, 60_000);
+});

@@ -1,0 +1,238 @@
+// Every provisioned alert rule's query, expanded as the plugin's backend expands it over the
+// rule's relative time range, runs against simulator data; each rule fires when what it watches
+// happens, and not otherwise. The threshold is applied as Grafana's threshold expression applies
+// it to a table: one alert instance per row, its string columns the labels, its number the value.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NOON } from "../../helpers/simulator.js";
+import {
+  clickhouseQuery,
+  loadAlertRules,
+  threshold,
+  type AlertRule,
+} from "../../helpers/alerts.js";
+import {
+  DAY_MS,
+  DEMO_DAYS,
+  demoWarehouse,
+  type DemoWarehouse,
+} from "../../helpers/demo-fixture.js";
+import { run, useDatabase } from "../../helpers/panels.js";
+import {
+  queryInterval,
+  renderQuery,
+  type TimeRange,
+} from "../../helpers/grafana-sql.js";
+
+const rules = new Map(loadAlertRules().map(({ rule }) => [rule.uid, rule]));
+let demo: DemoWarehouse;
+
+beforeAll(async () => {
+  demo = await demoWarehouse();
+  await useDatabase(demo.warehouse);
+}, 120_000);
+
+afterAll(async () => {
+  await demo.close();
+});
+
+function rule(uid: string): AlertRule {
+  const r = rules.get(uid);
+  if (!r) throw new Error(`no alert rule ${uid}`);
+  return r;
+}
+
+/** The rule's time range when evaluated at `atMs`. */
+function rangeAt(r: AlertRule, atMs: number): TimeRange {
+  const { from, to } = clickhouseQuery(r).relativeTimeRange;
+  return { fromMs: atMs - from * 1000, toMs: atMs - to * 1000 };
+}
+
+interface Instance {
+  labels: Record<string, string>;
+  value: number;
+  firing: boolean;
+}
+
+async function evaluate(r: AlertRule, range: TimeRange): Promise<Instance[]> {
+  const sql = renderQuery(clickhouseQuery(r).model.rawSql, {
+    range,
+    intervalMs: queryInterval(range),
+    variables: [],
+  });
+  const result = await run(demo.warehouse, sql);
+  const numeric = result.columns.filter((c) => /^(U?Int|Float)/.test(c.type));
+  expect(numeric, `${r.uid}: one number per row`).toHaveLength(1);
+  const { type, value: limit } = threshold(r);
+  return result.rows.map((row) => {
+    const labels: Record<string, string> = {};
+    let value = NaN;
+    for (const [i, c] of result.columns.entries()) {
+      if (c === numeric[0]) value = Number(row[i]);
+      else {
+        expect(c.type, `${r.uid}: label ${c.name}`).toMatch(
+          /^(LowCardinality\()?String\)?$/,
+        );
+        labels[c.name] = String(row[i]);
+      }
+    }
+    return {
+      labels,
+      value,
+      firing: type === "gt" ? value > limit : value < limit,
+    };
+  });
+}
+
+const firing = (instances: Instance[]) =>
+  instances.filter((i) => i.firing).map((i) => i.labels);
+
+/**
+ * The test's own inserts name their deduplication token: the embedded session keeps the last
+ * token the sync set, and an insert under it into the same table would be dropped.
+ */
+async function command(query: string): Promise<void> {
+  await demo.warehouse.client.command({ query });
+}
+
+async function tableExists(name: string): Promise<boolean> {
+  const r = await run(
+    demo.warehouse,
+    `SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = '${name}'`,
+  );
+  return Number(r.rows[0]?.[0]) > 0;
+}
+
+describe("alert rules", () => {
+  it("fires for a stream whose checkpoint trails the clock, not for one that is current", async () => {
+    const r = rule("sessionhouse-exporter-lag");
+    // The demo's checkpoints stand at its noon, days before the wall clock.
+    const before = await evaluate(r, rangeAt(r, Date.now()));
+    expect(firing(before)).toContainEqual({ stream: "sessions" });
+    await command(
+      `INSERT INTO checkpoints SETTINGS insert_deduplication_token = 'alert-test-lag' VALUES ('sessions', now64(3) - INTERVAL 5 MINUTE, '', now64(3) + INTERVAL 1 SECOND)`,
+    );
+    const after = await evaluate(r, rangeAt(r, Date.now()));
+    expect(firing(after)).not.toContainEqual({ stream: "sessions" });
+    expect(
+      after.find((i) => i.labels.stream === "sessions")?.value,
+    ).toBeLessThan(400);
+  });
+
+  it("fires for a new dead letter and for a poisoned window", async () => {
+    const r = rule("sessionhouse-dead-letters-or-poisoned");
+    const before = firing(await evaluate(r, rangeAt(r, Date.now())));
+    expect(before).not.toContainEqual({
+      job: "sessions",
+      what: "dead letters",
+    });
+    await command(
+      `INSERT INTO dead_letters SETTINGS insert_deduplication_token = 'alert-test-dead-letter' VALUES ('sessions', 'alert-test', 'ses_bad', 'startTime: expected an RFC 3339 timestamp', '{}', now64(3) - INTERVAL 1 MINUTE, '')`,
+    );
+    await command(
+      `INSERT INTO stream_windows (job, window_start, window_end, state, attempts, last_error, updated_at)
+       SETTINGS insert_deduplication_token = 'alert-test-poisoned' VALUES ('alert_test_job', now() - INTERVAL 2 HOUR, now() - INTERVAL 1 HOUR, 'poisoned', 5, 'unavailable', now64(3))`,
+    );
+    const after = firing(await evaluate(r, rangeAt(r, Date.now())));
+    expect(after).toContainEqual({ job: "sessions", what: "dead letters" });
+    expect(after).toContainEqual({
+      job: "alert_test_job",
+      what: "poisoned windows",
+    });
+  });
+
+  it("fires when three runs of a job failed within its range, not for two", async () => {
+    const r = rule("sessionhouse-runs-failing");
+    const insert = (job: string, n: number) =>
+      command(
+        `INSERT INTO runs (run_id, job, started_at, finished_at, status, error, updated_at)
+         SETTINGS insert_deduplication_token = 'alert-test-${job}'
+         SELECT concat('${job}-', toString(number)), '${job}', now64(3) - INTERVAL (number + 1) MINUTE,
+                now64(3) - INTERVAL number MINUTE, 'failed', 'unavailable', now64(3)
+         FROM numbers(${n})`,
+      );
+    await insert("alert_test_three", 3);
+    await insert("alert_test_two", 2);
+    const result = await evaluate(r, rangeAt(r, Date.now()));
+    expect(firing(result)).toContainEqual({ job: "alert_test_three" });
+    expect(firing(result)).not.toContainEqual({ job: "alert_test_two" });
+    expect(result.find((i) => i.labels.job === "alert_test_two")?.value).toBe(
+      2,
+    );
+  });
+
+  it("fires when a policy suspension is created", async (ctx) => {
+    if (!(await tableExists("policy_suspensions")))
+      ctx.skip(
+        "table policy_suspensions does not exist yet (its migration is not on this branch): the rule's query cannot run",
+      );
+    const r = rule("sessionhouse-policy-suspension-created");
+    expect(firing(await evaluate(r, rangeAt(r, Date.now())))).toEqual([]);
+    await command(
+      `INSERT INTO policy_suspensions (id, policy_id, identity_type, identity_id, created_by, request_id, created_at)
+       SETTINGS insert_deduplication_token = 'alert-test-suspension' VALUES ('psu_alert_test', 'pol_1', 'user', 'usr_1', 'admin@example.com', 'req_1', now64(3) - INTERVAL 1 MINUTE)`,
+    );
+    expect(firing(await evaluate(r, rangeAt(r, Date.now())))).toEqual([
+      {
+        policy_id: "pol_1",
+        identity_type: "user",
+        identity_id: "usr_1",
+        created_by: "admin@example.com",
+      },
+    ]);
+  });
+
+  it("fires for a user's first session to a production resource, not for a pair seen before", async () => {
+    const r = rule("sessionhouse-new-user-prod-resource");
+    const range = rangeAt(r, NOON);
+    const result = firing(await evaluate(r, range));
+    expect(result.length).toBeGreaterThan(0);
+    const prod = await run(
+      demo.warehouse,
+      `SELECT resource_name FROM resource_environments WHERE environment IN ('prod', 'production')`,
+    );
+    const prodNames = new Set(prod.rows.map((x) => String(x[0])));
+    const before = await run(
+      demo.warehouse,
+      `SELECT DISTINCT user_key, toString(resource_name) FROM sessions
+       WHERE start_time < fromUnixTimestamp64Milli(${range.fromMs})`,
+    );
+    const seen = new Set(
+      before.rows.map(([u, x]) => `${String(u)} ${String(x)}`),
+    );
+    for (const labels of result) {
+      expect(prodNames.has(labels.resource ?? "")).toBe(true);
+      expect(seen.has(`${labels.user} ${labels.resource}`)).toBe(false);
+    }
+  });
+
+  it("fires for LLM responses stopped by a content filter, with their number", async () => {
+    const r = rule("sessionhouse-llm-content-filter");
+    const range = { fromMs: NOON - DEMO_DAYS * DAY_MS, toMs: NOON };
+    const [instance] = await evaluate(r, range);
+    const direct = await run(
+      demo.warehouse,
+      `SELECT sum(count) FROM agg_top_values FINAL
+       WHERE job = 'llm_by_provider_model' AND member = 'llmStopReasons' AND key = 'content_filter' AND count > 0`,
+    );
+    expect(instance?.value).toBe(Number(direct.rows[0]?.[0]));
+    expect(instance?.firing).toBe(true);
+    // Before any data: the sum is 0, and the rule does not fire.
+    const [quiet] = await evaluate(r, rangeAt(r, NOON - 30 * DAY_MS));
+    expect(quiet).toEqual({ labels: {}, value: 0, firing: false });
+  });
+
+  it("every rule's query runs over its own range, now and at the demo's noon", async (ctx) => {
+    for (const r of rules.values()) {
+      if (
+        /\bpolicy_suspensions\b/.test(clickhouseQuery(r).model.rawSql) &&
+        !(await tableExists("policy_suspensions"))
+      )
+        continue;
+      for (const at of [Date.now(), NOON]) await evaluate(r, rangeAt(r, at));
+    }
+    if (!(await tableExists("policy_suspensions")))
+      await ctx.annotate(
+        "policy_suspensions does not exist yet: its rule's query was not run",
+      );
+  });
+});

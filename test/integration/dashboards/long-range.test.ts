@@ -1,0 +1,290 @@
+// The sessions overview over long ranges: the panels whose measures the daily rollups hold read
+// the rolled-up days from session_rollups_daily and every other day from sessions, and answer
+// what the same panels answer from the raw rows alone. The fixture holds rolled-up days, days
+// not rolled up yet (a session still open) and today; later the TTL deletes the oldest raw rows,
+// and their days still show through the rollups. A filter the rollups cannot honour (group,
+// client IP, ad hoc) reads every day from sessions.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rollUp } from "../../../src/pipeline/rollups.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Config } from "../../../src/config/index.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import {
+  applyRetention,
+  retentionSettings,
+} from "../../../src/warehouse/retention.js";
+import {
+  DAY,
+  HOUR,
+  OPEN_DAYS,
+  storeLongHistory,
+} from "../../helpers/long-history.js";
+import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import {
+  loadDashboards,
+  type Dashboard,
+  type Panel,
+} from "../../helpers/dashboards.js";
+import {
+  queryInterval,
+  renderQuery,
+  type AdHocFilter,
+  type TemplateVariable,
+  type TimeRange,
+} from "../../helpers/grafana-sql.js";
+import {
+  resolveVariables,
+  run,
+  useDatabase,
+  type Result,
+} from "../../helpers/panels.js";
+
+const NOW = Date.now();
+const TODAY = Math.floor(NOW / DAY) * DAY;
+/** The raw retention the TTL is given halfway through. */
+const RETENTION_DAYS = 45;
+
+const dashboard = ((): Dashboard => {
+  const d = loadDashboards().find(
+    (x) => x.dashboard.uid === "sessionhouse-sessions-overview",
+  )?.dashboard;
+  if (!d) throw new Error("no sessions overview");
+  return d;
+})();
+const rollupPanels = dashboard.panels.filter((p) =>
+  p.targets.some((t) => t.rawSql.includes("session_rollups_daily")),
+);
+/** Columns holding t-digest estimates: merged per day they may differ slightly from one digest. */
+const ESTIMATES = new Set(["p50", "p95", "p50_ms", "p95_ms"]);
+
+let config: Config;
+let w: Warehouse;
+
+beforeAll(async () => {
+  config = await testConfig();
+  w = await migratedWarehouse(config);
+  await useDatabase(w);
+  await storeLongHistory(w, NOW);
+  await rollUp(
+    { config, warehouse: w, logger: createLogger({ level: "silent" }) },
+    NOW,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await w?.close();
+});
+
+/** The panel's rows over `range`, the variables resolved as Grafana resolves them. */
+async function panelRows(
+  panel: Panel,
+  range: TimeRange,
+  options: {
+    chosen?: ReadonlyMap<string, string[]>;
+    adHoc?: AdHocFilter[];
+    /** Read every day from sessions, as if nothing were rolled up. */
+    rawOnly?: boolean;
+  } = {},
+): Promise<Result> {
+  const resolved = await resolveVariables(w, dashboard, {
+    range,
+    chosen: options.chosen ?? new Map(),
+  });
+  const variables: TemplateVariable[] = resolved.variables.map((v) =>
+    options.rawOnly && v.name === "rolled_up_days"
+      ? { ...v, current: "(SELECT toDate(0) AS day WHERE 0)" }
+      : v,
+  );
+  const [target] = panel.targets;
+  if (!target) throw new Error(`${panel.title}: no target`);
+  const sql = renderQuery(target.rawSql, {
+    range,
+    intervalMs: queryInterval(range, panel.interval),
+    variables,
+    ...(options.adHoc
+      ? { adHoc: { filters: options.adHoc, targetTable: "sessions" } }
+      : {}),
+  });
+  return run(w, sql);
+}
+
+/** Rows equal, t-digest estimates within 3 %. */
+function expectSameAnswer(got: Result, want: Result, what: string): void {
+  expect(got.columns, what).toEqual(want.columns);
+  expect(got.rows.length, what).toBe(want.rows.length);
+  expect(want.rows.length, what).toBeGreaterThan(0);
+  got.rows.forEach((row, i) =>
+    row.forEach((value, j) => {
+      const name = got.columns[j]?.name ?? "";
+      const expected = want.rows[i]?.[j];
+      if (ESTIMATES.has(name))
+        expect(
+          Math.abs(Number(value) - Number(expected)),
+          `${what}: row ${i} ${name} ${String(value)} vs ${String(expected)}`,
+        ).toBeLessThanOrEqual(0.03 * Math.abs(Number(expected)));
+      else expect(value, `${what}: row ${i} ${name}`).toEqual(expected);
+    }),
+  );
+}
+
+async function countRaw(where: string): Promise<number> {
+  const r = await run(w, `SELECT count() FROM sessions FINAL WHERE ${where}`);
+  return Number(r.rows[0]?.[0]);
+}
+
+async function rolledUpDays(): Promise<string[]> {
+  const r = await run(
+    w,
+    "SELECT toString(day) FROM rollup_days FINAL WHERE source = 'sessions' ORDER BY day",
+  );
+  return r.rows.map((x) => String(x[0]));
+}
+
+const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+describe("sessions overview over a long range", () => {
+  // Starts and ends inside a day: the partial days are read from sessions.
+  const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
+  // Whole days from before the raw retention (set below) to now.
+  const beyond: TimeRange = { fromMs: TODAY - 55 * DAY, toMs: NOW };
+  // Eight days, all before the raw retention.
+  const old: TimeRange = { fromMs: TODAY - 52 * DAY, toMs: TODAY - 44 * DAY };
+  const truth = new Map<string, Result>();
+
+  it("has rolled-up days, days not rolled up yet and today", async () => {
+    const days = await rolledUpDays();
+    expect(days).toContain(dayText(TODAY - 50 * DAY));
+    expect(days).toContain(dayText(TODAY - (OPEN_DAYS + 1) * DAY));
+    for (let k = 1; k <= OPEN_DAYS; k++)
+      expect(days).not.toContain(dayText(TODAY - k * DAY));
+    expect(days).not.toContain(dayText(TODAY));
+    expect(rollupPanels.length).toBeGreaterThanOrEqual(9);
+  });
+
+  it.each(rollupPanels.map((p) => [p.title, p] as const))(
+    "%s: answers what the raw rows answer",
+    async (title, panel) => {
+      for (const [name, range] of [
+        ["long", long],
+        ["beyond", beyond],
+        ["old", old],
+      ] as const) {
+        const raw = await panelRows(panel, range, { rawOnly: true });
+        truth.set(`${title}/${name}`, raw);
+        expectSameAnswer(
+          await panelRows(panel, range),
+          raw,
+          `${title} ${name}`,
+        );
+      }
+      // A filter the per-technology rollup honours, and one only the finer rollup does.
+      for (const chosen of [
+        new Map([["technology", ["postgres"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+      ]) {
+        const what = `${title} ${JSON.stringify([...chosen])}`;
+        const raw = await panelRows(panel, long, { rawOnly: true, chosen });
+        expectSameAnswer(await panelRows(panel, long, { chosen }), raw, what);
+      }
+    },
+  );
+
+  describe("once the TTL deleted the oldest raw rows", () => {
+    beforeAll(async () => {
+      const before = await countRaw("1");
+      await applyRetention(
+        w,
+        retentionSettings({
+          clickhouse: { retentionDays: RETENTION_DAYS },
+          retention: config.retention,
+        }),
+      );
+      await w.client.command({
+        query: "OPTIMIZE TABLE sessions FINAL",
+      });
+      expect(await countRaw("1")).toBeLessThan(before);
+    }, 60_000);
+
+    it("the raw rows of the old days are gone", async () => {
+      expect(
+        await countRaw(
+          `start_time < fromUnixTimestamp64Milli(${TODAY - (RETENTION_DAYS + 1) * DAY})`,
+        ),
+      ).toBe(0);
+    });
+
+    it.each(rollupPanels.map((p) => [p.title, p] as const))(
+      "%s: still shows them from the rollups, also over a short range before the retention",
+      async (title, panel) => {
+        for (const name of ["beyond", "old"] as const) {
+          const want = truth.get(`${title}/${name}`);
+          if (!want) throw new Error(`${title} ${name}: no answer from before`);
+          expectSameAnswer(
+            await panelRows(panel, name === "beyond" ? beyond : old),
+            want,
+            `${title} ${name}`,
+          );
+        }
+      },
+    );
+
+    it("reads every day from sessions when a group, client IP or ad hoc filter is set", async () => {
+      const panel = rollupPanels.find((p) => p.title === "Sessions started");
+      if (!panel) throw new Error("no Sessions started panel");
+      const sessions = (r: Result) => Number(r.rows[0]?.[0]);
+      const all = sessions(await panelRows(panel, beyond));
+      const filters: [string, Parameters<typeof panelRows>[2]][] = [
+        ["group", { chosen: new Map([["group", ["group-1"]]]) }],
+        ["client IP", { chosen: new Map([["client_ip", ["10.0.0.2"]]]) }],
+        [
+          "ad hoc",
+          { adHoc: [{ key: "session_status", operator: "!=", value: "x" }] },
+        ],
+      ];
+      for (const [what, options] of filters) {
+        const got = await panelRows(panel, beyond, options);
+        // The raw rows only: the days the TTL deleted are missing.
+        expect(got.rows, what).toEqual(
+          (await panelRows(panel, beyond, { ...options, rawOnly: true })).rows,
+        );
+        expect(sessions(got), what).toBeLessThan(all);
+      }
+      // The ad hoc filter keeps every row: only the source differs.
+      expect(
+        sessions(
+          await panelRows(panel, beyond, {
+            adHoc: [{ key: "session_status", operator: "!=", value: "x" }],
+          }),
+        ),
+      ).toBe(
+        await countRaw(
+          `start_time >= fromUnixTimestamp64Milli(${beyond.fromMs}) AND start_time <= fromUnixTimestamp64Milli(${beyond.toMs})`,
+        ),
+      );
+    });
+
+    it("reads only sessions over a range of 31 days or less inside the retention", async () => {
+      const panel = rollupPanels.find((p) => p.title === "Sessions started");
+      if (!panel) throw new Error("no Sessions started panel");
+      const short: TimeRange = { fromMs: TODAY - 20 * DAY, toMs: NOW };
+      const day = dayText(TODAY - 10 * DAY);
+      expect(await rolledUpDays()).toContain(day);
+      const before = await panelRows(panel, short);
+      const beforeLong = await panelRows(panel, beyond);
+      // Rollup rows no session backs: only a read of the rollups can count them.
+      await w.client.command({
+        query: `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
+            connector_name, session_status, sessions, computed_at)
+          VALUES ('${day}', 'nobody', 'nowhere', 'postgres', '', 'completed', 1000, now64(3))`,
+      });
+      await w.client.command({
+        query: `INSERT INTO session_technology_rollups_daily (day, resource_technology, sessions, computed_at)
+          VALUES ('${day}', 'rdp', 1000, now64(3))`,
+      });
+      expect((await panelRows(panel, short)).rows).toEqual(before.rows);
+      expect(Number((await panelRows(panel, beyond)).rows[0]?.[0])).toBe(
+        Number(beforeLong.rows[0]?.[0]) + 1000,
+      );
+    });
+  });
+});

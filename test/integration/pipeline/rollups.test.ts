@@ -1,0 +1,316 @@
+// The daily rollups against the same summary computed from `sessions FINAL`: for every day, with
+// a session read open first and completed later, reads repeated, a late session arriving for a
+// day already rolled up, and a session whose status changed after its day was rolled up.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sessionSchema } from "../../../src/api/schemas/session.js";
+import type { Config } from "../../../src/config/index.js";
+import { rollUp } from "../../../src/pipeline/rollups.js";
+import { createLogger } from "../../../src/util/logger.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import { insertRows } from "../../../src/warehouse/insert.js";
+import { readMigrations, renderSql } from "../../../src/warehouse/migrate.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+
+let w: Warehouse;
+let config: Config;
+beforeAll(async () => {
+  config = await testConfig();
+  w = await migratedWarehouse(config);
+});
+afterAll(async () => {
+  await w.close();
+});
+
+const DAY = 86_400_000;
+const D1 = Date.parse("2026-10-01T00:00:00Z");
+const logger = createLogger({ level: "silent" });
+
+interface Spec {
+  id: string;
+  startMs: number;
+  status: string;
+  user: string;
+  resource: string;
+  technology?: string;
+  connector?: string;
+  durationS?: number;
+  parent?: string;
+}
+
+function session(spec: Spec) {
+  const start = new Date(spec.startMs).toISOString();
+  const durationS = spec.durationS;
+  const raw = JSON.stringify({
+    id: spec.id,
+    startTime: start,
+    sessionStatus: spec.status,
+    ...(durationS !== undefined
+      ? {
+          endTime: new Date(spec.startMs + durationS * 1000).toISOString(),
+          duration: `${durationS}s`,
+        }
+      : {}),
+    user: {
+      type: "human",
+      username: spec.user,
+      formal: {
+        user: { id: `usr_${spec.user}`, email: `${spec.user}@acme.example` },
+      },
+    },
+    resource: {
+      type: "datastore",
+      id: `res_${spec.resource}`,
+      name: spec.resource,
+      technology: spec.technology ?? "postgres",
+    },
+    connector: { id: "con_1", name: spec.connector ?? "edge-1" },
+    ...(spec.parent ? { parentSessionId: spec.parent } : {}),
+  });
+  return { raw, s: sessionSchema.parse(JSON.parse(raw)) };
+}
+
+async function store(specs: readonly Spec[], fetchedAtMs: number) {
+  await insertRows(
+    w,
+    "sessions",
+    specs.map((spec) => {
+      const { s, raw } = session(spec);
+      return sessionRow(s, raw, fetchedAtMs);
+    }),
+    { retries: 0 },
+  );
+}
+
+const KEYS =
+  "user_key, resource_name, resource_technology, connector_name, session_status";
+
+/** The rollups' summary per day and key, merged as a dashboard merges them. */
+async function fromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${KEYS}, sum(sessions) AS sessions,
+            sum(distinct_sessions) AS distinct_sessions, sum(child_sessions) AS child_sessions,
+            sum(duration_ms_sum) AS duration_ms_sum,
+            toString(quantilesMerge(0.5, 0.9, 0.99)(duration_quantiles)) AS q,
+            any(user_type) AS user_type, sum(duration_sessions) AS duration_sessions,
+            max(duration_ms_max) AS duration_ms_max, toString(max(last_start_time)) AS last_start,
+            toString(quantilesTDigestMerge(0.5, 0.95)(duration_tdigest)) AS td
+     FROM (SELECT * FROM {db}.session_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${KEYS} ORDER BY day, ${KEYS}`,
+  );
+}
+
+/** The same summary straight from the deduplicated sessions, for the given days. */
+async function fromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${KEYS}, count() AS sessions,
+            uniqExact(id) AS distinct_sessions, countIf(parent_session_id != '') AS child_sessions,
+            sum(ifNull(duration_ms, 0)) AS duration_ms_sum,
+            toString(quantiles(0.5, 0.9, 0.99)(duration_ms)) AS q,
+            any(user_type) AS user_type, count(duration_ms) AS duration_sessions,
+            max(ifNull(duration_ms, 0)) AS duration_ms_max, toString(max(start_time)) AS last_start,
+            toString(quantilesTDigest(0.5, 0.95)(duration_ms)) AS td
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, ${KEYS} ORDER BY day, ${KEYS}`,
+    { days },
+  );
+}
+
+/** The per-technology rollup's summary per day and technology. */
+async function technologyFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, resource_technology, sum(sessions) AS sessions,
+            sum(duration_sessions) AS duration_sessions, max(duration_ms_max) AS duration_ms_max,
+            toString(quantilesTDigestMerge(0.5, 0.95)(duration_tdigest)) AS td,
+            uniqMerge(users) AS users, uniqMerge(resources) AS resources
+     FROM (SELECT * FROM {db}.session_technology_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, resource_technology ORDER BY day, resource_technology`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function technologyFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, resource_technology, count() AS sessions,
+            count(duration_ms) AS duration_sessions, max(ifNull(duration_ms, 0)) AS duration_ms_max,
+            toString(quantilesTDigest(0.5, 0.95)(duration_ms)) AS td,
+            uniq(user_key) AS users, uniq(resource_name) AS resources
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, resource_technology ORDER BY day, resource_technology`,
+    { days },
+  );
+}
+
+/** Both rollups equal the summaries of `days` from sessions FINAL. */
+async function expectRolledUp(days: readonly string[]) {
+  expect(await fromRollups()).toEqual(await fromSessions(days));
+  expect(await technologyFromRollups()).toEqual(
+    await technologyFromSessions(days),
+  );
+}
+
+/** A day's sessions: several people, resources and statuses, children, varied durations. */
+function dayOf(dayIndex: number, n: number): Spec[] {
+  const base = D1 + dayIndex * DAY;
+  return Array.from({ length: n }, (_, i) => ({
+    id: `s${dayIndex}_${i}`,
+    startMs: base + 3_600_000 + i * 97_000,
+    status: "completed",
+    user: ["alice", "bob", "carol"][i % 3] as string,
+    resource: ["orders", "billing"][i % 2] as string,
+    technology: i % 2 === 0 ? "postgres" : "snowflake",
+    connector: i % 5 === 0 ? "edge-2" : "edge-1",
+    durationS: 10 + ((i * 37) % 500),
+    ...(i % 7 === 3 ? { parent: `s${dayIndex}_0` } : {}),
+  }));
+}
+
+describe("daily rollups", () => {
+  const days = ["2026-10-01", "2026-10-02", "2026-10-03"];
+  const open: Spec = {
+    id: "long_1",
+    startMs: D1 + DAY + 20 * 3_600_000,
+    status: "active",
+    user: "dave",
+    resource: "orders",
+  };
+
+  it("rolls up settled days, waits for a day with an open session, and counts each session once", async () => {
+    const t1 = D1 + 3 * DAY + 600_000;
+    await store([...dayOf(0, 40), ...dayOf(1, 30), ...dayOf(2, 50)], t1);
+    await store([open], t1);
+    // The same reads again (a re-read of the lookback): no session may count twice.
+    await store([...dayOf(0, 40), ...dayOf(2, 50)], t1 + 60_000);
+
+    const nowMs = D1 + 4 * DAY + 3_600_000;
+    const first = await rollUp({ config, warehouse: w, logger }, nowMs);
+    expect(first).toMatchObject({ sessionDays: 2, unsettledDays: 1 });
+    expect(first.sessions).toBe(90);
+    await expectRolledUp(["2026-10-01", "2026-10-03"]);
+
+    // Nothing changed: nothing is computed again.
+    const again = await rollUp({ config, warehouse: w, logger }, nowMs);
+    expect(again).toMatchObject({ sessionDays: 0, unsettledDays: 1 });
+  });
+
+  it("computes the day once its open session completes, and again when a late session arrives", async () => {
+    const t2 = D1 + 4 * DAY + 7_200_000;
+    await store([{ ...open, status: "completed", durationS: 3 * 3600 }], t2);
+    const late: Spec = {
+      id: "late_1",
+      startMs: D1 + 2 * 3_600_000,
+      status: "completed",
+      user: "erin",
+      resource: "billing",
+      durationS: 42,
+    };
+    await store([late], t2 + 1000);
+
+    const nowMs = D1 + 4 * DAY + 10_800_000;
+    const r = await rollUp({ config, warehouse: w, logger }, nowMs);
+    expect(r).toMatchObject({ sessionDays: 2, unsettledDays: 0 });
+    const rolled = await fromRollups();
+    expect(rolled).toEqual(await fromSessions(days));
+    await expectRolledUp(days);
+    const total = rolled.reduce((n, row) => n + Number(row.sessions), 0);
+    expect(total).toBe(40 + 30 + 50 + 1 + 1);
+    const [ids] = await select<{ n: string }>(
+      w,
+      "SELECT uniqExact(id) AS n FROM {db}.sessions",
+    );
+    expect(total).toBe(Number(ids?.n));
+  });
+
+  it("rolls up a day with a session still open once the bound passes, and supersedes its key when it completes", async () => {
+    const day = "2026-10-05";
+    const stuck: Spec = {
+      id: "stuck_1",
+      startMs: Date.parse(`${day}T08:00:00Z`),
+      status: "idle",
+      user: "frank",
+      resource: "orders",
+    };
+    const t3 = Date.parse("2026-10-06T00:10:00Z");
+    await store([...dayOf(4, 12), stuck], t3);
+    // Eight days later the day is settled by the bound, with the session as it was last read.
+    const later = Date.parse("2026-10-14T00:00:00Z");
+    const r = await rollUp({ config, warehouse: w, logger }, later);
+    expect(r).toMatchObject({ sessionDays: 1, unsettledDays: 0 });
+    await expectRolledUp([...days, day]);
+
+    await store(
+      [{ ...stuck, status: "completed", durationS: 100 }],
+      later + 60_000,
+    );
+    await rollUp({ config, warehouse: w, logger }, later + 120_000);
+    const rolled = await fromRollups();
+    expect(rolled).toEqual(await fromSessions([...days, day]));
+    await expectRolledUp([...days, day]);
+    expect(
+      rolled.filter((row) => row.user_key === "frank@acme.example"),
+    ).toEqual([
+      expect.objectContaining({ session_status: "completed", sessions: 1 }),
+    ]);
+  });
+
+  it("computes every rolled-up day again after migration 0020, listing it as rolled up meanwhile", async () => {
+    const listed = async () =>
+      (
+        await select<{ day: string }>(
+          w,
+          "SELECT toString(day) AS day FROM {db}.rollup_days FINAL WHERE source = 'sessions' ORDER BY day",
+        )
+      ).map((r) => r.day);
+    const before = await listed();
+    expect(before).toEqual([...days, "2026-10-05"]);
+    // The statement of 0020 that marks the days rolled up before its columns existed.
+    const file = readMigrations().find((m) => m.version === 20);
+    const marks = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
+      s.startsWith("INSERT"),
+    );
+    expect(marks).toHaveLength(1);
+    for (const query of marks) await w.client.command({ query });
+    expect(await listed()).toEqual(before);
+    const r = await rollUp(
+      { config, warehouse: w, logger },
+      Date.parse("2026-10-14T01:00:00Z"),
+    );
+    expect(r.sessionDays).toBe(before.length);
+    await expectRolledUp(before);
+  });
+
+  it("migration 0021 fills the per-technology rollup of the days rolled up before it", async () => {
+    await w.client.command({
+      query: `TRUNCATE TABLE \`${w.database}\`.session_technology_rollups_daily`,
+    });
+    expect(await technologyFromRollups()).toEqual([]);
+    const file = readMigrations().find((m) => m.version === 21);
+    const fill = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
+      s.startsWith("INSERT"),
+    );
+    expect(fill).toHaveLength(1);
+    for (const query of fill) await w.client.command({ query });
+    const days = (
+      await select<{ day: string }>(
+        w,
+        "SELECT DISTINCT toString(day) AS day FROM {db}.session_rollups_daily FINAL WHERE sessions > 0 ORDER BY day",
+      )
+    ).map((r) => r.day);
+    // The t-digest is merged from the finer states here: compare the exact measures.
+    const exact = (rows: Record<string, unknown>[]) =>
+      rows.map(({ td: _td, ...rest }) => rest);
+    expect(exact(await technologyFromRollups())).toEqual(
+      exact(await technologyFromSessions(days)),
+    );
+  });
+});

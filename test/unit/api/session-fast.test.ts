@@ -1,0 +1,149 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  parseSession,
+  sessionSchema,
+  type Session,
+} from "../../../src/api/schemas/session.js";
+import { RowBlock } from "../../../src/warehouse/row-block.js";
+import { SessionInputs } from "../../../src/warehouse/session-rows.js";
+import { sessionRow } from "../../helpers/session-row.js";
+import {
+  brokenSessionRecords,
+  DAY0,
+  RICH_SESSION,
+  sessionCatalogue,
+} from "../../helpers/session-shapes.js";
+
+/** The input row the sync writes for a session, its RowBinary columns read back. */
+function inputRow(s: Session, raw: string, fetchedAtMs: number) {
+  const block = new RowBlock();
+  new SessionInputs(fetchedAtMs).push(block, raw, false, s.user.brandMember);
+  const { body, tails } = block.take();
+  const isNull = body[9] === 1;
+  const brand = isNull
+    ? null
+    : body.toString("utf8", 11, 11 + (body[10] as number));
+  return {
+    fetchedMs: Number(body.readBigInt64LE(0)),
+    held: body[8] === 1,
+    brand,
+    raw: body.toString("utf8", tails[0]),
+  };
+}
+
+const base = RICH_SESSION;
+
+// Records of every shape the fast path must either read exactly as zod does, or hand to zod.
+const variants: unknown[] = [
+  base,
+  { id: "ses_min", startTime: "2026-11-02T10:04:05Z" },
+  {
+    ...base,
+    user: { ...base.user, service: base.user.formal, formal: undefined },
+  },
+  { ...base, user: undefined },
+  { ...base, endTime: undefined, duration: undefined, sessionStatus: "active" },
+  { ...base, id: "" },
+  { ...base, id: 7 },
+  { ...base, startTime: 1762077845 },
+  { ...base, startTime: "not-a-date" },
+  { ...base, startTime: "2026-13-45T10:04:05Z" },
+  { ...base, endTime: null },
+  { ...base, duration: "ten minutes" },
+  { ...base, network: null },
+  { ...base, network: { clientIpAddress: 42 } },
+  { ...base, sidecar: "sdc_1" },
+  { ...base, user: { ...base.user, type: 1 } },
+  { ...base, user: { ...base.user, native: { username: null } } },
+  {
+    ...base,
+    user: { ...base.user, formal: { user: { id: "x", groups: "g1" } } },
+  },
+  {
+    ...base,
+    user: { ...base.user, formal: { user: { id: "x", groups: [1] } } },
+  },
+  { ...base, parentSessionId: null },
+  null,
+  [],
+  "ses_1",
+];
+
+describe("parseSession (the fast path) agrees with the zod schema", () => {
+  it.each(variants.map((v, i) => [i, v] as const))("variant %i", (_i, v) => {
+    const fast = parseSession(v);
+    const slow = sessionSchema.safeParse(v);
+    expect(fast.success).toBe(slow.success);
+    if (fast.success && slow.success) expect(fast.data).toEqual(slow.data);
+  });
+
+  it("names the brand member it found, and passes the record on verbatim", () => {
+    const raw = JSON.stringify(base, null, 1);
+    const parsed = parseSession(JSON.parse(raw));
+    if (!parsed.success) throw new Error("expected a valid session");
+    expect(parsed.data.user.brandMember).toBe("formal");
+    expect(inputRow(parsed.data, raw, 1_800_000_000_000)).toEqual({
+      fetchedMs: 1_800_000_000_000,
+      held: false,
+      brand: "formal",
+      raw,
+    });
+    const service = parseSession(variants[2]);
+    expect(service.success && service.data.user.brandMember).toBe("service");
+    const none = parseSession(variants[3]);
+    if (!none.success) throw new Error("expected a valid session");
+    expect(none.data.user.brandMember).toBeUndefined();
+    expect(inputRow(none.data, "{}", 1)).toEqual({
+      fetchedMs: 1,
+      held: false,
+      brand: null,
+      raw: "{}",
+    });
+  });
+});
+
+// The simulator's whole catalogue of session shapes (brand member under several names, native
+// users, machine users, open and completed, omitted zero values, every timestamp precision),
+// each then broken at a random place in a random way: the fast path reads every one exactly as
+// the zod schema does, or rejects it as the schema does.
+describe("parseSession agrees with the zod schema on every simulator shape, broken at random", () => {
+  const catalogue = sessionCatalogue();
+  const broken = brokenSessionRecords(catalogue);
+
+  /**
+   * Both accept or both reject; when both accept, the row written and the identities read are
+   * the same. (The fast path fills defaults into the brand member in place, which the schema
+   * keeps as it came: that copy is never read.)
+   */
+  function agree(record: unknown): void {
+    // parseSession may complete the object it is given; each side reads its own copy.
+    const fast = parseSession(structuredClone(record));
+    const slow = sessionSchema.safeParse(structuredClone(record));
+    expect(fast.success).toBe(slow.success);
+    if (!fast.success || !slow.success) return;
+    expect(sessionRow(fast.data, "", DAY0)).toEqual(
+      sessionRow(slow.data, "", DAY0),
+    );
+    expect(fast.data.user.identity).toEqual(slow.data.user.identity);
+    expect(fast.data.user.endUser).toEqual(slow.data.user.endUser);
+    expect(fast.data.user.brandMember).toBe(slow.data.user.brandMember);
+  }
+
+  it("holds on the catalogue itself", () => {
+    expect(catalogue.length).toBeGreaterThan(600);
+    for (const record of catalogue) {
+      expect(parseSession(structuredClone(record)).success).toBe(true);
+      agree(record);
+    }
+  });
+
+  it("holds on 3000 records broken at random", () => {
+    fc.assert(
+      fc.property(broken, (record) => {
+        agree(record);
+      }),
+      { numRuns: 3000, seed: 20261123 },
+    );
+  });
+});

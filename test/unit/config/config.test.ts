@@ -1,0 +1,206 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/config/index.js";
+
+const base = {
+  SESSIONHOUSE_API_URL: "https://cp.example.com",
+  SESSIONHOUSE_API_KEY: "k-123456",
+};
+
+function problems(
+  env: Record<string, string>,
+  configFile?: string,
+): readonly string[] {
+  try {
+    loadConfig({ env, configFile });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("configuration", () => {
+  it("applies the documented defaults", () => {
+    const c = loadConfig({ env: base });
+    expect(c.clickhouse.database).toBe("sessionhouse");
+    expect(c.clickhouse.dataDir).toBe("./data");
+    expect(c.clickhouse.url).toBeUndefined();
+    expect(c.api.timestampFormat).toBe("unix");
+    expect(c.sessions.pageSize).toBe(10_000);
+    expect(c.clickhouse.retentionDays).toBe(0);
+    expect(c.aggregations.jobs.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("compresses requests to a server only when told, or toward ClickHouse Cloud", () => {
+    expect(
+      loadConfig({ env: base }).clickhouse.compressRequests,
+    ).toBeUndefined();
+    expect(
+      loadConfig({ env: { ...base, CLICKHOUSE_COMPRESS_REQUESTS: "false" } })
+        .clickhouse.compressRequests,
+    ).toBe(false);
+    expect(problems({ ...base, CLICKHOUSE_COMPRESS_REQUESTS: "gzip" })).toEqual(
+      [
+        expect.stringMatching(
+          /CLICKHOUSE_COMPRESS_REQUESTS must be true or false/,
+        ),
+      ],
+    );
+  });
+
+  it("is frozen", () => {
+    const c = loadConfig({ env: base });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.api)).toBe(true);
+  });
+
+  it("reads units in durations", () => {
+    const c = loadConfig({
+      env: {
+        ...base,
+        SESSIONHOUSE_LOOKBACK: "15m",
+        SESSIONHOUSE_REQUEST_TIMEOUT: "90s",
+      },
+    });
+    expect(c.sessions.lookbackMs).toBe(900_000);
+    expect(c.api.requestTimeoutMs).toBe(90_000);
+  });
+
+  it("lists every problem at once, naming the variable", () => {
+    const p = problems({
+      SESSIONHOUSE_API_URL: "not a url",
+      SESSIONHOUSE_PAGE_SIZE: "200000",
+      SESSIONHOUSE_TIMESTAMP_FORMAT: "epoch",
+      SESSIONHOUSE_LOOKBACK: "soon",
+      CLICKHOUSE_DATABASE: "bad-name;drop",
+    });
+    const text = p.join("\n");
+    expect(p.length).toBeGreaterThanOrEqual(6);
+    expect(text).toMatch(/SESSIONHOUSE_API_URL.*http/);
+    expect(text).toMatch(/SESSIONHOUSE_API_KEY/);
+    expect(text).toMatch(/SESSIONHOUSE_PAGE_SIZE.*100000/);
+    expect(text).toMatch(/SESSIONHOUSE_TIMESTAMP_FORMAT/);
+    expect(text).toMatch(/SESSIONHOUSE_LOOKBACK/);
+    expect(text).toMatch(/CLICKHOUSE_DATABASE/);
+  });
+
+  it("reads the API key from a file, and refuses both forms at once", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = join(dir, "key");
+    writeFileSync(file, "from-file-key\n");
+    const c = loadConfig({
+      env: {
+        SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL,
+        SESSIONHOUSE_API_KEY_FILE: file,
+      },
+    });
+    expect(c.api.apiKey).toBe("from-file-key");
+    expect(
+      problems({ ...base, SESSIONHOUSE_API_KEY_FILE: file }).join(),
+    ).toMatch(/not both/);
+    expect(
+      problems({
+        SESSIONHOUSE_API_URL: base.SESSIONHOUSE_API_URL,
+        SESSIONHOUSE_API_KEY_FILE: join(dir, "missing"),
+      }).join(),
+    ).toMatch(/SESSIONHOUSE_API_KEY_FILE .* cannot be read/);
+  });
+
+  it("merges a YAML config file under the environment, with custom aggregation jobs", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = join(dir, "sessionhouse.yaml");
+    writeFileSync(
+      file,
+      [
+        "api:",
+        "  url: https://from-file.example.com",
+        "  extraHeaders: { X-Api-Version: '2' }",
+        "sessions:",
+        "  pageSize: 50000",
+        "aggregations:",
+        "  jobs:",
+        "    - name: prod_by_user",
+        "      query: 'resource.environment:prod'",
+        "      groupBy: [user.email]",
+        "      interval: 1h",
+      ].join("\n"),
+    );
+    const c = loadConfig({
+      env: {
+        SESSIONHOUSE_API_KEY: "k-123456",
+        SESSIONHOUSE_PAGE_SIZE: "70000",
+      },
+      configFile: file,
+    });
+    expect(c.api.url).toBe("https://from-file.example.com");
+    expect(c.api.extraHeaders).toEqual({ "X-Api-Version": "2" });
+    expect(c.sessions.pageSize).toBe(70_000);
+    expect(c.aggregations.jobs.map((j) => j.name)).toEqual(["prod_by_user"]);
+    expect(c.aggregations.jobs[0]?.windowMs).toBe(3_600_000);
+  });
+
+  it("refuses a job with four group-by fields or a duplicate name", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = join(dir, "c.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        aggregations: {
+          jobs: [
+            { name: "a", groupBy: ["a", "b", "c", "d"] },
+            { name: "b" },
+            { name: "b" },
+          ],
+        },
+      }),
+    );
+    const text = problems(base, file).join("\n");
+    expect(text).toMatch(/at most 3 group-by fields/);
+    expect(problems(base, file.replace("c.json", "nope.json")).join()).toMatch(
+      /cannot be read/,
+    );
+  });
+
+  it("reads the reconciliation and open-session settings, with their defaults", () => {
+    const d = loadConfig({ env: base }).sessions;
+    expect(d.reconcileSchedule).toBe("17 * * * *");
+    expect(d.reconcileDays).toBe(3);
+    expect(d.vanishAfterMisses).toBe(3);
+    expect(d.unknownStatusPollMs).toBe(7 * 86_400_000);
+    const c = loadConfig({
+      env: {
+        ...base,
+        SESSIONHOUSE_RECONCILE_SCHEDULE: "5 */2 * * *",
+        SESSIONHOUSE_RECONCILE_DAYS: "0",
+        SESSIONHOUSE_VANISH_AFTER_MISSES: "5",
+        SESSIONHOUSE_UNKNOWN_STATUS_POLL: "36h",
+      },
+    }).sessions;
+    expect(c.reconcileSchedule).toBe("5 */2 * * *");
+    expect(c.reconcileDays).toBe(0);
+    expect(c.vanishAfterMisses).toBe(5);
+    expect(c.unknownStatusPollMs).toBe(36 * 3_600_000);
+    const text = problems({
+      ...base,
+      SESSIONHOUSE_RECONCILE_DAYS: "-1",
+      SESSIONHOUSE_VANISH_AFTER_MISSES: "0",
+      SESSIONHOUSE_UNKNOWN_STATUS_POLL: "a week",
+    }).join("\n");
+    expect(text).toMatch(/SESSIONHOUSE_RECONCILE_DAYS must be at least 0/);
+    expect(text).toMatch(/SESSIONHOUSE_VANISH_AFTER_MISSES must be at least 1/);
+    expect(text).toMatch(/SESSIONHOUSE_UNKNOWN_STATUS_POLL must be a duration/);
+  });
+
+  it("never puts the secrets into its errors", () => {
+    const p = problems({
+      ...base,
+      CLICKHOUSE_PASSWORD: "hunter2-pass",
+      SESSIONHOUSE_PAGE_SIZE: "x",
+    });
+    expect(p.join()).not.toContain("k-123456");
+    expect(p.join()).not.toContain("hunter2-pass");
+  });
+});
