@@ -199,7 +199,7 @@ export interface StartCorrection {
 }
 
 /** The session as answered: its corrected start, if any, with the same duration. */
-export function asAnswered(
+function asAnswered(
   s: SimSession,
   corrections: ReadonlyMap<string, StartCorrection> | undefined,
   by: "list" | "get",

@@ -16,7 +16,7 @@ import { SESSION_INSERT_COLUMNS } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** A key of a session to retire: its id, the start time (epoch ms), the version it has now. */
-export interface SupersededKey {
+interface SupersededKey {
   id: string;
   startMs: number;
   version: number;
@@ -34,7 +34,7 @@ type KeyRow = [
  * when undefined): for each id with more than one live key, every live key but the one whose
  * latest row has the highest version (the later start time on a tie).
  */
-export async function supersededKeys(
+async function supersededKeys(
   w: Warehouse,
   sinceMs?: number,
 ): Promise<SupersededKey[]> {
@@ -90,7 +90,7 @@ function keysToRetire(id: string, rows: readonly KeyRow[]): SupersededKey[] {
  * tombstones written. Its fetch time is now: the day it retires changes, and the rollups of
  * that day are computed again.
  */
-export async function writeTombstones(
+async function writeTombstones(
   w: Warehouse,
   keys: readonly SupersededKey[],
 ): Promise<number> {

@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-const ROOT = resolve(import.meta.dirname, "../..");
+const ROOT = resolve(import.meta.dirname, "../../..");
 
 /** Every .ts file under `dir`, as a path relative to the repository. */
 function sourceFiles(dir: string): string[] {
