@@ -136,7 +136,46 @@ function addFetched(
   const stored = previous.windows.get(chTimeSeconds(f.window.startMs));
   if (stored && BigInt(f.data.numHits) < BigInt(stored.numHits))
     addShrunk(ctx, base, f, f.data, stored, rows);
-  else addSuperseding(base, f, f.data, rows);
+  else {
+    const fallen = stored && fallenStep(previous, f.window, f.data);
+    if (fallen) {
+      ctx.logger.warn(
+        { window: describe(f.window), problem: fallen },
+        "aggregation answer refused: a step counts fewer hits than stored while numHits did not fall",
+      );
+      rows.outcomes.push({
+        window: f.window,
+        outcome: {
+          kind: "failed",
+          error: `ListLogAggregations response: the answer's parts disagree: ${fallen}`,
+        },
+      });
+    } else addSuperseding(base, f, f.data, rows);
+  }
+}
+
+/**
+ * A step of the new answer (a level-0 bucket: the window's hits per interval) that counts fewer
+ * hits than the one stored, in an answer whose numHits did not fall. Every hit of a window lies
+ * in one step, so the steps only grow while the total does; such an answer disagrees with
+ * itself or with the one before it, and replaces nothing.
+ */
+function fallenStep(
+  previous: PreviousFetch,
+  window: FetchedWindow["window"],
+  data: FetchedData,
+): string | undefined {
+  const ws = chTimeSeconds(window.startMs);
+  const now = new Map<string, bigint>();
+  for (const r of data.histogram)
+    if (r.level === 0) now.set(r.bucket_time.slice(0, 19), BigInt(r.count));
+  for (const s of previous.histogram) {
+    if (s.ws !== ws || s.level !== 0) continue;
+    const count = now.get(s.t.slice(0, 19)) ?? 0n;
+    if (count < BigInt(s.stored_count))
+      return `the step at ${s.t} counts ${count}, fewer than the ${s.stored_count} stored, while numHits did not fall (${countText(data.numHits)})`;
+  }
+  return undefined;
 }
 
 /** A re-fetch with fewer hits than stored: the stored counts stay, the window is marked shrunk. */

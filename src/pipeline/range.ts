@@ -53,17 +53,32 @@ export async function resolveRange(
   if (o.fromMs === undefined) {
     const cp = await readCheckpoint(ctx.warehouse, o.stream);
     const startMs = o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs));
-    const kept = cp?.detail[COVERS_FROM_KEY];
+    if (cp === undefined) {
+      // The first sync fixes where the stream starts before it reads anything: a first run
+      // that stores nothing (its first window fails) leaves the stream starting there, so the
+      // next run goes on from it instead of from its own clock, which would leave a hole.
+      await writeCheckpoint(
+        ctx.warehouse,
+        o.stream,
+        startMs,
+        { [COVERS_FROM_KEY]: startMs },
+        ctx.insert,
+      );
+      return {
+        startMs,
+        endMs: o.nowMs,
+        stream: o.stream,
+        positionMs: startMs,
+        coversFromMs: startMs,
+      };
+    }
+    const kept = cp.detail[COVERS_FROM_KEY];
     return {
       startMs,
       endMs: o.nowMs,
       stream: o.stream,
-      positionMs: cp?.positionMs ?? 0,
-      coversFromMs: cp
-        ? typeof kept === "number"
-          ? kept
-          : undefined
-        : startMs,
+      positionMs: cp.positionMs,
+      coversFromMs: typeof kept === "number" ? kept : undefined,
     };
   }
   let startMs = o.floorStart(o.fromMs);

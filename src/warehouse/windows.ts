@@ -167,6 +167,8 @@ export interface StoredHistogramKey {
   key3: string;
   /** window_start as ClickHouse prints it. */
   ws: string;
+  /** The stored count, UInt64 as a decimal string. */
+  stored_count: string;
 }
 
 export interface StoredTopKey {
@@ -205,7 +207,7 @@ export async function readPreviousFetch(
   const histogram = await selectStored<StoredHistogramKey>(w, span, {
     table: Tables.aggHistogram,
     columns:
-      "toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws",
+      "toString(bucket_time) AS t, level, key1, key2, key3, toString(window_start) AS ws, toString(count) AS stored_count",
     time: "bucket_time",
     live: true,
   });

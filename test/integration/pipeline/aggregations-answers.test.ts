@@ -209,6 +209,47 @@ describe("an answer whose parts disagree", () => {
     },
   );
 
+  it("refuses a re-fetch whose step counts fewer hits than stored while numHits did not fall", async () => {
+    const { config, w } = await setup();
+    const j = job("fallen_step");
+    const deps = runDeps(config, w);
+    const sync = () =>
+      run(deps, aggregationName(j), (ctx) =>
+        syncAggregations(ctx, j, { nowMs: NOON }),
+      );
+    await sync();
+    const last = NOON - HOUR;
+    const kept = await storedAggregationWindow(w, j, last, NOON);
+    // One hit fewer in a step and in one of its buckets; numHits as before. Each part agrees
+    // with the others; only the stored answer says the step held more.
+    const err = await withChangedAnswer(
+      last,
+      (a) => {
+        const step = grouped(a);
+        const bucket = (step.buckets ?? []).find((b) => (b.count ?? 0) > 0);
+        step.count = (step.count ?? 0) - 1;
+        if (bucket) bucket.count = (bucket.count ?? 0) - 1;
+      },
+      sync,
+    ).catch((e: unknown) => e);
+    const reason =
+      /counts \d+, fewer than the \d+ stored, while numHits did not fall/;
+    expect((err as Error).message).toMatch(reason);
+    expect(await storedAggregationWindow(w, j, last, NOON)).toEqual(kept);
+    const state = (await listWindows(w, { job: j.name })).find(
+      (r) => r.startMs === last,
+    );
+    expect(state).toMatchObject({ state: "pending", attempts: 1 });
+    expect(state?.lastError).toMatch(reason);
+    await sync();
+    expect(
+      (await listWindows(w, { job: j.name })).find((r) => r.startMs === last)
+        ?.state,
+    ).toBe("stored");
+    await deps.api.close();
+    await w.close();
+  });
+
   it("stores an answer whose sibling buckets of a multi-valued field add up to more than their parent", async () => {
     const { config, w } = await setup();
     const j = job("multi_valued", ["user.groups"]);
