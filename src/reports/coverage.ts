@@ -2,7 +2,7 @@
 // the period no checkpoint covers (a stream's own, or a backfill's over its range), windows not
 // stored or skipped (who and why), dead letters, a record that starts after the period does,
 // streams not exported. The coverage-and-integrity report shows the tables behind it.
-import { parseBackfillStream } from "../pipeline/names.js";
+import { parseBackfillStream, SESSIONS_STREAM } from "../pipeline/names.js";
 import {
   coverageQueries,
   type ReportQuery,
@@ -80,7 +80,7 @@ export const COVERAGE_TABLES = {
   },
   windows: {
     id: "coverage-windows",
-    title: "Aggregation windows not stored or skipped",
+    title: "Windows not stored or skipped (aggregation jobs and sessions)",
     note: "Windows of the period that are pending (fetched again on the next run), poisoned (waiting for an operator) or skipped (an operator let the checkpoint pass them), with who skipped them and why.",
     columns: [
       "job",
@@ -224,16 +224,16 @@ function windowNotices(windows: readonly Row[]): {
   let notStored = 0;
   let skipped = 0;
   const notices = windows.map((r) => {
-    const what = `${String(r.job)} window ${String(r.window_start)} to ${String(r.window_end)}`;
+    const what = `${r.job === SESSIONS_STREAM ? "The sessions" : `Aggregation ${String(r.job)}`} window ${String(r.window_start)} to ${String(r.window_end)}`;
     if (r.state === "skipped") {
       skipped++;
       return warning(
-        `Aggregation ${what} was skipped by ${String(r.skipped_by) || "an unnamed operator"} (${String(r.skip_reason) || "no reason given"}) at ${String(r.updated_at)}: its data is not in the record.`,
+        `${what} was skipped by ${String(r.skipped_by) || "an unnamed operator"} (${String(r.skip_reason) || "no reason given"}) at ${String(r.updated_at)}: its data is not in the record.`,
       );
     }
     notStored++;
     return warning(
-      `Aggregation ${what} is ${String(r.state)} after ${String(r.attempts)} attempts: its data is not in the record (last error: ${String(r.last_error).split("\n")[0] ?? ""}).`,
+      `${what} is ${String(r.state)} after ${String(r.attempts)} attempts: its data is not in the record (last error: ${String(r.last_error).split("\n")[0] ?? ""}).`,
     );
   });
   return { notStored, skipped, notices };

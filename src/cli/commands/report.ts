@@ -132,12 +132,14 @@ function runVerify(dir: string, o: { publicKey?: string }): void {
         hint: "the directory was changed after it was produced, or signed by another key: do not rely on it",
       },
     );
-  const sig = check.manifest.signature;
+  const sig = check.signature;
   process.stdout.write(
     `OK: ${check.manifest.files.length} files match manifest.json (SHA-256 ${check.manifestSha256}); ${
-      sig
-        ? `signed by Ed25519 key ${sig.publicKeyFingerprint}${o.publicKey ? " (the given public key)" : ""}`
-        : "not signed"
+      sig.state === "verified"
+        ? `signed by Ed25519 key ${sig.fingerprint} (the given public key)`
+        : sig.state === "unchecked"
+          ? `signed by Ed25519 key ${sig.fingerprint}\nnot checked: the signature, no public key given (--public-key): anyone can sign a manifest with a key of their own`
+          : "not signed"
     }\n`,
   );
 }

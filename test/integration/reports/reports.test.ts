@@ -7,7 +7,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reportFrom } from "../../../src/reports/produce.js";
 import { ControlPlaneApi } from "../../../src/api/control-plane.js";
 import { produceReport } from "../../../src/cli/commands/report.js";
@@ -231,7 +231,7 @@ const SECTIONS: Record<ReportKind, string[]> = {
   "coverage-and-integrity": [
     "Coverage and integrity",
     "Checkpoints",
-    "Aggregation windows not stored or skipped",
+    "Windows not stored or skipped (aggregation jobs and sessions)",
     "Dead letters",
     "Sessions per month",
     "Retention",
@@ -487,6 +487,24 @@ describe("report verify", () => {
     expect(written.signed).toBe(true);
     const verify = (...extra: string[]) =>
       main(["node", "sessionhouse", "report", "verify", out, ...extra]);
+    // Without a key the signature is named, and said to be unchecked.
+    const said: string[] = [];
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((s) => {
+      said.push(String(s));
+      return true;
+    });
+    try {
+      expect(await verify()).toBe(0);
+      expect(await verify("--public-key", `${keys}-a.pub`)).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(said[0]).toMatch(
+      /signed by Ed25519 key \S+\nnot checked: the signature, no public key given/,
+    );
+    expect(said[1]).toMatch(
+      /signed by Ed25519 key \S+ \(the given public key\)\n$/,
+    );
     expect(await verify("--public-key", `${keys}-a.pub`)).toBe(0);
     expect(await verify("--public-key", `${keys}-b.pub`)).toBe(1);
     expect(
