@@ -23,8 +23,7 @@ const ROOT = repoRoot();
  * Paths docs/architecture.md names for a layout being built on other branches at the same time.
  * They may be missing; once one exists this test fails so that it is taken off the list.
  */
-const PENDING: readonly string[] = [
-];
+const PENDING: readonly string[] = [];
 
 /** README.md and every Markdown page under docs/, as paths relative to the root. */
 function docPages(): string[] {
