@@ -83,10 +83,7 @@ export function checkSessionsPage(
  * counts (the page, or the whole listing) is not known, so a difference is noted, never a
  * reason to refuse the page; proto3 omits a count of 0, so an absent count says nothing.
  */
-export function countDiffers(
-  meta: ListMetadata,
-  records: number,
-): bigint | undefined {
+function countDiffers(meta: ListMetadata, records: number): bigint | undefined {
   return meta.count !== 0n && meta.count !== BigInt(records)
     ? meta.count
     : undefined;

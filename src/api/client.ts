@@ -33,9 +33,9 @@ import { type RetryBudget, retryWaitMs } from "./retry.js";
 /** Longest error body read: a Connect error is small; a proxy's page needs only its length. */
 const MAX_ERROR_BODY_BYTES = 2 ** 20;
 
-export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_PAGE_BYTES = 2 * 2 ** 30;
-export const DEFAULT_MAX_RECORD_BYTES = 64 * 2 ** 20;
+const DEFAULT_BODY_IDLE_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_PAGE_BYTES = 2 * 2 ** 30;
+const DEFAULT_MAX_RECORD_BYTES = 64 * 2 ** 20;
 
 /** A signal that never aborts, for calls made without one. */
 const NEVER = new AbortController().signal;

@@ -24,7 +24,7 @@ import { scanSessionAt, type ScanFinding } from "./schemas/session-scan.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
 import type { ListLogAggregationsRequest } from "./schemas/logs.js";
 
-export const PROCEDURES = {
+const PROCEDURES = {
   listSessionsV2: "SessionsService/ListSessionsV2",
   getSession: "SessionsService/GetSession",
   listLogAggregations: "LogsService/ListLogAggregations",
@@ -38,7 +38,7 @@ export const PROCEDURES = {
 } as const;
 
 /** The directory list operations and the largest `limit` each accepts. */
-export const LIST_LIMITS = {
+const LIST_LIMITS = {
   listUserDevices: 100,
   listNativeUsers: 500,
   listIdentityLinks: 500,

@@ -32,7 +32,7 @@ function isDigit(c: number): boolean {
 }
 
 /** The text with every integer literal of more than SAFE_DIGITS digits put in quotes. */
-export function quoteLongIntegers(text: string): string {
+function quoteLongIntegers(text: string): string {
   const parts: string[] = [];
   let last = 0;
   let i = 0;

@@ -21,7 +21,7 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 
 /** Bytes of an oversized element kept for its dead letter. */
-export const OVERSIZED_PREFIX_BYTES = 2 ** 20;
+const OVERSIZED_PREFIX_BYTES = 2 ** 20;
 
 const enum Mode {
   ObjectStart,

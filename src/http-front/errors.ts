@@ -28,7 +28,7 @@ export interface ErrorAnswer {
  * numbers are the engine's own, as its errorCodeToName function names them). Every code not
  * listed is 500.
  */
-export function httpStatusFor(code: number): number {
+function httpStatusFor(code: number): number {
   return STATUS.get(code) ?? 500;
 }
 

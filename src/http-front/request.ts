@@ -226,7 +226,7 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
 }
 
 /** The client closed the connection before its body was complete. */
-export class ClientGone extends Error {}
+class ClientGone extends Error {}
 
 /**
  * Reads (and decompresses) the body; the caller removes a spooled file. A body that is too

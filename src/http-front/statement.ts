@@ -470,7 +470,7 @@ function skipGroup(
  * Where the data after `FORMAT name` begins: after the first line feed if the whitespace
  * following the name holds one, otherwise after all of that whitespace.
  */
-export function dataStartAfter(sql: string, from: number): number {
+function dataStartAfter(sql: string, from: number): number {
   let i = from;
   while (i < sql.length && /\s/.test(sql[i] as string)) {
     if (sql[i] === "\n") return i + 1;

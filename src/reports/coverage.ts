@@ -105,7 +105,7 @@ export const COVERAGE_TABLES = {
 } satisfies Record<string, Omit<TableSpec<unknown>, "section">>;
 
 /** "2026-11-01 00:00:00" from "2026-11-01T00:00:00.000Z". */
-export function plainTime(iso: string): string {
+function plainTime(iso: string): string {
   return iso.replace("T", " ").replace(/(\.\d+)?Z$/, "");
 }
 

@@ -6,7 +6,7 @@ import { esc } from "./escape.js";
 import { barChart } from "./svg.js";
 
 /** Rows of one table shown in the HTML and PDF (unless its spec says); the CSV and JSON hold them all. */
-export const HTML_ROW_LIMIT = 500;
+const HTML_ROW_LIMIT = 500;
 
 function cell(v: Cell | undefined): string {
   if (typeof v === "number") return String(v);

@@ -74,7 +74,7 @@ export function column(spec: string): Column {
 }
 
 /** Rows of a query made to the columns' types: numbers as numbers, booleans as booleans. */
-export function typedRows(
+function typedRows(
   rows: readonly Row[] | undefined,
   cols: readonly Column[],
 ): Record<string, Cell>[] {

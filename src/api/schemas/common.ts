@@ -8,20 +8,6 @@ export const str = z.string().default("");
 /** A string array that proto3 omits when empty. */
 export const strArray = z.array(z.string()).default([]);
 
-export const bool = z.boolean().default(false);
-
-/** A 32-bit integer; proto3 omits 0. */
-export const int32 = z.number().int().default(0);
-
-/** A 64-bit integer: a JSON string (or a number from lenient encoders); proto3 omits 0. */
-export const int64 = z
-  .union([
-    z.string().regex(/^-?\d+$/, "expected a 64-bit integer string"),
-    z.number().int(),
-  ])
-  .transform((v) => Number(v))
-  .default(0);
-
 export const RFC3339 =
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -52,7 +38,7 @@ export const loose = <T extends z.ZodRawShape>(shape: T) =>
   z.looseObject(shape);
 
 /** Largest value of a 32-bit count (an int32 field). */
-export const MAX_COUNT32 = 2 ** 31 - 1;
+const MAX_COUNT32 = 2 ** 31 - 1;
 /** Largest value of a 64-bit count (an int64 field). */
 export const MAX_COUNT64 = 2n ** 63n - 1n;
 

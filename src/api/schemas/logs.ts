@@ -75,18 +75,17 @@ export const KNOWN_AGGREGATION_MEMBERS = [
   "llmProviders",
   "llmStopReasons",
 ] as const;
-export type KnownAggregationMember = (typeof KNOWN_AGGREGATION_MEMBERS)[number];
 
 /** The histogram member of `aggregations`; every other member is a key/count list. */
-export const LOGS_OVER_TIME_MEMBER = "logsOverTime";
+const LOGS_OVER_TIME_MEMBER = "logsOverTime";
 
 // ---------------------------------------------------------------------------------------------
 // Request
 
 /** The service's one limit on group-by fields, kept with the configuration that enforces it first. */
-export const MAX_HISTOGRAM_GROUP_BY_FIELDS = MAX_GROUP_BY_FIELDS;
+const MAX_HISTOGRAM_GROUP_BY_FIELDS = MAX_GROUP_BY_FIELDS;
 
-export const LOG_AGGREGATION_MODES = [
+const LOG_AGGREGATION_MODES = [
   "field_aggregations_only",
   "logs_over_time_only",
 ] as const;
@@ -133,11 +132,11 @@ const bucketKey = z
  * One key/count entry of a top-values member. Counts are exact bigints: the wire declares some
  * 32-bit and some 64-bit, and a count is read the same way whatever its JSON type.
  */
-export const topValueSchema = loose({ key: bucketKey, count: count64 });
+const topValueSchema = loose({ key: bucketKey, count: count64 });
 export type TopValue = z.infer<typeof topValueSchema>;
 
 /** A key/count list (proto3 omits an empty list; JSON null means empty too). */
-export const topValuesSchema = z
+const topValuesSchema = z
   .array(topValueSchema)
   .nullable()
   .transform((v) => v ?? []);
@@ -150,7 +149,7 @@ export interface LogBucket {
   [member: string]: unknown;
 }
 
-export const logBucketSchema = z.looseObject({
+const logBucketSchema = z.looseObject({
   key: bucketKey,
   count: count64,
   get buckets(): z.ZodDefault<z.ZodArray<z.ZodType<LogBucket>>> {
@@ -161,7 +160,7 @@ export const logBucketSchema = z.looseObject({
 const EPOCH_MS = /^-?\d+$/;
 
 /** `logsOverTime[].datetime`: RFC 3339, or epoch milliseconds as digits (or a number). */
-export const logsOverTimeDatetimeSchema = z
+const logsOverTimeDatetimeSchema = z
   .union([z.string(), z.number().int()])
   .transform((v) => String(v))
   .refine((v) => Number.isFinite(logsOverTimeDatetimeMs(v)), {
@@ -179,29 +178,24 @@ export function logsOverTimeDatetimeMs(v: string | number): number {
   return RFC3339.test(s) ? Date.parse(s) : NaN;
 }
 
-export const logsOverTimeEntrySchema = loose({
+const logsOverTimeEntrySchema = loose({
   datetime: logsOverTimeDatetimeSchema,
   count: count64,
   buckets: z.array(logBucketSchema).default([]),
 });
-export type LogsOverTimeEntry = z.infer<typeof logsOverTimeEntrySchema>;
 
 /**
  * `aggregations`: `logsOverTime` is parsed; every other member, known or not, is kept as it
  * came and read with `topValueMembers`.
  */
-export const logAggregationsSchema = loose({
+const logAggregationsSchema = loose({
   logsOverTime: z.array(logsOverTimeEntrySchema).optional(),
 });
-export type LogAggregations = z.infer<typeof logAggregationsSchema>;
 
 export const listLogAggregationsResponseSchema = loose({
   aggregations: logAggregationsSchema.prefault({}),
   numHits: count64,
 });
-export type ListLogAggregationsResponse = z.infer<
-  typeof listLogAggregationsResponseSchema
->;
 
 export interface TopValueMember {
   member: string;

@@ -3,7 +3,6 @@
 import { z } from "zod";
 import {
   durationStringMs,
-  listMetadataSchema,
   isTimestamp,
   loose,
   str,
@@ -11,7 +10,7 @@ import {
   timestamp,
 } from "./common.js";
 
-export const sessionIdentitySchema = loose({
+const sessionIdentitySchema = loose({
   id: str,
   name: str,
   email: str,
@@ -19,7 +18,7 @@ export const sessionIdentitySchema = loose({
   groups: strArray,
   externalIds: strArray,
 });
-export type SessionIdentity = z.infer<typeof sessionIdentitySchema>;
+type SessionIdentity = z.infer<typeof sessionIdentitySchema>;
 
 const brandMemberSchema = loose({
   user: sessionIdentitySchema.optional(),
@@ -33,9 +32,7 @@ const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
  * (docs/control-plane-wire.md, "Sessions"): find it by shape, an object holding `user` and/or
  * `endUser`. Returns its name; the insert reads the identities under that name.
  */
-export function findBrandKey(
-  user: Record<string, unknown>,
-): string | undefined {
+function findBrandKey(user: Record<string, unknown>): string | undefined {
   if (isIdentityHolder(user.service)) return "service";
   // for…in, not Object.entries: this runs for every session and allocates nothing.
   for (const key in user) {
@@ -125,18 +122,6 @@ export const sessionSchema = loose({
   parentSessionId: str,
 });
 export type Session = z.infer<typeof sessionSchema>;
-
-export const listSessionsResponseSchema = z.object({
-  sessions: z.array(z.unknown()).default([]),
-  listMetadata: listMetadataSchema.default({
-    after: "",
-    before: "",
-    nextCursor: "",
-    count: 0n,
-  }),
-});
-
-export const getSessionResponseSchema = z.looseObject({ session: z.unknown() });
 
 export interface ListSessionsRequest {
   limit: number;
