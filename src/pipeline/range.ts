@@ -52,7 +52,12 @@ export async function resolveRange(
 ): Promise<SyncRange> {
   if (o.fromMs === undefined) {
     const cp = await readCheckpoint(ctx.warehouse, o.stream);
-    const startMs = o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs));
+    const kept = cp?.detail[COVERS_FROM_KEY];
+    // A stream whose first sync stored nothing yet starts where that sync started.
+    const startMs =
+      cp !== undefined && cp.positionMs === kept
+        ? cp.positionMs
+        : o.floorStart(o.incrementalStart(cp?.positionMs, o.nowMs));
     if (cp === undefined) {
       // The first sync fixes where the stream starts before it reads anything: a first run
       // that stores nothing (its first window fails) leaves the stream starting there, so the
@@ -72,7 +77,6 @@ export async function resolveRange(
         coversFromMs: startMs,
       };
     }
-    const kept = cp.detail[COVERS_FROM_KEY];
     return {
       startMs,
       endMs: o.nowMs,
