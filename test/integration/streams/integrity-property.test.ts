@@ -517,8 +517,16 @@ class Sequence {
       )
         if (!stored.has(ws)) missing.push(new Date(ws).toISOString());
       if (missing.length > 0) {
-        const dbg = await select(this.w, "SELECT job, window_start, window_end, state, attempts, last_error FROM {db}.stream_windows FINAL WHERE job = {job:String} ORDER BY window_start", { job: JOB.name });
-        const aw = await select(this.w, "SELECT window_start, window_end, num_hits, state, fetched_at FROM {db}.agg_windows FINAL WHERE job = {job:String} ORDER BY window_start", { job: JOB.name });
+        const dbg = await select(
+          this.w,
+          "SELECT job, window_start, window_end, state, attempts, last_error FROM {db}.stream_windows FINAL WHERE job = {job:String} ORDER BY window_start",
+          { job: JOB.name },
+        );
+        const aw = await select(
+          this.w,
+          "SELECT window_start, window_end, num_hits, state, fetched_at FROM {db}.agg_windows FINAL WHERE job = {job:String} ORDER BY window_start",
+          { job: JOB.name },
+        );
         console.log("DEBUG stream_windows", JSON.stringify(dbg, null, 0));
         console.log("DEBUG agg_windows", JSON.stringify(aw, null, 0));
         console.log("DEBUG checkpoint", JSON.stringify(acp));
