@@ -333,7 +333,7 @@ async function generateAggregations(w: Warehouse): Promise<void> {
   // A year of runs: sessions every minute, each aggregation job every five minutes.
   await command(
     w,
-    `INSERT INTO bench.runs
+    `INSERT INTO bench.runs (run_id, job, started_at, finished_at, status, pages, rows_inserted, dead_letters, retries, error, updated_at)
      SELECT generateUUIDv4(number), job, started, started + toIntervalSecond(2), if(number % 997 = 0, 'failed', 'succeeded'),
             1, 400, if(number % 5000 = 0, 1, 0), if(number % 300 = 0, 2, 0), if(number % 997 = 0, 'LogsService/ListLogAggregations: unavailable', ''), started + toIntervalSecond(2)
      FROM (SELECT number, if(number % 11 < 5, 'sessions', concat('aggregations.', arrayElement(['logs_by_technology', 'logs_by_user_resource', 'policies_by_name_status', 'llm_by_provider_model', 'resource_environments', 'data_labels_by_resource'], 1 + number % 6))) AS job,
