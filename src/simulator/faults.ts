@@ -387,6 +387,41 @@ export function kebabCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
+/** One `name=value` item of a `--faults` or `--mutations` spec. */
+export interface SpecItem {
+  /** The name as written; `name` is its camelCase form. */
+  written: string;
+  name: string;
+  text: string;
+  value: number;
+}
+
+/**
+ * The items of a spec such as `rate429=0.05,seed=7`: each a name and a number, or an error
+ * naming the flag, the item and the `known` names. Empty items are skipped.
+ */
+export function* specItems(
+  flag: string,
+  spec: string,
+  known: string,
+): Generator<SpecItem> {
+  for (const raw of spec.split(",")) {
+    const item = raw.trim();
+    if (item === "") continue;
+    const eq = item.indexOf("=");
+    if (eq <= 0)
+      throw new Error(
+        `${flag}: "${item}" is not <name>=<value> (names: ${known})`,
+      );
+    const written = item.slice(0, eq).trim();
+    const text = item.slice(eq + 1).trim();
+    const value = Number(text);
+    if (text === "" || !Number.isFinite(value))
+      throw new Error(`${flag}: ${written}=${text} is not a number`);
+    yield { written, name: camelCase(written), text, value };
+  }
+}
+
 const SPEC_OPTIONS = ["seed", "slowMs", "hugeRecordBytes", "lateMs"] as const;
 
 /**
@@ -405,21 +440,11 @@ export function parseFaultSpec(spec: string): FaultOptions {
     "all",
     ...SPEC_OPTIONS,
   ].join(", ");
-  for (const raw of spec.split(",")) {
-    const item = raw.trim();
-    if (item === "") continue;
-    const eq = item.indexOf("=");
-    if (eq <= 0)
-      throw new Error(
-        `--faults: "${item}" is not <name>=<value> (names: ${known})`,
-      );
-    const written = item.slice(0, eq).trim();
-    const name = camelCase(written);
-    const valueText = item.slice(eq + 1).trim();
-    const value = Number(valueText);
-    if (valueText === "" || !Number.isFinite(value)) {
-      throw new Error(`--faults: ${written}=${valueText} is not a number`);
-    }
+  for (const { written, name, text: valueText, value } of specItems(
+    "--faults",
+    spec,
+    known,
+  )) {
     if (name === "seed") {
       if (!Number.isInteger(value))
         throw new Error(`--faults: seed=${valueText} must be an integer`);

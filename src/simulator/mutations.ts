@@ -14,6 +14,7 @@
 // `aggregationAnswers` whether the last answer for each window was consistent.
 
 import { SimConnectError, truncateForMessage } from "./connect.js";
+import { specItems } from "./faults.js";
 import type { Directory } from "./directory.js";
 import { DIRECTORY_PATHS } from "./directory-routes.js";
 import { GET_SESSION_PATH, LIST_SESSIONS_PATH } from "./list-sessions.js";
@@ -156,23 +157,12 @@ export function parseMutationSpec(spec: string): MutationOptions {
   const rates: Partial<Record<MutationKind, number>> = {};
   const out: MutationOptions = { rates };
   let all: number | undefined;
-  const camel = (s: string) =>
-    s.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
   const known = [...MUTATION_KINDS, "all", "seed", "slotMs"].join(", ");
-  for (const raw of spec.split(",")) {
-    const item = raw.trim();
-    if (item === "") continue;
-    const eq = item.indexOf("=");
-    if (eq <= 0)
-      throw new Error(
-        `--mutations: "${item}" is not <name>=<value> (names: ${known})`,
-      );
-    const written = item.slice(0, eq).trim();
-    const name = camel(written);
-    const text = item.slice(eq + 1).trim();
-    const value = Number(text);
-    if (text === "" || !Number.isFinite(value))
-      throw new Error(`--mutations: ${written}=${text} is not a number`);
+  for (const { written, name, text, value } of specItems(
+    "--mutations",
+    spec,
+    known,
+  )) {
     if (name === "seed") {
       if (!Number.isInteger(value))
         throw new Error(`--mutations: seed=${text} must be an integer`);
