@@ -55,7 +55,6 @@ export {
   readPreviousFetch,
   recordJobDefinition,
   SETTLED_STATES,
-  unsettledWindows,
   WINDOW_STATES,
   writeWindows,
   type JobDefinition,

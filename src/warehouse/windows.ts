@@ -119,18 +119,6 @@ export async function listWindows(
   );
 }
 
-/** Not settled windows per job, for status: counts by state and the poisoned ones. */
-export async function unsettledWindows(
-  w: Warehouse,
-  jobs: readonly string[],
-): Promise<WindowRecord[]> {
-  return selectWindows(
-    w,
-    "job IN {jobs:Array(String)} AND state IN ('pending', 'poisoned')",
-    { jobs },
-  );
-}
-
 /** Records window states; the newest write of a window wins (updated_at always grows here). */
 export async function writeWindows(
   w: Warehouse,
