@@ -17,7 +17,7 @@ import {
 } from "../sources/windows.js";
 import type { JobContext } from "./context.js";
 import { refreshOpenSessions } from "./open-sessions.js";
-import { advanceCheckpoint, resolveRange } from "./range.js";
+import { advanceCheckpoint, resolveRange, type SyncRange } from "./range.js";
 import { SessionWriter } from "./session-writer.js";
 import { WindowLedger, windowFailure } from "./window-ledger.js";
 import { forEachWindowInOrder } from "./window-pool.js";
@@ -80,7 +80,13 @@ export async function syncSessions(
   const writer = new SessionWriter(ctx);
   const ledger = await WindowLedger.load(ctx, SESSIONS_STREAM, startMs);
   let checkpoints: Promise<void> = Promise.resolve();
-  let done = 0;
+  const pass: SessionPass = {
+    range,
+    ledger,
+    writer,
+    done: 0,
+    total: windows.length,
+  };
   try {
     await forEachWindowInOrder(
       windows,
@@ -94,19 +100,9 @@ export async function syncSessions(
         // Awaited in the chain once the checkpoints before it are written; a block that fails
         // sooner must not count as unobserved meanwhile.
         stored.catch(() => undefined);
-        checkpoints = checkpoints.then(async () => {
-          await stored;
-          await advanceCheckpoint(ctx, range, window);
-          await settleStored(ctx, ledger, startMs, window.endMs);
-          done++;
-          ctx.observer.onProgress?.({
-            job: ctx.job,
-            windowsDone: done,
-            windowsTotal: windows.length,
-            rows: writer.rows,
-            positionMs: window.endMs,
-          });
-        });
+        checkpoints = checkpoints.then(() =>
+          windowStored(ctx, pass, window, stored),
+        );
         // Observed below; a failed one stops the chain and surfaces there.
         checkpoints.catch(() => undefined);
         return Promise.resolve();
@@ -129,6 +125,36 @@ export async function syncSessions(
       beforeMs: startMs,
     });
   return result;
+}
+
+/** What the windows of one sessions pass share while their checkpoints follow in order. */
+interface SessionPass {
+  range: SyncRange;
+  ledger: WindowLedger;
+  writer: SessionWriter;
+  /** Windows whose checkpoint is written, of `total`. */
+  done: number;
+  total: number;
+}
+
+/** Once `stored` (a mark of the window's rows) resolves: its checkpoint, its ledger entry, progress. */
+async function windowStored(
+  ctx: JobContext,
+  pass: SessionPass,
+  window: Window,
+  stored: Promise<void>,
+): Promise<void> {
+  await stored;
+  await advanceCheckpoint(ctx, pass.range, window);
+  await settleStored(ctx, pass.ledger, pass.range.startMs, window.endMs);
+  pass.done++;
+  ctx.observer.onProgress?.({
+    job: ctx.job,
+    windowsDone: pass.done,
+    windowsTotal: pass.total,
+    rows: pass.writer.rows,
+    positionMs: window.endMs,
+  });
 }
 
 /**
