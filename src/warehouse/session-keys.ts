@@ -30,6 +30,31 @@ type KeyRow = [
 ];
 
 /**
+ * The ids among the sessions read at or after `sinceMs` that may be stored under more than one
+ * key, in two reads that each cost what they must: the rows read since `sinceMs` whose id has
+ * two start times among themselves (rows of this sync only), and the rows read before it whose
+ * id was read since under another start time. The second read skips, by the minmax index on
+ * `fetched_at`, every granule written since, and costs nothing when nothing was read before
+ * (a first sync), which is most of a large backfill.
+ */
+async function candidateIds(w: Warehouse, sinceMs: number): Promise<string[]> {
+  const keys = qualified(w, Tables.sessionKeys);
+  const since = "fromUnixTimestamp64Milli({since:Int64}, 'UTC')";
+  const rows = await selectRows<{ id: string }>(
+    w,
+    `SELECT id FROM ${keys} WHERE fetched_at >= ${since}
+     GROUP BY id HAVING min(start_time) != max(start_time)
+     UNION DISTINCT
+     SELECT id FROM ${keys}
+     WHERE fetched_at < ${since}
+       AND (id, start_time) NOT IN (SELECT id, start_time FROM ${keys} WHERE fetched_at >= ${since})
+       AND id IN (SELECT id FROM ${keys} WHERE fetched_at >= ${since})`,
+    { since: sinceMs },
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
  * The keys to retire among the sessions read at or after `sinceMs` (epoch ms; every session
  * when undefined): for each id with more than one live key, every live key but the one whose
  * latest row has the highest version (the later start time on a tie).
@@ -39,20 +64,19 @@ async function supersededKeys(
   sinceMs?: number,
 ): Promise<SupersededKey[]> {
   const keys = qualified(w, Tables.sessionKeys);
-  const recent =
-    sinceMs === undefined
-      ? ""
-      : `WHERE id IN (SELECT id FROM ${keys} WHERE fetched_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC'))`;
+  const ids =
+    sinceMs === undefined ? undefined : await candidateIds(w, sinceMs);
+  if (ids?.length === 0) return [];
   // Grouped by id, the table's first sorting column: read in order, a row of ids at a time.
   const rows = await selectRows<{ id: string; keys: KeyRow[] }>(
     w,
     `SELECT id, groupArray((toUnixTimestamp64Milli(start_time), version, is_deleted)) AS keys
      FROM ${keys}
-     ${recent}
+     ${ids === undefined ? "" : "WHERE id IN {ids:Array(String)}"}
      GROUP BY id
      HAVING uniqExact(start_time) > 1
      SETTINGS optimize_aggregation_in_order = 1`,
-    sinceMs === undefined ? {} : { since: sinceMs },
+    ids === undefined ? {} : { ids },
   );
   return rows.flatMap((r) => keysToRetire(r.id, r.keys));
 }
