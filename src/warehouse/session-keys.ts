@@ -30,25 +30,28 @@ type KeyRow = [
 ];
 
 /**
- * The ids among the sessions read at or after `sinceMs` that may be stored under more than one
- * key, in two reads that each cost what they must: the rows read since `sinceMs` whose id has
- * two start times among themselves (rows of this sync only), and the rows read before it whose
- * id was read since under another start time. The second read skips, by the minmax index on
- * `fetched_at`, every granule written since, and costs nothing when nothing was read before
- * (a first sync), which is most of a large backfill.
+ * The ids among the sessions read at or after `sinceMs` that are stored under two start times
+ * or more. When every key was read since then (a first sync, most of a large backfill), the
+ * rows read since are all there is to group; else every key of the ids read since is grouped.
+ * Either way only the id and start time are read, and only the ids found are read again whole.
  */
 async function candidateIds(w: Warehouse, sinceMs: number): Promise<string[]> {
   const keys = qualified(w, Tables.sessionKeys);
   const since = "fromUnixTimestamp64Milli({since:Int64}, 'UTC')";
+  const older = await selectRows<{ one: number }>(
+    w,
+    `SELECT 1 AS one FROM ${keys} WHERE fetched_at < ${since} LIMIT 1`,
+    { since: sinceMs },
+  );
+  const scope =
+    older.length === 0
+      ? `fetched_at >= ${since}`
+      : `id IN (SELECT id FROM ${keys} WHERE fetched_at >= ${since})`;
   const rows = await selectRows<{ id: string }>(
     w,
-    `SELECT id FROM ${keys} WHERE fetched_at >= ${since}
+    `SELECT id FROM ${keys} WHERE ${scope}
      GROUP BY id HAVING min(start_time) != max(start_time)
-     UNION DISTINCT
-     SELECT id FROM ${keys}
-     WHERE fetched_at < ${since}
-       AND (id, start_time) NOT IN (SELECT id, start_time FROM ${keys} WHERE fetched_at >= ${since})
-       AND id IN (SELECT id FROM ${keys} WHERE fetched_at >= ${since})`,
+     SETTINGS optimize_aggregation_in_order = 1`,
     { since: sinceMs },
   );
   return rows.map((r) => r.id);
