@@ -21,6 +21,8 @@ export interface OverdueJob {
 
 export interface PoisonedWindowReport {
   job: string;
+  /** A parent the stream could not read (its window empty), or absent for a window of time. */
+  parent?: string;
   windowStart: string;
   windowEnd: string;
 }
@@ -130,7 +132,7 @@ export async function checkReadiness(
   if (poisonedWindows.length > 0) {
     const first = poisonedWindows[0] as PoisonedWindowReport;
     reasons.push(
-      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
+      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} ${first.parent === undefined ? `at ${first.windowStart}` : `parent ${first.parent}`}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
     );
   }
   const overdue = overdueJobs(
@@ -158,11 +160,13 @@ export async function checkReadiness(
 
 function windowReport(w: {
   job: string;
+  parent?: string;
   startMs: number;
   endMs: number;
 }): PoisonedWindowReport {
   return {
     job: w.job,
+    ...(w.parent ? { parent: w.parent } : {}),
     windowStart: new Date(w.startMs).toISOString(),
     windowEnd: new Date(w.endMs).toISOString(),
   };

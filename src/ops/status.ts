@@ -76,6 +76,8 @@ export interface JobStatus {
 }
 
 export interface PoisonedWindow {
+  /** A parent the stream could not read (its window empty), or null for a window of time. */
+  parent: string | null;
   windowStart: string;
   windowEnd: string;
   attempts: number;
@@ -210,6 +212,7 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
     nextRunAt: next === undefined ? null : iso(next),
     pendingWindows: key !== undefined ? pending.length : null,
     poisonedWindows: poisoned.map((r) => ({
+      parent: r.parent === "" ? null : r.parent,
       windowStart: iso(r.startMs),
       windowEnd: iso(r.endMs),
       attempts: r.attempts,
@@ -218,9 +221,13 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   };
 }
 
-/** The name a job's windows go by in stream_windows, for the jobs that keep windows there. */
+/**
+ * The name a job's windows go by in stream_windows, for the jobs that keep windows there (an
+ * entity stream keeps the parents it could not read).
+ */
 function ledgerKey(plan: JobPlan): string | undefined {
   if (plan.aggregation) return plan.aggregation.name;
+  if (plan.entity) return plan.entity;
   return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
 }
 

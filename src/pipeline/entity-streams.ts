@@ -10,8 +10,10 @@
 // listed twice with different content, whose records are dead letters and whose stored version
 // stays. A parent (a user of user_devices, a resource of native_users, a user of users) whose
 // read fails does not keep the others from being stored: its stored objects stay as they were,
-// it is logged and named, and the run fails after storing the others (PARENTS_FAILED), with
-// no checkpoint, so the next run reads it again.
+// it is logged, named and kept in the parent ledger (parent-ledger.ts), where `windows list`,
+// `status` and /readyz show it; the run fails after storing the others (PARENTS_FAILED), with
+// no checkpoint, so the next run reads it again, unless an operator skipped every parent that
+// failed (`windows skip STREAM --parent ID`).
 import { ListingCounts } from "../api/answers.js";
 import type { DirectoryList } from "../api/control-plane.js";
 import { ApiError } from "../api/errors.js";
@@ -36,6 +38,7 @@ import {
 } from "./entity-specs.js";
 import { storeRead, storeVersions } from "./entity-history.js";
 import type { EntityStream } from "./names.js";
+import { ParentLedger, type ParentFailure } from "./parent-ledger.js";
 
 export interface EntityStreamResult {
   stream: EntityStream;
@@ -81,14 +84,8 @@ export async function syncEntityStream(
       ? await storeVersions(ctx, records, proves, nowMs)
       : await storeRead(ctx, spec.history.tables, records, proves, nowMs),
   );
-  await run.finish(nowMs, read.failures);
+  await run.finish(nowMs, read);
   return run.result;
-}
-
-/** A parent whose read failed, and the code it failed with. */
-interface ParentFailure {
-  parent: string;
-  code: string;
 }
 
 /**
@@ -111,6 +108,11 @@ class Reading {
    *   (GetUser).
    */
   constructor(readonly parentColumn: string | undefined) {}
+
+  /** The parents whose read ended. */
+  get answered(): ReadonlySet<string> {
+    return this.#complete;
+  }
 
   complete(parent: string, records: readonly Normalized[]): void {
     this.#complete.add(parent);
@@ -383,13 +385,11 @@ class StreamRun {
   }
 
   /**
-   * Dead letters, then the checkpoint at the time of the read; when parents failed, no
+   * Dead letters, then the parents that failed or answered again into the parent ledger, then
+   * the checkpoint at the time of the read; when a parent failed that no operator skipped, no
    * checkpoint: the run fails naming them (PARENTS_FAILED) after everything else is stored.
    */
-  async finish(
-    nowMs: number,
-    failures: readonly ParentFailure[],
-  ): Promise<void> {
+  async finish(nowMs: number, read: Reading): Promise<void> {
     const { stream } = this.spec;
     if (this.#letters.length > 0) {
       await insertDeadLetters(
@@ -410,19 +410,39 @@ class StreamRun {
         count: this.#letters.length,
       });
     }
+    const { failures } = read;
     this.result.failedParents = failures.length;
-    const { read, changed, gone, deadLetters, requests, failedParents } =
-      this.result;
+    const holding =
+      this.spec.read.kind === "listing"
+        ? failures
+        : await (
+            await ParentLedger.load(this.ctx, stream)
+          ).record(this.ctx, read.answered, failures);
+    const { changed, gone, deadLetters, requests, failedParents } = this.result;
+    const stored = this.result.read;
     this.ctx.logger.info(
-      { stream, requests, read, changed, gone, deadLetters, failedParents },
+      {
+        stream,
+        requests,
+        read: stored,
+        changed,
+        gone,
+        deadLetters,
+        failedParents,
+      },
       "stream stored",
     );
-    if (failures.length > 0) throw parentsFailed(stream, failures);
+    if (holding.length > 0) throw parentsFailed(stream, holding);
+    if (failures.length > 0)
+      this.ctx.logger.warn(
+        { stream, parents: failures.length },
+        "parents skipped by an operator could not be read; their stored objects are kept, the checkpoint moves",
+      );
     await writeCheckpoint(
       this.ctx.warehouse,
       stream,
       nowMs,
-      { read, changed, gone, deadLetters, requests },
+      { read: stored, changed, gone, deadLetters, requests },
       this.ctx.insert,
     );
     this.ctx.observer.onCheckpoint?.({ stream, positionMs: nowMs });
@@ -452,7 +472,7 @@ function parentsFailed(
     "PARENTS_FAILED",
     `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were`,
     {
-      hint: "they are read again on the next run; the checkpoint stays until every one of them answers",
+      hint: "they are read again on the next run; the checkpoint stays until every one of them answers or is skipped (`sessionhouse windows list`, `sessionhouse windows skip STREAM --parent ID --reason ...`)",
     },
   );
 }

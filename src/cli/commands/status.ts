@@ -121,11 +121,16 @@ export function printStatus(
       out,
     );
     for (const j of poisoned)
-      for (const p of j.poisonedWindows)
+      for (const p of j.poisonedWindows) {
+        const which =
+          p.parent === null
+            ? { name: p.windowStart, flag: `--window ${p.windowStart}` }
+            : { name: `parent ${p.parent}`, flag: `--parent ${p.parent}` };
         out.write(
-          `  ${j.job} ${p.windowStart}: ${p.attempts} attempts, ${p.lastError.split("\n")[0] ?? ""}\n` +
-            `    once the cause is known: sessionhouse windows skip ${j.job} --window ${p.windowStart} --reason "..."\n`,
+          `  ${j.job} ${which.name}: ${p.attempts} attempts, ${p.lastError.split("\n")[0] ?? ""}\n` +
+            `    once the cause is known: sessionhouse windows skip ${j.job} ${which.flag} --reason "..."\n`,
         );
+      }
   }
   printRetention(report.retention, out);
   const failed = report.jobs.filter(
