@@ -45,6 +45,20 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** The kinds the deployment may hold, each with its model: validate() names the first wrong field. */
+const MODELS = {
+  "apps/v1/Deployment": Deployment,
+  "v1/Service": Service,
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+  "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+  "v1/ConfigMap": ConfigMap,
+  "v1/PersistentVolumeClaim": PersistentVolumeClaim,
+} as const;
+type Kind = keyof typeof MODELS;
+type Model<K extends Kind> = InstanceType<(typeof MODELS)[K]>;
+const isKind = (kind: string): kind is Kind => Object.hasOwn(MODELS, kind);
+
 /** The objects of one variant, each checked against its schema while it is read. */
 interface Rendered {
   deployment: Deployment;
@@ -64,66 +78,37 @@ function render(dir: string): Rendered {
     // Newer kubectl warns on stderr about the kustomize v2 field names the files use on purpose.
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const found: Partial<Rendered> & {
-    configMaps: ConfigMap[];
-    claims: PersistentVolumeClaim[];
-    kinds: string[];
-  } = { configMaps: [], claims: [], kinds: [] };
+  const objects: { kind: Kind; model: Model<Kind> }[] = [];
   for (const doc of parseAllDocuments(text)) {
     const obj = doc.toJS() as { apiVersion?: string; kind?: string } | null;
     if (obj === null) continue;
     const kind = `${obj.apiVersion ?? "?"}/${obj.kind ?? "?"}`;
-    found.kinds.push(kind);
-    // The constructors copy the object; validate() throws naming the first field that is wrong.
-    switch (kind) {
-      case "apps/v1/Deployment":
-        found.deployment = new Deployment(obj as Deployment);
-        found.deployment.validate();
-        break;
-      case "v1/Service":
-        found.service = new Service(obj as Service);
-        found.service.validate();
-        break;
-      case "monitoring.coreos.com/v1/ServiceMonitor":
-        found.serviceMonitor = new ServiceMonitor(obj as ServiceMonitor);
-        found.serviceMonitor.validate();
-        break;
-      case "policy/v1/PodDisruptionBudget":
-        found.budget = new PodDisruptionBudget(obj as PodDisruptionBudget);
-        found.budget.validate();
-        break;
-      case "networking.k8s.io/v1/NetworkPolicy":
-        found.networkPolicy = new NetworkPolicy(obj as NetworkPolicy);
-        found.networkPolicy.validate();
-        break;
-      case "v1/ConfigMap": {
-        const cm = new ConfigMap(obj as ConfigMap);
-        cm.validate();
-        found.configMaps.push(cm);
-        break;
-      }
-      case "v1/PersistentVolumeClaim": {
-        const pvc = new PersistentVolumeClaim(obj as PersistentVolumeClaim);
-        pvc.validate();
-        found.claims.push(pvc);
-        break;
-      }
-      default:
-        throw new Error(
-          `${dir} renders a ${kind}, which this test has no schema for`,
-        );
-    }
+    if (!isKind(kind))
+      throw new Error(
+        `${dir} renders a ${kind}, which this test has no schema for`,
+      );
+    // The constructors take their own kind's fields: `never` stands for whichever it is.
+    const model = new MODELS[kind](obj as never);
+    model.validate();
+    objects.push({ kind, model });
   }
-  const { deployment, service, serviceMonitor, budget, networkPolicy } = found;
-  if (!deployment || !service || !serviceMonitor || !budget || !networkPolicy)
-    throw new Error(`${dir} renders only ${found.kinds.join(", ")}`);
+  const all = <K extends Kind>(kind: K): Model<K>[] =>
+    objects.filter((o) => o.kind === kind).map((o) => o.model as Model<K>);
+  const one = <K extends Kind>(kind: K): Model<K> => {
+    const [first, ...more] = all(kind);
+    if (first === undefined || more.length > 0)
+      throw new Error(`${dir} renders ${all(kind).length} of ${kind}, not one`);
+    return first;
+  };
   return {
-    ...found,
-    deployment,
-    service,
-    serviceMonitor,
-    budget,
-    networkPolicy,
+    deployment: one("apps/v1/Deployment"),
+    service: one("v1/Service"),
+    serviceMonitor: one("monitoring.coreos.com/v1/ServiceMonitor"),
+    budget: one("policy/v1/PodDisruptionBudget"),
+    networkPolicy: one("networking.k8s.io/v1/NetworkPolicy"),
+    configMaps: all("v1/ConfigMap"),
+    claims: all("v1/PersistentVolumeClaim"),
+    kinds: objects.map((o) => o.kind),
   };
 }
 
