@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./dashboards.js";
 
-export interface Stage {
+interface Stage {
   from: string;
   name: string | undefined;
   /** The stage's instructions, continuation lines joined, comments dropped. */

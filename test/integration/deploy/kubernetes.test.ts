@@ -203,6 +203,7 @@ const VARIANTS = [
   },
 ] as const;
 
+// One long callback per variant on purpose: its checks share the objects rendered once.
 describe.skipIf(!HAVE_KUBECTL).each(VARIANTS)(
   "the Kubernetes deployment for $variant ($dir)",
   ({ dir, buildArg }) => {
