@@ -17,17 +17,9 @@
 import { ListingCounts } from "../api/answers.js";
 import type { DirectoryList } from "../api/control-plane.js";
 import { ApiError } from "../api/errors.js";
-import {
-  isBad,
-  type BadRecord,
-  type EntityRecord,
-  type Normalized,
-} from "../sources/directory.js";
-import {
-  insertDeadLetters,
-  usersLastRead,
-  writeCheckpoint,
-} from "../warehouse/index.js";
+import { isBad, type EntityRecord } from "../sources/directory.js";
+import { usersLastRead, writeCheckpoint } from "../warehouse/index.js";
+import { storeRejected, type Answer, type Rejected } from "./answer.js";
 import { isExpiredCursor } from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
@@ -89,11 +81,12 @@ export async function syncEntityStream(
 }
 
 /**
- * What one run read: the records by parent ("" for a listing of everything), which parents
- * were read whole, which failed, and what in them could not be read.
+ * What one run read: the answer of each parent ("" for a listing of everything) read to its
+ * end, which parents failed, and what in their answers could not be read.
  */
 class Reading {
-  readonly records: Normalized[] = [];
+  readonly accepted: EntityRecord[] = [];
+  readonly rejected: Rejected[] = [];
   readonly failures: ParentFailure[] = [];
   /** Parents whose read ended (a GetUser's not_found included). */
   readonly #complete = new Set<string>();
@@ -114,11 +107,12 @@ class Reading {
     return this.#complete;
   }
 
-  complete(parent: string, records: readonly Normalized[]): void {
-    this.#complete.add(parent);
-    for (const r of records) {
-      this.records.push(r);
-      if (!isBad(r)) continue;
+  /** Notes a parent's answer; one that does not prove itself whole proves nothing gone. */
+  complete(parent: string, answer: Answer<EntityRecord>): void {
+    if (answer.proof.kind === "whole") this.#complete.add(parent);
+    this.accepted.push(...answer.accepted);
+    for (const r of answer.rejected) {
+      this.rejected.push(r);
       if (r.scope !== undefined) this.#scopes.push(r.scope);
       else if (r.recordId !== "") this.#ids.add(r.recordId);
       else this.#opaque.add(parent);
@@ -153,7 +147,7 @@ function textOf(v: unknown): string {
 
 class StreamRun {
   readonly result: EntityStreamResult;
-  readonly #letters: BadRecord[] = [];
+  readonly #letters: Rejected[] = [];
 
   constructor(
     readonly ctx: JobContext,
@@ -205,7 +199,7 @@ class StreamRun {
   async #perParent(
     read: Reading,
     parents: readonly string[],
-    readOne: (parent: string) => Promise<Normalized[]>,
+    readOne: (parent: string) => Promise<Answer<EntityRecord>>,
   ): Promise<void> {
     await pool(
       parents,
@@ -245,23 +239,34 @@ class StreamRun {
   }
 
   /** GetUser: the user, or nothing when the service does not know it (a disappearance). */
-  async #getUser(id: string): Promise<Normalized[]> {
+  async #getUser(id: string): Promise<Answer<EntityRecord>> {
     try {
       const user = await this.ctx.api.getUser(id, {
         signal: this.ctx.signal,
         budget: this.ctx.budget,
       });
-      return user === undefined ? [] : this.#normalize([user], id);
+      return this.#normalize(user === undefined ? [] : [user], id);
     } finally {
       this.#counted();
     }
   }
 
   /** Records of a listing, secrets removed first, normalized. */
-  #normalize(items: readonly unknown[], parent: string): Normalized[] {
-    return items.flatMap((v) =>
-      this.spec.normalize(this.spec.redact(v), parent),
-    );
+  /**
+   * A parent's records read to the end of its listing (or its GetUser), secrets removed first,
+   * normalized: an answer that proves itself whole, its rejected records apart.
+   */
+  #normalize(items: readonly unknown[], parent: string): Answer<EntityRecord> {
+    const answer: Answer<EntityRecord> = {
+      accepted: [],
+      rejected: [],
+      proof: { kind: "whole" },
+    };
+    for (const v of items)
+      for (const r of this.spec.normalize(this.spec.redact(v), parent))
+        if (isBad(r)) answer.rejected.push(r);
+        else answer.accepted.push(r);
+    return answer;
   }
 
   /**
@@ -271,11 +276,8 @@ class StreamRun {
    */
   agreed(read: Reading): EntityRecord[] {
     const byId = new Map<string, EntityRecord[]>();
-    for (const r of read.records) {
-      if (isBad(r)) {
-        this.#letters.push(r);
-        continue;
-      }
+    this.#letters.push(...read.rejected);
+    for (const r of read.accepted) {
       const same = byId.get(r.id);
       if (same) same.push(r);
       else byId.set(r.id, [r]);
@@ -391,25 +393,8 @@ class StreamRun {
    */
   async finish(nowMs: number, read: Reading): Promise<void> {
     const { stream } = this.spec;
-    if (this.#letters.length > 0) {
-      await insertDeadLetters(
-        this.ctx.warehouse,
-        this.#letters.map((l) => ({
-          job: this.ctx.job,
-          recordId: l.recordId,
-          reason: l.reason,
-          raw: l.raw,
-          runId: this.ctx.runId,
-        })),
-        this.ctx.insert,
-      );
-      this.result.deadLetters = this.#letters.length;
-      this.ctx.counters.deadLetters += this.#letters.length;
-      this.ctx.observer.onDeadLetters?.({
-        job: this.ctx.job,
-        count: this.#letters.length,
-      });
-    }
+    await storeRejected(this.ctx, this.#letters);
+    this.result.deadLetters = this.#letters.length;
     const { failures } = read;
     this.result.failedParents = failures.length;
     const holding =
