@@ -371,7 +371,30 @@ export const configSchema = z.object({
       1 << 20,
       Number.MAX_SAFE_INTEGER,
     ).default(2 ** 30),
-  }),
+    /**
+     * The service lease (docs/scale-out.md): a claim that is not renewed lapses this long after
+     * it was written, so a process killed without releasing it is replaced after at most this
+     * long (default 30s; 1s to 1h).
+     */
+    leaseTtlMs: durationMs("SESSIONHOUSE_LEASE_TTL")
+      .refine(
+        (ms) => ms >= 1000 && ms <= 3_600_000,
+        "SESSIONHOUSE_LEASE_TTL must be between 1s and 1h",
+      )
+      .default(30_000),
+    /** How often the holder renews the lease and a waiting process tries again (default 10s). */
+    leaseRenewMs: durationMs("SESSIONHOUSE_LEASE_RENEW")
+      .refine(
+        (ms) => ms >= 100,
+        "SESSIONHOUSE_LEASE_RENEW must be at least 100 ms",
+      )
+      .default(10_000),
+  })
+    .refine((s) => s.leaseRenewMs * 2 <= s.leaseTtlMs, {
+      message:
+        "SESSIONHOUSE_LEASE_RENEW must be at most half of SESSIONHOUSE_LEASE_TTL, so that a renewal that fails once is retried before the lease expires",
+      path: ["leaseRenewMs"],
+    }),
   retention: z.object({
     /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
     rollupSchedule: z.string().default("41 * * * *"),
