@@ -135,7 +135,8 @@ async function leaseStatus(
 ): Promise<LeaseStatus | null> {
   if (!tables.has(Tables.serviceLease)) return null;
   const state = await readLease(w);
-  if (state.holder) return { holder: leaseHolderView(state.holder), last: null };
+  if (state.holder)
+    return { holder: leaseHolderView(state.holder), last: null };
   const last = state.owners[0];
   return {
     holder: null,

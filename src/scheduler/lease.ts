@@ -45,7 +45,10 @@ export interface LeaseSnapshot {
 }
 
 /** The lease is held by another process: the message names it. */
-export function leaseHeldError(holder: LeaseClaim, command: string): FatalError {
+export function leaseHeldError(
+  holder: LeaseClaim,
+  command: string,
+): FatalError {
   return new FatalError(
     "LEASE_HELD",
     `${command} refused: the service lease of this database is held by ${describeHolder(holder)}`,

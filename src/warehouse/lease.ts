@@ -100,21 +100,19 @@ export async function readLease(
   const nowMs =
     rows[0] !== undefined ? Number(rows[0].now) : await serverNowMs(w);
   const owners = rows
-    .map(
-      (r): LeaseClaim => ({
-        ownerId: r.owner_id,
-        owner: {
-          host: r.owner_host,
-          pid: Number(r.owner_pid),
-          start: r.owner_start,
-        },
-        command: r.command,
-        acquiredAtMs: Number(r.acquired),
-        renewedAtMs: Number(r.renewed),
-        expiresAtMs: Number(r.expires),
-        released: Number(r.released) === 1,
-      }),
-    )
+    .map((r): LeaseClaim => ({
+      ownerId: r.owner_id,
+      owner: {
+        host: r.owner_host,
+        pid: Number(r.owner_pid),
+        start: r.owner_start,
+      },
+      command: r.command,
+      acquiredAtMs: Number(r.acquired),
+      renewedAtMs: Number(r.renewed),
+      expiresAtMs: Number(r.expires),
+      released: Number(r.released) === 1,
+    }))
     .sort((a, b) => b.renewedAtMs - a.renewedAtMs);
   return { nowMs, holder: leaseHolder(owners, nowMs), owners };
 }
