@@ -45,7 +45,7 @@ export interface LeaseSnapshot {
 }
 
 /** The lease is held by another process: the message names it. */
-export function leaseHeldError(
+function leaseHeldError(
   holder: LeaseClaim,
   command: string,
 ): FatalError {
@@ -59,7 +59,7 @@ export function leaseHeldError(
 }
 
 /** `sessionhouse run (pid 42 on host-a) since … until …`. */
-export function describeHolder(c: LeaseClaim): string {
+function describeHolder(c: LeaseClaim): string {
   return `${c.command} (pid ${c.owner.pid} on ${c.owner.host}) since ${new Date(c.acquiredAtMs).toISOString()}, expiring ${new Date(c.expiresAtMs).toISOString()} unless renewed`;
 }
 

@@ -17,7 +17,7 @@ import { Tables } from "./tables.js";
 import type { ProcessOwner } from "../util/process.js";
 
 /** The one lease the exporter takes: the right to run the jobs and write their results. */
-export const SERVICE_LEASE = "service";
+const SERVICE_LEASE = "service";
 
 /** Rows older than this are not read: no claim lives that long (service.leaseTtlMs is capped). */
 const LEASE_LOOKBACK_HOURS = 24;
@@ -48,7 +48,7 @@ export interface LeaseState {
  * The holder among the owners' latest rows at `nowMs`: of the live ones (not released,
  * expiring after `nowMs`), the first tenure, then the smallest owner id.
  */
-export function leaseHolder(
+function leaseHolder(
   latest: readonly LeaseClaim[],
   nowMs: number,
 ): LeaseClaim | undefined {
