@@ -391,7 +391,8 @@ export const configSchema = z.object({
         )
         .default(10_000),
     })
-    .refine((s) => s.leaseRenewMs * 2 <= s.leaseTtlMs, {
+    // Only against a TTL that is itself valid: a refused TTL is the one problem to report.
+    .refine((s) => s.leaseTtlMs < 1000 || s.leaseRenewMs * 2 <= s.leaseTtlMs, {
       message:
         "SESSIONHOUSE_LEASE_RENEW must be at most half of SESSIONHOUSE_LEASE_TTL, so that a renewal that fails once is retried before the lease expires",
       path: ["leaseRenewMs"],
