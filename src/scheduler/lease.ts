@@ -45,10 +45,7 @@ export interface LeaseSnapshot {
 }
 
 /** The lease is held by another process: the message names it. */
-function leaseHeldError(
-  holder: LeaseClaim,
-  command: string,
-): FatalError {
+function leaseHeldError(holder: LeaseClaim, command: string): FatalError {
   return new FatalError(
     "LEASE_HELD",
     `${command} refused: the service lease of this database is held by ${describeHolder(holder)}`,
@@ -77,6 +74,14 @@ export class ServiceLease {
   #validUntil = 0;
   #timer: NodeJS.Timeout | undefined;
   #renewing: Promise<void> | undefined;
+
+  /**
+   * On the embedded engine no other process can open the data directory: a renewal that comes
+   * late (a long statement holding the engine) cannot have let another one in.
+   */
+  get #exclusive(): boolean {
+    return this.#o.warehouse.kind === "embedded";
+  }
 
   constructor(options: LeaseOptions) {
     this.#o = options;
@@ -176,7 +181,11 @@ export class ServiceLease {
       if (holding) this.#lose(`${describeHolder(other)} holds it now`);
       return other;
     }
-    if (holding && before.holder?.ownerId !== this.#ownerId) {
+    if (
+      holding &&
+      before.holder?.ownerId !== this.#ownerId &&
+      !this.#exclusive
+    ) {
       this.#lose("its claim expired before it was renewed");
       return before.holder;
     }
@@ -256,7 +265,11 @@ export class ServiceLease {
         "could not renew the service lease; trying again",
       );
     }
-    if (this.#phase === "held" && performance.now() > this.#validUntil)
+    if (
+      this.#phase === "held" &&
+      !this.#exclusive &&
+      performance.now() > this.#validUntil
+    )
       this.#lose("it could not be renewed before it expired");
   }
 

@@ -100,8 +100,8 @@ beforeAll(async () => {
       "service:",
       "  opsPort: 0",
       "  shutdownDeadlineMs: 10s",
-      "  leaseTtlMs: 3s",
-      "  leaseRenewMs: 500ms",
+      "  leaseTtlMs: 10s",
+      "  leaseRenewMs: 1s",
       "",
     ].join("\n"),
   );
