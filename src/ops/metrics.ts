@@ -437,26 +437,27 @@ function leaseGauges(
   registers: Registers,
   snapshot: () => LeaseSnapshot | undefined,
 ): void {
-  new Gauge({
-    name: `${PREFIX}lease_held`,
-    help: "1 while this process holds the service lease and runs the jobs, else 0.",
-    registers,
-    collect() {
-      const s = snapshot();
-      this.reset();
-      if (s) this.set(s.phase === "held" ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: `${PREFIX}lease_waiting`,
-    help: "1 while this process is a standby waiting for the service lease, else 0.",
-    registers,
-    collect() {
-      const s = snapshot();
-      this.reset();
-      if (s) this.set(s.phase === "waiting" ? 1 : 0);
-    },
-  });
+  const phases = [
+    [
+      "held",
+      "1 while this process holds the service lease and runs the jobs, else 0.",
+    ],
+    [
+      "waiting",
+      "1 while this process is a standby waiting for the service lease, else 0.",
+    ],
+  ] as const;
+  for (const [phase, help] of phases)
+    new Gauge({
+      name: `${PREFIX}lease_${phase}`,
+      help,
+      registers,
+      collect() {
+        const s = snapshot();
+        this.reset();
+        if (s) this.set(s.phase === phase ? 1 : 0);
+      },
+    });
   new Gauge({
     name: `${PREFIX}lease_expires_timestamp_seconds`,
     help: "When the service lease holder's claim lapses unless renewed (Unix seconds, server clock), as last read.",

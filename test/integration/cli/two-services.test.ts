@@ -17,11 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
 import type { Config } from "../../../src/config/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
-import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
-import {
-  openWarehouse,
-  type Warehouse,
-} from "../../../src/warehouse/client.js";
 import {
   buildCli,
   cleanEnv,
@@ -39,6 +34,11 @@ import {
   testSimulator,
 } from "../../helpers/simulator.js";
 import { select, testConfig } from "../../helpers/warehouse.js";
+import {
+  openWarehouse,
+  readCheckpoint,
+  type Warehouse,
+} from "../../../src/warehouse/index.js";
 
 // The simulator's clock stands still at the real now: the history is the same for every run.
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;

@@ -176,9 +176,7 @@ describe("the service lease", () => {
     const results = await Promise.allSettled([a.lease.take(), b.lease.take()]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const refused = results.find((r) => r.status === "rejected");
-    expect(
-      (refused as PromiseRejectedResult | undefined)?.reason,
-    ).toMatchObject({ code: "LEASE_HELD" });
+    expect(refused?.reason).toMatchObject({ code: "LEASE_HELD" });
     const phases = [a, b].map((x) => x.lease.snapshot().phase).sort();
     expect(phases).toEqual(["held", "idle"]);
     const live = (await readLease(w)).owners.filter(

@@ -16,13 +16,13 @@ import {
   testConfig,
 } from "../../helpers/warehouse.js";
 
+// Opened once for the file; every test awaits it.
+const opened: Promise<Warehouse> = testConfig().then(migratedWarehouse);
 let w: Warehouse;
 beforeAll(async () => {
-  w = await migratedWarehouse(await testConfig());
+  w = await opened;
 }, 120_000);
-afterAll(async () => {
-  await w?.close();
-});
+afterAll(async () => (await opened).close());
 
 const LATER = Date.UTC(2026, 10, 20, 12, 0, 0);
 const EARLIER = Date.UTC(2026, 10, 20, 11, 0, 0);
