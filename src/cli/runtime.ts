@@ -151,6 +151,7 @@ export async function withRuntime<T>(
     command,
     ttlMs: config.service.leaseTtlMs,
     renewMs: config.service.leaseRenewMs,
+    tenureLogLevel: "debug",
   });
   try {
     await lease.take();

@@ -28,6 +28,11 @@ export interface LeaseOptions {
   ttlMs: number;
   /** How often the holder renews and a waiting process tries again (service.leaseRenewMs). */
   renewMs: number;
+  /**
+   * Level of the lines that say the lease was taken and released (default info; a one-shot
+   * command logs them at debug, where they would only add noise to its output).
+   */
+  tenureLogLevel?: "info" | "debug";
   /** Whether an owner is gone (default: src/util/process.ts, this host only). */
   ownerGone?: (owner: ProcessOwner) => boolean | undefined;
 }
@@ -158,7 +163,9 @@ export class ServiceLease {
     this.#phase = "released";
     try {
       await this.#write(this.#acquiredAtMs, true);
-      this.#o.logger.info("service lease released");
+      this.#o.logger[this.#o.tenureLogLevel ?? "info"](
+        "service lease released",
+      );
     } catch (err) {
       this.#o.logger.warn(
         { err: errorMessage(err), ttlMs: this.#o.ttlMs },
@@ -199,7 +206,10 @@ export class ServiceLease {
       if (!holding) {
         this.#phase = "held";
         this.#heldSinceMs = Date.now();
-        this.#o.logger.info(leaseFields(winner), "service lease taken");
+        this.#o.logger[this.#o.tenureLogLevel ?? "info"](
+          leaseFields(winner),
+          "service lease taken",
+        );
       }
       return undefined;
     }
