@@ -46,7 +46,10 @@ export function registerRunCommand(
         "ClickHouse HTTP access to it on 127.0.0.1 (service.readHost, service.readPort) and\n" +
         "writes the URL and a token to <dataDir>/.sessionhouse-service.json (mode 0600), so\n" +
         "status, query and windows list from other terminals read through it. Commands that\n" +
-        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.",
+        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.\n" +
+        "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
+        "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
+        "or expires; sync is refused while it is held (docs/scale-out.md).",
     )
     .action(async () => {
       await runService(configFrom(globals()));
