@@ -46,6 +46,12 @@ export {
   type RunStatus,
 } from "./bookkeeping.js";
 export {
+  readLease,
+  writeLease,
+  type LeaseClaim,
+  type LeaseState,
+} from "./lease.js";
+export {
   aggregationRowCounts,
   forgetJob,
   hasWindowTables,
