@@ -1,0 +1,150 @@
+// `sessionhouse export ocsf|ecs`: a simulated day's sessions as JSON Lines, one nested record per
+// stored session, to stdout or to a new 0600 file; bad input refused with exit 2 and nothing
+// written.
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { main } from "../../../src/cli/main.js";
+import { syncSessions } from "../../../src/pipeline/session-sync.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import {
+  NOON,
+  run,
+  runDeps,
+  simulatorWarehouse,
+  testSimulator,
+} from "../../helpers/simulator.js";
+import { select, testDataDir } from "../../helpers/warehouse.js";
+
+const DAY = 24 * 3_600_000;
+const FROM = new Date(NOON - DAY).toISOString();
+const TO = new Date(NOON).toISOString();
+let sim: Simulator;
+let env: Record<string, string>;
+let storedIds: string[];
+const dir = mkdtempSync(join(tmpdir(), "sessionhouse-export-"));
+
+beforeAll(async () => {
+  sim = await testSimulator({ sessionsPerDay: 1500, historyDays: 2 });
+  const { config, w } = await simulatorWarehouse(sim.url, {
+    SESSIONHOUSE_INITIAL_LOOKBACK: "2d",
+  });
+  const deps = runDeps(config, w);
+  await run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs: NOON }));
+  await deps.api.close();
+  storedIds = (
+    await select<{ id: string }>(
+      w,
+      "SELECT id FROM {db}.sessions FINAL WHERE start_time >= {from:DateTime64(3)} AND start_time < {to:DateTime64(3)} ORDER BY id",
+      { from: FROM.slice(0, 23).replace("T", " "), to: TO.slice(0, 23).replace("T", " ") },
+    )
+  ).map((r) => r.id);
+  // The CLI opens the data directory itself.
+  await w.close();
+  env = {
+    SESSIONHOUSE_DATA_DIR: testDataDir(),
+    CLICKHOUSE_DATABASE: config.clickhouse.database,
+    SESSIONHOUSE_LOG_LEVEL: "silent",
+  };
+}, 180_000);
+
+afterAll(async () => {
+  await sim.close();
+});
+
+async function cli(...args: string[]) {
+  const saved = { ...process.env };
+  const out: string[] = [];
+  const err: string[] = [];
+  const stdout = vi
+    .spyOn(process.stdout, "write")
+    .mockImplementation((chunk: string | Uint8Array) => {
+      out.push(Buffer.from(chunk).toString("utf8"));
+      return true;
+    });
+  const stderr = vi
+    .spyOn(process.stderr, "write")
+    .mockImplementation((chunk: string | Uint8Array) => {
+      err.push(String(chunk));
+      return true;
+    });
+  try {
+    for (const k of Object.keys(process.env))
+      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
+        delete process.env[k];
+    Object.assign(process.env, env);
+    const status = await main(["node", "sessionhouse", ...args]);
+    return { status, stdout: out.join(""), stderr: err.join("") };
+  } finally {
+    stdout.mockRestore();
+    stderr.mockRestore();
+    process.env = saved;
+  }
+}
+
+/** JSON Lines as records; every line must parse. */
+function records(text: string): Record<string, any>[] {
+  expect(text.endsWith("\n")).toBe(true);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- parsed JSON read by path in the assertions
+  return text
+    .slice(0, -1)
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
+
+describe("export", () => {
+  it("writes a day as OCSF to stdout: one nested record per stored session", async () => {
+    const r = await cli("export", "ocsf", "--from", FROM, "--to", TO);
+    expect(r.status, r.stderr).toBe(0);
+    const got = records(r.stdout); (await import("node:fs")).writeFileSync("/tmp/first.json", r.stdout.split("\n").slice(0,3).join("\n"));
+    expect(storedIds.length).toBeGreaterThan(1000);
+    expect(got.map((x) => x.metadata.uid as string).sort()).toEqual(storedIds);
+    for (const x of got) {
+      expect(x.class_uid).toBe(6005);
+      expect(x.activity_id).toBe(3);
+      expect(typeof x.time).toBe("number");
+      expect(x.metadata.product.vendor_name).toBe("sessionhouse");
+      expect(x.src_endpoint.ip).toEqual(expect.any(String));
+      expect(x.raw_data_hash.algorithm_id).toBe(3);
+      expect("actor.user.name" in x).toBe(false);
+    }
+  });
+
+  it("writes a day as ECS to a new file only its owner can read", async () => {
+    const file = join(dir, "day.ecs.jsonl");
+    const r = await cli("export", "ecs", "--from", FROM, "--to", TO, "--out", file);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `exported ${storedIds.length} sessions (ecs_sessions_v8) to ${file}\n`,
+    );
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const got = records(readFileSync(file, "utf8")); (await import("node:fs")).writeFileSync("/tmp/first-ecs.json", readFileSync(file, "utf8").split("\n")[0] ?? "");
+    expect(got.map((x) => x.event.id as string).sort()).toEqual(storedIds);
+    for (const x of got) {
+      expect(x.ecs.version).toMatch(/^8\./);
+      expect(x.event.category).toContain("session");
+      expect(Date.parse(x["@timestamp"] as string)).toBeGreaterThanOrEqual(Date.parse(FROM));
+    }
+  });
+
+  it("refuses an existing file, an unknown standard and an empty range, writing nothing", async () => {
+    const file = join(dir, "kept.jsonl");
+    writeFileSync(file, "mine\n");
+    const existing = await cli("export", "ocsf", "--from", FROM, "--to", TO, "--out", file);
+    expect(existing.status).toBe(2);
+    expect(existing.stderr).toContain(`${file} exists already`);
+    expect(readFileSync(file, "utf8")).toBe("mine\n");
+
+    const unknown = await cli("export", "cef", "--from", FROM, "--to", TO);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/"cef" is not a standard.*\nhint: use ocsf or ecs\n/);
+
+    const empty = join(dir, "empty.jsonl");
+    const backwards = await cli("export", "ocsf", "--from", TO, "--to", FROM, "--out", empty);
+    expect(backwards.status).toBe(2);
+    expect(backwards.stderr).toContain("is not before --to");
+    expect(existsSync(empty)).toBe(false);
+  });
+});
