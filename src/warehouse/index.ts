@@ -172,11 +172,5 @@ export {
 } from "./service-access.js";
 
 // The sessions in standard schemas (OCSF, ECS): the views and their export.
-export {
-  exportStandard,
-  type ExportRange,
-} from "./standards/export.js";
-export {
-  STANDARD_VIEWS,
-  type StandardName,
-} from "./standards/views.js";
+export { exportStandard, type ExportRange } from "./standards/export.js";
+export { STANDARD_VIEWS, type StandardName } from "./standards/views.js";

@@ -7,7 +7,7 @@ import {
   type StandardView,
 } from "./fields.js";
 
-export const ECS_VERSION = "8.11.0";
+const ECS_VERSION = "8.11.0";
 
 /** SQL: `ip` when it is an IPv4 or IPv6 address (ECS `ip` fields take nothing else), else NULL. */
 const validIp = (column: string) =>
@@ -67,7 +67,12 @@ export const ECS_SESSIONS: StandardView = {
     ),
     field("event.id", "s.id", "string", "the session's id"),
     field("event.module", "'sessionhouse'", "string", "sessionhouse"),
-    field("event.dataset", "'sessionhouse.sessions'", "string", "sessionhouse.sessions"),
+    field(
+      "event.dataset",
+      "'sessionhouse.sessions'",
+      "string",
+      "sessionhouse.sessions",
+    ),
     field(
       "event.ingested",
       "s.fetched_at",
@@ -92,7 +97,12 @@ export const ECS_SESSIONS: StandardView = {
       "string",
       "the person behind the session (`sessions_enriched.person_id`)",
     ),
-    field("user.name", "nullIf(s.person_name, '')", "string", "that person's name"),
+    field(
+      "user.name",
+      "nullIf(s.person_name, '')",
+      "string",
+      "that person's name",
+    ),
     field(
       "user.email",
       "nullIf(s.person_email, '')",

@@ -12,7 +12,7 @@ import type { ItemField, StandardField, StandardView } from "./fields.js";
 import { STANDARD_VIEWS, type StandardName } from "./views.js";
 
 /** Sessions read per query: a page of records (a few KB each with the raw record) at a time. */
-export const EXPORT_PAGE_ROWS = 2000;
+const EXPORT_PAGE_ROWS = 2000;
 
 /** Characters of JSON Lines gathered before they are handed to the output. */
 const WRITE_BATCH = 256 * 1024;
@@ -138,10 +138,7 @@ export function nestRecord(
 }
 
 /** A column's value for the export; undefined leaves it out. */
-function converted(
-  field: StandardField | ItemField,
-  value: unknown,
-): unknown {
+function converted(field: StandardField | ItemField, value: unknown): unknown {
   if (value === null || value === undefined) return undefined;
   if (field.array) {
     if (!Array.isArray(value) || value.length === 0) return undefined;

@@ -14,13 +14,7 @@
  *   members of each object.
  */
 export type FieldKind =
-  | "string"
-  | "integer"
-  | "long"
-  | "timestamp"
-  | "boolean"
-  | "date"
-  | "object";
+  "string" | "integer" | "long" | "timestamp" | "boolean" | "date" | "object";
 
 export interface ItemField {
   readonly name: string;
@@ -75,7 +69,7 @@ export const NOSQL_TECHNOLOGIES = [
   "mongodb",
   "redis",
 ] as const;
-export const BUCKET_TECHNOLOGIES = ["s3"] as const;
+const BUCKET_TECHNOLOGIES = ["s3"] as const;
 
 /** `('a', 'b')`, for `x IN …`; the names are fixed words above. */
 export function sqlList(values: readonly string[]): string {
@@ -93,9 +87,7 @@ export const OPENED = "s.session_status IN ('active', 'idle', 'completed')";
 
 /** The column list of a view: each field's SQL under its path, quoted. */
 function columns(view: StandardView): string {
-  return view.fields
-    .map((f) => `    ${f.sql} AS \`${f.path}\``)
-    .join(",\n");
+  return view.fields.map((f) => `    ${f.sql} AS \`${f.path}\``).join(",\n");
 }
 
 /** The CREATE VIEW statement of a standard view, with migration placeholders. */

@@ -12,7 +12,7 @@ import {
   type StandardView,
 } from "./fields.js";
 
-export const OCSF_VERSION = "1.8.0";
+const OCSF_VERSION = "1.8.0";
 const CATEGORY_UID = 6;
 const CLASS_UID = 6005;
 /** Datastore Activity's activity_id for "Connect": establishing a connection to the datastore. */
@@ -71,8 +71,7 @@ const CLASSIFICATIONS = `arrayMap(l -> CAST(tuple(toUInt8(${categoryIdOf("l")}),
 const DATABASE_TYPE_ID = `toUInt8(multiIf(s.resource_technology IN ${sqlList(RELATIONAL_TECHNOLOGIES)}, 1, s.resource_technology IN ${sqlList(NOSQL_TECHNOLOGIES)}, 6, 99))`;
 
 /** SQL: `value` where the resource is a database (a datastore that is not a bucket), else NULL. */
-const inDatabase = (value: string) =>
-  `if(NOT (${IS_BUCKET}), ${value}, NULL)`;
+const inDatabase = (value: string) => `if(NOT (${IS_BUCKET}), ${value}, NULL)`;
 /** SQL: `value` where the resource is a bucket, else NULL. */
 const inBucket = (value: string) => `if(${IS_BUCKET}, ${value}, NULL)`;
 
@@ -419,14 +418,46 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
       kind: "string",
       doc: "the SHA-256 of raw_data, hex",
     },
-    unmapped("person_via", "toString(s.person_via)", "how the person was found: brand, link_user, link_group, none"),
-    unmapped("user_username", "nullIf(s.user_username, '')", "the session user's username"),
-    unmapped("resource_type", "nullIf(toString(s.resource_type), '')", "the resource's type (aws, datastore, instance)"),
-    unmapped("sidecar_id", "nullIf(s.sidecar_id, '')", "the sidecar the session went through"),
-    unmapped("sidecar_name", "nullIf(toString(s.sidecar_name), '')", "its name"),
+    unmapped(
+      "person_via",
+      "toString(s.person_via)",
+      "how the person was found: brand, link_user, link_group, none",
+    ),
+    unmapped(
+      "user_username",
+      "nullIf(s.user_username, '')",
+      "the session user's username",
+    ),
+    unmapped(
+      "resource_type",
+      "nullIf(toString(s.resource_type), '')",
+      "the resource's type (aws, datastore, instance)",
+    ),
+    unmapped(
+      "sidecar_id",
+      "nullIf(s.sidecar_id, '')",
+      "the sidecar the session went through",
+    ),
+    unmapped(
+      "sidecar_name",
+      "nullIf(toString(s.sidecar_name), '')",
+      "its name",
+    ),
     unmapped("connector_id", "nullIf(s.connector_id, '')", "the connector"),
-    unmapped("connector_name", "nullIf(toString(s.connector_name), '')", "its name"),
-    unmapped("parent_session_id", "nullIf(s.parent_session_id, '')", "the session this one was opened from"),
-    unmapped("identity_link_id", "nullIf(s.link_id, '')", "the identity link that named the person"),
+    unmapped(
+      "connector_name",
+      "nullIf(toString(s.connector_name), '')",
+      "its name",
+    ),
+    unmapped(
+      "parent_session_id",
+      "nullIf(s.parent_session_id, '')",
+      "the session this one was opened from",
+    ),
+    unmapped(
+      "identity_link_id",
+      "nullIf(s.link_id, '')",
+      "the identity link that named the person",
+    ),
   ],
 };

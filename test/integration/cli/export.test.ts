@@ -1,7 +1,13 @@
 // `sessionhouse export ocsf|ecs`: a simulated day's sessions as JSON Lines, one nested record per
 // stored session, to stdout or to a new 0600 file; bad input refused with exit 2 and nothing
 // written.
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -16,6 +22,7 @@ import {
   testSimulator,
 } from "../../helpers/simulator.js";
 import { select, testDataDir } from "../../helpers/warehouse.js";
+import { at, type NestedRecord } from "../../helpers/ocsf-schema.js";
 
 const DAY = 24 * 3_600_000;
 const FROM = new Date(NOON - DAY).toISOString();
@@ -37,7 +44,10 @@ beforeAll(async () => {
     await select<{ id: string }>(
       w,
       "SELECT id FROM {db}.sessions FINAL WHERE start_time >= {from:DateTime64(3)} AND start_time < {to:DateTime64(3)} ORDER BY id",
-      { from: FROM.slice(0, 23).replace("T", " "), to: TO.slice(0, 23).replace("T", " ") },
+      {
+        from: FROM.slice(0, 23).replace("T", " "),
+        to: TO.slice(0, 23).replace("T", " "),
+      },
     )
   ).map((r) => r.id);
   // The CLI opens the data directory itself.
@@ -84,65 +94,107 @@ async function cli(...args: string[]) {
 }
 
 /** JSON Lines as records; every line must parse. */
-function records(text: string): Record<string, any>[] {
+function records(text: string): NestedRecord[] {
   expect(text.endsWith("\n")).toBe(true);
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- parsed JSON read by path in the assertions
   return text
     .slice(0, -1)
     .split("\n")
-    .map((line) => JSON.parse(line));
+    .map((line) => JSON.parse(line) as NestedRecord);
 }
 
 describe("export", () => {
   it("writes a day as OCSF to stdout: one nested record per stored session", async () => {
     const r = await cli("export", "ocsf", "--from", FROM, "--to", TO);
     expect(r.status, r.stderr).toBe(0);
-    const got = records(r.stdout); (await import("node:fs")).writeFileSync("/tmp/first.json", r.stdout.split("\n").slice(0,3).join("\n"));
+    const got = records(r.stdout);
+    (await import("node:fs")).writeFileSync(
+      "/tmp/first.json",
+      r.stdout.split("\n").slice(0, 3).join("\n"),
+    );
     expect(storedIds.length).toBeGreaterThan(1000);
-    expect(got.map((x) => x.metadata.uid as string).sort()).toEqual(storedIds);
+    expect(got.map((x) => at(x, "metadata.uid") as string).sort()).toEqual(
+      storedIds,
+    );
     for (const x of got) {
-      expect(x.class_uid).toBe(6005);
-      expect(x.activity_id).toBe(3);
-      expect(typeof x.time).toBe("number");
-      expect(x.metadata.product.vendor_name).toBe("sessionhouse");
-      expect(x.src_endpoint.ip).toEqual(expect.any(String));
-      expect(x.raw_data_hash.algorithm_id).toBe(3);
+      expect(at(x, "class_uid")).toBe(6005);
+      expect(at(x, "activity_id")).toBe(3);
+      expect(typeof at(x, "time")).toBe("number");
+      expect(at(x, "metadata.product.vendor_name")).toBe("sessionhouse");
+      expect(at(x, "src_endpoint.ip")).toEqual(expect.any(String));
+      expect(at(x, "raw_data_hash.algorithm_id")).toBe(3);
       expect("actor.user.name" in x).toBe(false);
     }
   });
 
   it("writes a day as ECS to a new file only its owner can read", async () => {
     const file = join(dir, "day.ecs.jsonl");
-    const r = await cli("export", "ecs", "--from", FROM, "--to", TO, "--out", file);
+    const r = await cli(
+      "export",
+      "ecs",
+      "--from",
+      FROM,
+      "--to",
+      TO,
+      "--out",
+      file,
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
       `exported ${storedIds.length} sessions (ecs_sessions_v8) to ${file}\n`,
     );
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const got = records(readFileSync(file, "utf8")); (await import("node:fs")).writeFileSync("/tmp/first-ecs.json", readFileSync(file, "utf8").split("\n")[0] ?? "");
-    expect(got.map((x) => x.event.id as string).sort()).toEqual(storedIds);
+    const got = records(readFileSync(file, "utf8"));
+    (await import("node:fs")).writeFileSync(
+      "/tmp/first-ecs.json",
+      readFileSync(file, "utf8").split("\n")[0] ?? "",
+    );
+    expect(got.map((x) => at(x, "event.id") as string).sort()).toEqual(
+      storedIds,
+    );
     for (const x of got) {
-      expect(x.ecs.version).toMatch(/^8\./);
-      expect(x.event.category).toContain("session");
-      expect(Date.parse(x["@timestamp"] as string)).toBeGreaterThanOrEqual(Date.parse(FROM));
+      expect(at(x, "ecs.version")).toMatch(/^8\./);
+      expect(at(x, "event.category")).toContain("session");
+      expect(Date.parse(at(x, "@timestamp") as string)).toBeGreaterThanOrEqual(
+        Date.parse(FROM),
+      );
     }
   });
 
   it("refuses an existing file, an unknown standard and an empty range, writing nothing", async () => {
     const file = join(dir, "kept.jsonl");
     writeFileSync(file, "mine\n");
-    const existing = await cli("export", "ocsf", "--from", FROM, "--to", TO, "--out", file);
+    const existing = await cli(
+      "export",
+      "ocsf",
+      "--from",
+      FROM,
+      "--to",
+      TO,
+      "--out",
+      file,
+    );
     expect(existing.status).toBe(2);
     expect(existing.stderr).toContain(`${file} exists already`);
     expect(readFileSync(file, "utf8")).toBe("mine\n");
 
     const unknown = await cli("export", "cef", "--from", FROM, "--to", TO);
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toMatch(/"cef" is not a standard.*\nhint: use ocsf or ecs\n/);
+    expect(unknown.stderr).toMatch(
+      /"cef" is not a standard.*\nhint: use ocsf or ecs\n/,
+    );
 
     const empty = join(dir, "empty.jsonl");
-    const backwards = await cli("export", "ocsf", "--from", TO, "--to", FROM, "--out", empty);
+    const backwards = await cli(
+      "export",
+      "ocsf",
+      "--from",
+      TO,
+      "--to",
+      FROM,
+      "--out",
+      empty,
+    );
     expect(backwards.status).toBe(2);
     expect(backwards.stderr).toContain("is not before --to");
     expect(existsSync(empty)).toBe(false);

@@ -20,6 +20,13 @@ import {
   testSimulator,
 } from "../../helpers/simulator.js";
 import { select } from "../../helpers/warehouse.js";
+import { createHash } from "node:crypto";
+import {
+  at,
+  classShape,
+  problemsOf,
+  type NestedRecord,
+} from "../../helpers/ocsf-schema.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 24 * HOUR;
@@ -80,10 +87,9 @@ const TYPES: Record<FieldKind, RegExp> = {
 };
 
 function bare(type: string): string {
-  return type.replace(/^(LowCardinality|Nullable)\((.*)\)$/, "$2").replace(
-    /^(LowCardinality|Nullable)\((.*)\)$/,
-    "$2",
-  );
+  return type
+    .replace(/^(LowCardinality|Nullable)\((.*)\)$/, "$2")
+    .replace(/^(LowCardinality|Nullable)\((.*)\)$/, "$2");
 }
 
 describe.each(Object.entries(STANDARD_VIEWS))("the %s view", (_, view) => {
@@ -130,68 +136,66 @@ describe.each(Object.entries(STANDARD_VIEWS))("the %s view", (_, view) => {
     );
     const lines = out.text.trimEnd().split("\n");
     expect(lines).toHaveLength(n);
-    const records = lines.map((l) => JSON.parse(l) as Record<string, never>);
-    const ids = records.map((r) => String(idOf(view.idColumn, r)));
+    const records = lines.map((l) => JSON.parse(l) as NestedRecord);
+    const ids = records.map((r) => String(at(r, view.idColumn)));
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(await storedIds(fromMs, toMs));
     expect(n).toBeGreaterThan(97 * 3);
   });
 });
 
-/** The value at a dotted path of a nested record. */
-function idOf(path: string, record: Record<string, unknown>): unknown {
-  return path
-    .split(".")
-    .reduce<unknown>(
-      (node, part) => (node as Record<string, unknown> | undefined)?.[part],
-      record,
-    );
-}
-
 describe("the exported records", () => {
-  async function exported(name: "ocsf" | "ecs"): Promise<Record<string, any>[]> {
+  async function exported(name: "ocsf" | "ecs"): Promise<NestedRecord[]> {
     const out = new Collector();
     await exportStandard(w, name, { fromMs: FROM, toMs: NOON }, out);
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- parsed JSON read by path in the assertions
     return out.text
       .trimEnd()
       .split("\n")
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as NestedRecord);
   }
 
-  it("OCSF: nested objects, numbers for longs, the raw record and its SHA-256, the person and the account", async () => {
+  it("OCSF: valid against the schema, numbers for longs, the raw record and its SHA-256, the person and the account", async () => {
     const records = await exported("ocsf");
-    const raws = await select<{ id: string; raw: string; person_email: string; native_username: string }>(
-      w,
-      "SELECT id, raw, person_email, native_username FROM {db}.sessions_enriched",
+    // Every record valid against the schema's files: attributes, types, enum values, required.
+    const shape = classShape("events/application/datastore_activity.json");
+    const problems = new Set(records.flatMap((r) => problemsOf(r, shape)));
+    expect([...problems]).toEqual([]);
+    const stored = new Map(
+      (
+        await select<{
+          id: string;
+          raw: string;
+          person_email: string;
+          native_username: string;
+        }>(
+          w,
+          "SELECT id, raw, person_email, native_username FROM {db}.sessions_enriched",
+        )
+      ).map((r) => [r.id, r]),
     );
-    const byId = new Map(raws.map((r) => [r.id, r]));
     for (const r of records) {
-      expect(r.class_uid).toBe(6005);
-      expect(r.type_uid).toBe(600503);
-      expect(typeof r.time).toBe("number");
-      expect(r.metadata.version).toBe("1.8.0");
-      expect(r.metadata.product.name).toBe("sessionhouse");
-      const stored = byId.get(r.metadata.uid as string);
-      expect(stored).toBeDefined();
-      expect(r.raw_data).toBe(stored?.raw);
-      const { createHash } = await import("node:crypto");
-      expect(r.raw_data_hash.value).toBe(
-        createHash("sha256").update(stored?.raw ?? "").digest("hex"),
+      expect(at(r, "type_uid")).toBe(600503);
+      expect(typeof at(r, "time")).toBe("number");
+      expect(at(r, "metadata.product.name")).toBe("sessionhouse");
+      const s = stored.get(at(r, "metadata.uid") as string);
+      expect(s).toBeDefined();
+      expect(at(r, "raw_data")).toBe(s?.raw);
+      expect(at(r, "raw_data_hash.value")).toBe(
+        createHash("sha256")
+          .update(s?.raw ?? "")
+          .digest("hex"),
       );
-      expect(r.actor.user.email_addr ?? "").toBe(stored?.person_email);
-      expect(r.actor.user.account?.name ?? "").toBe(stored?.native_username);
-      expect(r.database ?? r.databucket).toBeDefined();
-      expect(r.src_endpoint.ip).toMatch(/^[\d.:a-f]+$/);
+      expect(at(r, "actor.user.email_addr") ?? "").toBe(s?.person_email);
+      expect(at(r, "actor.user.account.name") ?? "").toBe(s?.native_username);
     }
     // The inventory's labels classify some sessions' data.
-    const classified = records.filter(
-      (r) => (r.database?.data_classifications?.length ?? 0) > 0,
+    const classifications = records.flatMap(
+      (r) => (at(r, "database.data_classifications") ?? []) as NestedRecord[],
     );
-    expect(classified.length).toBeGreaterThan(0);
-    expect(classified[0].database.data_classifications[0]).toMatchObject({
-      category_id: expect.any(Number),
-      discovery_details: [{ type: expect.any(String) }],
+    expect(classifications.length).toBeGreaterThan(0);
+    expect(classifications[0]).toMatchObject({
+      category_id: expect.any(Number) as number,
+      discovery_details: [{ type: expect.any(String) as string }],
     });
   });
 
@@ -206,12 +210,15 @@ describe("the exported records", () => {
       ).map((r) => [r.id, r.duration_ms]),
     );
     for (const r of records) {
-      expect(r["@timestamp"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      expect(r.event.kind).toBe("event");
-      const ms = durations.get(r.event.id as string);
-      if (ms === null || ms === undefined) expect(r.event.duration).toBeUndefined();
-      else expect(r.event.duration).toBe(Number(ms) * 1_000_000);
+      expect(at(r, "@timestamp")).toMatch(
+        /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+      );
+      expect(at(r, "event.kind")).toBe("event");
+      const ms = durations.get(at(r, "event.id") as string);
+      expect(at(r, "event.duration")).toBe(
+        ms === null || ms === undefined ? undefined : Number(ms) * 1_000_000,
+      );
     }
-    expect(records.some((r) => r.user?.effective?.name)).toBe(true);
+    expect(records.some((r) => at(r, "user.effective.name"))).toBe(true);
   });
 });
