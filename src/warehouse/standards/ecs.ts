@@ -1,25 +1,12 @@
 // The sessions as Elastic Common Schema 8 events: one event per session. A later major version
 // of ECS gets a view of its own (ecs_sessions_v9, …) in a new migration; this one stays.
-import {
-  IS_DATASTORE,
-  OPENED,
-  type StandardField,
-  type StandardView,
-} from "./fields.js";
+import { field, IS_DATASTORE, OPENED, type StandardView } from "./fields.js";
 
 const ECS_VERSION = "8.11.0";
 
 /** SQL: `ip` when it is an IPv4 or IPv6 address (ECS `ip` fields take nothing else), else NULL. */
 const validIp = (column: string) =>
   `if(isIPv4String(${column}) OR isIPv6String(${column}), ${column}, NULL)`;
-
-const field = (
-  path: string,
-  sql: string,
-  kind: StandardField["kind"],
-  doc: string,
-  array = false,
-): StandardField => ({ path, sql, kind, doc, ...(array ? { array } : {}) });
 
 export const ECS_SESSIONS: StandardView = {
   name: "ecs_sessions_v8",

@@ -1,18 +1,25 @@
 // `sessionhouse export ocsf|ecs`: a standard view's sessions of a time range as JSON Lines, one
-// nested object per session. The range is read a page at a time, in (start, id) order, each page
-// streamed and written before the next is asked for, so memory holds one page whatever the
-// range (the embedded engine answers a query in one piece; a page bounds that piece).
+// nested object per session. The range is read a day at a time: the day's sessions are counted
+// per minute, the minutes cut into pages of about EXPORT_PAGE_ROWS sessions, and each page (a
+// time slice: every session is in exactly one) is read, streamed and written before the next is
+// asked for. Memory holds one page whatever the range (the embedded engine answers a query in
+// one piece; a page bounds that piece), and each session is computed once: a page is a range of
+// the sessions' sorting key, not an offset.
 import type { Warehouse } from "../client.js";
 import { SinkError } from "../errors.js";
 import { chTime } from "../format.js";
 import { existingTables } from "../migrate.js";
+import { selectRows } from "../select.js";
 import { quoteIdent } from "../sql.js";
 import { writeWaiting } from "../user-query.js";
 import type { ItemField, StandardField, StandardView } from "./fields.js";
 import { STANDARD_VIEWS, type StandardName } from "./views.js";
 
-/** Sessions read per query: a page of records (a few KB each with the raw record) at a time. */
+/** Sessions a page is cut at (a busier minute than this is one page of its own). */
 const EXPORT_PAGE_ROWS = 2000;
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /** Characters of JSON Lines gathered before they are handed to the output. */
 const WRITE_BATCH = 256 * 1024;
@@ -24,7 +31,8 @@ export interface ExportRange {
 
 /**
  * Writes the sessions that started in [fromMs, toMs) as JSON Lines of the standard `name` to
- * `out`, waiting while `out` is full; stops once `out` is destroyed. Returns the lines written.
+ * `out`, in (start, id) order, waiting while `out` is full; stops once `out` is destroyed.
+ * Returns the lines written.
  */
 export async function exportStandard(
   w: Warehouse,
@@ -40,64 +48,109 @@ export async function exportStandard(
       `the database ${w.database} has no view ${view.name}`,
       { hint: "run sessionhouse migrate (or any sync) to create it" },
     );
+  let written = 0;
+  for (let day = range.fromMs; day < range.toMs; day += DAY_MS) {
+    const dayEnd = Math.min(range.toMs, day + DAY_MS);
+    const cuts = pageCuts(await minuteCounts(w, view, day, dayEnd), pageRows);
+    const bounds = [day, ...cuts, dayEnd];
+    for (let i = 0; i + 1 < bounds.length; i++) {
+      const page = await writePage(w, view, out, {
+        fromMs: bounds[i] as number,
+        toMs: bounds[i + 1] as number,
+      });
+      written += page.rows;
+      if (page.stopped) return written;
+    }
+  }
+  return written;
+}
+
+/** SQL: the view's time column as milliseconds since the epoch. */
+function millis(view: StandardView): string {
+  const column = quoteIdent(view.timeColumn);
+  return view.timeParamType === "Int64"
+    ? column
+    : `toUnixTimestamp64Milli(${column})`;
+}
+
+/** The bounds of a range on the view's time column, as its parameters take them. */
+function rangeParams(view: StandardView, range: ExportRange) {
   const param = (ms: number) =>
     view.timeParamType === "Int64" ? ms : chTime(ms);
-  let after: { time: unknown; id: string } = {
-    time: param(range.fromMs),
-    id: "",
-  };
-  let written = 0;
-  for (;;) {
-    const page = await writePage(w, view, out, pageRows, {
-      from: param(range.fromMs),
-      to: param(range.toMs),
-      after_time: after.time,
-      after_id: after.id,
-    });
-    written += page.rows;
-    if (page.stopped || page.rows < pageRows || page.last === undefined)
-      return written;
-    after = page.last;
+  return { from: param(range.fromMs), to: param(range.toMs) };
+}
+
+function rangeWhere(view: StandardView): string {
+  const time = quoteIdent(view.timeColumn);
+  const t = view.timeParamType;
+  return `${time} >= {from:${t}} AND ${time} < {to:${t}}`;
+}
+
+interface MinuteCount {
+  minute: number;
+  n: number;
+}
+
+/** The sessions of [fromMs, toMs) per minute of their start, in order (at most 1440 rows). */
+async function minuteCounts(
+  w: Warehouse,
+  view: StandardView,
+  fromMs: number,
+  toMs: number,
+): Promise<MinuteCount[]> {
+  const rows = await selectRows<{ minute: string; n: string }>(
+    w,
+    `SELECT intDiv(${millis(view)}, ${MINUTE_MS}) * ${MINUTE_MS} AS minute, count() AS n
+     FROM ${quoteIdent(w.database)}.${quoteIdent(view.name)}
+     WHERE ${rangeWhere(view)}
+     GROUP BY minute ORDER BY minute`,
+    rangeParams(view, { fromMs, toMs }),
+  );
+  return rows.map((r) => ({ minute: Number(r.minute), n: Number(r.n) }));
+}
+
+/**
+ * Where pages start after the first: at the minute that follows the one that brought a page to
+ * `pageRows` sessions. Each cut is a minute start after the range's start.
+ */
+function pageCuts(minutes: readonly MinuteCount[], pageRows: number): number[] {
+  const cuts: number[] = [];
+  let inPage = 0;
+  for (const m of minutes) {
+    if (inPage >= pageRows) {
+      cuts.push(m.minute);
+      inPage = 0;
+    }
+    inPage += m.n;
   }
+  return cuts;
 }
 
 interface Page {
   rows: number;
-  last: { time: unknown; id: string } | undefined;
   /** `out` went away. */
   stopped: boolean;
 }
 
-/** One page of the view after the last (start, id) written, written to `out`. */
+/** The sessions of one time slice, in (start, id) order, written to `out`. */
 async function writePage(
   w: Warehouse,
   view: StandardView,
   out: NodeJS.WritableStream,
-  limit: number,
-  params: Record<string, unknown>,
+  range: ExportRange,
 ): Promise<Page> {
-  const time = quoteIdent(view.timeColumn);
-  const id = quoteIdent(view.idColumn);
-  const t = view.timeParamType;
   const rs = await w.client.query({
     query: `SELECT * FROM ${quoteIdent(w.database)}.${quoteIdent(view.name)}
-      WHERE ${time} >= {from:${t}} AND ${time} < {to:${t}}
-        AND (${time} > {after_time:${t}} OR (${time} = {after_time:${t}} AND ${id} > {after_id:String}))
-      ORDER BY ${time}, ${id}
-      LIMIT {limit:UInt32}`,
-    query_params: { ...params, limit },
+      WHERE ${rangeWhere(view)}
+      ORDER BY ${quoteIdent(view.timeColumn)}, ${quoteIdent(view.idColumn)}`,
+    query_params: rangeParams(view, range),
     format: "JSONEachRow",
   });
-  const page: Page = { rows: 0, last: undefined, stopped: false };
+  const page: Page = { rows: 0, stopped: false };
   let batch = "";
   for await (const rows of rs.stream<Record<string, unknown>>()) {
     for (const row of rows) {
-      const record = row.json();
-      page.last = {
-        time: record[view.timeColumn],
-        id: String(record[view.idColumn]),
-      };
-      batch += `${JSON.stringify(nestRecord(view, record))}\n`;
+      batch += `${JSON.stringify(nestRecord(view, row.json()))}\n`;
       page.rows++;
       if (batch.length >= WRITE_BATCH) {
         if (!(await writeWaiting(out, Buffer.from(batch)))) {

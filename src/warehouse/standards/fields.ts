@@ -85,6 +85,17 @@ export const IS_BUCKET = `s.resource_technology IN ${sqlList(BUCKET_TECHNOLOGIES
 /** SQL: the session's status is one the control plane gives a session that was opened. */
 export const OPENED = "s.session_status IN ('active', 'idle', 'completed')";
 
+/** A field of one value (or an array of them, `array`) without members. */
+export function field(
+  path: string,
+  sql: string,
+  kind: FieldKind,
+  doc: string,
+  array = false,
+): StandardField {
+  return { path, sql, kind, doc, ...(array ? { array } : {}) };
+}
+
 /** The column list of a view: each field's SQL under its path, quoted. */
 function columns(view: StandardView): string {
   return view.fields.map((f) => `    ${f.sql} AS \`${f.path}\``).join(",\n");

@@ -2,6 +2,7 @@
 // event per session, activity Connect. A later OCSF version gets a view of its own
 // (ocsf_datastore_activity_v1_9, …) in a new migration; this one stays as it is.
 import {
+  field,
   IS_BUCKET,
   NOSQL_TECHNOLOGIES,
   OPENED,
@@ -80,12 +81,9 @@ const HUMAN = "s.end_user_id != '' OR s.user_type = 'human'";
 
 const millis = (column: string) => `toUnixTimestamp64Milli(${column})`;
 
-const unmapped = (name: string, sql: string, doc: string): StandardField => ({
-  path: `unmapped.${name}`,
-  sql,
-  kind: "string",
-  doc,
-});
+/** A member of `unmapped`: what the session has and OCSF no attribute for. */
+const unmapped = (name: string, sql: string, doc: string): StandardField =>
+  field(`unmapped.${name}`, sql, "string", doc);
 
 export const OCSF_DATASTORE_ACTIVITY: StandardView = {
   name: "ocsf_datastore_activity_v1_8",

@@ -10,17 +10,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { main } from "../../../src/cli/main.js";
-import { syncSessions } from "../../../src/pipeline/session-sync.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Simulator } from "../../../src/simulator/index.js";
-import {
-  NOON,
-  run,
-  runDeps,
-  simulatorWarehouse,
-  testSimulator,
-} from "../../helpers/simulator.js";
+import { NOON } from "../../helpers/simulator.js";
+import { simulatedDay } from "../../helpers/simulated-day.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { select, testDataDir } from "../../helpers/warehouse.js";
 import { at, type NestedRecord } from "../../helpers/ocsf-schema.js";
 
@@ -33,13 +27,13 @@ let storedIds: string[];
 const dir = mkdtempSync(join(tmpdir(), "sessionhouse-export-"));
 
 beforeAll(async () => {
-  sim = await testSimulator({ sessionsPerDay: 1500, historyDays: 2 });
-  const { config, w } = await simulatorWarehouse(sim.url, {
-    SESSIONHOUSE_INITIAL_LOOKBACK: "2d",
+  const day = await simulatedDay({
+    sessionsPerDay: 1500,
+    historyDays: 2,
+    lookback: "2d",
   });
-  const deps = runDeps(config, w);
-  await run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs: NOON }));
-  await deps.api.close();
+  sim = day.sim;
+  const { config, w } = day;
   storedIds = (
     await select<{ id: string }>(
       w,
@@ -63,34 +57,17 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function cli(...args: string[]) {
-  const saved = { ...process.env };
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = vi
-    .spyOn(process.stdout, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      out.push(Buffer.from(chunk).toString("utf8"));
-      return true;
-    });
-  const stderr = vi
-    .spyOn(process.stderr, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      err.push(String(chunk));
-      return true;
-    });
-  try {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
-        delete process.env[k];
-    Object.assign(process.env, env);
-    const status = await main(["node", "sessionhouse", ...args]);
-    return { status, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-    process.env = saved;
-  }
+function cli(...args: string[]) {
+  return mainInProcess(env, ...args);
+}
+
+/** `export STANDARD --from FROM --to TO`, then `more`. */
+function exportCli(
+  standard: string,
+  range: [string, string],
+  ...more: string[]
+) {
+  return cli("export", standard, "--from", range[0], "--to", range[1], ...more);
 }
 
 /** JSON Lines as records; every line must parse. */
@@ -104,7 +81,7 @@ function records(text: string): NestedRecord[] {
 
 describe("export", () => {
   it("writes a day as OCSF to stdout: one nested record per stored session", async () => {
-    const r = await cli("export", "ocsf", "--from", FROM, "--to", TO);
+    const r = await exportCli("ocsf", [FROM, TO]);
     expect(r.status, r.stderr).toBe(0);
     const got = records(r.stdout);
     (await import("node:fs")).writeFileSync(
@@ -128,16 +105,7 @@ describe("export", () => {
 
   it("writes a day as ECS to a new file only its owner can read", async () => {
     const file = join(dir, "day.ecs.jsonl");
-    const r = await cli(
-      "export",
-      "ecs",
-      "--from",
-      FROM,
-      "--to",
-      TO,
-      "--out",
-      file,
-    );
+    const r = await exportCli("ecs", [FROM, TO], "--out", file);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
@@ -164,37 +132,19 @@ describe("export", () => {
   it("refuses an existing file, an unknown standard and an empty range, writing nothing", async () => {
     const file = join(dir, "kept.jsonl");
     writeFileSync(file, "mine\n");
-    const existing = await cli(
-      "export",
-      "ocsf",
-      "--from",
-      FROM,
-      "--to",
-      TO,
-      "--out",
-      file,
-    );
+    const existing = await exportCli("ocsf", [FROM, TO], "--out", file);
     expect(existing.status).toBe(2);
     expect(existing.stderr).toContain(`${file} exists already`);
     expect(readFileSync(file, "utf8")).toBe("mine\n");
 
-    const unknown = await cli("export", "cef", "--from", FROM, "--to", TO);
+    const unknown = await exportCli("cef", [FROM, TO]);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(
       /"cef" is not a standard.*\nhint: use ocsf or ecs\n/,
     );
 
     const empty = join(dir, "empty.jsonl");
-    const backwards = await cli(
-      "export",
-      "ocsf",
-      "--from",
-      TO,
-      "--to",
-      FROM,
-      "--out",
-      empty,
-    );
+    const backwards = await exportCli("ocsf", [TO, FROM], "--out", empty);
     expect(backwards.status).toBe(2);
     expect(backwards.stderr).toContain("is not before --to");
     expect(existsSync(empty)).toBe(false);
