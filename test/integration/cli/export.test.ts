@@ -44,12 +44,14 @@ beforeAll(async () => {
       },
     )
   ).map((r) => r.id);
-  // The CLI opens the data directory itself.
   await w.close();
+  // The CLI opens the same ClickHouse: the embedded data directory, or the server of the
+  // server pass.
   env = {
     SESSIONHOUSE_DATA_DIR: testDataDir(),
     CLICKHOUSE_DATABASE: config.clickhouse.database,
     SESSIONHOUSE_LOG_LEVEL: "silent",
+    ...(config.clickhouse.url ? { CLICKHOUSE_URL: config.clickhouse.url } : {}),
   };
 }, 180_000);
 
