@@ -1,10 +1,10 @@
 // `sessionhouse export ocsf|ecs`: a standard view's sessions of a time range as JSON Lines, one
-// nested object per session. The range is read a day at a time: the day's sessions are counted
-// per minute, the minutes cut into pages of about EXPORT_PAGE_ROWS sessions, and each page (a
-// time slice: every session is in exactly one) is read, streamed and written before the next is
-// asked for. Memory holds one page whatever the range (the embedded engine answers a query in
-// one piece; a page bounds that piece), and each session is computed once: a page is a range of
-// the sessions' sorting key, not an offset.
+// nested object per session. The range is read a UTC day at a time (days without sessions
+// skipped): the day's sessions are counted per minute, the minutes cut into pages of about
+// EXPORT_PAGE_ROWS sessions, and each page (a time slice: every session is in exactly one) is
+// read, streamed and written before the next is asked for. Memory holds one page whatever the
+// range (the embedded engine answers a query in one piece; a page bounds that piece), and each
+// session is computed once: a page is a range of the sessions' sorting key, not an offset.
 import type { Warehouse } from "../client.js";
 import { SinkError } from "../errors.js";
 import { chTime } from "../format.js";
@@ -49,10 +49,16 @@ export async function exportStandard(
       { hint: "run sessionhouse migrate (or any sync) to create it" },
     );
   let written = 0;
-  for (let day = range.fromMs; day < range.toMs; day += DAY_MS) {
-    const dayEnd = Math.min(range.toMs, day + DAY_MS);
-    const cuts = pageCuts(await minuteCounts(w, view, day, dayEnd), pageRows);
-    const bounds = [day, ...cuts, dayEnd];
+  for (const { start } of await counts(w, view, range, DAY_MS)) {
+    const day = Math.max(range.fromMs, start);
+    const dayEnd = Math.min(range.toMs, start + DAY_MS);
+    const minutes = await counts(
+      w,
+      view,
+      { fromMs: day, toMs: dayEnd },
+      MINUTE_MS,
+    );
+    const bounds = [day, ...pageCuts(minutes, pageRows), dayEnd];
     for (let i = 0; i + 1 < bounds.length; i++) {
       const page = await writePage(w, view, out, {
         fromMs: bounds[i] as number,
@@ -86,39 +92,43 @@ function rangeWhere(view: StandardView): string {
   return `${time} >= {from:${t}} AND ${time} < {to:${t}}`;
 }
 
-interface MinuteCount {
-  minute: number;
+interface Count {
+  /** Start of a bucket of the view's time column, ms. */
+  start: number;
   n: number;
 }
 
-/** The sessions of [fromMs, toMs) per minute of their start, in order (at most 1440 rows). */
-async function minuteCounts(
+/**
+ * The sessions of a range per bucket of `bucketMs` (a UTC day, a minute) of their start, the
+ * buckets without any left out, in order: a range's days, or a day's minutes (at most 1440).
+ */
+async function counts(
   w: Warehouse,
   view: StandardView,
-  fromMs: number,
-  toMs: number,
-): Promise<MinuteCount[]> {
-  const rows = await selectRows<{ minute: string; n: string }>(
+  range: ExportRange,
+  bucketMs: number,
+): Promise<Count[]> {
+  const rows = await selectRows<{ start: string; n: string }>(
     w,
-    `SELECT intDiv(${millis(view)}, ${MINUTE_MS}) * ${MINUTE_MS} AS minute, count() AS n
+    `SELECT intDiv(${millis(view)}, ${bucketMs}) * ${bucketMs} AS start, count() AS n
      FROM ${quoteIdent(w.database)}.${quoteIdent(view.name)}
      WHERE ${rangeWhere(view)}
-     GROUP BY minute ORDER BY minute`,
-    rangeParams(view, { fromMs, toMs }),
+     GROUP BY start ORDER BY start`,
+    rangeParams(view, range),
   );
-  return rows.map((r) => ({ minute: Number(r.minute), n: Number(r.n) }));
+  return rows.map((r) => ({ start: Number(r.start), n: Number(r.n) }));
 }
 
 /**
  * Where pages start after the first: at the minute that follows the one that brought a page to
  * `pageRows` sessions. Each cut is a minute start after the range's start.
  */
-function pageCuts(minutes: readonly MinuteCount[], pageRows: number): number[] {
+function pageCuts(minutes: readonly Count[], pageRows: number): number[] {
   const cuts: number[] = [];
   let inPage = 0;
   for (const m of minutes) {
     if (inPage >= pageRows) {
-      cuts.push(m.minute);
+      cuts.push(m.start);
       inPage = 0;
     }
     inPage += m.n;
