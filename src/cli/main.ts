@@ -8,6 +8,7 @@ import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerExportCommand } from "./commands/export.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
@@ -54,6 +55,7 @@ function buildProgram(): Command {
   registerReportCommand(program, globals);
   registerHoldCommand(program, globals);
   registerArchiveCommand(program, globals);
+  registerExportCommand(program, globals);
   return program;
 }
 

@@ -176,3 +176,7 @@ export {
   serviceFilePath,
   type ServiceRecord,
 } from "./service-access.js";
+
+// The sessions in standard schemas (OCSF, ECS): the views and their export.
+export { exportStandard, type ExportRange } from "./standards/export.js";
+export { STANDARD_VIEWS, type StandardName } from "./standards/views.js";

@@ -6,9 +6,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
-import { main } from "../../../src/cli/main.js";
 import { Metrics } from "../../../src/ops/metrics.js";
 import { checkReadiness } from "../../../src/ops/readiness.js";
 import { startOpsServer } from "../../../src/ops/server.js";
@@ -21,6 +20,10 @@ import {
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import { listWindows } from "../../../src/warehouse/windows.js";
+import {
+  mainInProcess,
+  type InProcessResult,
+} from "../../helpers/cli-in-process.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { testConfig } from "../../helpers/warehouse.js";
@@ -39,45 +42,10 @@ afterAll(async () => {
   await sim.close();
 });
 
-interface CliResult {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = InProcessResult;
 
 /** Runs the CLI in this process with only the given environment. */
-async function cli(
-  env: Record<string, string>,
-  ...args: string[]
-): Promise<CliResult> {
-  const saved = { ...process.env };
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = vi
-    .spyOn(process.stdout, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      out.push(String(chunk));
-      return true;
-    });
-  const stderr = vi
-    .spyOn(process.stderr, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      err.push(String(chunk));
-      return true;
-    });
-  try {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
-        delete process.env[k];
-    Object.assign(process.env, env);
-    const status = await main(["node", "sessionhouse", ...args]);
-    return { status, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-    process.env = saved;
-  }
-}
+const cli = mainInProcess;
 
 describe("windows", () => {
   it("shows a poisoned window in sync, windows list, status and /readyz; skip records who and why and lets the checkpoint pass", async () => {
