@@ -28,6 +28,8 @@ const SUITES = [
   "test/integration/scheduler/lease.test.ts",
   "test/integration/warehouse/checkpoint-monotonic.test.ts",
   "test/integration/cli/windows.test.ts",
+  "test/integration/warehouse/standard-views.test.ts",
+  "test/integration/cli/export.test.ts",
 ];
 
 const front = spawn(process.execPath, ["scripts/http-front.mjs"], {
