@@ -43,7 +43,6 @@ export {
 export {
   CORRECTION_DELAY_MS,
   MUTATION_KINDS,
-  MUTATION_STREAMS,
   Mutator,
   parseMutationSpec,
   type AggregationAnswer,

@@ -47,17 +47,7 @@ export const MUTATION_KINDS = [
 export type MutationKind = (typeof MUTATION_KINDS)[number];
 
 /** The streams the ground truth speaks of, named as the exporter's streams. */
-export const MUTATION_STREAMS = [
-  "sessions",
-  "users",
-  "user_devices",
-  "native_users",
-  "identity_links",
-  "inventory",
-  "clouds",
-  "policy_suspensions",
-] as const;
-export type MutationStream = (typeof MUTATION_STREAMS)[number];
+export type MutationStream = "sessions" | "users" | ListingRoute["stream"];
 
 export interface MutationOptions {
   /** Rate per kind in [0, 1]; a kind left out is off. */
@@ -193,7 +183,13 @@ export function parseMutationSpec(spec: string): MutationOptions {
 
 /** What a listing route answers, with the stream it feeds and how its records are named. */
 interface ListingRoute {
-  stream: Exclude<MutationStream, "sessions" | "users">;
+  stream:
+    | "user_devices"
+    | "native_users"
+    | "identity_links"
+    | "inventory"
+    | "policy_suspensions"
+    | "clouds";
   member: string;
   /** The parent named in the request (userId, resourceId); "" for a full listing. */
   parentOf?: (body: Json) => string;

@@ -16,12 +16,8 @@ import {
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SimClock } from "./clock.js";
-import {
-  HTTP_STATUS_OF_CODE,
-  SimConnectError,
-  truncateForMessage,
-  type ConnectCode,
-} from "./connect.js";
+import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
+import { SimConnectError, truncateForMessage } from "./connect.js";
 import {
   FaultInjector,
   isBrokenRecordKind,
