@@ -19,11 +19,13 @@ import { withWarehouse } from "../command-warehouse.js";
 import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "../runtime.js";
+  allFlag,
+  byFlag,
+  JSON_FLAG,
+  reasonFlag,
+  subcommand,
+} from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 interface AddFlags {
   user?: string;
@@ -38,43 +40,46 @@ export function registerHoldCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const hold = program
-    .command("hold")
-    .description(
+  const hold = subcommand(program, "hold", {
+    description:
       "legal holds: sessions a hold names are never deleted by the retention",
-    );
-  hold
-    .command("add")
-    .description(
+  });
+  subcommand(hold, "add", {
+    description:
       "place a hold on a person's, a resource's or one session's sessions (and flag those stored)",
-    )
-    .option("--user <key>", "a person: e-mail, or user name of a machine user")
-    .option("--resource <name>", "a resource, by name")
-    .option("--session <id>", "a session and its child sessions")
-    .requiredOption("--reason <text>", "why (recorded, e.g. the matter)")
-    .option("--until <time>", "end of the hold (default: until released)")
-    .option("--by <name>", "who places it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((o: AddFlags) => runAdd(globals(), o));
-  hold
-    .command("list")
-    .description("list the active holds (--all: released and expired too)")
-    .option("--all", "also released and expired holds")
-    .option("--json", "print JSON for programs instead of a table")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
-  hold
-    .command("release")
-    .description(
+    options: [
+      {
+        flags: "--user <key>",
+        help: "a person: e-mail, or user name of a machine user",
+      },
+      { flags: "--resource <name>", help: "a resource, by name" },
+      { flags: "--session <id>", help: "a session and its child sessions" },
+      reasonFlag("why (recorded, e.g. the matter)"),
+      {
+        flags: "--until <time>",
+        help: "end of the hold (default: until released)",
+      },
+      byFlag("places it"),
+    ],
+    access: "writes",
+  }).action((o: AddFlags) => runAdd(globals(), o));
+  subcommand(hold, "list", {
+    description: "list the active holds (--all: released and expired too)",
+    options: [allFlag("released and expired holds"), JSON_FLAG],
+    access: "reads",
+  }).action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
+  subcommand(hold, "release", {
+    description:
       "release a hold: normal retention resumes for the sessions no other hold names",
-    )
-    .argument("<id>", "the hold, as `hold list` shows it")
-    .requiredOption("--reason <text>", "why it is released (recorded)")
-    .option("--by <name>", "who releases it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((id: string, o: { reason: string; by?: string }) =>
-      runRelease(globals(), id, o),
-    );
+    args: [["<id>", "the hold, as `hold list` shows it"]],
+    options: [
+      reasonFlag("why it is released (recorded)"),
+      byFlag("releases it"),
+    ],
+    access: "writes",
+  }).action((id: string, o: { reason: string; by?: string }) =>
+    runRelease(globals(), id, o),
+  );
 }
 
 function target(o: AddFlags): { scope: HoldScope; value: string } {

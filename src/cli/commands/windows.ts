@@ -20,11 +20,13 @@ import { withWarehouse } from "../command-warehouse.js";
 import { operatorName } from "../operator.js";
 import { printTable } from "../output.js";
 import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "../runtime.js";
+  allFlag,
+  byFlag,
+  JSON_FLAG,
+  reasonFlag,
+  subcommand,
+} from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 import {
   aggregationName,
   backfillPrefix,
@@ -47,49 +49,50 @@ export function registerWindowsCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const windows = program
-    .command("windows")
-    .description(
+  const windows = subcommand(program, "windows", {
+    description:
       "windows of the aggregation jobs and of the sessions stream not stored yet (pending, poisoned) and what to do about them",
-    );
+  });
 
-  windows
-    .command("list")
-    .description(
+  subcommand(windows, "list", {
+    description:
       "list the windows that are pending or poisoned, with their attempts and last error (--all: every state)",
-    )
-    .option("--job <name>", 'only this aggregation job, or "sessions"')
-    .option("--all", "also the stored, shrunk and skipped windows")
-    .option("--json", "print JSON for programs instead of a table")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((o: ListFlags) => runList(globals(), o));
-
-  windows
-    .command("skip")
-    .description(
+    options: [
+      {
+        flags: "--job <name>",
+        help: 'only this aggregation job, or "sessions"',
+      },
+      allFlag("the stored, shrunk and skipped windows"),
+      JSON_FLAG,
+    ],
+    access: "reads",
+  }).action((o: ListFlags) => runList(globals(), o));
+  subcommand(windows, "skip", {
+    description:
       "let the checkpoint of JOB pass a pending or poisoned window, recording who and why",
-    )
-    .argument("<job>", 'the aggregation job, or "sessions"')
-    .requiredOption(
-      "--window <time>",
-      "start of the window, as `windows list` shows it",
-    )
-    .requiredOption("--reason <text>", "why the window is skipped (recorded)")
-    .option("--by <name>", "who skips it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
-
-  windows
-    .command("forget")
-    .description(
+    args: [["<job>", 'the aggregation job, or "sessions"']],
+    options: [
+      {
+        flags: "--window <time>",
+        help: "start of the window, as `windows list` shows it",
+        required: true,
+      },
+      reasonFlag("why the window is skipped (recorded)"),
+      byFlag("skips it"),
+    ],
+    access: "writes",
+  }).action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
+  subcommand(windows, "forget", {
+    description:
       "delete every row and checkpoint of an aggregation job, so that it starts again from nothing",
-    )
-    .argument("<job>", "the aggregation job")
-    .option("--yes", "confirm: the job's stored rows are deleted")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((name: string, o: { yes?: boolean }) =>
-      runForget(globals(), name, o),
-    );
+    args: [["<job>", "the aggregation job"]],
+    options: [
+      { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
+    ],
+    access: "writes",
+  }).action((name: string, o: { yes?: boolean }) =>
+    runForget(globals(), name, o),
+  );
 }
 
 /** `windows list`: reads only; a warehouse without the window tables has none. */
