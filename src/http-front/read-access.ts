@@ -17,7 +17,7 @@ export function newReadToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export interface ReadAccessOptions {
+interface ReadAccessOptions {
   /** The data directory the service's engine has open. */
   dataDir: string;
   host: string;

@@ -28,9 +28,9 @@ type CheckpointPositions = ReadonlyArray<{
 }>;
 
 /** Where each stream's checkpoint is, read at scrape time. */
-export type CheckpointSource = () => Promise<CheckpointPositions>;
+type CheckpointSource = () => Promise<CheckpointPositions>;
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Also export Node's process metrics (CPU, memory, event loop); default true. */
   processMetrics?: boolean;
   /** Clock for the lag gauge; tests pass a fixed one. */

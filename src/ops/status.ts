@@ -34,7 +34,7 @@ import {
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
 import { SESSIONS_STREAM } from "../pipeline/names.js";
 
-export interface LastRun {
+interface LastRun {
   runId: string;
   status: string;
   startedAt: string;
@@ -46,7 +46,7 @@ export interface LastRun {
   error: string;
 }
 
-export interface JobStatus {
+interface JobStatus {
   job: string;
   kind: JobKind;
   enabled: boolean;
@@ -75,7 +75,7 @@ export interface JobStatus {
   poisonedWindows: PoisonedWindow[];
 }
 
-export interface PoisonedWindow {
+interface PoisonedWindow {
   windowStart: string;
   windowEnd: string;
   attempts: number;

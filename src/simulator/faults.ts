@@ -42,10 +42,7 @@ export const WIRE_FAULT_KINDS = [
   "badWindow",
 ] as const;
 
-export const FAULT_KINDS = [
-  ...CLASSIC_FAULT_KINDS,
-  ...WIRE_FAULT_KINDS,
-] as const;
+const FAULT_KINDS = [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultOptions {
@@ -65,7 +62,7 @@ export interface FaultOptions {
 }
 
 /** Faults that replace or damage the response; at most one per request. */
-export type ResponseFault =
+type ResponseFault =
   | "rate429"
   | "rate503"
   | "rate502html"
@@ -140,7 +137,7 @@ const WIRE_RECORD_FAULTS = ["badUtf8", "hugeRecord", "badDates"] as const;
 export type BadDatesVariant =
   "impossibleDate" | "year1800" | "year2400" | "negativeDuration";
 
-export const BAD_DATES_VARIANTS: readonly BadDatesVariant[] = [
+const BAD_DATES_VARIANTS: readonly BadDatesVariant[] = [
   "impossibleDate",
   "year1800",
   "year2400",
@@ -160,7 +157,7 @@ export interface FaultedRecord {
 }
 
 /** Sessions whose presence misleads, persistent per session id. */
-export type SessionFaultKind = "vanishedSession" | "lateSession";
+type SessionFaultKind = "vanishedSession" | "lateSession";
 
 export interface FaultedSession {
   sessionId: string;
@@ -183,15 +180,15 @@ export interface BrokenWindow {
 export type BrokenWindowVariant =
   "missingAggregations" | "negativeNumHits" | "fractionalCount";
 
-export const BROKEN_WINDOW_VARIANTS: readonly BrokenWindowVariant[] = [
+const BROKEN_WINDOW_VARIANTS: readonly BrokenWindowVariant[] = [
   "missingAggregations",
   "negativeNumHits",
   "fractionalCount",
 ];
 
-export const DEFAULT_SLOW_MS = 2000;
-export const DEFAULT_HUGE_RECORD_BYTES = 70 * 1024 * 1024;
-export const DEFAULT_LATE_MS = 3 * 3_600_000;
+const DEFAULT_SLOW_MS = 2000;
+const DEFAULT_HUGE_RECORD_BYTES = 70 * 1024 * 1024;
+const DEFAULT_LATE_MS = 3 * 3_600_000;
 
 /** Request faults drawn after the classic ones, in this order (one draw each, always). */
 const REQUEST_WIRE_FAULTS = [
@@ -383,7 +380,7 @@ function camelCase(name: string): string {
 }
 
 /** `wrongShape` → `wrong-shape`, the form the documentation uses for the wire faults. */
-export function kebabCase(name: string): string {
+function kebabCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 

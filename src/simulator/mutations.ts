@@ -84,7 +84,7 @@ export interface AggregationAnswer {
 }
 
 /** A session's start moves this long after it began… */
-export const CORRECTION_DELAY_MS = 30 * MINUTE_MS;
+const CORRECTION_DELAY_MS = 30 * MINUTE_MS;
 /** …by 2 to 7 minutes. */
 const CORRECTION_MINUTES = 6;
 

@@ -23,7 +23,7 @@ import {
   type Rng,
 } from "./random.js";
 
-export interface OrgDimensions {
+interface OrgDimensions {
   humans: number;
   machines: number;
   groups: number;
@@ -36,7 +36,7 @@ export interface OrgDimensions {
 /** A preset, or explicit numbers (missing ones taken from `mid`). */
 export type OrgSize = "small" | "mid" | "large" | Partial<OrgDimensions>;
 
-export const ORG_SIZE_PRESETS: Readonly<
+const ORG_SIZE_PRESETS: Readonly<
   Record<"small" | "mid" | "large", OrgDimensions>
 > = {
   small: {
@@ -68,7 +68,7 @@ export const ORG_SIZE_PRESETS: Readonly<
   },
 };
 
-export function resolveOrgSize(size: OrgSize = "mid"): OrgDimensions {
+function resolveOrgSize(size: OrgSize = "mid"): OrgDimensions {
   if (typeof size === "string") return { ...ORG_SIZE_PRESETS[size] };
   const out: OrgDimensions = { ...ORG_SIZE_PRESETS.mid, ...size };
   for (const [key, value] of Object.entries(out)) {

@@ -93,12 +93,12 @@ export class RawJson {
   }
 }
 
-export interface SimLogEntry {
+interface SimLogEntry {
   level: "debug" | "info" | "warn" | "error";
   msg: string;
   [field: string]: unknown;
 }
-export type SimLogger = (entry: SimLogEntry) => void;
+type SimLogger = (entry: SimLogEntry) => void;
 
 export interface SimulatorOptions {
   /** 0 (default) = a free port. */
@@ -148,7 +148,7 @@ export interface SimulatorOptions {
   mutations?: MutationOptions;
 }
 
-export interface SimulatorStats {
+interface SimulatorStats {
   requests: number;
   /** By method name (last path segment): "ListSessionsV2", "GetSession", … */
   byMethod: Record<string, number>;

@@ -23,7 +23,7 @@ import {
 } from "./random.js";
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from "./time.js";
 
-export interface SessionGeneratorOptions {
+interface SessionGeneratorOptions {
   seed: number;
   orgSize?: OrgSize;
   /** Mean sessions per day over a week (weekdays carry ≈1.2×, weekend days ≈0.55×). */
@@ -51,11 +51,11 @@ export interface SessionGenerator {
   getSession(id: string): SimSession | undefined;
 }
 
-export const DEFAULT_SESSIONS_PER_DAY = 10_000;
-export const DEFAULT_MAX_DURATION_MS = 3 * DAY_MS;
+const DEFAULT_SESSIONS_PER_DAY = 10_000;
+const DEFAULT_MAX_DURATION_MS = 3 * DAY_MS;
 
 /** Order of every session list: start time, then id. */
-export function compareSessions(a: SimSession, b: SimSession): number {
+function compareSessions(a: SimSession, b: SimSession): number {
   if (a.startMs !== b.startMs) return a.startMs - b.startMs;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

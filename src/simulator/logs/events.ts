@@ -63,7 +63,7 @@ export interface LogSessionSource {
   sessionsInHour?(hour: number): readonly SimSession[];
 }
 
-export interface LogEventStoreOptions {
+interface LogEventStoreOptions {
   seed: number;
   /**
    * Sessions whose events stay cached (default 30 000: three days of the default org, ~2 KB
@@ -76,7 +76,7 @@ export interface LogEventStoreOptions {
 const CONTROL_CACHE_HOURS = 24 * 31;
 
 /** Events per session: a few, more for long sessions, never more than this. */
-export const MAX_EVENTS_PER_SESSION = 60;
+const MAX_EVENTS_PER_SESSION = 60;
 
 /** Literal variants per template: enough for varied received texts, few enough to share. */
 const TEMPLATE_VARIANTS = 12;
