@@ -38,9 +38,5 @@ export {
 } from "./server.js";
 export { WRONG_LIST_MEMBER } from "./list-sessions.js";
 export { formatDuration, formatTimestamp, parseRfc3339 } from "./time.js";
-export {
-  DEFAULT_BRAND_MEMBER,
-  sessionToWire,
-  sessionToWireJson,
-} from "./wire.js";
+export { DEFAULT_BRAND_MEMBER, sessionToWire, wireEncoder } from "./wire.js";
 export { parseLatencySpec } from "./latency.js";

@@ -1152,3 +1152,97 @@ export function indexOrg(org: SimOrg): OrgIndex {
     groupNamesOfUser,
   };
 }
+
+// ---------------------------------------------------------------------------------------
+// Clients
+
+const HUMAN_APPS: Readonly<Record<Technology, readonly string[]>> = {
+  postgres: [
+    "psql",
+    "DBeaver",
+    "DataGrip",
+    "pgAdmin 4",
+    "python-psycopg2",
+    "TablePlus",
+  ],
+  mysql: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
+  mariadb: ["mariadb", "DBeaver", "HeidiSQL"],
+  snowflake: [
+    "Snowsight",
+    "SnowSQL",
+    "DBeaver",
+    "dbt",
+    "python-snowflake-connector",
+  ],
+  s3: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
+  kubernetes: ["kubectl/v1.31", "k9s", "Lens", "helm"],
+  ssh: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
+  rdp: ["mstsc", "Microsoft Remote Desktop", "Remmina"],
+  http: ["curl/8.7", "Postman", "python-requests", "HTTPie"],
+  web: ["Chrome", "Firefox", "Safari", "Edge"],
+  grpc: ["grpcurl", "Postman", "BloomRPC"],
+  redis: ["redis-cli", "RedisInsight", "Another Redis Desktop Manager"],
+  mongodb: ["mongosh", "MongoDB Compass", "Studio 3T"],
+  bigquery: ["bq", "BigQuery Studio", "DBeaver", "python-bigquery"],
+  clickhouse: ["clickhouse-client", "DBeaver", "DataGrip"],
+  kafka: ["kcat", "kafka-console-consumer", "Conduktor"],
+  elastic: ["Kibana", "curl/8.7", "elasticsearch-py"],
+  mssqlserver: ["SSMS", "Azure Data Studio", "sqlcmd", "DBeaver"],
+  dynamodb: ["aws-cli/2.17", "NoSQL Workbench", "boto3"],
+  athena: ["Athena console", "aws-cli/2.17", "DBeaver"],
+  llm: ["openai-python", "anthropic-sdk", "Cursor", "langchain"],
+  mcp: ["claude-code", "Cursor", "mcp-inspector", "VS Code"],
+};
+
+const MACHINE_APPS: Readonly<Record<Technology, readonly string[]>> = {
+  postgres: ["python-psycopg2", "pgx", "node-postgres", "JDBC", "airflow"],
+  mysql: ["mysql-connector-python", "go-sql-driver", "JDBC"],
+  mariadb: ["mariadb-connector-j", "go-sql-driver"],
+  snowflake: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
+  s3: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
+  kubernetes: [
+    "argocd-application-controller",
+    "helm",
+    "kubectl/v1.31",
+    "client-go",
+  ],
+  ssh: ["ansible", "OpenSSH_9.6", "paramiko"],
+  rdp: ["FreeRDP"],
+  http: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
+  web: ["HeadlessChrome", "playwright"],
+  grpc: ["grpc-go", "grpc-java", "grpc-node"],
+  redis: ["go-redis", "redis-py", "ioredis"],
+  mongodb: ["pymongo", "mongo-go-driver", "mongoose"],
+  bigquery: ["python-bigquery", "dbt", "airflow"],
+  clickhouse: ["clickhouse-go", "clickhouse-connect", "vector"],
+  kafka: ["librdkafka", "kafka-go", "debezium"],
+  elastic: ["elasticsearch-py", "logstash", "go-elasticsearch"],
+  mssqlserver: ["go-mssqldb", "JDBC", "pyodbc"],
+  dynamodb: ["aws-sdk-go-v2", "boto3"],
+  athena: ["pyathena", "aws-sdk-go-v2"],
+  llm: ["openai-python", "anthropic-sdk", "langchain", "litellm"],
+  mcp: ["mcp-python-sdk", "mcp-typescript-sdk", "langgraph"],
+};
+
+/** BI tools show up under their product name. */
+const BI_APPS: Readonly<Record<string, string>> = {
+  looker: "Looker",
+  tableau: "Tableau Server",
+  metabase: "Metabase",
+  superset: "Apache Superset",
+  "hex-notebooks": "Hex",
+  "mode-analytics": "Mode",
+  "powerbi-gateway": "Power BI Gateway",
+};
+
+/** The client a user reaches a technology with: a BI tool by its product name. */
+export function appName(rng: Rng, user: SimUser, tech: Technology): string {
+  if (user.type === "machine") {
+    if (user.machineKind === "bi") {
+      const base = Object.keys(BI_APPS).find((k) => user.name.startsWith(k));
+      if (base) return BI_APPS[base] ?? user.name;
+    }
+    return rng.pick(MACHINE_APPS[tech]);
+  }
+  return rng.pick(HUMAN_APPS[tech]);
+}

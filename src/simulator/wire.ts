@@ -371,13 +371,3 @@ export function sessionToWire(
 ): WireSession {
   return wireEncoder(gen, brandMember).object(s, nowMs);
 }
-
-/** JSON text of sessionToWire, built from cached fragments. */
-export function sessionToWireJson(
-  s: SimSession,
-  gen: SessionGenerator,
-  nowMs: number,
-  brandMember = DEFAULT_BRAND_MEMBER,
-): string {
-  return wireEncoder(gen, brandMember).json(s, nowMs);
-}
