@@ -16,8 +16,8 @@ import {
   Tables,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { operatorName } from "../operator.js";
-import { printTable } from "../output.js";
+import { decision, type DecisionFlags } from "../operator.js";
+import { printListing } from "../output.js";
 import {
   allFlag,
   byFlag,
@@ -27,14 +27,12 @@ import {
 } from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
-interface AddFlags {
+type AddFlags = DecisionFlags & {
   user?: string;
   resource?: string;
   session?: string;
-  reason: string;
   until?: string;
-  by?: string;
-}
+};
 
 export function registerHoldCommand(
   program: Command,
@@ -77,9 +75,7 @@ export function registerHoldCommand(
       byFlag("releases it"),
     ],
     access: "writes",
-  }).action((id: string, o: { reason: string; by?: string }) =>
-    runRelease(globals(), id, o),
-  );
+  }).action((id: string, o: DecisionFlags) => runRelease(globals(), id, o));
 }
 
 function target(o: AddFlags): { scope: HoldScope; value: string } {
@@ -101,26 +97,19 @@ function target(o: AddFlags): { scope: HoldScope; value: string } {
   return { scope: first[0], value: (first[1] ?? "").trim() };
 }
 
-function nonEmpty(reason: string): string {
-  const r = reason.trim();
-  if (r === "")
-    throw new UsageError("--reason must not be empty", {
-      hint: "say why (the matter, the request), it is recorded with the hold",
-    });
-  return r;
-}
+const WHY_HOLD =
+  "say why (the matter, the request), it is recorded with the hold";
 
 async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
   const nowMs = Date.now();
   const what = target(o);
-  const reason = nonEmpty(o.reason);
+  const { by, reason } = decision(o, WHY_HOLD);
   const untilMs =
     o.until === undefined ? undefined : parseInstant(o.until, "--until", nowMs);
   if (untilMs !== undefined && untilMs <= nowMs)
     throw new UsageError("--until is not in the future", {
       hint: "give a later end, or leave --until out to hold until released",
     });
-  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const h = await addHold(
@@ -146,21 +135,11 @@ async function runList(
       ? await listHolds(w)
       : [];
     const shown = o.all ? all : all.filter((h) => isActive(h, nowMs));
-    if (o.json) {
-      process.stdout.write(
-        `${JSON.stringify(
-          shown.map((h) => ({ ...h, active: isActive(h, nowMs) })),
-          null,
-          2,
-        )}\n`,
-      );
-      return;
-    }
-    if (shown.length === 0) {
-      process.stdout.write(`no ${o.all ? "" : "active "}legal holds\n`);
-      return;
-    }
-    printTable(shown.map((h) => holdLine(h, nowMs)));
+    printListing(shown, o.json, {
+      json: (h) => ({ ...h, active: isActive(h, nowMs) }),
+      row: (h) => holdLine(h, nowMs),
+      none: `no ${o.all ? "" : "active "}legal holds`,
+    });
   });
 }
 
@@ -186,11 +165,10 @@ function holdLine(h: LegalHold, nowMs: number) {
 async function runRelease(
   globals: GlobalOptions,
   id: string,
-  o: { reason: string; by?: string },
+  o: DecisionFlags,
 ): Promise<void> {
   const nowMs = Date.now();
-  const reason = nonEmpty(o.reason);
-  const by = operatorName(o.by);
+  const { by, reason } = decision(o, WHY_HOLD);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const holds = await listHolds(w);

@@ -17,8 +17,8 @@ import {
   writeWindows,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { operatorName } from "../operator.js";
-import { printTable } from "../output.js";
+import { decision, type DecisionFlags } from "../operator.js";
+import { printListing } from "../output.js";
 import {
   allFlag,
   byFlag,
@@ -39,11 +39,7 @@ interface ListFlags {
   json?: boolean;
 }
 
-interface SkipFlags {
-  window: string;
-  reason: string;
-  by?: string;
-}
+type SkipFlags = DecisionFlags & { window: string };
 
 export function registerWindowsCommand(
   program: Command,
@@ -115,26 +111,18 @@ function printWindows(
   o: ListFlags,
   job: string | undefined,
 ): void {
-  if (o.json) {
-    process.stdout.write(`${JSON.stringify(found.map(windowJson), null, 2)}\n`);
-    return;
-  }
-  if (found.length === 0) {
-    process.stdout.write(
-      `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}\n`,
-    );
-    return;
-  }
-  printTable(
-    found.map((r) => ({
+  printListing(found, o.json, {
+    json: windowJson,
+    row: (r) => ({
       job: r.job,
       window: describe(r),
       state: r.state,
       attempts: r.attempts,
       "last error": r.lastError.split("\n")[0] ?? "",
       "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
-    })),
-  );
+    }),
+    none: `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}`,
+  });
 }
 
 /** `windows skip`: marks one waiting window skipped, with who and why. */
@@ -145,11 +133,10 @@ async function runSkip(
 ): Promise<void> {
   const job = jobName(name);
   const startMs = parseInstant(o.window, "--window", Date.now());
-  if (o.reason.trim() === "")
-    throw new UsageError("--reason must not be empty", {
-      hint: "say why the window can be left without data",
-    });
-  const by = operatorName(o.by);
+  const { by, reason } = decision(
+    o,
+    "say why the window can be left without data",
+  );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const target = await waitingWindow(w, job, startMs);
@@ -160,7 +147,7 @@ async function runSkip(
           ...target,
           state: "skipped",
           skippedBy: by,
-          skipReason: o.reason.trim(),
+          skipReason: reason,
         },
       ],
       { retries: config.clickhouse.insertRetries },
