@@ -74,6 +74,12 @@ export const reasonFlag = (help: string): OptionSpec => ({
   required: true,
 });
 
+/** --reason and --by of a recorded decision (see decision in operator.ts). */
+export const decisionFlags = (why: string, act: string): OptionSpec[] => [
+  reasonFlag(why),
+  byFlag(act),
+];
+
 /** --from and --to of a time range. */
 export const rangeFlags = (from: string, to: string): OptionSpec[] => [
   { flags: "--from <time>", help: from },

@@ -22,6 +22,7 @@ import {
   allFlag,
   byFlag,
   JSON_FLAG,
+  decisionFlags,
   reasonFlag,
   subcommand,
 } from "../options.js";
@@ -70,10 +71,7 @@ export function registerHoldCommand(
     description:
       "release a hold: normal retention resumes for the sessions no other hold names",
     args: [["<id>", "the hold, as `hold list` shows it"]],
-    options: [
-      reasonFlag("why it is released (recorded)"),
-      byFlag("releases it"),
-    ],
+    options: decisionFlags("why it is released (recorded)", "releases it"),
     access: "writes",
   }).action((id: string, o: DecisionFlags) => runRelease(globals(), id, o));
 }

@@ -19,13 +19,7 @@ import {
 import { withWarehouse } from "../command-warehouse.js";
 import { decision, type DecisionFlags } from "../operator.js";
 import { printListing } from "../output.js";
-import {
-  allFlag,
-  byFlag,
-  JSON_FLAG,
-  reasonFlag,
-  subcommand,
-} from "../options.js";
+import { allFlag, decisionFlags, JSON_FLAG, subcommand } from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 import {
   aggregationName,
@@ -73,8 +67,7 @@ export function registerWindowsCommand(
         help: "start of the window, as `windows list` shows it",
         required: true,
       },
-      reasonFlag("why the window is skipped (recorded)"),
-      byFlag("skips it"),
+      ...decisionFlags("why the window is skipped (recorded)", "skips it"),
     ],
     access: "writes",
   }).action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
