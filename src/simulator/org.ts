@@ -1156,72 +1156,116 @@ export function indexOrg(org: SimOrg): OrgIndex {
 // ---------------------------------------------------------------------------------------
 // Clients
 
-const HUMAN_APPS: Readonly<Record<Technology, readonly string[]>> = {
-  postgres: [
-    "psql",
-    "DBeaver",
-    "DataGrip",
-    "pgAdmin 4",
-    "python-psycopg2",
-    "TablePlus",
-  ],
-  mysql: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
-  mariadb: ["mariadb", "DBeaver", "HeidiSQL"],
-  snowflake: [
-    "Snowsight",
-    "SnowSQL",
-    "DBeaver",
-    "dbt",
-    "python-snowflake-connector",
-  ],
-  s3: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
-  kubernetes: ["kubectl/v1.31", "k9s", "Lens", "helm"],
-  ssh: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
-  rdp: ["mstsc", "Microsoft Remote Desktop", "Remmina"],
-  http: ["curl/8.7", "Postman", "python-requests", "HTTPie"],
-  web: ["Chrome", "Firefox", "Safari", "Edge"],
-  grpc: ["grpcurl", "Postman", "BloomRPC"],
-  redis: ["redis-cli", "RedisInsight", "Another Redis Desktop Manager"],
-  mongodb: ["mongosh", "MongoDB Compass", "Studio 3T"],
-  bigquery: ["bq", "BigQuery Studio", "DBeaver", "python-bigquery"],
-  clickhouse: ["clickhouse-client", "DBeaver", "DataGrip"],
-  kafka: ["kcat", "kafka-console-consumer", "Conduktor"],
-  elastic: ["Kibana", "curl/8.7", "elasticsearch-py"],
-  mssqlserver: ["SSMS", "Azure Data Studio", "sqlcmd", "DBeaver"],
-  dynamodb: ["aws-cli/2.17", "NoSQL Workbench", "boto3"],
-  athena: ["Athena console", "aws-cli/2.17", "DBeaver"],
-  llm: ["openai-python", "anthropic-sdk", "Cursor", "langchain"],
-  mcp: ["claude-code", "Cursor", "mcp-inspector", "VS Code"],
-};
-
-const MACHINE_APPS: Readonly<Record<Technology, readonly string[]>> = {
-  postgres: ["python-psycopg2", "pgx", "node-postgres", "JDBC", "airflow"],
-  mysql: ["mysql-connector-python", "go-sql-driver", "JDBC"],
-  mariadb: ["mariadb-connector-j", "go-sql-driver"],
-  snowflake: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
-  s3: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
-  kubernetes: [
-    "argocd-application-controller",
-    "helm",
-    "kubectl/v1.31",
-    "client-go",
-  ],
-  ssh: ["ansible", "OpenSSH_9.6", "paramiko"],
-  rdp: ["FreeRDP"],
-  http: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
-  web: ["HeadlessChrome", "playwright"],
-  grpc: ["grpc-go", "grpc-java", "grpc-node"],
-  redis: ["go-redis", "redis-py", "ioredis"],
-  mongodb: ["pymongo", "mongo-go-driver", "mongoose"],
-  bigquery: ["python-bigquery", "dbt", "airflow"],
-  clickhouse: ["clickhouse-go", "clickhouse-connect", "vector"],
-  kafka: ["librdkafka", "kafka-go", "debezium"],
-  elastic: ["elasticsearch-py", "logstash", "go-elasticsearch"],
-  mssqlserver: ["go-mssqldb", "JDBC", "pyodbc"],
-  dynamodb: ["aws-sdk-go-v2", "boto3"],
-  athena: ["pyathena", "aws-sdk-go-v2"],
-  llm: ["openai-python", "anthropic-sdk", "langchain", "litellm"],
-  mcp: ["mcp-python-sdk", "mcp-typescript-sdk", "langgraph"],
+/** The clients each technology is reached with: by people, and by machines. */
+const APPS: Readonly<
+  Record<Technology, { human: readonly string[]; machine: readonly string[] }>
+> = {
+  postgres: {
+    human: [
+      "psql",
+      "DBeaver",
+      "DataGrip",
+      "pgAdmin 4",
+      "python-psycopg2",
+      "TablePlus",
+    ],
+    machine: ["python-psycopg2", "pgx", "node-postgres", "JDBC", "airflow"],
+  },
+  mysql: {
+    human: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
+    machine: ["mysql-connector-python", "go-sql-driver", "JDBC"],
+  },
+  mariadb: {
+    human: ["mariadb", "DBeaver", "HeidiSQL"],
+    machine: ["mariadb-connector-j", "go-sql-driver"],
+  },
+  snowflake: {
+    human: [
+      "Snowsight",
+      "SnowSQL",
+      "DBeaver",
+      "dbt",
+      "python-snowflake-connector",
+    ],
+    machine: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
+  },
+  s3: {
+    human: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
+    machine: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
+  },
+  kubernetes: {
+    human: ["kubectl/v1.31", "k9s", "Lens", "helm"],
+    machine: [
+      "argocd-application-controller",
+      "helm",
+      "kubectl/v1.31",
+      "client-go",
+    ],
+  },
+  ssh: {
+    human: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
+    machine: ["ansible", "OpenSSH_9.6", "paramiko"],
+  },
+  rdp: {
+    human: ["mstsc", "Microsoft Remote Desktop", "Remmina"],
+    machine: ["FreeRDP"],
+  },
+  http: {
+    human: ["curl/8.7", "Postman", "python-requests", "HTTPie"],
+    machine: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
+  },
+  web: {
+    human: ["Chrome", "Firefox", "Safari", "Edge"],
+    machine: ["HeadlessChrome", "playwright"],
+  },
+  grpc: {
+    human: ["grpcurl", "Postman", "BloomRPC"],
+    machine: ["grpc-go", "grpc-java", "grpc-node"],
+  },
+  redis: {
+    human: ["redis-cli", "RedisInsight", "Another Redis Desktop Manager"],
+    machine: ["go-redis", "redis-py", "ioredis"],
+  },
+  mongodb: {
+    human: ["mongosh", "MongoDB Compass", "Studio 3T"],
+    machine: ["pymongo", "mongo-go-driver", "mongoose"],
+  },
+  bigquery: {
+    human: ["bq", "BigQuery Studio", "DBeaver", "python-bigquery"],
+    machine: ["python-bigquery", "dbt", "airflow"],
+  },
+  clickhouse: {
+    human: ["clickhouse-client", "DBeaver", "DataGrip"],
+    machine: ["clickhouse-go", "clickhouse-connect", "vector"],
+  },
+  kafka: {
+    human: ["kcat", "kafka-console-consumer", "Conduktor"],
+    machine: ["librdkafka", "kafka-go", "debezium"],
+  },
+  elastic: {
+    human: ["Kibana", "curl/8.7", "elasticsearch-py"],
+    machine: ["elasticsearch-py", "logstash", "go-elasticsearch"],
+  },
+  mssqlserver: {
+    human: ["SSMS", "Azure Data Studio", "sqlcmd", "DBeaver"],
+    machine: ["go-mssqldb", "JDBC", "pyodbc"],
+  },
+  dynamodb: {
+    human: ["aws-cli/2.17", "NoSQL Workbench", "boto3"],
+    machine: ["aws-sdk-go-v2", "boto3"],
+  },
+  athena: {
+    human: ["Athena console", "aws-cli/2.17", "DBeaver"],
+    machine: ["pyathena", "aws-sdk-go-v2"],
+  },
+  llm: {
+    human: ["openai-python", "anthropic-sdk", "Cursor", "langchain"],
+    machine: ["openai-python", "anthropic-sdk", "langchain", "litellm"],
+  },
+  mcp: {
+    human: ["claude-code", "Cursor", "mcp-inspector", "VS Code"],
+    machine: ["mcp-python-sdk", "mcp-typescript-sdk", "langgraph"],
+  },
 };
 
 /** BI tools show up under their product name. */
@@ -1242,7 +1286,7 @@ export function appName(rng: Rng, user: SimUser, tech: Technology): string {
       const base = Object.keys(BI_APPS).find((k) => user.name.startsWith(k));
       if (base) return BI_APPS[base] ?? user.name;
     }
-    return rng.pick(MACHINE_APPS[tech]);
+    return rng.pick(APPS[tech].machine);
   }
-  return rng.pick(HUMAN_APPS[tech]);
+  return rng.pick(APPS[tech].human);
 }
