@@ -61,6 +61,7 @@ export default tseslint.config(
   {
     // The simulator is a stand-in for the control plane: it shares no code with the exporter,
     // so a wrong mapping in the exporter fails a test against it instead of agreeing with it.
+    // The one exception is the protocol's own table of Connect codes and HTTP statuses.
     files: ["src/simulator/**/*.ts"],
     rules: {
       "no-restricted-imports": [
@@ -68,7 +69,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: String.raw`^\.\./\.\./(?!simulator/)|^\.\./(api|cli|config|http-front|ops|pipeline|scheduler|sources|util|warehouse)/`,
+              regex: String.raw`^\.\./\.\./(?!simulator/)|^\.\./(?!api/connect-codes\.js$)(api|cli|config|http-front|ops|pipeline|scheduler|sources|util|warehouse)/`,
               message:
                 "the simulator imports nothing from the exporter; keep its own copy",
             },

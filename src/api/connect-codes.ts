@@ -1,8 +1,7 @@
 // Connect protocol error codes and their current HTTP status mapping
 // (https://connectrpc.com/docs/protocol/#error-codes). Clients classify by code, never by
 // status: the mapping changed between Connect versions (docs/control-plane-wire.md, "Errors").
-// src/simulator/connect.ts keeps its own copy on purpose: the simulator shares no code with the
-// exporter (test/simulator/connect.test.ts holds the two tables alike).
+// The simulator answers with the same table: both follow the protocol.
 
 export const CONNECT_CODES = [
   "canceled",

@@ -48,6 +48,32 @@ const LIST_LIMITS = {
 } as const;
 export type DirectoryList = keyof typeof LIST_LIMITS;
 
+/**
+ * A Get operation: its procedure, the request member that names the object, the answer's member
+ * that holds it (also the object's name in messages), and the check of the answer.
+ */
+interface GetOperation {
+  procedure: string;
+  idMember: string;
+  member: string;
+  check: (answer: unknown) => string | undefined;
+}
+
+const GETS = {
+  session: {
+    procedure: PROCEDURES.getSession,
+    idMember: "sessionId",
+    member: "session",
+    check: getSessionProblem,
+  },
+  user: {
+    procedure: PROCEDURES.getUser,
+    idMember: "id",
+    member: "user",
+    check: getUserProblem,
+  },
+} as const satisfies Record<string, GetOperation>;
+
 export interface SessionPageRequest {
   startMs: number;
   endMs: number;
@@ -146,14 +172,7 @@ export class ControlPlaneApi {
     sessionId: string,
     options: CallOptions = {},
   ): Promise<unknown> {
-    return this.#getOne(
-      PROCEDURES.getSession,
-      { sessionId },
-      "session",
-      `session ${sessionId.slice(0, 100)}`,
-      getSessionProblem,
-      options,
-    );
+    return this.#getOne(GETS.session, sessionId, options);
   }
 
   /**
@@ -184,32 +203,26 @@ export class ControlPlaneApi {
 
   /** GetUser; undefined when the service does not know the user (not_found). */
   async getUser(id: string, options: CallOptions = {}): Promise<unknown> {
-    return this.#getOne(
-      PROCEDURES.getUser,
-      { id },
-      "user",
-      `user ${id.slice(0, 100)}`,
-      getUserProblem,
-      options,
-    );
+    return this.#getOne(GETS.user, id, options);
   }
 
   /** A Get* call's `member` object (checked by `check`); undefined when it is not_found. */
   async #getOne(
-    procedure: string,
-    body: unknown,
-    member: string,
-    context: string,
-    check: (answer: unknown) => string | undefined,
+    get: GetOperation,
+    id: string,
     options: CallOptions,
   ): Promise<unknown> {
     try {
-      const res = (await this.client.call(procedure, body, {
-        ...options,
-        context,
-        check,
-      })) as Record<string, unknown>;
-      return res[member];
+      const res = (await this.client.call(
+        get.procedure,
+        { [get.idMember]: id },
+        {
+          ...options,
+          context: `${get.member} ${id.slice(0, 100)}`,
+          check: get.check,
+        },
+      )) as Record<string, unknown>;
+      return res[get.member];
     } catch (err) {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
       throw err;

@@ -188,11 +188,12 @@ export class ArrayMemberSplitter<T = never> {
     return this.#sawMember;
   }
 
-  // The hot-path state machine over the body's bytes: kept whole, one case per Mode.
+  // Whole: the hot-path state machine over the body's bytes, one case per Mode.
   #scan(out: SplitElement<T>[]): void {
     const buf = this.#buf;
     const len = buf.length;
     let pos = this.#pos;
+    let past: number;
     while (pos < len) {
       const c = buf[pos] as number;
       switch (this.#mode) {
@@ -205,10 +206,9 @@ export class ArrayMemberSplitter<T = never> {
           } else throw new JsonShapeError("response body is not a JSON object");
           break;
         case Mode.KeyOrEnd:
-          if (this.#separatorOrClose(c, CLOSE_BRACE, Mode.Done)) {
-            pos++;
-            this.#start = pos;
-          } else if (c === QUOTE) {
+          past = this.#pastSeparator(c, pos, CLOSE_BRACE, Mode.Done);
+          if (past >= 0) pos = past;
+          else if (c === QUOTE) {
             const close = this.#stringEnd(buf, pos + 1);
             if (close < 0) {
               this.#pos = pos;
@@ -264,10 +264,9 @@ export class ArrayMemberSplitter<T = never> {
           break;
         }
         case Mode.ArrayItemOrEnd:
-          if (this.#separatorOrClose(c, CLOSE_BRACKET, Mode.KeyOrEnd)) {
-            pos++;
-            this.#start = pos;
-          } else if (c === CLOSE_BRACE) {
+          past = this.#pastSeparator(c, pos, CLOSE_BRACKET, Mode.KeyOrEnd);
+          if (past >= 0) pos = past;
+          else if (c === CLOSE_BRACE) {
             throw misplacedClose(c);
           } else {
             const read = this.#read(buf, pos);
@@ -303,13 +302,15 @@ export class ArrayMemberSplitter<T = never> {
   }
 
   /**
-   * True when `c` is passed over between members or elements: a space, a comma, or the
-   * container's `close` (then the scan goes on in `after`).
+   * Passes over `c` at `pos` when it lies between members or elements: a space, a comma, or
+   * the container's `close` (then the scan goes on in `after`). Returns the position after it
+   * (where the next value starts), or -1 when `c` is none of those.
    */
-  #separatorOrClose(c: number, close: number, after: Mode): boolean {
+  #pastSeparator(c: number, pos: number, close: number, after: Mode): number {
     if (c === close) this.#mode = after;
-    else if (!isSpace(c) && c !== COMMA) return false;
-    return true;
+    else if (!isSpace(c) && c !== COMMA) return -1;
+    this.#start = pos + 1;
+    return pos + 1;
   }
 
   /** The element at `start` as the reader reads it, if it does and the element is fit to hand over. */

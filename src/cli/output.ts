@@ -15,6 +15,30 @@ export function printTable(
   out.write(`${table.toString()}\n`);
 }
 
+/**
+ * What a listing command prints: with --json one JSON array (each item as `json` gives it) for
+ * programs, else a table of `row`, or the line `none` when there is nothing to list.
+ */
+export function printListing<T>(
+  items: readonly T[],
+  json: boolean | undefined,
+  form: {
+    json: (item: T) => unknown;
+    row: (item: T) => Record<string, unknown>;
+    none: string;
+  },
+): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(items.map(form.json), null, 2)}\n`);
+    return;
+  }
+  if (items.length === 0) {
+    process.stdout.write(`${form.none}\n`);
+    return;
+  }
+  printTable(items.map(form.row));
+}
+
 function cell(v: unknown): string {
   if (v === null || v === undefined) return "";
   if (typeof v === "string") return v;

@@ -5,7 +5,6 @@ export {
   shortSecrets,
   RECOMMENDED_SECRET_LENGTH,
   ConfigError,
-  ENV_VARS,
   type LoadOptions,
 } from "./load.js";
 export {
@@ -14,7 +13,6 @@ export {
   MAX_GROUP_BY_FIELDS,
   REPORT_FORMATS,
   REPORT_KINDS,
-  reportScheduleSchema,
   type Config,
   type ReportFormat,
   type ReportKind,

@@ -25,7 +25,7 @@ export class ConfigError extends SessionhouseError {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Environment variables and the config path each one sets. */
-export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
+const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_API_URL", "api.url"],
   ["SESSIONHOUSE_API_KEY", "api.apiKey"],
   ["SESSIONHOUSE_API_EXTRA_HEADERS", "api.extraHeaders"],

@@ -109,7 +109,7 @@ export const REPORT_FORMATS = ["html", "pdf", "csv", "json"] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** A report `run` writes on its own schedule, over the period before the tick. */
-export const reportScheduleSchema = z.object({
+const reportScheduleSchema = z.object({
   kind: z.enum(REPORT_KINDS),
   /** Cron schedule in UTC, e.g. "0 6 1 * *" (06:00 on the 1st). */
   cron: z.string().min(1),

@@ -104,47 +104,48 @@ function publicKeyFingerprint(key: KeyObject): string {
   return sha256Hex(key.export({ type: "spki", format: "der" }));
 }
 
-function readPrivateKey(file: string): KeyObject {
+/** The two key files read: how each is parsed, what it is called and how to make one. */
+const KEY_FILES = {
+  signing: {
+    name: "the signing key",
+    parse: createPrivateKey,
+    give: "give an Ed25519 private key in PEM, e.g. made with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+    make: "make one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+  },
+  public: {
+    name: "the public key",
+    parse: createPublicKey,
+    give: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
+    make: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
+  },
+} as const;
+
+/** An Ed25519 key from a PEM file; a usage error saying what to give when it is not one. */
+function readKey(file: string, kind: keyof typeof KEY_FILES): KeyObject {
+  const k = KEY_FILES[kind];
   let key: KeyObject;
   try {
-    key = createPrivateKey(readFileSync(file));
+    key = k.parse(readFileSync(file));
   } catch (err) {
     throw new UsageError(
-      `cannot read the signing key ${file}: ${errorMessage(err)}`,
+      `cannot read ${k.name} ${file}: ${errorMessage(err)}`,
       {
-        hint: "give an Ed25519 private key in PEM, e.g. made with `openssl genpkey -algorithm ed25519 -out signing.pem`",
+        hint: k.give,
       },
     );
   }
-  if (key.asymmetricKeyType !== "ed25519") {
+  if (key.asymmetricKeyType !== "ed25519")
     throw new UsageError(
-      `the signing key ${file} is ${key.asymmetricKeyType ?? "not an asymmetric key"}, not Ed25519`,
-      {
-        hint: "make one with `openssl genpkey -algorithm ed25519 -out signing.pem`",
-      },
+      `${k.name} ${file} is ${key.asymmetricKeyType ?? "not an asymmetric key"}, not Ed25519`,
+      { hint: k.make },
     );
-  }
   return key;
 }
 
+const readPrivateKey = (file: string): KeyObject => readKey(file, "signing");
+
 export function readPublicKey(file: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPublicKey(readFileSync(file));
-  } catch (err) {
-    throw new UsageError(
-      `cannot read the public key ${file}: ${errorMessage(err)}`,
-      {
-        hint: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
-      },
-    );
-  }
-  if (key.asymmetricKeyType !== "ed25519") {
-    throw new UsageError(`the public key ${file} is not Ed25519`, {
-      hint: "give the Ed25519 public key in PEM, e.g. made with `openssl pkey -in signing.pem -pubout -out signing.pub`",
-    });
-  }
-  return key;
+  return readKey(file, "public");
 }
 
 /** A public key a verifier trusts, and where it came from (for messages). */

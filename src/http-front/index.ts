@@ -1,16 +1,9 @@
 // The HTTP front's entry: a ClickHouse HTTP interface served by the embedded engine (server.ts),
 // and the read access of `sessionhouse run` built on it (read-access.ts). Code outside
 // src/http-front/ imports from here only.
-export {
-  startHttpFront,
-  type HttpFront,
-  type HttpFrontOptions,
-} from "./server.js";
+export { startHttpFront, type HttpFront } from "./server.js";
 export {
   newReadToken,
   startReadAccess,
   type ReadAccess,
-  type ReadAccessOptions,
 } from "./read-access.js";
-export type { EngineSession } from "./engine.js";
-export type { FrontAuth } from "./policy.js";

@@ -2,9 +2,8 @@
 // service serves its own engine read-only through the HTTP front on loopback and writes the
 // service file that other processes read (src/warehouse/service-access.ts, the reading side).
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync } from "node:fs";
 import { rememberSecret } from "../util/logger.js";
-import { writePrivateFile } from "../util/private-files.js";
+import { writePrivateFileWhole } from "../util/private-files.js";
 import {
   removeServiceFile,
   serviceFilePath,
@@ -17,7 +16,7 @@ export function newReadToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export interface ReadAccessOptions {
+interface ReadAccessOptions {
   /** The data directory the service's engine has open. */
   dataDir: string;
   host: string;
@@ -62,16 +61,16 @@ export async function startReadAccess(
   });
   const file = serviceFilePath(options.dataDir);
   try {
-    writeServiceFile(
-      file,
-      {
-        url: front.url,
-        token,
-        pid: process.pid,
-        startedAt: new Date().toISOString(),
-      },
-      options.groupReadable ?? false,
-    );
+    // A reader never sees half a file, nor the token readable by others.
+    const record: ServiceRecord = {
+      url: front.url,
+      token,
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+    };
+    writePrivateFileWhole(file, `${JSON.stringify(record)}\n`, {
+      groupReadable: options.groupReadable ?? false,
+    });
   } catch (err) {
     await front.close();
     throw err;
@@ -88,19 +87,4 @@ export async function startReadAccess(
       return closing;
     },
   };
-}
-
-/** Written whole or not at all: a reader never sees half a file, nor the token readable by others. */
-function writeServiceFile(
-  file: string,
-  record: ServiceRecord,
-  groupReadable: boolean,
-): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  rmSync(temporary, { force: true });
-  writePrivateFile(temporary, `${JSON.stringify(record)}\n`, {
-    flag: "wx",
-    groupReadable,
-  });
-  renameSync(temporary, file);
 }

@@ -53,7 +53,7 @@ import {
   type RequestParams,
 } from "./request.js";
 
-export interface HttpFrontOptions {
+interface HttpFrontOptions {
   /** An open chdb Session: the front serves its data directory and leaves it open on close. */
   engine?: EngineSession;
   /** A data directory: the front opens the engine on it and closes it on close(). */

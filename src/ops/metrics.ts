@@ -29,9 +29,9 @@ type CheckpointPositions = ReadonlyArray<{
 }>;
 
 /** Where each stream's checkpoint is, read at scrape time. */
-export type CheckpointSource = () => Promise<CheckpointPositions>;
+type CheckpointSource = () => Promise<CheckpointPositions>;
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Also export Node's process metrics (CPU, memory, event loop); default true. */
   processMetrics?: boolean;
   /** Clock for the lag gauge; tests pass a fixed one. */
@@ -46,11 +46,11 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   /** The checkpoints read for the scrape in progress, shared by its gauges. */
   #scrape: Promise<CheckpointPositions | undefined> | undefined;
 
-  readonly #run: RunMetrics;
-  readonly #api: ApiMetrics;
-  readonly #scheduler: SchedulerMetrics;
-  readonly #windows: WindowMetrics;
-  readonly #sessions: SessionMetrics;
+  readonly #run: ReturnType<typeof runMetrics>;
+  readonly #api: ReturnType<typeof apiMetrics>;
+  readonly #scheduler: ReturnType<typeof schedulerMetrics>;
+  readonly #windows: ReturnType<typeof windowMetrics>;
+  readonly #sessions: ReturnType<typeof sessionMetrics>;
 
   constructor(options: MetricsOptions = {}) {
     this.#nowMs = options.nowMs ?? Date.now;
@@ -211,17 +211,8 @@ function gauge<L extends string>(
   return new Gauge({ name: `${PREFIX}${name}`, help, labelNames, registers });
 }
 
-interface RunMetrics {
-  rows: Counter<"job" | "table">;
-  pages: Counter<"job">;
-  deadLetters: Counter<"job">;
-  retries: Counter<"job">;
-  runs: Counter<"job" | "status">;
-  seconds: Histogram<"job" | "status">;
-}
-
 /** What the runs did: rows, pages, dead letters, retries, and how each run ended. */
-function runMetrics(registers: Registers): RunMetrics {
+function runMetrics(registers: Registers) {
   return {
     rows: counter(
       registers,
@@ -263,14 +254,8 @@ function runMetrics(registers: Registers): RunMetrics {
   };
 }
 
-interface ApiMetrics {
-  requests: Counter<"procedure" | "result">;
-  seconds: Histogram<"procedure">;
-  retries: Counter<"procedure" | "code">;
-}
-
 /** Every attempt of a control-plane API request: result, latency, retries. */
-function apiMetrics(registers: Registers): ApiMetrics {
+function apiMetrics(registers: Registers) {
   return {
     requests: counter(
       registers,
@@ -294,15 +279,8 @@ function apiMetrics(registers: Registers): ApiMetrics {
   };
 }
 
-interface SchedulerMetrics {
-  skipped: Counter<"job" | "reason">;
-  deadlines: Counter<"job">;
-  running: Gauge<"job">;
-  lastSuccess: Gauge<"job">;
-}
-
 /** The scheduler's view of each job: skipped ticks, deadlines, running, last success. */
-function schedulerMetrics(registers: Registers): SchedulerMetrics {
+function schedulerMetrics(registers: Registers) {
   return {
     skipped: counter(
       registers,
@@ -331,13 +309,8 @@ function schedulerMetrics(registers: Registers): SchedulerMetrics {
   };
 }
 
-interface WindowMetrics {
-  shrunk: Counter<"job">;
-  poisoned: Counter<"job">;
-}
-
 /** Aggregation windows that need a look: shrunk on re-fetch, or poisoned. */
-function windowMetrics(registers: Registers): WindowMetrics {
+function windowMetrics(registers: Registers) {
   return {
     shrunk: counter(
       registers,
@@ -354,14 +327,8 @@ function windowMetrics(registers: Registers): WindowMetrics {
   };
 }
 
-interface SessionMetrics {
-  vanished: Counter<"job">;
-  reconcileMissing: Counter<"job">;
-  reconcileDiffering: Counter<"job">;
-}
-
 /** Sessions the incremental sync lost sight of: vanished open sessions, and what reconciliation found. */
-function sessionMetrics(registers: Registers): SessionMetrics {
+function sessionMetrics(registers: Registers) {
   return {
     vanished: counter(
       registers,

@@ -16,9 +16,9 @@ import {
   type LeaseHolderView,
 } from "./status.js";
 
-export const OVERDUE_PERIODS = 3;
+const OVERDUE_PERIODS = 3;
 
-export interface OverdueJob {
+interface OverdueJob {
   job: string;
   /** Last success in this process (ISO), or null when there was none yet. */
   lastSuccessAt: string | null;
@@ -89,7 +89,7 @@ export function overdueJobs(
   return out;
 }
 
-export interface ReadinessSource {
+interface ReadinessSource {
   /** Resolves when ClickHouse answers; rejects (or resolves false) when it does not. */
   ping(): Promise<boolean>;
   jobs(): JobState[];

@@ -12,7 +12,7 @@ import type { Logger } from "../util/logger.js";
 import { errorMessage } from "../util/errors.js";
 import type { ReadinessReport } from "./readiness.js";
 
-export interface OpsServerOptions {
+interface OpsServerOptions {
   host: string;
   port: number;
   logger: Logger;

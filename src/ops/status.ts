@@ -36,7 +36,7 @@ import {
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
 import { SESSIONS_STREAM } from "../pipeline/names.js";
 
-export interface LastRun {
+interface LastRun {
   runId: string;
   status: string;
   startedAt: string;
@@ -48,7 +48,7 @@ export interface LastRun {
   error: string;
 }
 
-export interface JobStatus {
+interface JobStatus {
   job: string;
   kind: JobKind;
   enabled: boolean;
@@ -77,7 +77,7 @@ export interface JobStatus {
   poisonedWindows: PoisonedWindow[];
 }
 
-export interface PoisonedWindow {
+interface PoisonedWindow {
   /** A parent the stream could not read (its window empty), or null for a window of time. */
   parent: string | null;
   windowStart: string;

@@ -26,7 +26,7 @@ import {
   sessionUserIds,
   type Warehouse,
 } from "../warehouse/index.js";
-import type { EntityStream } from "./names.js";
+import { ENTITY_STREAMS, type EntityStream } from "./names.js";
 
 /** How a stream reads its objects. */
 export type StreamRead =
@@ -68,24 +68,32 @@ export interface StreamSpec {
 
 const same = (record: unknown): unknown => record;
 
-/** The spec of every entity stream. */
-export const STREAM_SPECS: Readonly<Record<EntityStream, StreamSpec>> = {
+/** A normalizer of a record to its one row. */
+const one =
+  (normalize: (record: unknown, parent: string) => Normalized) =>
+  (record: unknown, parent: string): Normalized[] => [
+    normalize(record, parent),
+  ];
+
+/**
+ * Each entity stream's spec but its name, the key it stands under; a stream whose records hold
+ * no secret has no `redact`.
+ */
+const SPECS: {
+  readonly [S in EntityStream]: Omit<StreamSpec, "stream" | "redact"> &
+    Partial<Pick<StreamSpec, "redact">>;
+} = {
   policy_suspensions: {
-    stream: "policy_suspensions",
     read: { kind: "listing", operation: "listPolicySuspensions" },
-    redact: same,
-    normalize: (v) => [normalizeSuspension(v)],
+    normalize: one(normalizeSuspension),
     history: { kind: "versions" },
   },
   users: {
-    stream: "users",
     read: { kind: "get", ids: sessionUserIds },
-    redact: same,
-    normalize: (v) => [normalizeUser(v)],
+    normalize: one(normalizeUser),
     history: { kind: "current", tables: "users" },
   },
   user_devices: {
-    stream: "user_devices",
     read: {
       kind: "perParent",
       operation: "listUserDevices",
@@ -93,12 +101,10 @@ export const STREAM_SPECS: Readonly<Record<EntityStream, StreamSpec>> = {
       parents: humanUserIds,
       parentColumn: "user_id",
     },
-    redact: same,
-    normalize: (v, userId) => [normalizeDevice(v, userId)],
+    normalize: one(normalizeDevice),
     history: { kind: "current", tables: "user_devices" },
   },
   native_users: {
-    stream: "native_users",
     read: {
       kind: "perParent",
       operation: "listNativeUsers",
@@ -107,28 +113,32 @@ export const STREAM_SPECS: Readonly<Record<EntityStream, StreamSpec>> = {
       parentColumn: "resource_id",
     },
     redact: redactNativeUser,
-    normalize: (v) => [normalizeNativeUser(v)],
+    normalize: one(normalizeNativeUser),
     history: { kind: "current", tables: "native_users" },
   },
   identity_links: {
-    stream: "identity_links",
     read: { kind: "listing", operation: "listIdentityLinks" },
     redact: redactIdentityLink,
-    normalize: (v) => [normalizeIdentityLink(v)],
+    normalize: one(normalizeIdentityLink),
     history: { kind: "current", tables: "identity_links" },
   },
   inventory: {
-    stream: "inventory",
     read: { kind: "listing", operation: "listInventoryObjects" },
-    redact: same,
     normalize: inventoryColumns,
     history: { kind: "current", tables: "inventory" },
   },
   clouds: {
-    stream: "clouds",
     read: { kind: "listing", operation: "listIntegrationClouds" },
-    redact: same,
-    normalize: (v) => [normalizeCloud(v)],
+    normalize: one(normalizeCloud),
     history: { kind: "current", tables: "clouds" },
   },
 };
+
+/** The spec of every entity stream, named. */
+export const STREAM_SPECS = Object.fromEntries(
+  ENTITY_STREAMS.map((stream) => [
+    stream,
+    { redact: same, ...SPECS[stream], stream },
+  ]),
+  // Every EntityStream is a key: ENTITY_STREAMS lists them all, and SPECS has each.
+) as Readonly<Record<EntityStream, StreamSpec>>;

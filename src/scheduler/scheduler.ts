@@ -40,7 +40,7 @@ export interface SchedulerObserver {
   onJobSuccess?(e: { job: string; atMs: number }): void;
 }
 
-export interface SchedulerOptions {
+interface SchedulerOptions {
   jobs: readonly ScheduledJob[];
   maxConcurrentJobs: number;
   /** After shutdown begins, how long runs may go on before they are aborted. */
@@ -51,7 +51,7 @@ export interface SchedulerOptions {
   abortGraceMs?: number;
 }
 
-export type JobPhase = "idle" | "waiting" | "running";
+type JobPhase = "idle" | "waiting" | "running";
 
 export interface JobState {
   job: string;

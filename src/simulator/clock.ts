@@ -4,9 +4,9 @@
 
 import { parseRfc3339 } from "./time.js";
 
-export type ClockMode = "real" | "fixed" | "accelerated";
+type ClockMode = "real" | "fixed" | "accelerated";
 
-export type SimClockOptions =
+type SimClockOptions =
   | { mode: "real" }
   | { mode: "fixed"; atMs: number }
   | { mode: "accelerated"; factor: number; startMs?: number };

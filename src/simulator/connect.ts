@@ -1,50 +1,10 @@
 // Connect-protocol pieces shared by every simulated route (sessions here, log aggregations in
 // logs/): the error a handler throws, and the request-timestamp parser, so that all routes
-// reject bad input with the same code and the same kind of message.
+// reject bad input with the same code and the same kind of message. The codes and their HTTP
+// statuses are the protocol's, defined once in src/api/connect-codes.ts.
 
+import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
 import { parseRfc3339 } from "./time.js";
-
-export type ConnectCode =
-  | "canceled"
-  | "unknown"
-  | "invalid_argument"
-  | "deadline_exceeded"
-  | "not_found"
-  | "already_exists"
-  | "permission_denied"
-  | "resource_exhausted"
-  | "failed_precondition"
-  | "aborted"
-  | "out_of_range"
-  | "unimplemented"
-  | "internal"
-  | "unavailable"
-  | "data_loss"
-  | "unauthenticated";
-
-/**
- * Connect error codes and the HTTP status the protocol maps each to
- * (https://connectrpc.com/docs/protocol/#error-codes). The simulator stands for a foreign
- * service, so it keeps its own table instead of importing the exporter's.
- */
-export const HTTP_STATUS_OF_CODE: Readonly<Record<ConnectCode, number>> = {
-  canceled: 499,
-  unknown: 500,
-  invalid_argument: 400,
-  deadline_exceeded: 504,
-  not_found: 404,
-  already_exists: 409,
-  permission_denied: 403,
-  resource_exhausted: 429,
-  failed_precondition: 400,
-  aborted: 409,
-  out_of_range: 400,
-  unimplemented: 501,
-  internal: 500,
-  unavailable: 503,
-  data_loss: 500,
-  unauthenticated: 401,
-};
 
 export class SimConnectError extends Error {
   constructor(

@@ -42,10 +42,7 @@ export const WIRE_FAULT_KINDS = [
   "badWindow",
 ] as const;
 
-export const FAULT_KINDS = [
-  ...CLASSIC_FAULT_KINDS,
-  ...WIRE_FAULT_KINDS,
-] as const;
+const FAULT_KINDS = [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultOptions {
@@ -65,7 +62,7 @@ export interface FaultOptions {
 }
 
 /** Faults that replace or damage the response; at most one per request. */
-export type ResponseFault =
+type ResponseFault =
   | "rate429"
   | "rate503"
   | "rate502html"
@@ -140,7 +137,7 @@ const WIRE_RECORD_FAULTS = ["badUtf8", "hugeRecord", "badDates"] as const;
 export type BadDatesVariant =
   "impossibleDate" | "year1800" | "year2400" | "negativeDuration";
 
-export const BAD_DATES_VARIANTS: readonly BadDatesVariant[] = [
+const BAD_DATES_VARIANTS: readonly BadDatesVariant[] = [
   "impossibleDate",
   "year1800",
   "year2400",
@@ -160,7 +157,7 @@ export interface FaultedRecord {
 }
 
 /** Sessions whose presence misleads, persistent per session id. */
-export type SessionFaultKind = "vanishedSession" | "lateSession";
+type SessionFaultKind = "vanishedSession" | "lateSession";
 
 export interface FaultedSession {
   sessionId: string;
@@ -183,15 +180,15 @@ export interface BrokenWindow {
 export type BrokenWindowVariant =
   "missingAggregations" | "negativeNumHits" | "fractionalCount";
 
-export const BROKEN_WINDOW_VARIANTS: readonly BrokenWindowVariant[] = [
+const BROKEN_WINDOW_VARIANTS: readonly BrokenWindowVariant[] = [
   "missingAggregations",
   "negativeNumHits",
   "fractionalCount",
 ];
 
-export const DEFAULT_SLOW_MS = 2000;
-export const DEFAULT_HUGE_RECORD_BYTES = 70 * 1024 * 1024;
-export const DEFAULT_LATE_MS = 3 * 3_600_000;
+const DEFAULT_SLOW_MS = 2000;
+const DEFAULT_HUGE_RECORD_BYTES = 70 * 1024 * 1024;
+const DEFAULT_LATE_MS = 3 * 3_600_000;
 
 /** Request faults drawn after the classic ones, in this order (one draw each, always). */
 const REQUEST_WIRE_FAULTS = [
@@ -383,12 +380,12 @@ function camelCase(name: string): string {
 }
 
 /** `wrongShape` → `wrong-shape`, the form the documentation uses for the wire faults. */
-export function kebabCase(name: string): string {
+function kebabCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
 /** One `name=value` item of a `--faults` or `--mutations` spec. */
-export interface SpecItem {
+interface SpecItem {
   /** The name as written; `name` is its camelCase form. */
   written: string;
   name: string;
@@ -400,7 +397,7 @@ export interface SpecItem {
  * The items of a spec such as `rate429=0.05,seed=7`: each a name and a number, or an error
  * naming the flag, the item and the `known` names. Empty items are skipped.
  */
-export function* specItems(
+function* specItems(
   flag: string,
   spec: string,
   known: string,
@@ -422,7 +419,66 @@ export function* specItems(
   }
 }
 
-const SPEC_OPTIONS = ["seed", "slowMs", "hugeRecordBytes", "lateMs"] as const;
+/** What a spec of rates names: its flag, kinds and other options. */
+export interface RateSpec<K extends string> {
+  flag: string;
+  /** What a kind is called in messages: "fault", "mutation". */
+  noun: string;
+  /** The kinds a rate is given for (camelCase). */
+  kinds: readonly K[];
+  /** The kinds `all=<rate>` sets (an explicit rate wins whatever its position). */
+  allKinds: readonly K[];
+  /** The kinds as the list of known names shows them. */
+  shown: readonly string[];
+  /** Every other option and what its value must be, when it is not ("an integer"). */
+  options: Readonly<Record<string, (value: number) => string | undefined>>;
+}
+
+/** The rates and options of a spec such as `all=0.05,seed=7`, or an error naming the flag. */
+export function parseRates<K extends string>(
+  spec: string,
+  shape: RateSpec<K>,
+): { rates: Partial<Record<K, number>>; options: Record<string, number> } {
+  const rates: Partial<Record<K, number>> = {};
+  const options: Record<string, number> = {};
+  let all: number | undefined;
+  const known = [...shape.shown, "all", ...Object.keys(shape.options)].join(
+    ", ",
+  );
+  for (const { written, name, text, value } of specItems(
+    shape.flag,
+    spec,
+    known,
+  )) {
+    const check = shape.options[name];
+    const problem = check?.(value);
+    if (problem !== undefined)
+      throw new Error(`${shape.flag}: ${written}=${text} must be ${problem}`);
+    if (check !== undefined) options[name] = value;
+    else if (
+      name === "all" ||
+      (shape.kinds as readonly string[]).includes(name)
+    ) {
+      if (value < 0 || value > 1)
+        throw new Error(
+          `${shape.flag}: ${written}=${text} must be a rate between 0 and 1`,
+        );
+      if (name === "all") all = value;
+      else rates[name as K] = value;
+    } else
+      throw new Error(
+        `${shape.flag}: unknown ${shape.noun} "${written}" (known: ${known})`,
+      );
+  }
+  if (all !== undefined) for (const k of shape.allKinds) rates[k] ??= all;
+  return { rates, options };
+}
+
+/** A whole number, for a seed. */
+export const integer = (v: number): string | undefined =>
+  Number.isInteger(v) ? undefined : "an integer";
+const notNegative = (v: number): string | undefined =>
+  v >= 0 ? undefined : "≥ 0";
 
 /**
  * CLI form: `rate429=0.05,wrong-shape=0.02,…,seed=7,slowMs=500,hugeRecordBytes=1048576,
@@ -431,45 +487,18 @@ const SPEC_OPTIONS = ["seed", "slowMs", "hugeRecordBytes", "lateMs"] as const;
  * override it whatever their position.
  */
 export function parseFaultSpec(spec: string): FaultOptions {
-  const rates: Partial<Record<FaultKind, number>> = {};
-  let all: number | undefined;
-  const options: Partial<Record<(typeof SPEC_OPTIONS)[number], number>> = {};
-  const known = [
-    ...CLASSIC_FAULT_KINDS,
-    ...WIRE_FAULT_KINDS.map(kebabCase),
-    "all",
-    ...SPEC_OPTIONS,
-  ].join(", ");
-  for (const { written, name, text: valueText, value } of specItems(
-    "--faults",
-    spec,
-    known,
-  )) {
-    if (name === "seed") {
-      if (!Number.isInteger(value))
-        throw new Error(`--faults: seed=${valueText} must be an integer`);
-      options.seed = value;
-    } else if ((SPEC_OPTIONS as readonly string[]).includes(name)) {
-      if (value < 0)
-        throw new Error(`--faults: ${written}=${valueText} must be ≥ 0`);
-      options[name as (typeof SPEC_OPTIONS)[number]] = value;
-    } else if (
-      name === "all" ||
-      (FAULT_KINDS as readonly string[]).includes(name)
-    ) {
-      if (value < 0 || value > 1) {
-        throw new Error(
-          `--faults: ${written}=${valueText} must be a rate between 0 and 1`,
-        );
-      }
-      if (name === "all") all = value;
-      else rates[name as FaultKind] = value;
-    } else {
-      throw new Error(`--faults: unknown fault "${written}" (known: ${known})`);
-    }
-  }
-  if (all !== undefined) {
-    for (const kind of CLASSIC_FAULT_KINDS) rates[kind] ??= all;
-  }
+  const { rates, options } = parseRates(spec, {
+    flag: "--faults",
+    noun: "fault",
+    kinds: FAULT_KINDS,
+    allKinds: CLASSIC_FAULT_KINDS,
+    shown: [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS.map(kebabCase)],
+    options: {
+      seed: integer,
+      slowMs: notNegative,
+      hugeRecordBytes: notNegative,
+      lateMs: notNegative,
+    },
+  });
   return { rates, ...options };
 }

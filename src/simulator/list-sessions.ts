@@ -29,7 +29,7 @@ import type { WireEncoder } from "./wire.js";
 
 export const LIST_SESSIONS_PATH = "/core.v1.SessionsService/ListSessionsV2";
 export const GET_SESSION_PATH = "/core.v1.SessionsService/GetSession";
-export const MAX_SESSIONS_LIMIT = 100_000;
+const MAX_SESSIONS_LIMIT = 100_000;
 
 export interface ListSessionsRequest {
   limit: number;

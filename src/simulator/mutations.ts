@@ -14,7 +14,7 @@
 // `aggregationAnswers` whether the last answer for each window was consistent.
 
 import { SimConnectError, truncateForMessage } from "./connect.js";
-import { specItems } from "./faults.js";
+import { integer, parseRates } from "./faults.js";
 import type { Directory } from "./directory.js";
 import { DIRECTORY_PATHS } from "./directory-routes.js";
 import { GET_SESSION_PATH, LIST_SESSIONS_PATH } from "./list-sessions.js";
@@ -47,17 +47,7 @@ export const MUTATION_KINDS = [
 export type MutationKind = (typeof MUTATION_KINDS)[number];
 
 /** The streams the ground truth speaks of, named as the exporter's streams. */
-export const MUTATION_STREAMS = [
-  "sessions",
-  "users",
-  "user_devices",
-  "native_users",
-  "identity_links",
-  "inventory",
-  "clouds",
-  "policy_suspensions",
-] as const;
-export type MutationStream = (typeof MUTATION_STREAMS)[number];
+export type MutationStream = "sessions" | "users" | ListingRoute["stream"];
 
 export interface MutationOptions {
   /** Rate per kind in [0, 1]; a kind left out is off. */
@@ -94,7 +84,7 @@ export interface AggregationAnswer {
 }
 
 /** A session's start moves this long after it began… */
-export const CORRECTION_DELAY_MS = 30 * MINUTE_MS;
+const CORRECTION_DELAY_MS = 30 * MINUTE_MS;
 /** …by 2 to 7 minutes. */
 const CORRECTION_MINUTES = 6;
 
@@ -154,46 +144,29 @@ function inventoryIdOf(o: Json): string {
 
 /** Parses a `--mutations` spec: `all=0.05,seed=7,vanish=0.1,slotMs=3600000`. */
 export function parseMutationSpec(spec: string): MutationOptions {
-  const rates: Partial<Record<MutationKind, number>> = {};
-  const out: MutationOptions = { rates };
-  let all: number | undefined;
-  const known = [...MUTATION_KINDS, "all", "seed", "slotMs"].join(", ");
-  for (const { written, name, text, value } of specItems(
-    "--mutations",
-    spec,
-    known,
-  )) {
-    if (name === "seed") {
-      if (!Number.isInteger(value))
-        throw new Error(`--mutations: seed=${text} must be an integer`);
-      out.seed = value;
-    } else if (name === "slotMs") {
-      if (!(value > 0))
-        throw new Error(`--mutations: slotMs=${text} must be > 0`);
-      out.slotMs = value;
-    } else if (
-      name === "all" ||
-      (MUTATION_KINDS as readonly string[]).includes(name)
-    ) {
-      if (value < 0 || value > 1)
-        throw new Error(
-          `--mutations: ${written}=${text} must be a rate between 0 and 1`,
-        );
-      if (name === "all") all = value;
-      else rates[name as MutationKind] = value;
-    } else {
-      throw new Error(
-        `--mutations: unknown mutation "${written}" (known: ${known})`,
-      );
-    }
-  }
-  if (all !== undefined) for (const k of MUTATION_KINDS) rates[k] ??= all;
-  return out;
+  const { rates, options } = parseRates(spec, {
+    flag: "--mutations",
+    noun: "mutation",
+    kinds: MUTATION_KINDS,
+    allKinds: MUTATION_KINDS,
+    shown: MUTATION_KINDS,
+    options: {
+      seed: integer,
+      slotMs: (v) => (v > 0 ? undefined : "> 0"),
+    },
+  });
+  return { rates, ...options };
 }
 
 /** What a listing route answers, with the stream it feeds and how its records are named. */
 interface ListingRoute {
-  stream: Exclude<MutationStream, "sessions" | "users">;
+  stream:
+    | "user_devices"
+    | "native_users"
+    | "identity_links"
+    | "inventory"
+    | "policy_suspensions"
+    | "clouds";
   member: string;
   /** The parent named in the request (userId, resourceId); "" for a full listing. */
   parentOf?: (body: Json) => string;

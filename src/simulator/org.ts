@@ -23,7 +23,7 @@ import {
   type Rng,
 } from "./random.js";
 
-export interface OrgDimensions {
+interface OrgDimensions {
   humans: number;
   machines: number;
   groups: number;
@@ -36,7 +36,7 @@ export interface OrgDimensions {
 /** A preset, or explicit numbers (missing ones taken from `mid`). */
 export type OrgSize = "small" | "mid" | "large" | Partial<OrgDimensions>;
 
-export const ORG_SIZE_PRESETS: Readonly<
+const ORG_SIZE_PRESETS: Readonly<
   Record<"small" | "mid" | "large", OrgDimensions>
 > = {
   small: {
@@ -68,7 +68,7 @@ export const ORG_SIZE_PRESETS: Readonly<
   },
 };
 
-export function resolveOrgSize(size: OrgSize = "mid"): OrgDimensions {
+function resolveOrgSize(size: OrgSize = "mid"): OrgDimensions {
   if (typeof size === "string") return { ...ORG_SIZE_PRESETS[size] };
   const out: OrgDimensions = { ...ORG_SIZE_PRESETS.mid, ...size };
   for (const [key, value] of Object.entries(out)) {
@@ -1151,4 +1151,142 @@ export function indexOrg(org: SimOrg): OrgIndex {
     favourites,
     groupNamesOfUser,
   };
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients
+
+/** The clients each technology is reached with: by people, and by machines. */
+const APPS: Readonly<
+  Record<Technology, { human: readonly string[]; machine: readonly string[] }>
+> = {
+  postgres: {
+    human: [
+      "psql",
+      "DBeaver",
+      "DataGrip",
+      "pgAdmin 4",
+      "python-psycopg2",
+      "TablePlus",
+    ],
+    machine: ["python-psycopg2", "pgx", "node-postgres", "JDBC", "airflow"],
+  },
+  mysql: {
+    human: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
+    machine: ["mysql-connector-python", "go-sql-driver", "JDBC"],
+  },
+  mariadb: {
+    human: ["mariadb", "DBeaver", "HeidiSQL"],
+    machine: ["mariadb-connector-j", "go-sql-driver"],
+  },
+  snowflake: {
+    human: [
+      "Snowsight",
+      "SnowSQL",
+      "DBeaver",
+      "dbt",
+      "python-snowflake-connector",
+    ],
+    machine: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
+  },
+  s3: {
+    human: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
+    machine: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
+  },
+  kubernetes: {
+    human: ["kubectl/v1.31", "k9s", "Lens", "helm"],
+    machine: [
+      "argocd-application-controller",
+      "helm",
+      "kubectl/v1.31",
+      "client-go",
+    ],
+  },
+  ssh: {
+    human: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
+    machine: ["ansible", "OpenSSH_9.6", "paramiko"],
+  },
+  rdp: {
+    human: ["mstsc", "Microsoft Remote Desktop", "Remmina"],
+    machine: ["FreeRDP"],
+  },
+  http: {
+    human: ["curl/8.7", "Postman", "python-requests", "HTTPie"],
+    machine: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
+  },
+  web: {
+    human: ["Chrome", "Firefox", "Safari", "Edge"],
+    machine: ["HeadlessChrome", "playwright"],
+  },
+  grpc: {
+    human: ["grpcurl", "Postman", "BloomRPC"],
+    machine: ["grpc-go", "grpc-java", "grpc-node"],
+  },
+  redis: {
+    human: ["redis-cli", "RedisInsight", "Another Redis Desktop Manager"],
+    machine: ["go-redis", "redis-py", "ioredis"],
+  },
+  mongodb: {
+    human: ["mongosh", "MongoDB Compass", "Studio 3T"],
+    machine: ["pymongo", "mongo-go-driver", "mongoose"],
+  },
+  bigquery: {
+    human: ["bq", "BigQuery Studio", "DBeaver", "python-bigquery"],
+    machine: ["python-bigquery", "dbt", "airflow"],
+  },
+  clickhouse: {
+    human: ["clickhouse-client", "DBeaver", "DataGrip"],
+    machine: ["clickhouse-go", "clickhouse-connect", "vector"],
+  },
+  kafka: {
+    human: ["kcat", "kafka-console-consumer", "Conduktor"],
+    machine: ["librdkafka", "kafka-go", "debezium"],
+  },
+  elastic: {
+    human: ["Kibana", "curl/8.7", "elasticsearch-py"],
+    machine: ["elasticsearch-py", "logstash", "go-elasticsearch"],
+  },
+  mssqlserver: {
+    human: ["SSMS", "Azure Data Studio", "sqlcmd", "DBeaver"],
+    machine: ["go-mssqldb", "JDBC", "pyodbc"],
+  },
+  dynamodb: {
+    human: ["aws-cli/2.17", "NoSQL Workbench", "boto3"],
+    machine: ["aws-sdk-go-v2", "boto3"],
+  },
+  athena: {
+    human: ["Athena console", "aws-cli/2.17", "DBeaver"],
+    machine: ["pyathena", "aws-sdk-go-v2"],
+  },
+  llm: {
+    human: ["openai-python", "anthropic-sdk", "Cursor", "langchain"],
+    machine: ["openai-python", "anthropic-sdk", "langchain", "litellm"],
+  },
+  mcp: {
+    human: ["claude-code", "Cursor", "mcp-inspector", "VS Code"],
+    machine: ["mcp-python-sdk", "mcp-typescript-sdk", "langgraph"],
+  },
+};
+
+/** BI tools show up under their product name. */
+const BI_APPS: Readonly<Record<string, string>> = {
+  looker: "Looker",
+  tableau: "Tableau Server",
+  metabase: "Metabase",
+  superset: "Apache Superset",
+  "hex-notebooks": "Hex",
+  "mode-analytics": "Mode",
+  "powerbi-gateway": "Power BI Gateway",
+};
+
+/** The client a user reaches a technology with: a BI tool by its product name. */
+export function appName(rng: Rng, user: SimUser, tech: Technology): string {
+  if (user.type === "machine") {
+    if (user.machineKind === "bi") {
+      const base = Object.keys(BI_APPS).find((k) => user.name.startsWith(k));
+      if (base) return BI_APPS[base] ?? user.name;
+    }
+    return rng.pick(APPS[tech].machine);
+  }
+  return rng.pick(APPS[tech].human);
 }

@@ -174,17 +174,13 @@ export function createRng(seed: number): Rng {
   return new Rng(seed);
 }
 
-export function pick<T>(rng: Rng, items: readonly T[]): T {
+function pick<T>(rng: Rng, items: readonly T[]): T {
   if (items.length === 0) throw new RangeError("pick from an empty list");
   return items[Math.floor(rng.next() * items.length)] as T;
 }
 
-export function uniformInt(rng: Rng, min: number, max: number): number {
-  return rng.int(min, max);
-}
-
 /** One-off weighted pick; for repeated picks from the same list use WeightedTable. */
-export function weightedPick<T>(
+function weightedPick<T>(
   rng: Rng,
   items: readonly T[],
   weights: readonly number[],

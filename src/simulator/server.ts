@@ -16,12 +16,8 @@ import {
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SimClock } from "./clock.js";
-import {
-  HTTP_STATUS_OF_CODE,
-  SimConnectError,
-  truncateForMessage,
-  type ConnectCode,
-} from "./connect.js";
+import { HTTP_STATUS_OF_CODE, type ConnectCode } from "../api/connect-codes.js";
+import { SimConnectError, truncateForMessage } from "./connect.js";
 import {
   FaultInjector,
   isBrokenRecordKind,
@@ -97,12 +93,12 @@ export class RawJson {
   }
 }
 
-export interface SimLogEntry {
+interface SimLogEntry {
   level: "debug" | "info" | "warn" | "error";
   msg: string;
   [field: string]: unknown;
 }
-export type SimLogger = (entry: SimLogEntry) => void;
+type SimLogger = (entry: SimLogEntry) => void;
 
 export interface SimulatorOptions {
   /** 0 (default) = a free port. */
@@ -152,7 +148,7 @@ export interface SimulatorOptions {
   mutations?: MutationOptions;
 }
 
-export interface SimulatorStats {
+interface SimulatorStats {
   requests: number;
   /** By method name (last path segment): "ListSessionsV2", "GetSession", … */
   byMethod: Record<string, number>;

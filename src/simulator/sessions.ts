@@ -12,7 +12,13 @@ import type {
   SimUser,
   Technology,
 } from "./model.js";
-import { buildOrg, indexOrg, type OrgIndex, type OrgSize } from "./org.js";
+import {
+  appName,
+  buildOrg,
+  indexOrg,
+  type OrgIndex,
+  type OrgSize,
+} from "./org.js";
 import {
   createRng,
   hash32,
@@ -23,7 +29,7 @@ import {
 } from "./random.js";
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from "./time.js";
 
-export interface SessionGeneratorOptions {
+interface SessionGeneratorOptions {
   seed: number;
   orgSize?: OrgSize;
   /** Mean sessions per day over a week (weekdays carry ≈1.2×, weekend days ≈0.55×). */
@@ -51,11 +57,11 @@ export interface SessionGenerator {
   getSession(id: string): SimSession | undefined;
 }
 
-export const DEFAULT_SESSIONS_PER_DAY = 10_000;
-export const DEFAULT_MAX_DURATION_MS = 3 * DAY_MS;
+const DEFAULT_SESSIONS_PER_DAY = 10_000;
+const DEFAULT_MAX_DURATION_MS = 3 * DAY_MS;
 
 /** Order of every session list: start time, then id. */
-export function compareSessions(a: SimSession, b: SimSession): number {
+function compareSessions(a: SimSession, b: SimSession): number {
   if (a.startMs !== b.startMs) return a.startMs - b.startMs;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -141,88 +147,6 @@ const WEEK_WEIGHT = (() => {
   }
   return sum;
 })();
-
-// ---------------------------------------------------------------------------------------
-// Clients
-
-const HUMAN_APPS: Readonly<Record<Technology, readonly string[]>> = {
-  postgres: [
-    "psql",
-    "DBeaver",
-    "DataGrip",
-    "pgAdmin 4",
-    "python-psycopg2",
-    "TablePlus",
-  ],
-  mysql: ["mysql", "MySQL Workbench", "DBeaver", "DataGrip", "TablePlus"],
-  mariadb: ["mariadb", "DBeaver", "HeidiSQL"],
-  snowflake: [
-    "Snowsight",
-    "SnowSQL",
-    "DBeaver",
-    "dbt",
-    "python-snowflake-connector",
-  ],
-  s3: ["aws-cli/2.17", "Cyberduck", "boto3", "S3 Browser"],
-  kubernetes: ["kubectl/v1.31", "k9s", "Lens", "helm"],
-  ssh: ["OpenSSH_9.6", "OpenSSH_9.8", "PuTTY", "Termius"],
-  rdp: ["mstsc", "Microsoft Remote Desktop", "Remmina"],
-  http: ["curl/8.7", "Postman", "python-requests", "HTTPie"],
-  web: ["Chrome", "Firefox", "Safari", "Edge"],
-  grpc: ["grpcurl", "Postman", "BloomRPC"],
-  redis: ["redis-cli", "RedisInsight", "Another Redis Desktop Manager"],
-  mongodb: ["mongosh", "MongoDB Compass", "Studio 3T"],
-  bigquery: ["bq", "BigQuery Studio", "DBeaver", "python-bigquery"],
-  clickhouse: ["clickhouse-client", "DBeaver", "DataGrip"],
-  kafka: ["kcat", "kafka-console-consumer", "Conduktor"],
-  elastic: ["Kibana", "curl/8.7", "elasticsearch-py"],
-  mssqlserver: ["SSMS", "Azure Data Studio", "sqlcmd", "DBeaver"],
-  dynamodb: ["aws-cli/2.17", "NoSQL Workbench", "boto3"],
-  athena: ["Athena console", "aws-cli/2.17", "DBeaver"],
-  llm: ["openai-python", "anthropic-sdk", "Cursor", "langchain"],
-  mcp: ["claude-code", "Cursor", "mcp-inspector", "VS Code"],
-};
-
-const MACHINE_APPS: Readonly<Record<Technology, readonly string[]>> = {
-  postgres: ["python-psycopg2", "pgx", "node-postgres", "JDBC", "airflow"],
-  mysql: ["mysql-connector-python", "go-sql-driver", "JDBC"],
-  mariadb: ["mariadb-connector-j", "go-sql-driver"],
-  snowflake: ["dbt", "snowflake-connector-python", "fivetran", "airflow"],
-  s3: ["boto3", "aws-sdk-go-v2", "spark-s3a", "rclone"],
-  kubernetes: [
-    "argocd-application-controller",
-    "helm",
-    "kubectl/v1.31",
-    "client-go",
-  ],
-  ssh: ["ansible", "OpenSSH_9.6", "paramiko"],
-  rdp: ["FreeRDP"],
-  http: ["python-requests", "Go-http-client/1.1", "okhttp", "axios"],
-  web: ["HeadlessChrome", "playwright"],
-  grpc: ["grpc-go", "grpc-java", "grpc-node"],
-  redis: ["go-redis", "redis-py", "ioredis"],
-  mongodb: ["pymongo", "mongo-go-driver", "mongoose"],
-  bigquery: ["python-bigquery", "dbt", "airflow"],
-  clickhouse: ["clickhouse-go", "clickhouse-connect", "vector"],
-  kafka: ["librdkafka", "kafka-go", "debezium"],
-  elastic: ["elasticsearch-py", "logstash", "go-elasticsearch"],
-  mssqlserver: ["go-mssqldb", "JDBC", "pyodbc"],
-  dynamodb: ["aws-sdk-go-v2", "boto3"],
-  athena: ["pyathena", "aws-sdk-go-v2"],
-  llm: ["openai-python", "anthropic-sdk", "langchain", "litellm"],
-  mcp: ["mcp-python-sdk", "mcp-typescript-sdk", "langgraph"],
-};
-
-/** BI tools show up under their product name. */
-const BI_APPS: Readonly<Record<string, string>> = {
-  looker: "Looker",
-  tableau: "Tableau Server",
-  metabase: "Metabase",
-  superset: "Apache Superset",
-  "hex-notebooks": "Hex",
-  "mode-analytics": "Mode",
-  "powerbi-gateway": "Power BI Gateway",
-};
 
 const MACHINE_SESSION_KIND_WEIGHTS: Readonly<
   Record<Exclude<MachineKind, "bi">, number>
@@ -597,17 +521,6 @@ function pickNative(rng: Rng, resource: SimResource): string {
   );
 }
 
-function appName(rng: Rng, user: SimUser, tech: Technology): string {
-  if (user.type === "machine") {
-    if (user.machineKind === "bi") {
-      const base = Object.keys(BI_APPS).find((k) => user.name.startsWith(k));
-      if (base) return BI_APPS[base] ?? user.name;
-    }
-    return rng.pick(MACHINE_APPS[tech]);
-  }
-  return rng.pick(HUMAN_APPS[tech]);
-}
-
 function sessionTag(seed: number, hour: number, index: number): string {
   return hashId(6, seed, "session", hour, index);
 }
@@ -616,19 +529,27 @@ function sessionId(seed: number, hour: number, index: number): string {
   return `ses_${hour.toString(36).padStart(6, "0")}${index.toString(36).padStart(5, "0")}${sessionTag(seed, hour, index)}`;
 }
 
-/** First index in a sorted list whose startMs ≥ ms. */
-export function lowerBoundStart(
+/** First index in a sorted list whose session is not `before` (a binary search). */
+function firstNotBefore(
   list: readonly SimSession[],
-  ms: number,
+  before: (s: SimSession) => boolean,
 ): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((list[mid] as SimSession).startMs < ms) lo = mid + 1;
+    if (before(list[mid] as SimSession)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
+}
+
+/** First index in a sorted list whose startMs ≥ ms. */
+export function lowerBoundStart(
+  list: readonly SimSession[],
+  ms: number,
+): number {
+  return firstNotBefore(list, (s) => s.startMs < ms);
 }
 
 /** First index in a sorted list strictly after the position (startMs, id). */
@@ -637,16 +558,10 @@ export function upperBoundPosition(
   startMs: number,
   id: string,
 ): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const s = list[mid] as SimSession;
-    if (s.startMs < startMs || (s.startMs === startMs && s.id <= id))
-      lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return firstNotBefore(
+    list,
+    (s) => s.startMs < startMs || (s.startMs === startMs && s.id <= id),
+  );
 }
 
 export function createSessionGenerator(

@@ -20,7 +20,7 @@ import {
 
 export const DEFAULT_BRAND_MEMBER = "formal";
 
-export interface WireIdentity {
+interface WireIdentity {
   id: string;
   name?: string;
   email?: string;
@@ -30,12 +30,12 @@ export interface WireIdentity {
 }
 
 /** `{user, endUser?}` under the brand member of the session user. */
-export interface WireBrandIdentities {
+interface WireBrandIdentities {
   user: WireIdentity;
   endUser?: WireIdentity;
 }
 
-export interface WireSessionUser {
+interface WireSessionUser {
   type?: string;
   username?: string;
   native?: { username: string };
@@ -370,14 +370,4 @@ export function sessionToWire(
   brandMember = DEFAULT_BRAND_MEMBER,
 ): WireSession {
   return wireEncoder(gen, brandMember).object(s, nowMs);
-}
-
-/** JSON text of sessionToWire, built from cached fragments. */
-export function sessionToWireJson(
-  s: SimSession,
-  gen: SessionGenerator,
-  nowMs: number,
-  brandMember = DEFAULT_BRAND_MEMBER,
-): string {
-  return wireEncoder(gen, brandMember).json(s, nowMs);
 }

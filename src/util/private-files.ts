@@ -10,6 +10,8 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -72,6 +74,21 @@ export function writePrivateFile(
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Writes a file whole or not at all, with the private mode: a reader never sees it half
+ * written (it is written beside and renamed over `path`).
+ */
+export function writePrivateFileWhole(
+  path: string,
+  data: string,
+  sharing: Sharing = {},
+): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  rmSync(temporary, { force: true });
+  writePrivateFile(temporary, data, { ...sharing, flag: "wx" });
+  renameSync(temporary, path);
 }
 
 /**

@@ -66,6 +66,22 @@ export async function insertVersions(
 }
 
 /**
+ * A writer of records to a table of versions (see insertVersions): each record becomes the row
+ * `row` makes of it, and the newest write of a row wins.
+ */
+export function versionWriter<R>(
+  table: string,
+  row: (record: R) => object,
+): (
+  w: Warehouse,
+  records: readonly R[],
+  options: InsertOptions,
+) => Promise<void> {
+  return (w, records, options) =>
+    insertVersions(w, table, records.map(row), options);
+}
+
+/**
  * How a body's rows are read: JSONEachRow objects, or RowBinary rows of an `input` structure
  * from which the engine builds the rows of `columns` with `select(source)` (`source` reads the
  * body: `input(…)` on a server, `file(…)` embedded).

@@ -47,17 +47,27 @@ interface RollupRows {
   filter?: string;
 }
 
+/** The sessions rollup's source rows. */
+const SESSION_ROWS: RollupRows = {
+  table: Tables.sessions,
+  time: "start_time",
+  bound: (name) => `toDateTime64({${name}:Date}, 3, 'UTC')`,
+};
+
+/** A data-label rollup's source rows: the level-1 histogram rows of its job ({job}). */
+const DATA_LABEL_ROWS: RollupRows = {
+  table: Tables.aggHistogram,
+  time: "bucket_time",
+  bound: (name) => `toDateTime({${name}:Date}, 'UTC')`,
+  filter: "job = {job:String} AND level = 1",
+};
+
 /** Days in [fromDay, toDay) whose latest fetch differs from the one recorded when computed. */
 export async function changedSessionDays(
   w: Warehouse,
   range: { fromDay: string; toDay: string },
 ): Promise<ChangedDay[]> {
-  const rows: RollupRows = {
-    table: Tables.sessions,
-    time: "start_time",
-    bound: (name) => `toDateTime64({${name}:Date}, 3, 'UTC')`,
-  };
-  return changedDays(w, rows, SESSIONS_ROLLUP_SOURCE, range);
+  return changedDays(w, SESSION_ROWS, SESSIONS_ROLLUP_SOURCE, range);
 }
 
 /** The same for the level-1 histogram rows of an aggregation job. */
@@ -66,13 +76,9 @@ export async function changedDataLabelDays(
   job: string,
   range: { fromDay: string; toDay: string },
 ): Promise<ChangedDay[]> {
-  const rows: RollupRows = {
-    table: Tables.aggHistogram,
-    time: "bucket_time",
-    bound: (name) => `toDateTime({${name}:Date}, 'UTC')`,
-    filter: "job = {job:String} AND level = 1",
-  };
-  return changedDays(w, rows, dataLabelRollupSource(job), range, { job });
+  return changedDays(w, DATA_LABEL_ROWS, dataLabelRollupSource(job), range, {
+    job,
+  });
 }
 
 async function changedDays(

@@ -4,7 +4,7 @@
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
-import { insertVersions, type InsertOptions } from "./insert.js";
+import { versionWriter } from "./insert.js";
 import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 import { selectCount } from "./select.js";
@@ -99,21 +99,13 @@ export interface SessionPoll {
 }
 
 /** Records poll states; the newest write of a session wins (updated_at always grows here). */
-export async function writeSessionPolls(
-  w: Warehouse,
-  polls: readonly SessionPoll[],
-  options: InsertOptions,
-): Promise<void> {
-  await insertVersions(
-    w,
-    Tables.sessionPolls,
-    polls.map((p) => ({
-      session_id: p.sessionId,
-      misses: p.misses,
-      vanished: p.vanished,
-      last_polled_at: chTime(p.polledAtMs),
-      last_error: p.lastError,
-    })),
-    options,
-  );
-}
+export const writeSessionPolls = versionWriter(
+  Tables.sessionPolls,
+  (p: SessionPoll) => ({
+    session_id: p.sessionId,
+    misses: p.misses,
+    vanished: p.vanished,
+    last_polled_at: chTime(p.polledAtMs),
+    last_error: p.lastError,
+  }),
+);

@@ -9,7 +9,7 @@ import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
 import { selectCount } from "./select.js";
 import { Tables } from "./tables.js";
-import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
+import { insertRows, versionWriter, type InsertOptions } from "./insert.js";
 
 export const WINDOW_STATES = [
   "pending",
@@ -133,29 +133,21 @@ export async function listWindows(
 }
 
 /** Records window states; the newest write of a window wins (updated_at always grows here). */
-export async function writeWindows(
-  w: Warehouse,
-  records: ReadonlyArray<Omit<WindowRecord, "updatedAtMs">>,
-  options: InsertOptions,
-): Promise<void> {
-  await insertVersions(
-    w,
-    Tables.streamWindows,
-    records.map((r) => ({
-      job: r.job,
-      parent: r.parent,
-      window_start: chTimeSeconds(r.startMs),
-      window_end: chTimeSeconds(r.endMs),
-      state: r.state,
-      attempts: r.attempts,
-      last_error: r.lastError,
-      skipped_by: r.skippedBy,
-      skip_reason: r.skipReason,
-      run_id: r.runId,
-    })),
-    options,
-  );
-}
+export const writeWindows = versionWriter(
+  Tables.streamWindows,
+  (r: Omit<WindowRecord, "updatedAtMs">) => ({
+    job: r.job,
+    parent: r.parent,
+    window_start: chTimeSeconds(r.startMs),
+    window_end: chTimeSeconds(r.endMs),
+    state: r.state,
+    attempts: r.attempts,
+    last_error: r.lastError,
+    skipped_by: r.skippedBy,
+    skip_reason: r.skipReason,
+    run_id: r.runId,
+  }),
+);
 
 // ---------------------------------------------------------------------------------------------
 // What earlier fetches stored

@@ -17,7 +17,8 @@ import {
   retentionSettings,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { configFrom, WRITES_DATA_DIR, type GlobalOptions } from "../runtime.js";
+import { publicKeyFlag, subcommand, type OptionSpec } from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 const EXPORT_HELP =
   "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
@@ -52,70 +53,61 @@ export function registerArchiveCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const archive = program
-    .command("archive")
-    .description(
+  const archive = subcommand(program, "archive", {
+    description:
       "monthly Parquet archives with a signed, chained manifest: export, verify, restore",
-    );
-  archive
-    .command("export")
-    .description(
+  });
+  subcommand(archive, "export", {
+    description:
       "write a month's deduplicated sessions, aggregations and histories as Parquet with manifest.json",
-    )
-    .requiredOption("--month <YYYY-MM>", "the month (UTC), e.g. 2026-10")
-    .option(
-      "--to <dir>",
-      "archive directory (one YYYY-MM directory per month)",
-      "./archive",
-    )
-    .addHelpText(
-      "after",
-      `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
-    )
-    .action((o: { month: string; to: string }) => runExport(globals(), o));
-  archive
-    .command("verify")
-    .description(
+    options: [
+      monthFlag("the month (UTC), e.g. 2026-10"),
+      {
+        flags: "--to <dir>",
+        help: "archive directory (one YYYY-MM directory per month)",
+        default: "./archive",
+      },
+    ],
+    more: `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
+  }).action((o: { month: string; to: string }) => runExport(globals(), o));
+  subcommand(archive, "verify", {
+    description:
       "check every month's file hashes, signature, chain and row counts (reads the Parquet back)",
-    )
-    .argument("<dir>", "the archive directory")
-    .option(
-      "--public-key <file>",
-      publicKeyHelp("every manifest must be signed by"),
-    )
-    .option(
-      "--expect-head <sha256>",
-      "the chain head kept when the last month was archived",
-    )
-    .addHelpText(
-      "after",
-      "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
-    )
-    .action((dir: string, o: VerifyFlags) => runVerify(globals(), dir, o));
-  registerRestore(archive, globals);
+    args: [["<dir>", "the archive directory"]],
+    options: [
+      publicKeyFlag(publicKeyHelp("every manifest must be signed by")),
+      {
+        flags: "--expect-head <sha256>",
+        help: "the chain head kept when the last month was archived",
+      },
+    ],
+    more: "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
+  }).action((dir: string, o: VerifyFlags) => runVerify(globals(), dir, o));
+  subcommand(archive, "restore", {
+    description: "load an archived month back (again: changes nothing)",
+    options: [
+      monthFlag("the archived month"),
+      { flags: "--from <dir>", help: "the archive directory", required: true },
+      {
+        flags: "--database <name>",
+        help: "load into this database (default CLICKHOUSE_DATABASE)",
+      },
+      publicKeyFlag(publicKeyHelp("the month must be signed by")),
+      {
+        flags: "--allow-unsigned",
+        help: "restore a month that is not signed (nothing shows who wrote it)",
+      },
+    ],
+    more: "\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.",
+    access: "writes",
+  }).action((o: RestoreFlags) => runRestore(globals(), o));
 }
 
-function registerRestore(archive: Command, globals: () => GlobalOptions) {
-  archive
-    .command("restore")
-    .description("load an archived month back (again: changes nothing)")
-    .requiredOption("--month <YYYY-MM>", "the archived month")
-    .requiredOption("--from <dir>", "the archive directory")
-    .option(
-      "--database <name>",
-      "load into this database (default CLICKHOUSE_DATABASE)",
-    )
-    .option("--public-key <file>", publicKeyHelp("the month must be signed by"))
-    .option(
-      "--allow-unsigned",
-      "restore a month that is not signed (nothing shows who wrote it)",
-    )
-    .addHelpText(
-      "after",
-      `\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.${WRITES_DATA_DIR}`,
-    )
-    .action((o: RestoreFlags) => runRestore(globals(), o));
-}
+const monthFlag = (help: string): OptionSpec => ({
+  flags: "--month <YYYY-MM>",
+  help,
+  required: true,
+});
 
 /** `archive export`: reads only, through the service's read access while it runs. */
 async function runExport(

@@ -16,65 +16,64 @@ import {
   Tables,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { operatorName } from "../operator.js";
-import { printTable } from "../output.js";
+import { decision, type DecisionFlags } from "../operator.js";
+import { printListing } from "../output.js";
 import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "../runtime.js";
+  allFlag,
+  byFlag,
+  JSON_FLAG,
+  decisionFlags,
+  reasonFlag,
+  subcommand,
+} from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
-interface AddFlags {
+type AddFlags = DecisionFlags & {
   user?: string;
   resource?: string;
   session?: string;
-  reason: string;
   until?: string;
-  by?: string;
-}
+};
 
 export function registerHoldCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const hold = program
-    .command("hold")
-    .description(
+  const hold = subcommand(program, "hold", {
+    description:
       "legal holds: sessions a hold names are never deleted by the retention",
-    );
-  hold
-    .command("add")
-    .description(
+  });
+  subcommand(hold, "add", {
+    description:
       "place a hold on a person's, a resource's or one session's sessions (and flag those stored)",
-    )
-    .option("--user <key>", "a person: e-mail, or user name of a machine user")
-    .option("--resource <name>", "a resource, by name")
-    .option("--session <id>", "a session and its child sessions")
-    .requiredOption("--reason <text>", "why (recorded, e.g. the matter)")
-    .option("--until <time>", "end of the hold (default: until released)")
-    .option("--by <name>", "who places it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((o: AddFlags) => runAdd(globals(), o));
-  hold
-    .command("list")
-    .description("list the active holds (--all: released and expired too)")
-    .option("--all", "also released and expired holds")
-    .option("--json", "print JSON for programs instead of a table")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
-  hold
-    .command("release")
-    .description(
+    options: [
+      {
+        flags: "--user <key>",
+        help: "a person: e-mail, or user name of a machine user",
+      },
+      { flags: "--resource <name>", help: "a resource, by name" },
+      { flags: "--session <id>", help: "a session and its child sessions" },
+      reasonFlag("why (recorded, e.g. the matter)"),
+      {
+        flags: "--until <time>",
+        help: "end of the hold (default: until released)",
+      },
+      byFlag("places it"),
+    ],
+    access: "writes",
+  }).action((o: AddFlags) => runAdd(globals(), o));
+  subcommand(hold, "list", {
+    description: "list the active holds (--all: released and expired too)",
+    options: [allFlag("released and expired holds"), JSON_FLAG],
+    access: "reads",
+  }).action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
+  subcommand(hold, "release", {
+    description:
       "release a hold: normal retention resumes for the sessions no other hold names",
-    )
-    .argument("<id>", "the hold, as `hold list` shows it")
-    .requiredOption("--reason <text>", "why it is released (recorded)")
-    .option("--by <name>", "who releases it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((id: string, o: { reason: string; by?: string }) =>
-      runRelease(globals(), id, o),
-    );
+    args: [["<id>", "the hold, as `hold list` shows it"]],
+    options: decisionFlags("why it is released (recorded)", "releases it"),
+    access: "writes",
+  }).action((id: string, o: DecisionFlags) => runRelease(globals(), id, o));
 }
 
 function target(o: AddFlags): { scope: HoldScope; value: string } {
@@ -96,26 +95,19 @@ function target(o: AddFlags): { scope: HoldScope; value: string } {
   return { scope: first[0], value: (first[1] ?? "").trim() };
 }
 
-function nonEmpty(reason: string): string {
-  const r = reason.trim();
-  if (r === "")
-    throw new UsageError("--reason must not be empty", {
-      hint: "say why (the matter, the request), it is recorded with the hold",
-    });
-  return r;
-}
+const WHY_HOLD =
+  "say why (the matter, the request), it is recorded with the hold";
 
 async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
   const nowMs = Date.now();
   const what = target(o);
-  const reason = nonEmpty(o.reason);
+  const { by, reason } = decision(o, WHY_HOLD);
   const untilMs =
     o.until === undefined ? undefined : parseInstant(o.until, "--until", nowMs);
   if (untilMs !== undefined && untilMs <= nowMs)
     throw new UsageError("--until is not in the future", {
       hint: "give a later end, or leave --until out to hold until released",
     });
-  const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const h = await addHold(
@@ -141,21 +133,11 @@ async function runList(
       ? await listHolds(w)
       : [];
     const shown = o.all ? all : all.filter((h) => isActive(h, nowMs));
-    if (o.json) {
-      process.stdout.write(
-        `${JSON.stringify(
-          shown.map((h) => ({ ...h, active: isActive(h, nowMs) })),
-          null,
-          2,
-        )}\n`,
-      );
-      return;
-    }
-    if (shown.length === 0) {
-      process.stdout.write(`no ${o.all ? "" : "active "}legal holds\n`);
-      return;
-    }
-    printTable(shown.map((h) => holdLine(h, nowMs)));
+    printListing(shown, o.json, {
+      json: (h) => ({ ...h, active: isActive(h, nowMs) }),
+      row: (h) => holdLine(h, nowMs),
+      none: `no ${o.all ? "" : "active "}legal holds`,
+    });
   });
 }
 
@@ -181,11 +163,10 @@ function holdLine(h: LegalHold, nowMs: number) {
 async function runRelease(
   globals: GlobalOptions,
   id: string,
-  o: { reason: string; by?: string },
+  o: DecisionFlags,
 ): Promise<void> {
   const nowMs = Date.now();
-  const reason = nonEmpty(o.reason);
-  const by = operatorName(o.by);
+  const { by, reason } = decision(o, WHY_HOLD);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const holds = await listHolds(w);

@@ -23,11 +23,8 @@ import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import { withWarehouse } from "../command-warehouse.js";
-import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  type GlobalOptions,
-} from "../runtime.js";
+import { publicKeyFlag, rangeFlags, subcommand } from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 const KIND_HELP: Record<ReportKind, string> = {
   "access-review":
@@ -52,49 +49,42 @@ export function registerReportCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const report = program
-    .command("report")
-    .description(
+  const report = subcommand(program, "report", {
+    description:
       "compliance reports: a directory with report.html, report.pdf, CSVs, report.json and a signed manifest",
-    );
+  });
   for (const kind of REPORT_KINDS)
-    report
-      .command(kind)
-      .description(KIND_HELP[kind])
-      .option(
-        "--from <time>",
-        "start of the period (default: the previous month's first day)",
-      )
-      .option(
-        "--to <time>",
-        "end of the period, excluded (default: this month's first day)",
-      )
-      .option(
-        "--out <dir>",
-        "directory to write (default ./reports/<kind>-<from>-to-<to>)",
-      )
-      .option(
-        "--format <list>",
-        `formats: ${REPORT_FORMATS.join(",")}`,
-        REPORT_FORMATS.join(","),
-      )
-      .option(
-        "--filter <list>",
-        `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
-      )
-      .addHelpText("after", READS_THROUGH_SERVICE)
-      .action((o: ReportOptions) => runReport(globals(), kind, o));
-  report
-    .command("verify")
-    .description(
+    subcommand(report, kind, {
+      description: KIND_HELP[kind],
+      options: [
+        ...rangeFlags(
+          "start of the period (default: the previous month's first day)",
+          "end of the period, excluded (default: this month's first day)",
+        ),
+        {
+          flags: "--out <dir>",
+          help: "directory to write (default ./reports/<kind>-<from>-to-<to>)",
+        },
+        {
+          flags: "--format <list>",
+          help: `formats: ${REPORT_FORMATS.join(",")}`,
+          default: REPORT_FORMATS.join(","),
+        },
+        {
+          flags: "--filter <list>",
+          help: `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
+        },
+      ],
+      access: "reads",
+    }).action((o: ReportOptions) => runReport(globals(), kind, o));
+  subcommand(report, "verify", {
+    description:
       "check a report directory offline: every file's SHA-256 against manifest.json, and its signature",
-    )
-    .argument("<dir>", "the report directory")
-    .option(
-      "--public-key <file>",
-      "Ed25519 public key (PEM) the manifest must be signed by",
-    )
-    .action(runVerify);
+    args: [["<dir>", "the report directory"]],
+    options: [
+      publicKeyFlag("Ed25519 public key (PEM) the manifest must be signed by"),
+    ],
+  }).action(runVerify);
 }
 
 /** `report <kind>`: the period defaults to the previous month. */

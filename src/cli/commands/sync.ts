@@ -28,7 +28,8 @@ import {
   type RangeFlags,
 } from "../args.js";
 import { createProgressObserver } from "../progress.js";
-import { configFrom, withRuntime, WRITES_DATA_DIR } from "../runtime.js";
+import { rangeFlags, subcommand } from "../options.js";
+import { configFrom, withRuntime } from "../runtime.js";
 import type { GlobalOptions, Runtime } from "../runtime.js";
 
 type ReconcileFlags = RangeFlags & { days?: number };
@@ -38,70 +39,59 @@ export function registerSyncCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const sync = program
-    .command("sync")
-    .description("sync one stream now, incrementally or as a backfill")
-    .addHelpText("after", WRITES_DATA_DIR);
-  sync
-    .command("sessions")
-    .description(
+  const sync = subcommand(program, "sync", {
+    description: "sync one stream now, incrementally or as a backfill",
+    access: "writes",
+  });
+  subcommand(sync, "sessions", {
+    description:
       "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
-    )
-    .option(
-      "--from <time>",
-      "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -7d)",
-    )
-    .option("--to <time>", "backfill up to this instant (default now)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((o: RangeFlags) => runSyncSessions(globals(), o));
-
-  sync
-    .command("reconcile")
-    .description(
+    options: backfillFlags("-7d"),
+    access: "writes",
+  }).action((o: RangeFlags) => runSyncSessions(globals(), o));
+  subcommand(sync, "reconcile", {
+    description:
       "list the last days again and store the sessions the incremental sync missed (late sessions); compares listed and stored counts per window",
-    )
-    .option(
-      "--days <n>",
-      "days before the sessions checkpoint (default sessions.reconcileDays)",
-      intArg("--days", 1, 3650),
-    )
-    .option(
-      "--from <time>",
-      "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
-    )
-    .option("--to <time>", "reconcile up to this instant (default now)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((o: ReconcileFlags) => runReconcile(globals(), o));
-
-  sync
-    .command("aggregations")
-    .description(
+    options: [
+      {
+        flags: "--days <n>",
+        help: "days before the sessions checkpoint (default sessions.reconcileDays)",
+        parse: intArg("--days", 1, 3650),
+      },
+      ...rangeFlags(
+        "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
+        "reconcile up to this instant (default now)",
+      ),
+    ],
+    access: "writes",
+  }).action((o: ReconcileFlags) => runReconcile(globals(), o));
+  subcommand(sync, "aggregations", {
+    description:
       "fetch ListLogAggregations for every configured aggregation job (or one with --job)",
-    )
-    .option("--job <name>", "only this aggregation job")
-    .option(
-      "--from <time>",
-      "backfill from this instant (2026-11-01, RFC 3339, Unix seconds, -30d)",
-    )
-    .option("--to <time>", "backfill up to this instant (default now)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((o: AggregationFlags) => runSyncAggregations(globals(), o));
-
-  sync
-    .command("rollups")
-    .description(
+    options: [
+      { flags: "--job <name>", help: "only this aggregation job" },
+      ...backfillFlags("-30d"),
+    ],
+    access: "writes",
+  }).action((o: AggregationFlags) => runSyncAggregations(globals(), o));
+  subcommand(sync, "rollups", {
+    description:
       "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
-    )
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action(() => runSyncRollups(globals()));
-  for (const stream of ENTITY_STREAMS) {
-    sync
-      .command(stream)
-      .description(ENTITY_STREAM_HELP[stream])
-      .addHelpText("after", WRITES_DATA_DIR)
-      .action(() => runSyncEntity(globals(), stream));
-  }
+    access: "writes",
+  }).action(() => runSyncRollups(globals()));
+  for (const stream of ENTITY_STREAMS)
+    subcommand(sync, stream, {
+      description: ENTITY_STREAM_HELP[stream],
+      access: "writes",
+    }).action(() => runSyncEntity(globals(), stream));
 }
+
+/** --from/--to of a backfill; `back` is the relative example, e.g. "-7d". */
+const backfillFlags = (back: string) =>
+  rangeFlags(
+    `backfill from this instant (2026-11-01, RFC 3339, Unix seconds, ${back})`,
+    "backfill up to this instant (default now)",
+  );
 
 const ENTITY_STREAM_HELP: Readonly<Record<EntityStream, string>> = {
   users:

@@ -17,14 +17,10 @@ import {
   writeWindows,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { operatorName } from "../operator.js";
-import { printTable } from "../output.js";
-import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "../runtime.js";
+import { decision, type DecisionFlags } from "../operator.js";
+import { printListing } from "../output.js";
+import { allFlag, decisionFlags, JSON_FLAG, subcommand } from "../options.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 import {
   aggregationName,
   backfillPrefix,
@@ -37,67 +33,63 @@ interface ListFlags {
   json?: boolean;
 }
 
-interface SkipFlags {
-  window?: string;
-  parent?: string;
-  reason: string;
-  by?: string;
-}
+type SkipFlags = DecisionFlags & { window?: string; parent?: string };
 
 export function registerWindowsCommand(
   program: Command,
   globals: () => GlobalOptions,
 ): void {
-  const windows = program
-    .command("windows")
-    .description(
+  const windows = subcommand(program, "windows", {
+    description:
       "windows of the aggregation jobs and of the sessions stream not stored yet (pending, poisoned) and what to do about them",
-    );
+  });
 
-  windows
-    .command("list")
-    .description(
+  subcommand(windows, "list", {
+    description:
       "list the windows that are pending or poisoned, with their attempts and last error (--all: every state)",
-    )
-    .option("--job <name>", 'only this aggregation job, or "sessions"')
-    .option("--all", "also the stored, shrunk and skipped windows")
-    .option("--json", "print JSON for programs instead of a table")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((o: ListFlags) => runList(globals(), o));
-
-  windows
-    .command("skip")
-    .description(
+    options: [
+      {
+        flags: "--job <name>",
+        help: 'only this aggregation job, or "sessions"',
+      },
+      allFlag("the stored, shrunk and skipped windows"),
+      JSON_FLAG,
+    ],
+    access: "reads",
+  }).action((o: ListFlags) => runList(globals(), o));
+  subcommand(windows, "skip", {
+    description:
       "let the checkpoint of JOB pass a pending or poisoned window, or a parent its stream could not read, recording who and why",
-    )
-    .argument(
-      "<job>",
-      'the aggregation job, "sessions", or the stream of a parent (native_users, user_devices, users)',
-    )
-    .option(
-      "--window <time>",
-      "start of the window, as `windows list` shows it",
-    )
-    .option(
-      "--parent <id>",
-      "the parent (a resource, a user) its stream could not read, as `windows list` shows it",
-    )
-    .requiredOption("--reason <text>", "why the window is skipped (recorded)")
-    .option("--by <name>", "who skips it (default: the OS user)")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
-
-  windows
-    .command("forget")
-    .description(
+    args: [
+      [
+        "<job>",
+        'the aggregation job, "sessions", or the stream of a parent (native_users, user_devices, users)',
+      ],
+    ],
+    options: [
+      {
+        flags: "--window <time>",
+        help: "start of the window, as `windows list` shows it",
+      },
+      {
+        flags: "--parent <id>",
+        help: "the parent (a resource, a user) its stream could not read, as `windows list` shows it",
+      },
+      ...decisionFlags("why the window is skipped (recorded)", "skips it"),
+    ],
+    access: "writes",
+  }).action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
+  subcommand(windows, "forget", {
+    description:
       "delete every row and checkpoint of an aggregation job, so that it starts again from nothing",
-    )
-    .argument("<job>", "the aggregation job")
-    .option("--yes", "confirm: the job's stored rows are deleted")
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action((name: string, o: { yes?: boolean }) =>
-      runForget(globals(), name, o),
-    );
+    args: [["<job>", "the aggregation job"]],
+    options: [
+      { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
+    ],
+    access: "writes",
+  }).action((name: string, o: { yes?: boolean }) =>
+    runForget(globals(), name, o),
+  );
 }
 
 /** `windows list`: reads only; a warehouse without the window tables has none. */
@@ -120,26 +112,18 @@ function printWindows(
   o: ListFlags,
   job: string | undefined,
 ): void {
-  if (o.json) {
-    process.stdout.write(`${JSON.stringify(found.map(windowJson), null, 2)}\n`);
-    return;
-  }
-  if (found.length === 0) {
-    process.stdout.write(
-      `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}\n`,
-    );
-    return;
-  }
-  printTable(
-    found.map((r) => ({
+  printListing(found, o.json, {
+    json: windowJson,
+    row: (r) => ({
       job: r.job,
       window: r.parent === "" ? describe(r) : `parent ${r.parent}`,
       state: r.state,
       attempts: r.attempts,
       "last error": r.lastError.split("\n")[0] ?? "",
       "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
-    })),
-  );
+    }),
+    none: `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}`,
+  });
 }
 
 /** `windows skip`: marks one waiting window skipped, with who and why. */
@@ -150,11 +134,10 @@ async function runSkip(
 ): Promise<void> {
   const job = jobName(name);
   const target = skipTarget(o);
-  if (o.reason.trim() === "")
-    throw new UsageError("--reason must not be empty", {
-      hint: "say why the window can be left without data",
-    });
-  const by = operatorName(o.by);
+  const { by, reason } = decision(
+    o,
+    "say why the window can be left without data",
+  );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
     const waiting = await waitingWindow(w, job, target);
@@ -165,7 +148,7 @@ async function runSkip(
           ...waiting,
           state: "skipped",
           skippedBy: by,
-          skipReason: o.reason.trim(),
+          skipReason: reason,
         },
       ],
       { retries: config.clickhouse.insertRetries },

@@ -38,7 +38,7 @@ export {
   MULTI_VALUED_FIELDS,
 } from "./fields.js";
 
-export interface AggregationParams {
+interface AggregationParams {
   /** Inclusive, epoch ms. */
   readonly startMs: number;
   /** Exclusive, epoch ms, already capped at the clock's now. */
@@ -62,13 +62,13 @@ export interface HistogramBucket {
   buckets?: HistogramBucket[];
 }
 
-export interface LogsOverTimeStep {
+interface LogsOverTimeStep {
   datetime: string;
   count?: number;
   buckets?: HistogramBucket[];
 }
 
-export type Aggregations = { logsOverTime?: LogsOverTimeStep[] } & Partial<
+type Aggregations = { logsOverTime?: LogsOverTimeStep[] } & Partial<
   Record<AggregationMember, TopValue[]>
 >;
 
@@ -79,7 +79,7 @@ export interface ListLogAggregationsResponse {
 }
 
 /** The first step of the histogram: start rounded down to a multiple of the interval since the epoch. */
-export function firstStepMs(startMs: number, intervalMs: number): number {
+function firstStepMs(startMs: number, intervalMs: number): number {
   return Math.floor(startMs / intervalMs) * intervalMs;
 }
 
@@ -336,6 +336,6 @@ function serialize(node: BucketNode): HistogramBucket[] {
 }
 
 /** RFC 3339 in UTC; whole seconds print without a fraction (`2026-11-02T10:05:00Z`). */
-export function rfc3339(ms: number): string {
+function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.000Z$/, "Z");
 }

@@ -507,7 +507,7 @@ export function workflowCatalog(seed: number): readonly SimWorkflow[] {
 // ---------------------------------------------------------------------------------------------
 // Desktop devices.
 
-export interface SimDesktopDevice {
+interface SimDesktopDevice {
   readonly deviceId: string;
   readonly systemVersion: string;
   readonly kernelVersion: string;

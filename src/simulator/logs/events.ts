@@ -63,7 +63,7 @@ export interface LogSessionSource {
   sessionsInHour?(hour: number): readonly SimSession[];
 }
 
-export interface LogEventStoreOptions {
+interface LogEventStoreOptions {
   seed: number;
   /**
    * Sessions whose events stay cached (default 30 000: three days of the default org, ~2 KB
@@ -76,7 +76,7 @@ export interface LogEventStoreOptions {
 const CONTROL_CACHE_HOURS = 24 * 31;
 
 /** Events per session: a few, more for long sessions, never more than this. */
-export const MAX_EVENTS_PER_SESSION = 60;
+const MAX_EVENTS_PER_SESSION = 60;
 
 /** Literal variants per template: enough for varied received texts, few enough to share. */
 const TEMPLATE_VARIANTS = 12;
@@ -327,12 +327,15 @@ export class LogEventStore {
         case "sql":
         case "document":
         case "keyvalue":
-          this.#queryEvent(rng, profile, fired, batch, i);
-          break;
         case "request":
-        case "command":
-          this.#requestEvent(rng, profile, kind, fired, batch, i);
+        case "command": {
+          const t = profile.templates?.pick(rng);
+          if (t === undefined) break;
+          if (kind === "request" || kind === "command")
+            this.#requestEvent(rng, profile, t, kind, fired, batch, i);
+          else this.#queryEvent(rng, profile, t, fired, batch, i);
           break;
+        }
         case "llm":
         case "mcp":
           batch.detail[i] = this.#llmEvent(rng, profile, kind, fired);
@@ -345,15 +348,15 @@ export class LogEventStore {
     return seal(batch);
   }
 
+  /** A statement of template `t` (picked from the resource's templates). */
   #queryEvent(
     rng: Rng,
     p: ResourceProfile,
+    t: Template,
     fired: string[],
     batch: Draft,
     i: number,
   ): void {
-    if (p.templates === undefined) return;
-    const t = p.templates.pick(rng);
     for (const masking of t.masking) {
       if (rng.chance(0.9)) fired.push(masking);
     }
@@ -385,16 +388,16 @@ export class LogEventStore {
     setNumber(batch, NUMBER_COLUMN.dataVolume, i, 96 + sent * t.rowWidth);
   }
 
+  /** A request or command of template `t` (picked from the resource's templates). */
   #requestEvent(
     rng: Rng,
     p: ResourceProfile,
+    t: Template,
     kind: "request" | "command",
     fired: string[],
     batch: Draft,
     i: number,
   ): void {
-    if (p.templates === undefined) return;
-    const t = p.templates.pick(rng);
     if (
       kind === "request" &&
       /customers|employees|users/.test(t.source) &&

@@ -33,13 +33,13 @@ export const LIST_LOG_AGGREGATIONS_PATH =
   "/core.v1.LogsService/ListLogAggregations";
 
 /** At most this many `histogramGroupByFields` (docs/control-plane-wire.md, "Log aggregations"). */
-export const MAX_GROUP_BY_FIELDS = 3;
+const MAX_GROUP_BY_FIELDS = 3;
 /** Histograms with more steps than this are refused, as an Elasticsearch-style engine would. */
-export const MAX_HISTOGRAM_STEPS = 100_000;
-export const DEFAULT_HISTOGRAM_INTERVAL = "1h";
-export const DEFAULT_TOP_N = 10;
+const MAX_HISTOGRAM_STEPS = 100_000;
+const DEFAULT_HISTOGRAM_INTERVAL = "1h";
+const DEFAULT_TOP_N = 10;
 
-export type AggregationMode = "field_aggregations_only" | "logs_over_time_only";
+type AggregationMode = "field_aggregations_only" | "logs_over_time_only";
 
 export interface LogsHandlerOptions {
   /** Keys per top-value member (default 10); the real service's number is unknown. */
@@ -55,7 +55,7 @@ export interface LogsRouteContext {
   readonly seed: number;
 }
 
-export interface ParsedLogAggregationsRequest {
+interface ParsedLogAggregationsRequest {
   startMs: number;
   endMs: number;
   intervalMs: number;
@@ -158,7 +158,7 @@ const INTERVAL = /^([1-9][0-9]{0,8})(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** A fixed interval such as "30s", "5m", "1h", "1d" in milliseconds. */
-export function parseFixedInterval(text: string): number {
+function parseFixedInterval(text: string): number {
   const m = INTERVAL.exec(text);
   const unit = m?.[2] as keyof typeof UNIT_MS | undefined;
   if (m === null || unit === undefined) {

@@ -16,7 +16,7 @@ import {
   type LogField,
 } from "./fields.js";
 
-export type QueryNode =
+type QueryNode =
   | { readonly kind: "all" }
   | {
       readonly kind: "term";

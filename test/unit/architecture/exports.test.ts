@@ -3,6 +3,8 @@
 // and bench) plus the scripts and the bin entry, which import the build in dist/. An export
 // nobody else imports either loses its `export` or, when its own file does not use it either, is
 // deleted. Deliberate public surface is listed in ALLOWED below, each entry with its reason.
+// A re-export (`export { x } from "./x.js"`) is not a use: a name an entry module (index.ts)
+// re-exports must be used by a file outside the entry's folder, else the re-export is unused.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,7 +97,12 @@ function usersByDeclaration(
   for (const sf of sources) {
     const file = repoPath(sf.fileName);
     const visit = (node: ts.Node): void => {
-      if (ts.isIdentifier(node) && names.has(node.text)) {
+      // The name in a re-export only passes the declaration on; its users are who import it.
+      if (
+        ts.isIdentifier(node) &&
+        names.has(node.text) &&
+        !ts.isExportSpecifier(node.parent)
+      ) {
         let symbol = checker.getSymbolAtLocation(node);
         if (
           symbol !== undefined &&
@@ -190,6 +197,25 @@ function publicTypes(
   return found;
 }
 
+/**
+ * Whether `file`, which names declaration `d` of export `e`, counts as a user of `e`: not the
+ * file declaring it, and for an entry module's re-export, a file outside the entry's folder.
+ */
+function userOutside(e: Exported, d: ts.Declaration, file: string): boolean {
+  if (file === e.file || file === repoPath(d.getSourceFile().fileName))
+    return false;
+  const reExport = e.declarations.some(
+    (x) =>
+      ts.isExportSpecifier(x) &&
+      repoPath(x.getSourceFile().fileName) === e.file,
+  );
+  return (
+    !reExport ||
+    !e.file.endsWith("/index.ts") ||
+    !file.startsWith(`${dirname(e.file)}/`)
+  );
+}
+
 describe("exports of src/", () => {
   // Type-checking the program takes seconds (tens of them on a loaded machine).
   it("each have a user in another file, or a reason in ALLOWED", () => {
@@ -215,7 +241,7 @@ describe("exports of src/", () => {
     const usedElsewhere = (e: Exported): boolean =>
       fromBuild.has(key(e)) ||
       e.declarations.some((d) =>
-        [...(users.get(d) ?? [])].some((f) => f !== e.file),
+        [...(users.get(d) ?? [])].some((f) => userOutside(e, d, f)),
       );
     const kept = new Set(
       exported.filter((e) => usedElsewhere(e) || key(e) in ALLOWED),

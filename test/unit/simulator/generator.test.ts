@@ -14,7 +14,7 @@ import {
   parseRequestTimestamp,
   parseRfc3339,
   sessionToWire,
-  sessionToWireJson,
+  wireEncoder,
   statusAt,
   type SimSession,
 } from "../../../src/simulator/index.js";
@@ -372,7 +372,7 @@ describe("session generator", () => {
     );
     const now = WEDNESDAY + 10 * HOUR + 20 * 60_000;
     for (const s of list) {
-      expect(sessionToWireJson(s, gen, now, "acme")).toBe(
+      expect(wireEncoder(gen, "acme").json(s, now)).toBe(
         JSON.stringify(sessionToWire(s, gen, now, "acme")),
       );
     }
