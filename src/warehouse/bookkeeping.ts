@@ -116,7 +116,7 @@ export async function writeCheckpoint(
   return true;
 }
 
-export interface DeadLetter {
+interface DeadLetter {
   job: string;
   recordId: string;
   reason: string;

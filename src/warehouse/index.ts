@@ -40,7 +40,6 @@ export {
   readCheckpoints,
   recordRun,
   writeCheckpoint,
-  type DeadLetter,
   type Checkpoint,
   type RunRecord,
   type RunStatus,
@@ -178,5 +177,5 @@ export {
 } from "./service-access.js";
 
 // The sessions in standard schemas (OCSF, ECS): the views and their export.
-export { exportStandard, type ExportRange } from "./standards/export.js";
+export { exportStandard } from "./standards/export.js";
 export { STANDARD_VIEWS, type StandardName } from "./standards/views.js";

@@ -24,7 +24,7 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
 /** Characters of JSON Lines gathered before they are handed to the output. */
 const WRITE_BATCH = 256 * 1024;
 
-export interface ExportRange {
+interface ExportRange {
   fromMs: number;
   toMs: number;
 }
