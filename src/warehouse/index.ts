@@ -120,6 +120,7 @@ export {
 } from "./holds.js";
 export {
   ARCHIVE_FORMAT,
+  DEFAULT_ARCHIVE_DIR,
   ARCHIVE_TABLES,
   archiveFileName,
   archiveSpec,
@@ -164,8 +165,18 @@ export {
   type SessionSource,
 } from "./reports/session-queries.js";
 
+// What `sessionhouse doctor` asks ClickHouse.
+export {
+  engineLockPid,
+  openProbe,
+  type ClickHouseProbe,
+  type DiskSpace,
+  type StorageVolume,
+} from "./preflight.js";
+
 // The service file of `sessionhouse run`'s read access, for the HTTP front that serves it.
 export {
+  findService,
   removeServiceFile,
   serviceFilePath,
   type ServiceRecord,

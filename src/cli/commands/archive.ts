@@ -12,6 +12,7 @@ import {
 } from "../../pipeline/archive.js";
 import { FatalError } from "../../util/errors.js";
 import {
+  DEFAULT_ARCHIVE_DIR,
   migrate,
   openScratchEngine,
   retentionSettings,
@@ -66,7 +67,7 @@ export function registerArchiveCommand(
     .option(
       "--to <dir>",
       "archive directory (one YYYY-MM directory per month)",
-      "./archive",
+      DEFAULT_ARCHIVE_DIR,
     )
     .addHelpText(
       "after",

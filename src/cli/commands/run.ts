@@ -13,6 +13,7 @@ import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
 import { reportJobNames, reportJobs } from "../../scheduler/report-jobs.js";
+import { serviceSchedules } from "../../scheduler/schedules.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
 import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
@@ -84,17 +85,7 @@ async function runService(
 ): Promise<void> {
   const plans = planJobs(config);
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
-  const reportNames = reportJobNames(config.reports.schedules);
-  checkSchedules([
-    ...plans.map((p) => ({
-      what: `schedule of job ${p.name}`,
-      schedule: p.schedule,
-    })),
-    ...config.reports.schedules.map((r, i) => ({
-      what: `schedule of ${reportNames[i] ?? r.kind} (reports.schedules[${i}].cron)`,
-      schedule: r.cron,
-    })),
-  ]);
+  checkSchedules(serviceSchedules(config));
   for (const r of config.reports.schedules) parseFilters(r.filter);
   const service = await openService(config, plans);
   const reads = await startReads(service);
