@@ -195,14 +195,20 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
 
 /**
  * A @clickhouse/client for the server at `url`, with the credentials of the URL or the settings,
- * in `database` when given (the database must exist then).
+ * in `database` when given (the database must exist then). `settings` go with every query:
+ * the exporter's own (date_time_input_format) and `extra`; "none" sends none, so that a
+ * readonly user can still be asked what it may do.
  */
 export function serverClient(
   ch: ClickHouseConfig,
   url: URL,
   database: string | undefined,
-  settings: Record<string, string | number> = {},
+  extra: Record<string, string | number> | "none" = {},
 ): ClickHouseClient {
+  const settings =
+    extra === "none"
+      ? {}
+      : { date_time_input_format: "best_effort" as const, ...extra };
   return createClient({
     url: url.origin + url.pathname.replace(/\/+$/, ""),
     username: decodeURIComponent(url.username) || ch.user,
@@ -213,10 +219,7 @@ export function serverClient(
       request: ch.compressRequests ?? isCloudHost(url.href),
       response: true,
     },
-    clickhouse_settings: {
-      date_time_input_format: "best_effort",
-      ...settings,
-    },
+    clickhouse_settings: settings,
     ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
     // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
     log: { level: ClickHouseLogLevel.OFF },

@@ -62,7 +62,7 @@ export async function openProbe(config: Config): Promise<ClickHouseProbe> {
   const ch = config.clickhouse;
   if (ch.url) {
     const url = new URL(ch.url);
-    const client = serverClient(ch, url, undefined);
+    const client = serverClient(ch, url, undefined, "none");
     try {
       await checkReachable(client, url.origin);
     } catch (err) {

@@ -7,6 +7,7 @@
 import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
+import { logResults, runDoctor } from "../../ops/doctor/index.js";
 import { checkReadiness } from "../../ops/readiness.js";
 import { checkpointPositions, waitingWindows } from "../../ops/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
@@ -87,7 +88,11 @@ async function runService(
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
   checkSchedules(serviceSchedules(config));
   for (const r of config.reports.schedules) parseFilters(r.filter);
-  const service = await openService(config, plans);
+  const readToken = newReadToken();
+  const logger = loggerFor(config, [readToken]);
+  // Before the engine is opened: the data directory's checks look for another holder.
+  logResults(logger, await runDoctor(config, { fast: true }));
+  const service = await openService(config, plans, { readToken, logger });
   const reads = await startReads(service);
   const ops = await startOps(service, reads);
   const stop = listenForStop(
@@ -123,9 +128,8 @@ interface Service {
 async function openService(
   config: Config,
   plans: readonly JobPlan[],
+  { readToken, logger }: { readToken: string; logger: Logger },
 ): Promise<Service> {
-  const readToken = newReadToken();
-  const logger = loggerFor(config, [readToken]);
   const metrics = new Metrics();
   metrics.declareJobs([
     ...plans.map((p) => p.name),
