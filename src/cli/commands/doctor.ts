@@ -48,7 +48,9 @@ async function runDoctorCommand(
     throw new FatalError(
       "DOCTOR_FAILED",
       `${failed.length} check${failed.length === 1 ? "" : "s"} failed: ${failed.map((r) => `${r.family} ${r.name}`).join(", ")}`,
-      { hint: "fix what each failed line says, then run sessionhouse doctor again" },
+      {
+        hint: "fix what each failed line says, then run sessionhouse doctor again",
+      },
     );
 }
 

@@ -18,7 +18,7 @@ import {
 } from "./check.js";
 
 /** Local clock minus the API's Date header beyond which doctor warns. */
-export const CLOCK_SKEW_WARN_MS = 30_000;
+const CLOCK_SKEW_WARN_MS = 30_000;
 
 /** An id no object has: a Get or per-parent listing with it reads nothing, harmlessly. */
 const NO_SUCH_ID = "00000000-0000-0000-0000-000000000000";
@@ -258,7 +258,9 @@ function header(h: ResponseHeaders, name: string): string | undefined {
 function rateLimit(ctx: ApiCheckContext): Finding {
   const last = ctx.api.last;
   if (!last) return skipped("no answer from the API");
-  const seen = RATE_HEADERS.filter((n) => header(last.headers, n) !== undefined);
+  const seen = RATE_HEADERS.filter(
+    (n) => header(last.headers, n) !== undefined,
+  );
   if (seen.length === 0)
     return ok(
       `no rate-limit headers seen: the exporter keeps to SESSIONHOUSE_MAX_RPS (${ctx.config.api.maxRequestsPerSecond}/s)`,
@@ -267,7 +269,9 @@ function rateLimit(ctx: ApiCheckContext): Finding {
     .map((n) => {
       const value = header(last.headers, n) ?? "";
       const waitMs =
-        n === "x-ratelimit-reset" ? resetWaitMs(value, last.receivedAtMs) : undefined;
+        n === "x-ratelimit-reset"
+          ? resetWaitMs(value, last.receivedAtMs)
+          : undefined;
       return `${n} ${value}${waitMs === undefined ? "" : ` (in ${Math.round(waitMs / 1000)} s)`}`;
     })
     .join(", ");

@@ -69,7 +69,9 @@ async function database(ctx: ClickHouseCheckContext): Promise<Finding> {
 
 /** The exporter's user, as the server knows it (the URL's user wins over CLICKHOUSE_USER). */
 function exporterUser(config: Config): string {
-  const url = config.clickhouse.url ? new URL(config.clickhouse.url) : undefined;
+  const url = config.clickhouse.url
+    ? new URL(config.clickhouse.url)
+    : undefined;
   return (url && decodeURIComponent(url.username)) || config.clickhouse.user;
 }
 
@@ -167,7 +169,9 @@ async function tiers(ctx: ClickHouseCheckContext): Promise<Finding> {
     .filter(([, t]) => t.hotDays > 0)
     .map(([table]) => table);
   if (tiered.length === 0)
-    return skipped("no table has hotDays (SESSIONHOUSE_HOT_DAYS, retention.tables)");
+    return skipped(
+      "no table has hotDays (SESSIONHOUSE_HOT_DAYS, retention.tables)",
+    );
   const p = await probe(ctx);
   const volumes = (await p.storagePolicies()).filter(
     (v) => v.volume === r.coldVolume,

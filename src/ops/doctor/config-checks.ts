@@ -148,7 +148,12 @@ function apiUrl(ctx: ConfigCheckContext): Finding {
 const spec = (
   name: string,
   run: (ctx: ConfigCheckContext) => Finding,
-): CheckSpec<ConfigCheckContext> => ({ name, family: "config", fast: true, run });
+): CheckSpec<ConfigCheckContext> => ({
+  name,
+  family: "config",
+  fast: true,
+  run,
+});
 
 export const CONFIG_CHECKS: readonly CheckSpec<ConfigCheckContext>[] = [
   spec("schedules", schedules),

@@ -85,7 +85,10 @@ function space(ctx: DataDirCheckContext): Finding {
       const fs = statfsSync(dir);
       return spaceFinding(dir, fs.bavail * fs.bsize, fs.blocks * fs.bsize);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT" || dirname(dir) === dir)
+      if (
+        (err as NodeJS.ErrnoException).code !== "ENOENT" ||
+        dirname(dir) === dir
+      )
         throw err;
       dir = dirname(dir);
     }

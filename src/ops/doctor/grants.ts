@@ -17,7 +17,7 @@ interface Privilege {
 const LINE = /^(GRANT|REVOKE)\s+(.+?)\s+ON\s+(\S+)\s+(?:TO|FROM)\s/i;
 
 /** The privileges of SHOW GRANTS lines; role grants (`GRANT r TO u`) have no target and are left out. */
-export function parseGrants(lines: readonly string[]): Privilege[] {
+function parseGrants(lines: readonly string[]): Privilege[] {
   const out: Privilege[] = [];
   for (const line of lines) {
     const m = LINE.exec(line.trim());
@@ -26,7 +26,9 @@ export function parseGrants(lines: readonly string[]): Privilege[] {
     for (const part of splitOutside(m[2] ?? "", ",")) {
       const pm = /^([^(]+?)\s*(?:\((.*)\))?$/.exec(part.trim());
       if (!pm) continue;
-      const name = (pm[1] ?? "").toUpperCase().replace(/^ALL PRIVILEGES$/, "ALL");
+      const name = (pm[1] ?? "")
+        .toUpperCase()
+        .replace(/^ALL PRIVILEGES$/, "ALL");
       const columns = pm[2]
         ? pm[2].split(",").map((c) => unquote(c.trim()))
         : [];
@@ -83,7 +85,7 @@ interface Need {
  * What the exporter runs on its database: reads, inserts, migrations (CREATE TABLE, CREATE VIEW,
  * DROP of the views and tables they replace), and ALTER (TTL, legal holds, deletes of a job).
  */
-export const EXPORTER_NEEDS: readonly Need[] = [
+const EXPORTER_NEEDS: readonly Need[] = [
   { need: "SELECT", by: ["SELECT", "ALL"] },
   { need: "INSERT", by: ["INSERT", "ALL"] },
   { need: "ALTER", by: ["ALTER", "ALTER TABLE", "ALL"] },
@@ -102,7 +104,11 @@ const onDatabase = (p: Privilege, database: string) =>
   (p.database === "*" || p.database === database) && p.columns.length === 0;
 
 /** Whether `need` is granted on the whole database and not revoked on any of its tables. */
-function holds(ps: readonly Privilege[], need: Need, database: string): boolean {
+function holds(
+  ps: readonly Privilege[],
+  need: Need,
+  database: string,
+): boolean {
   const granted = ps.some(
     (p) =>
       p.grant &&
@@ -112,10 +118,7 @@ function holds(ps: readonly Privilege[], need: Need, database: string): boolean 
   );
   // A column's revoke (the reader's SELECT(raw)) takes nothing the exporter needs.
   const revoked = ps.some(
-    (p) =>
-      !p.grant &&
-      need.by.includes(p.name) &&
-      onDatabase(p, database),
+    (p) => !p.grant && need.by.includes(p.name) && onDatabase(p, database),
   );
   return granted && !revoked;
 }
@@ -127,7 +130,9 @@ export function missingExporterGrants(
   databaseExists: boolean,
 ): string[] {
   const ps = parseGrants(lines);
-  const needs = databaseExists ? EXPORTER_NEEDS : [...EXPORTER_NEEDS, CREATE_DATABASE];
+  const needs = databaseExists
+    ? EXPORTER_NEEDS
+    : [...EXPORTER_NEEDS, CREATE_DATABASE];
   return needs.filter((n) => !holds(ps, n, database)).map((n) => n.need);
 }
 
@@ -155,7 +160,8 @@ export function readerGrantProblems(
   const beyond = ps.filter(
     (p) =>
       p.grant &&
-      (p.name !== "SELECT" || (p.database !== database && p.database !== "system")),
+      (p.name !== "SELECT" ||
+        (p.database !== database && p.database !== "system")),
   );
   if (beyond.length > 0)
     problems.push(

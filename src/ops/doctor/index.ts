@@ -4,12 +4,5 @@ export {
   logResults,
   overallStatus,
   runDoctor,
-  type DoctorOptions,
 } from "./runner.js";
-export {
-  CHECK_FAMILIES,
-  CHECK_STATUSES,
-  type CheckFamily,
-  type CheckResult,
-  type CheckStatus,
-} from "./check.js";
+export type { CheckResult } from "./check.js";

@@ -127,7 +127,12 @@ function archiveDir(ctx: ReportCheckContext): Finding {
 const spec = (
   name: string,
   run: CheckSpec<ReportCheckContext>["run"],
-): CheckSpec<ReportCheckContext> => ({ name, family: "reports", fast: false, run });
+): CheckSpec<ReportCheckContext> => ({
+  name,
+  family: "reports",
+  fast: false,
+  run,
+});
 
 export const REPORT_CHECKS: readonly CheckSpec<ReportCheckContext>[] = [
   spec("chromium", chromium),

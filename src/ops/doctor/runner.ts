@@ -38,7 +38,7 @@ function doctorChecks(config: Config): CheckSpec<DoctorContext>[] {
   ];
 }
 
-export interface DoctorOptions {
+interface DoctorOptions {
   /** Only the checks `run` performs at start. */
   fast?: boolean;
   nowMs?: number;

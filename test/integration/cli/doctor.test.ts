@@ -175,9 +175,10 @@ describe("sessionhouse doctor", () => {
       expect(["ok", "warn", "fail", "skipped"]).toContain(c.status);
       expect(c.found.length, `${c.family} ${c.name}`).toBeGreaterThan(0);
     }
-    expect(
-      report.checks.find((c) => c.name === "key: GetUser"),
-    ).toMatchObject({ family: "api", status: "ok" });
+    expect(report.checks.find((c) => c.name === "key: GetUser")).toMatchObject({
+      family: "api",
+      status: "ok",
+    });
   }, 120_000);
 
   it("a wrong key: every read fails naming the refusal and the setting to fix, exit 1", async () => {
@@ -200,7 +201,9 @@ describe("sessionhouse doctor", () => {
     });
     expect(r.code).toBe(1);
     expect(line(r, "clickhouse reachable")).toMatch(
-      new RegExp(`^fail\\s.*127\\.0\\.0\\.1:${port} cannot be reached.*fix: check CLICKHOUSE_URL`),
+      new RegExp(
+        `^fail\\s.*127\\.0\\.0\\.1:${port} cannot be reached.*fix: check CLICKHOUSE_URL`,
+      ),
     );
     expect(line(r, "clickhouse grants")).toMatch(
       /^skipped\s.*see clickhouse reachable/,
@@ -273,7 +276,9 @@ describe("sessionhouse doctor", () => {
       const deadline = Date.now() + 90_000;
       while (!service.logs.some((l) => l.msg === "service started")) {
         if (service.child.exitCode !== null || Date.now() > deadline)
-          throw new Error(`run did not start: ${(await service.result).stderr}`);
+          throw new Error(
+            `run did not start: ${(await service.result).stderr}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       // The service logged its own preflight at start: the data directory was free then.

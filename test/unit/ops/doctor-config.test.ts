@@ -127,7 +127,9 @@ describe("doctor: configuration checks", () => {
   it("a short secret is named by its setting and length, never by a character of it", async () => {
     const f = await check("secrets", { SESSIONHOUSE_API_KEY: "abc12345" });
     expect(f.status).toBe("warn");
-    expect(f.found).toContain("SESSIONHOUSE_API_KEY (api.apiKey) is 8 characters long");
+    expect(f.found).toContain(
+      "SESSIONHOUSE_API_KEY (api.apiKey) is 8 characters long",
+    );
     expect(`${f.found} ${f.fix ?? ""}`).not.toContain("abc12345");
     expect(`${f.found} ${f.fix ?? ""}`).not.toContain("abc");
   });

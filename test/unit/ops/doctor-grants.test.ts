@@ -15,9 +15,15 @@ const EMBEDDED_DEFAULT = [
 
 describe("doctor: the exporter's grants", () => {
   it("everything on *.* (or ALL) lacks nothing", () => {
-    expect(missingExporterGrants(EMBEDDED_DEFAULT, "sessionhouse", true)).toEqual([]);
     expect(
-      missingExporterGrants(["GRANT ALL ON *.* TO admin WITH GRANT OPTION"], "sh", false),
+      missingExporterGrants(EMBEDDED_DEFAULT, "sessionhouse", true),
+    ).toEqual([]);
+    expect(
+      missingExporterGrants(
+        ["GRANT ALL ON *.* TO admin WITH GRANT OPTION"],
+        "sh",
+        false,
+      ),
     ).toEqual([]);
   });
 
