@@ -339,16 +339,14 @@ async function ensureDatabase(
 }
 
 /**
- * The embedded engine under the data directory, which is created when missing, for its owner
- * only (files.groupReadable: and the group); one this user owns that is open wider (made by an
- * older version) is closed first.
+ * The data directory made and closed to others as `files` says; with `keepModes`, only checked
+ * to exist.
  */
-async function openEmbedded(
-  ch: ClickHouseConfig,
+function prepareDataDir(
+  dataDir: string,
   files: Sharing,
   { logger, keepModes }: OpenOptions,
-): Promise<Warehouse> {
-  const dataDir = resolve(ch.dataDir);
+): void {
   if (keepModes) {
     if (!existsSync(dataDir))
       throw new SinkError(
@@ -356,21 +354,36 @@ async function openEmbedded(
         `the embedded data directory ${dataDir} does not exist`,
         { hint: "sessionhouse migrate or run creates it (mode 0700)" },
       );
-  } else makePrivateDir(dataDir, files);
-  const closed = keepModes ? undefined : closeToOthers(dataDir, files);
-  if (closed) {
-    const fields = {
-      dir: dataDir,
-      was: octal(closed.was),
-      now: octal(closed.now),
-    };
-    if (logger)
-      logger.warn(fields, "data directory was open to other users: closed");
-    else
-      process.stderr.write(
-        `notice: the data directory ${dataDir} was open to other users (mode ${fields.was}): now ${fields.now}\n`,
-      );
+    return;
   }
+  makePrivateDir(dataDir, files);
+  const closed = closeToOthers(dataDir, files);
+  if (!closed) return;
+  const fields = {
+    dir: dataDir,
+    was: octal(closed.was),
+    now: octal(closed.now),
+  };
+  if (logger)
+    logger.warn(fields, "data directory was open to other users: closed");
+  else
+    process.stderr.write(
+      `notice: the data directory ${dataDir} was open to other users (mode ${fields.was}): now ${fields.now}\n`,
+    );
+}
+
+/**
+ * The embedded engine under the data directory, which is created when missing, for its owner
+ * only (files.groupReadable: and the group); one this user owns that is open wider (made by an
+ * older version) is closed first.
+ */
+async function openEmbedded(
+  ch: ClickHouseConfig,
+  files: Sharing,
+  options: OpenOptions,
+): Promise<Warehouse> {
+  const dataDir = resolve(ch.dataDir);
+  prepareDataDir(dataDir, files, options);
   const createChdbConnection = await loadChdb();
   // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
   // separate copy of client-common, hence the cast. Connections on one directory share the

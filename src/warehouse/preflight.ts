@@ -78,91 +78,111 @@ export async function openProbe(config: Config): Promise<ClickHouseProbe> {
   };
 }
 
+/** A SELECT's rows as objects, and a statement's answer as lines of text. */
+interface Reader {
+  rows<T>(query: string, params?: Record<string, unknown>): Promise<T[]>;
+  lines(query: string): Promise<string[]>;
+}
+
+function readerOf(client: ClickHouseClient): Reader {
+  return {
+    rows: async <T>(query: string, params: Record<string, unknown> = {}) => {
+      const rs = await client.query({
+        query,
+        query_params: params,
+        format: "JSONEachRow",
+      });
+      return rs.json<T>();
+    },
+    lines: async (query) => {
+      const rs = await client.query({ query, format: "TabSeparatedRaw" });
+      return (await rs.text()).split("\n").filter((l) => l.trim() !== "");
+    },
+  };
+}
+
+/** The first row's `v` as a number; 0 without one. */
+async function numberOf(r: Reader, query: string): Promise<number> {
+  const [row] = await r.rows<{ v: string | number }>(query);
+  return Number(row?.v ?? 0);
+}
+
 function probeOf(
   client: ClickHouseClient,
   kind: "embedded" | "server",
   location: string,
   service: ClickHouseProbe["service"],
 ): ClickHouseProbe {
-  const rows = async <T>(
-    query: string,
-    params: Record<string, unknown> = {},
-  ): Promise<T[]> => {
-    const rs = await client.query({
-      query,
-      query_params: params,
-      format: "JSONEachRow",
-    });
-    return rs.json<T>();
-  };
-  const lines = async (query: string): Promise<string[]> => {
-    const rs = await client.query({ query, format: "TabSeparatedRaw" });
-    return (await rs.text()).split("\n").filter((l) => l.trim() !== "");
-  };
+  const r = readerOf(client);
   return {
     kind,
     location,
     ...(service ? { service } : {}),
     version: async () =>
-      (await rows<{ v: string }>("SELECT version() AS v"))[0]?.v ?? "",
+      (await r.rows<{ v: string }>("SELECT version() AS v"))[0]?.v ?? "",
     databaseExists: async (database) =>
-      Number(
-        (
-          await rows<{ n: string | number }>(
-            "SELECT count() AS n FROM system.databases WHERE name = {db:String}",
-            { db: database },
-          )
-        )[0]?.n ?? 0,
-      ) > 0,
-    grants: () => lines("SHOW GRANTS FINAL"),
-    grantsOf: (user) => lines(`SHOW GRANTS FOR ${quoteIdent(user)}`),
-    readonlyLevel: async () =>
-      Number(
-        (await rows<{ v: string }>("SELECT getSetting('readonly') AS v"))[0]
-          ?.v ?? 0,
-      ),
+      (
+        await r.rows<{ n: string | number }>(
+          "SELECT count() AS n FROM system.databases WHERE name = {db:String}",
+          { db: database },
+        )
+      ).some((row) => Number(row.n) > 0),
+    grants: () => r.lines("SHOW GRANTS FINAL"),
+    grantsOf: (user) => r.lines(`SHOW GRANTS FOR ${quoteIdent(user)}`),
+    readonlyLevel: () => numberOf(r, "SELECT getSetting('readonly') AS v"),
     pinInsertSettings: () => checkPinnedSettings(client, location),
+    ...layoutQuestions(r),
+    close: () => client.close(),
+  };
+}
+
+/** The questions about how the server is laid out: cluster, macros, Keeper, storage, disks. */
+function layoutQuestions(
+  r: Reader,
+): Pick<
+  ClickHouseProbe,
+  "cluster" | "macros" | "readKeeperRoot" | "storagePolicies" | "disks"
+> {
+  return {
     cluster: async (name) => {
-      const [r] = await rows<{ hosts: string; shards: string }>(
+      const [c] = await r.rows<{ hosts: string; shards: string }>(
         "SELECT count() AS hosts, uniqExact(shard_num) AS shards FROM system.clusters WHERE cluster = {name:String}",
         { name },
       );
-      return { hosts: Number(r?.hosts ?? 0), shards: Number(r?.shards ?? 0) };
+      return { hosts: Number(c?.hosts ?? 0), shards: Number(c?.shards ?? 0) };
     },
     macros: async () =>
       Object.fromEntries(
         (
-          await rows<{ macro: string; substitution: string }>(
+          await r.rows<{ macro: string; substitution: string }>(
             "SELECT macro, substitution FROM system.macros",
           )
-        ).map((r) => [r.macro, r.substitution]),
+        ).map((m) => [m.macro, m.substitution]),
       ),
-    readKeeperRoot: async () =>
-      Number(
-        (
-          await rows<{ n: string }>(
-            "SELECT count() AS n FROM system.zookeeper WHERE path = '/'",
-          )
-        )[0]?.n ?? 0,
-      ),
+    readKeeperRoot: () =>
+      numberOf(r, "SELECT count() AS v FROM system.zookeeper WHERE path = '/'"),
     storagePolicies: async () =>
       (
-        await rows<{ policy: string; volume: string; disks: string[] }>(
+        await r.rows<{ policy: string; volume: string; disks: string[] }>(
           "SELECT policy_name AS policy, volume_name AS volume, disks FROM system.storage_policies",
         )
-      ).map((r) => ({ policy: r.policy, volume: r.volume, disks: r.disks })),
+      ).map((v) => ({ policy: v.policy, volume: v.volume, disks: v.disks })),
     disks: async () =>
       (
-        await rows<{ name: string; path: string; free: string; total: string }>(
+        await r.rows<{
+          name: string;
+          path: string;
+          free: string;
+          total: string;
+        }>(
           "SELECT name, path, free_space AS free, total_space AS total FROM system.disks",
         )
-      ).map((r) => ({
-        name: r.name,
-        path: r.path,
-        freeBytes: Number(r.free),
-        totalBytes: Number(r.total),
+      ).map((d) => ({
+        name: d.name,
+        path: d.path,
+        freeBytes: Number(d.free),
+        totalBytes: Number(d.total),
       })),
-    close: () => client.close(),
   };
 }
 
