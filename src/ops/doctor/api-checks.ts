@@ -15,6 +15,7 @@ import {
   warn,
   type CheckSpec,
   type Finding,
+  familySpecs,
 } from "./check.js";
 
 /** Local clock minus the API's Date header beyond which doctor warns. */
@@ -213,12 +214,12 @@ async function tls(ctx: ApiCheckContext): Promise<Finding> {
   return ok(`the certificate of ${url.host} is trusted by ${by}`);
 }
 
-function keyCheck(read: ProbeRead): CheckSpec<ApiCheckContext> {
-  return {
-    name: `key: ${read.operation}`,
-    family: "api",
-    fast: false,
-    run: async (ctx) => {
+function keyCheck(
+  read: ProbeRead,
+): readonly [string, CheckSpec<ApiCheckContext>["run"]] {
+  return [
+    `key: ${read.operation}`,
+    async (ctx: ApiCheckContext): Promise<Finding> => {
       const o = await ctx.api.outcome(read);
       const what = `used by ${read.usedBy}`;
       if (o.ok) return ok(`${what}: the key is accepted`);
@@ -240,7 +241,7 @@ function keyCheck(read: ProbeRead): CheckSpec<ApiCheckContext> {
         err.hint ?? "see the message",
       );
     },
-  };
+  ];
 }
 
 const RATE_HEADERS = [
@@ -307,11 +308,6 @@ function clock(ctx: ApiCheckContext): Finding {
   return ok(`${text} (warned above ${CLOCK_SKEW_WARN_MS / 1000} s)`);
 }
 
-const spec = (
-  name: string,
-  run: CheckSpec<ApiCheckContext>["run"],
-): CheckSpec<ApiCheckContext> => ({ name, family: "api", fast: false, run });
-
 /** The API checks of a configuration: one key check per read operation its jobs use. */
 export function apiChecks(config: Config): CheckSpec<ApiCheckContext>[] {
   const seen = new Set<string>();
@@ -320,11 +316,11 @@ export function apiChecks(config: Config): CheckSpec<ApiCheckContext>[] {
     seen.add(r.operation);
     return true;
   });
-  return [
-    spec("reachable", reachable),
-    spec("tls", tls),
+  return familySpecs<ApiCheckContext>("api", false, [
+    ["reachable", reachable],
+    ["tls", tls],
     ...keys.map(keyCheck),
-    spec("rate limit", rateLimit),
-    spec("clock", clock),
-  ];
+    ["rate limit", rateLimit],
+    ["clock", clock],
+  ]);
 }

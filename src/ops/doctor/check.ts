@@ -79,3 +79,20 @@ export function spaceFinding(
     );
   return ok(text);
 }
+
+/**
+ * The specs of one family, in the order given. `fast`: every check of the family is part of
+ * `run`'s quick subset, or only the ones named.
+ */
+export function familySpecs<Ctx>(
+  family: CheckFamily,
+  fast: boolean | readonly string[],
+  checks: readonly (readonly [string, CheckSpec<Ctx>["run"]])[],
+): CheckSpec<Ctx>[] {
+  return checks.map(([name, run]) => ({
+    name,
+    family,
+    fast: typeof fast === "boolean" ? fast : fast.includes(name),
+    run,
+  }));
+}

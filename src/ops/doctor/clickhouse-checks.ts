@@ -10,8 +10,8 @@ import {
   skipped,
   spaceFinding,
   warn,
-  type CheckSpec,
   type Finding,
+  familySpecs,
 } from "./check.js";
 import { missingExporterGrants, readerGrantProblems } from "./grants.js";
 
@@ -197,27 +197,20 @@ async function freeDisk(ctx: ClickHouseCheckContext): Promise<Finding> {
   return worst ?? ok(findings.map((f) => f.found).join("; "));
 }
 
-const spec = (
-  name: string,
-  run: CheckSpec<ClickHouseCheckContext>["run"],
-  fast = false,
-): CheckSpec<ClickHouseCheckContext> => ({
-  name,
-  family: "clickhouse",
-  fast,
-  run,
-});
-
-export const CLICKHOUSE_CHECKS: readonly CheckSpec<ClickHouseCheckContext>[] = [
-  spec("reachable", reachable, true),
-  spec("version", version),
-  spec("database", database),
-  spec("grants", grants),
-  spec("grafana reader", readerGrants),
-  spec("insert settings", insertSettings),
-  spec("cluster", cluster),
-  spec("macros", macros),
-  spec("keeper", keeper),
-  spec("tiers", tiers),
-  spec("free disk", freeDisk),
-];
+export const CLICKHOUSE_CHECKS = familySpecs<ClickHouseCheckContext>(
+  "clickhouse",
+  ["reachable"],
+  [
+    ["reachable", reachable],
+    ["version", version],
+    ["database", database],
+    ["grants", grants],
+    ["grafana reader", readerGrants],
+    ["insert settings", insertSettings],
+    ["cluster", cluster],
+    ["macros", macros],
+    ["keeper", keeper],
+    ["tiers", tiers],
+    ["free disk", freeDisk],
+  ],
+);

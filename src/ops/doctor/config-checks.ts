@@ -8,7 +8,7 @@ import {
 } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/index.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
-import { ok, warn, type CheckSpec, type Finding } from "./check.js";
+import { ok, warn, type Finding, familySpecs } from "./check.js";
 
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
@@ -145,20 +145,10 @@ function apiUrl(ctx: ConfigCheckContext): Finding {
   return ok(`SESSIONHOUSE_API_URL ${url.origin}`);
 }
 
-const spec = (
-  name: string,
-  run: (ctx: ConfigCheckContext) => Finding,
-): CheckSpec<ConfigCheckContext> => ({
-  name,
-  family: "config",
-  fast: true,
-  run,
-});
-
-export const CONFIG_CHECKS: readonly CheckSpec<ConfigCheckContext>[] = [
-  spec("schedules", schedules),
-  spec("retention", retention),
-  spec("concurrency", concurrency),
-  spec("secrets", secrets),
-  spec("api url", apiUrl),
-];
+export const CONFIG_CHECKS = familySpecs<ConfigCheckContext>("config", true, [
+  ["schedules", schedules],
+  ["retention", retention],
+  ["concurrency", concurrency],
+  ["secrets", secrets],
+  ["api url", apiUrl],
+]);

@@ -13,8 +13,8 @@ import {
   Skip,
   spaceFinding,
   warn,
-  type CheckSpec,
   type Finding,
+  familySpecs,
 } from "./check.js";
 
 export interface DataDirCheckContext {
@@ -117,19 +117,13 @@ async function holder(ctx: DataDirCheckContext): Promise<Finding> {
   return ok(`${dir} is not held by another process`);
 }
 
-const spec = (
-  name: string,
-  run: CheckSpec<DataDirCheckContext>["run"],
-): CheckSpec<DataDirCheckContext> => ({
-  name,
-  family: "data-dir",
-  fast: true,
-  run,
-});
-
-export const DATA_DIR_CHECKS: readonly CheckSpec<DataDirCheckContext>[] = [
-  spec("owner", owner),
-  spec("mode", mode),
-  spec("free space", space),
-  spec("held", holder),
-];
+export const DATA_DIR_CHECKS = familySpecs<DataDirCheckContext>(
+  "data-dir",
+  true,
+  [
+    ["owner", owner],
+    ["mode", mode],
+    ["free space", space],
+    ["held", holder],
+  ],
+);

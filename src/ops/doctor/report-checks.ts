@@ -8,14 +8,7 @@ import { trustedPublicKey } from "../../evidence/manifest.js";
 import { findChromium, renderPdf } from "../../reports/pdf.js";
 import { modesFor, octal } from "../../util/private-files.js";
 import { DEFAULT_ARCHIVE_DIR } from "../../warehouse/index.js";
-import {
-  fail,
-  ok,
-  skipped,
-  warn,
-  type CheckSpec,
-  type Finding,
-} from "./check.js";
+import { fail, ok, skipped, warn, type Finding, familySpecs } from "./check.js";
 
 export interface ReportCheckContext {
   config: Config;
@@ -124,19 +117,9 @@ function archiveDir(ctx: ReportCheckContext): Finding {
   return dirModes([dir], ctx);
 }
 
-const spec = (
-  name: string,
-  run: CheckSpec<ReportCheckContext>["run"],
-): CheckSpec<ReportCheckContext> => ({
-  name,
-  family: "reports",
-  fast: false,
-  run,
-});
-
-export const REPORT_CHECKS: readonly CheckSpec<ReportCheckContext>[] = [
-  spec("chromium", chromium),
-  spec("signing key", signingKey),
-  spec("report directories", reportDirs),
-  spec("archive directory", archiveDir),
-];
+export const REPORT_CHECKS = familySpecs<ReportCheckContext>("reports", false, [
+  ["chromium", chromium],
+  ["signing key", signingKey],
+  ["report directories", reportDirs],
+  ["archive directory", archiveDir],
+]);

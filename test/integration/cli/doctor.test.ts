@@ -13,21 +13,13 @@ import {
   type HttpFront,
 } from "../../../src/http-front/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
-import {
-  buildCli,
-  cleanEnv,
-  removeCli,
-  runCli,
-  startCli,
-  type CliPackage,
-  type CliResult,
-} from "../../helpers/cli.js";
+import * as cli from "../../helpers/cli.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const FRONT_TOKEN = "doctor-front-token-5b1e9d2c";
 
-let cli: CliPackage;
+let pkg: cli.CliPackage;
 let sim: Simulator;
 let root: string;
 /** A migrated data directory, mode 0700. */
@@ -45,7 +37,7 @@ interface DoctorJson {
 }
 
 beforeAll(async () => {
-  cli = await buildCli();
+  pkg = await cli.buildCli();
   sim = await testSimulator({
     atMs: SIM_NOW,
     historyDays: 1,
@@ -53,18 +45,18 @@ beforeAll(async () => {
   });
   root = mkdtempSync(join(tmpdir(), "sessionhouse-doctor-"));
   dataDir = join(root, "data");
-  const migrated = await runCli(cli, ["migrate"], env());
+  const migrated = await cli.runCli(pkg, ["migrate"], env());
   expect(migrated.code, migrated.stderr).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
   await sim?.close();
-  removeCli(cli);
+  cli.removeCli(pkg);
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return cleanEnv({
+  return cli.cleanEnv({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
     SESSIONHOUSE_DATA_DIR: dataDir,
@@ -76,8 +68,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 async function doctor(
   extra: Record<string, string> = {},
   args: string[] = [],
-): Promise<CliResult> {
-  const r = await runCli(cli, ["doctor", ...args], env(extra));
+): Promise<cli.CliResult> {
+  const r = await cli.runCli(pkg, ["doctor", ...args], env(extra));
   // The key is never echoed, not even in part.
   for (const text of [r.stdout, r.stderr])
     expect(text).not.toContain(API_KEY.slice(0, 8));
@@ -85,7 +77,7 @@ async function doctor(
 }
 
 /** The line of one check ("family name"). */
-function line(r: CliResult, check: string): string {
+function line(r: cli.CliResult, check: string): string {
   const found = r.stdout
     .split("\n")
     .find((l) => l.replace(/^\S+\s+/, "").startsWith(`${check}:`));
@@ -262,8 +254,8 @@ describe("sessionhouse doctor", () => {
   }, 120_000);
 
   it("a data directory held by sessionhouse run: the held check fails with its pid", async () => {
-    const service = startCli(
-      cli,
+    const service = cli.startCli(
+      pkg,
       ["run"],
       env({
         SESSIONHOUSE_LOG_LEVEL: "info",

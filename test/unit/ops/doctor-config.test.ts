@@ -84,44 +84,43 @@ describe("doctor: configuration checks", () => {
     ).toMatchObject({ status: "ok" });
   });
 
-  it("sessions deleted before their day settles and is rolled up", async () => {
-    const f = await check("retention", { SESSIONHOUSE_RETENTION_DAYS: "5" });
+  it.each<{
+    what: string;
+    check: string;
+    env: Record<string, string>;
+    says: string;
+  }>([
+    {
+      what: "sessions deleted before their day settles and is rolled up",
+      check: "retention",
+      env: { SESSIONHOUSE_RETENTION_DAYS: "5" },
+      says: "sessions are deleted after 5 days, before a day with open sessions is rolled up (SESSIONHOUSE_ROLLUP_SETTLE_AFTER 7 days)",
+    },
+    {
+      what: "a day rolled up while its sessions of unknown status are still re-read",
+      check: "retention",
+      env: { SESSIONHOUSE_ROLLUP_SETTLE_AFTER: "2d" },
+      says: "set SESSIONHOUSE_ROLLUP_SETTLE_AFTER to at least SESSIONHOUSE_UNKNOWN_STATUS_POLL",
+    },
+    {
+      what: "rows deleted before they would move to the cold volume",
+      check: "retention",
+      env: { SESSIONHOUSE_RETENTION_DAYS: "30", SESSIONHOUSE_HOT_DAYS: "30" },
+      says: "sessions: rows are deleted after 30 days, before they move to the cold volume after 30 days",
+    },
+    {
+      what: "more windows at once than API connections",
+      check: "concurrency",
+      env: {
+        SESSIONHOUSE_WINDOW_CONCURRENCY: "8",
+        SESSIONHOUSE_API_CONNECTIONS: "4",
+      },
+      says: "SESSIONHOUSE_WINDOW_CONCURRENCY is 8, more than the 4 API connections",
+    },
+  ])("$what", async ({ check: name, env, says }) => {
+    const f = await check(name, env);
     expect(f.status).toBe("warn");
-    expect(f.found).toContain(
-      "sessions are deleted after 5 days, before a day with open sessions is rolled up (SESSIONHOUSE_ROLLUP_SETTLE_AFTER 7 days)",
-    );
-  });
-
-  it("a day rolled up while its sessions of unknown status are still re-read", async () => {
-    const f = await check("retention", {
-      SESSIONHOUSE_ROLLUP_SETTLE_AFTER: "2d",
-    });
-    expect(f.status).toBe("warn");
-    expect(f.fix).toContain(
-      "set SESSIONHOUSE_ROLLUP_SETTLE_AFTER to at least SESSIONHOUSE_UNKNOWN_STATUS_POLL",
-    );
-  });
-
-  it("rows deleted before they would move to the cold volume", async () => {
-    const f = await check("retention", {
-      SESSIONHOUSE_RETENTION_DAYS: "30",
-      SESSIONHOUSE_HOT_DAYS: "30",
-    });
-    expect(f.status).toBe("warn");
-    expect(f.found).toContain(
-      "sessions: rows are deleted after 30 days, before they move to the cold volume after 30 days",
-    );
-  });
-
-  it("more windows at once than API connections", async () => {
-    const f = await check("concurrency", {
-      SESSIONHOUSE_WINDOW_CONCURRENCY: "8",
-      SESSIONHOUSE_API_CONNECTIONS: "4",
-    });
-    expect(f.status).toBe("warn");
-    expect(f.found).toContain(
-      "SESSIONHOUSE_WINDOW_CONCURRENCY is 8, more than the 4 API connections",
-    );
+    expect(`${f.found} — ${f.fix ?? ""}`).toContain(says);
   });
 
   it("a short secret is named by its setting and length, never by a character of it", async () => {

@@ -38,26 +38,25 @@ describe("doctor: the exporter's grants", () => {
     expect(missingExporterGrants(lines, "other", true)).toHaveLength(7);
   });
 
-  it("a missing INSERT and a revoked ALTER are named", () => {
-    const lines = [
-      "GRANT SELECT, ALTER, CREATE, DROP ON `sessionhouse`.* TO exporter",
-      "REVOKE ALTER ON sessionhouse.* FROM exporter",
-    ];
-    expect(missingExporterGrants(lines, "sessionhouse", true)).toEqual([
-      "INSERT",
-      "ALTER",
-    ]);
-  });
-
-  it("a grant on one table or on some columns is not a grant on the database", () => {
-    const lines = [
-      "GRANT SELECT(id, raw), INSERT ON sessionhouse.sessions TO exporter",
-      "GRANT ALTER, CREATE, DROP ON sessionhouse.* TO exporter",
-    ];
-    expect(missingExporterGrants(lines, "sessionhouse", true)).toEqual([
-      "SELECT",
-      "INSERT",
-    ]);
+  it.each([
+    {
+      what: "a missing INSERT and a revoked ALTER are named",
+      lines: [
+        "GRANT SELECT, ALTER, CREATE, DROP ON `sessionhouse`.* TO exporter",
+        "REVOKE ALTER ON sessionhouse.* FROM exporter",
+      ],
+      missing: ["INSERT", "ALTER"],
+    },
+    {
+      what: "a grant on one table or on some columns is not a grant on the database",
+      lines: [
+        "GRANT SELECT(id, raw), INSERT ON sessionhouse.sessions TO exporter",
+        "GRANT ALTER, CREATE, DROP ON sessionhouse.* TO exporter",
+      ],
+      missing: ["SELECT", "INSERT"],
+    },
+  ])("$what", ({ lines, missing }) => {
+    expect(missingExporterGrants(lines, "sessionhouse", true)).toEqual(missing);
   });
 });
 
