@@ -35,6 +35,8 @@ interface ProbeRead {
   operation: string;
   /** What uses it, for the line. */
   usedBy: string;
+  /** It names an id nobody has: not_found is the answer expected of an accepted key. */
+  madeUpId?: boolean;
   call(api: ControlPlaneApi, nowMs: number): Promise<unknown>;
 }
 
@@ -122,6 +124,7 @@ function probeReads(config: Config): ProbeRead[] {
     {
       operation: "GetSession",
       usedBy: "the open-session refresh",
+      madeUpId: true,
       call: (api) => api.getSession(NO_SUCH_ID),
     },
   ];
@@ -148,12 +151,14 @@ function probeReads(config: Config): ProbeRead[] {
       reads.push({
         operation: "GetUser",
         usedBy: `stream ${stream}`,
+        madeUpId: true,
         call: (api) => api.getUser(NO_SUCH_ID),
       });
     else
       reads.push({
         operation: operationName(read.operation),
         usedBy: `stream ${stream}`,
+        madeUpId: read.kind === "perParent",
         call: (api) =>
           api.listPage(
             read.operation,
@@ -226,15 +231,15 @@ function keyCheck(
       const err = o.err;
       if (!(err instanceof ApiError)) throw err;
       if (err.httpStatus === 0)
-        return skipped(`the API does not answer (see api reachable)`);
+        return skipped("no answer from the API (see api reachable, api tls)");
       if (err.code === "unauthenticated" || err.code === "permission_denied")
         return fail(
           `${what}: the key is refused (${err.code}: ${err.detail})`,
           err.hint ??
             "check SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE)",
         );
-      // Get* of an id nobody has answers not_found: the key was accepted to get there.
-      if (err.code === "not_found" && !read.operation.startsWith("List"))
+      // A read of an id nobody has answers not_found: the key was accepted to get there.
+      if (err.code === "not_found" && read.madeUpId)
         return ok(`${what}: the key is accepted (not_found for a made-up id)`);
       return warn(
         `${what}: the key is accepted, the read is refused (${err.code}: ${err.detail})`,

@@ -14,6 +14,11 @@ import {
 } from "../../../src/http-front/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import * as cli from "../../helpers/cli.js";
+import {
+  hasOpenssl,
+  makeCertificates,
+  recordingProxy,
+} from "../../helpers/servers.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -173,6 +178,15 @@ describe("sessionhouse doctor", () => {
     });
   }, 120_000);
 
+  it("hot days without a cold volume: a warning that names the volume and what to do, exit 0", async () => {
+    const r = await doctor({ SESSIONHOUSE_HOT_DAYS: "30" });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(line(r, "clickhouse tiers")).toMatch(
+      /^warn\s.*hotDays is set for sessions, and no storage policy has a volume cold: rows stay where they are.*fix: .*SESSIONHOUSE_COLD_VOLUME/,
+    );
+    expect(r.stdout).toMatch(/, 1 warn, 0 fail,/);
+  }, 120_000);
+
   it("a wrong key: every read fails naming the refusal and the setting to fix, exit 1", async () => {
     const wrong = "not-the-key-3c9e1f77aa";
     const r = await doctor({ SESSIONHOUSE_API_KEY: wrong });
@@ -185,6 +199,37 @@ describe("sessionhouse doctor", () => {
     expect(r.stderr).toMatch(/checks failed: api key: ListSessionsV2/);
     expect(r.stdout + r.stderr).not.toContain(wrong.slice(0, 10));
   }, 120_000);
+
+  it.runIf(hasOpenssl)(
+    "TLS: a certificate of a private CA fails with the setting to fix; SESSIONHOUSE_API_CA_FILE makes it trusted",
+    async () => {
+      const { caFile, key, cert } = makeCertificates();
+      const proxy = await recordingProxy(sim.url, { key, cert });
+      try {
+        const untrusted = await doctor({ SESSIONHOUSE_API_URL: proxy.url });
+        expect(untrusted.code).toBe(1);
+        expect(line(untrusted, "api tls")).toMatch(
+          /^fail\s.*is not trusted by the system's CAs.*fix: .*SESSIONHOUSE_API_CA_FILE/,
+        );
+        expect(line(untrusted, "api key: ListSessionsV2")).toMatch(
+          /^skipped\s/,
+        );
+        const trusted = await doctor({
+          SESSIONHOUSE_API_URL: proxy.url,
+          SESSIONHOUSE_API_CA_FILE: caFile,
+        });
+        expect(trusted.code, trusted.stdout).toBe(0);
+        expect(line(trusted, "api tls")).toMatch(
+          new RegExp(
+            `^ok\\s.*trusted by the CA in SESSIONHOUSE_API_CA_FILE ${caFile}`,
+          ),
+        );
+      } finally {
+        await proxy.close();
+      }
+    },
+    120_000,
+  );
 
   it("ClickHouse that does not answer: reachable fails with the fix, the other ClickHouse checks say why they are skipped", async () => {
     const port = await closedPort();
