@@ -187,6 +187,20 @@ describe("sessionhouse doctor", () => {
     expect(r.stdout).toMatch(/, 1 warn, 0 fail,/);
   }, 120_000);
 
+  it("a configuration that does not load, or a schedule that does not parse: exit 2 naming the setting", async () => {
+    const invalid = await doctor({ SESSIONHOUSE_PAGE_SIZE: "0" });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(/SESSIONHOUSE_PAGE_SIZE must be at least 1/);
+    expect(invalid.stdout).toBe("");
+    const schedule = await doctor({
+      SESSIONHOUSE_ROLLUP_SCHEDULE: "every hour",
+    });
+    expect(schedule.code).toBe(2);
+    expect(schedule.stderr).toMatch(
+      /schedule of job rollups: "every hour" is not a cron schedule/,
+    );
+  }, 120_000);
+
   it("a wrong key: every read fails naming the refusal and the setting to fix, exit 1", async () => {
     const wrong = "not-the-key-3c9e1f77aa";
     const r = await doctor({ SESSIONHOUSE_API_KEY: wrong });
