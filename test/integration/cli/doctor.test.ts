@@ -245,6 +245,21 @@ describe("sessionhouse doctor", () => {
     120_000,
   );
 
+  it("an API that does not answer: reachable fails with the fix, the key checks say why they are skipped", async () => {
+    const port = await closedPort();
+    const r = await doctor({
+      SESSIONHOUSE_API_URL: `http://127.0.0.1:${port}`,
+    });
+    expect(r.code).toBe(1);
+    expect(line(r, "api reachable")).toMatch(
+      /^fail\s.*does not answer: .*ECONNREFUSED.*fix: .*check SESSIONHOUSE_API_URL/,
+    );
+    expect(line(r, "api key: GetUser")).toMatch(
+      /^skipped\s.*no answer from the API/,
+    );
+    expect(line(r, "api clock")).toMatch(/^skipped\s/);
+  }, 120_000);
+
   it("ClickHouse that does not answer: reachable fails with the fix, the other ClickHouse checks say why they are skipped", async () => {
     const port = await closedPort();
     const r = await doctor({
