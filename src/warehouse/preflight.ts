@@ -12,7 +12,17 @@ import {
   openWarehouse,
   serverClient,
 } from "./client.js";
+import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
 import { quoteIdent } from "./sql.js";
+
+/** The answers of a server asked about a user or profile it does not have. */
+const NOT_FOUND = new Set(
+  [
+    ClickHouseCode.THERE_IS_NO_PROFILE,
+    ClickHouseCode.ACCESS_ENTITY_NOT_FOUND,
+    ClickHouseCode.UNKNOWN_ROLE,
+  ].map(String),
+);
 
 /** A ClickHouse as doctor sees it; every method reads, none writes. */
 export interface ClickHouseProbe {
@@ -25,8 +35,13 @@ export interface ClickHouseProbe {
   databaseExists(database: string): Promise<boolean>;
   /** SHOW GRANTS of the current user (with the grants of its roles), one statement a line. */
   grants(): Promise<string[]>;
-  /** SHOW GRANTS FOR `user`. */
-  grantsOf(user: string): Promise<string[]>;
+  /** SHOW GRANTS FOR `user`; undefined when there is no such user. */
+  grantsOf(user: string): Promise<string[] | undefined>;
+  /**
+   * SHOW CREATE SETTINGS PROFILE `name`: its statement, "absent" when there is no such profile,
+   * "denied" when this user may not look (it needs SHOW SETTINGS PROFILES).
+   */
+  settingsProfile(name: string): Promise<ProfileLookup>;
   /** The `readonly` setting of the current user's profile (0: may write). */
   readonlyLevel(): Promise<number>;
   /** Fails (SETTINGS_NOT_PINNABLE) when a query cannot set the settings every insert sets. */
@@ -40,6 +55,11 @@ export interface ClickHouseProbe {
   disks(): Promise<DiskSpace[]>;
   close(): Promise<void>;
 }
+
+export type ProfileLookup =
+  | { state: "found"; statement: string }
+  | { state: "absent" }
+  | { state: "denied" };
 
 export interface StorageVolume {
   policy: string;
@@ -128,7 +148,28 @@ function probeOf(
         )
       ).some((row) => Number(row.n) > 0),
     grants: () => r.lines("SHOW GRANTS FINAL"),
-    grantsOf: (user) => r.lines(`SHOW GRANTS FOR ${quoteIdent(user)}`),
+    grantsOf: async (user) => {
+      try {
+        return await r.lines(`SHOW GRANTS FOR ${quoteIdent(user)}`);
+      } catch (err) {
+        if (NOT_FOUND.has(clickHouseCode(err) ?? "")) return undefined;
+        throw err;
+      }
+    },
+    settingsProfile: async (name) => {
+      try {
+        const text = await r.lines(
+          `SHOW CREATE SETTINGS PROFILE ${quoteIdent(name)}`,
+        );
+        return { state: "found", statement: text.join("\n") };
+      } catch (err) {
+        const code = clickHouseCode(err) ?? "";
+        if (NOT_FOUND.has(code)) return { state: "absent" };
+        if (code === String(ClickHouseCode.ACCESS_DENIED))
+          return { state: "denied" };
+        throw err;
+      }
+    },
     readonlyLevel: () => numberOf(r, "SELECT getSetting('readonly') AS v"),
     pinInsertSettings: () => checkPinnedSettings(client, location),
     ...layoutQuestions(r),

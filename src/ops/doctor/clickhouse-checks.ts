@@ -107,12 +107,31 @@ async function readerGrants(ctx: ClickHouseCheckContext): Promise<Finding> {
   if (p.kind === "embedded")
     return skipped("the embedded engine has no users: Grafana reads a server");
   const db = ctx.config.clickhouse.database;
-  const problems = readerGrantProblems(await p.grantsOf(reader), db);
   const fix = `run dashboards/provisioning/clickhouse/grafana-reader.sh again (see docs/dashboards.md, Grafana's ClickHouse user)`;
+  const grants = await p.grantsOf(reader);
+  if (grants === undefined)
+    return fail(`Grafana's reader ${reader} does not exist on the server`, fix);
+  const problems = readerGrantProblems(grants, db);
+  // The script's profile is `<user>_profile`, readonly = 1.
+  const profileName = `${reader}_profile`;
+  const profile = await p.settingsProfile(profileName);
+  if (profile.state === "absent")
+    problems.push(`no settings profile ${profileName} (readonly = 1)`);
+  else if (
+    profile.state === "found" &&
+    !/\breadonly\s*=\s*1\b/.test(profile.statement)
+  )
+    problems.push(
+      `its settings profile ${profileName} does not set readonly = 1`,
+    );
   if (problems.length > 0)
     return fail(`Grafana's reader ${reader}: ${problems.join("; ")}`, fix);
+  const profileText =
+    profile.state === "denied"
+      ? `; its profile not read (the exporter's user may not SHOW SETTINGS PROFILES)`
+      : `, profile ${profileName} readonly = 1`;
   return ok(
-    `Grafana's reader ${reader} may SELECT on ${db} only, without sessions.raw`,
+    `Grafana's reader ${reader} may SELECT on ${db} only, without sessions.raw${profileText}`,
   );
 }
 

@@ -295,13 +295,19 @@ describe("sessionhouse doctor", () => {
       await front?.close();
     });
 
-    it("the grants and insert settings checks fail, naming readonly and what to give the user", async () => {
+    it("the grants and insert settings checks fail, naming readonly and what to give the user; a Grafana reader the server does not have fails", async () => {
       const url = new URL(front.url);
       url.username = "exporter";
       url.password = FRONT_TOKEN;
-      const r = await doctor({ CLICKHOUSE_URL: url.href });
+      const r = await doctor({
+        CLICKHOUSE_URL: url.href,
+        GRAFANA_CLICKHOUSE_USER: "grafana_reader",
+      });
       expect(r.code).toBe(1);
       expect(line(r, "clickhouse reachable")).toMatch(/^ok\s.*the server at/);
+      expect(line(r, "clickhouse grafana reader")).toMatch(
+        /^fail\s.*grafana_reader does not exist on the server.*fix: run dashboards\/provisioning\/clickhouse\/grafana-reader.sh again/,
+      );
       expect(line(r, "clickhouse grants")).toMatch(
         /^fail\s.*user exporter runs with readonly = 1: no INSERT.*fix: give exporter a settings profile with readonly = 0/,
       );
