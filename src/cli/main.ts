@@ -9,6 +9,7 @@ import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerExportCommand } from "./commands/export.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
@@ -56,6 +57,7 @@ function buildProgram(): Command {
   registerReportCommand(program, globals);
   registerHoldCommand(program, globals);
   registerArchiveCommand(program, globals);
+  registerExportCommand(program, globals);
   return program;
 }
 

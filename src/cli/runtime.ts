@@ -18,6 +18,7 @@ import {
   retentionSettings,
   type Warehouse,
 } from "../warehouse/index.js";
+import { ServiceLease } from "../scheduler/lease.js";
 import { errorMessage } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { ownerGone, thisProcess } from "../util/process.js";
@@ -130,15 +131,33 @@ export async function openRuntime(
   };
 }
 
-/** Opens the runtime of a command, hands it to `fn`, and closes it however `fn` ends. */
+/** A runtime whose command holds the service lease; `signal` is aborted should it lose it. */
+export type LeasedRuntime = Runtime & { signal: AbortSignal };
+
+/**
+ * Opens the runtime of a one-shot command that writes (`sync`, `demo`), takes the service lease
+ * for it (refused with LEASE_HELD, naming the holder, while another process holds it), hands
+ * both to `fn`, and releases and closes however `fn` ends.
+ */
 export async function withRuntime<T>(
   config: Config,
-  fn: (rt: Runtime) => Promise<T>,
+  command: string,
+  fn: (rt: LeasedRuntime) => Promise<T>,
 ): Promise<T> {
   const rt = await openRuntime(config);
+  const lease = new ServiceLease({
+    warehouse: rt.warehouse,
+    logger: rt.logger,
+    command,
+    ttlMs: config.service.leaseTtlMs,
+    renewMs: config.service.leaseRenewMs,
+    tenureLogLevel: "debug",
+  });
   try {
-    return await fn(rt);
+    await lease.take();
+    return await fn({ ...rt, signal: lease.lost });
   } finally {
+    await lease.release();
     await rt.close();
   }
 }

@@ -82,6 +82,8 @@ export const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_PORT", "service.readPort"],
   ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
+  ["SESSIONHOUSE_LEASE_TTL", "service.leaseTtlMs"],
+  ["SESSIONHOUSE_LEASE_RENEW", "service.leaseRenewMs"],
   ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
   ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_PUBLIC_KEY_FILE", "evidence.publicKeyFile"],

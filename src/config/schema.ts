@@ -344,40 +344,65 @@ export const configSchema = z.object({
       4,
     ),
   }),
-  service: z.object({
-    /** Jobs of different kinds running at once (default 2). */
-    maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
-    /** On SIGTERM, how long the current step may take before it is aborted (default 30s). */
-    shutdownDeadlineMs: durationMs("shutdown deadline").default(30_000),
-    /** Operations HTTP server (healthz, readyz, metrics) on 127.0.0.1:9464; port 0 picks a free one. */
-    opsHost: z.string().default("127.0.0.1"),
-    opsPort: intFrom("SESSIONHOUSE_OPS_PORT", 0, 65_535).default(9464),
-    /**
-     * On the embedded engine, `run` serves read-only ClickHouse HTTP access to its data directory
-     * here, so that `status`, `query` and Grafana work while it holds the engine (default
-     * 127.0.0.1, port 0 = a free one; the URL and token go to <dataDir>/.sessionhouse-service.json).
-     */
-    readAccess: z
-      .union([z.boolean(), z.stringbool()], {
-        error: "SESSIONHOUSE_READ_ACCESS must be true or false",
-      })
-      .default(true),
-    readHost: z.string().default("127.0.0.1"),
-    readPort: intFrom("SESSIONHOUSE_READ_PORT", 0, 65_535).default(0),
-    /** Cap on one query's execution time through that access (default 60s). */
-    readMaxExecutionTimeMs: durationMs("SESSIONHOUSE_READ_MAX_EXECUTION_TIME")
-      .refine(
-        (ms) => ms >= 1000,
-        "SESSIONHOUSE_READ_MAX_EXECUTION_TIME must be at least 1s",
-      )
-      .default(60_000),
-    /** Cap on one query's memory through that access, in bytes (default 1 GiB). */
-    readMaxMemoryBytes: intFrom(
-      "SESSIONHOUSE_READ_MAX_MEMORY",
-      1 << 20,
-      Number.MAX_SAFE_INTEGER,
-    ).default(2 ** 30),
-  }),
+  service: z
+    .object({
+      /** Jobs of different kinds running at once (default 2). */
+      maxConcurrentJobs: intFrom("maxConcurrentJobs", 1, 32).default(2),
+      /** On SIGTERM, how long the current step may take before it is aborted (default 30s). */
+      shutdownDeadlineMs: durationMs("shutdown deadline").default(30_000),
+      /** Operations HTTP server (healthz, readyz, metrics) on 127.0.0.1:9464; port 0 picks a free one. */
+      opsHost: z.string().default("127.0.0.1"),
+      opsPort: intFrom("SESSIONHOUSE_OPS_PORT", 0, 65_535).default(9464),
+      /**
+       * On the embedded engine, `run` serves read-only ClickHouse HTTP access to its data directory
+       * here, so that `status`, `query` and Grafana work while it holds the engine (default
+       * 127.0.0.1, port 0 = a free one; the URL and token go to <dataDir>/.sessionhouse-service.json).
+       */
+      readAccess: z
+        .union([z.boolean(), z.stringbool()], {
+          error: "SESSIONHOUSE_READ_ACCESS must be true or false",
+        })
+        .default(true),
+      readHost: z.string().default("127.0.0.1"),
+      readPort: intFrom("SESSIONHOUSE_READ_PORT", 0, 65_535).default(0),
+      /** Cap on one query's execution time through that access (default 60s). */
+      readMaxExecutionTimeMs: durationMs("SESSIONHOUSE_READ_MAX_EXECUTION_TIME")
+        .refine(
+          (ms) => ms >= 1000,
+          "SESSIONHOUSE_READ_MAX_EXECUTION_TIME must be at least 1s",
+        )
+        .default(60_000),
+      /** Cap on one query's memory through that access, in bytes (default 1 GiB). */
+      readMaxMemoryBytes: intFrom(
+        "SESSIONHOUSE_READ_MAX_MEMORY",
+        1 << 20,
+        Number.MAX_SAFE_INTEGER,
+      ).default(2 ** 30),
+      /**
+       * The service lease (docs/scale-out.md): a claim that is not renewed lapses this long after
+       * it was written, so a process killed without releasing it is replaced after at most this
+       * long (default 30s; 1s to 1h).
+       */
+      leaseTtlMs: durationMs("SESSIONHOUSE_LEASE_TTL")
+        .refine(
+          (ms) => ms >= 1000 && ms <= 3_600_000,
+          "SESSIONHOUSE_LEASE_TTL must be between 1s and 1h",
+        )
+        .default(30_000),
+      /** How often the holder renews the lease and a waiting process tries again (default 10s). */
+      leaseRenewMs: durationMs("SESSIONHOUSE_LEASE_RENEW")
+        .refine(
+          (ms) => ms >= 100,
+          "SESSIONHOUSE_LEASE_RENEW must be at least 100 ms",
+        )
+        .default(10_000),
+    })
+    // Only against a TTL that is itself valid: a refused TTL is the one problem to report.
+    .refine((s) => s.leaseTtlMs < 1000 || s.leaseRenewMs * 2 <= s.leaseTtlMs, {
+      message:
+        "SESSIONHOUSE_LEASE_RENEW must be at most half of SESSIONHOUSE_LEASE_TTL, so that a renewal that fails once is retried before the lease expires",
+      path: ["leaseRenewMs"],
+    }),
   retention: z.object({
     /** Cron schedule of the daily rollups and the legal-hold sweep in UTC (default hourly, at minute 41). */
     rollupSchedule: z.string().default("41 * * * *"),

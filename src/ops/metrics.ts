@@ -17,6 +17,7 @@ import type {
   RunObserver,
 } from "../pipeline/context.js";
 import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
+import type { LeaseSnapshot } from "../scheduler/lease.js";
 import type { RunStatus } from "../warehouse/index.js";
 import { checkpointLagMs } from "./status.js";
 
@@ -41,6 +42,7 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   readonly registry = new Registry();
   readonly #nowMs: () => number;
   #checkpoints: CheckpointSource | undefined;
+  #lease: (() => LeaseSnapshot) | undefined;
   /** The checkpoints read for the scrape in progress, shared by its gauges. */
   #scrape: Promise<CheckpointPositions | undefined> | undefined;
 
@@ -60,6 +62,7 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
     this.#windows = windowMetrics(registers);
     this.#sessions = sessionMetrics(registers);
     checkpointGauges(registers, () => this.#snapshot(), this.#nowMs);
+    leaseGauges(registers, () => this.#lease?.());
     if (options.processMetrics ?? true)
       collectDefaultMetrics({ register: this.registry });
   }
@@ -67,6 +70,11 @@ export class Metrics implements RunObserver, ApiObserver, SchedulerObserver {
   /** Reads checkpoints at every scrape for the lag gauges; set once the warehouse is open. */
   watchCheckpoints(source: CheckpointSource): void {
     this.#checkpoints = source;
+  }
+
+  /** Where this process stands with the service lease, read at every scrape (`run` sets it). */
+  watchLease(source: () => LeaseSnapshot): void {
+    this.#lease = source;
   }
 
   /** The checkpoints of the scrape in progress (one read for all its gauges); undefined on failure. */
@@ -417,6 +425,67 @@ function checkpointGauges(
     registers,
     async collect() {
       this.set((await snapshot()) === undefined ? 0 : 1);
+    },
+  });
+}
+
+/**
+ * The service lease as this process last read it: whether it holds it or waits for it, and the
+ * holder's claim (no sample before `run` asks for the lease, or in other commands).
+ */
+function leaseGauges(
+  registers: Registers,
+  snapshot: () => LeaseSnapshot | undefined,
+): void {
+  const phases = [
+    [
+      "held",
+      "1 while this process holds the service lease and runs the jobs, else 0.",
+    ],
+    [
+      "waiting",
+      "1 while this process is a standby waiting for the service lease, else 0.",
+    ],
+  ] as const;
+  for (const [phase, help] of phases)
+    new Gauge({
+      name: `${PREFIX}lease_${phase}`,
+      help,
+      registers,
+      collect() {
+        const s = snapshot();
+        this.reset();
+        if (s) this.set(s.phase === phase ? 1 : 0);
+      },
+    });
+  new Gauge({
+    name: `${PREFIX}lease_expires_timestamp_seconds`,
+    help: "When the service lease holder's claim lapses unless renewed (Unix seconds, server clock), as last read.",
+    registers,
+    collect() {
+      const h = snapshot()?.holder;
+      this.reset();
+      if (h) this.set(h.expiresAtMs / 1000);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}lease_holder_info`,
+    help: "1 for the process that holds the service lease as last read: its host, pid and command, and since when (Unix seconds).",
+    labelNames: ["host", "pid", "command", "since"],
+    registers,
+    collect() {
+      const h = snapshot()?.holder;
+      this.reset();
+      if (h)
+        this.set(
+          {
+            host: h.owner.host,
+            pid: String(h.owner.pid),
+            command: h.command,
+            since: String(Math.floor(h.acquiredAtMs / 1000)),
+          },
+          1,
+        );
     },
   });
 }

@@ -3,11 +3,18 @@
 // operator skips it), and no job is overdue. A job is overdue when its last successful
 // run is older than three of its schedule periods plus its run deadline — long enough that one
 // or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
-// that just started counts from its start, so it has that long for the first success.
+// that just started counts from its start, so it has that long for the first success. A process
+// that does not hold the service lease is not ready: a standby waiting for it is live (/healthz)
+// but runs no job (docs/scale-out.md, "Two processes on one database").
 import type { JobState } from "../scheduler/scheduler.js";
+import type { LeaseSnapshot } from "../scheduler/lease.js";
 import { schedulePeriodMs } from "../scheduler/cron.js";
 import { errorMessage } from "../util/errors.js";
-import { splitUnsettled } from "./status.js";
+import {
+  leaseHolderView,
+  splitUnsettled,
+  type LeaseHolderView,
+} from "./status.js";
 
 export const OVERDUE_PERIODS = 3;
 
@@ -21,6 +28,8 @@ export interface OverdueJob {
 
 export interface PoisonedWindowReport {
   job: string;
+  /** A parent the stream could not read (its window empty), or absent for a window of time. */
+  parent?: string;
   windowStart: string;
   windowEnd: string;
 }
@@ -38,6 +47,8 @@ export interface ReadinessReport {
    * unready (one failed run is not an alarm). Always set here.
    */
   pendingWindows?: PoisonedWindowReport[];
+  /** This process and the service lease, when the source gives it: its phase and the holder. */
+  lease?: { phase: string; holder: LeaseHolderView | null };
   stopping: boolean;
 }
 
@@ -87,6 +98,8 @@ export interface ReadinessSource {
   nowMs?: () => number;
   /** Longest wait for the ping (default 5s): a probe must answer even when ClickHouse hangs. */
   pingTimeoutMs?: number;
+  /** Where this process stands with the service lease (ready only while it holds it). */
+  lease?: () => LeaseSnapshot;
   /**
    * Windows not stored of every job, read from the warehouse (asked only when ClickHouse
    * answers): the poisoned ones, and the pending ones when the source gives them (a window
@@ -130,7 +143,7 @@ export async function checkReadiness(
   if (poisonedWindows.length > 0) {
     const first = poisonedWindows[0] as PoisonedWindowReport;
     reasons.push(
-      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} at ${first.windowStart}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
+      `${poisonedWindows.length} window(s) poisoned (first: job ${first.job} ${first.parent === undefined ? `at ${first.windowStart}` : `parent ${first.parent}`}); their checkpoints wait: see \`sessionhouse windows list\`, then \`sessionhouse windows skip\``,
     );
   }
   const overdue = overdueJobs(
@@ -143,6 +156,9 @@ export async function checkReadiness(
       `job ${o.job} has not succeeded ${o.lastSuccessAt ? `since ${o.lastSuccessAt}` : "since the service started"} (allowed ${Math.round(o.overdueAfterMs / 1000)} s)`,
     );
   }
+  const lease = source.lease?.();
+  const leaseReason = lease ? leaseNotHeld(lease) : undefined;
+  if (leaseReason) reasons.push(leaseReason);
   const stopping = source.stopping();
   if (stopping) reasons.push("the service is shutting down");
   return {
@@ -152,17 +168,45 @@ export async function checkReadiness(
     overdue,
     poisonedWindows,
     pendingWindows,
+    ...(lease
+      ? {
+          lease: {
+            phase: lease.phase,
+            holder: lease.holder ? leaseHolderView(lease.holder) : null,
+          },
+        }
+      : {}),
     stopping,
   };
 }
 
+/** Why a process is not ready for the lease; undefined while it holds it. */
+function leaseNotHeld(lease: LeaseSnapshot): string | undefined {
+  const h = lease.holder;
+  const by = h
+    ? ` (held by ${h.command}, pid ${h.owner.pid} on ${h.owner.host}, since ${new Date(h.acquiredAtMs).toISOString()})`
+    : "";
+  switch (lease.phase) {
+    case "held":
+      return undefined;
+    case "lost":
+      return `the service lease was lost${by}: this process stops its jobs`;
+    case "released":
+      return "the service lease was released: this process is stopping";
+    default:
+      return `standby: waiting for the service lease${by}`;
+  }
+}
+
 function windowReport(w: {
   job: string;
+  parent?: string;
   startMs: number;
   endMs: number;
 }): PoisonedWindowReport {
   return {
     job: w.job,
+    ...(w.parent ? { parent: w.parent } : {}),
     windowStart: new Date(w.startMs).toISOString(),
     windowEnd: new Date(w.endMs).toISOString(),
   };

@@ -30,6 +30,8 @@ import {
   aggregationRowCounts,
   listWindows,
   type WindowRecord,
+  readLease,
+  type LeaseClaim,
 } from "../warehouse/index.js";
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
 import { SESSIONS_STREAM } from "../pipeline/names.js";
@@ -76,6 +78,8 @@ export interface JobStatus {
 }
 
 export interface PoisonedWindow {
+  /** A parent the stream could not read (its window empty), or null for a window of time. */
+  parent: string | null;
   windowStart: string;
   windowEnd: string;
   attempts: number;
@@ -92,8 +96,59 @@ export interface StatusReport {
     /** Embedded engine held by a running service: read through it (its process and URL). */
     throughService: { pid: number; url: string } | null;
   };
+  /** The service lease; null where its table is not created yet. */
+  lease: LeaseStatus | null;
   jobs: JobStatus[];
   retention: RetentionStatus;
+}
+
+/** A claim of the service lease as status, /readyz and the logs show it. */
+export interface LeaseHolderView {
+  host: string;
+  pid: number;
+  /** The command that holds it: run, sync or demo. */
+  command: string;
+  /** When its tenure began (server clock). */
+  since: string;
+  /** When it lapses unless renewed (server clock). */
+  expires: string;
+}
+
+export interface LeaseStatus {
+  /** The process that runs the jobs now; null when none holds the lease. */
+  holder: LeaseHolderView | null;
+  /** When none holds it: the last claim seen (in the last day) and how it ended. */
+  last: (LeaseHolderView & { ended: "released" | "expired" }) | null;
+}
+
+export function leaseHolderView(c: LeaseClaim): LeaseHolderView {
+  return {
+    host: c.owner.host,
+    pid: c.owner.pid,
+    command: c.command,
+    since: iso(c.acquiredAtMs),
+    expires: iso(c.expiresAtMs),
+  };
+}
+
+async function leaseStatus(
+  w: Warehouse,
+  tables: ReadonlySet<string>,
+): Promise<LeaseStatus | null> {
+  if (!tables.has(Tables.serviceLease)) return null;
+  const state = await readLease(w);
+  if (state.holder)
+    return { holder: leaseHolderView(state.holder), last: null };
+  const last = state.owners[0];
+  return {
+    holder: null,
+    last: last
+      ? {
+          ...leaseHolderView(last),
+          ended: last.released ? "released" : "expired",
+        }
+      : null,
+  };
 }
 
 /** What the warehouse holds about the jobs, read once for the whole report. */
@@ -127,6 +182,7 @@ export async function collectStatus(
         ? { pid: w.service.pid, url: w.service.url }
         : null,
     },
+    lease: await leaseStatus(w, stored.tables),
     jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
     retention: await collectRetention(w, stored.tables, nowMs),
   };
@@ -210,6 +266,7 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
     nextRunAt: next === undefined ? null : iso(next),
     pendingWindows: key !== undefined ? pending.length : null,
     poisonedWindows: poisoned.map((r) => ({
+      parent: r.parent === "" ? null : r.parent,
       windowStart: iso(r.startMs),
       windowEnd: iso(r.endMs),
       attempts: r.attempts,
@@ -218,9 +275,13 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   };
 }
 
-/** The name a job's windows go by in stream_windows, for the jobs that keep windows there. */
+/**
+ * The name a job's windows go by in stream_windows, for the jobs that keep windows there (an
+ * entity stream keeps the parents it could not read).
+ */
 function ledgerKey(plan: JobPlan): string | undefined {
   if (plan.aggregation) return plan.aggregation.name;
+  if (plan.entity) return plan.entity;
   return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
 }
 

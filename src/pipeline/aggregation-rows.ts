@@ -9,7 +9,8 @@ import {
 import type { AggregationJobConfig } from "../config/index.js";
 import { describe } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
-import { chTimeSeconds, type DeadLetter } from "../warehouse/index.js";
+import { chTimeSeconds } from "../warehouse/index.js";
+import type { Proof, Rejected } from "./answer.js";
 import type { JobContext } from "./context.js";
 import { answerDisagreement } from "./aggregation-checks.js";
 import { windowFailure } from "./window-ledger.js";
@@ -138,11 +139,16 @@ export interface FetchedWindow {
   data:
     | { histogram: HistogramRow[]; top: TopValueRow[]; numHits: Count }
     | undefined;
-  dead: DeadLetter[];
+  rejected: Rejected[];
   rows: number;
-  /** Why the window is not complete (a dead letter, a bad answer); undefined when it is. */
-  failure: string | undefined;
+  /**
+   * Whether the answer proves the window whole; "bad" with why when it does not (a refused
+   * request, a bad answer, parts that disagree, a rejected member).
+   */
+  proof: Proof;
 }
+
+const bad = (problem: string): Proof => ({ kind: "bad", problem });
 
 /**
  * Fetches one window; a failure of the window's own (windowFailure: a bad answer, a refusal or a
@@ -169,7 +175,13 @@ export async function fetchWindow(
   } catch (err) {
     const failure = windowFailure(err, ctx.signal);
     if (failure === undefined) throw err;
-    return { window, data: undefined, dead: [], rows: 0, failure };
+    return {
+      window,
+      data: undefined,
+      rejected: [],
+      rows: 0,
+      proof: bad(failure),
+    };
   }
   ctx.counters.pages++;
   return readAnswer(ctx, job, intervalMs, window, raw);
@@ -182,12 +194,10 @@ function readAnswer(
   window: Window,
   raw: unknown,
 ): FetchedWindow {
-  const letter = (reason: string, value: unknown): DeadLetter => ({
-    job: ctx.job,
+  const letter = (reason: string, value: unknown): Rejected => ({
     recordId: `${job.name}@${new Date(window.startMs).toISOString()}`,
     reason,
     raw: JSON.stringify(value),
-    runId: ctx.runId,
   });
   const parsed = listLogAggregationsResponseSchema.safeParse(raw);
   if (!parsed.success) {
@@ -196,8 +206,8 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    const dead = [letter(reason, raw)];
-    return { window, data: undefined, dead, rows: 0, failure: reason };
+    const rejected = [letter(reason, raw)];
+    return { window, data: undefined, rejected, rows: 0, proof: bad(reason) };
   }
   const { aggregations, numHits } = parsed.data;
   const { members, rejected } = topValueMembers(aggregations);
@@ -213,8 +223,8 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    const dead = [letter(reason, raw)];
-    return { window, data: undefined, dead, rows: 0, failure: reason };
+    const rejected = [letter(reason, raw)];
+    return { window, data: undefined, rejected, rows: 0, proof: bad(reason) };
   }
   // fetched_at is set when the batch is stored, after the previous fetches are known.
   const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
@@ -224,7 +234,7 @@ function readAnswer(
     windowStart: chTimeSeconds(window.startMs),
     fetchedAt: "",
   });
-  const dead = rejected.map((r) =>
+  const letters = rejected.map((r) =>
     letter(
       `aggregation member ${r.member}: ${r.error.split("\n")[0] ?? "invalid"}`,
       { [r.member]: r.value },
@@ -234,9 +244,10 @@ function readAnswer(
   return {
     window,
     data: { histogram, top, numHits },
-    dead,
+    rejected: letters,
     rows: histogram.length + top.length,
-    failure: dead[0]?.reason,
+    proof:
+      letters[0] === undefined ? { kind: "whole" } : bad(letters[0].reason),
   };
 }
 

@@ -9,9 +9,7 @@ import type { Window } from "../sources/windows.js";
 import {
   chTime,
   chTimeSeconds,
-  type DeadLetter,
   fromChTime,
-  insertDeadLetters,
   insertRows,
   type PreviousFetch,
   readPreviousFetch,
@@ -25,6 +23,7 @@ import {
   type HistogramRow,
   type TopValueRow,
 } from "./aggregation-rows.js";
+import { storeRejected, type Rejected } from "./answer.js";
 import type { JobContext } from "./context.js";
 import type { WindowOutcome } from "./window-ledger.js";
 
@@ -54,7 +53,7 @@ interface BatchRows {
   histogram: HistogramRow[];
   top: TopValueRow[];
   windows: WindowRow[];
-  dead: DeadLetter[];
+  rejected: Rejected[];
   outcomes: StoredBatch["outcomes"];
   shrunk: number;
   /** Windows whose fetch replaces what earlier fetches stored. */
@@ -90,7 +89,7 @@ export async function storeWindows(
     histogram: [],
     top: [],
     windows: [],
-    dead: [],
+    rejected: [],
     outcomes: [],
     shrunk: 0,
     superseding: [],
@@ -125,11 +124,14 @@ function addFetched(
   f: FetchedWindow,
   rows: BatchRows,
 ): void {
-  rows.dead.push(...f.dead);
+  rows.rejected.push(...f.rejected);
   if (!f.data) {
     rows.outcomes.push({
       window: f.window,
-      outcome: { kind: "failed", error: f.failure ?? "no usable answer" },
+      outcome: {
+        kind: "failed",
+        error: f.proof.kind === "bad" ? f.proof.problem : "no usable answer",
+      },
     });
     return;
   }
@@ -227,9 +229,9 @@ function addSuperseding(
 }
 
 function outcomeOf(f: FetchedWindow, kind: "stored" | "shrunk"): WindowOutcome {
-  return f.failure === undefined
+  return f.proof.kind === "whole"
     ? { kind }
-    : { kind: "failed", error: f.failure };
+    : { kind: "failed", error: f.proof.problem };
 }
 
 function windowRow(
@@ -336,11 +338,7 @@ async function insertBatch(
   ] as const;
   for (const [table, tableRows] of tables)
     await insertRows(w, table, tableRows, ctx.insert);
-  if (rows.dead.length > 0) {
-    await insertDeadLetters(w, rows.dead, ctx.insert);
-    ctx.counters.deadLetters += rows.dead.length;
-    ctx.observer.onDeadLetters?.({ job: ctx.job, count: rows.dead.length });
-  }
+  await storeRejected(ctx, rows.rejected);
   if (rows.shrunk > 0)
     ctx.observer.onWindowsShrunk?.({ job: ctx.job, count: rows.shrunk });
   const inserted =
@@ -350,7 +348,7 @@ async function insertBatch(
     ctx.observer.onRows?.({ job: ctx.job, table, rows: tableRows.length });
   return {
     rows: inserted,
-    deadLetters: rows.dead.length,
+    deadLetters: rows.rejected.length,
     outcomes: rows.outcomes,
   };
 }

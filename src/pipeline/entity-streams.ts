@@ -10,22 +10,16 @@
 // listed twice with different content, whose records are dead letters and whose stored version
 // stays. A parent (a user of user_devices, a resource of native_users, a user of users) whose
 // read fails does not keep the others from being stored: its stored objects stay as they were,
-// it is logged and named, and the run fails after storing the others (PARENTS_FAILED), with
-// no checkpoint, so the next run reads it again.
+// it is logged, named and kept in the parent ledger (parent-ledger.ts), where `windows list`,
+// `status` and /readyz show it; the run fails after storing the others (PARENTS_FAILED), with
+// no checkpoint, so the next run reads it again, unless an operator skipped every parent that
+// failed (`windows skip STREAM --parent ID`).
 import { ListingCounts } from "../api/answers.js";
 import type { DirectoryList } from "../api/control-plane.js";
 import { ApiError } from "../api/errors.js";
-import {
-  isBad,
-  type BadRecord,
-  type EntityRecord,
-  type Normalized,
-} from "../sources/directory.js";
-import {
-  insertDeadLetters,
-  usersLastRead,
-  writeCheckpoint,
-} from "../warehouse/index.js";
+import { isBad, type EntityRecord } from "../sources/directory.js";
+import { usersLastRead, writeCheckpoint } from "../warehouse/index.js";
+import { storeRejected, type Answer, type Rejected } from "./answer.js";
 import { isExpiredCursor } from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
@@ -36,6 +30,7 @@ import {
 } from "./entity-specs.js";
 import { storeRead, storeVersions } from "./entity-history.js";
 import type { EntityStream } from "./names.js";
+import { ParentLedger, type ParentFailure } from "./parent-ledger.js";
 
 export interface EntityStreamResult {
   stream: EntityStream;
@@ -81,22 +76,17 @@ export async function syncEntityStream(
       ? await storeVersions(ctx, records, proves, nowMs)
       : await storeRead(ctx, spec.history.tables, records, proves, nowMs),
   );
-  await run.finish(nowMs, read.failures);
+  await run.finish(nowMs, read);
   return run.result;
 }
 
-/** A parent whose read failed, and the code it failed with. */
-interface ParentFailure {
-  parent: string;
-  code: string;
-}
-
 /**
- * What one run read: the records by parent ("" for a listing of everything), which parents
- * were read whole, which failed, and what in them could not be read.
+ * What one run read: the answer of each parent ("" for a listing of everything) read to its
+ * end, which parents failed, and what in their answers could not be read.
  */
 class Reading {
-  readonly records: Normalized[] = [];
+  readonly accepted: EntityRecord[] = [];
+  readonly rejected: Rejected[] = [];
   readonly failures: ParentFailure[] = [];
   /** Parents whose read ended (a GetUser's not_found included). */
   readonly #complete = new Set<string>();
@@ -112,11 +102,17 @@ class Reading {
    */
   constructor(readonly parentColumn: string | undefined) {}
 
-  complete(parent: string, records: readonly Normalized[]): void {
-    this.#complete.add(parent);
-    for (const r of records) {
-      this.records.push(r);
-      if (!isBad(r)) continue;
+  /** The parents whose read ended. */
+  get answered(): ReadonlySet<string> {
+    return this.#complete;
+  }
+
+  /** Notes a parent's answer; one that does not prove itself whole proves nothing gone. */
+  complete(parent: string, answer: Answer<EntityRecord>): void {
+    if (answer.proof.kind === "whole") this.#complete.add(parent);
+    this.accepted.push(...answer.accepted);
+    for (const r of answer.rejected) {
+      this.rejected.push(r);
       if (r.scope !== undefined) this.#scopes.push(r.scope);
       else if (r.recordId !== "") this.#ids.add(r.recordId);
       else this.#opaque.add(parent);
@@ -151,7 +147,7 @@ function textOf(v: unknown): string {
 
 class StreamRun {
   readonly result: EntityStreamResult;
-  readonly #letters: BadRecord[] = [];
+  readonly #letters: Rejected[] = [];
 
   constructor(
     readonly ctx: JobContext,
@@ -203,7 +199,7 @@ class StreamRun {
   async #perParent(
     read: Reading,
     parents: readonly string[],
-    readOne: (parent: string) => Promise<Normalized[]>,
+    readOne: (parent: string) => Promise<Answer<EntityRecord>>,
   ): Promise<void> {
     await pool(
       parents,
@@ -243,23 +239,34 @@ class StreamRun {
   }
 
   /** GetUser: the user, or nothing when the service does not know it (a disappearance). */
-  async #getUser(id: string): Promise<Normalized[]> {
+  async #getUser(id: string): Promise<Answer<EntityRecord>> {
     try {
       const user = await this.ctx.api.getUser(id, {
         signal: this.ctx.signal,
         budget: this.ctx.budget,
       });
-      return user === undefined ? [] : this.#normalize([user], id);
+      return this.#normalize(user === undefined ? [] : [user], id);
     } finally {
       this.#counted();
     }
   }
 
   /** Records of a listing, secrets removed first, normalized. */
-  #normalize(items: readonly unknown[], parent: string): Normalized[] {
-    return items.flatMap((v) =>
-      this.spec.normalize(this.spec.redact(v), parent),
-    );
+  /**
+   * A parent's records read to the end of its listing (or its GetUser), secrets removed first,
+   * normalized: an answer that proves itself whole, its rejected records apart.
+   */
+  #normalize(items: readonly unknown[], parent: string): Answer<EntityRecord> {
+    const answer: Answer<EntityRecord> = {
+      accepted: [],
+      rejected: [],
+      proof: { kind: "whole" },
+    };
+    for (const v of items)
+      for (const r of this.spec.normalize(this.spec.redact(v), parent))
+        if (isBad(r)) answer.rejected.push(r);
+        else answer.accepted.push(r);
+    return answer;
   }
 
   /**
@@ -269,11 +276,8 @@ class StreamRun {
    */
   agreed(read: Reading): EntityRecord[] {
     const byId = new Map<string, EntityRecord[]>();
-    for (const r of read.records) {
-      if (isBad(r)) {
-        this.#letters.push(r);
-        continue;
-      }
+    this.#letters.push(...read.rejected);
+    for (const r of read.accepted) {
       const same = byId.get(r.id);
       if (same) same.push(r);
       else byId.set(r.id, [r]);
@@ -383,46 +387,47 @@ class StreamRun {
   }
 
   /**
-   * Dead letters, then the checkpoint at the time of the read; when parents failed, no
+   * Dead letters, then the parents that failed or answered again into the parent ledger, then
+   * the checkpoint at the time of the read; when a parent failed that no operator skipped, no
    * checkpoint: the run fails naming them (PARENTS_FAILED) after everything else is stored.
    */
-  async finish(
-    nowMs: number,
-    failures: readonly ParentFailure[],
-  ): Promise<void> {
+  async finish(nowMs: number, read: Reading): Promise<void> {
     const { stream } = this.spec;
-    if (this.#letters.length > 0) {
-      await insertDeadLetters(
-        this.ctx.warehouse,
-        this.#letters.map((l) => ({
-          job: this.ctx.job,
-          recordId: l.recordId,
-          reason: l.reason,
-          raw: l.raw,
-          runId: this.ctx.runId,
-        })),
-        this.ctx.insert,
-      );
-      this.result.deadLetters = this.#letters.length;
-      this.ctx.counters.deadLetters += this.#letters.length;
-      this.ctx.observer.onDeadLetters?.({
-        job: this.ctx.job,
-        count: this.#letters.length,
-      });
-    }
+    await storeRejected(this.ctx, this.#letters);
+    this.result.deadLetters = this.#letters.length;
+    const { failures } = read;
     this.result.failedParents = failures.length;
-    const { read, changed, gone, deadLetters, requests, failedParents } =
-      this.result;
+    const holding =
+      this.spec.read.kind === "listing"
+        ? failures
+        : await (
+            await ParentLedger.load(this.ctx, stream)
+          ).record(this.ctx, read.answered, failures);
+    const { changed, gone, deadLetters, requests, failedParents } = this.result;
+    const stored = this.result.read;
     this.ctx.logger.info(
-      { stream, requests, read, changed, gone, deadLetters, failedParents },
+      {
+        stream,
+        requests,
+        read: stored,
+        changed,
+        gone,
+        deadLetters,
+        failedParents,
+      },
       "stream stored",
     );
-    if (failures.length > 0) throw parentsFailed(stream, failures);
+    if (holding.length > 0) throw parentsFailed(stream, holding);
+    if (failures.length > 0)
+      this.ctx.logger.warn(
+        { stream, parents: failures.length },
+        "parents skipped by an operator could not be read; their stored objects are kept, the checkpoint moves",
+      );
     await writeCheckpoint(
       this.ctx.warehouse,
       stream,
       nowMs,
-      { read, changed, gone, deadLetters, requests },
+      { read: stored, changed, gone, deadLetters, requests },
       this.ctx.insert,
     );
     this.ctx.observer.onCheckpoint?.({ stream, positionMs: nowMs });
@@ -452,7 +457,7 @@ function parentsFailed(
     "PARENTS_FAILED",
     `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were`,
     {
-      hint: "they are read again on the next run; the checkpoint stays until every one of them answers",
+      hint: "they are read again on the next run; the checkpoint stays until every one of them answers or is skipped (`sessionhouse windows list`, `sessionhouse windows skip STREAM --parent ID --reason ...`)",
     },
   );
 }

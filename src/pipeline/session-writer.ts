@@ -8,10 +8,8 @@ import { parseSession, type Session } from "../api/schemas/session.js";
 import { recordIdOf, type RawRecord } from "../sources/session-pages.js";
 import {
   activeHolds,
-  type DeadLetter,
   holdMatcher,
   insertBlock,
-  insertDeadLetters,
   rejectedSessionRow,
   retireSupersededKeys,
   RowBlock,
@@ -23,6 +21,7 @@ import {
   Tables,
   type TakenRows,
 } from "../warehouse/index.js";
+import { storeRejected, type Rejected } from "./answer.js";
 import type { JobContext } from "./context.js";
 import { validationReason } from "./validation.js";
 
@@ -95,7 +94,7 @@ function readRecord(
 export class SessionWriter {
   readonly #ctx: JobContext;
   readonly #block = new RowBlock(1 << 20, MAX_IN_FLIGHT);
-  #dead: DeadLetter[] = [];
+  #dead: Rejected[] = [];
   /** Blocks sent, oldest first, until their outcome was awaited. */
   #inflight: Promise<void>[] = [];
   /** Blocks sent that are still being stored. */
@@ -144,14 +143,8 @@ export class SessionWriter {
       await this.#startInsert();
   }
 
-  #letter(r: RawRecord, reason: string): DeadLetter {
-    return {
-      job: this.#ctx.job,
-      recordId: recordIdOf(r),
-      reason,
-      raw: r.text,
-      runId: this.#ctx.runId,
-    };
+  #letter(r: RawRecord, reason: string): Rejected {
+    return { recordId: recordIdOf(r), reason, raw: r.text };
   }
 
   /**
@@ -219,11 +212,9 @@ export class SessionWriter {
       for (const { index, message } of rejected) {
         const { recordId, raw } = rejectedSessionRow(block, index);
         this.#dead.push({
-          job: ctx.job,
           recordId,
           reason: `refused by ClickHouse: ${message}`,
           raw,
-          runId: ctx.runId,
         });
       }
       const stored = rows - rejected.length;
@@ -308,21 +299,10 @@ export class SessionWriter {
   }
 
   async #storeDeadLetters(): Promise<void> {
-    if (this.#dead.length === 0) return;
-    const ctx = this.#ctx;
     const dead = this.#dead;
     this.#dead = [];
-    await insertDeadLetters(ctx.warehouse, dead, ctx.insert);
+    await storeRejected(this.#ctx, dead);
     this.deadLetters += dead.length;
-    ctx.counters.deadLetters += dead.length;
-    ctx.observer.onDeadLetters?.({ job: ctx.job, count: dead.length });
-    ctx.logger.warn(
-      {
-        count: dead.length,
-        reasons: [...new Set(dead.map((d) => d.reason))].slice(0, 3),
-      },
-      "records dead-lettered",
-    );
   }
 }
 

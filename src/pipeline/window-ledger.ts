@@ -176,6 +176,7 @@ export class WindowLedger {
       }
       const record: WindowRecord = {
         job: this.#job,
+        parent: "",
         startMs: window.startMs,
         endMs: window.endMs,
         state,

@@ -3,6 +3,7 @@
 // (migrations/0009_entity_streams.sql): fields checked and typed, secrets removed first
 // (credentials.ts), and a content hash over the normalized record that leaves out what moves
 // on every read (updatedAt, lastSeenAt) so that history records real changes only.
+import type { Rejected } from "../pipeline/answer.js";
 import { createHash } from "node:crypto";
 import {
   credentialKinds,
@@ -25,21 +26,10 @@ export interface EntityRecord {
   changedAtMs: number | undefined;
 }
 
-export interface BadRecord {
-  recordId: string;
-  reason: string;
-  raw: string;
-  /**
-   * The stored objects a listing holding this record cannot prove gone: those whose content
-   * `column` holds `value` (an inventory container's datastore or resource). Without it: the
-   * record's id, or every object of the listing when the id could not be read.
-   */
-  scope?: { column: string; value: string };
-}
+/** A record normalized for its table, or rejected (pipeline/answer.ts). */
+export type Normalized = EntityRecord | Rejected;
 
-export type Normalized = EntityRecord | BadRecord;
-
-export function isBad(r: Normalized): r is BadRecord {
+export function isBad(r: Normalized): r is Rejected {
   return "reason" in r;
 }
 
@@ -187,7 +177,7 @@ function finish(
   };
 }
 
-function notAnObject(value: unknown, what: string): BadRecord {
+function notAnObject(value: unknown, what: string): Rejected {
   return {
     recordId: "",
     reason: `${what}: expected an object`,

@@ -17,23 +17,23 @@ export interface Checkpoint {
   updatedAtMs: number;
 }
 
-export async function readCheckpoint(
-  w: Warehouse,
-  stream: string,
-): Promise<Checkpoint | undefined> {
-  const rs = await w.client.query({
-    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE stream = {stream:String}`,
-    query_params: { stream },
-    format: "JSONEachRow",
-    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
-  });
-  const [row] = await rs.json<{
-    stream: string;
-    position: string;
-    detail: string;
-    updated_at: string;
-  }>();
-  if (!row) return undefined;
+// A stream's checkpoint is its row with the greatest position (the latest of those on a tie),
+// not the latest row: a late write of an older position, from a second process that has not
+// yet stopped, never moves a read back. writeCheckpoint does not write behind the stored
+// position, so merges, which keep the latest row, do not either (docs/scale-out.md).
+const CHECKPOINT_ROWS = (w: Warehouse, where: string) =>
+  `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)}
+   WHERE ${where}
+   ORDER BY stream, position DESC, updated_at DESC LIMIT 1 BY stream`;
+
+interface CheckpointRow {
+  stream: string;
+  position: string;
+  detail: string;
+  updated_at: string;
+}
+
+function checkpointOf(row: CheckpointRow): Checkpoint {
   return {
     stream: row.stream,
     positionMs: fromChTime(row.position),
@@ -44,31 +44,31 @@ export async function readCheckpoint(
   };
 }
 
+export async function readCheckpoint(
+  w: Warehouse,
+  stream: string,
+): Promise<Checkpoint | undefined> {
+  const rs = await w.client.query({
+    query: CHECKPOINT_ROWS(w, "stream = {stream:String}"),
+    query_params: { stream },
+    format: "JSONEachRow",
+    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
+  });
+  const [row] = await rs.json<CheckpointRow>();
+  return row ? checkpointOf(row) : undefined;
+}
+
 export async function readCheckpoints(
   w: Warehouse,
   prefix = "",
 ): Promise<Checkpoint[]> {
   const rs = await w.client.query({
-    query: `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)} FINAL WHERE startsWith(stream, {prefix:String}) ORDER BY stream`,
+    query: CHECKPOINT_ROWS(w, "startsWith(stream, {prefix:String})"),
     query_params: { prefix },
     format: "JSONEachRow",
     clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
-  return (
-    await rs.json<{
-      stream: string;
-      position: string;
-      detail: string;
-      updated_at: string;
-    }>()
-  ).map((row) => ({
-    stream: row.stream,
-    positionMs: fromChTime(row.position),
-    detail: row.detail
-      ? (JSON.parse(row.detail) as Record<string, unknown>)
-      : {},
-    updatedAtMs: fromChTime(row.updated_at),
-  }));
+  return (await rs.json<CheckpointRow>()).map(checkpointOf);
 }
 
 /**
@@ -77,14 +77,30 @@ export async function readCheckpoints(
  */
 export const COVERS_FROM_KEY = "coversFromMs";
 
-/** Records a position; call it only after every row the position covers was inserted. */
+/**
+ * Records a position; call it only after every row the position covers was inserted. A
+ * position behind the stored one is not written (false): another process moved the stream
+ * further, and the checkpoint never moves back.
+ */
 export async function writeCheckpoint(
   w: Warehouse,
   stream: string,
   positionMs: number,
   detail: Record<string, unknown>,
   options: InsertOptions,
-): Promise<void> {
+): Promise<boolean> {
+  const stored = await readCheckpoint(w, stream);
+  if (stored && stored.positionMs > positionMs) {
+    options.logger?.warn(
+      {
+        stream,
+        position: new Date(positionMs).toISOString(),
+        stored: new Date(stored.positionMs).toISOString(),
+      },
+      "checkpoint not moved back: another process stored a later position",
+    );
+    return false;
+  }
   await insertVersions(
     w,
     Tables.checkpoints,
@@ -97,6 +113,7 @@ export async function writeCheckpoint(
     ],
     options,
   );
+  return true;
 }
 
 export interface DeadLetter {

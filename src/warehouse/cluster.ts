@@ -36,7 +36,8 @@ export const CLOUD: ClusterMode = { kind: "cloud" };
  * Tables kept whole on every node when the others are sharded:
  * - the exporter's bookkeeping, which it reads to decide what to do next (checkpoints, window
  *   states, job definitions, the migration ledger, runs, poll misses, rollup days, retention
- *   settings, legal holds and their events): small, and read right after it is written;
+ *   settings, legal holds and their events, the service lease): small, and read right after it
+ *   is written;
  * - the entity (dimension) tables, which views join to sessions: ClickHouse refuses a JOIN of
  *   two Distributed tables (distributed_product_mode = deny), and a full copy on every node lets
  *   each shard join locally. They hold one row per user, device, column… not per session.
@@ -53,6 +54,7 @@ const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.retentionSettings,
   Tables.legalHolds,
   Tables.legalHoldEvents,
+  Tables.serviceLease,
   Tables.policySuspensions,
   Tables.users,
   Tables.usersHistory,
@@ -131,10 +133,14 @@ export function clusterInsertSettings(
   return {};
 }
 
-/** Bookkeeping whose reads must see the latest write: the checkpoints and the migration ledger. */
+/**
+ * Bookkeeping whose reads must see the latest write: the checkpoints, the migration ledger and
+ * the service lease.
+ */
 const QUORUM_TABLES: ReadonlySet<string> = new Set([
   Tables.checkpoints,
   Tables.schemaMigrations,
+  Tables.serviceLease,
 ]);
 
 /**

@@ -46,6 +46,12 @@ export {
   type RunStatus,
 } from "./bookkeeping.js";
 export {
+  readLease,
+  writeLease,
+  type LeaseClaim,
+  type LeaseState,
+} from "./lease.js";
+export {
   aggregationRowCounts,
   forgetJob,
   hasWindowTables,
@@ -181,3 +187,7 @@ export {
   serviceFilePath,
   type ServiceRecord,
 } from "./service-access.js";
+
+// The sessions in standard schemas (OCSF, ECS): the views and their export.
+export { exportStandard, type ExportRange } from "./standards/export.js";
+export { STANDARD_VIEWS, type StandardName } from "./standards/views.js";

@@ -30,6 +30,34 @@ type KeyRow = [
 ];
 
 /**
+ * The ids among the sessions read at or after `sinceMs` that are stored under two start times
+ * or more. When every key was read since then (a first sync, most of a large backfill), the
+ * rows read since are all there is to group; else every key of the ids read since is grouped.
+ * Either way only the id and start time are read, and only the ids found are read again whole.
+ */
+async function candidateIds(w: Warehouse, sinceMs: number): Promise<string[]> {
+  const keys = qualified(w, Tables.sessionKeys);
+  const since = "fromUnixTimestamp64Milli({since:Int64}, 'UTC')";
+  const older = await selectRows<{ one: number }>(
+    w,
+    `SELECT 1 AS one FROM ${keys} WHERE fetched_at < ${since} LIMIT 1`,
+    { since: sinceMs },
+  );
+  const scope =
+    older.length === 0
+      ? `fetched_at >= ${since}`
+      : `id IN (SELECT id FROM ${keys} WHERE fetched_at >= ${since})`;
+  const rows = await selectRows<{ id: string }>(
+    w,
+    `SELECT id FROM ${keys} WHERE ${scope}
+     GROUP BY id HAVING min(start_time) != max(start_time)
+     SETTINGS optimize_aggregation_in_order = 1`,
+    { since: sinceMs },
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
  * The keys to retire among the sessions read at or after `sinceMs` (epoch ms; every session
  * when undefined): for each id with more than one live key, every live key but the one whose
  * latest row has the highest version (the later start time on a tie).
@@ -39,20 +67,19 @@ async function supersededKeys(
   sinceMs?: number,
 ): Promise<SupersededKey[]> {
   const keys = qualified(w, Tables.sessionKeys);
-  const recent =
-    sinceMs === undefined
-      ? ""
-      : `WHERE id IN (SELECT id FROM ${keys} WHERE fetched_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC'))`;
+  const ids =
+    sinceMs === undefined ? undefined : await candidateIds(w, sinceMs);
+  if (ids?.length === 0) return [];
   // Grouped by id, the table's first sorting column: read in order, a row of ids at a time.
   const rows = await selectRows<{ id: string; keys: KeyRow[] }>(
     w,
     `SELECT id, groupArray((toUnixTimestamp64Milli(start_time), version, is_deleted)) AS keys
      FROM ${keys}
-     ${recent}
+     ${ids === undefined ? "" : "WHERE id IN {ids:Array(String)}"}
      GROUP BY id
      HAVING uniqExact(start_time) > 1
      SETTINGS optimize_aggregation_in_order = 1`,
-    sinceMs === undefined ? {} : { since: sinceMs },
+    ids === undefined ? {} : { ids },
   );
   return rows.flatMap((r) => keysToRetire(r.id, r.keys));
 }

@@ -98,7 +98,7 @@ export async function writeUserQuery(
     // written a slice at a time.
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (let at = 0; at < chunk.length; at += WRITE_SLICE) {
-        if (!(await write(out, chunk.subarray(at, at + WRITE_SLICE)))) {
+        if (!(await writeWaiting(out, chunk.subarray(at, at + WRITE_SLICE)))) {
           abort.abort();
           stream.destroy();
           return;
@@ -120,7 +120,7 @@ function withoutTrailingSemicolons(sql: string): string {
 const WRITE_SLICE = 1 << 20;
 
 /** Writes `bytes`, waiting while `out` is full; false once `out` is destroyed. */
-async function write(
+export async function writeWaiting(
   out: NodeJS.WritableStream,
   bytes: Uint8Array,
 ): Promise<boolean> {

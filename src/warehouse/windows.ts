@@ -28,8 +28,16 @@ export const SETTLED_STATES: ReadonlySet<WindowState> = new Set([
 ]);
 
 export interface WindowRecord {
-  /** Aggregation job name (as in agg_histogram), or "sessions" for the sessions stream. */
+  /**
+   * Aggregation job name (as in agg_histogram), "sessions" for the sessions stream, or the
+   * entity stream of a parent.
+   */
   job: string;
+  /**
+   * The parent a stream read per parent could not read (a user, a resource), its window empty
+   * (0, 0); "" for a window of time.
+   */
+  parent: string;
   startMs: number;
   endMs: number;
   state: WindowState;
@@ -44,6 +52,7 @@ export interface WindowRecord {
 
 interface WindowRow {
   job: string;
+  parent: string;
   window_start: string;
   window_end: string;
   state: string;
@@ -56,11 +65,12 @@ interface WindowRow {
 }
 
 const WINDOW_COLUMNS =
-  "job, window_start, window_end, state, attempts, last_error, skipped_by, skip_reason, run_id, updated_at";
+  "job, parent, window_start, window_end, state, attempts, last_error, skipped_by, skip_reason, run_id, updated_at";
 
 function fromRow(r: WindowRow): WindowRecord {
   return {
     job: r.job,
+    parent: r.parent,
     startMs: fromChTime(r.window_start),
     endMs: fromChTime(r.window_end),
     state: (WINDOW_STATES as readonly string[]).includes(r.state)
@@ -82,7 +92,7 @@ async function selectWindows(
 ): Promise<WindowRecord[]> {
   const rs = await w.client.query({
     query: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, Tables.streamWindows)} FINAL
-            WHERE ${where} ORDER BY job, window_start`,
+            WHERE ${where} ORDER BY job, window_start, parent`,
     query_params: params,
     format: "JSONEachRow",
   });
@@ -101,12 +111,15 @@ export async function readJobWindows(
 ): Promise<WindowRecord[]> {
   return selectWindows(
     w,
-    "job = {job:String} AND (state IN ('pending', 'poisoned') OR window_end > {since:DateTime('UTC')})",
+    "job = {job:String} AND parent = '' AND (state IN ('pending', 'poisoned') OR window_end > {since:DateTime('UTC')})",
     { job, since: chTimeSeconds(sinceMs) },
   );
 }
 
-/** Windows in the given states (all states when none given), of one job or of all. */
+/**
+ * Windows in the given states (all states when none given), of one job or of all; the parents
+ * a stream could not read are among them (see WindowRecord.parent).
+ */
 export async function listWindows(
   w: Warehouse,
   filter: { job?: string | undefined; states?: readonly WindowState[] } = {},
@@ -130,6 +143,7 @@ export async function writeWindows(
     Tables.streamWindows,
     records.map((r) => ({
       job: r.job,
+      parent: r.parent,
       window_start: chTimeSeconds(r.startMs),
       window_end: chTimeSeconds(r.endMs),
       state: r.state,

@@ -83,7 +83,7 @@ async function runDemo(
       "sessions.initialLookbackMs": options.days * 86_400_000,
       "log.level": globals.logLevel ?? "warn",
     });
-    await withRuntime(config, async (rt) => {
+    await withRuntime(config, "demo", async (rt) => {
       out.write(
         `sessionhouse demo: simulated control plane at ${sim.url} (seed ${options.seed}), ClickHouse ${rt.warehouse.kind} at ${rt.warehouse.location}\n`,
       );

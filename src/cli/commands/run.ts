@@ -16,6 +16,7 @@ import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
 import { reportJobNames, reportJobs } from "../../scheduler/report-jobs.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
+import { ServiceLease } from "../../scheduler/lease.js";
 import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
 import { scrubber, type Logger } from "../../util/logger.js";
@@ -47,7 +48,10 @@ export function registerRunCommand(
         "ClickHouse HTTP access to it on 127.0.0.1 (service.readHost, service.readPort) and\n" +
         "writes the URL and a token to <dataDir>/.sessionhouse-service.json (mode 0600), so\n" +
         "status, query and windows list from other terminals read through it. Commands that\n" +
-        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.",
+        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.\n" +
+        "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
+        "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
+        "or expires; sync is refused while it is held (docs/scale-out.md).",
     )
     .action(async () => {
       await runService(configFrom(globals()));
@@ -119,6 +123,8 @@ interface Service {
   plans: readonly JobPlan[];
   metrics: Metrics;
   scheduler: Scheduler;
+  /** The right to run the jobs against this database: waited for before the scheduler starts. */
+  lease: ServiceLease;
   startedAtMs: number;
   /** The token of the read access (embedded engine), known to the logger as a secret. */
   readToken: string;
@@ -152,7 +158,23 @@ async function openService(
     logger,
     observer: metrics,
   });
-  return { rt, plans, metrics, scheduler, startedAtMs: Date.now(), readToken };
+  const lease = new ServiceLease({
+    warehouse: rt.warehouse,
+    logger,
+    command: "run",
+    ttlMs: config.service.leaseTtlMs,
+    renewMs: config.service.leaseRenewMs,
+  });
+  metrics.watchLease(() => lease.snapshot());
+  return {
+    rt,
+    plans,
+    metrics,
+    scheduler,
+    lease,
+    startedAtMs: Date.now(),
+    readToken,
+  };
 }
 
 /**
@@ -203,7 +225,7 @@ async function startOps(
   service: Service,
   reads: ReadAccess | undefined,
 ): Promise<OpsServer> {
-  const { rt, metrics, scheduler, startedAtMs } = service;
+  const { rt, metrics, scheduler, lease, startedAtMs } = service;
   const { config, logger } = rt;
   try {
     return await startOpsServer({
@@ -221,7 +243,9 @@ async function startOps(
           },
           jobs: () => scheduler.jobs(),
           poisonedWindows: () => waitingWindows(rt.warehouse),
-          startedAtMs,
+          lease: () => lease.snapshot(),
+          // A standby's jobs are due from when it took the lease over, not from its start.
+          startedAtMs: lease.snapshot().heldSinceMs ?? startedAtMs,
           stopping: () => scheduler.stopping,
         }),
     });
@@ -283,8 +307,9 @@ function listenForStop(
 }
 
 /**
- * Runs the scheduler until a stop is requested, then shuts down in order: scheduler (runs end or
- * are aborted at the deadline), ops server, runtime.
+ * Waits for the service lease, runs the scheduler until a stop is requested or the lease is
+ * lost, then shuts down in order: scheduler (runs end or are aborted at the deadline), lease,
+ * ops server, runtime. A lost lease ends the command with LEASE_LOST (exit status 1).
  */
 async function serveUntilStopped(
   service: Service,
@@ -292,11 +317,13 @@ async function serveUntilStopped(
   reads: ReadAccess | undefined,
   stopRequested: Promise<StopSignal>,
 ): Promise<void> {
-  const { rt, plans, scheduler, startedAtMs } = service;
+  const { rt, plans, scheduler, lease, startedAtMs } = service;
   const { config, logger } = rt;
+  const stop = new AbortController();
+  void stopRequested.then(() => stop.abort());
+  const lost = lease.whenLost();
   let stopped = false;
   try {
-    scheduler.start();
     logger.info(
       {
         ops: ops.url,
@@ -306,12 +333,17 @@ async function serveUntilStopped(
       },
       "service started",
     );
-    const signal = await stopRequested;
+    if (await lease.acquire(stop.signal)) scheduler.start();
+    const end = await Promise.race([
+      stopRequested.then((signal) => ({ signal, lost: undefined })),
+      lost.then((reason) => ({ signal: undefined, lost: reason })),
+    ]);
     logger.info(
-      { signal, deadlineMs: config.service.shutdownDeadlineMs },
-      "shutting down",
+      { signal: end.signal, deadlineMs: config.service.shutdownDeadlineMs },
+      end.lost ? "shutting down: the service lease was lost" : "shutting down",
     );
     await scheduler.shutdown();
+    await lease.release();
     // The service file goes first: from then on readers open the data directory themselves,
     // which they can once this process has closed the engine.
     await reads?.close();
@@ -319,10 +351,12 @@ async function serveUntilStopped(
     logger.info({ uptimeMs: Date.now() - startedAtMs }, "service stopped");
     await rt.close();
     stopped = true;
+    if (end.lost) throw end.lost;
   } finally {
     if (!stopped) {
       // Failing on the way: close what is open, without hiding the original error.
       await scheduler.shutdown().catch(() => undefined);
+      await lease.release().catch(() => undefined);
       await reads?.close().catch(() => undefined);
       await ops.close().catch(() => undefined);
       await rt.close().catch(() => undefined);

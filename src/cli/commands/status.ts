@@ -4,7 +4,11 @@
 // through the service's read access (the service holds the data directory), on a stopped one's
 // data directory itself.
 import type { Command } from "commander";
-import { collectStatus, type StatusReport } from "../../ops/status.js";
+import {
+  collectStatus,
+  type LeaseStatus,
+  type StatusReport,
+} from "../../ops/status.js";
 import { openWarehouse } from "../../warehouse/index.js";
 import { heading, printTable } from "../output.js";
 import { printRetention } from "./status-retention.js";
@@ -82,6 +86,7 @@ export function printStatus(
     out.write(
       "The tables are not created yet: run `sessionhouse migrate` or start `sessionhouse run`.\n",
     );
+  if (report.lease) out.write(`${leaseLine(report.lease)}\n`);
   heading("Jobs", out);
   printTable(
     report.jobs.map((j) => ({
@@ -121,11 +126,16 @@ export function printStatus(
       out,
     );
     for (const j of poisoned)
-      for (const p of j.poisonedWindows)
+      for (const p of j.poisonedWindows) {
+        const which =
+          p.parent === null
+            ? { name: p.windowStart, flag: `--window ${p.windowStart}` }
+            : { name: `parent ${p.parent}`, flag: `--parent ${p.parent}` };
         out.write(
-          `  ${j.job} ${p.windowStart}: ${p.attempts} attempts, ${p.lastError.split("\n")[0] ?? ""}\n` +
-            `    once the cause is known: sessionhouse windows skip ${j.job} --window ${p.windowStart} --reason "..."\n`,
+          `  ${j.job} ${which.name}: ${p.attempts} attempts, ${p.lastError.split("\n")[0] ?? ""}\n` +
+            `    once the cause is known: sessionhouse windows skip ${j.job} ${which.flag} --reason "..."\n`,
         );
+      }
   }
   printRetention(report.retention, out);
   const failed = report.jobs.filter(
@@ -139,4 +149,14 @@ export function printStatus(
     for (const j of failed)
       out.write(`  ${j.job}: ${j.lastRun?.error ?? ""}\n`);
   }
+}
+
+/** Who runs the jobs against this database: the holder of the service lease, or the last one. */
+function leaseLine(lease: LeaseStatus): string {
+  const h = lease.holder;
+  if (h)
+    return `Service lease: held by ${h.command} (pid ${h.pid} on ${h.host}) since ${shortTime(h.since)}, expires ${shortTime(h.expires)} unless renewed`;
+  const l = lease.last;
+  if (!l) return "Service lease: free (no process has held it in the last day)";
+  return `Service lease: free (last held by ${l.command}, pid ${l.pid} on ${l.host}, ${l.ended} ${shortTime(l.expires)})`;
 }

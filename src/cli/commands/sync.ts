@@ -121,7 +121,7 @@ async function runSyncEntity(
   globals: GlobalOptions,
   stream: EntityStream,
 ): Promise<void> {
-  await withRuntime(configFrom(globals), async (rt) => {
+  await withRuntime(configFrom(globals), "sync", async (rt) => {
     const r = await withProgress(rt, stream, (ctx) =>
       syncEntityStream(ctx, stream),
     );
@@ -134,6 +134,7 @@ async function runSyncEntity(
 async function runSyncRollups(globals: GlobalOptions): Promise<void> {
   await withRuntime(
     configFrom(globals, {}, { needsApi: false }),
+    "sync",
     async (rt) => {
       const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
       process.stdout.write(
@@ -148,7 +149,7 @@ async function runSyncSessions(
   o: RangeFlags,
 ): Promise<void> {
   const range = parseRange(o);
-  await withRuntime(configFrom(globals), async (rt) => {
+  await withRuntime(configFrom(globals), "sync", async (rt) => {
     const r = await withProgress(rt, SESSIONS_JOB, (ctx) =>
       syncSessions(ctx, range),
     );
@@ -174,7 +175,7 @@ async function runReconcile(
       "sessions.reconcileDays is 0 (SESSIONHOUSE_RECONCILE_DAYS) and no range was given",
       { hint: "give --days N or --from T" },
     );
-  await withRuntime(config, async (rt) => {
+  await withRuntime(config, "sync", async (rt) => {
     const r = await withProgress(rt, RECONCILE_JOB, async (ctx) =>
       reconcileSessions(ctx, await reconcileRange(ctx, range, days)),
     );
@@ -205,7 +206,7 @@ async function runSyncAggregations(
   const config = configFrom(globals);
   const jobs = selectAggregationJobs(config, o.job);
   for (const job of jobs) checkJob(job);
-  await withRuntime(config, async (rt) => {
+  await withRuntime(config, "sync", async (rt) => {
     for (const job of jobs) {
       const r = await withProgress(rt, aggregationName(job), (ctx) =>
         syncAggregations(ctx, job, range),

@@ -38,7 +38,8 @@ interface ListFlags {
 }
 
 interface SkipFlags {
-  window: string;
+  window?: string;
+  parent?: string;
   reason: string;
   by?: string;
 }
@@ -67,12 +68,19 @@ export function registerWindowsCommand(
   windows
     .command("skip")
     .description(
-      "let the checkpoint of JOB pass a pending or poisoned window, recording who and why",
+      "let the checkpoint of JOB pass a pending or poisoned window, or a parent its stream could not read, recording who and why",
     )
-    .argument("<job>", 'the aggregation job, or "sessions"')
-    .requiredOption(
+    .argument(
+      "<job>",
+      'the aggregation job, "sessions", or the stream of a parent (native_users, user_devices, users)',
+    )
+    .option(
       "--window <time>",
       "start of the window, as `windows list` shows it",
+    )
+    .option(
+      "--parent <id>",
+      "the parent (a resource, a user) its stream could not read, as `windows list` shows it",
     )
     .requiredOption("--reason <text>", "why the window is skipped (recorded)")
     .option("--by <name>", "who skips it (default: the OS user)")
@@ -125,7 +133,7 @@ function printWindows(
   printTable(
     found.map((r) => ({
       job: r.job,
-      window: describe(r),
+      window: r.parent === "" ? describe(r) : `parent ${r.parent}`,
       state: r.state,
       attempts: r.attempts,
       "last error": r.lastError.split("\n")[0] ?? "",
@@ -141,7 +149,7 @@ async function runSkip(
   o: SkipFlags,
 ): Promise<void> {
   const job = jobName(name);
-  const startMs = parseInstant(o.window, "--window", Date.now());
+  const target = skipTarget(o);
   if (o.reason.trim() === "")
     throw new UsageError("--reason must not be empty", {
       hint: "say why the window can be left without data",
@@ -149,12 +157,12 @@ async function runSkip(
   const by = operatorName(o.by);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
-    const target = await waitingWindow(w, job, startMs);
+    const waiting = await waitingWindow(w, job, target);
     await writeWindows(
       w,
       [
         {
-          ...target,
+          ...waiting,
           state: "skipped",
           skippedBy: by,
           skipReason: o.reason.trim(),
@@ -163,31 +171,53 @@ async function runSkip(
       { retries: config.clickhouse.insertRetries },
     );
     process.stdout.write(
-      `${job} ${describe(target)} skipped by ${by}; the job's next run moves its checkpoint past it\n`,
+      waiting.parent === ""
+        ? `${job} ${describe(waiting)} skipped by ${by}; the job's next run moves its checkpoint past it\n`
+        : `${job} parent ${waiting.parent} skipped by ${by}; it is still read on every run, and its failure no longer holds the checkpoint\n`,
     );
   });
 }
 
-/** The pending or poisoned window of `job` starting at startMs; a usage error naming the others if none. */
+/** What `windows skip` names: a window by its start, or a parent. */
+type SkipTarget = { startMs: number } | { parent: string };
+
+function skipTarget(o: SkipFlags): SkipTarget {
+  if ((o.window === undefined) === (o.parent === undefined))
+    throw new UsageError(
+      "name one window (--window) or one parent (--parent)",
+      {
+        hint: "`sessionhouse windows list` shows the windows and parents waiting",
+      },
+    );
+  if (o.parent !== undefined) return { parent: o.parent };
+  return { startMs: parseInstant(o.window ?? "", "--window", Date.now()) };
+}
+
+/** The pending or poisoned window or parent of `job` named by `target`; a usage error naming the others if none. */
 async function waitingWindow(
   w: Warehouse,
   job: string,
-  startMs: number,
+  target: SkipTarget,
 ): Promise<WindowRecord> {
   const open = await listWindows(w, { job, states: ["pending", "poisoned"] });
-  const target = open.find((r) => r.startMs === startMs);
-  if (!target) {
-    throw new UsageError(
-      `job ${job} has no pending or poisoned window starting at ${new Date(startMs).toISOString()}`,
-      {
-        hint:
-          open.length === 0
-            ? "`sessionhouse windows list` shows the windows waiting; this job has none"
-            : `its waiting windows start at: ${open.map((r) => new Date(r.startMs).toISOString()).join(", ")}`,
-      },
-    );
-  }
-  return target;
+  const found = open.find((r) =>
+    "parent" in target
+      ? r.parent === target.parent
+      : r.parent === "" && r.startMs === target.startMs,
+  );
+  if (found) return found;
+  const named = open.map((r) =>
+    r.parent === "" ? new Date(r.startMs).toISOString() : `parent ${r.parent}`,
+  );
+  throw new UsageError(
+    `job ${job} has no pending or poisoned ${"parent" in target ? `parent ${target.parent}` : `window starting at ${new Date(target.startMs).toISOString()}`}`,
+    {
+      hint:
+        open.length === 0
+          ? "`sessionhouse windows list` shows the windows waiting; this job has none"
+          : `its waiting windows and parents: ${named.join(", ")}`,
+    },
+  );
 }
 
 /** `windows forget`: deletes every row and checkpoint of a job, only with --yes. */
@@ -230,6 +260,7 @@ function jobName(job: string): string {
 function windowJson(r: WindowRecord) {
   return {
     job: r.job,
+    parent: r.parent || null,
     windowStart: new Date(r.startMs).toISOString(),
     windowEnd: new Date(r.endMs).toISOString(),
     state: r.state,

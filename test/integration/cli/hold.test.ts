@@ -1,10 +1,10 @@
 // `sessionhouse hold add|list|release` and the holds in `status`: a hold is recorded with who,
 // why and until when, flags the stored sessions it names, shows in `hold list` and `status`;
 // releasing it records who and why and unflags them; bad input is refused with exit 2.
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
-import { main } from "../../../src/cli/main.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { insertRows } from "../../../src/warehouse/insert.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
@@ -47,34 +47,8 @@ beforeAll(async () => {
   await w.close();
 });
 
-async function cli(...args: string[]) {
-  const saved = { ...process.env };
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = vi
-    .spyOn(process.stdout, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      out.push(String(chunk));
-      return true;
-    });
-  const stderr = vi
-    .spyOn(process.stderr, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      err.push(String(chunk));
-      return true;
-    });
-  try {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
-        delete process.env[k];
-    Object.assign(process.env, env);
-    const status = await main(["node", "sessionhouse", ...args]);
-    return { status, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-    process.env = saved;
-  }
+function cli(...args: string[]) {
+  return mainInProcess(env, ...args);
 }
 
 describe("hold", () => {

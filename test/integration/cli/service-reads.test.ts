@@ -1,7 +1,7 @@
 // `sessionhouse run` on the embedded engine holds the data directory; other processes read
 // through its read access. Real processes (the built CLI) against the simulator: while the
-// service runs, also in the middle of a sync, `status --json`, `query`, `report`, `hold list`
-// and `archive export` from other processes answer through it, a write
+// service runs, also in the middle of a sync, `status --json`, `query`, `export`, `report`,
+// `hold list` and `archive export` from other processes answer through it, a write
 // through its token is refused, the token file is mode 0600 and the token appears in no output,
 // a command that writes is refused with what to do; after SIGTERM the file is gone; after
 // SIGKILL, or with a file whose process does not answer, `status` opens the directory itself
@@ -235,6 +235,15 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     const table = await cli1(["query", "SELECT 1 + 1 AS two"]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/│ 2 +│/);
+    // The OCSF export reads through it too.
+    const ocsf = await cli1(["export", "ocsf", "--from", "-3d", "--to", "now"]);
+    expect(ocsf.code, ocsf.stderr).toBe(0);
+    const events = ocsf.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { class_uid: number });
+    expect(events.length).toBeGreaterThan(0);
+    expect(new Set(events.map((e) => e.class_uid))).toEqual(new Set([6005]));
 
     // Through the token, reads pass and writes do not (readonly = 1 in the engine).
     const bearer = { Authorization: `Bearer ${record.token}` };

@@ -1,13 +1,13 @@
 // `sessionhouse windows list|skip|forget`, `status` and `/readyz` with a window that keeps
 // getting a bad answer: the run fails naming it, it is poisoned, status and /readyz show it, an
 // operator skips it (recorded with who and why), and the next run moves the checkpoint past it.
-// The same for a window of the sessions stream that the service always refuses.
+// The same for a window of the sessions stream that the service always refuses, and for a parent
+// (a resource whose native users cannot be listed) of a stream read per parent.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
-import { main } from "../../../src/cli/main.js";
 import { Metrics } from "../../../src/ops/metrics.js";
 import { checkReadiness } from "../../../src/ops/readiness.js";
 import { startOpsServer } from "../../../src/ops/server.js";
@@ -20,6 +20,10 @@ import {
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import { listWindows } from "../../../src/warehouse/windows.js";
+import {
+  mainInProcess,
+  type InProcessResult,
+} from "../../helpers/cli-in-process.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { testConfig } from "../../helpers/warehouse.js";
@@ -38,45 +42,10 @@ afterAll(async () => {
   await sim.close();
 });
 
-interface CliResult {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = InProcessResult;
 
 /** Runs the CLI in this process with only the given environment. */
-async function cli(
-  env: Record<string, string>,
-  ...args: string[]
-): Promise<CliResult> {
-  const saved = { ...process.env };
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = vi
-    .spyOn(process.stdout, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      out.push(String(chunk));
-      return true;
-    });
-  const stderr = vi
-    .spyOn(process.stderr, "write")
-    .mockImplementation((chunk: string | Uint8Array) => {
-      err.push(String(chunk));
-      return true;
-    });
-  try {
-    for (const k of Object.keys(process.env))
-      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
-        delete process.env[k];
-    Object.assign(process.env, env);
-    const status = await main(["node", "sessionhouse", ...args]);
-    return { status, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-    process.env = saved;
-  }
-}
+const cli = mainInProcess;
 
 describe("windows", () => {
   it("shows a poisoned window in sync, windows list, status and /readyz; skip records who and why and lets the checkpoint pass", async () => {
@@ -378,6 +347,153 @@ describe("windows", () => {
       expect(
         JSON.parse((await sh("windows", "list", "--json")).stdout),
       ).toEqual([]);
+    } finally {
+      await w.close();
+      await proxy.close();
+    }
+  });
+
+  it("keeps a parent its stream cannot read in windows list, status and /readyz; skip lets the checkpoint move while it is still read", async () => {
+    const base = await testConfig();
+    let failing = "";
+    const refused: string[] = [];
+    // In front of the simulator: ListNativeUsers of one resource is refused.
+    const proxy = await refusingProxy(sim.url, (path, body) => {
+      if (!path.endsWith("/ListNativeUsers") || failing === "")
+        return undefined;
+      const { resourceId } = JSON.parse(body) as { resourceId?: unknown };
+      if (resourceId !== failing) return undefined;
+      refused.push(failing);
+      return { status: 404, code: "not_found", message: "resource not found" };
+    });
+    const env: Record<string, string> = {
+      SESSIONHOUSE_API_URL: proxy.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
+      SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
+      CLICKHOUSE_DATABASE: base.clickhouse.database,
+      SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
+      SESSIONHOUSE_WINDOW: "1h",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
+    };
+    const sh = (...args: string[]) => cli(env, ...args);
+    expect((await sh("sync", "sessions")).status).toBe(0);
+    const w = await openWarehouse(base);
+    const readiness = () =>
+      checkReadiness({
+        ping: () => Promise.resolve(true),
+        jobs: () => [],
+        startedAtMs: Date.now(),
+        stopping: () => false,
+        poisonedWindows: () =>
+          listWindows(w, { states: ["pending", "poisoned"] }),
+      });
+    try {
+      const rs = await w.client.query({
+        query: `SELECT DISTINCT resource_id FROM ${base.clickhouse.database}.sessions WHERE resource_id != '' ORDER BY resource_id`,
+        format: "JSONEachRow",
+      });
+      const resources = (await rs.json<{ resource_id: string }>()).map(
+        (r) => r.resource_id,
+      );
+      expect(resources.length).toBeGreaterThan(1);
+      failing = resources[0] as string;
+
+      const failed = await sh("sync", "native_users");
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toContain("could not be read");
+      expect(failed.stderr).toContain(failing);
+      expect(failed.stderr).toContain("--parent");
+      expect(await readCheckpoint(w, "native_users")).toBeUndefined();
+      const listed = await sh("windows", "list", "--json");
+      expect(JSON.parse(listed.stdout)).toEqual([
+        expect.objectContaining({
+          job: "native_users",
+          parent: failing,
+          state: "pending",
+          attempts: 1,
+          lastError: "not_found",
+        }),
+      ]);
+      expect((await sh("windows", "list")).stdout).toContain(
+        `parent ${failing}`,
+      );
+      const status = JSON.parse(
+        (await sh("status", "--json")).stdout,
+      ) as StatusReport;
+      expect(
+        status.jobs.find((j) => j.job === "native_users")?.pendingWindows,
+      ).toBe(1);
+
+      // Failing again: poisoned; status says how to skip it, /readyz is not ready.
+      expect((await sh("sync", "native_users")).status).toBe(1);
+      expect(
+        (await listWindows(w, { job: "native_users" })).map((r) => [
+          r.parent,
+          r.state,
+          r.attempts,
+        ]),
+      ).toEqual([[failing, "poisoned", 2]]);
+      expect((await sh("status")).stdout).toContain(
+        `sessionhouse windows skip native_users --parent ${failing}`,
+      );
+      const ready = await readiness();
+      expect(ready.ready).toBe(false);
+      expect(ready.poisonedWindows).toEqual([
+        expect.objectContaining({ job: "native_users", parent: failing }),
+      ]);
+      expect(ready.reasons.join(" ")).toContain(`parent ${failing}`);
+
+      // A window and a parent at once, or neither, is refused.
+      expect(
+        (await sh("windows", "skip", "native_users", "--reason", "x")).status,
+      ).toBe(2);
+      const wrong = await sh(
+        "windows",
+        "skip",
+        "native_users",
+        "--parent",
+        "no-such-resource",
+        "--reason",
+        "x",
+      );
+      expect(wrong.status).toBe(2);
+      expect(wrong.stderr).toContain(`parent ${failing}`);
+
+      const skipped = await sh(
+        "windows",
+        "skip",
+        "native_users",
+        "--parent",
+        failing,
+        "--reason",
+        "resource retired; its accounts are kept as last read",
+      );
+      expect(skipped.status).toBe(0);
+      expect((await listWindows(w, { job: "native_users" }))[0]).toMatchObject({
+        parent: failing,
+        state: "skipped",
+        skippedBy: userInfo().username,
+        skipReason: "resource retired; its accounts are kept as last read",
+      });
+
+      // The next run still asks for it, and moves the checkpoint.
+      const asked = refused.length;
+      expect((await sh("sync", "native_users")).status).toBe(0);
+      expect(refused.length).toBe(asked + 1);
+      expect(await readCheckpoint(w, "native_users")).toBeDefined();
+      expect(
+        JSON.parse((await sh("windows", "list", "--json")).stdout),
+      ).toEqual([]);
+
+      // It answers again: its skip ends.
+      failing = "";
+      expect((await sh("sync", "native_users")).status).toBe(0);
+      expect(
+        (await listWindows(w, { job: "native_users" })).map((r) => r.state),
+      ).toEqual(["stored"]);
     } finally {
       await w.close();
       await proxy.close();

@@ -34,6 +34,35 @@ describe("configuration", () => {
     expect(c.aggregations.jobs.length).toBeGreaterThanOrEqual(4);
   });
 
+  it("reads the service lease's TTL and renewal, and refuses a renewal longer than half the TTL", () => {
+    const defaults = loadConfig({ env: base }).service;
+    expect([defaults.leaseTtlMs, defaults.leaseRenewMs]).toEqual([
+      30_000, 10_000,
+    ]);
+    const short = loadConfig({
+      env: {
+        ...base,
+        SESSIONHOUSE_LEASE_TTL: "3s",
+        SESSIONHOUSE_LEASE_RENEW: "500",
+      },
+    }).service;
+    expect([short.leaseTtlMs, short.leaseRenewMs]).toEqual([3000, 500]);
+    expect(
+      problems({
+        ...base,
+        SESSIONHOUSE_LEASE_TTL: "10s",
+        SESSIONHOUSE_LEASE_RENEW: "6s",
+      }),
+    ).toEqual([
+      expect.stringMatching(
+        /SESSIONHOUSE_LEASE_RENEW must be at most half of SESSIONHOUSE_LEASE_TTL/,
+      ),
+    ]);
+    expect(problems({ ...base, SESSIONHOUSE_LEASE_TTL: "500" })).toEqual([
+      expect.stringMatching(/SESSIONHOUSE_LEASE_TTL must be between 1s and 1h/),
+    ]);
+  });
+
   it("compresses requests to a server only when told, or toward ClickHouse Cloud", () => {
     expect(
       loadConfig({ env: base }).clickhouse.compressRequests,

@@ -1,0 +1,42 @@
+// The CLI's main() run in the test's own process, with only the given environment: its exit
+// status and what it wrote to stdout and stderr. For tests that need no child process (the
+// built CLI as a child is test/helpers/cli.ts).
+import { vi } from "vitest";
+import { main } from "../../src/cli/main.js";
+
+export interface InProcessResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function mainInProcess(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<InProcessResult> {
+  const saved = { ...process.env };
+  const out: string[] = [];
+  const err: string[] = [];
+  const keep = (into: string[]) => (chunk: string | Uint8Array) => {
+    into.push(Buffer.from(chunk).toString("utf8"));
+    return true;
+  };
+  const stdout = vi
+    .spyOn(process.stdout, "write")
+    .mockImplementation(keep(out));
+  const stderr = vi
+    .spyOn(process.stderr, "write")
+    .mockImplementation(keep(err));
+  try {
+    for (const k of Object.keys(process.env))
+      if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
+        delete process.env[k];
+    Object.assign(process.env, env);
+    const status = await main(["node", "sessionhouse", ...args]);
+    return { status, stdout: out.join(""), stderr: err.join("") };
+  } finally {
+    stdout.mockRestore();
+    stderr.mockRestore();
+    process.env = saved;
+  }
+}
