@@ -66,6 +66,14 @@ export interface ApiClientOptions {
 export interface ApiObserver {
   onAttempt?(e: { procedure: string; result: string; ms: number }): void;
   onRetry?(e: { procedure: string; code: string; waitMs: number }): void;
+  /** The headers of every answer (any status), with when the request went out and they came. */
+  onResponse?(e: {
+    procedure: string;
+    status: number;
+    headers: ResponseHeaders;
+    sentAtMs: number;
+    receivedAtMs: number;
+  }): void;
 }
 
 export interface CallOptions {
@@ -383,8 +391,16 @@ export class ControlPlaneClient {
     try {
       await this.#pacer.throttle(waitSignal);
       started = performance.now();
+      const sentAtMs = Date.now();
       const res = await this.#send(procedure, body, signal, headersTimeout);
       this.#pacer.observe(res.headers);
+      this.#opts.observer?.onResponse?.({
+        procedure,
+        status: res.statusCode,
+        headers: res.headers,
+        sentAtMs,
+        receivedAtMs: Date.now(),
+      });
       if (res.statusCode !== 200)
         throw await readErrorAnswer(
           procedure,

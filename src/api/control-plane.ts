@@ -231,16 +231,20 @@ export class ControlPlaneApi {
 
   /**
    * One page of a directory list operation: `filters` (resourceId, userId, order, …) with the
-   * operation's largest limit and the cursor. The answer's shape is checked (BAD_RESPONSE);
-   * its elements are not.
+   * operation's largest limit (or `options.limit`, smaller) and the cursor. The answer's shape
+   * is checked (BAD_RESPONSE); its elements are not.
    */
   async listPage(
     operation: DirectoryList,
     filters: Readonly<Record<string, string>>,
     cursor: string,
-    options: CallOptions = {},
+    options: CallOptions & { limit?: number } = {},
   ): Promise<ListPage> {
-    const limit = LIST_LIMITS[operation];
+    const largest = LIST_LIMITS[operation];
+    const limit =
+      options.limit === undefined || largest === 0
+        ? largest
+        : Math.min(options.limit, largest);
     const body = {
       ...filters,
       ...(limit > 0 ? { limit } : {}),

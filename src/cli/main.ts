@@ -8,6 +8,7 @@ import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerExportCommand } from "./commands/export.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
@@ -49,6 +50,7 @@ function buildProgram(): Command {
   registerMigrateCommand(program, globals);
   registerSyncCommand(program, globals);
   registerQueryCommand(program, globals);
+  registerDoctorCommand(program, globals);
   registerRunCommand(program, globals);
   registerStatusCommand(program, globals);
   registerWindowsCommand(program, globals);

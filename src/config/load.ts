@@ -47,6 +47,7 @@ const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["CLICKHOUSE_KEEPER_PATH", "clickhouse.keeperPath"],
   ["CLICKHOUSE_DISTRIBUTED", "clickhouse.distributed"],
   ["CLICKHOUSE_COMPRESS_REQUESTS", "clickhouse.compressRequests"],
+  ["GRAFANA_CLICKHOUSE_USER", "clickhouse.grafanaReader"],
   ["SESSIONHOUSE_DATA_DIR", "clickhouse.dataDir"],
   ["SESSIONHOUSE_RETENTION_DAYS", "clickhouse.retentionDays"],
   ["SESSIONHOUSE_HOT_DAYS", "retention.tables.sessions.hotDays"],

@@ -232,6 +232,12 @@ export const configSchema = z.object({
       })
       .default(false),
     /**
+     * Grafana's ClickHouse user (GRAFANA_CLICKHOUSE_USER, as the Docker Compose stack names it),
+     * whose grants `doctor` holds to dashboards/provisioning/clickhouse/grafana-reader.sh
+     * (default: none, not checked).
+     */
+    grafanaReader: z.string().trim().min(1).optional(),
+    /**
      * Gzip what is sent to a server: less traffic, at the CPU cost of compressing every insert on
      * the exporter and decompressing it on the server (on one host it halves the sync's rate).
      * Unset: only toward ClickHouse Cloud, which is reached over the internet.

@@ -33,6 +33,9 @@ export interface ArchiveSpec {
 /** The `format` of an archive month's manifest. */
 export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 
+/** Where `archive export` writes when no --to is given (one YYYY-MM directory per month). */
+export const DEFAULT_ARCHIVE_DIR = "./archive";
+
 /**
  * The tables the archive format holds, and the only ones `archive restore` writes: the data
  * tables, never bookkeeping (checkpoints, runs), holds or retention settings. A table's file in

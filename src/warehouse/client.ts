@@ -1,7 +1,7 @@
 // One @clickhouse/client for everything. CLICKHOUSE_URL selects a server; without it the
 // embedded engine (chdb) plugs into the same client through its Connection seam, under the
 // data directory. Same SQL either way.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   ClickHouseLogLevel,
@@ -78,6 +78,11 @@ export interface OpenOptions {
    * without a logger, a line on stderr.
    */
   logger?: Logger;
+  /**
+   * Leaves the embedded data directory's mode as it is, and never creates it (`doctor` reports
+   * the mode; the commands that use the directory close it to others). Default false.
+   */
+  keepModes?: boolean;
 }
 
 export async function openWarehouse(
@@ -106,7 +111,7 @@ async function openDataDir(
     return throughService(ch, dataDir, first.record, access);
   let embedded: Warehouse;
   try {
-    embedded = await openEmbedded(ch, files, options.logger);
+    embedded = await openEmbedded(ch, files, options);
   } catch (err) {
     if (!(err instanceof SinkError && err.code === "EMBEDDED_OPEN_FAILED"))
       throw err;
@@ -166,25 +171,7 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
   const connect = (
     database: string | undefined,
     settings: Record<string, string | number> = {},
-  ) =>
-    createClient({
-      url: url.origin + url.pathname.replace(/\/+$/, ""),
-      username: decodeURIComponent(url.username) || ch.user,
-      password: decodeURIComponent(url.password) || ch.password,
-      ...(database === undefined ? {} : { database }),
-      request_timeout: ch.requestTimeoutMs,
-      compression: {
-        request: ch.compressRequests ?? isCloudHost(url.href),
-        response: true,
-      },
-      clickhouse_settings: {
-        date_time_input_format: "best_effort",
-        ...settings,
-      },
-      ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
-      // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+  ) => serverClient(ch, url, database, settings);
   const bootstrap = connect(undefined);
   let cluster: ClusterMode;
   try {
@@ -204,6 +191,39 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
     cluster,
     close: () => client.close(),
   };
+}
+
+/**
+ * A @clickhouse/client for the server at `url`, with the credentials of the URL or the settings,
+ * in `database` when given (the database must exist then). `settings` go with every query:
+ * the exporter's own (date_time_input_format) and `extra`; "none" sends none, so that a
+ * readonly user can still be asked what it may do.
+ */
+export function serverClient(
+  ch: ClickHouseConfig,
+  url: URL,
+  database: string | undefined,
+  extra: Record<string, string | number> | "none" = {},
+): ClickHouseClient {
+  const settings =
+    extra === "none"
+      ? {}
+      : { date_time_input_format: "best_effort" as const, ...extra };
+  return createClient({
+    url: url.origin + url.pathname.replace(/\/+$/, ""),
+    username: decodeURIComponent(url.username) || ch.user,
+    password: decodeURIComponent(url.password) || ch.password,
+    ...(database === undefined ? {} : { database }),
+    request_timeout: ch.requestTimeoutMs,
+    compression: {
+      request: ch.compressRequests ?? isCloudHost(url.href),
+      response: true,
+    },
+    clickhouse_settings: settings,
+    ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
+    // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
 }
 
 /**
@@ -272,7 +292,7 @@ async function selectWith<T>(
 }
 
 /** Fails before anything else with what is wrong, not with the first migration's socket error. */
-async function checkReachable(
+export async function checkReachable(
   client: ClickHouseClient,
   location: string,
 ): Promise<void> {
@@ -319,6 +339,40 @@ async function ensureDatabase(
 }
 
 /**
+ * The data directory made and closed to others as `files` says; with `keepModes`, only checked
+ * to exist.
+ */
+function prepareDataDir(
+  dataDir: string,
+  files: Sharing,
+  { logger, keepModes }: OpenOptions,
+): void {
+  if (keepModes) {
+    if (!existsSync(dataDir))
+      throw new SinkError(
+        "EMBEDDED_OPEN_FAILED",
+        `the embedded data directory ${dataDir} does not exist`,
+        { hint: "sessionhouse migrate or run creates it (mode 0700)" },
+      );
+    return;
+  }
+  makePrivateDir(dataDir, files);
+  const closed = closeToOthers(dataDir, files);
+  if (!closed) return;
+  const fields = {
+    dir: dataDir,
+    was: octal(closed.was),
+    now: octal(closed.now),
+  };
+  if (logger)
+    logger.warn(fields, "data directory was open to other users: closed");
+  else
+    process.stderr.write(
+      `notice: the data directory ${dataDir} was open to other users (mode ${fields.was}): now ${fields.now}\n`,
+    );
+}
+
+/**
  * The embedded engine under the data directory, which is created when missing, for its owner
  * only (files.groupReadable: and the group); one this user owns that is open wider (made by an
  * older version) is closed first.
@@ -326,24 +380,10 @@ async function ensureDatabase(
 async function openEmbedded(
   ch: ClickHouseConfig,
   files: Sharing,
-  logger: Logger | undefined,
+  options: OpenOptions,
 ): Promise<Warehouse> {
   const dataDir = resolve(ch.dataDir);
-  makePrivateDir(dataDir, files);
-  const closed = closeToOthers(dataDir, files);
-  if (closed) {
-    const fields = {
-      dir: dataDir,
-      was: octal(closed.was),
-      now: octal(closed.now),
-    };
-    if (logger)
-      logger.warn(fields, "data directory was open to other users: closed");
-    else
-      process.stderr.write(
-        `notice: the data directory ${dataDir} was open to other users (mode ${fields.was}): now ${fields.now}\n`,
-      );
-  }
+  prepareDataDir(dataDir, files, options);
   const createChdbConnection = await loadChdb();
   // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
   // separate copy of client-common, hence the cast. Connections on one directory share the
@@ -431,7 +471,7 @@ async function loadChdb(): Promise<ChdbConnectionFactory> {
  * readonly user, a constraint): there an insert could return before its rows are stored, and
  * a checkpoint written after it could run ahead of the data.
  */
-async function checkPinnedSettings(
+export async function checkPinnedSettings(
   client: ClickHouseClient,
   location: string,
 ): Promise<void> {

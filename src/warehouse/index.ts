@@ -125,6 +125,7 @@ export {
 } from "./holds.js";
 export {
   ARCHIVE_FORMAT,
+  DEFAULT_ARCHIVE_DIR,
   ARCHIVE_TABLES,
   archiveFileName,
   archiveSpec,
@@ -169,8 +170,18 @@ export {
   type SessionSource,
 } from "./reports/session-queries.js";
 
+// What `sessionhouse doctor` asks ClickHouse.
+export {
+  engineLockPid,
+  openProbe,
+  type ClickHouseProbe,
+  type DiskSpace,
+  type StorageVolume,
+} from "./preflight.js";
+
 // The service file of `sessionhouse run`'s read access, for the HTTP front that serves it.
 export {
+  findService,
   removeServiceFile,
   serviceFilePath,
   type ServiceRecord,

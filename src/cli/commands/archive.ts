@@ -12,6 +12,7 @@ import {
 } from "../../pipeline/archive.js";
 import { FatalError } from "../../util/errors.js";
 import {
+  DEFAULT_ARCHIVE_DIR,
   migrate,
   openScratchEngine,
   retentionSettings,
@@ -65,7 +66,7 @@ export function registerArchiveCommand(
       {
         flags: "--to <dir>",
         help: "archive directory (one YYYY-MM directory per month)",
-        default: "./archive",
+        default: DEFAULT_ARCHIVE_DIR,
       },
     ],
     more: `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,

@@ -7,12 +7,14 @@
 import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
+import { logResults, runDoctor } from "../../ops/doctor/index.js";
 import { checkReadiness } from "../../ops/readiness.js";
 import { checkpointPositions, waitingWindows } from "../../ops/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
 import { reportJobNames, reportJobs } from "../../scheduler/report-jobs.js";
+import { serviceSchedules } from "../../scheduler/schedules.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
 import { ServiceLease } from "../../scheduler/lease.js";
 import { parseFilters } from "../../reports/produce.js";
@@ -88,19 +90,13 @@ async function runService(
 ): Promise<void> {
   const plans = planJobs(config);
   // Before anything is opened: a bad schedule is a configuration error, exit status 2.
-  const reportNames = reportJobNames(config.reports.schedules);
-  checkSchedules([
-    ...plans.map((p) => ({
-      what: `schedule of job ${p.name}`,
-      schedule: p.schedule,
-    })),
-    ...config.reports.schedules.map((r, i) => ({
-      what: `schedule of ${reportNames[i] ?? r.kind} (reports.schedules[${i}].cron)`,
-      schedule: r.cron,
-    })),
-  ]);
+  checkSchedules(serviceSchedules(config));
   for (const r of config.reports.schedules) parseFilters(r.filter);
-  const service = await openService(config, plans);
+  const readToken = newReadToken();
+  const logger = loggerFor(config, [readToken]);
+  // Before the engine is opened: the data directory's checks look for another holder.
+  logResults(logger, await runDoctor(config, { fast: true }));
+  const service = await openService(config, plans, { readToken, logger });
   const reads = await startReads(service);
   const ops = await startOps(service, reads);
   const stop = listenForStop(
@@ -138,9 +134,8 @@ interface Service {
 async function openService(
   config: Config,
   plans: readonly JobPlan[],
+  { readToken, logger }: { readToken: string; logger: Logger },
 ): Promise<Service> {
-  const readToken = newReadToken();
-  const logger = loggerFor(config, [readToken]);
   const metrics = new Metrics();
   metrics.declareJobs([
     ...plans.map((p) => p.name),

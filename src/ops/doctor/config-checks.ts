@@ -1,0 +1,154 @@
+// The configuration's own checks: settings that validate, yet will not do what their owner
+// likely wants (a schedule that never fires within a year, rollups deleted before the sessions
+// they stand for, …). Pure: the configuration and the time in, a finding out.
+import {
+  RECOMMENDED_SECRET_LENGTH,
+  shortSecrets,
+  type Config,
+} from "../../config/index.js";
+import { nextRuns } from "../../scheduler/index.js";
+import { serviceSchedules } from "../../scheduler/schedules.js";
+import { ok, warn, type Finding, familySpecs } from "./check.js";
+
+const DAY_MS = 86_400_000;
+const YEAR_MS = 365 * DAY_MS;
+
+/** What the configuration checks need. */
+export interface ConfigCheckContext {
+  config: Config;
+  nowMs: number;
+}
+
+/** Warnings as one finding: ok with `okText` when there are none. */
+function findingOf(
+  problems: readonly { found: string; fix: string }[],
+  okText: string,
+): Finding {
+  if (problems.length === 0) return ok(okText);
+  return warn(
+    problems.map((p) => p.found).join("; "),
+    problems.map((p) => p.fix).join("; "),
+  );
+}
+
+/** Schedules whose next run is more than a year away (node-cron looks ahead without a limit). */
+function schedules(ctx: ConfigCheckContext): Finding {
+  const all = serviceSchedules(ctx.config);
+  const late = all.flatMap(({ what, schedule }) => {
+    const [next] = nextRuns(schedule, 1);
+    if (next !== undefined && next - ctx.nowMs <= YEAR_MS) return [];
+    return [
+      {
+        found: `${what} "${schedule}" does not fire within a year (next: ${next === undefined ? "never" : new Date(next).toISOString()})`,
+        fix: `give ${what} a schedule that fires, e.g. "0 3 * * *"`,
+      },
+    ];
+  });
+  return findingOf(
+    late,
+    `${all.length} schedules, each fires within a year (UTC)`,
+  );
+}
+
+function days(n: number): string {
+  return n === 0 ? "forever" : `${n} days`;
+}
+
+/** Retention settings that defeat one another. */
+function retention(ctx: ConfigCheckContext): Finding {
+  const { clickhouse, retention: r } = ctx.config;
+  const sessionsDays = clickhouse.retentionDays;
+  const problems: { found: string; fix: string }[] = [];
+  if (
+    r.rollupRetentionDays > 0 &&
+    (sessionsDays === 0 || r.rollupRetentionDays < sessionsDays)
+  )
+    problems.push({
+      found: `the daily rollups are kept ${days(r.rollupRetentionDays)}, shorter than the sessions (${days(sessionsDays)}): long ranges lose the rollups while the sessions are still there`,
+      fix: "set SESSIONHOUSE_ROLLUP_RETENTION_DAYS to 0 or to more than SESSIONHOUSE_RETENTION_DAYS",
+    });
+  if (sessionsDays > 0 && sessionsDays * DAY_MS < r.settleAfterMs)
+    problems.push({
+      found: `sessions are deleted after ${sessionsDays} days, before a day with open sessions is rolled up (SESSIONHOUSE_ROLLUP_SETTLE_AFTER ${r.settleAfterMs / DAY_MS} days): such days never get their rollups`,
+      fix: "raise SESSIONHOUSE_RETENTION_DAYS or lower SESSIONHOUSE_ROLLUP_SETTLE_AFTER",
+    });
+  if (r.settleAfterMs < ctx.config.sessions.unknownStatusPollMs)
+    problems.push({
+      found: `a day is rolled up ${r.settleAfterMs / DAY_MS} days after it ended, while a session of unknown status is re-read for ${ctx.config.sessions.unknownStatusPollMs / DAY_MS} days: its later reads miss the rollups`,
+      fix: "set SESSIONHOUSE_ROLLUP_SETTLE_AFTER to at least SESSIONHOUSE_UNKNOWN_STATUS_POLL",
+    });
+  const tiers: [string, number, number][] = [
+    ["sessions", r.tables.sessions.hotDays, sessionsDays],
+    [
+      "agg_histogram",
+      r.tables.agg_histogram.hotDays,
+      r.tables.agg_histogram.retentionDays,
+    ],
+    [
+      "agg_top_values",
+      r.tables.agg_top_values.hotDays,
+      r.tables.agg_top_values.retentionDays,
+    ],
+  ];
+  for (const [table, hot, keep] of tiers)
+    if (hot > 0 && keep > 0 && hot >= keep)
+      problems.push({
+        found: `${table}: rows are deleted after ${keep} days, before they move to the cold volume after ${hot} days`,
+        fix: `set ${table}'s hotDays below its retention days, or 0`,
+      });
+  return findingOf(
+    problems,
+    `sessions kept ${days(sessionsDays)}, rollups ${days(r.rollupRetentionDays)}`,
+  );
+}
+
+/** Windows fetched side by side beyond the API's connections only wait for one. */
+function concurrency(ctx: ConfigCheckContext): Finding {
+  const c = ctx.config;
+  const problems = [
+    ["SESSIONHOUSE_WINDOW_CONCURRENCY", c.sessions.windowConcurrency],
+    ["SESSIONHOUSE_AGG_WINDOW_CONCURRENCY", c.aggregations.windowConcurrency],
+  ]
+    .filter(([, n]) => Number(n) > c.api.connections)
+    .map(([name, n]) => ({
+      found: `${name} is ${n}, more than the ${c.api.connections} API connections (SESSIONHOUSE_API_CONNECTIONS): the windows beyond them wait`,
+      fix: `raise SESSIONHOUSE_API_CONNECTIONS to ${n} or lower ${name}`,
+    }));
+  return findingOf(
+    problems,
+    `${c.sessions.windowConcurrency} session and ${c.aggregations.windowConcurrency} aggregation windows at once over ${c.api.connections} API connections`,
+  );
+}
+
+/** Secrets short enough to guess (named by setting and length: never a character of them). */
+function secrets(ctx: ConfigCheckContext): Finding {
+  const short = shortSecrets(ctx.config).map(({ setting, length }) => ({
+    found: `${setting} is ${length} characters long`,
+    fix: `use a secret of ${RECOMMENDED_SECRET_LENGTH} characters or more for ${setting}`,
+  }));
+  return findingOf(
+    short,
+    `every secret is ${RECOMMENDED_SECRET_LENGTH} characters or longer`,
+  );
+}
+
+const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/i;
+
+/** An API key sent in clear beyond this host. */
+function apiUrl(ctx: ConfigCheckContext): Finding {
+  const url = new URL(ctx.config.api.url);
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname))
+    return warn(
+      `SESSIONHOUSE_API_URL is http:// to ${url.host}: the API key travels unencrypted`,
+      "use the https:// URL of the control plane",
+    );
+  return ok(`SESSIONHOUSE_API_URL ${url.origin}`);
+}
+
+export const CONFIG_CHECKS = familySpecs<ConfigCheckContext>("config", true, [
+  ["schedules", schedules],
+  ["retention", retention],
+  ["concurrency", concurrency],
+  ["secrets", secrets],
+  ["api url", apiUrl],
+]);

@@ -1,0 +1,375 @@
+// `sessionhouse doctor` as a platform team runs it: the built CLI against the simulator over
+// HTTP and the embedded engine. All good: exit 0 and a line for every check (and --json of the
+// same). A wrong key, a ClickHouse that does not answer, a user that may not write (the HTTP
+// front's read-only access), a data directory its owner may not write to, and one held by a
+// running service: exit 1, the failed line naming the problem and the fix, no secret printed.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  startHttpFront,
+  type HttpFront,
+} from "../../../src/http-front/index.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import * as cli from "../../helpers/cli.js";
+import {
+  hasOpenssl,
+  makeCertificates,
+  recordingProxy,
+} from "../../helpers/servers.js";
+import { API_KEY, testSimulator } from "../../helpers/simulator.js";
+
+const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
+const FRONT_TOKEN = "doctor-front-token-5b1e9d2c";
+
+let pkg: cli.CliPackage;
+let sim: Simulator;
+let root: string;
+/** A migrated data directory, mode 0700. */
+let dataDir: string;
+
+interface DoctorJson {
+  status: string;
+  checks: {
+    name: string;
+    family: string;
+    status: string;
+    found: string;
+    fix?: string;
+  }[];
+}
+
+beforeAll(async () => {
+  pkg = await cli.buildCli();
+  sim = await testSimulator({
+    atMs: SIM_NOW,
+    historyDays: 1,
+    sessionsPerDay: 200,
+  });
+  root = mkdtempSync(join(tmpdir(), "sessionhouse-doctor-"));
+  dataDir = join(root, "data");
+  const migrated = await cli.runCli(pkg, ["migrate"], env());
+  expect(migrated.code, migrated.stderr).toBe(0);
+}, 120_000);
+
+afterAll(async () => {
+  await sim?.close();
+  cli.removeCli(pkg);
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return cli.cleanEnv({
+    SESSIONHOUSE_API_URL: sim.url,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_DATA_DIR: dataDir,
+    SESSIONHOUSE_LOG_LEVEL: "silent",
+    ...extra,
+  });
+}
+
+async function doctor(
+  extra: Record<string, string> = {},
+  args: string[] = [],
+): Promise<cli.CliResult> {
+  const r = await cli.runCli(pkg, ["doctor", ...args], env(extra));
+  // The key is never echoed, not even in part.
+  for (const text of [r.stdout, r.stderr])
+    expect(text).not.toContain(API_KEY.slice(0, 8));
+  return r;
+}
+
+/** The line of one check ("family name"). */
+function line(r: cli.CliResult, check: string): string {
+  const found = r.stdout
+    .split("\n")
+    .find((l) => l.replace(/^\S+\s+/, "").startsWith(`${check}:`));
+  expect(found, `no line for ${check} in:\n${r.stdout}`).toBeDefined();
+  return found ?? "";
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== "object" || address === null)
+    throw new Error("no port");
+  return address.port;
+}
+
+const EVERY_CHECK = [
+  "config schedules",
+  "config retention",
+  "config concurrency",
+  "config secrets",
+  "config api url",
+  "data-dir owner",
+  "data-dir mode",
+  "data-dir free space",
+  "data-dir held",
+  "clickhouse reachable",
+  "clickhouse version",
+  "clickhouse database",
+  "clickhouse grants",
+  "clickhouse grafana reader",
+  "clickhouse insert settings",
+  "clickhouse cluster",
+  "clickhouse macros",
+  "clickhouse keeper",
+  "clickhouse tiers",
+  "clickhouse free disk",
+  "api reachable",
+  "api tls",
+  "api key: ListSessionsV2",
+  "api key: GetSession",
+  "api key: ListLogAggregations",
+  "api key: ListPolicySuspensions",
+  "api key: GetUser",
+  "api key: ListUserDevices",
+  "api key: ListNativeUsers",
+  "api key: ListIdentityLinks",
+  "api key: ListInventoryObjects",
+  "api key: ListIntegrationClouds",
+  "api rate limit",
+  "api clock",
+  "reports chromium",
+  "reports signing key",
+  "reports report directories",
+  "reports archive directory",
+];
+
+describe("sessionhouse doctor", () => {
+  it("against the simulator and the embedded engine: exit 0, one line for every check", async () => {
+    const r = await doctor();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    for (const check of EVERY_CHECK) line(r, check);
+    expect(line(r, "clickhouse grants")).toMatch(/^ok\s.*embedded: all rights/);
+    expect(line(r, "api key: ListSessionsV2")).toMatch(
+      /^ok\s.*the key is accepted/,
+    );
+    expect(line(r, "api rate limit")).toMatch(/x-ratelimit-limit 6000/);
+    expect(line(r, "api clock")).toMatch(/^ok\s.*warned above 30 s/);
+    expect(line(r, "data-dir mode")).toMatch(/^ok\s.*mode 0700/);
+    expect(line(r, "clickhouse cluster")).toMatch(
+      /^skipped\s.*CLICKHOUSE_CLUSTER is not set/,
+    );
+    expect(r.stdout).not.toMatch(/^(fail|warn)\s/m);
+  }, 120_000);
+
+  it("--json: the overall status and every check with its family, status, what was found", async () => {
+    const r = await doctor({}, ["--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as DoctorJson;
+    expect(report.status).toBe("ok");
+    expect(report.checks.map((c) => `${c.family} ${c.name}`)).toEqual(
+      EVERY_CHECK,
+    );
+    for (const c of report.checks) {
+      expect(["ok", "warn", "fail", "skipped"]).toContain(c.status);
+      expect(c.found.length, `${c.family} ${c.name}`).toBeGreaterThan(0);
+    }
+    expect(report.checks.find((c) => c.name === "key: GetUser")).toMatchObject({
+      family: "api",
+      status: "ok",
+    });
+  }, 120_000);
+
+  it("hot days without a cold volume: a warning that names the volume and what to do, exit 0", async () => {
+    const r = await doctor({ SESSIONHOUSE_HOT_DAYS: "30" });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(line(r, "clickhouse tiers")).toMatch(
+      /^warn\s.*hotDays is set for sessions, and no storage policy has a volume cold: rows stay where they are.*fix: .*SESSIONHOUSE_COLD_VOLUME/,
+    );
+    expect(r.stdout).toMatch(/, 1 warn, 0 fail,/);
+  }, 120_000);
+
+  it("a configuration that does not load, or a schedule that does not parse: exit 2 naming the setting", async () => {
+    const invalid = await doctor({ SESSIONHOUSE_PAGE_SIZE: "0" });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(/SESSIONHOUSE_PAGE_SIZE must be at least 1/);
+    expect(invalid.stdout).toBe("");
+    const schedule = await doctor({
+      SESSIONHOUSE_ROLLUP_SCHEDULE: "every hour",
+    });
+    expect(schedule.code).toBe(2);
+    expect(schedule.stderr).toMatch(
+      /schedule of job rollups: "every hour" is not a cron schedule/,
+    );
+  }, 120_000);
+
+  it("a wrong key: every read fails naming the refusal and the setting to fix, exit 1", async () => {
+    const wrong = "not-the-key-3c9e1f77aa";
+    const r = await doctor({ SESSIONHOUSE_API_KEY: wrong });
+    expect(r.code).toBe(1);
+    for (const op of ["ListSessionsV2", "ListLogAggregations", "GetUser"])
+      expect(line(r, `api key: ${op}`)).toMatch(
+        /^fail\s.*the key is refused \(unauthenticated.*fix: .*SESSIONHOUSE_API_KEY/,
+      );
+    expect(line(r, "api reachable")).toMatch(/^ok\s/);
+    expect(r.stderr).toMatch(/checks failed: api key: ListSessionsV2/);
+    expect(r.stdout + r.stderr).not.toContain(wrong.slice(0, 10));
+  }, 120_000);
+
+  it.runIf(hasOpenssl)(
+    "TLS: a certificate of a private CA fails with the setting to fix; SESSIONHOUSE_API_CA_FILE makes it trusted",
+    async () => {
+      const { caFile, key, cert } = makeCertificates();
+      const proxy = await recordingProxy(sim.url, { key, cert });
+      try {
+        const untrusted = await doctor({ SESSIONHOUSE_API_URL: proxy.url });
+        expect(untrusted.code).toBe(1);
+        expect(line(untrusted, "api tls")).toMatch(
+          /^fail\s.*is not trusted by the system's CAs.*fix: .*SESSIONHOUSE_API_CA_FILE/,
+        );
+        expect(line(untrusted, "api key: ListSessionsV2")).toMatch(
+          /^skipped\s/,
+        );
+        const trusted = await doctor({
+          SESSIONHOUSE_API_URL: proxy.url,
+          SESSIONHOUSE_API_CA_FILE: caFile,
+        });
+        expect(trusted.code, trusted.stdout).toBe(0);
+        expect(line(trusted, "api tls")).toMatch(
+          new RegExp(
+            `^ok\\s.*trusted by the CA in SESSIONHOUSE_API_CA_FILE ${caFile}`,
+          ),
+        );
+      } finally {
+        await proxy.close();
+      }
+    },
+    120_000,
+  );
+
+  it("an API that does not answer: reachable fails with the fix, the key checks say why they are skipped", async () => {
+    const port = await closedPort();
+    const r = await doctor({
+      SESSIONHOUSE_API_URL: `http://127.0.0.1:${port}`,
+    });
+    expect(r.code).toBe(1);
+    expect(line(r, "api reachable")).toMatch(
+      /^fail\s.*does not answer: .*ECONNREFUSED.*fix: .*check SESSIONHOUSE_API_URL/,
+    );
+    expect(line(r, "api key: GetUser")).toMatch(
+      /^skipped\s.*no answer from the API/,
+    );
+    expect(line(r, "api clock")).toMatch(/^skipped\s/);
+  }, 120_000);
+
+  it("ClickHouse that does not answer: reachable fails with the fix, the other ClickHouse checks say why they are skipped", async () => {
+    const port = await closedPort();
+    const r = await doctor({
+      CLICKHOUSE_URL: `http://default:ch-secret-password-77@127.0.0.1:${port}`,
+    });
+    expect(r.code).toBe(1);
+    expect(line(r, "clickhouse reachable")).toMatch(
+      new RegExp(
+        `^fail\\s.*127\\.0\\.0\\.1:${port} cannot be reached.*fix: check CLICKHOUSE_URL`,
+      ),
+    );
+    expect(line(r, "clickhouse grants")).toMatch(
+      /^skipped\s.*see clickhouse reachable/,
+    );
+    expect(line(r, "data-dir mode")).toMatch(
+      /^skipped\s.*CLICKHOUSE_URL is set/,
+    );
+    expect(r.stdout + r.stderr).not.toContain("ch-secret-password-77");
+  }, 120_000);
+
+  describe("a user that may not write (the HTTP front's read-only access)", () => {
+    let front: HttpFront;
+    beforeAll(async () => {
+      const frontDir = join(root, "front");
+      mkdirSync(frontDir, { mode: 0o700 });
+      front = await startHttpFront({
+        path: frontDir,
+        auth: { token: FRONT_TOKEN },
+        readonly: true,
+      });
+    });
+    afterAll(async () => {
+      await front?.close();
+    });
+
+    it("the grants and insert settings checks fail, naming readonly and what to give the user; a Grafana reader the server does not have fails", async () => {
+      const url = new URL(front.url);
+      url.username = "exporter";
+      url.password = FRONT_TOKEN;
+      const r = await doctor({
+        CLICKHOUSE_URL: url.href,
+        GRAFANA_CLICKHOUSE_USER: "grafana_reader",
+      });
+      expect(r.code).toBe(1);
+      expect(line(r, "clickhouse reachable")).toMatch(/^ok\s.*the server at/);
+      expect(line(r, "clickhouse grafana reader")).toMatch(
+        /^fail\s.*grafana_reader does not exist on the server.*fix: run dashboards\/provisioning\/clickhouse\/grafana-reader.sh again/,
+      );
+      expect(line(r, "clickhouse grants")).toMatch(
+        /^fail\s.*user exporter runs with readonly = 1: no INSERT.*fix: give exporter a settings profile with readonly = 0/,
+      );
+      expect(line(r, "clickhouse insert settings")).toMatch(
+        /^fail\s.*does not let the exporter's inserts set async_insert=0.*fix: .*not readonly=1/,
+      );
+      expect(r.stdout + r.stderr).not.toContain(FRONT_TOKEN);
+    }, 120_000);
+  });
+
+  it("a data directory its owner may not write to (0500): the mode check fails with the chmod to run", async () => {
+    chmodSync(dataDir, 0o500);
+    try {
+      const r = await doctor();
+      expect(r.code).toBe(1);
+      expect(line(r, "data-dir mode")).toMatch(
+        new RegExp(
+          `^fail\\s.*${dataDir} has mode 0500: its owner may not read, write and enter it.*fix: chmod 0700 ${dataDir}`,
+        ),
+      );
+    } finally {
+      chmodSync(dataDir, 0o700);
+    }
+  }, 120_000);
+
+  it("a data directory held by sessionhouse run: the held check fails with its pid", async () => {
+    const service = cli.startCli(
+      pkg,
+      ["run"],
+      env({
+        SESSIONHOUSE_LOG_LEVEL: "info",
+        SESSIONHOUSE_LOG_FORMAT: "json",
+        SESSIONHOUSE_OPS_PORT: "0",
+        SESSIONHOUSE_STREAMS: "false",
+      }),
+    );
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!service.logs.some((l) => l.msg === "service started")) {
+        if (service.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(
+            `run did not start: ${(await service.result).stderr}`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // The service logged its own preflight at start: the data directory was free then.
+      expect(
+        service.logs.find((l) => l.check === "data-dir held"),
+      ).toMatchObject({ status: "ok" });
+      const r = await doctor();
+      expect(r.code).toBe(1);
+      expect(line(r, "data-dir held")).toMatch(
+        new RegExp(
+          `^fail\\s.*held by sessionhouse run \\(pid ${service.child.pid}\\).*fix: stop that service`,
+        ),
+      );
+      expect(line(r, "clickhouse grants")).toMatch(
+        /^skipped\s.*read through the running service/,
+      );
+    } finally {
+      service.child.kill("SIGTERM");
+      await service.result;
+    }
+  }, 180_000);
+});
