@@ -171,13 +171,7 @@ export {
 } from "./reports/session-queries.js";
 
 // What `sessionhouse doctor` asks ClickHouse.
-export {
-  engineLockPid,
-  openProbe,
-  type ClickHouseProbe,
-  type DiskSpace,
-  type StorageVolume,
-} from "./preflight.js";
+export { engineLockPid, openProbe, type ClickHouseProbe } from "./preflight.js";
 
 // The service file of `sessionhouse run`'s read access, for the HTTP front that serves it.
 export {

@@ -61,13 +61,13 @@ export type ProfileLookup =
   | { state: "absent" }
   | { state: "denied" };
 
-export interface StorageVolume {
+interface StorageVolume {
   policy: string;
   volume: string;
   disks: string[];
 }
 
-export interface DiskSpace {
+interface DiskSpace {
   name: string;
   path: string;
   freeBytes: number;
