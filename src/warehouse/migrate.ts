@@ -187,11 +187,7 @@ export async function migrate(
       await runStatement(w, bootstrap, sql);
   const pending = await pendingMigrations(w, options);
   for (const { file, statements } of pending) {
-    for (const s of statements) {
-      if (s.done) continue;
-      await runStatement(w, file, s.sql);
-      await recordStatement(w, file, s.index);
-    }
+    for (const s of statements) if (!s.done) await applyStatement(w, file, s);
     await recordApplied(w, file);
     options.logger?.info({ migration: file.name }, "migration applied");
   }
@@ -221,6 +217,19 @@ async function applyPolicies(
     options.logger,
   );
   await applyMergePolicy(w, options.logger);
+}
+
+/**
+ * Runs statement `index` of a file and records it, so that a run stopped after it (killed, a
+ * server error on the next one) resumes with the statement after it.
+ */
+export async function applyStatement(
+  w: Warehouse,
+  file: MigrationFile,
+  statement: { index: number; sql: string },
+): Promise<void> {
+  await runStatement(w, file, statement.sql);
+  await recordStatement(w, file, statement.index);
 }
 
 /** Runs one statement of a migration file; a failure names the file. */
