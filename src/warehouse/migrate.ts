@@ -24,6 +24,7 @@ import {
   type RetentionSettings,
 } from "./retention.js";
 import { selectRows } from "./select.js";
+import { rerunGuard } from "./rerun-guards.js";
 import { Tables } from "./tables.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
@@ -96,7 +97,13 @@ export interface MigrateResult {
 /** A migration file not applied yet, with its statements for this database and mode. */
 export interface PendingMigration {
   file: MigrationFile;
-  statements: { index: number; sql: string; done: boolean }[];
+  statements: {
+    index: number;
+    sql: string;
+    done: boolean;
+    /** What a stopped run observed before it ran this statement (rerun-guards.ts). */
+    before: string | undefined;
+  }[];
 }
 
 /**
@@ -120,16 +127,23 @@ export async function pendingMigrations(
       continue;
     }
     const done = new Set<number>();
+    const before = new Map<number, string>();
     for (const s of ledger.statements.filter((r) => r.file === file.name)) {
       checkUnchanged(w, file, s);
-      done.add(s.index);
+      if (s.before === undefined) done.add(s.index);
+      else before.set(s.index, s.before);
     }
     pending.push({
       file,
       statements: renderSql(file.text, {
         db: w.database,
         mode: w.cluster ?? SINGLE,
-      }).map((sql, index) => ({ index, sql, done: done.has(index) })),
+      }).map((sql, index) => ({
+        index,
+        sql,
+        done: done.has(index),
+        before: before.get(index),
+      })),
     });
   }
   return pending;
@@ -226,9 +240,22 @@ async function applyPolicies(
 export async function applyStatement(
   w: Warehouse,
   file: MigrationFile,
-  statement: { index: number; sql: string },
+  statement: { index: number; sql: string; before?: string | undefined },
 ): Promise<void> {
-  await runStatement(w, file, statement.sql);
+  const guard = rerunGuard(statement.sql);
+  if (guard) {
+    const now = await guard.observe(w);
+    // A run stopped after this statement ran and before it was recorded: it is not run again.
+    if (statement.before === undefined || !guard.happened(statement.before, now)) {
+      await insertLedgerRow(
+        w,
+        0,
+        `${file.name}#${statement.index} before ${now}`,
+        file.checksum,
+      );
+      await runStatement(w, file, statement.sql);
+    }
+  } else await runStatement(w, file, statement.sql);
   await recordStatement(w, file, statement.index);
 }
 
@@ -258,15 +285,19 @@ interface AppliedMigration {
   checksum: string;
 }
 
-/** A statement of a file not yet applied whole, recorded once it ran. */
+/**
+ * A statement of a file not yet applied whole: recorded once it ran, and for a statement that
+ * must not run twice (rerun-guards.ts) also before it ran, with what it changes as it was then.
+ */
 interface AppliedStatement {
   file: string;
   index: number;
   name: string;
   checksum: string;
+  before?: string;
 }
 
-const STATEMENT_ROW = /^(.+)#(\d+)$/;
+const STATEMENT_ROW = /^(.+)#(\d+)(?: before (.+))?$/;
 
 /** The ledger: applied migrations by version, and the statements of unfinished ones. */
 async function readLedger(w: Warehouse): Promise<{
@@ -282,7 +313,13 @@ async function readLedger(w: Warehouse): Promise<{
   const statements: AppliedStatement[] = [];
   for (const r of rows) {
     const m = r.version === 0 ? STATEMENT_ROW.exec(r.name) : null;
-    if (m) statements.push({ ...r, file: m[1] ?? "", index: Number(m[2]) });
+    if (m)
+      statements.push({
+        ...r,
+        file: m[1] ?? "",
+        index: Number(m[2]),
+        ...(m[3] === undefined ? {} : { before: m[3] }),
+      });
   }
   return {
     applied: new Map(

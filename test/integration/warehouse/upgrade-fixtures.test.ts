@@ -95,7 +95,7 @@ async function load(w: Warehouse, dir: string, m: Manifest): Promise<void> {
     const target = `${db}.${quoteIdent(t.name)} (${t.columns.map((c) => quoteIdent(c.split(" ")[0] ?? "")).join(", ")})`;
     // The rows as they were stored: a replacing table would otherwise merge a block's rows
     // of one key as it is inserted.
-    const clickhouse_settings = { optimize_on_insert: 0 };
+    const clickhouse_settings = { optimize_on_insert: 0 } as const;
     if (w.kind === "embedded")
       await w.client.command({
         query: `INSERT INTO ${target} FROM INFILE ${quoteString(file)} COMPRESSION 'gzip' FORMAT Native`,

@@ -3,8 +3,9 @@
 // holding sessions gets the migrations before it, then the file's first k statements as a
 // stopped run left them, then `migrate`; its tables, columns and rows must equal those of a
 // clean `migrate` over the same rows. Two kinds of stop: after statement k was recorded (killed
-// between two statements), and with statement k run but not recorded (killed in between, or its
-// answer lost): the next run runs statement k again.
+// between two statements), and with statement k run but its ledger row not written (killed in
+// between, or a server error on that write): the next run runs statement k again, or for a
+// statement that must not run twice (src/warehouse/rerun-guards.ts) sees that it ran.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   openWarehouse,
@@ -67,8 +68,32 @@ async function before(version: number): Promise<Warehouse> {
   return w;
 }
 
-async function snapshot(w: Warehouse) {
-  return { schema: await schemaOf(w), rows: await rowsOf(w) };
+/**
+ * The warehouse with a server that fails the ledger write of one statement after running the
+ * statement: the run stops with the statement applied and not recorded.
+ */
+function losingLedgerRow(w: Warehouse, name: string): Warehouse {
+  const client = new Proxy(w.client, {
+    get(target, prop, receiver) {
+      if (prop === "insert")
+        return async (args: Parameters<typeof target.insert>[0]) => {
+          if (JSON.stringify(args.values).includes(`"name":"${name}"`))
+            throw new Error("server error: ledger row lost");
+          return target.insert(args);
+        };
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { ...w, client };
+}
+
+/**
+ * Schema and rows; `final` reads replacing and aggregating tables under FINAL: an INSERT …
+ * SELECT run again writes its rows again into such a table, which FINAL and merges fold.
+ */
+async function snapshot(w: Warehouse, final = false) {
+  return { schema: await schemaOf(w), rows: await rowsOf(w, { final }) };
 }
 
 async function drop(w: Warehouse): Promise<void> {
@@ -79,6 +104,7 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
   "migration %s stopped part way",
   (_name, file) => {
     let clean: Awaited<ReturnType<typeof snapshot>>;
+    let cleanFinal: Awaited<ReturnType<typeof snapshot>>;
     let statements = 0;
 
     beforeAll(async () => {
@@ -88,6 +114,7 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
           .length ?? 0;
       await migrate(w);
       clean = await snapshot(w);
+      cleanFinal = await snapshot(w, true);
       await drop(w);
     });
 
@@ -101,19 +128,26 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
           ).at(-1);
           const todo = pending?.statements ?? [];
           for (const s of todo.slice(0, k)) {
-            // The last one ran but was not recorded in the second kind; the bootstrap's
-            // statements are never recorded (they run until the ledger exists).
-            const record =
-              file.version !== 1 && (recorded || s.index < k - 1);
-            if (record && pending) await applyStatement(w, pending.file, s);
-            else await w.client.command({ query: s.sql });
+            // The bootstrap's statements are never recorded (they run until the ledger exists).
+            if (file.version === 1 || !pending)
+              await w.client.command({ query: s.sql });
+            else if (recorded || s.index < k - 1)
+              await applyStatement(w, pending.file, s);
+            else
+              await expect(
+                applyStatement(
+                  losingLedgerRow(w, `${file.name}#${s.index}`),
+                  pending.file,
+                  s,
+                ),
+              ).rejects.toThrow(/ledger row lost/);
           }
           await migrate(w);
-          const after = await snapshot(w);
+          const after = await snapshot(w, !recorded);
           expect(
             after,
             `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
-          ).toEqual(clean);
+          ).toEqual(recorded ? clean : cleanFinal);
           await drop(w);
         }
       }
