@@ -24,7 +24,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, URL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const OUT = join(ROOT, "test", "fixtures", "upgrade");
@@ -115,10 +115,18 @@ function generate(state) {
     symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"), "dir");
     // Old commits compiled against today's dependencies may report type errors; what matters
     // is that tsc emitted their JavaScript.
-    spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
-      cwd: tree,
-      encoding: "utf8",
-    });
+    spawnSync(
+      process.execPath,
+      [
+        join(ROOT, "node_modules/typescript/bin/tsc"),
+        "-p",
+        "tsconfig.build.json",
+      ],
+      {
+        cwd: tree,
+        encoding: "utf8",
+      },
+    );
     if (!existsSync(join(tree, "dist", "cli", "main.js")))
       return { name, skipped: "the build emitted no dist/cli/main.js" };
     const demo = spawnSync(
@@ -144,7 +152,11 @@ function generate(state) {
       demo.status === 0
         ? undefined
         : `demo exited with ${demo.status ?? demo.signal}: ${(demo.stderr || demo.stdout).trim().split("\n")[0]}`;
-    if (demoError && !existsSync(join(data, "store")) && !existsSync(join(data, "metadata")))
+    if (
+      demoError &&
+      !existsSync(join(data, "store")) &&
+      !existsSync(join(data, "metadata"))
+    )
       return { name, skipped: demoError };
     const dir = join(OUT, name);
     rmSync(dir, { recursive: true, force: true });
@@ -205,4 +217,6 @@ const digest = createHash("sha256")
   .update(JSON.stringify(report))
   .digest("hex")
   .slice(0, 12);
-console.log(`done: ${report.length - skipped.length} state(s) written (${digest})`);
+console.log(
+  `done: ${report.length - skipped.length} state(s) written (${digest})`,
+);

@@ -246,7 +246,10 @@ export async function applyStatement(
   if (guard) {
     const now = await guard.observe(w);
     // A run stopped after this statement ran and before it was recorded: it is not run again.
-    if (statement.before === undefined || !guard.happened(statement.before, now)) {
+    if (
+      statement.before === undefined ||
+      !guard.happened(statement.before, now)
+    ) {
       await insertLedgerRow(
         w,
         0,
@@ -369,9 +372,7 @@ async function insertLedgerRow(
 ): Promise<void> {
   await w.client.insert({
     table: `${quoteIdent(w.database)}.schema_migrations`,
-    values: [
-      { version, name, checksum, applied_at: chTime(Date.now()) },
-    ],
+    values: [{ version, name, checksum, applied_at: chTime(Date.now()) }],
     format: "JSONEachRow",
     clickhouse_settings: clusterInsertSettings(
       w.cluster ?? SINGLE,

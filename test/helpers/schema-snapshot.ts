@@ -13,7 +13,8 @@ export function migrationsSubset(keep: (file: string) => boolean): string {
   const dir = mkdtempSync(join(tmpdir(), "migrations-subset-"));
   cpSync(MIGRATIONS_DIR, dir, {
     recursive: true,
-    filter: (src) => src === MIGRATIONS_DIR || keep(src.slice(MIGRATIONS_DIR.length + 1)),
+    filter: (src) =>
+      src === MIGRATIONS_DIR || keep(src.slice(MIGRATIONS_DIR.length + 1)),
   });
   return dir;
 }
@@ -55,7 +56,7 @@ export async function schemaOf(w: Warehouse): Promise<SchemaSnapshot> {
 }
 
 /** Tables that hold rows (not views), by name. */
-export async function dataTables(w: Warehouse): Promise<string[]> {
+async function dataTables(w: Warehouse): Promise<string[]> {
   const rows = await select<{ name: string }>(
     w,
     `SELECT name FROM system.tables WHERE database = {db:String}

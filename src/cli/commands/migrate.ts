@@ -85,9 +85,7 @@ async function printPlan(w: Warehouse, to: number | undefined): Promise<void> {
     );
     for (const s of statements)
       out.push(
-        s.done
-          ? `-- statement ${s.index + 1}: already applied`
-          : `${s.sql};`,
+        s.done ? `-- statement ${s.index + 1}: already applied` : `${s.sql};`,
       );
   }
   if (pending.length)

@@ -90,13 +90,19 @@ describe("migrate --dry-run", () => {
     const dry = await runCli(cli, ["migrate", "--dry-run"], envFor(database));
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`${FILES.length} migration(s) pending`);
-    expect(dry.stdout).toContain(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
+    expect(dry.stdout).toContain(
+      `CREATE DATABASE IF NOT EXISTS \`${database}\``,
+    );
     const w = await openWarehouse(await testConfig({}, database));
     try {
       expect(
-        await select(w, "SELECT name FROM system.databases WHERE name = {d:String}", {
-          d: database,
-        }),
+        await select(
+          w,
+          "SELECT name FROM system.databases WHERE name = {d:String}",
+          {
+            d: database,
+          },
+        ),
       ).toEqual([]);
     } finally {
       await w.close();

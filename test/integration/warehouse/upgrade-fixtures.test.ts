@@ -185,7 +185,9 @@ describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
       try {
         const after = await counts(w);
         for (const [table, n] of before.counts)
-          expect(after.get(table), `rows of ${table}`).toBeGreaterThanOrEqual(n);
+          expect(after.get(table), `rows of ${table}`).toBeGreaterThanOrEqual(
+            n,
+          );
         expect(after.get("sessions")).toBe(before.counts.get("sessions"));
         expect(await sessionIds(w)).toEqual(before.ids);
         expect(await checkpoints(w)).toEqual(before.checkpoints);
@@ -194,7 +196,9 @@ describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
           "SELECT name FROM {db}.schema_migrations WHERE version > 0 ORDER BY version",
         );
         expect(ledger.map((r) => r.name)).toEqual(
-          readdirSync(cli.migrations).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort(),
+          readdirSync(cli.migrations)
+            .filter((f) => /^\d{4}_.*\.sql$/.test(f))
+            .sort(),
         );
 
         const position = before.checkpoints.find(

@@ -17,11 +17,7 @@ import {
   pendingMigrations,
   readMigrations,
 } from "../../../src/warehouse/migrate.js";
-import {
-  onDatabase,
-  rowsOf,
-  schemaOf,
-} from "../../helpers/schema-snapshot.js";
+import { onDatabase, rowsOf, schemaOf } from "../../helpers/schema-snapshot.js";
 import {
   freshDatabaseName,
   select,
@@ -82,7 +78,9 @@ function losingLedgerRow(w: Warehouse, name: string): Warehouse {
           return target.insert(args);
         };
       const v: unknown = Reflect.get(target, prop, receiver);
-      return typeof v === "function" ? v.bind(target) : v;
+      return typeof v === "function"
+        ? (v as (...a: unknown[]) => unknown).bind(target)
+        : v;
     },
   });
   return { ...w, client };
@@ -97,7 +95,9 @@ async function snapshot(w: Warehouse, final = false) {
 }
 
 async function drop(w: Warehouse): Promise<void> {
-  await w.client.command({ query: `DROP DATABASE IF EXISTS \`${w.database}\`` });
+  await w.client.command({
+    query: `DROP DATABASE IF EXISTS \`${w.database}\``,
+  });
 }
 
 describe.each(FILES.map((f) => [f.name, f] as const))(
@@ -118,39 +118,43 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
       await drop(w);
     });
 
-    it("is completed by the next migrate from every statement boundary", { timeout: 900_000 }, async () => {
-      expect(statements).toBeGreaterThan(0);
-      for (let k = 1; k <= statements; k++) {
-        for (const recorded of [true, false]) {
-          const w = await before(file.version);
-          const pending = (
-            await pendingMigrations(w, { to: file.version })
-          ).at(-1);
-          const todo = pending?.statements ?? [];
-          for (const s of todo.slice(0, k)) {
-            // The bootstrap's statements are never recorded (they run until the ledger exists).
-            if (file.version === 1 || !pending)
-              await w.client.command({ query: s.sql });
-            else if (recorded || s.index < k - 1)
-              await applyStatement(w, pending.file, s);
-            else
-              await expect(
-                applyStatement(
-                  losingLedgerRow(w, `${file.name}#${s.index}`),
-                  pending.file,
-                  s,
-                ),
-              ).rejects.toThrow(/ledger row lost/);
+    it(
+      "is completed by the next migrate from every statement boundary",
+      { timeout: 900_000 },
+      async () => {
+        expect(statements).toBeGreaterThan(0);
+        for (let k = 1; k <= statements; k++) {
+          for (const recorded of [true, false]) {
+            const w = await before(file.version);
+            const pending = (
+              await pendingMigrations(w, { to: file.version })
+            ).at(-1);
+            const todo = pending?.statements ?? [];
+            for (const s of todo.slice(0, k)) {
+              // The bootstrap's statements are never recorded (they run until the ledger exists).
+              if (file.version === 1 || !pending)
+                await w.client.command({ query: s.sql });
+              else if (recorded || s.index < k - 1)
+                await applyStatement(w, pending.file, s);
+              else
+                await expect(
+                  applyStatement(
+                    losingLedgerRow(w, `${file.name}#${s.index}`),
+                    pending.file,
+                    s,
+                  ),
+                ).rejects.toThrow(/ledger row lost/);
+            }
+            await migrate(w);
+            const after = await snapshot(w, !recorded);
+            expect(
+              after,
+              `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
+            ).toEqual(recorded ? clean : cleanFinal);
+            await drop(w);
           }
-          await migrate(w);
-          const after = await snapshot(w, !recorded);
-          expect(
-            after,
-            `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
-          ).toEqual(recorded ? clean : cleanFinal);
-          await drop(w);
         }
-      }
-    });
+      },
+    );
   },
 );

@@ -11,10 +11,7 @@ const LIST = new URL(
   import.meta.url,
 );
 
-const listed = JSON.parse(readFileSync(LIST, "utf8")) as Record<
-  string,
-  string
->;
+const listed = JSON.parse(readFileSync(LIST, "utf8")) as Record<string, string>;
 
 /** What is wrong with the files against the list, one line each (empty when nothing is). */
 function checksumProblems(
@@ -56,8 +53,12 @@ describe("migration checksums", () => {
       { "0001_bootstrap.sql": "original", "0002_sessions.sql": "x" },
     );
     expect(problems).toEqual([
-      expect.stringMatching(/^0001_bootstrap\.sql was edited .*new numbered migration$/),
-      expect.stringMatching(/^0099_new\.sql is new: add it to test\/fixtures\/migration-checksums\.json/),
+      expect.stringMatching(
+        /^0001_bootstrap\.sql was edited .*new numbered migration$/,
+      ),
+      expect.stringMatching(
+        /^0099_new\.sql is new: add it to test\/fixtures\/migration-checksums\.json/,
+      ),
       expect.stringMatching(/^0002_sessions\.sql is listed but gone/),
     ]);
   });
