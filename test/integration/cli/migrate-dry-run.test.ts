@@ -1,16 +1,10 @@
 // `migrate --dry-run` prints each pending migration file and its statements as they would run
 // (the database's name and the cluster clause filled in) and writes nothing; `--to` applies the
 // files up to a number.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import { readMigrations } from "../../../src/warehouse/migrate.js";
-import {
-  buildCli,
-  cleanEnv,
-  removeCli,
-  runCli,
-  type CliPackage,
-} from "../../helpers/cli.js";
+import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
 import { rowsOf, schemaOf } from "../../helpers/schema-snapshot.js";
 import {
   freshDatabaseName,
@@ -19,13 +13,7 @@ import {
   testDataDir,
 } from "../../helpers/warehouse.js";
 
-let cli: CliPackage;
-beforeAll(async () => {
-  cli = await buildCli();
-}, 120_000);
-afterAll(() => {
-  removeCli(cli);
-});
+const cli = privateCli();
 
 function envFor(database: string) {
   return cleanEnv({
@@ -59,7 +47,7 @@ describe("migrate --dry-run", () => {
   it("prints the pending files and their rendered statements, and changes nothing", async () => {
     const database = freshDatabaseName();
     const env = envFor(database);
-    const to = await runCli(cli, ["migrate", "--to", "0019"], env);
+    const to = await runCli(cli(), ["migrate", "--to", "0019"], env);
     expect(to.code, to.stderr).toBe(0);
     expect(to.stdout).toMatch(/: \d+ migration\(s\) applied/);
     const before = await state(database);
@@ -67,7 +55,7 @@ describe("migrate --dry-run", () => {
       FILES.filter((f) => f.version <= 19).length,
     );
 
-    const dry = await runCli(cli, ["migrate", "--dry-run"], env);
+    const dry = await runCli(cli(), ["migrate", "--dry-run"], env);
     expect(dry.code, dry.stderr).toBe(0);
     const pending = FILES.filter((f) => f.version > 19);
     expect(dry.stdout).toContain(
@@ -87,7 +75,7 @@ describe("migrate --dry-run", () => {
 
   it("on a database not created yet lists every file and creates nothing", async () => {
     const database = freshDatabaseName();
-    const dry = await runCli(cli, ["migrate", "--dry-run"], envFor(database));
+    const dry = await runCli(cli(), ["migrate", "--dry-run"], envFor(database));
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`${FILES.length} migration(s) pending`);
     expect(dry.stdout).toContain(
@@ -111,7 +99,7 @@ describe("migrate --dry-run", () => {
 
   it("refuses --to with a number no migration has, naming the numbers there are", async () => {
     const r = await runCli(
-      cli,
+      cli(),
       ["migrate", "--to", "12"],
       envFor(freshDatabaseName()),
     );

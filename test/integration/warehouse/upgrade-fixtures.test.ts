@@ -8,7 +8,7 @@
 import { createReadStream, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createGunzip } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import { SESSIONS_JOB } from "../../../src/pipeline/names.js";
 import { syncSessions } from "../../../src/pipeline/session-sync.js";
@@ -20,13 +20,7 @@ import {
 } from "../../../src/warehouse/client.js";
 import { migrate } from "../../../src/warehouse/migrate.js";
 import { quoteIdent, quoteString } from "../../../src/warehouse/sql.js";
-import {
-  buildCli,
-  cleanEnv,
-  removeCli,
-  runCli,
-  type CliPackage,
-} from "../../helpers/cli.js";
+import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
 import { loadDashboards } from "../../helpers/dashboards.js";
 import {
   resolveVariables,
@@ -60,13 +54,7 @@ const STATES = readdirSync(FIXTURES)
     ) as Manifest,
   }));
 
-let cli: CliPackage;
-beforeAll(async () => {
-  cli = await buildCli();
-}, 120_000);
-afterAll(() => {
-  removeCli(cli);
-});
+const cli = privateCli();
 
 /** The tables of the state: its own migration files, run by today's runner. */
 async function createState(w: Warehouse, m: Manifest): Promise<void> {
@@ -171,7 +159,7 @@ describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
       if (w.kind === "embedded") await w.close();
 
       const migrated = await runCli(
-        cli,
+        cli(),
         ["migrate"],
         cleanEnv({
           SESSIONHOUSE_DATA_DIR: testDataDir(),
@@ -196,7 +184,7 @@ describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
           "SELECT name FROM {db}.schema_migrations WHERE version > 0 ORDER BY version",
         );
         expect(ledger.map((r) => r.name)).toEqual(
-          readdirSync(cli.migrations)
+          readdirSync(cli().migrations)
             .filter((f) => /^\d{4}_.*\.sql$/.test(f))
             .sort(),
         );

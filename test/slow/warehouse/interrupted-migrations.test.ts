@@ -24,14 +24,16 @@ import {
   testConfig,
 } from "../../helpers/warehouse.js";
 
-let base: Warehouse;
-
-beforeAll(async () => {
-  base = await openWarehouse(await testConfig());
-});
+// One engine (or server connection) for the file; each case gets a database of its own.
+let base: Warehouse | undefined;
 afterAll(async () => {
-  await base.close();
+  await base?.close();
 });
+
+async function freshDatabase(): Promise<Warehouse> {
+  base ??= await openWarehouse(await testConfig());
+  return onDatabase(base, freshDatabaseName());
+}
 
 const FILES = readMigrations();
 
@@ -55,7 +57,7 @@ async function seed(w: Warehouse): Promise<void> {
 
 /** A fresh database with the migrations before `version` applied and sessions stored. */
 async function before(version: number): Promise<Warehouse> {
-  const w = onDatabase(base, freshDatabaseName());
+  const w = await freshDatabase();
   const previous = FILES.filter((f) => f.version < version).at(-1);
   if (previous) {
     await migrate(w, { to: previous.version });
