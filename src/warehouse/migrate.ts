@@ -243,22 +243,24 @@ export async function applyStatement(
   statement: { index: number; sql: string; before?: string | undefined },
 ): Promise<void> {
   const guard = rerunGuard(statement.sql);
-  if (guard) {
-    const now = await guard.observe(w);
-    // A run stopped after this statement ran and before it was recorded: it is not run again.
-    if (
-      statement.before === undefined ||
-      !guard.happened(statement.before, now)
-    ) {
+  // A run stopped after (or while) this statement ran and before it was recorded: the guard
+  // completes it instead of running it again.
+  const resumed =
+    guard !== undefined &&
+    statement.before !== undefined &&
+    (await guard.resume(w, statement.before));
+  if (!resumed) {
+    if (guard) {
+      const now = await guard.observe(w);
       await insertLedgerRow(
         w,
         0,
         `${file.name}#${statement.index} before ${now}`,
         file.checksum,
       );
-      await runStatement(w, file, statement.sql);
     }
-  } else await runStatement(w, file, statement.sql);
+    await runStatement(w, file, statement.sql);
+  }
   await recordStatement(w, file, statement.index);
 }
 

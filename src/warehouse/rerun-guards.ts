@@ -1,18 +1,22 @@
-// Statements of a migration that must not run twice, and how to tell afterwards whether one ran.
-// A run stopped after such a statement ran but before the ledger recorded it would otherwise run
-// it again: EXCHANGE TABLES would swap the two tables back, ATTACH PARTITION ALL FROM would
-// attach the source's parts a second time. Before it runs, what the statement changes is
-// observed and recorded (migrate.ts); the next run observes again and skips the statement when
-// the change is there. Every other statement of the migrations is safe to run again
-// (IF [NOT] EXISTS, MATERIALIZE, and INSERT … SELECT into replacing or aggregating tables).
+// Statements of a migration that must not run twice, and how a resumed run completes one.
+// A run stopped after such a statement ran (or while it ran) but before the ledger recorded it
+// would otherwise run it again: EXCHANGE TABLES would swap the two tables back, ATTACH PARTITION
+// ALL FROM would attach the source's parts a second time. Before it runs, what the statement
+// changes is observed and recorded (migrate.ts); the next run completes it from there. Every
+// other statement of the migrations is safe to run again (IF [NOT] EXISTS, MATERIALIZE, and
+// INSERT … SELECT into replacing or aggregating tables).
 import type { Warehouse } from "./client.js";
 import { selectRows } from "./select.js";
+import { quoteString } from "./sql.js";
 
 export interface RerunGuard {
   /** What the statement changes, as it is now (one line, no spaces at its ends). */
   observe(w: Warehouse): Promise<string>;
-  /** Whether the change is there, given the observation recorded before the statement ran. */
-  happened(before: string, now: string): boolean;
+  /**
+   * For a run that recorded `before` and stopped: completes what the statement left undone, or
+   * answers false when the statement did not run (the caller runs it).
+   */
+  resume(w: Warehouse, before: string): Promise<boolean>;
 }
 
 /** A table name as a statement writes it (`db`.t, db.t, t): the table's own name. */
@@ -34,13 +38,13 @@ async function uuids(w: Warehouse, names: string[]): Promise<string> {
   return names.map((n) => by.get(n) ?? "-").join(" ");
 }
 
-async function totalRows(w: Warehouse, table: string): Promise<string> {
-  const [row] = await selectRows<{ n: string }>(
+async function partitions(w: Warehouse, table: string): Promise<string[]> {
+  const rows = await selectRows<{ p: string }>(
     w,
-    "SELECT toString(ifNull(total_rows, 0)) AS n FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+    "SELECT DISTINCT partition_id AS p FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active ORDER BY p",
     { db: w.database, t: table },
   );
-  return row?.n ?? "0";
+  return rows.map((r) => r.p);
 }
 
 /** The guard of a statement that must not run twice; undefined for one safe to run again. */
@@ -51,17 +55,30 @@ export function rerunGuard(sql: string): RerunGuard | undefined {
     return {
       // The tables' UUIDs follow the tables, the names are swapped.
       observe: (w) => uuids(w, names),
-      happened: (before, now) =>
-        now === before.split(" ").reverse().join(" ") && now !== before,
+      resume: async (w, before) => {
+        const now = await uuids(w, names);
+        return now === before.split(" ").reverse().join(" ") && now !== before;
+      },
     };
   }
   const attach = ATTACH_FROM.exec(sql);
   if (attach) {
-    const target = tableName(attach[1] ?? "");
+    const [target, source] = [attach[1] ?? "", attach[2] ?? ""];
     return {
-      // The migrations attach into a table they have just created, empty.
-      observe: (w) => totalRows(w, target),
-      happened: (before, now) => Number(now) > Number(before),
+      // The migrations attach into a table they have just created, empty: a partition the
+      // target holds came from the source. Those it lacks are attached one by one.
+      observe: async (w) =>
+        (await partitions(w, tableName(target))).join(",") || "-",
+      resume: async (w, before) => {
+        if (before !== "-") return false;
+        const have = new Set(await partitions(w, tableName(target)));
+        for (const p of await partitions(w, tableName(source)))
+          if (!have.has(p))
+            await w.client.command({
+              query: `ALTER TABLE ${target} ATTACH PARTITION ID ${quoteString(p)} FROM ${source}`,
+            });
+        return true;
+      },
     };
   }
   return undefined;

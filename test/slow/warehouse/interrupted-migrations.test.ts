@@ -160,3 +160,53 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
     );
   },
 );
+
+describe("a rebuild stopped inside ATTACH PARTITION ALL FROM", () => {
+  it("attaches the partitions it had not attached yet, and no part twice", async () => {
+    const file = FILES.find((f) => f.version === 23);
+    if (!file) throw new Error("no migration 0023");
+    const reference = await before(23);
+    await migrate(reference);
+    const clean = await snapshot(reference);
+    await drop(reference);
+
+    const w = await before(23);
+    const pending = (await pendingMigrations(w, { to: 23 })).at(-1);
+    const statements = pending?.statements ?? [];
+    const at = statements.findIndex((s) =>
+      /ATTACH PARTITION ALL FROM/.test(s.sql),
+    );
+    expect(at).toBeGreaterThan(0);
+    for (const s of statements.slice(0, at))
+      if (pending) await applyStatement(w, pending.file, s);
+    // The server attaches the first of the two months, then fails.
+    const client = new Proxy(w.client, {
+      get(target, prop, receiver) {
+        if (prop === "command")
+          return async (args: Parameters<typeof target.command>[0]) => {
+            if (!args.query.includes("ATTACH PARTITION ALL FROM"))
+              return target.command(args);
+            await target.command({
+              query: args.query.replace(
+                "ATTACH PARTITION ALL FROM",
+                "ATTACH PARTITION ID '202610' FROM",
+              ),
+            });
+            throw new Error("server error after one partition");
+          };
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === "function"
+          ? (v as (...a: unknown[]) => unknown).bind(target)
+          : v;
+      },
+    });
+    const attach = statements[at];
+    if (!pending || !attach) throw new Error("no ATTACH statement");
+    await expect(
+      applyStatement({ ...w, client }, pending.file, attach),
+    ).rejects.toThrow(/server error after one partition/);
+    await migrate(w);
+    expect(await snapshot(w)).toEqual(clean);
+    await drop(w);
+  });
+});
