@@ -26,16 +26,15 @@ describe("a migrate killed part way", () => {
       SESSIONHOUSE_LOG_FORMAT: "json",
     });
     const run = startCli(cli(), ["migrate"], env);
+    // The log lines are parsed as they arrive (startCli reads stdout first).
+    const logged = () => run.logs.some((l) => l.migration === KILL_AFTER);
     await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (run.logs.some((l) => l.migration === KILL_AFTER)) done(resolve);
-        else if (run.child.exitCode !== null)
-          done(() => reject(new Error("migrate ended before it was killed")));
-      }, 5);
-      const done = (then: () => void) => {
-        clearInterval(timer);
-        then();
-      };
+      run.child.stdout?.on("data", () => {
+        if (logged()) resolve();
+      });
+      run.child.once("exit", () => {
+        reject(new Error("migrate ended before it was killed"));
+      });
     });
     run.child.kill("SIGKILL");
     const killed = await run.result;
