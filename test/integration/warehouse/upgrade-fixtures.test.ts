@@ -139,6 +139,34 @@ async function dashboardsRun(w: Warehouse, fromMs: number, toMs: number) {
   }
 }
 
+/** A sessions sync against today's simulator, seeded as the fixture's demo was, two hours later. */
+async function syncLater(
+  w: Warehouse,
+  config: Config,
+  checkpointMs: number,
+): Promise<void> {
+  const nowMs = checkpointMs + 2 * 3_600_000;
+  const sim = await startSimulator({
+    port: 0,
+    seed: 7,
+    apiKey: API_KEY,
+    clock: new SimClock({ mode: "fixed", atMs: nowMs }),
+    sessionsPerDay: 40,
+    historyDays: 3,
+  });
+  try {
+    const syncConfig: Config = {
+      ...config,
+      api: { ...config.api, url: sim.url, apiKey: API_KEY },
+    };
+    await run(runDeps(syncConfig, w), SESSIONS_JOB, (ctx) =>
+      syncSessions(ctx, { nowMs, skipOpenRefresh: true }),
+    );
+  } finally {
+    await sim.close();
+  }
+}
+
 describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
   it(
     "is upgraded to head by migrate without losing a row, and syncs on from its checkpoint",
@@ -200,27 +228,7 @@ describe.each(STATES)("a database at $name", ({ dir, manifest }) => {
         );
         await dashboardsRun(w, Date.parse(`${first?.t ?? ""}Z`), checkpointMs);
 
-        // The simulator of today, seeded as the fixture's demo was, two hours later.
-        const nowMs = checkpointMs + 2 * 3_600_000;
-        const sim = await startSimulator({
-          port: 0,
-          seed: 7,
-          apiKey: API_KEY,
-          clock: new SimClock({ mode: "fixed", atMs: nowMs }),
-          sessionsPerDay: 40,
-          historyDays: 3,
-        });
-        try {
-          const syncConfig: Config = {
-            ...config,
-            api: { ...config.api, url: sim.url, apiKey: API_KEY },
-          };
-          await run(runDeps(syncConfig, w), SESSIONS_JOB, (ctx) =>
-            syncSessions(ctx, { nowMs, skipOpenRefresh: true }),
-          );
-        } finally {
-          await sim.close();
-        }
+        await syncLater(w, config, checkpointMs);
         const [dupes] = await select<{ n: string; ids: string }>(
           w,
           "SELECT toString(count()) AS n, toString(uniqExact(id)) AS ids FROM {db}.sessions FINAL",
