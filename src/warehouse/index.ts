@@ -10,7 +10,7 @@ export { quoteIdent, quoteString } from "./sql.js";
 export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";
-export { existingTables, migrate } from "./migrate.js";
+export { existingTables, migrate, pendingMigrations } from "./migrate.js";
 export { selectRows } from "./select.js";
 
 // Writing rows.

@@ -24,6 +24,7 @@ import {
   type RetentionSettings,
 } from "./retention.js";
 import { selectRows } from "./select.js";
+import { rerunGuard } from "./rerun-guards.js";
 import { Tables } from "./tables.js";
 
 /** migrations/ at the package root, from src/warehouse or dist/warehouse alike. */
@@ -93,6 +94,84 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
+/** A migration file not applied yet, with its statements for this database and mode. */
+export interface PendingMigration {
+  file: MigrationFile;
+  statements: {
+    index: number;
+    sql: string;
+    done: boolean;
+    /** What a stopped run observed before it ran this statement (rerun-guards.ts). */
+    before: string | undefined;
+  }[];
+}
+
+/**
+ * The files of `dir` (up to version `to`) not applied to the database, and which of their
+ * statements an interrupted run already applied (ledger rows of version 0 named
+ * `<file>#<statement>`, see recordStatement). Reads only: the database may not exist yet.
+ */
+export async function pendingMigrations(
+  w: Warehouse,
+  options: { dir?: string | undefined; to?: number | undefined } = {},
+): Promise<PendingMigration[]> {
+  const files = migrationFiles(options);
+  const ledger = (await existingTables(w)).has(Tables.schemaMigrations)
+    ? await readLedger(w)
+    : { applied: new Map<number, AppliedMigration>(), statements: [] };
+  const pending: PendingMigration[] = [];
+  for (const file of files) {
+    const previous = ledger.applied.get(file.version);
+    if (previous) {
+      checkUnchanged(w, file, previous);
+      continue;
+    }
+    const done = new Set<number>();
+    const before = new Map<number, string>();
+    for (const s of ledger.statements.filter((r) => r.file === file.name)) {
+      checkUnchanged(w, file, s);
+      if (s.before === undefined) done.add(s.index);
+      else before.set(s.index, s.before);
+    }
+    pending.push({
+      file,
+      statements: renderSql(file.text, {
+        db: w.database,
+        mode: w.cluster ?? SINGLE,
+      }).map((sql, index) => ({
+        index,
+        sql,
+        done: done.has(index),
+        before: before.get(index),
+      })),
+    });
+  }
+  return pending;
+}
+
+function migrationFiles(options: {
+  dir?: string | undefined;
+  to?: number | undefined;
+}): MigrationFile[] {
+  const all = readMigrations(options.dir);
+  if (all.length === 0)
+    throw new SinkError(
+      "MIGRATIONS_MISSING",
+      `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
+    );
+  const to = options.to;
+  if (to === undefined) return all;
+  if (!all.some((f) => f.version === to))
+    throw new SinkError(
+      "MIGRATION_UNKNOWN",
+      `there is no migration numbered ${to} in ${options.dir ?? MIGRATIONS_DIR}`,
+      {
+        hint: `give --to one of ${all.map((f) => String(f.version).padStart(4, "0")).join(", ")}`,
+      },
+    );
+  return all.filter((f) => f.version <= to);
+}
+
 export async function migrate(
   w: Warehouse,
   options: {
@@ -102,32 +181,46 @@ export async function migrate(
     retention?: RetentionSettings;
     logger?: Logger | undefined;
     dir?: string;
+    /**
+     * Apply the files up to this version only; the retention TTLs and the merge setting, which
+     * need the tables of every file, are then left as they are.
+     */
+    to?: number | undefined;
   } = {},
 ): Promise<MigrateResult> {
-  const files = readMigrations(options.dir);
-  const [bootstrap] = files;
-  if (!bootstrap)
-    throw new SinkError(
-      "MIGRATIONS_MISSING",
-      `no migration files in ${options.dir ?? MIGRATIONS_DIR}`,
-    );
+  const files = migrationFiles(options);
+  const [bootstrap] = files as [MigrationFile];
   // The first file creates the ledger itself; it runs until the ledger exists (on a cluster its
-  // DDL waits for every node, and a later sync must not need a node that is down).
+  // DDL waits for every node, and a later sync must not need a node that is down). Its
+  // statements are safe to run again.
   if (!(await existingTables(w)).has(Tables.schemaMigrations))
-    await runStatements(w, bootstrap.text);
-  const done = await readApplied(w);
-  const applied: string[] = [];
-  for (const file of files) {
-    const previous = done.get(file.version);
-    if (previous) {
-      checkUnchanged(w, file, previous);
-      continue;
-    }
-    await runStatements(w, file.text);
+    for (const sql of renderSql(bootstrap.text, {
+      db: w.database,
+      mode: w.cluster ?? SINGLE,
+    }))
+      await runStatement(w, bootstrap, sql);
+  const pending = await pendingMigrations(w, options);
+  for (const { file, statements } of pending) {
+    for (const s of statements) if (!s.done) await applyStatement(w, file, s);
     await recordApplied(w, file);
-    applied.push(file.name);
     options.logger?.info({ migration: file.name }, "migration applied");
   }
+  if (options.to === undefined) await applyPolicies(w, options);
+  return {
+    applied: pending.map((p) => p.file.name),
+    alreadyApplied: files.length - pending.length,
+  };
+}
+
+/** The retention TTLs and the sessions merge setting, brought to the configuration. */
+async function applyPolicies(
+  w: Warehouse,
+  options: {
+    retentionDays?: number;
+    retention?: RetentionSettings;
+    logger?: Logger | undefined;
+  },
+): Promise<void> {
   await applyRetention(
     w,
     options.retention ??
@@ -138,24 +231,56 @@ export async function migrate(
     options.logger,
   );
   await applyMergePolicy(w, options.logger);
-  return { applied, alreadyApplied: files.length - applied.length };
 }
 
-/** Runs the statements of one migration file in order; the first that fails stops it. */
-async function runStatements(w: Warehouse, text: string): Promise<void> {
-  for (const stmt of renderSql(text, {
-    db: w.database,
-    mode: w.cluster ?? SINGLE,
-  })) {
-    try {
-      await w.client.command({ query: stmt });
-    } catch (err) {
-      throw new SinkError(
-        "MIGRATION_FAILED",
-        `a migration statement failed: ${(err as Error).message}`,
-        { cause: err },
+/**
+ * Runs statement `index` of a file and records it, so that a run stopped after it (killed, a
+ * server error on the next one) resumes with the statement after it.
+ */
+export async function applyStatement(
+  w: Warehouse,
+  file: MigrationFile,
+  statement: { index: number; sql: string; before?: string | undefined },
+): Promise<void> {
+  const guard = rerunGuard(statement.sql);
+  // A run stopped after (or while) this statement ran and before it was recorded: the guard
+  // completes it instead of running it again.
+  const resumed =
+    guard !== undefined &&
+    statement.before !== undefined &&
+    (await guard.resume(w, statement.before));
+  if (!resumed) {
+    if (guard) {
+      const now = await guard.observe(w);
+      await insertLedgerRow(
+        w,
+        0,
+        `${file.name}#${statement.index} before ${now}`,
+        file.checksum,
       );
     }
+    await runStatement(w, file, statement.sql);
+  }
+  await recordStatement(w, file, statement.index);
+}
+
+/** Runs one statement of a migration file; a failure names the file. */
+async function runStatement(
+  w: Warehouse,
+  file: MigrationFile,
+  sql: string,
+): Promise<void> {
+  try {
+    await w.client.command({ query: sql });
+  } catch (err) {
+    throw new SinkError(
+      "MIGRATION_FAILED",
+      `a statement of migration ${file.name} failed: ${(err as Error).message}`,
+      {
+        cause: err,
+        hint: "fix the cause and run `sessionhouse migrate` again: the statements already applied are recorded and are not run twice",
+      },
+    );
   }
 }
 
@@ -165,25 +290,55 @@ interface AppliedMigration {
   checksum: string;
 }
 
-/** The ledger of applied migrations, by version. */
-async function readApplied(
-  w: Warehouse,
-): Promise<Map<number, AppliedMigration>> {
+/**
+ * A statement of a file not yet applied whole: recorded once it ran, and for a statement that
+ * must not run twice (rerun-guards.ts) also before it ran, with what it changes as it was then.
+ */
+interface AppliedStatement {
+  file: string;
+  index: number;
+  name: string;
+  checksum: string;
+  before?: string;
+}
+
+const STATEMENT_ROW = /^(.+)#(\d+)(?: before (.+))?$/;
+
+/** The ledger: applied migrations by version, and the statements of unfinished ones. */
+async function readLedger(w: Warehouse): Promise<{
+  applied: Map<number, AppliedMigration>;
+  statements: AppliedStatement[];
+}> {
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
     clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
   });
-  return new Map(
-    (await rs.json<AppliedMigration>()).map((r) => [r.version, r]),
-  );
+  const rows = await rs.json<AppliedMigration>();
+  const statements: AppliedStatement[] = [];
+  for (const r of rows) {
+    const m = r.version === 0 ? STATEMENT_ROW.exec(r.name) : null;
+    if (m)
+      statements.push({
+        ...r,
+        file: m[1] ?? "",
+        index: Number(m[2]),
+        ...(m[3] === undefined ? {} : { before: m[3] }),
+      });
+  }
+  return {
+    applied: new Map(
+      rows.filter((r) => r.version !== 0).map((r) => [r.version, r]),
+    ),
+    statements,
+  };
 }
 
 /** Refuses a migration file that changed after it was applied. */
 function checkUnchanged(
   w: Warehouse,
   file: MigrationFile,
-  previous: AppliedMigration,
+  previous: { name: string; checksum: string },
 ): void {
   if (previous.checksum === file.checksum) return;
   throw new SinkError(
@@ -196,16 +351,30 @@ function checkUnchanged(
 }
 
 async function recordApplied(w: Warehouse, file: MigrationFile): Promise<void> {
+  await insertLedgerRow(w, file.version, file.name, file.checksum);
+}
+
+/**
+ * Records that statement `index` of a file ran: a ledger row of version 0 (no file has it, so a
+ * version that reads the ledger by version passes over it), named `<file>#<index>`.
+ */
+async function recordStatement(
+  w: Warehouse,
+  file: MigrationFile,
+  index: number,
+): Promise<void> {
+  await insertLedgerRow(w, 0, `${file.name}#${index}`, file.checksum);
+}
+
+async function insertLedgerRow(
+  w: Warehouse,
+  version: number,
+  name: string,
+  checksum: string,
+): Promise<void> {
   await w.client.insert({
     table: `${quoteIdent(w.database)}.schema_migrations`,
-    values: [
-      {
-        version: file.version,
-        name: file.name,
-        checksum: file.checksum,
-        applied_at: chTime(Date.now()),
-      },
-    ],
+    values: [{ version, name, checksum, applied_at: chTime(Date.now()) }],
     format: "JSONEachRow",
     clickhouse_settings: clusterInsertSettings(
       w.cluster ?? SINGLE,

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import { DIST } from "./built-dist.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -153,4 +154,22 @@ export async function runCli(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A private copy of the package for the test file that calls this at its top level: built
+ * before its tests, removed after them. Returns the copy's getter.
+ */
+export function privateCli(): () => CliPackage {
+  let cli: CliPackage | undefined;
+  beforeAll(async () => {
+    cli = await buildCli();
+  }, 120_000);
+  afterAll(() => {
+    removeCli(cli);
+  });
+  return () => {
+    if (!cli) throw new Error("privateCli: the package is built in beforeAll");
+    return cli;
+  };
 }

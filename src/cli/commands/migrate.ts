@@ -1,17 +1,25 @@
 // `sessionhouse migrate`: creates or upgrades the ClickHouse tables on their own; every sync and
-// `run` does the same before it starts.
+// `run` does the same before it starts. --dry-run prints the statements it would run instead.
 import type { Command } from "commander";
 import {
   migrate,
   openWarehouse,
+  pendingMigrations,
   retentionSettings,
+  type Warehouse,
 } from "../../warehouse/index.js";
+import { intArg } from "../args.js";
 import {
   configFrom,
   loggerFor,
   WRITES_DATA_DIR,
   type GlobalOptions,
 } from "../runtime.js";
+
+interface MigrateOptions {
+  dryRun?: boolean;
+  to?: number;
+}
 
 export function registerMigrateCommand(
   program: Command,
@@ -22,20 +30,37 @@ export function registerMigrateCommand(
     .description(
       "create or upgrade the ClickHouse tables (also done before every sync)",
     )
+    .option(
+      "--dry-run",
+      "print each pending migration and its statements as they would run; write nothing",
+    )
+    .option(
+      "--to <version>",
+      "apply the migrations up to this number only (e.g. 0019)",
+      intArg("--to", 1, 9999),
+    )
     .addHelpText("after", WRITES_DATA_DIR)
-    .action(async () => {
-      await runMigrate(globals());
+    .action(async (o: MigrateOptions) => {
+      await runMigrate(globals(), o);
     });
 }
 
-async function runMigrate(globals: GlobalOptions): Promise<void> {
+async function runMigrate(
+  globals: GlobalOptions,
+  o: MigrateOptions,
+): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
   const logger = loggerFor(config);
   const w = await openWarehouse(config, { logger });
   try {
+    if (o.dryRun) {
+      await printPlan(w, o.to);
+      return;
+    }
     const r = await migrate(w, {
       retention: retentionSettings(config),
       logger,
+      to: o.to,
     });
     process.stdout.write(
       `${w.database} at ${w.location}: ${r.applied.length} migration(s) applied, ${r.alreadyApplied} already in place\n`,
@@ -43,4 +68,30 @@ async function runMigrate(globals: GlobalOptions): Promise<void> {
   } finally {
     await w.close();
   }
+}
+
+/** What `migrate` would run: each pending file, then its statements as rendered for the mode. */
+async function printPlan(w: Warehouse, to: number | undefined): Promise<void> {
+  const pending = await pendingMigrations(w, { to });
+  const out: string[] = [
+    `-- ${w.database} at ${w.location}: ${pending.length} migration(s) pending (dry run: nothing was written)`,
+  ];
+  for (const { file, statements } of pending) {
+    const done = statements.filter((s) => s.done).length;
+    out.push(
+      "",
+      `-- ${file.name}: ${statements.length} statement(s)` +
+        (done ? `, ${done} already applied by an interrupted run` : ""),
+    );
+    for (const s of statements)
+      out.push(
+        s.done ? `-- statement ${s.index + 1}: already applied` : `${s.sql};`,
+      );
+  }
+  if (pending.length)
+    out.push(
+      "",
+      "-- then the retention TTLs and the sessions merge setting are brought to the configuration",
+    );
+  process.stdout.write(`${out.join("\n")}\n`);
 }

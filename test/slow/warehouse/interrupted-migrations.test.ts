@@ -1,0 +1,212 @@
+// A migration stopped between two statements (the process killed, a server error) is completed
+// by the next `migrate`: for every migration file and every statement boundary in it, a database
+// holding sessions gets the migrations before it, then the file's first k statements as a
+// stopped run left them, then `migrate`; its tables, columns and rows must equal those of a
+// clean `migrate` over the same rows. Two kinds of stop: after statement k was recorded (killed
+// between two statements), and with statement k run but its ledger row not written (killed in
+// between, or a server error on that write): the next run runs statement k again, or for a
+// statement that must not run twice (src/warehouse/rerun-guards.ts) sees that it ran.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
+import {
+  applyStatement,
+  migrate,
+  pendingMigrations,
+  readMigrations,
+} from "../../../src/warehouse/migrate.js";
+import { onDatabase, rowsOf, schemaOf } from "../../helpers/schema-snapshot.js";
+import {
+  freshDatabaseName,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+
+// One engine (or server connection) for the file; each case gets a database of its own.
+let base: Warehouse | undefined;
+afterAll(async () => {
+  await base?.close();
+});
+
+async function freshDatabase(): Promise<Warehouse> {
+  base ??= await openWarehouse(await testConfig());
+  return onDatabase(base, freshDatabaseName());
+}
+
+const FILES = readMigrations();
+
+/** Sessions over two months, one of them stored under two start times. */
+async function seed(w: Warehouse): Promise<void> {
+  const [exists] = await select<{ result: number }>(
+    w,
+    "EXISTS TABLE {db}.sessions",
+  );
+  if (!exists?.result) return;
+  await w.client.command({
+    query: `INSERT INTO \`${w.database}\`.sessions
+      (id, start_time, session_status, user_username, user_email, resource_name, resource_technology, raw, fetched_at, version)
+      VALUES
+      ('s1', '2026-10-30 10:00:00.000', 'completed', 'ada', 'ada@acme.example', 'orders', 'postgres', '{"id":"s1"}', '2026-10-30 11:00:00.000', 1),
+      ('s2', '2026-11-02 09:00:00.000', 'active', 'bob', '', 'ledger', 'snowflake', '{"id":"s2"}', '2026-11-02 09:30:00.000', 1),
+      ('s2', '2026-11-02 09:00:01.000', 'completed', 'bob', '', 'ledger', 'snowflake', '{"id":"s2"}', '2026-11-02 10:30:00.000', 2),
+      ('s3', '2026-11-03 08:00:00.000', 'completed', 'cy', 'cy@acme.example', 'orders', 'postgres', '{"id":"s3"}', '2026-11-03 09:00:00.000', 1)`,
+  });
+}
+
+/** A fresh database with the migrations before `version` applied and sessions stored. */
+async function before(version: number): Promise<Warehouse> {
+  const w = await freshDatabase();
+  const previous = FILES.filter((f) => f.version < version).at(-1);
+  if (previous) {
+    await migrate(w, { to: previous.version });
+    await seed(w);
+  }
+  return w;
+}
+
+/**
+ * The warehouse with a server that fails the ledger write of one statement after running the
+ * statement: the run stops with the statement applied and not recorded.
+ */
+function losingLedgerRow(w: Warehouse, name: string): Warehouse {
+  const client = new Proxy(w.client, {
+    get(target, prop, receiver) {
+      if (prop === "insert")
+        return async (args: Parameters<typeof target.insert>[0]) => {
+          if (JSON.stringify(args.values).includes(`"name":"${name}"`))
+            throw new Error("server error: ledger row lost");
+          return target.insert(args);
+        };
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === "function"
+        ? (v as (...a: unknown[]) => unknown).bind(target)
+        : v;
+    },
+  });
+  return { ...w, client };
+}
+
+/**
+ * Schema and rows; `final` reads replacing and aggregating tables under FINAL: an INSERT …
+ * SELECT run again writes its rows again into such a table, which FINAL and merges fold.
+ */
+async function snapshot(w: Warehouse, final = false) {
+  return { schema: await schemaOf(w), rows: await rowsOf(w, { final }) };
+}
+
+async function drop(w: Warehouse): Promise<void> {
+  await w.client.command({
+    query: `DROP DATABASE IF EXISTS \`${w.database}\``,
+  });
+}
+
+describe.each(FILES.map((f) => [f.name, f] as const))(
+  "migration %s stopped part way",
+  (_name, file) => {
+    let clean: Awaited<ReturnType<typeof snapshot>>;
+    let cleanFinal: Awaited<ReturnType<typeof snapshot>>;
+    let statements = 0;
+
+    beforeAll(async () => {
+      const w = await before(file.version);
+      statements =
+        (await pendingMigrations(w, { to: file.version })).at(-1)?.statements
+          .length ?? 0;
+      await migrate(w);
+      clean = await snapshot(w);
+      cleanFinal = await snapshot(w, true);
+      await drop(w);
+    });
+
+    it(
+      "is completed by the next migrate from every statement boundary",
+      { timeout: 900_000 },
+      async () => {
+        expect(statements).toBeGreaterThan(0);
+        for (let k = 1; k <= statements; k++) {
+          for (const recorded of [true, false]) {
+            const w = await before(file.version);
+            const pending = (
+              await pendingMigrations(w, { to: file.version })
+            ).at(-1);
+            const todo = pending?.statements ?? [];
+            for (const s of todo.slice(0, k)) {
+              // The bootstrap's statements are never recorded (they run until the ledger exists).
+              if (file.version === 1 || !pending)
+                await w.client.command({ query: s.sql });
+              else if (recorded || s.index < k - 1)
+                await applyStatement(w, pending.file, s);
+              else
+                await expect(
+                  applyStatement(
+                    losingLedgerRow(w, `${file.name}#${s.index}`),
+                    pending.file,
+                    s,
+                  ),
+                ).rejects.toThrow(/ledger row lost/);
+            }
+            await migrate(w);
+            const after = await snapshot(w, !recorded);
+            expect(
+              after,
+              `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
+            ).toEqual(recorded ? clean : cleanFinal);
+            await drop(w);
+          }
+        }
+      },
+    );
+  },
+);
+
+describe("a rebuild stopped inside ATTACH PARTITION ALL FROM", () => {
+  it("attaches the partitions it had not attached yet, and no part twice", async () => {
+    const file = FILES.find((f) => f.version === 23);
+    if (!file) throw new Error("no migration 0023");
+    const reference = await before(23);
+    await migrate(reference);
+    const clean = await snapshot(reference);
+    await drop(reference);
+
+    const w = await before(23);
+    const pending = (await pendingMigrations(w, { to: 23 })).at(-1);
+    const statements = pending?.statements ?? [];
+    const at = statements.findIndex((s) =>
+      /ATTACH PARTITION ALL FROM/.test(s.sql),
+    );
+    expect(at).toBeGreaterThan(0);
+    for (const s of statements.slice(0, at))
+      if (pending) await applyStatement(w, pending.file, s);
+    // The server attaches the first of the two months, then fails.
+    const client = new Proxy(w.client, {
+      get(target, prop, receiver) {
+        if (prop === "command")
+          return async (args: Parameters<typeof target.command>[0]) => {
+            if (!args.query.includes("ATTACH PARTITION ALL FROM"))
+              return target.command(args);
+            await target.command({
+              query: args.query.replace(
+                "ATTACH PARTITION ALL FROM",
+                "ATTACH PARTITION ID '202610' FROM",
+              ),
+            });
+            throw new Error("server error after one partition");
+          };
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === "function"
+          ? (v as (...a: unknown[]) => unknown).bind(target)
+          : v;
+      },
+    });
+    const attach = statements[at];
+    if (!pending || !attach) throw new Error("no ATTACH statement");
+    await expect(
+      applyStatement({ ...w, client }, pending.file, attach),
+    ).rejects.toThrow(/server error after one partition/);
+    await migrate(w);
+    expect(await snapshot(w)).toEqual(clean);
+    await drop(w);
+  });
+});
