@@ -8,6 +8,7 @@ import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
 import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerDetectCommand } from "./commands/detect.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
@@ -54,6 +55,7 @@ function buildProgram(): Command {
   registerReportCommand(program, globals);
   registerHoldCommand(program, globals);
   registerArchiveCommand(program, globals);
+  registerDetectCommand(program, globals);
   return program;
 }
 

@@ -73,6 +73,17 @@ export {
 } from "./session-polls.js";
 export { countStoredSessions, storedSessionIds } from "./session-reads.js";
 
+// Detections: the rules' queries and their hits.
+export {
+  detectionRows,
+  earliestRunningStart,
+  emptyTables,
+  insertHits,
+  recordedHitKeys,
+  storedHits,
+  type DetectionHit,
+} from "./detections.js";
+
 // The directory's entity tables.
 export {
   ENTITY_TABLES,

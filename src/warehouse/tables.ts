@@ -36,4 +36,5 @@ export const Tables = {
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",
   retentionSettings: "retention_settings",
+  detectionHits: "detection_hits",
 } as const;
