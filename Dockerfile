@@ -42,6 +42,7 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY migrations ./migrations
+COPY detections ./detections
 # The image's own unprivileged user; nothing under /app is writable by it.
 USER node
 # /healthz, /readyz and /metrics of `sessionhouse run` (SESSIONHOUSE_OPS_HOST must be 0.0.0.0

@@ -6,12 +6,10 @@
 // recorded). docs/detections.md, "Windows on arrival".
 import type { InsertOptions, Warehouse } from "../warehouse/index.js";
 import { earliestRunningStart, insertHits, readCheckpoint, recordedHitKeys, writeCheckpoint, type DetectionHit } from "../warehouse/index.js";
+import { DETECTIONS_JOB, detectionStream } from "../pipeline/names.js";
 import type { Rule } from "./rule.js";
 import { findHits, type Window } from "./query.js";
 
-/** The job that evaluates the rules, and the prefix of each rule's checkpoint stream. */
-export const DETECTIONS_JOB = "detections";
-export const detectionStream = (ruleId: string): string => `${DETECTIONS_JOB}.${ruleId}`;
 
 /** Hits of `found` whose key the table does not hold yet (and each key once). */
 export async function newHits(w: Warehouse, ruleId: string, found: readonly DetectionHit[]): Promise<DetectionHit[]> {
