@@ -42,7 +42,7 @@ export async function evaluateRules(
   rules: readonly Rule[],
   options: { insert: InsertOptions; initialLookbackMs: number; nowMs: number },
 ): Promise<EvaluationResult[]> {
-  const running = await earliestRunningStart(w, DETECTIONS_JOB);
+  const running = await earliestRunningStart(w, DETECTIONS_JOB, options.nowMs);
   const endMs = Math.min(options.nowMs, running ?? options.nowMs);
   const results: EvaluationResult[] = [];
   for (const rule of rules) {
