@@ -169,6 +169,7 @@ export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {
   accessQueries,
+  detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
   sessionNeeds,
