@@ -4,7 +4,7 @@
 // alert instance per hit, so Grafana fires on exactly what was detected on arrival
 // (docs/detections.md, "Grafana").
 import { stringify } from "yaml";
-import { quoteString } from "../warehouse/index.js";
+import { detectionAlertSql } from "../warehouse/index.js";
 import type { Rule } from "./rule.js";
 
 /** The file `detect compile` writes, committed under dashboards/provisioning/alerting/. */
@@ -40,12 +40,7 @@ function alertRule(rule: Rule): Record<string, unknown> {
           queryType: "table",
           format: 1,
           pluginVersion: PLUGIN_VERSION,
-          rawSql: [
-            "SELECT hit_key, session_id, toFloat64(count()) AS hits",
-            "FROM detection_hits FINAL",
-            `WHERE rule_id = ${quoteString(rule.id)} AND $__timeFilter(detected_at)`,
-            "GROUP BY hit_key, session_id",
-          ].join("\n"),
+          rawSql: detectionAlertSql(rule.id),
         },
       },
       {

@@ -5,12 +5,19 @@
 // as the parameters {window_from:DateTime64(3, 'UTC')} and {window_to:DateTime64(3, 'UTC')}.
 // It returns `session_id` and `event_time`, optionally `hit_key` (default: the session id),
 // `session_ids` and `arrived_at`; every other column is kept as a field of the hit.
-import { chTime, detectionRows, quoteIdent, Tables, type DetectionHit, type Warehouse } from "../warehouse/index.js";
+import {
+  chTime,
+  detectionRows,
+  scopedSelect,
+  SESSIONS_PLACEHOLDER,
+  sigmaSelect,
+  type DetectionHit,
+  type Scope,
+  type SigmaQuery,
+  type Warehouse,
+} from "../warehouse/index.js";
 import { DetectionRuleError, type Rule } from "./rule.js";
-import { compileSigma, type CompiledSigma } from "./sigma.js";
-
-/** Which sessions a window holds: those that arrived in it, or those that started in it. */
-export type Scope = "arrived" | "started";
+import { compileSigma } from "./sigma.js";
 
 export interface Window {
   readonly fromMs: number;
@@ -18,24 +25,11 @@ export interface Window {
   readonly scope: Scope;
 }
 
-const PLACEHOLDER = "{{sessions}}";
 const RESERVED = new Set(["hit_key", "session_id", "session_ids", "event_time", "arrived_at"]);
 
-/** The sessions of the window, one row per session as sessions_enriched gives it. */
-function scopeSql(db: string, scope: Scope): string {
-  const enriched = `${quoteIdent(db)}.${quoteIdent(Tables.sessionsEnriched)}`;
-  if (scope === "started")
-    return `(SELECT * FROM ${enriched} WHERE start_time >= {window_from:DateTime64(3, 'UTC')} AND start_time < {window_to:DateTime64(3, 'UTC')})`;
-  // The keys read in the window (session_keys is small and indexed by read time), then the
-  // sessions whose latest read is in the window: a session read again later belongs to that
-  // later window.
-  const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
-  return `(SELECT * FROM ${enriched} WHERE (start_time, id) IN (SELECT start_time, id FROM ${keys} WHERE fetched_at >= {window_from:DateTime64(3, 'UTC')} AND fetched_at < {window_to:DateTime64(3, 'UTC')}) AND fetched_at >= {window_from:DateTime64(3, 'UTC')} AND fetched_at < {window_to:DateTime64(3, 'UTC')})`;
-}
-
 /** The rule's Sigma compiled, once (its errors name the rule's file and line). */
-const compiledCache = new WeakMap<Rule, CompiledSigma>();
-export function compiledSigmaOf(rule: Rule): CompiledSigma | undefined {
+const compiledCache = new WeakMap<Rule, SigmaQuery>();
+function compiledSigmaOf(rule: Rule): SigmaQuery | undefined {
   if (rule.logic.kind !== "sigma") return undefined;
   let c = compiledCache.get(rule);
   if (c === undefined) {
@@ -47,43 +41,13 @@ export function compiledSigmaOf(rule: Rule): CompiledSigma | undefined {
 
 /** The SELECT of a rule, `{{sessions}}` replaced by the sessions of the scope. */
 export function ruleSql(rule: Rule, db: string, scope: Scope): string {
-  const text = rule.logic.kind === "sql" ? rule.logic.sql : sigmaSql(compiledSigmaOf(rule) as CompiledSigma);
+  const text = rule.logic.kind === "sql" ? rule.logic.sql : sigmaSelect(compiledSigmaOf(rule) as SigmaQuery);
   // A rule that reads no session reads another table by the window's bounds.
-  if (!text.includes(PLACEHOLDER) && !text.includes("{window_from:"))
-    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: its sql reads neither ${PLACEHOLDER} nor {window_from:…}`, {
-      hint: `read the sessions of the window as FROM ${PLACEHOLDER}; docs/detections.md, "SQL rules"`,
+  if (!text.includes(SESSIONS_PLACEHOLDER) && !text.includes("{window_from:"))
+    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: its sql reads neither ${SESSIONS_PLACEHOLDER} nor {window_from:…}`, {
+      hint: `read the sessions of the window as FROM ${SESSIONS_PLACEHOLDER}; docs/detections.md, "SQL rules"`,
     });
-  return text.replaceAll(PLACEHOLDER, scopeSql(db, scope));
-}
-
-/** The SQL of a compiled Sigma rule, over `{{sessions}}`. */
-function sigmaSql(c: CompiledSigma): string {
-  if (c.count === undefined)
-    return `SELECT id AS session_id, start_time AS event_time, fetched_at AS arrived_at,
-  person_email, toString(resource_name) AS resource, client_ip_address
-FROM ${PLACEHOLDER}
-WHERE ${c.where}`;
-  const { by, distinct, op, threshold, timeframeSeconds } = c.count;
-  const bucket = `toStartOfInterval(start_time, INTERVAL ${timeframeSeconds} SECOND)`;
-  const byCols = by.map((b, i) => `toString(${b.sql}) AS by_${i}`);
-  const groupCols = [...by.map((_b, i) => `by_${i}`), "bucket"];
-  const keyParts = [...by.map((_b, i) => `by_${i}`), "toString(bucket)"];
-  // Every stored session of the groups (by value and time bucket) that sessions of the window
-  // fall in: a session arriving late completes its group's count.
-  return `SELECT concat(${keyParts.join(", '|', ")}) AS hit_key, session_ids[1] AS session_id,
-  session_ids, event_time, arrived_at, toString(n) AS count${by.map((b, i) => `, by_${i} AS ${quoteIdent(b.name)}`).join("")}
-FROM (
-  SELECT ${[...byCols, `${bucket} AS bucket`].join(", ")},
-    ${distinct === undefined ? "count()" : `uniqExact(${distinct})`} AS n,
-    groupArray(100)(id) AS session_ids, min(start_time) AS event_time, max(fetched_at) AS arrived_at
-  FROM sessions_enriched
-  WHERE (${c.where})
-    AND start_time >= (SELECT toStartOfInterval(min(start_time), INTERVAL ${timeframeSeconds} SECOND) FROM ${PLACEHOLDER})
-    AND (${groupCols.join(", ")}) IN (
-      SELECT ${[...by.map((b) => `toString(${b.sql})`), bucket].join(", ")} FROM ${PLACEHOLDER} WHERE ${c.where})
-  GROUP BY ${groupCols.join(", ")}
-  HAVING n ${op} ${threshold}
-)`;
+  return scopedSelect(text, db, scope);
 }
 
 /** What a rule found in a window, as hits (not yet compared with those recorded). */

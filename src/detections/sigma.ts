@@ -2,30 +2,21 @@
 // wildcards, the modifiers contains, startswith, endswith, re, cidr, all, exists and cased,
 // conditions with and/or/not, parentheses, `1 of`/`all of` a pattern or `them`, and the Sigma v1
 // aggregation `| count([field]) [by field] <op> N` with a `timeframe`. Anything else is refused
-// with the rule, the construct and its line. Field names are the OCSF names of fields.ts; every
-// value enters the SQL through quoteString.
-import { quoteString } from "../warehouse/index.js";
-import { OCSF_FIELDS, type FieldDef } from "./fields.js";
+// with the rule, the construct and its line. Field names are the OCSF names of the warehouse's
+// field map (src/warehouse/detection-fields.ts); the result is a condition tree that
+// src/warehouse/detection-sql.ts writes as SQL.
+import {
+  OCSF_FIELDS,
+  type Condition,
+  type FieldDef,
+  type FieldMatch,
+  type SigmaQuery,
+} from "../warehouse/index.js";
 import { DetectionRuleError, lineOf, type YamlSource } from "./rule.js";
 
 /** The product a Sigma rule names in `logsource` to read the sessions of this control plane. */
 export const SIGMA_PRODUCT = "sessionhouse";
 const SIGMA_CATEGORY = "database";
-
-/** A Sigma rule as SQL pieces over sessions_enriched. */
-export interface CompiledSigma {
-  /** The condition over one session's row. */
-  readonly where: string;
-  readonly count?: {
-    /** SQL of the grouping fields, and their OCSF names. */
-    readonly by: readonly { name: string; sql: string }[];
-    /** Count of distinct values of this field's SQL; events when undefined. */
-    readonly distinct: string | undefined;
-    readonly op: ">" | ">=" | "<" | "<=" | "=";
-    readonly threshold: number;
-    readonly timeframeSeconds: number;
-  };
-}
 
 /** Members of a Sigma rule this compiler reads or knowingly leaves aside (metadata). */
 const KNOWN_KEYS = new Set([
@@ -56,7 +47,7 @@ export function compileSigma(
   src: YamlSource,
   path: readonly (string | number)[],
   ruleId: string,
-): CompiledSigma {
+): SigmaQuery {
   const at: Where = new Where(src, path, ruleId);
   const rule: unknown = path.length === 0 ? src.doc.toJS() : (src.doc.getIn(path) as { toJSON?: () => unknown } | undefined)?.toJSON?.();
   if (!isRecord(rule)) at.fail([], "sigma must be a Sigma rule (a mapping with logsource and detection)");
@@ -71,9 +62,9 @@ export function compileSigma(
       at.fail(["detection", "condition"], "a list of Sigma conditions is not supported: write one condition with `or`");
     at.fail(["detection", "condition"], "detection.condition must be a string");
   }
-  const compiled: Record<string, string> = {};
+  const compiled: Record<string, Condition> = {};
   for (const [name, sel] of Object.entries(selections))
-    compiled[name] = selectionSql(at, ["detection", name], sel);
+    compiled[name] = selectionOf(at, ["detection", name], sel);
   const [logic, aggregation] = splitPipe(condition);
   const where = new ConditionParser(at, logic, compiled).parse();
   if (aggregation === undefined) {
@@ -102,80 +93,74 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A selection: a mapping (every field matches) or a list of mappings (any of them matches). */
-function selectionSql(at: Where, path: (string | number)[], sel: unknown): string {
+function selectionOf(at: Where, path: (string | number)[], sel: unknown): Condition {
   if (Array.isArray(sel)) {
     if (sel.length === 0) at.fail(path, "an empty selection list");
     return or(
       sel.map((item, i) => {
         if (!isRecord(item))
           at.fail([...path, i], "keyword search (values without a field) is not supported: name the field");
-        return mappingSql(at, [...path, i], item);
+        return mappingOf(at, [...path, i], item);
       }),
     );
   }
   if (!isRecord(sel)) at.fail(path, "a selection must be a mapping of fields or a list of mappings");
-  return mappingSql(at, path, sel);
+  return mappingOf(at, path, sel);
 }
 
-function mappingSql(at: Where, path: (string | number)[], m: Record<string, unknown>): string {
-  const parts = Object.entries(m).map(([key, value]) => fieldSql(at, [...path, key], key, value));
+function mappingOf(at: Where, path: (string | number)[], m: Record<string, unknown>): Condition {
+  const parts = Object.entries(m).map(([key, value]) => fieldOf(at, [...path, key], key, value));
   if (parts.length === 0) at.fail(path, "an empty selection");
   return and(parts);
 }
 
-function fieldSql(at: Where, path: (string | number)[], key: string, value: unknown): string {
+function fieldOf(at: Where, path: (string | number)[], key: string, value: unknown): Condition {
   const [name = "", ...mods] = key.split("|");
   const field = OCSF_FIELDS[name];
   if (field === undefined)
     at.fail(path, `field \`${name}\` is not in the field map`, "docs/detections.md lists the OCSF field names a Sigma rule can use");
   for (const m of mods)
     if (!SUPPORTED_MODIFIERS.has(m)) at.fail(path, `Sigma modifier \`${m}\` is not supported`);
-  const has = (m: string) => mods.includes(m);
-  if (has("exists")) {
+  if (mods.includes("exists")) {
     if (typeof value !== "boolean") at.fail(path, "`exists` takes true or false");
-    const present = field.kind === "array" ? `notEmpty(${field.sql})` : field.kind === "number" ? "true" : `${field.sql} != ''`;
-    return value ? present : `NOT (${present})`;
+    return { kind: "field", field: name, match: { op: "exists", present: value } };
   }
   const values = Array.isArray(value) ? value : [value];
   if (values.length === 0) at.fail(path, "an empty list of values");
-  const preds = values.map((v, i) => valueSql(at, Array.isArray(value) ? [...path, i] : path, field, mods, v));
-  return has("all") ? and(preds) : or(preds);
+  const parts = values.map((v, i): Condition => ({
+    kind: "field",
+    field: name,
+    match: valueMatch(at, Array.isArray(value) ? [...path, i] : path, field, mods, v),
+  }));
+  return mods.includes("all") ? and(parts) : or(parts);
 }
 
 /** One value against a field, after its modifiers. */
-function valueSql(at: Where, path: (string | number)[], field: FieldDef, mods: readonly string[], v: unknown): string {
+function valueMatch(at: Where, path: (string | number)[], field: FieldDef, mods: readonly string[], v: unknown): FieldMatch {
   const has = (m: string) => mods.includes(m);
   if (v === null) {
     if (mods.length > 0) at.fail(path, "null with a modifier");
-    return field.kind === "array" ? `empty(${field.sql})` : field.kind === "number" ? "false" : `${field.sql} = ''`;
+    return { op: "null" };
   }
-  if (typeof v === "number" && field.kind === "number" && mods.length === 0) return `${field.sql} = ${v}`;
+  if (typeof v === "number" && field.kind === "number" && mods.length === 0) return { op: "num", value: v };
   if (field.kind === "number") at.fail(path, "a numeric field compares with a number, without modifiers");
   if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
     at.fail(path, "a value must be a string, a number, a boolean or null");
   const text = String(v);
-  const onElement = (pred: (x: string) => string) =>
-    field.kind === "array" ? `arrayExists(x -> ${pred("x")}, ${field.sql})` : pred(field.sql);
   if (has("re")) {
     if (mods.some((m) => !["re", "all"].includes(m))) at.fail(path, "`re` combines with no modifier but `all`");
-    return onElement((x) => `match(${x}, ${quoteString(text)})`);
+    return { op: "re", value: text };
   }
   if (has("cidr")) {
     if (!isCidr(text)) at.fail(path, `\`${text}\` is not a CIDR range such as 10.0.0.0/8`);
-    return onElement((x) => `if(isIPv4String(${x}) OR isIPv6String(${x}), isIPAddressInRange(${x}, ${quoteString(text)}), false)`);
+    return { op: "cidr", value: text };
   }
   const cased = has("cased");
   let pattern = wildcardPattern(text);
   if (has("contains")) pattern = { like: `%${pattern.like}%`, wild: true };
   else if (has("startswith")) pattern = { like: `${pattern.like}%`, wild: true };
   else if (has("endswith")) pattern = { like: `%${pattern.like}`, wild: true };
-  if (!pattern.wild) {
-    const plain = unescapeSigma(text);
-    return cased
-      ? onElement((x) => `${x} = ${quoteString(plain)}`)
-      : onElement((x) => `lowerUTF8(${x}) = ${quoteString(plain.toLowerCase())}`);
-  }
-  return onElement((x) => `${x} ${cased ? "LIKE" : "ILIKE"} ${quoteString(pattern.like)}`);
+  return pattern.wild ? { op: "like", pattern: pattern.like, cased } : { op: "eq", value: unescapeSigma(text), cased };
 }
 
 /** A Sigma value as a LIKE pattern: `*` and `?` are wildcards, `\*`, `\?`, `\\` literal. */
@@ -209,8 +194,8 @@ function isCidr(text: string): boolean {
   return (m[1] as string).includes(":") ? bits <= 128 : bits <= 32 && /^(\d{1,3}\.){3}\d{1,3}$/.test(m[1] as string);
 }
 
-const and = (parts: readonly string[]): string => (parts.length === 1 ? (parts[0] as string) : parts.map((p) => `(${p})`).join(" AND "));
-const or = (parts: readonly string[]): string => (parts.length === 1 ? (parts[0] as string) : parts.map((p) => `(${p})`).join(" OR "));
+const and = (parts: readonly Condition[]): Condition => (parts.length === 1 ? (parts[0] as Condition) : { kind: "and", parts });
+const or = (parts: readonly Condition[]): Condition => (parts.length === 1 ? (parts[0] as Condition) : { kind: "or", parts });
 
 /** The condition and its aggregation, split at the pipe. */
 function splitPipe(condition: string): [string, string | undefined] {
@@ -225,7 +210,7 @@ class ConditionParser {
   constructor(
     readonly at: Where,
     text: string,
-    readonly selections: Readonly<Record<string, string>>,
+    readonly selections: Readonly<Record<string, Condition>>,
   ) {
     this.#tokens = text.match(/\(|\)|[^\s()]+/g) ?? [];
     if (this.#tokens.length === 0) at.fail(["detection", "condition"], "the condition is empty");
@@ -241,12 +226,12 @@ class ConditionParser {
     if (t === undefined) this.#fail("ends too early");
     return t;
   }
-  parse(): string {
+  parse(): Condition {
     const sql = this.#or();
     if (this.#peek() !== undefined) this.#fail(`unexpected \`${this.#peek()}\``);
     return sql;
   }
-  #or(): string {
+  #or(): Condition {
     const parts = [this.#and()];
     while (this.#peek()?.toLowerCase() === "or") {
       this.#i++;
@@ -254,7 +239,7 @@ class ConditionParser {
     }
     return or(parts);
   }
-  #and(): string {
+  #and(): Condition {
     const parts = [this.#not()];
     while (this.#peek()?.toLowerCase() === "and") {
       this.#i++;
@@ -262,14 +247,14 @@ class ConditionParser {
     }
     return and(parts);
   }
-  #not(): string {
+  #not(): Condition {
     if (this.#peek()?.toLowerCase() === "not") {
       this.#i++;
-      return `NOT (${this.#not()})`;
+      return { kind: "not", part: this.#not() };
     }
     return this.#primary();
   }
-  #primary(): string {
+  #primary(): Condition {
     const t = this.#next();
     if (t === "(") {
       const inner = this.#or();
@@ -289,29 +274,28 @@ class ConditionParser {
     return sel;
   }
   /** The SQL of the selections a pattern (`selection_*`, `them`) names. */
-  #matching(pattern: string): string[] {
+  #matching(pattern: string): Condition[] {
     const re =
       pattern === "them"
         ? /^[^_]/
         : new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`);
     const names = Object.keys(this.selections).filter((n) => re.test(n));
     if (names.length === 0) this.#fail(`\`${pattern}\` matches no selection`);
-    return names.map((n) => this.selections[n] as string);
+    return names.map((n) => this.selections[n] as Condition);
   }
 }
 
 const AGGREGATION = /^\s*count\(\s*([\w.]*)\s*\)\s*(?:by\s+([\w.]+(?:\s*,\s*[\w.]+)*)\s*)?(>=|<=|==|=|>|<)\s*(\d+)\s*$/i;
 
-function aggregationOf(at: Where, text: string, timeframe: unknown): NonNullable<CompiledSigma["count"]> {
+function aggregationOf(at: Where, text: string, timeframe: unknown): NonNullable<SigmaQuery["count"]> {
   const m = AGGREGATION.exec(text);
   if (!m)
     at.fail(["detection", "condition"], `aggregation \`${text.trim()}\` is not supported: only \`count([field]) [by field[, field]] <op> N\``);
-  const field = (name: string): FieldDef => {
-    const f = OCSF_FIELDS[name];
-    if (f === undefined) at.fail(["detection", "condition"], `field \`${name}\` is not in the field map`);
-    return f;
+  const field = (name: string): string => {
+    if (OCSF_FIELDS[name] === undefined) at.fail(["detection", "condition"], `field \`${name}\` is not in the field map`);
+    return name;
   };
-  const by = (m[2] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map((name) => ({ name, sql: field(name).sql }));
+  const by = (m[2] ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map(field);
   if (typeof timeframe !== "string")
     at.fail(["detection", "condition"], "an aggregation needs a `timeframe` (e.g. 10m) under detection");
   const tf = /^(\d+)([smhd])$/.exec(timeframe);
@@ -321,7 +305,7 @@ function aggregationOf(at: Where, text: string, timeframe: unknown): NonNullable
   const op = m[3] === "==" ? "=" : (m[3] as ">" | ">=" | "<" | "<=" | "=");
   return {
     by,
-    distinct: m[1] ? field(m[1]).sql : undefined,
+    distinct: m[1] ? field(m[1]) : undefined,
     op,
     threshold: Number(m[4]),
     timeframeSeconds: Number(tf[1]) * unit,

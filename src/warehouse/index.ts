@@ -83,6 +83,17 @@ export {
   storedHits,
   type DetectionHit,
 } from "./detections.js";
+export { OCSF_FIELDS, type FieldDef } from "./detection-fields.js";
+export {
+  detectionAlertSql,
+  scopedSelect,
+  SESSIONS_PLACEHOLDER,
+  sigmaSelect,
+  type Condition,
+  type FieldMatch,
+  type Scope,
+  type SigmaQuery,
+} from "./detection-sql.js";
 
 // The directory's entity tables.
 export {

@@ -4,7 +4,7 @@
 // for is under `unmapped.`, as OCSF itself places such values. docs/detections.md lists them.
 
 /** How a field's values compare: text, a list of texts, a number, a time. */
-export type FieldKind = "string" | "array" | "number";
+type FieldKind = "string" | "array" | "number";
 
 export interface FieldDef {
   readonly sql: string;
