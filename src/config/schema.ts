@@ -436,9 +436,9 @@ export const configSchema = z.object({
     /** Cron schedule of the detections job in UTC (default every minute). */
     schedule: z.string().default("* * * * *"),
     /** The first evaluation of a rule reads the sessions that arrived this long before it (default 1d). */
-    initialLookbackMs: durationMs("SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK").default(
-      86_400_000,
-    ),
+    initialLookbackMs: durationMs(
+      "SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK",
+    ).default(86_400_000),
   }),
   evidence: z.object({
     /**

@@ -5,23 +5,46 @@
 // window and fires then, once; a session read again fires no second time (its hit key is
 // recorded). docs/detections.md, "Windows on arrival".
 import type { InsertOptions, Warehouse } from "../warehouse/index.js";
-import { earliestRunningStart, insertHits, readCheckpoint, recordedHitKeys, writeCheckpoint, type DetectionHit } from "../warehouse/index.js";
+import {
+  earliestRunningStart,
+  insertHits,
+  readCheckpoint,
+  recordedHitKeys,
+  writeCheckpoint,
+  type DetectionHit,
+} from "../warehouse/index.js";
 import { DETECTIONS_JOB, detectionStream } from "../pipeline/names.js";
 import type { Rule } from "./rule.js";
 import { findHits, type Window } from "./query.js";
 
-
 /** Hits of `found` whose key the table does not hold yet (and each key once). */
-export async function newHits(w: Warehouse, ruleId: string, found: readonly DetectionHit[]): Promise<DetectionHit[]> {
-  const known = await recordedHitKeys(w, ruleId, [...new Set(found.map((h) => h.hitKey))]);
+async function newHits(
+  w: Warehouse,
+  ruleId: string,
+  found: readonly DetectionHit[],
+): Promise<DetectionHit[]> {
+  const known = await recordedHitKeys(w, ruleId, [
+    ...new Set(found.map((h) => h.hitKey)),
+  ]);
   const fresh = new Map<string, DetectionHit>();
-  for (const h of found) if (!known.has(h.hitKey) && !fresh.has(h.hitKey)) fresh.set(h.hitKey, h);
+  for (const h of found)
+    if (!known.has(h.hitKey) && !fresh.has(h.hitKey)) fresh.set(h.hitKey, h);
   return [...fresh.values()];
 }
 
 /** Finds the rule's hits in a window and records the new ones; returns them. */
-export async function recordWindow(w: Warehouse, rule: Rule, window: Window, insert: InsertOptions, nowMs: number): Promise<DetectionHit[]> {
-  const hits = await newHits(w, rule.id, await findHits(w, rule, window, nowMs));
+export async function recordWindow(
+  w: Warehouse,
+  rule: Rule,
+  window: Window,
+  insert: InsertOptions,
+  nowMs: number,
+): Promise<DetectionHit[]> {
+  const hits = await newHits(
+    w,
+    rule.id,
+    await findHits(w, rule, window, nowMs),
+  );
   await insertHits(w, hits, insert);
   return hits;
 }
@@ -54,8 +77,20 @@ export async function evaluateRules(
       continue;
     }
     const window: Window = { fromMs, toMs: endMs, scope: "arrived" };
-    const hits = await recordWindow(w, rule, window, options.insert, options.nowMs);
-    await writeCheckpoint(w, stream, endMs, { hits: hits.length }, options.insert);
+    const hits = await recordWindow(
+      w,
+      rule,
+      window,
+      options.insert,
+      options.nowMs,
+    );
+    await writeCheckpoint(
+      w,
+      stream,
+      endMs,
+      { hits: hits.length },
+      options.insert,
+    );
     results.push({ rule: rule.id, window, hits: hits.length });
   }
   return results;

@@ -14,15 +14,30 @@ const DEFAULT_SESSION = {
   startTime: "2026-01-05T10:00:00Z",
   sessionStatus: "completed",
   network: { clientIpAddress: "10.0.0.10", serverIpAddress: "10.0.1.10" },
-  sidecar: { id: "sdc-fixture", name: "fixture-sidecar", technology: "postgres" },
+  sidecar: {
+    id: "sdc-fixture",
+    name: "fixture-sidecar",
+    technology: "postgres",
+  },
   user: {
     type: "human",
     username: "alice",
     formal: {
-      user: { id: "usr-alice", name: "Alice", email: "alice@example.com", type: "human", groups: ["analysts"] },
+      user: {
+        id: "usr-alice",
+        name: "Alice",
+        email: "alice@example.com",
+        type: "human",
+        groups: ["analysts"],
+      },
     },
   },
-  resource: { type: "datastore", id: "res-orders", name: "orders-db", technology: "postgres" },
+  resource: {
+    type: "datastore",
+    id: "res-orders",
+    name: "orders-db",
+    technology: "postgres",
+  },
   connector: { id: "con-1", name: "default" },
 };
 const OPEN_STATUSES = new Set(["active", "idle"]);
@@ -35,7 +50,12 @@ function merged(base: Json, over: Json): Json {
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
     out[k] =
-      typeof v === "object" && v !== null && !Array.isArray(v) && typeof b === "object" && b !== null && !Array.isArray(b)
+      typeof v === "object" &&
+      v !== null &&
+      !Array.isArray(v) &&
+      typeof b === "object" &&
+      b !== null &&
+      !Array.isArray(b)
         ? merged(b as Json, v as Json)
         : v;
   }
@@ -59,7 +79,8 @@ export function fixtureSession(over: Json, id: string): Json {
 /** The latest instant a record names (its end, else its start). */
 function lastInstant(records: readonly Json[]): number {
   let last = 0;
-  for (const r of records) last = Math.max(last, Date.parse(String(r.endTime ?? r.startTime)) || 0);
+  for (const r of records)
+    last = Math.max(last, Date.parse(String(r.endTime ?? r.startTime)) || 0);
   return last;
 }
 
@@ -73,22 +94,40 @@ export interface FixtureOutcome {
   passed: boolean;
 }
 
-async function store(ctx: JobContext, records: readonly Json[], fetchedAtMs: number): Promise<void> {
+async function store(
+  ctx: JobContext,
+  records: readonly Json[],
+  fetchedAtMs: number,
+): Promise<void> {
   if (records.length === 0) return;
   const writer = new SessionWriter(ctx);
-  await writer.add(records.map((r) => { const text = JSON.stringify(r); return { text, value: JSON.parse(text) as unknown }; }), fetchedAtMs);
+  await writer.add(
+    records.map((r) => {
+      const text = JSON.stringify(r);
+      return { text, value: JSON.parse(text) as unknown };
+    }),
+    fetchedAtMs,
+  );
   await writer.drain();
 }
 
 /** Runs one fixture of a rule; the database is emptied first. */
-export async function runFixture(ctx: JobContext, rule: Rule, index: number): Promise<FixtureOutcome> {
+export async function runFixture(
+  ctx: JobContext,
+  rule: Rule,
+  index: number,
+): Promise<FixtureOutcome> {
   const fixture = rule.fixtures[index] as Fixture;
   const w = ctx.warehouse;
   await emptyTables(w);
   for (const [table, rows] of Object.entries(fixture.tables))
     await insertRows(w, table, rows, ctx.insert);
-  const earlier = fixture.earlier.map((s, i) => fixtureSession(s, `fx-${index}-earlier-${i}`));
-  const sessions = fixture.sessions.map((s, i) => fixtureSession(s, `fx-${index}-${i}`));
+  const earlier = fixture.earlier.map((s, i) =>
+    fixtureSession(s, `fx-${index}-earlier-${i}`),
+  );
+  const sessions = fixture.sessions.map((s, i) =>
+    fixtureSession(s, `fx-${index}-${i}`),
+  );
   // Each group is fetched a second after the last instant it names; the window opens after
   // the earlier sessions' fetch and closes after the sessions' fetch.
   const earlierFetch = lastInstant(earlier) + 1000;
@@ -109,6 +148,6 @@ export async function runFixture(ctx: JobContext, rule: Rule, index: number): Pr
     line: rule.fixtureLines[index] ?? 1,
     hits: hits.length,
     again: again.length,
-    passed: (hits.length > 0) === fixture.fires && again.length === 0,
+    passed: hits.length > 0 === fixture.fires && again.length === 0,
   };
 }

@@ -12,7 +12,8 @@ export const ALERT_RULES_FILE = "detections.yaml";
 const DATASOURCE_UID = "sessionhouse-clickhouse";
 const PLUGIN_TYPE = "grafana-clickhouse-datasource";
 const PLUGIN_VERSION = "4.20.0";
-const SESSION_DETAIL = "/d/sessionhouse-session-detail/session-detail?var-session_id=";
+const SESSION_DETAIL =
+  "/d/sessionhouse-session-detail/session-detail?var-session_id=";
 /** Hits recorded this long ago or less are firing alerts. */
 const LOOKBACK_SECONDS = 600;
 

@@ -25,7 +25,13 @@ export interface Window {
   readonly scope: Scope;
 }
 
-const RESERVED = new Set(["hit_key", "session_id", "session_ids", "event_time", "arrived_at"]);
+const RESERVED = new Set([
+  "hit_key",
+  "session_id",
+  "session_ids",
+  "event_time",
+  "arrived_at",
+]);
 
 /** The rule's Sigma compiled, once (its errors name the rule's file and line). */
 const compiledCache = new WeakMap<Rule, SigmaQuery>();
@@ -41,46 +47,82 @@ function compiledSigmaOf(rule: Rule): SigmaQuery | undefined {
 
 /** The SELECT of a rule, `{{sessions}}` replaced by the sessions of the scope. */
 export function ruleSql(rule: Rule, db: string, scope: Scope): string {
-  const text = rule.logic.kind === "sql" ? rule.logic.sql : sigmaSelect(compiledSigmaOf(rule) as SigmaQuery);
+  const text =
+    rule.logic.kind === "sql"
+      ? rule.logic.sql
+      : sigmaSelect(compiledSigmaOf(rule) as SigmaQuery);
   // A rule that reads no session reads another table by the window's bounds.
   if (!text.includes(SESSIONS_PLACEHOLDER) && !text.includes("{window_from:"))
-    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: its sql reads neither ${SESSIONS_PLACEHOLDER} nor {window_from:…}`, {
-      hint: `read the sessions of the window as FROM ${SESSIONS_PLACEHOLDER}; docs/detections.md, "SQL rules"`,
-    });
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its sql reads neither ${SESSIONS_PLACEHOLDER} nor {window_from:…}`,
+      {
+        hint: `read the sessions of the window as FROM ${SESSIONS_PLACEHOLDER}; docs/detections.md, "SQL rules"`,
+      },
+    );
   return scopedSelect(text, db, scope);
 }
 
 /** What a rule found in a window, as hits (not yet compared with those recorded). */
-export async function findHits(w: Warehouse, rule: Rule, window: Window, nowMs: number): Promise<DetectionHit[]> {
+export async function findHits(
+  w: Warehouse,
+  rule: Rule,
+  window: Window,
+  nowMs: number,
+): Promise<DetectionHit[]> {
   const sql = ruleSql(rule, w.database, window.scope);
   let rows;
   try {
-    rows = await detectionRows(w, sql, { window_from: chTime(window.fromMs), window_to: chTime(window.toMs) });
-  } catch (err) {
-    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: its query failed: ${(err as Error).message.split("\n")[0]}`, {
-      cause: err,
-      hint: "run the rule with `sessionhouse detect run --rule ID` and check its SQL against docs/detections.md",
+    rows = await detectionRows(w, sql, {
+      window_from: chTime(window.fromMs),
+      window_to: chTime(window.toMs),
     });
+  } catch (err) {
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its query failed: ${(err as Error).message.split("\n")[0]}`,
+      {
+        cause: err,
+        hint: "run the rule with `sessionhouse detect run --rule ID` and check its SQL against docs/detections.md",
+      },
+    );
   }
   return rows.map((row) => hitOf(rule, row, window, nowMs));
 }
 
-function hitOf(rule: Rule, row: Record<string, unknown>, window: Window, nowMs: number): DetectionHit {
+function hitOf(
+  rule: Rule,
+  row: Record<string, unknown>,
+  window: Window,
+  nowMs: number,
+): DetectionHit {
   const sessionId = row.session_id;
   const eventTime = row.event_time;
   if (typeof sessionId !== "string" || typeof eventTime !== "string")
-    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: its query must return the columns session_id (String) and event_time (DateTime64)`, {
-      hint: 'docs/detections.md, "SQL rules"',
-    });
-  const hitKey = typeof row.hit_key === "string" && row.hit_key !== "" ? row.hit_key : sessionId;
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its query must return the columns session_id (String) and event_time (DateTime64)`,
+      {
+        hint: 'docs/detections.md, "SQL rules"',
+      },
+    );
+  const hitKey =
+    typeof row.hit_key === "string" && row.hit_key !== ""
+      ? row.hit_key
+      : sessionId;
   if (hitKey === "")
-    throw new DetectionRuleError(`${rule.file}:1: rule ${rule.id}: a row has neither session_id nor hit_key`, {
-      hint: "a hit about no single session needs a hit_key",
-    });
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: a row has neither session_id nor hit_key`,
+      {
+        hint: "a hit about no single session needs a hit_key",
+      },
+    );
   const fields: Record<string, string> = {};
   for (const [k, v] of Object.entries(row))
-    if (!RESERVED.has(k)) fields[k] = typeof v === "string" ? v : JSON.stringify(v);
-  const ids = Array.isArray(row.session_ids) ? row.session_ids.map(String) : sessionId ? [sessionId] : [];
+    if (!RESERVED.has(k))
+      fields[k] = typeof v === "string" ? v : JSON.stringify(v);
+  const ids = Array.isArray(row.session_ids)
+    ? row.session_ids.map(String)
+    : sessionId
+      ? [sessionId]
+      : [];
   return {
     ruleId: rule.id,
     hitKey,
@@ -91,7 +133,10 @@ function hitOf(rule: Rule, row: Record<string, unknown>, window: Window, nowMs: 
     sessionId,
     sessionIds: ids,
     eventTimeMs: Date.parse(eventTime.replace(" ", "T") + "Z"),
-    arrivedAtMs: typeof row.arrived_at === "string" ? Date.parse(row.arrived_at.replace(" ", "T") + "Z") : window.toMs,
+    arrivedAtMs:
+      typeof row.arrived_at === "string"
+        ? Date.parse(row.arrived_at.replace(" ", "T") + "Z")
+        : window.toMs,
     detectedAtMs: nowMs,
     fields,
   };

@@ -4,7 +4,13 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isMap, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import {
+  isMap,
+  isScalar,
+  LineCounter,
+  parseDocument,
+  type Document,
+} from "yaml";
 import { z } from "zod";
 import { SessionhouseError } from "../util/errors.js";
 
@@ -21,7 +27,13 @@ export const SHIPPED_RULES_DIR = join(
   "detections",
 );
 
-export const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
+const SEVERITIES = [
+  "info",
+  "low",
+  "medium",
+  "high",
+  "critical",
+] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 /** ATT&CK technique ids: T1078, T1078.003. */
@@ -72,8 +84,15 @@ const ruleSchema = z
     source: z.string().optional(),
     sql: z.string().min(1).optional(),
     /** A Sigma rule: inline, or the path of a file next to this one. */
-    sigma: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
-    fixtures: z.array(fixtureSchema).min(2, "a rule needs fixtures: at least one that fires and one that does not"),
+    sigma: z
+      .union([z.string().min(1), z.record(z.string(), z.unknown())])
+      .optional(),
+    fixtures: z
+      .array(fixtureSchema)
+      .min(
+        2,
+        "a rule needs fixtures: at least one that fires and one that does not",
+      ),
   })
   .refine((r) => (r.sql === undefined) !== (r.sigma === undefined), {
     message: "a rule has either `sql` or `sigma`, not both and not neither",
@@ -97,7 +116,10 @@ export interface YamlSource {
 /** The 1-based line of the node at `path` (or of its closest parent that exists). */
 export function lineOf(src: YamlSource, path: readonly PropertyKey[]): number {
   for (let n = path.length; n >= 0; n--) {
-    const node = src.doc.getIn(path.slice(0, n).map(String).map(keyOrIndex), true);
+    const node = src.doc.getIn(
+      path.slice(0, n).map(String).map(keyOrIndex),
+      true,
+    );
     const range =
       node && (isScalar(node) || isMap(node) || typeof node === "object")
         ? (node as { range?: [number, number, number] }).range
@@ -107,7 +129,8 @@ export function lineOf(src: YamlSource, path: readonly PropertyKey[]): number {
   return 1;
 }
 
-const keyOrIndex = (k: string): string | number => (/^\d+$/.test(k) ? Number(k) : k);
+const keyOrIndex = (k: string): string | number =>
+  /^\d+$/.test(k) ? Number(k) : k;
 
 export interface Rule {
   readonly id: string;
@@ -129,7 +152,10 @@ export interface Rule {
 }
 
 /** Parses a YAML file; a syntax error names the file and line. */
-export function readYaml(file: string, text = readFileSync(file, "utf8")): YamlSource {
+function readYaml(
+  file: string,
+  text = readFileSync(file, "utf8"),
+): YamlSource {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const err = doc.errors[0];
@@ -142,13 +168,13 @@ export function readYaml(file: string, text = readFileSync(file, "utf8")): YamlS
 }
 
 /** One rule file, checked. */
-export function readRule(file: string): Rule {
+function readRule(file: string): Rule {
   const src = readYaml(file);
   const value: unknown = src.doc.toJS();
   const parsed = ruleSchema.safeParse(value);
   const id =
     typeof value === "object" && value !== null && "id" in value
-      ? String((value as { id: unknown }).id)
+      ? String((value).id)
       : "(no id)";
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
@@ -173,7 +199,11 @@ export function readRule(file: string): Rule {
       r.sql !== undefined
         ? { kind: "sql", sql: r.sql }
         : typeof r.sigma === "string"
-          ? { kind: "sigma", src: readYaml(resolve(dirname(file), r.sigma)), path: [] }
+          ? {
+              kind: "sigma",
+              src: readYaml(resolve(dirname(file), r.sigma)),
+              path: [],
+            }
           : { kind: "sigma", src, path: ["sigma"] },
     fixtures: r.fixtures,
     file,
@@ -187,10 +217,13 @@ function ruleFiles(dir: string): string[] {
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
-    throw new DetectionRuleError(`cannot read the detections directory ${dir}`, {
-      cause: err,
-      hint: "set detections.dir (SESSIONHOUSE_DETECTIONS_DIR) to a directory of rule files",
-    });
+    throw new DetectionRuleError(
+      `cannot read the detections directory ${dir}`,
+      {
+        cause: err,
+        hint: "set detections.dir (SESSIONHOUSE_DETECTIONS_DIR) to a directory of rule files",
+      },
+    );
   }
   return entries
     .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
@@ -206,7 +239,9 @@ export function loadRules(dirs: readonly string[]): Rule[] {
   const rules: Rule[] = [];
   const seen = new Map<string, string>();
   for (const dir of dirs) {
-    const files = statSync(dir, { throwIfNoEntry: false })?.isFile() ? [dir] : ruleFiles(dir);
+    const files = statSync(dir, { throwIfNoEntry: false })?.isFile()
+      ? [dir]
+      : ruleFiles(dir);
     for (const file of files) {
       const rule = readRule(file);
       const other = seen.get(rule.id);
@@ -224,5 +259,7 @@ export function loadRules(dirs: readonly string[]): Rule[] {
 
 /** The shipped rules, then those of `detections.dir` when set. */
 export function ruleDirs(configured: string | undefined): string[] {
-  return configured === undefined ? [SHIPPED_RULES_DIR] : [SHIPPED_RULES_DIR, configured];
+  return configured === undefined
+    ? [SHIPPED_RULES_DIR]
+    : [SHIPPED_RULES_DIR, configured];
 }

@@ -57,16 +57,36 @@ export const OCSF_FIELDS: Readonly<Record<string, FieldDef>> = {
     "the resource's technology (postgres, snowflake, openai, mcp, …)",
   ),
   "session.uid": f("id", "string", "the session's id"),
-  "status_detail": f(
+  status_detail: f(
     "session_status",
     "string",
     "the session's status as the control plane gives it (active, idle, completed, failed, …)",
   ),
-  duration: f("duration_ms", "number", "the session's duration in milliseconds"),
-  time: f("toUnixTimestamp64Milli(start_time)", "number", "the session's start, epoch ms"),
-  "unmapped.resource_type": f("resource_type", "string", "aws, datastore, instance"),
-  "unmapped.connector_name": f("connector_name", "string", "the connector's name"),
-  "unmapped.parent_session_id": f("parent_session_id", "string", "the parent session"),
+  duration: f(
+    "duration_ms",
+    "number",
+    "the session's duration in milliseconds",
+  ),
+  time: f(
+    "toUnixTimestamp64Milli(start_time)",
+    "number",
+    "the session's start, epoch ms",
+  ),
+  "unmapped.resource_type": f(
+    "resource_type",
+    "string",
+    "aws, datastore, instance",
+  ),
+  "unmapped.connector_name": f(
+    "connector_name",
+    "string",
+    "the connector's name",
+  ),
+  "unmapped.parent_session_id": f(
+    "parent_session_id",
+    "string",
+    "the parent session",
+  ),
   "unmapped.person_via": f(
     "person_via",
     "string",

@@ -61,14 +61,17 @@ export function scopedSelect(text: string, db: string, scope: Scope): string {
 
 function fieldSql(name: string): { sql: string; kind: string } {
   const f = OCSF_FIELDS[name];
-  if (f === undefined) throw new RangeError(`no field ${name} in the field map`);
+  if (f === undefined)
+    throw new RangeError(`no field ${name} in the field map`);
   return f;
 }
 
 function matchSql(x: string, kind: string, m: FieldMatch): string {
   switch (m.op) {
     case "eq":
-      return m.cased ? `${x} = ${quoteString(m.value)}` : `lowerUTF8(${x}) = ${quoteString(m.value.toLowerCase())}`;
+      return m.cased
+        ? `${x} = ${quoteString(m.value)}`
+        : `lowerUTF8(${x}) = ${quoteString(m.value.toLowerCase())}`;
     case "like":
       return `${x} ${m.cased ? "LIKE" : "ILIKE"} ${quoteString(m.pattern)}`;
     case "re":
@@ -80,18 +83,26 @@ function matchSql(x: string, kind: string, m: FieldMatch): string {
     case "null":
       return kind === "number" ? "false" : `${x} = ''`;
     case "exists":
-      return m.present ? (kind === "number" ? "true" : `${x} != ''`) : kind === "number" ? "false" : `${x} = ''`;
+      return m.present
+        ? kind === "number"
+          ? "true"
+          : `${x} != ''`
+        : kind === "number"
+          ? "false"
+          : `${x} = ''`;
   }
 }
 
 /** A condition tree as SQL over sessions_enriched. */
-export function conditionSql(c: Condition): string {
+function conditionSql(c: Condition): string {
   switch (c.kind) {
     case "and":
     case "or":
       return c.parts.length === 1
         ? conditionSql(c.parts[0] as Condition)
-        : c.parts.map((p) => `(${conditionSql(p)})`).join(c.kind === "and" ? " AND " : " OR ");
+        : c.parts
+            .map((p) => `(${conditionSql(p)})`)
+            .join(c.kind === "and" ? " AND " : " OR ");
     case "not":
       return `NOT (${conditionSql(c.part)})`;
     case "field": {
@@ -99,7 +110,8 @@ export function conditionSql(c: Condition): string {
       if (f.kind !== "array") return matchSql(f.sql, f.kind, c.match);
       // A list field: null and exists speak of the list, every other test of any element.
       if (c.match.op === "null") return `empty(${f.sql})`;
-      if (c.match.op === "exists") return c.match.present ? `notEmpty(${f.sql})` : `empty(${f.sql})`;
+      if (c.match.op === "exists")
+        return c.match.present ? `notEmpty(${f.sql})` : `empty(${f.sql})`;
       return `arrayExists(x -> ${matchSql("x", "string", c.match)}, ${f.sql})`;
     }
   }

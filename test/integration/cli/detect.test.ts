@@ -8,7 +8,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import type { Simulator } from "../../../src/simulator/index.js";
-import { buildCli, cleanEnv, removeCli, runCli, type CliPackage } from "../../helpers/cli.js";
+import {
+  buildCli,
+  cleanEnv,
+  removeCli,
+  runCli,
+  type CliPackage,
+} from "../../helpers/cli.js";
 import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
 import { freshDatabaseName, testDataDir } from "../../helpers/warehouse.js";
 
@@ -16,7 +22,10 @@ let sim: Simulator;
 let cli: CliPackage;
 
 beforeAll(async () => {
-  [sim, cli] = await Promise.all([testSimulator({ historyDays: 2 }), buildCli()]);
+  [sim, cli] = await Promise.all([
+    testSimulator({ historyDays: 2 }),
+    buildCli(),
+  ]);
 }, 120_000);
 
 afterAll(async () => {
@@ -43,7 +52,9 @@ describe("detect test", () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(fixtures);
-    expect(lines.at(-1)).toBe(`${rules.length} rules, ${fixtures} fixtures, 0 failed`);
+    expect(lines.at(-1)).toBe(
+      `${rules.length} rules, ${fixtures} fixtures, 0 failed`,
+    );
   }, 300_000);
 
   it("fails naming the rule, its file, the fixture and its line", async () => {
@@ -65,19 +76,40 @@ fixtures:
     sessions: [{}]
 `,
     );
-    const r = await runCli(cli, ["detect", "test", "--dir", dir], env(), 120_000);
+    const r = await runCli(
+      cli,
+      ["detect", "test", "--dir", dir],
+      env(),
+      120_000,
+    );
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`ok   wrong (${join(dir, "wrong.yaml")}:8): a postgres session\n`);
-    expect(r.stdout).toContain(`FAIL wrong (${join(dir, "wrong.yaml")}:11): another postgres session: must not fire, 1 hit(s)\n`);
-    expect(r.stderr).toContain("error: 1 fixture failed: wrong / another postgres session\n");
+    expect(r.stdout).toContain(
+      `ok   wrong (${join(dir, "wrong.yaml")}:8): a postgres session\n`,
+    );
+    expect(r.stdout).toContain(
+      `FAIL wrong (${join(dir, "wrong.yaml")}:11): another postgres session: must not fire, 1 hit(s)\n`,
+    );
+    expect(r.stderr).toContain(
+      "error: 1 fixture failed: wrong / another postgres session\n",
+    );
   }, 120_000);
 
   it("refuses a rule file that is not valid, naming the file and the line", async () => {
     const dir = mkdtempSync(join(tmpdir(), "detect-cli-"));
-    writeFileSync(join(dir, "bad.yaml"), "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n");
-    const r = await runCli(cli, ["detect", "test", "--dir", dir], env(), 60_000);
+    writeFileSync(
+      join(dir, "bad.yaml"),
+      "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n",
+    );
+    const r = await runCli(
+      cli,
+      ["detect", "test", "--dir", dir],
+      env(),
+      60_000,
+    );
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`${join(dir, "bad.yaml")}:4: rule bad: severity: `);
+    expect(r.stderr).toContain(
+      `${join(dir, "bad.yaml")}:4: rule bad: severity: `,
+    );
   }, 60_000);
 });
 
@@ -86,16 +118,35 @@ describe("detect run", () => {
     const e = env({ CLICKHOUSE_DATABASE: freshDatabaseName() });
     const from = new Date(NOON - 86_400_000).toISOString();
     const to = new Date(NOON).toISOString();
-    const sync = await runCli(cli, ["sync", "sessions", "--from", from, "--to", to], e, 300_000);
+    const sync = await runCli(
+      cli,
+      ["sync", "sessions", "--from", from, "--to", to],
+      e,
+      300_000,
+    );
     expect(sync.code, sync.stderr).toBe(0);
 
     const hunt = await runCli(
       cli,
-      ["detect", "run", "--rule", "external-address-session", "--from", from, "--to", to, "--format", "json"],
+      [
+        "detect",
+        "run",
+        "--rule",
+        "external-address-session",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--format",
+        "json",
+      ],
       e,
     );
     expect(hunt.code, hunt.stderr).toBe(0);
-    const hits = JSON.parse(hunt.stdout) as { session_id: string; client_ip_address: string }[];
+    const hits = JSON.parse(hunt.stdout) as {
+      session_id: string;
+      client_ip_address: string;
+    }[];
     const expected = await runCli(
       cli,
       [
@@ -109,17 +160,36 @@ describe("detect run", () => {
       ],
       e,
     );
-    const ids = expected.stdout.trim().split("\n").filter((l) => l !== "").map((l) => (JSON.parse(l) as { id: string }).id);
+    const ids = expected.stdout
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids.length).toBeGreaterThan(0);
     expect(hits.map((h) => h.session_id).sort()).toEqual(ids.sort());
 
     const out = join(mkdtempSync(join(tmpdir(), "detect-cli-")), "hits.csv");
     const csv = await runCli(
       cli,
-      ["detect", "run", "--rule", "external-address-session", "--from", from, "--to", to, "--format", "csv", "--out", out],
+      [
+        "detect",
+        "run",
+        "--rule",
+        "external-address-session",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--format",
+        "csv",
+        "--out",
+        out,
+      ],
       e,
     );
-    expect(csv.stdout).toBe(`${ids.length} hits of external-address-session written to ${out}\n`);
+    expect(csv.stdout).toBe(
+      `${ids.length} hits of external-address-session written to ${out}\n`,
+    );
     const lines = readFileSync(out, "utf8").trim().split("\r\n");
     expect(lines[0]).toMatch(/^rule,hit_key,session_id,event_time,arrived_at,/);
     expect(lines).toHaveLength(ids.length + 1);

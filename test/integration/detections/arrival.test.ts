@@ -14,9 +14,16 @@ import { loadRules, type Rule } from "../../../src/detections/rule.js";
 import { withRun } from "../../../src/pipeline/context.js";
 import { SessionWriter } from "../../../src/pipeline/session-writer.js";
 import { createLogger } from "../../../src/util/logger.js";
-import { readCheckpoint, recordRun } from "../../../src/warehouse/bookkeeping.js";
+import {
+  readCheckpoint,
+  recordRun,
+} from "../../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
-import { migratedWarehouse, select, testConfig } from "../../helpers/warehouse.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 const T = Date.UTC(2026, 0, 5, 12);
 const MIN = 60_000;
@@ -51,30 +58,52 @@ afterAll(async () => {
 });
 
 /** Stores sessions of the postgres account as a sync stores them, fetched at `fetchedAtMs`. */
-async function store(fetchedAtMs: number, ...sessions: { id: string; start: string }[]): Promise<void> {
+async function store(
+  fetchedAtMs: number,
+  ...sessions: { id: string; start: string }[]
+): Promise<void> {
   const api = ControlPlaneApi.fromConfig(config);
   try {
-    await withRun({ config, api, warehouse: w, logger: createLogger({ level: "silent" }) }, "test.store", async (ctx) => {
-      const writer = new SessionWriter(ctx);
-      await writer.add(
-        sessions.map((s) => {
-          const text = JSON.stringify(fixtureSession({ startTime: s.start, user: { native: { username: "postgres" } } }, s.id));
-          return { text, value: JSON.parse(text) as unknown };
-        }),
-        fetchedAtMs,
-      );
-      await writer.drain();
-    });
+    await withRun(
+      { config, api, warehouse: w, logger: createLogger({ level: "silent" }) },
+      "test.store",
+      async (ctx) => {
+        const writer = new SessionWriter(ctx);
+        await writer.add(
+          sessions.map((s) => {
+            const text = JSON.stringify(
+              fixtureSession(
+                {
+                  startTime: s.start,
+                  user: { native: { username: "postgres" } },
+                },
+                s.id,
+              ),
+            );
+            return { text, value: JSON.parse(text) as unknown };
+          }),
+          fetchedAtMs,
+        );
+        await writer.drain();
+      },
+    );
   } finally {
     await api.close();
   }
 }
 
 const evaluate = (nowMs: number) =>
-  evaluateRules(w, rules, { insert: { retries: 0 }, initialLookbackMs: 3_600_000, nowMs });
+  evaluateRules(w, rules, {
+    insert: { retries: 0 },
+    initialLookbackMs: 3_600_000,
+    nowMs,
+  });
 
 async function hits(): Promise<{ hit_key: string; event_time: string }[]> {
-  return select(w, "SELECT hit_key, event_time FROM {db}.detection_hits FINAL ORDER BY hit_key");
+  return select(
+    w,
+    "SELECT hit_key, event_time FROM {db}.detection_hits FINAL ORDER BY hit_key",
+  );
 }
 
 describe("windows on arrival", () => {
@@ -82,12 +111,17 @@ describe("windows on arrival", () => {
     await store(T, { id: "a", start: "2026-01-05T11:50:00Z" });
     const first = await evaluate(T + MIN);
     expect(first[0]?.hits).toBe(1);
-    expect((await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs).toBe(T + MIN);
+    expect(
+      (await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs,
+    ).toBe(T + MIN);
 
     // Started an hour before `a`, stored after the first evaluation: the next window has it.
     await store(T + 2 * MIN, { id: "late", start: "2026-01-05T10:50:00Z" });
     const second = await evaluate(T + 3 * MIN);
-    expect(second[0]).toMatchObject({ hits: 1, window: { fromMs: T + MIN, toMs: T + 3 * MIN } });
+    expect(second[0]).toMatchObject({
+      hits: 1,
+      window: { fromMs: T + MIN, toMs: T + 3 * MIN },
+    });
 
     // `a` read again: a new version arrives, nothing fires.
     await store(T + 4 * MIN, { id: "a", start: "2026-01-05T11:50:00Z" });
@@ -113,14 +147,30 @@ describe("windows on arrival", () => {
     // The run's own clock is the wall clock's: the test's instants are in the past, so the
     // evaluation's `now` is too, and only the run bounds the window.
     await recordRun(w, { ...run, status: "running" }, { retries: 0 });
-    await store(T + 7 * MIN, { id: "during-run", start: "2026-01-05T12:05:00Z" });
+    await store(T + 7 * MIN, {
+      id: "during-run",
+      start: "2026-01-05T12:05:00Z",
+    });
     const during = await evaluate(T + 8 * MIN);
     expect(during[0]).toMatchObject({ hits: 0, window: { toMs: T + 6 * MIN } });
-    expect((await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs).toBe(T + 6 * MIN);
+    expect(
+      (await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs,
+    ).toBe(T + 6 * MIN);
 
-    await recordRun(w, { ...run, status: "succeeded", finishedAtMs: T + 9 * MIN }, { retries: 0 });
+    await recordRun(
+      w,
+      { ...run, status: "succeeded", finishedAtMs: T + 9 * MIN },
+      { retries: 0 },
+    );
     const after = await evaluate(T + 10 * MIN);
-    expect(after[0]).toMatchObject({ hits: 1, window: { fromMs: T + 6 * MIN, toMs: T + 10 * MIN } });
-    expect((await hits()).map((h) => h.hit_key)).toEqual(["a", "during-run", "late"]);
+    expect(after[0]).toMatchObject({
+      hits: 1,
+      window: { fromMs: T + 6 * MIN, toMs: T + 10 * MIN },
+    });
+    expect((await hits()).map((h) => h.hit_key)).toEqual([
+      "a",
+      "during-run",
+      "late",
+    ]);
   });
 });

@@ -36,7 +36,9 @@ interface Case {
 const fixture = (name: string, fires: boolean, sessions: string[]) =>
   `  - name: ${name}\n    fires: ${fires}\n    sessions:\n${sessions.map((s) => `      - ${s}`).join("\n")}`;
 
-async function outcomes(c: Case): Promise<{ name: string; passed: boolean; hits: number }[]> {
+async function outcomes(
+  c: Case,
+): Promise<{ name: string; passed: boolean; hits: number }[]> {
   const dir = mkdtempSync(join(tmpdir(), "detect-sigma-"));
   writeFileSync(
     join(dir, "r.yaml"),
@@ -61,14 +63,18 @@ ${[...c.fires.map((s, i) => fixture(`fires ${i}`, true, s)), ...c.quiet.map((s, 
   if (!rule) throw new Error("no rule");
   const api = ControlPlaneApi.fromConfig(config);
   try {
-    return await withRun({ config, api, warehouse: w, logger: createLogger({ level: "silent" }) }, "test.sigma", async (ctx) => {
-      const out = [];
-      for (let i = 0; i < rule.fixtures.length; i++) {
-        const o = await runFixture(ctx, rule, i);
-        out.push({ name: o.fixture.name, passed: o.passed, hits: o.hits });
-      }
-      return out;
-    });
+    return await withRun(
+      { config, api, warehouse: w, logger: createLogger({ level: "silent" }) },
+      "test.sigma",
+      async (ctx) => {
+        const out = [];
+        for (let i = 0; i < rule.fixtures.length; i++) {
+          const o = await runFixture(ctx, rule, i);
+          out.push({ name: o.fixture.name, passed: o.passed, hits: o.hits });
+        }
+        return out;
+      },
+    );
   } finally {
     await api.close();
   }
@@ -79,18 +85,29 @@ const resource = (name: string) => `{ resource: { name: "${name}" } }`;
 
 const CASES: Record<string, Case> = {
   "equality ignores case, `cased` does not": {
-    detection: "a:\n  database.name: Orders-DB\nb:\n  database.name|cased: Orders-DB\ncondition: a and not b",
+    detection:
+      "a:\n  database.name: Orders-DB\nb:\n  database.name|cased: Orders-DB\ncondition: a and not b",
     fires: [[resource("orders-db")]],
     quiet: [[resource("Orders-DB")], [resource("orders-db-2")]],
   },
   "a list is any of its values, `all` every one": {
-    detection: "a:\n  database.name: [x-db, orders-db]\nb:\n  actor.user.groups.name|all: [analysts, admins]\ncondition: a and not b",
+    detection:
+      "a:\n  database.name: [x-db, orders-db]\nb:\n  actor.user.groups.name|all: [analysts, admins]\ncondition: a and not b",
     fires: [[resource("orders-db")]],
-    quiet: [[resource("y-db")], ["{ user: { formal: { user: { groups: [analysts, admins] } } } }"]],
+    quiet: [
+      [resource("y-db")],
+      ["{ user: { formal: { user: { groups: [analysts, admins] } } } }"],
+    ],
   },
   "wildcards, contains, startswith, endswith": {
-    detection: "a:\n  database.name: 'ord?rs-*'\nb:\n  database.name|contains: PROD\nc:\n  database.name|startswith: pay\nd:\n  database.name|endswith: '-dw'\ncondition: a or b or c or d",
-    fires: [[resource("orders-x")], [resource("x-prod-y")], [resource("payroll")], [resource("sales-dw")]],
+    detection:
+      "a:\n  database.name: 'ord?rs-*'\nb:\n  database.name|contains: PROD\nc:\n  database.name|startswith: pay\nd:\n  database.name|endswith: '-dw'\ncondition: a or b or c or d",
+    fires: [
+      [resource("orders-x")],
+      [resource("x-prod-y")],
+      [resource("payroll")],
+      [resource("sales-dw")],
+    ],
     quiet: [[resource("order-x")], [resource("sales-dwh")]],
   },
   "a literal star and the escapes of LIKE": {
@@ -99,29 +116,61 @@ const CASES: Record<string, Case> = {
     quiet: [[resource("axb_%")], [resource("a*bc%")]],
   },
   "re and cidr (IPv4 and IPv6)": {
-    detection: "a:\n  user.name|re: '^svc_[0-9]+$'\nb:\n  src_endpoint.ip|cidr: [198.51.100.0/24, '2001:db8::/32']\ncondition: a or b",
-    fires: [["{ user: { native: { username: svc_12 } } }"], [ip("198.51.100.7")], [ip("2001:db8::5")]],
-    quiet: [["{ user: { native: { username: svc_x } } }"], [ip("198.51.101.7")], [ip("")]],
+    detection:
+      "a:\n  user.name|re: '^svc_[0-9]+$'\nb:\n  src_endpoint.ip|cidr: [198.51.100.0/24, '2001:db8::/32']\ncondition: a or b",
+    fires: [
+      ["{ user: { native: { username: svc_12 } } }"],
+      [ip("198.51.100.7")],
+      [ip("2001:db8::5")],
+    ],
+    quiet: [
+      ["{ user: { native: { username: svc_x } } }"],
+      [ip("198.51.101.7")],
+      [ip("")],
+    ],
   },
   "exists and null": {
-    detection: "a:\n  user.name|exists: false\nb:\n  dst_endpoint.ip: null\ncondition: a and b",
-    fires: [['{ user: { username: "", native: { username: "" } }, network: { clientIpAddress: 10.0.0.1, serverIpAddress: "" } }']],
-    quiet: [['{ network: { clientIpAddress: 10.0.0.1, serverIpAddress: "" } }']],
+    detection:
+      "a:\n  user.name|exists: false\nb:\n  dst_endpoint.ip: null\ncondition: a and b",
+    fires: [
+      [
+        '{ user: { username: "", native: { username: "" } }, network: { clientIpAddress: 10.0.0.1, serverIpAddress: "" } }',
+      ],
+    ],
+    quiet: [
+      ['{ network: { clientIpAddress: 10.0.0.1, serverIpAddress: "" } }'],
+    ],
   },
   "1 of a pattern, all of them, parentheses and not": {
-    detection: "sel_a:\n  database.name: a-db\nsel_b:\n  database.name: b-db\nhuman:\n  actor.user.type: human\ncondition: (1 of sel_*) and not (all of them)",
+    detection:
+      "sel_a:\n  database.name: a-db\nsel_b:\n  database.name: b-db\nhuman:\n  actor.user.type: human\ncondition: (1 of sel_*) and not (all of them)",
     fires: [[resource("a-db")], [resource("b-db")]],
     quiet: [[resource("c-db")]],
   },
   "count() by a field over a timeframe": {
-    detection: "a:\n  database.name: orders-db\ntimeframe: 5m\ncondition: a | count() by src_endpoint.ip > 2",
+    detection:
+      "a:\n  database.name: orders-db\ntimeframe: 5m\ncondition: a | count() by src_endpoint.ip > 2",
     fires: [[0, 1, 2].map((i) => `{ startTime: "2026-01-05T10:0${i}:00Z" }`)],
-    quiet: [[0, 1].map((i) => `{ startTime: "2026-01-05T10:0${i}:00Z" }`), [3, 4, 6].map((i) => `{ startTime: "2026-01-05T10:0${i}:00Z" }`)],
+    quiet: [
+      [0, 1].map((i) => `{ startTime: "2026-01-05T10:0${i}:00Z" }`),
+      [3, 4, 6].map((i) => `{ startTime: "2026-01-05T10:0${i}:00Z" }`),
+    ],
   },
   "count(field) counts distinct values": {
-    detection: "a:\n  database.type: postgres\ntimeframe: 1h\ncondition: a | count(database.name) by actor.user.email_addr >= 2",
-    fires: [[`{ startTime: "2026-01-05T10:00:00Z" }`, `{ startTime: "2026-01-05T10:10:00Z", resource: { name: other-db } }`]],
-    quiet: [[`{ startTime: "2026-01-05T10:00:00Z" }`, `{ startTime: "2026-01-05T10:10:00Z" }`]],
+    detection:
+      "a:\n  database.type: postgres\ntimeframe: 1h\ncondition: a | count(database.name) by actor.user.email_addr >= 2",
+    fires: [
+      [
+        `{ startTime: "2026-01-05T10:00:00Z" }`,
+        `{ startTime: "2026-01-05T10:10:00Z", resource: { name: other-db } }`,
+      ],
+    ],
+    quiet: [
+      [
+        `{ startTime: "2026-01-05T10:00:00Z" }`,
+        `{ startTime: "2026-01-05T10:10:00Z" }`,
+      ],
+    ],
   },
 };
 

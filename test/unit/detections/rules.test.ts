@@ -6,7 +6,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ALERT_RULES_FILE, compileAlertRules } from "../../../src/detections/grafana.js";
+import {
+  ALERT_RULES_FILE,
+  compileAlertRules,
+} from "../../../src/detections/grafana.js";
 import { ruleSql } from "../../../src/detections/query.js";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import { REPO_ROOT } from "../../helpers/dashboards.js";
@@ -52,8 +55,14 @@ describe("the shipped rules", () => {
     expect(shipped.length).toBeGreaterThanOrEqual(12);
     expect(new Set(shipped.map((r) => r.id)).size).toBe(shipped.length);
     for (const r of shipped) {
-      expect(r.fixtures.some((f) => f.fires), r.id).toBe(true);
-      expect(r.fixtures.some((f) => !f.fires), r.id).toBe(true);
+      expect(
+        r.fixtures.some((f) => f.fires),
+        r.id,
+      ).toBe(true);
+      expect(
+        r.fixtures.some((f) => !f.fires),
+        r.id,
+      ).toBe(true);
       for (const t of r.attack) expect(t).toMatch(/^T\d{4}(\.\d{3})?$/);
     }
   });
@@ -87,49 +96,106 @@ describe("a rule that cannot be used", () => {
 
   it("with an ATT&CK id of the wrong form is refused at its line", () => {
     expect(
-      problemOf(`${HEAD.replace("[T1078]", "\n  - T1078\n  - TA0001")}sql: x {{sessions}}\n${FIXTURES}`),
-    ).toMatch(/rule\.yaml:7: rule r1: attack\.1: an ATT&CK technique id looks like T1078 or T1078\.003/);
+      problemOf(
+        `${HEAD.replace("[T1078]", "\n  - T1078\n  - TA0001")}sql: x {{sessions}}\n${FIXTURES}`,
+      ),
+    ).toMatch(
+      /rule\.yaml:7: rule r1: attack\.1: an ATT&CK technique id looks like T1078 or T1078\.003/,
+    );
   });
 
   it("without fixtures that do not fire is refused", () => {
     expect(
-      problemOf(`${HEAD}sql: x {{sessions}}\nfixtures:\n  - { name: a, fires: true }\n  - { name: b, fires: true }\n`),
-    ).toMatch(/rule r1: fixtures: fixtures need at least one that fires and one that does not/);
+      problemOf(
+        `${HEAD}sql: x {{sessions}}\nfixtures:\n  - { name: a, fires: true }\n  - { name: b, fires: true }\n`,
+      ),
+    ).toMatch(
+      /rule r1: fixtures: fixtures need at least one that fires and one that does not/,
+    );
   });
 
   it("whose SQL reads no window is refused", () => {
-    expect(problemOf(`${HEAD}sql: SELECT 1\n${FIXTURES}`)).toMatch(/rule r1: its sql reads neither \{\{sessions\}\}/);
+    expect(problemOf(`${HEAD}sql: SELECT 1\n${FIXTURES}`)).toMatch(
+      /rule r1: its sql reads neither \{\{sessions\}\}/,
+    );
   });
 
   it("that is not YAML is refused at the line", () => {
-    expect(problemOf(`${HEAD}sql: [unclosed\n`)).toMatch(/rule\.yaml:\d+: not valid YAML/);
+    expect(problemOf(`${HEAD}sql: [unclosed\n`)).toMatch(
+      /rule\.yaml:\d+: not valid YAML/,
+    );
   });
 });
 
 describe("the Sigma subset", () => {
   it.each([
-    ["keyword search", "keywords:\n  - drop\ncondition: keywords", /:11: rule r1: keyword search .* is not supported/],
-    ["an unknown modifier", "selection:\n  database.name|base64: x\ncondition: selection", /:11: rule r1: Sigma modifier `base64` is not supported/],
-    ["a field outside the map", "selection:\n  EventID: 4625\ncondition: selection", /:11: rule r1: field `EventID` is not in the field map/],
-    ["near", "a:\n  database.name: x\ncondition: a | near b", /:12: rule r1: aggregation `near b` is not supported/],
-    ["an aggregation without timeframe", "a:\n  database.name: x\ncondition: a | count() by user.name > 3", /:12: rule r1: an aggregation needs a `timeframe`/],
-    ["a list of conditions", "a:\n  database.name: x\ncondition:\n  - a\n  - a", /:13: rule r1: a list of Sigma conditions is not supported/],
-    ["a selection the condition does not have", "a:\n  database.name: x\ncondition: a and b", /:12: rule r1: condition: `b` names no selection/],
-    ["a bad CIDR", "a:\n  src_endpoint.ip|cidr: 10.0.0.0/33\ncondition: a", /:11: rule r1: `10.0.0.0\/33` is not a CIDR range/],
-  ])("refuses %s, naming the construct and its line", (_what, detection, expected) => {
-    expect(problemOf(sigma(detection))).toMatch(expected);
-  });
+    [
+      "keyword search",
+      "keywords:\n  - drop\ncondition: keywords",
+      /:11: rule r1: keyword search .* is not supported/,
+    ],
+    [
+      "an unknown modifier",
+      "selection:\n  database.name|base64: x\ncondition: selection",
+      /:11: rule r1: Sigma modifier `base64` is not supported/,
+    ],
+    [
+      "a field outside the map",
+      "selection:\n  EventID: 4625\ncondition: selection",
+      /:11: rule r1: field `EventID` is not in the field map/,
+    ],
+    [
+      "near",
+      "a:\n  database.name: x\ncondition: a | near b",
+      /:12: rule r1: aggregation `near b` is not supported/,
+    ],
+    [
+      "an aggregation without timeframe",
+      "a:\n  database.name: x\ncondition: a | count() by user.name > 3",
+      /:12: rule r1: an aggregation needs a `timeframe`/,
+    ],
+    [
+      "a list of conditions",
+      "a:\n  database.name: x\ncondition:\n  - a\n  - a",
+      /:13: rule r1: a list of Sigma conditions is not supported/,
+    ],
+    [
+      "a selection the condition does not have",
+      "a:\n  database.name: x\ncondition: a and b",
+      /:12: rule r1: condition: `b` names no selection/,
+    ],
+    [
+      "a bad CIDR",
+      "a:\n  src_endpoint.ip|cidr: 10.0.0.0/33\ncondition: a",
+      /:11: rule r1: `10.0.0.0\/33` is not a CIDR range/,
+    ],
+  ])(
+    "refuses %s, naming the construct and its line",
+    (_what, detection, expected) => {
+      expect(problemOf(sigma(detection))).toMatch(expected);
+    },
+  );
 
   it("refuses another product", () => {
-    expect(problemOf(sigma("a:\n  database.name: x\ncondition: a").replace("product: sessionhouse", "product: windows"))).toMatch(
-      /:8: rule r1: logsource\.product must be sessionhouse/,
-    );
+    expect(
+      problemOf(
+        sigma("a:\n  database.name: x\ncondition: a").replace(
+          "product: sessionhouse",
+          "product: windows",
+        ),
+      ),
+    ).toMatch(/:8: rule r1: logsource\.product must be sessionhouse/);
   });
 
   it("writes every value through the quoting function", () => {
     const dir = mkdtempSync(join(tmpdir(), "detect-rule-"));
-    writeFileSync(join(dir, "r.yaml"), sigma("a:\n  database.name: \"o'brien\\\\\"\ncondition: a"));
+    writeFileSync(
+      join(dir, "r.yaml"),
+      sigma('a:\n  database.name: "o\'brien\\\\"\ncondition: a'),
+    );
     const [rule] = loadRules([dir]);
-    expect(rule && ruleSql(rule, "db", "arrived")).toContain(String.raw`lowerUTF8(resource_name) = 'o\'brien\\'`);
+    expect(rule && ruleSql(rule, "db", "arrived")).toContain(
+      String.raw`lowerUTF8(resource_name) = 'o\'brien\\'`,
+    );
   });
 });
