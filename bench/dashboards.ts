@@ -386,15 +386,8 @@ async function measure(
   return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), data };
 }
 
-export async function runDashboards(
-  dataDir: string,
-  sessions: number,
-): Promise<{
-  sessions: number;
-  generateMs: number;
-  variables: VariableLatency[];
-  panels: PanelLatency[];
-}> {
+/** A new embedded warehouse in `dataDir` (emptied first), database `bench`, migrated. */
+export async function benchWarehouse(dataDir: string): Promise<Warehouse> {
   rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({
     env: {
@@ -408,6 +401,19 @@ export async function runDashboards(
   await migrate(w, {
     dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
   });
+  return w;
+}
+
+export async function runDashboards(
+  dataDir: string,
+  sessions: number,
+): Promise<{
+  sessions: number;
+  generateMs: number;
+  variables: VariableLatency[];
+  panels: PanelLatency[];
+}> {
+  const w = await benchWarehouse(dataDir);
   const generated = performance.now();
   await generateSessions(w, sessions);
   await generateAggregations(w);

@@ -1,12 +1,9 @@
 // Detections: every shipped rule over one day of 275,000 sessions that arrived in one window, as
 // the detections job evaluates it (sessions generated as bench/dashboards.ts generates them).
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { loadConfig } from "../src/config/index.js";
 import { findHits } from "../src/detections/query.js";
-import { loadRules, SHIPPED_RULES_DIR } from "../src/detections/rule.js";
-import { migrate, openWarehouse } from "../src/warehouse/index.js";
-import { END_MS, generateSessions } from "./dashboards.js";
+import { join } from "node:path";
+import { loadRules } from "../src/detections/rule.js";
+import { benchWarehouse, END_MS, generateSessions } from "./dashboards.js";
 
 const DAY = 86_400_000;
 const RUNS = 5;
@@ -22,20 +19,8 @@ export async function runDetections(
   dataDir: string,
   sessions: number,
 ): Promise<{ sessions: number; rules: RuleLatency[] }> {
-  rmSync(dataDir, { recursive: true, force: true });
-  const config = loadConfig({
-    env: {
-      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
-      SESSIONHOUSE_API_KEY: "unused-key",
-      SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
-    },
-  });
-  const w = await openWarehouse(config);
+  const w = await benchWarehouse(dataDir);
   try {
-    await migrate(w, {
-      dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
-    });
     await generateSessions(w, sessions, DAY);
     for (const t of [
       "sessions",
@@ -52,7 +37,9 @@ export async function runDetections(
       scope: "arrived" as const,
     };
     const out: RuleLatency[] = [];
-    for (const rule of loadRules([SHIPPED_RULES_DIR])) {
+    // The repository's rules (this file runs from a compiled copy elsewhere).
+    const dir = join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "detections");
+    for (const rule of loadRules([dir])) {
       let hits = (await findHits(w, rule, window, END_MS)).length;
       const times: number[] = [];
       for (let i = 0; i < RUNS; i++) {

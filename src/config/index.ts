@@ -6,6 +6,7 @@ export {
   RECOMMENDED_SECRET_LENGTH,
   ConfigError,
   ENV_VARS,
+  deepMerge,
   type LoadOptions,
 } from "./load.js";
 export {

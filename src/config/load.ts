@@ -178,7 +178,8 @@ function readFileTree(file: string, problems: string[]): Tree {
   }
 }
 
-function deepMerge(base: Tree, top: Tree): Tree {
+/** `top` over `base`: mappings merged member by member, anything else replaced. */
+export function deepMerge(base: Tree, top: Tree): Tree {
   const out: Tree = { ...base };
   for (const [k, v] of Object.entries(top)) {
     const b = out[k];

@@ -3,6 +3,7 @@
 // window of their own, stored by the sessions sync's writer as a sync stores them; the rule is
 // evaluated over that window as the detections job evaluates it, and once more to check that
 // nothing fires twice.
+import { deepMerge } from "../config/index.js";
 import type { JobContext } from "../pipeline/context.js";
 import { SessionWriter } from "../pipeline/session-writer.js";
 import { emptyTables, insertRows } from "../warehouse/index.js";
@@ -45,26 +46,9 @@ const DEFAULT_LENGTH_MS = 600_000;
 
 type Json = Record<string, unknown>;
 
-function merged(base: Json, over: Json): Json {
-  const out: Json = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    out[k] =
-      typeof v === "object" &&
-      v !== null &&
-      !Array.isArray(v) &&
-      typeof b === "object" &&
-      b !== null &&
-      !Array.isArray(b)
-        ? merged(b as Json, v as Json)
-        : v;
-  }
-  return out;
-}
-
 /** A fixture's session as a complete record: defaults filled, an end for a completed one. */
 export function fixtureSession(over: Json, id: string): Json {
-  const s = merged({ ...DEFAULT_SESSION, id }, over);
+  const s = deepMerge({ ...DEFAULT_SESSION, id }, over);
   const startMs = Date.parse(String(s.startTime));
   if (OPEN_STATUSES.has(String(s.sessionStatus))) {
     delete s.endTime;

@@ -27,13 +27,7 @@ export const SHIPPED_RULES_DIR = join(
   "detections",
 );
 
-const SEVERITIES = [
-  "info",
-  "low",
-  "medium",
-  "high",
-  "critical",
-] as const;
+const SEVERITIES = ["info", "low", "medium", "high", "critical"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
 /** ATT&CK technique ids: T1078, T1078.003. */
@@ -152,10 +146,7 @@ export interface Rule {
 }
 
 /** Parses a YAML file; a syntax error names the file and line. */
-function readYaml(
-  file: string,
-  text = readFileSync(file, "utf8"),
-): YamlSource {
+function readYaml(file: string, text = readFileSync(file, "utf8")): YamlSource {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const err = doc.errors[0];
@@ -174,7 +165,7 @@ function readRule(file: string): Rule {
   const parsed = ruleSchema.safeParse(value);
   const id =
     typeof value === "object" && value !== null && "id" in value
-      ? String((value).id)
+      ? String(value.id)
       : "(no id)";
   if (!parsed.success) {
     const problems = parsed.error.issues.map(

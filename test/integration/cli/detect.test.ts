@@ -43,6 +43,10 @@ const env = (extra: Record<string, string> = {}) =>
     ...extra,
   });
 
+/** `detect test --dir DIR`. */
+const testRules = (dir: string) =>
+  runCli(cli, ["detect", "test", "--dir", dir], env(), 120_000);
+
 describe("detect test", () => {
   it("passes on the shipped rules, every fixture of every rule", async () => {
     const rules = loadRules([SHIPPED_RULES_DIR]);
@@ -76,12 +80,7 @@ fixtures:
     sessions: [{}]
 `,
     );
-    const r = await runCli(
-      cli,
-      ["detect", "test", "--dir", dir],
-      env(),
-      120_000,
-    );
+    const r = await testRules(dir);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
       `ok   wrong (${join(dir, "wrong.yaml")}:8): a postgres session\n`,
@@ -100,12 +99,7 @@ fixtures:
       join(dir, "bad.yaml"),
       "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n",
     );
-    const r = await runCli(
-      cli,
-      ["detect", "test", "--dir", dir],
-      env(),
-      60_000,
-    );
+    const r = await testRules(dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       `${join(dir, "bad.yaml")}:4: rule bad: severity: `,
@@ -125,23 +119,12 @@ describe("detect run", () => {
       300_000,
     );
     expect(sync.code, sync.stderr).toBe(0);
+    const huntArgs = [
+      ...["detect", "run", "--rule", "external-address-session"],
+      ...["--from", from, "--to", to],
+    ];
 
-    const hunt = await runCli(
-      cli,
-      [
-        "detect",
-        "run",
-        "--rule",
-        "external-address-session",
-        "--from",
-        from,
-        "--to",
-        to,
-        "--format",
-        "json",
-      ],
-      e,
-    );
+    const hunt = await runCli(cli, [...huntArgs, "--format", "json"], e);
     expect(hunt.code, hunt.stderr).toBe(0);
     const hits = JSON.parse(hunt.stdout) as {
       session_id: string;
@@ -171,20 +154,7 @@ describe("detect run", () => {
     const out = join(mkdtempSync(join(tmpdir(), "detect-cli-")), "hits.csv");
     const csv = await runCli(
       cli,
-      [
-        "detect",
-        "run",
-        "--rule",
-        "external-address-session",
-        "--from",
-        from,
-        "--to",
-        to,
-        "--format",
-        "csv",
-        "--out",
-        out,
-      ],
+      [...huntArgs, "--format", "csv", "--out", out],
       e,
     );
     expect(csv.stdout).toBe(
