@@ -1,7 +1,8 @@
 // Windows on arrival, on the real engine: a rule reads the sessions stored since its checkpoint
 // whatever their start; a session stored an hour late fires once, when it arrives; a session read
 // again (a later fetched_at) never fires a second time; the window never passes the start of a run
-// still writing, so nothing it stores later is skipped.
+// still writing, so nothing it stores later is skipped. The job of `run` records the shipped
+// rules' hits.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { fixtureSession } from "../../../src/detections/fixtures.js";
 import { loadRules, type Rule } from "../../../src/detections/rule.js";
 import { withRun } from "../../../src/pipeline/context.js";
 import { SessionWriter } from "../../../src/pipeline/session-writer.js";
+import { pipelineJobs, planJobs } from "../../../src/scheduler/jobs.js";
 import { createLogger } from "../../../src/util/logger.js";
 import {
   readCheckpoint,
@@ -60,7 +62,7 @@ afterAll(async () => {
 /** Stores sessions of the postgres account as a sync stores them, fetched at `fetchedAtMs`. */
 async function store(
   fetchedAtMs: number,
-  ...sessions: { id: string; start: string }[]
+  ...sessions: { id: string; start: string; address?: string }[]
 ): Promise<void> {
   const api = ControlPlaneApi.fromConfig(config);
   try {
@@ -76,6 +78,7 @@ async function store(
                 {
                   startTime: s.start,
                   user: { native: { username: "postgres" } },
+                  network: { clientIpAddress: s.address ?? "10.0.0.10" },
                 },
                 s.id,
               ),
@@ -172,5 +175,46 @@ describe("windows on arrival", () => {
       "during-run",
       "late",
     ]);
+  });
+});
+
+describe("the detections job of run", () => {
+  it("is scheduled, and records the hits of the shipped rules over what arrived", async () => {
+    const plan = planJobs(config).find((p) => p.name === "detections");
+    expect(plan).toMatchObject({ kind: "detections", schedule: "* * * * *" });
+    // A session from a public address, stored a minute ago: external-address-session fires.
+    await store(Date.now() - 60_000, {
+      id: "public",
+      start: new Date(Date.now() - 600_000).toISOString(),
+      address: "198.51.100.7",
+    });
+    const api = ControlPlaneApi.fromConfig(config);
+    try {
+      const [job] = pipelineJobs(
+        {
+          config,
+          api,
+          warehouse: w,
+          logger: createLogger({ level: "silent" }),
+        },
+        plan ? [plan] : [],
+      );
+      const idle = new AbortController().signal;
+      await job?.run({ signal: idle, stopping: idle });
+    } finally {
+      await api.close();
+    }
+    const rows = await select<{ rule_id: string; hit_key: string }>(
+      w,
+      "SELECT rule_id, hit_key FROM {db}.detection_hits FINAL WHERE hit_key = 'public'",
+    );
+    expect(rows).toEqual([
+      { rule_id: "external-address-session", hit_key: "public" },
+    ]);
+    const [run] = await select<{ status: string }>(
+      w,
+      "SELECT status FROM {db}.runs FINAL WHERE job = 'detections'",
+    );
+    expect(run?.status).toBe("succeeded");
   });
 });
