@@ -182,7 +182,8 @@ describe("the detections job of run", () => {
   it("is scheduled, and records the hits of the shipped rules over what arrived", async () => {
     const plan = planJobs(config).find((p) => p.name === "detections");
     expect(plan).toMatchObject({ kind: "detections", schedule: "* * * * *" });
-    // A session from a public address, stored a minute ago: external-address-session fires.
+    // A session from a public address, stored a minute ago, of a person last active in January:
+    // external-address-session and access-after-quiet-spell fire.
     await store(Date.now() - 60_000, {
       id: "public",
       start: new Date(Date.now() - 600_000).toISOString(),
@@ -206,9 +207,10 @@ describe("the detections job of run", () => {
     }
     const rows = await select<{ rule_id: string; hit_key: string }>(
       w,
-      "SELECT rule_id, hit_key FROM {db}.detection_hits FINAL WHERE hit_key = 'public'",
+      "SELECT rule_id, hit_key FROM {db}.detection_hits FINAL WHERE hit_key = 'public' ORDER BY rule_id",
     );
     expect(rows).toEqual([
+      { rule_id: "access-after-quiet-spell", hit_key: "public" },
       { rule_id: "external-address-session", hit_key: "public" },
     ]);
     const [run] = await select<{ status: string }>(
