@@ -8,13 +8,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import type { Simulator } from "../../../src/simulator/index.js";
-import {
-  buildCli,
-  cleanEnv,
-  removeCli,
-  runCli,
-  type CliPackage,
-} from "../../helpers/cli.js";
+import { buildCli, cleanEnv, removeCli, runCli } from "../../helpers/cli.js";
+import type { CliPackage } from "../../helpers/cli.js";
 import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
 import { freshDatabaseName, testDataDir } from "../../helpers/warehouse.js";
 
@@ -22,10 +17,8 @@ let sim: Simulator;
 let cli: CliPackage;
 
 beforeAll(async () => {
-  [sim, cli] = await Promise.all([
-    testSimulator({ historyDays: 2 }),
-    buildCli(),
-  ]);
+  cli = await buildCli();
+  sim = await testSimulator({ historyDays: 2 });
 }, 120_000);
 
 afterAll(async () => {
