@@ -51,6 +51,7 @@ RUN if [ "$WITH_EMBEDDED" = "true" ]; then omit_optional=""; else omit_optional=
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY migrations ./migrations
+COPY detections ./detections
 # The image's own unprivileged user, node, by its number: Kubernetes' runAsNonRoot can check a
 # number only. Nothing under /app is writable by it, and the exporter writes nothing outside
 # the directories it is given (the embedded data directory, report directories) and the

@@ -76,11 +76,13 @@ const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 const SESSION_COLUMNS =
   "id, start_time, end_time, duration_ms, session_status, client_ip_address, server_ip_address, sidecar_id, sidecar_name, sidecar_technology, user_type, user_username, user_id, user_name, user_email, user_account_type, user_groups, user_external_ids, end_user_id, end_user_name, end_user_email, end_user_type, end_user_groups, end_user_external_ids, native_username, resource_type, resource_id, resource_name, resource_technology, connector_id, connector_name, parent_session_id, raw, fetched_at, version";
 
+/** `total` sessions spread evenly over the `spanMs` (default a year) before END_MS. */
 export async function generateSessions(
   w: Warehouse,
   total: number,
+  spanMs = YEAR_MS,
 ): Promise<void> {
-  const stepMs = YEAR_MS / total;
+  const stepMs = spanMs / total;
   const chunk = 1_000_000;
   for (let offset = 0; offset < total; offset += chunk) {
     const n = Math.min(chunk, total - offset);
@@ -90,7 +92,7 @@ export async function generateSessions(
       `INSERT INTO bench.sessions (${SESSION_COLUMNS})
        SELECT
          concat('ses_', leftPad(hex(number), 12, '0')) AS id,
-         fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * ${stepMs})) AS start_time,
+         fromUnixTimestamp64Milli(toInt64(${END_MS - spanMs} + number * ${stepMs})) AS start_time,
          if(number % 5000 = 0, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
          if(number % 5000 = 0, NULL, duration) AS duration_ms,
          if(number % 5000 = 0, if(number % 3 = 0, 'idle', 'active'), 'completed') AS session_status,
@@ -384,15 +386,8 @@ async function measure(
   return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), data };
 }
 
-export async function runDashboards(
-  dataDir: string,
-  sessions: number,
-): Promise<{
-  sessions: number;
-  generateMs: number;
-  variables: VariableLatency[];
-  panels: PanelLatency[];
-}> {
+/** A new embedded warehouse in `dataDir` (emptied first), database `bench`, migrated. */
+export async function benchWarehouse(dataDir: string): Promise<Warehouse> {
   rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({
     env: {
@@ -406,6 +401,19 @@ export async function runDashboards(
   await migrate(w, {
     dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
   });
+  return w;
+}
+
+export async function runDashboards(
+  dataDir: string,
+  sessions: number,
+): Promise<{
+  sessions: number;
+  generateMs: number;
+  variables: VariableLatency[];
+  panels: PanelLatency[];
+}> {
+  const w = await benchWarehouse(dataDir);
   const generated = performance.now();
   await generateSessions(w, sessions);
   await generateAggregations(w);

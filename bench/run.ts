@@ -32,11 +32,21 @@ const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
   process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
 );
-/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, comma-separated) runs only those parts. */
+/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, comma-separated) runs only those parts. */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const runs = (
-  part: "sessions" | "latency" | "aggregations" | "dashboards" | "retention",
+  part:
+    | "sessions"
+    | "latency"
+    | "aggregations"
+    | "dashboards"
+    | "retention"
+    | "detections",
 ) => !ONLY || ONLY.includes(part);
+/** Sessions of the day the detections run over. */
+const DETECTION_SESSIONS = Number(
+  process.env.BENCH_DETECTION_SESSIONS ?? 275_000,
+);
 
 async function main(): Promise<void> {
   const lines: string[] = [];
@@ -239,6 +249,37 @@ async function main(): Promise<void> {
     targets.push(
       `every dashboard panel query p50 < 300 ms: ${verdict(slow.length === 0)}`,
       `every template variable query p50 < 300 ms: ${verdict(slowVariables.length === 0)}`,
+    );
+  }
+  if (runs("detections")) {
+    // 5. Every shipped detection rule over one day of sessions that arrived in one window.
+    process.stderr.write(
+      `bench: detections over ${fmt(DETECTION_SESSIONS)} sessions (generating)…\n`,
+    );
+    const det = await scenario<{
+      sessions: number;
+      rules: { rule: string; p50: number; p95: number; hits: number }[];
+    }>({
+      kind: "detections",
+      dataDir: dataDir("detections"),
+      sessions: DETECTION_SESSIONS,
+    });
+    say(
+      `## Detections: every shipped rule over one day of ${fmt(det.sessions)} sessions`,
+    );
+    say("");
+    say(
+      "Each rule evaluated as the detections job evaluates it, over one window holding the whole day's arrivals (one warm-up, then 5 runs):",
+    );
+    say("");
+    say("| rule | p50 ms | p95 ms | hits |");
+    say("|---|---|---|---|");
+    for (const r of det.rules)
+      say(`| ${r.rule} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${r.hits} |`);
+    say("");
+    const slow = det.rules.filter((r) => r.p50 >= 1000);
+    targets.push(
+      `every detection rule over a day of ${fmt(det.sessions)} sessions p50 < 1 s: ${verdict(slow.length === 0)}`,
     );
   }
   if (runs("retention")) {

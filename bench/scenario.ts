@@ -24,6 +24,7 @@ import {
 } from "../src/warehouse/index.js";
 import { DEFAULT_BRAND_MEMBER } from "../src/simulator/wire.js";
 import { runDashboards } from "./dashboards.js";
+import { runDetections } from "./detections.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
 
@@ -61,7 +62,8 @@ export type ScenarioArgs =
       toMs: number;
     }
   | { kind: "dashboards"; dataDir: string; sessions: number }
-  | { kind: "retention"; dataDir: string; sessions: number };
+  | { kind: "retention"; dataDir: string; sessions: number }
+  | { kind: "detections"; dataDir: string; sessions: number };
 
 function config(a: {
   url?: string;
@@ -233,6 +235,10 @@ async function main(): Promise<void> {
     }
     case "retention": {
       print(await runRetention(args.dataDir, args.sessions));
+      return;
+    }
+    case "detections": {
+      print(await runDetections(args.dataDir, args.sessions));
       return;
     }
   }

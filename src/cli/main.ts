@@ -10,6 +10,7 @@ import { registerArchiveCommand } from "./commands/archive.js";
 import { registerDemoCommand } from "./commands/demo.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerExportCommand } from "./commands/export.js";
+import { registerDetectCommand } from "./commands/detect.js";
 import { registerHoldCommand } from "./commands/hold.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerQueryCommand } from "./commands/query.js";
@@ -58,6 +59,7 @@ function buildProgram(): Command {
   registerHoldCommand(program, globals);
   registerArchiveCommand(program, globals);
   registerExportCommand(program, globals);
+  registerDetectCommand(program, globals);
   return program;
 }
 

@@ -85,6 +85,9 @@ const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_LEASE_TTL", "service.leaseTtlMs"],
   ["SESSIONHOUSE_LEASE_RENEW", "service.leaseRenewMs"],
   ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],
+  ["SESSIONHOUSE_DETECTIONS_DIR", "detections.dir"],
+  ["SESSIONHOUSE_DETECTIONS_SCHEDULE", "detections.schedule"],
+  ["SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK", "detections.initialLookbackMs"],
   ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_PUBLIC_KEY_FILE", "evidence.publicKeyFile"],
   ["SESSIONHOUSE_GROUP_READABLE", "files.groupReadable"],
@@ -178,7 +181,8 @@ function readFileTree(file: string, problems: string[]): Tree {
   }
 }
 
-function deepMerge(base: Tree, top: Tree): Tree {
+/** `top` over `base`: mappings merged member by member, anything else replaced. */
+export function deepMerge(base: Tree, top: Tree): Tree {
   const out: Tree = { ...base };
   for (const [k, v] of Object.entries(top)) {
     const b = out[k];
@@ -227,6 +231,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     service: {},
     retention: {},
     reports: {},
+    detections: {},
     evidence: {},
     files: {},
     log: {},

@@ -458,6 +458,19 @@ export const configSchema = z.object({
     /** Reports `run` writes on a schedule (default none). */
     schedules: z.array(reportScheduleSchema).default([]),
   }),
+  detections: z.object({
+    /**
+     * A directory of the user's detection rules (YAML), read by `run` and `detect` beside the
+     * rules shipped in detections/ (default none).
+     */
+    dir: z.string().min(1).optional(),
+    /** Cron schedule of the detections job in UTC (default every minute). */
+    schedule: z.string().default("* * * * *"),
+    /** The first evaluation of a rule reads the sessions that arrived this long before it (default 1d). */
+    initialLookbackMs: durationMs(
+      "SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK",
+    ).default(86_400_000),
+  }),
   evidence: z.object({
     /**
      * Ed25519 private key (PEM) that signs the manifest.json of every report and archive

@@ -10,6 +10,14 @@ export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
 /** The reconciliation of the last days (moves no checkpoint). */
 export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
 
+/** The evaluation of the detection rules; each rule advances its own stream (detectionStream). */
+export const DETECTIONS_JOB = "detections";
+
+/** The checkpoint stream of one detection rule: how far the arrivals it has read reach. */
+export function detectionStream(ruleId: string): string {
+  return `${DETECTIONS_JOB}.${ruleId}`;
+}
+
 /** The daily rollups and the legal-hold sweep (no stream of their own). */
 export const ROLLUPS_JOB = "rollups";
 

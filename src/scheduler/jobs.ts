@@ -25,10 +25,13 @@ import {
   OPEN_REFRESH_JOB,
   RECONCILE_JOB,
   ROLLUPS_JOB,
+  DETECTIONS_JOB,
   ENTITY_STREAMS,
   type EntityStream,
 } from "../pipeline/names.js";
 import { syncEntityStream } from "../pipeline/entity-streams.js";
+import { evaluateRules } from "../detections/evaluate.js";
+import { loadRules, ruleDirs } from "../detections/rule.js";
 
 export { RECONCILE_JOB };
 
@@ -44,7 +47,8 @@ export type JobKind =
   | "reconcile"
   | "rollups"
   | "aggregation"
-  | "entity";
+  | "entity"
+  | "detections";
 
 export interface JobPlan {
   /** Name in the `runs` table. */
@@ -142,6 +146,16 @@ export function planJobs(
       aggregation: undefined,
       entity: stream,
     })),
+    // Last: it reads what the others store.
+    {
+      name: DETECTIONS_JOB,
+      kind: "detections",
+      schedule: config.detections.schedule,
+      enabled: true,
+      deadlineMs,
+      stream: undefined,
+      aggregation: undefined,
+    },
   ];
   return plans.filter(
     (plan) => plan.enabled || options.includeDisabled === true,
@@ -240,7 +254,26 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
     case "entity":
       if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
+    case "detections":
+      await runDetections(ctx);
+      return;
   }
+}
+
+/**
+ * Every rule (read again at each run, so an edited rule counts from the next tick) over what
+ * arrived since its checkpoint; a rule file that cannot be read fails the run, naming it.
+ */
+async function runDetections(ctx: JobContext): Promise<void> {
+  const rules = loadRules(ruleDirs(ctx.config.detections.dir));
+  const results = await evaluateRules(ctx.warehouse, rules, {
+    insert: ctx.insert,
+    initialLookbackMs: ctx.config.detections.initialLookbackMs,
+    nowMs: Date.now(),
+  });
+  const hits = results.reduce((n, r) => n + r.hits, 0);
+  ctx.counters.rowsInserted += hits;
+  ctx.logger.info({ rules: rules.length, hits }, "detections evaluated");
 }
 
 /**

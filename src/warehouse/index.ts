@@ -78,6 +78,28 @@ export {
 } from "./session-polls.js";
 export { countStoredSessions, storedSessionIds } from "./session-reads.js";
 
+// Detections: the rules' queries and their hits.
+export {
+  detectionRows,
+  earliestRunningStart,
+  emptyTables,
+  insertHits,
+  recordedHitKeys,
+  storedHits,
+  type DetectionHit,
+} from "./detections.js";
+export { OCSF_FIELDS, type FieldDef } from "./detection-fields.js";
+export {
+  detectionAlertSql,
+  scopedSelect,
+  SESSIONS_PLACEHOLDER,
+  sigmaSelect,
+  type Condition,
+  type FieldMatch,
+  type Scope,
+  type SigmaQuery,
+} from "./detection-sql.js";
+
 // The directory's entity tables.
 export {
   ENTITY_TABLES,
@@ -164,6 +186,7 @@ export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {
   accessQueries,
+  detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
   sessionNeeds,

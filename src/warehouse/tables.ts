@@ -37,4 +37,5 @@ export const Tables = {
   legalHoldEvents: "legal_hold_events",
   retentionSettings: "retention_settings",
   serviceLease: "service_lease",
+  detectionHits: "detection_hits",
 } as const;

@@ -44,6 +44,9 @@ export async function buildCli(): Promise<CliPackage> {
   cpSync(join(ROOT, "migrations"), join(root, "migrations"), {
     recursive: true,
   });
+  cpSync(join(ROOT, "detections"), join(root, "detections"), {
+    recursive: true,
+  });
   cpSync(join(ROOT, "package.json"), join(root, "package.json"));
   symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
   return {
@@ -61,7 +64,13 @@ export function removeCli(pkg: CliPackage | undefined): void {
 /** Another private copy of an already compiled package (to edit its migrations, say). */
 export function copyCli(from: CliPackage): CliPackage {
   const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
-  for (const part of ["bin", "dist", "migrations", "package.json"])
+  for (const part of [
+    "bin",
+    "dist",
+    "migrations",
+    "detections",
+    "package.json",
+  ])
     cpSync(join(from.root, part), join(root, part), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
   return {

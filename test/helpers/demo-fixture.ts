@@ -1,7 +1,10 @@
 // The demo data the dashboards are proved against: a migrated ClickHouse filled by one sync of
 // sessions and of every default aggregation job from the simulator, as `docker compose
-// --profile demo up` would fill it, over the DEMO_DAYS before NOON, and every entity stream.
+// --profile demo up` would fill it, over the DEMO_DAYS before NOON, and every entity stream,
+// and the hits the shipped detections find in it.
 import type { Config } from "../../src/config/index.js";
+import { evaluateRules } from "../../src/detections/evaluate.js";
+import { loadRules, SHIPPED_RULES_DIR } from "../../src/detections/rule.js";
 import { syncAggregations } from "../../src/pipeline/aggregations.js";
 import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../src/simulator/index.js";
@@ -69,6 +72,12 @@ export async function demoWarehouse(): Promise<DemoWarehouse> {
         SELECT * FROM ${sessions} FINAL
         WHERE start_time < fromUnixTimestamp64Milli(${NOON - (DEMO_DAYS - 1) * DAY_MS})
       )`,
+  });
+  // The shipped detections over everything that arrived, as the detections job of `run` finds it.
+  await evaluateRules(warehouse, loadRules([SHIPPED_RULES_DIR]), {
+    insert: { retries: 0 },
+    initialLookbackMs: DAY_MS,
+    nowMs: Date.now(),
   });
   return {
     sim,

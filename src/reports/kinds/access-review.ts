@@ -1,10 +1,11 @@
 // access-review: per person, the systems reached in the period, sessions, first and last
 // access, data labels returned, privileged or production access; new access since the previous
 // period of the same length; accounts with access but no activity when the users stream is
-// exported.
+// exported; the detections' hits in the period.
 import { aggregationName } from "../../pipeline/names.js";
 import {
   accessQueries,
+  detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
   sessionNeeds,
@@ -36,6 +37,7 @@ export const accessReview = defineKind<Facts>({
     { id: "people", title: "People and their access" },
     { id: "systems", title: "Systems reached" },
     { id: "changes", title: "Changes and unused access" },
+    { id: "detections", title: "Detections" },
   ],
   tables: [
     {
@@ -127,6 +129,23 @@ export const accessReview = defineKind<Facts>({
       title: "Policy hits per person",
       columns: ["person", "policy", "hits:number", "first_hit", "last_hit"],
       rows: { read: policyHits },
+    },
+    {
+      id: "access-detection-hits",
+      section: "detections",
+      title: "Detection hits",
+      note: "The hits of the detection rules (detections/, recorded by the detections job of `run` as sessions arrive) whose activity is in the period: the rule, its severity and ATT&CK techniques, and the person, system and session behind the hit when it is about one session.",
+      columns: [
+        "event_time",
+        "rule",
+        "title",
+        "severity",
+        "techniques",
+        "person",
+        "system",
+        "session_id",
+      ],
+      rows: detectionHitsQuery,
     },
   ],
   summary: (t, { totals }) => {

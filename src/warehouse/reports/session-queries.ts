@@ -224,3 +224,25 @@ GROUP BY person, policy
 ORDER BY person, policy`,
   },
 } as const satisfies Record<string, ReportQuery>;
+
+/**
+ * The detections' hits whose activity is in the period (detection_hits), with the person and
+ * resource of their session when there is one; the user and resource filters apply to those.
+ */
+export const detectionHitsQuery = {
+  id: "access.detection_hits",
+  needs: ["detection_hits", "sessions"],
+  sql: `SELECT formatDateTime(h.event_time, '%Y-%m-%d %H:%i:%S') AS event_time, h.rule_id AS rule,
+       h.title AS title, h.severity AS severity, arrayStringConcat(h.attack, ', ') AS techniques,
+       ifNull(s.user_key, '') AS person, ifNull(toString(s.resource_name), '') AS system, h.session_id AS session_id
+FROM {{db}}.detection_hits AS h FINAL
+LEFT JOIN (
+  SELECT id, user_key, resource_name FROM {{db}}.sessions FINAL
+  WHERE id IN (SELECT session_id FROM {{db}}.detection_hits FINAL
+               WHERE event_time >= {from:DateTime64(3, 'UTC')} AND event_time < {to:DateTime64(3, 'UTC')})
+) AS s ON s.id = h.session_id
+WHERE h.event_time >= {from:DateTime64(3, 'UTC')} AND h.event_time < {to:DateTime64(3, 'UTC')}
+  AND ({user:String} = '' OR s.user_key = {user:String})
+  AND ({resource:String} = '' OR s.resource_name = {resource:String})
+ORDER BY h.event_time, h.rule_id, h.hit_key`,
+} as const satisfies ReportQuery;

@@ -481,6 +481,7 @@ describe("sessionhouse run (a real child process)", () => {
         "rollups",
         "aggregations.tech",
         ...ENTITY_STREAMS,
+        "detections",
       ]);
       const [sessions, refresh, reconcile, , tech] = status.jobs;
       expect(sessions).toMatchObject({

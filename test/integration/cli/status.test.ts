@@ -160,6 +160,7 @@ describe("status", () => {
         "aggregations.tech",
         "aggregations.off",
         ...ENTITY_STREAMS,
+        "detections",
       ]);
       const [sessions, refresh, reconcile, rollups, tech, off] = report.jobs;
       expect(rollups).toMatchObject({

@@ -15,6 +15,7 @@ import { main } from "../../../src/cli/main.js";
 import { reportJobs } from "../../../src/scheduler/report-jobs.js";
 import { createLogger } from "../../../src/util/logger.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
+import { insertHits } from "../../../src/warehouse/detections.js";
 import { startReadAccess } from "../../../src/http-front/index.js";
 import {
   loadConfig,
@@ -374,6 +375,64 @@ describe("access-review", () => {
         Number(r.hits),
       ]),
     ).toEqual(want);
+  });
+
+  it("lists the detection hits whose activity is in the period, with the session's person", async () => {
+    const [session] = await select<{
+      id: string;
+      user_key: string;
+      resource: string;
+    }>(
+      f.w,
+      `SELECT id, user_key, toString(resource_name) AS resource FROM {db}.sessions FINAL
+       WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
+       ORDER BY start_time LIMIT 1`,
+      { from: FROM, to: TO },
+    );
+    if (!session) throw new Error("no session in the period");
+    const hit = (key: string, sessionId: string, eventTimeMs: number) => ({
+      ruleId: "report-test",
+      hitKey: key,
+      title: "Report test",
+      severity: "high",
+      attack: ["T1078"],
+      tags: [],
+      sessionId,
+      sessionIds: sessionId ? [sessionId] : [],
+      eventTimeMs,
+      arrivedAtMs: eventTimeMs,
+      detectedAtMs: eventTimeMs,
+      fields: {},
+    });
+    await insertHits(
+      f.w,
+      [
+        hit(session.id, session.id, FROM + 3_600_000),
+        hit("before", "", FROM - 3_600_000),
+      ],
+      { retries: 0 },
+    );
+    // A report of its own: the one the other tests share was written before these hits.
+    const { out } = await produce("access-review");
+    expect(
+      csvRows(out, "access-detection-hits").filter(
+        (r) => r.rule === "report-test",
+      ),
+    ).toEqual([
+      {
+        event_time: new Date(FROM + 3_600_000)
+          .toISOString()
+          .slice(0, 19)
+          .replace("T", " "),
+        rule: "report-test",
+        title: "Report test",
+        severity: "high",
+        techniques: "T1078",
+        person: session.user_key,
+        system: session.resource,
+        session_id: session.id,
+      },
+    ]);
   });
 
   it("a filter keeps one person", async () => {

@@ -1,0 +1,239 @@
+// `sessionhouse detect …`: detections as code (docs/detections.md). `test` runs every rule's
+// fixtures on an embedded engine of its own; `run` hunts with one rule over the sessions that
+// started in a range of the configured warehouse (nothing recorded); `compile` writes the Grafana
+// alert rules of every rule.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Command } from "commander";
+import type { Config } from "../../config/index.js";
+import { runFixture, type FixtureOutcome } from "../../detections/fixtures.js";
+import {
+  compileAlertRules,
+  ALERT_RULES_FILE,
+} from "../../detections/grafana.js";
+import { findHits } from "../../detections/query.js";
+import { loadRules, ruleDirs, type Rule } from "../../detections/rule.js";
+import { withRun } from "../../pipeline/context.js";
+import { tableCsv } from "../../reports/csv.js";
+import { FatalError, UsageError } from "../../util/errors.js";
+import { writePrivateFile } from "../../util/private-files.js";
+import { parseInstant } from "../../util/time.js";
+import type { DetectionHit } from "../../warehouse/index.js";
+import { withWarehouse } from "../command-warehouse.js";
+import { printTable } from "../output.js";
+import {
+  configFrom,
+  openRuntime,
+  READS_THROUGH_SERVICE,
+  type GlobalOptions,
+} from "../runtime.js";
+
+export function registerDetectCommand(
+  program: Command,
+  globals: () => GlobalOptions,
+): void {
+  const detect = program
+    .command("detect")
+    .description(
+      "detections as code: test the rules, hunt with one, compile them to Grafana alert rules",
+    );
+  detect
+    .command("test")
+    .description(
+      "run every rule's fixtures on an embedded engine of its own; fails naming the rule and the fixture",
+    )
+    .option(
+      "--dir <dir>",
+      "the rules of this directory (default: the shipped rules and detections.dir)",
+    )
+    .action((o: { dir?: string }) => runTest(globals(), o));
+  detect
+    .command("run")
+    .description(
+      "hunt: one rule over the sessions that started in a range (hits are printed, not recorded)",
+    )
+    .requiredOption("--rule <id>", "the rule's id")
+    .requiredOption(
+      "--from <time>",
+      "start of the range (2026-11-01, RFC 3339, Unix seconds, -7d)",
+    )
+    .option("--to <time>", "end of the range (default now)", "now")
+    .option("--format <format>", "table (default), csv or json", "table")
+    .option("--out <file>", "write to this file instead of standard output")
+    .addHelpText("after", READS_THROUGH_SERVICE)
+    .action((o: RunFlags) => runHunt(globals(), o));
+  detect
+    .command("compile")
+    .description(
+      `write the Grafana alert-rule provisioning file of every rule (${ALERT_RULES_FILE})`,
+    )
+    .option(
+      "--out <dir>",
+      "directory to write it in (default: standard output)",
+    )
+    .action((o: { out?: string }) => runCompile(globals(), o));
+}
+
+interface RunFlags {
+  rule: string;
+  from: string;
+  to: string;
+  format: string;
+  out?: string;
+}
+
+function rulesOf(config: Config, dir: string | undefined): Rule[] {
+  return loadRules(
+    dir === undefined ? ruleDirs(config.detections.dir) : [resolve(dir)],
+  );
+}
+
+async function runTest(
+  globals: GlobalOptions,
+  o: { dir?: string },
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const rules = rulesOf(config, o.dir);
+  const scratch = mkdtempSync(join(tmpdir(), "sessionhouse-detect-"));
+  // The fixtures run on an embedded engine in a directory of their own, never on the warehouse.
+  const own: Config = {
+    ...config,
+    clickhouse: {
+      ...config.clickhouse,
+      url: undefined,
+      dataDir: scratch,
+      database: "detect_test",
+      cluster: undefined,
+      replicated: false,
+      distributed: false,
+    },
+    log: { ...config.log, level: "silent" },
+  };
+  const outcomes: FixtureOutcome[] = [];
+  try {
+    const rt = await openRuntime(own);
+    try {
+      await withRun(rt, "detect.test", async (ctx) => {
+        for (const rule of rules)
+          for (let i = 0; i < rule.fixtures.length; i++) {
+            const outcome = await runFixture(ctx, rule, i);
+            outcomes.push(outcome);
+            process.stdout.write(`${describeOutcome(outcome)}\n`);
+          }
+      });
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const failed = outcomes.filter((x) => !x.passed);
+  process.stdout.write(
+    `${rules.length} rules, ${outcomes.length} fixtures, ${failed.length} failed\n`,
+  );
+  if (failed.length > 0)
+    throw new FatalError(
+      "DETECTION_TEST_FAILED",
+      `${failed.length} fixture${failed.length === 1 ? "" : "s"} failed: ${failed.map((x) => `${x.rule.id} / ${x.fixture.name}`).join(", ")}`,
+      {
+        hint: "each FAIL line names the rule's file and the fixture's line",
+      },
+    );
+}
+
+function describeOutcome(x: FixtureOutcome): string {
+  const where = `${x.rule.id} (${x.rule.file}:${x.line}): ${x.fixture.name}`;
+  if (x.passed) return `ok   ${where}`;
+  if (x.again > 0)
+    return `FAIL ${where}: a second evaluation of the same window fired ${x.again} more time(s)`;
+  return x.fixture.fires
+    ? `FAIL ${where}: must fire, no hit`
+    : `FAIL ${where}: must not fire, ${x.hits} hit(s)`;
+}
+
+async function runHunt(globals: GlobalOptions, o: RunFlags): Promise<void> {
+  if (!["table", "csv", "json"].includes(o.format))
+    throw new UsageError(
+      `--format ${o.format} is not one of table, csv, json`,
+      { hint: "use --format csv or --format json" },
+    );
+  const nowMs = Date.now();
+  const fromMs = parseInstant(o.from, "--from", nowMs);
+  const toMs = parseInstant(o.to, "--to", nowMs);
+  if (toMs <= fromMs)
+    throw new UsageError("--to must be after --from", {
+      hint: "give a range that ends after it starts",
+    });
+  const config = configFrom(globals, {}, { needsApi: false });
+  const rule = rulesOf(config, undefined).find((r) => r.id === o.rule);
+  if (rule === undefined)
+    throw new UsageError(`no rule has the id ${o.rule}`, {
+      hint: "the rules are the files of detections/ and of detections.dir (SESSIONHOUSE_DETECTIONS_DIR)",
+    });
+  const hits = await withWarehouse(config, "read", (w) =>
+    findHits(w, rule, { fromMs, toMs, scope: "started" }, nowMs),
+  );
+  const text = formatHits(hits, o.format);
+  if (o.out === undefined) process.stdout.write(text);
+  else
+    writePrivateFile(resolve(o.out), text, {
+      groupReadable: config.files.groupReadable,
+    });
+  if (o.out !== undefined)
+    process.stdout.write(
+      `${hits.length} hits of ${rule.id} written to ${resolve(o.out)}\n`,
+    );
+}
+
+function hitRow(h: DetectionHit): Record<string, string> {
+  return {
+    rule: h.ruleId,
+    hit_key: h.hitKey,
+    session_id: h.sessionId,
+    event_time: new Date(h.eventTimeMs).toISOString(),
+    arrived_at: new Date(h.arrivedAtMs).toISOString(),
+    ...h.fields,
+  };
+}
+
+function formatHits(hits: readonly DetectionHit[], format: string): string {
+  if (format === "json")
+    return `${JSON.stringify(
+      hits.map((h) => ({ ...hitRow(h), session_ids: h.sessionIds })),
+      null,
+      2,
+    )}\n`;
+  const rows = hits.map(hitRow);
+  if (format === "csv") {
+    const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    return tableCsv({
+      id: "hits",
+      title: "hits",
+      note: "",
+      columns: keys.map((key) => ({ key, label: key, kind: "text" })),
+      rows,
+    });
+  }
+  let out = "";
+  printTable(rows, {
+    write: (s: string) => ((out += s), true),
+  } as unknown as NodeJS.WritableStream);
+  return out;
+}
+
+function runCompile(globals: GlobalOptions, o: { out?: string }): void {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const text = compileAlertRules(rulesOf(config, undefined));
+  if (o.out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  // Grafana's provisioning reads it (it holds no secret): written with the usual modes.
+  const dir = resolve(o.out);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, ALERT_RULES_FILE), text);
+  process.stdout.write(
+    `alert rules written to ${join(dir, ALERT_RULES_FILE)}\n`,
+  );
+}

@@ -1,0 +1,143 @@
+// A rule as the SELECT that finds its hits in a window, and its rows as hits. The contract of a
+// rule's SQL (docs/detections.md, "SQL rules"): it reads `{{sessions}}`, the sessions in scope
+// (those that arrived in the window when the detections job runs, those that started in the
+// range of a hunt), may read any other table of the database, and may use the window's bounds
+// as the parameters {window_from:DateTime64(3, 'UTC')} and {window_to:DateTime64(3, 'UTC')}.
+// It returns `session_id` and `event_time`, optionally `hit_key` (default: the session id),
+// `session_ids` and `arrived_at`; every other column is kept as a field of the hit.
+import {
+  chTime,
+  detectionRows,
+  scopedSelect,
+  SESSIONS_PLACEHOLDER,
+  sigmaSelect,
+  type DetectionHit,
+  type Scope,
+  type SigmaQuery,
+  type Warehouse,
+} from "../warehouse/index.js";
+import { DetectionRuleError, type Rule } from "./rule.js";
+import { compileSigma } from "./sigma.js";
+
+export interface Window {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly scope: Scope;
+}
+
+const RESERVED = new Set([
+  "hit_key",
+  "session_id",
+  "session_ids",
+  "event_time",
+  "arrived_at",
+]);
+
+/** The rule's Sigma compiled, once (its errors name the rule's file and line). */
+const compiledCache = new WeakMap<Rule, SigmaQuery>();
+function compiledSigmaOf(rule: Rule): SigmaQuery | undefined {
+  if (rule.logic.kind !== "sigma") return undefined;
+  let c = compiledCache.get(rule);
+  if (c === undefined) {
+    c = compileSigma(rule.logic.src, rule.logic.path, rule.id);
+    compiledCache.set(rule, c);
+  }
+  return c;
+}
+
+/** The SELECT of a rule, `{{sessions}}` replaced by the sessions of the scope. */
+export function ruleSql(rule: Rule, db: string, scope: Scope): string {
+  const text =
+    rule.logic.kind === "sql"
+      ? rule.logic.sql
+      : sigmaSelect(compiledSigmaOf(rule) as SigmaQuery);
+  // A rule that reads no session reads another table by the window's bounds.
+  if (!text.includes(SESSIONS_PLACEHOLDER) && !text.includes("{window_from:"))
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its sql reads neither ${SESSIONS_PLACEHOLDER} nor {window_from:…}`,
+      {
+        hint: `read the sessions of the window as FROM ${SESSIONS_PLACEHOLDER}; docs/detections.md, "SQL rules"`,
+      },
+    );
+  return scopedSelect(text, db, scope);
+}
+
+/** What a rule found in a window, as hits (not yet compared with those recorded). */
+export async function findHits(
+  w: Warehouse,
+  rule: Rule,
+  window: Window,
+  nowMs: number,
+): Promise<DetectionHit[]> {
+  const sql = ruleSql(rule, w.database, window.scope);
+  let rows;
+  try {
+    rows = await detectionRows(w, sql, {
+      window_from: chTime(window.fromMs),
+      window_to: chTime(window.toMs),
+    });
+  } catch (err) {
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its query failed: ${(err as Error).message.split("\n")[0]}`,
+      {
+        cause: err,
+        hint: "run the rule with `sessionhouse detect run --rule ID` and check its SQL against docs/detections.md",
+      },
+    );
+  }
+  return rows.map((row) => hitOf(rule, row, window, nowMs));
+}
+
+function hitOf(
+  rule: Rule,
+  row: Record<string, unknown>,
+  window: Window,
+  nowMs: number,
+): DetectionHit {
+  const sessionId = row.session_id;
+  const eventTime = row.event_time;
+  if (typeof sessionId !== "string" || typeof eventTime !== "string")
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: its query must return the columns session_id (String) and event_time (DateTime64)`,
+      {
+        hint: 'docs/detections.md, "SQL rules"',
+      },
+    );
+  const hitKey =
+    typeof row.hit_key === "string" && row.hit_key !== ""
+      ? row.hit_key
+      : sessionId;
+  if (hitKey === "")
+    throw new DetectionRuleError(
+      `${rule.file}:1: rule ${rule.id}: a row has neither session_id nor hit_key`,
+      {
+        hint: "a hit about no single session needs a hit_key",
+      },
+    );
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(row))
+    if (!RESERVED.has(k))
+      fields[k] = typeof v === "string" ? v : JSON.stringify(v);
+  const ids = Array.isArray(row.session_ids)
+    ? row.session_ids.map(String)
+    : sessionId
+      ? [sessionId]
+      : [];
+  return {
+    ruleId: rule.id,
+    hitKey,
+    title: rule.title,
+    severity: rule.severity,
+    attack: rule.attack,
+    tags: rule.tags,
+    sessionId,
+    sessionIds: ids,
+    eventTimeMs: Date.parse(eventTime.replace(" ", "T") + "Z"),
+    arrivedAtMs:
+      typeof row.arrived_at === "string"
+        ? Date.parse(row.arrived_at.replace(" ", "T") + "Z")
+        : window.toMs,
+    detectedAtMs: nowMs,
+    fields,
+  };
+}

@@ -1,0 +1,159 @@
+// The SQL of the detections (docs/detections.md): a rule's sessions in scope, a Sigma condition
+// tree (parsed and checked by src/detections/sigma.ts) as a WHERE clause over sessions_enriched
+// and its aggregation, and the query of a rule's Grafana alert. Every value goes in through
+// quoteString.
+import { OCSF_FIELDS } from "./detection-fields.js";
+import { quoteIdent, quoteString } from "./sql.js";
+import { Tables } from "./tables.js";
+
+/** One value test of a field. `like` holds a LIKE pattern, its own characters escaped. */
+export type FieldMatch =
+  | { op: "eq"; value: string; cased: boolean }
+  | { op: "like"; pattern: string; cased: boolean }
+  | { op: "re"; value: string }
+  | { op: "cidr"; value: string }
+  | { op: "num"; value: number }
+  | { op: "null" }
+  | { op: "exists"; present: boolean };
+
+export type Condition =
+  | { kind: "and" | "or"; parts: readonly Condition[] }
+  | { kind: "not"; part: Condition }
+  | { kind: "field"; field: string; match: FieldMatch };
+
+export interface SigmaQuery {
+  readonly where: Condition;
+  readonly count?: {
+    /** OCSF names of the grouping fields. */
+    readonly by: readonly string[];
+    /** Count distinct values of this OCSF field; events when undefined. */
+    readonly distinct: string | undefined;
+    readonly op: ">" | ">=" | "<" | "<=" | "=";
+    readonly threshold: number;
+    readonly timeframeSeconds: number;
+  };
+}
+
+/** What a rule's SQL reads as the sessions of its window. */
+export const SESSIONS_PLACEHOLDER = "{{sessions}}";
+
+/** Which sessions a window holds: those that arrived (were stored) in it, or those that started in it. */
+export type Scope = "arrived" | "started";
+
+/** The sessions of the window, one row per session as sessions_enriched gives it. */
+function scopeSql(db: string, scope: Scope): string {
+  const enriched = `${quoteIdent(db)}.${quoteIdent(Tables.sessionsEnriched)}`;
+  const from = "{window_from:DateTime64(3, 'UTC')}";
+  const to = "{window_to:DateTime64(3, 'UTC')}";
+  if (scope === "started")
+    return `(SELECT * FROM ${enriched} WHERE start_time >= ${from} AND start_time < ${to})`;
+  // The keys read in the window (session_keys is small and indexed by read time), then the
+  // sessions whose latest read is in the window: a session read again later belongs to that
+  // later window.
+  const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
+  return `(SELECT * FROM ${enriched} WHERE (start_time, id) IN (SELECT start_time, id FROM ${keys} WHERE fetched_at >= ${from} AND fetched_at < ${to}) AND fetched_at >= ${from} AND fetched_at < ${to})`;
+}
+
+/** A rule's SELECT with its sessions placeholder replaced by the sessions of the scope. */
+export function scopedSelect(text: string, db: string, scope: Scope): string {
+  return text.replaceAll(SESSIONS_PLACEHOLDER, scopeSql(db, scope));
+}
+
+function fieldSql(name: string): { sql: string; kind: string } {
+  const f = OCSF_FIELDS[name];
+  if (f === undefined)
+    throw new RangeError(`no field ${name} in the field map`);
+  return f;
+}
+
+function matchSql(x: string, kind: string, m: FieldMatch): string {
+  switch (m.op) {
+    case "eq":
+      return m.cased
+        ? `${x} = ${quoteString(m.value)}`
+        : `lowerUTF8(${x}) = ${quoteString(m.value.toLowerCase())}`;
+    case "like":
+      return `${x} ${m.cased ? "LIKE" : "ILIKE"} ${quoteString(m.pattern)}`;
+    case "re":
+      return `match(${x}, ${quoteString(m.value)})`;
+    case "cidr":
+      return `if(isIPv4String(${x}) OR isIPv6String(${x}), isIPAddressInRange(${x}, ${quoteString(m.value)}), false)`;
+    case "num":
+      return `${x} = ${m.value}`;
+    case "null":
+      return kind === "number" ? "false" : `${x} = ''`;
+    case "exists":
+      return m.present
+        ? kind === "number"
+          ? "true"
+          : `${x} != ''`
+        : kind === "number"
+          ? "false"
+          : `${x} = ''`;
+  }
+}
+
+/** A condition tree as SQL over sessions_enriched. */
+function conditionSql(c: Condition): string {
+  switch (c.kind) {
+    case "and":
+    case "or":
+      return c.parts.length === 1
+        ? conditionSql(c.parts[0] as Condition)
+        : c.parts
+            .map((p) => `(${conditionSql(p)})`)
+            .join(c.kind === "and" ? " AND " : " OR ");
+    case "not":
+      return `NOT (${conditionSql(c.part)})`;
+    case "field": {
+      const f = fieldSql(c.field);
+      if (f.kind !== "array") return matchSql(f.sql, f.kind, c.match);
+      // A list field: null and exists speak of the list, every other test of any element.
+      if (c.match.op === "null") return `empty(${f.sql})`;
+      if (c.match.op === "exists")
+        return c.match.present ? `notEmpty(${f.sql})` : `empty(${f.sql})`;
+      return `arrayExists(x -> ${matchSql("x", "string", c.match)}, ${f.sql})`;
+    }
+  }
+}
+
+/** The SELECT of a compiled Sigma rule over the sessions placeholder. */
+export function sigmaSelect(q: SigmaQuery): string {
+  const where = conditionSql(q.where);
+  if (q.count === undefined)
+    return `SELECT id AS session_id, start_time AS event_time, fetched_at AS arrived_at,
+  person_email, toString(resource_name) AS resource, client_ip_address
+FROM ${SESSIONS_PLACEHOLDER}
+WHERE ${where}`;
+  const { by, distinct, op, threshold, timeframeSeconds } = q.count;
+  const bucket = `toStartOfInterval(start_time, INTERVAL ${timeframeSeconds} SECOND)`;
+  const bySql = by.map((name) => `toString(${fieldSql(name).sql})`);
+  const groupCols = [...by.map((_b, i) => `by_${i}`), "bucket"];
+  const keyParts = [...by.map((_b, i) => `by_${i}`), "toString(bucket)"];
+  // Every stored session of the groups (by value and time bucket) that sessions of the window
+  // fall in: a session arriving late completes its group's count.
+  return `SELECT concat(${keyParts.join(", '|', ")}) AS hit_key, session_ids[1] AS session_id,
+  session_ids, event_time, arrived_at, toString(n) AS count${by.map((name, i) => `, by_${i} AS ${quoteIdent(name)}`).join("")}
+FROM (
+  SELECT ${[...bySql.map((s, i) => `${s} AS by_${i}`), `${bucket} AS bucket`].join(", ")},
+    ${distinct === undefined ? "count()" : `uniqExact(${fieldSql(distinct).sql})`} AS n,
+    groupArray(100)(id) AS session_ids, min(start_time) AS event_time, max(fetched_at) AS arrived_at
+  FROM ${Tables.sessionsEnriched}
+  WHERE (${where})
+    AND start_time >= (SELECT toStartOfInterval(min(start_time), INTERVAL ${timeframeSeconds} SECOND) FROM ${SESSIONS_PLACEHOLDER})
+    AND (${groupCols.join(", ")}) IN (
+      SELECT ${[...bySql, bucket].join(", ")} FROM ${SESSIONS_PLACEHOLDER} WHERE ${where})
+  GROUP BY ${groupCols.join(", ")}
+  HAVING n ${op} ${threshold}
+)`;
+}
+
+/** The query of a rule's Grafana alert: its hits recorded in the alert's range, one row per hit. */
+export function detectionAlertSql(ruleId: string): string {
+  return [
+    "SELECT hit_key, session_id, toFloat64(count()) AS hits",
+    `FROM ${Tables.detectionHits} FINAL`,
+    `WHERE rule_id = ${quoteString(ruleId)} AND $__timeFilter(detected_at)`,
+    "GROUP BY hit_key, session_id",
+  ].join("\n");
+}

@@ -1,0 +1,166 @@
+// The detections' side of the warehouse (migrations/0026_detections.sql): a rule's query run
+// with the database as the current one, the hits already recorded, new hits written, and how far
+// the stored sessions are complete for an evaluation of arrivals.
+import type { Warehouse } from "./client.js";
+import { chTime, fromChTime } from "./format.js";
+import { insertRows, type InsertOptions } from "./insert.js";
+import { selectRows } from "./select.js";
+import { qualified, quoteIdent } from "./sql.js";
+import { Tables } from "./tables.js";
+
+/** Runs recorded as running for longer than this are not waited for (see earliestRunningStart). */
+const RUNNING_HORIZON_MS = 6 * 3_600_000;
+
+/** One hit as the detection_hits table holds it. */
+export interface DetectionHit {
+  ruleId: string;
+  hitKey: string;
+  title: string;
+  severity: string;
+  attack: readonly string[];
+  tags: readonly string[];
+  sessionId: string;
+  sessionIds: readonly string[];
+  eventTimeMs: number;
+  arrivedAtMs: number;
+  detectedAtMs: number;
+  fields: Readonly<Record<string, string>>;
+}
+
+/**
+ * The rows of a rule's query. Table names in it are those of the configured database: the
+ * embedded engine keeps session state, so USE makes the database current; a server client
+ * sends it with every query.
+ */
+export async function detectionRows(
+  w: Warehouse,
+  sql: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>[]> {
+  if (w.kind === "embedded")
+    await w.client.command({ query: `USE ${quoteIdent(w.database)}` });
+  return selectRows<Record<string, unknown>>(w, sql, params);
+}
+
+/** Which of `keys` already have a hit of the rule. */
+export async function recordedHitKeys(
+  w: Warehouse,
+  ruleId: string,
+  keys: readonly string[],
+): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await selectRows<{ hit_key: string }>(
+    w,
+    `SELECT DISTINCT hit_key FROM ${qualified(w, Tables.detectionHits)}
+     WHERE rule_id = {rule:String} AND hit_key IN {keys:Array(String)}`,
+    { rule: ruleId, keys },
+  );
+  return new Set(rows.map((r) => r.hit_key));
+}
+
+export async function insertHits(
+  w: Warehouse,
+  hits: readonly DetectionHit[],
+  options: InsertOptions,
+): Promise<void> {
+  if (hits.length === 0) return;
+  await insertRows(
+    w,
+    Tables.detectionHits,
+    hits.map((h) => ({
+      rule_id: h.ruleId,
+      hit_key: h.hitKey,
+      title: h.title,
+      severity: h.severity,
+      attack: h.attack,
+      tags: h.tags,
+      session_id: h.sessionId,
+      session_ids: h.sessionIds,
+      event_time: chTime(h.eventTimeMs),
+      arrived_at: chTime(h.arrivedAtMs),
+      detected_at: chTime(h.detectedAtMs),
+      fields: h.fields,
+    })),
+    options,
+  );
+}
+
+/** The hits of a rule (every rule when undefined), oldest event first. */
+export async function storedHits(
+  w: Warehouse,
+  ruleId?: string,
+): Promise<DetectionHit[]> {
+  const rows = await selectRows<{
+    rule_id: string;
+    hit_key: string;
+    title: string;
+    severity: string;
+    attack: string[];
+    tags: string[];
+    session_id: string;
+    session_ids: string[];
+    event_time: string;
+    arrived_at: string;
+    detected_at: string;
+    fields: Record<string, string>;
+  }>(
+    w,
+    `SELECT * FROM ${qualified(w, Tables.detectionHits)} FINAL
+     WHERE {rule:String} = '' OR rule_id = {rule:String}
+     ORDER BY event_time, rule_id, hit_key`,
+    { rule: ruleId ?? "" },
+  );
+  return rows.map((r) => ({
+    ruleId: r.rule_id,
+    hitKey: r.hit_key,
+    title: r.title,
+    severity: r.severity,
+    attack: r.attack,
+    tags: r.tags,
+    sessionId: r.session_id,
+    sessionIds: r.session_ids,
+    eventTimeMs: fromChTime(r.event_time),
+    arrivedAtMs: fromChTime(r.arrived_at),
+    detectedAtMs: fromChTime(r.detected_at),
+    fields: r.fields,
+  }));
+}
+
+/**
+ * The earliest start of a run still running, of any job but `exceptJob`: every row such a run
+ * writes is fetched at or after its start, so the stored data is complete up to that instant
+ * (undefined when nothing else is running). A run recorded as running that started more than
+ * RUNNING_HORIZON before `nowMs` is taken as dead (a process killed before `run` marks it
+ * abandoned), so that it cannot hold every rule back for ever.
+ */
+export async function earliestRunningStart(
+  w: Warehouse,
+  exceptJob: string,
+  nowMs: number,
+): Promise<number | undefined> {
+  const rows = await selectRows<{ started: string | null }>(
+    w,
+    `SELECT min(started_at) AS started FROM (
+       SELECT job, started_at, status FROM ${qualified(w, Tables.runs)} FINAL
+       WHERE started_at > {since:DateTime64(3, 'UTC')}
+     ) WHERE status = 'running' AND job != {job:String}
+     HAVING count() > 0`,
+    { job: exceptJob, since: chTime(nowMs - RUNNING_HORIZON_MS) },
+  );
+  const started = rows[0]?.started;
+  return started ? fromChTime(started) : undefined;
+}
+
+/** Empties every table of the database but the migrations' own (a `detect test` scratch database). */
+export async function emptyTables(w: Warehouse): Promise<void> {
+  const tables = await selectRows<{ name: string }>(
+    w,
+    `SELECT name FROM system.tables
+     WHERE database = {db:String} AND engine LIKE '%MergeTree' AND name != {keep:String}`,
+    { db: w.database, keep: Tables.schemaMigrations },
+  );
+  for (const t of tables)
+    await w.client.command({
+      query: `TRUNCATE TABLE ${qualified(w, t.name)}`,
+    });
+}

@@ -1,0 +1,160 @@
+// `sessionhouse detect` as a user runs it (the built CLI, a child process): `test` runs the
+// shipped rules' fixtures and passes (this is how CI runs them); a rule whose fixture is wrong
+// fails the command, naming the rule, its file, the fixture and its line; `run` hunts over
+// sessions a sync stored, and finds exactly the sessions the rule describes.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
+import type { Simulator } from "../../../src/simulator/index.js";
+import { buildCli, cleanEnv, removeCli, runCli } from "../../helpers/cli.js";
+import type { CliPackage } from "../../helpers/cli.js";
+import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
+import { freshDatabaseName, testDataDir } from "../../helpers/warehouse.js";
+
+let sim: Simulator;
+let cli: CliPackage;
+
+beforeAll(async () => {
+  cli = await buildCli();
+  sim = await testSimulator({ historyDays: 2 });
+}, 120_000);
+
+afterAll(async () => {
+  await sim?.close();
+  removeCli(cli);
+});
+
+const env = (extra: Record<string, string> = {}) =>
+  cleanEnv({
+    SESSIONHOUSE_API_URL: sim.url,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_DATA_DIR: testDataDir(),
+    CLICKHOUSE_URL: process.env.CLICKHOUSE_URL,
+    SESSIONHOUSE_LOG_LEVEL: "warn",
+    ...extra,
+  });
+
+/** `detect test --dir DIR`. */
+const testRules = (dir: string) =>
+  runCli(cli, ["detect", "test", "--dir", dir], env(), 120_000);
+
+describe("detect test", () => {
+  it("passes on the shipped rules, every fixture of every rule", async () => {
+    const rules = loadRules([SHIPPED_RULES_DIR]);
+    const fixtures = rules.reduce((n, r) => n + r.fixtures.length, 0);
+    const r = await runCli(cli, ["detect", "test"], env(), 300_000);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(fixtures);
+    expect(lines.at(-1)).toBe(
+      `${rules.length} rules, ${fixtures} fixtures, 0 failed`,
+    );
+  }, 300_000);
+
+  it("fails naming the rule, its file, the fixture and its line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "detect-cli-"));
+    writeFileSync(
+      join(dir, "wrong.yaml"),
+      `id: wrong
+title: Every postgres session
+description: a rule whose second fixture is wrong
+severity: low
+owner: tests
+sql: SELECT id AS session_id, start_time AS event_time FROM {{sessions}} WHERE resource_technology = 'postgres'
+fixtures:
+  - name: a postgres session
+    fires: true
+    sessions: [{}]
+  - name: another postgres session
+    fires: false
+    sessions: [{}]
+`,
+    );
+    const r = await testRules(dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `ok   wrong (${join(dir, "wrong.yaml")}:8): a postgres session\n`,
+    );
+    expect(r.stdout).toContain(
+      `FAIL wrong (${join(dir, "wrong.yaml")}:11): another postgres session: must not fire, 1 hit(s)\n`,
+    );
+    expect(r.stderr).toContain(
+      "error: 1 fixture failed: wrong / another postgres session\n",
+    );
+  }, 120_000);
+
+  it("refuses a rule file that is not valid, naming the file and the line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "detect-cli-"));
+    writeFileSync(
+      join(dir, "bad.yaml"),
+      "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n",
+    );
+    const r = await testRules(dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${join(dir, "bad.yaml")}:4: rule bad: severity: `,
+    );
+  }, 60_000);
+});
+
+describe("detect run", () => {
+  it("hunts over the sessions a sync stored, and finds exactly those the rule describes", async () => {
+    const e = env({ CLICKHOUSE_DATABASE: freshDatabaseName() });
+    const from = new Date(NOON - 86_400_000).toISOString();
+    const to = new Date(NOON).toISOString();
+    const sync = await runCli(
+      cli,
+      ["sync", "sessions", "--from", from, "--to", to],
+      e,
+      300_000,
+    );
+    expect(sync.code, sync.stderr).toBe(0);
+    const huntArgs = [
+      ...["detect", "run", "--rule", "external-address-session"],
+      ...["--from", from, "--to", to],
+    ];
+
+    const hunt = await runCli(cli, [...huntArgs, "--format", "json"], e);
+    expect(hunt.code, hunt.stderr).toBe(0);
+    const hits = JSON.parse(hunt.stdout) as {
+      session_id: string;
+      client_ip_address: string;
+    }[];
+    const expected = await runCli(
+      cli,
+      [
+        "query",
+        "--format",
+        "JSONEachRow",
+        `SELECT id FROM sessions FINAL WHERE start_time >= parseDateTime64BestEffort('${from}', 3) AND start_time < parseDateTime64BestEffort('${to}', 3)
+         AND lower(session_status) = 'completed' AND client_ip_address != ''
+         AND NOT isIPAddressInRange(client_ip_address, '10.0.0.0/8') AND NOT isIPAddressInRange(client_ip_address, '192.168.0.0/16')
+         AND NOT isIPAddressInRange(client_ip_address, '172.16.0.0/12') AND NOT isIPAddressInRange(client_ip_address, '127.0.0.0/8')`,
+      ],
+      e,
+    );
+    const ids = expected.stdout
+      .trim()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(hits.map((h) => h.session_id).sort()).toEqual(ids.sort());
+
+    const out = join(mkdtempSync(join(tmpdir(), "detect-cli-")), "hits.csv");
+    const csv = await runCli(
+      cli,
+      [...huntArgs, "--format", "csv", "--out", out],
+      e,
+    );
+    expect(csv.stdout).toBe(
+      `${ids.length} hits of external-address-session written to ${out}\n`,
+    );
+    const lines = readFileSync(out, "utf8").trim().split("\r\n");
+    expect(lines[0]).toMatch(/^rule,hit_key,session_id,event_time,arrived_at,/);
+    expect(lines).toHaveLength(ids.length + 1);
+  }, 400_000);
+});

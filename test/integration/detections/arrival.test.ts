@@ -1,0 +1,222 @@
+// Windows on arrival, on the real engine: a rule reads the sessions stored since its checkpoint
+// whatever their start; a session stored an hour late fires once, when it arrives; a session read
+// again (a later fetched_at) never fires a second time; the window never passes the start of a run
+// still writing, so nothing it stores later is skipped. The job of `run` records the shipped
+// rules' hits.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ControlPlaneApi } from "../../../src/api/control-plane.js";
+import type { Config } from "../../../src/config/index.js";
+import { evaluateRules } from "../../../src/detections/evaluate.js";
+import { fixtureSession } from "../../../src/detections/fixtures.js";
+import { loadRules, type Rule } from "../../../src/detections/rule.js";
+import { withRun } from "../../../src/pipeline/context.js";
+import { SessionWriter } from "../../../src/pipeline/session-writer.js";
+import { pipelineJobs, planJobs } from "../../../src/scheduler/jobs.js";
+import { createLogger } from "../../../src/util/logger.js";
+import {
+  readCheckpoint,
+  recordRun,
+} from "../../../src/warehouse/bookkeeping.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+
+const T = Date.UTC(2026, 0, 5, 12);
+const MIN = 60_000;
+let config: Config;
+let w: Warehouse;
+let rules: Rule[];
+
+beforeAll(async () => {
+  config = await testConfig();
+  w = await migratedWarehouse(config);
+  const dir = mkdtempSync(join(tmpdir(), "detect-arrival-"));
+  writeFileSync(
+    join(dir, "postgres.yaml"),
+    `id: postgres-sessions
+title: Sessions as postgres
+description: every session through the postgres account
+severity: low
+owner: tests
+sql: |
+  SELECT id AS session_id, start_time AS event_time, fetched_at AS arrived_at
+  FROM {{sessions}} WHERE native_username = 'postgres'
+fixtures:
+  - { name: a, fires: true, sessions: [{ user: { native: { username: postgres } } }] }
+  - { name: b, fires: false, sessions: [{}] }
+`,
+  );
+  rules = loadRules([dir]);
+}, 60_000);
+
+afterAll(async () => {
+  await w.close();
+});
+
+/** Stores sessions of the postgres account as a sync stores them, fetched at `fetchedAtMs`. */
+async function store(
+  fetchedAtMs: number,
+  ...sessions: { id: string; start: string; address?: string }[]
+): Promise<void> {
+  const api = ControlPlaneApi.fromConfig(config);
+  try {
+    await withRun(
+      { config, api, warehouse: w, logger: createLogger({ level: "silent" }) },
+      "test.store",
+      async (ctx) => {
+        const writer = new SessionWriter(ctx);
+        await writer.add(
+          sessions.map((s) => {
+            const text = JSON.stringify(
+              fixtureSession(
+                {
+                  startTime: s.start,
+                  user: { native: { username: "postgres" } },
+                  network: { clientIpAddress: s.address ?? "10.0.0.10" },
+                },
+                s.id,
+              ),
+            );
+            return { text, value: JSON.parse(text) as unknown };
+          }),
+          fetchedAtMs,
+        );
+        await writer.drain();
+      },
+    );
+  } finally {
+    await api.close();
+  }
+}
+
+const evaluate = (nowMs: number) =>
+  evaluateRules(w, rules, {
+    insert: { retries: 0 },
+    initialLookbackMs: 3_600_000,
+    nowMs,
+  });
+
+async function hits(): Promise<{ hit_key: string; event_time: string }[]> {
+  return select(
+    w,
+    "SELECT hit_key, event_time FROM {db}.detection_hits FINAL ORDER BY hit_key",
+  );
+}
+
+describe("windows on arrival", () => {
+  it("fire once per session: on arrival, late or not, and never again on a re-read", async () => {
+    await store(T, { id: "a", start: "2026-01-05T11:50:00Z" });
+    const first = await evaluate(T + MIN);
+    expect(first[0]?.hits).toBe(1);
+    expect(
+      (await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs,
+    ).toBe(T + MIN);
+
+    // Started an hour before `a`, stored after the first evaluation: the next window has it.
+    await store(T + 2 * MIN, { id: "late", start: "2026-01-05T10:50:00Z" });
+    const second = await evaluate(T + 3 * MIN);
+    expect(second[0]).toMatchObject({
+      hits: 1,
+      window: { fromMs: T + MIN, toMs: T + 3 * MIN },
+    });
+
+    // `a` read again: a new version arrives, nothing fires.
+    await store(T + 4 * MIN, { id: "a", start: "2026-01-05T11:50:00Z" });
+    const third = await evaluate(T + 5 * MIN);
+    expect(third[0]?.hits).toBe(0);
+    expect(await hits()).toEqual([
+      { hit_key: "a", event_time: "2026-01-05 11:50:00.000" },
+      { hit_key: "late", event_time: "2026-01-05 10:50:00.000" },
+    ]);
+  });
+
+  it("stop at the start of a run still writing, and read what it stored once it ended", async () => {
+    const run = {
+      runId: "run-writing",
+      job: "sessions",
+      startedAtMs: T + 6 * MIN,
+      pages: 0,
+      rowsInserted: 0,
+      deadLetters: 0,
+      retries: 0,
+      error: "",
+    };
+    // The run's own clock is the wall clock's: the test's instants are in the past, so the
+    // evaluation's `now` is too, and only the run bounds the window.
+    await recordRun(w, { ...run, status: "running" }, { retries: 0 });
+    await store(T + 7 * MIN, {
+      id: "during-run",
+      start: "2026-01-05T12:05:00Z",
+    });
+    const during = await evaluate(T + 8 * MIN);
+    expect(during[0]).toMatchObject({ hits: 0, window: { toMs: T + 6 * MIN } });
+    expect(
+      (await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs,
+    ).toBe(T + 6 * MIN);
+
+    await recordRun(
+      w,
+      { ...run, status: "succeeded", finishedAtMs: T + 9 * MIN },
+      { retries: 0 },
+    );
+    const after = await evaluate(T + 10 * MIN);
+    expect(after[0]).toMatchObject({
+      hits: 1,
+      window: { fromMs: T + 6 * MIN, toMs: T + 10 * MIN },
+    });
+    expect((await hits()).map((h) => h.hit_key)).toEqual([
+      "a",
+      "during-run",
+      "late",
+    ]);
+  });
+});
+
+describe("the detections job of run", () => {
+  it("is scheduled, and records the hits of the shipped rules over what arrived", async () => {
+    const plan = planJobs(config).find((p) => p.name === "detections");
+    expect(plan).toMatchObject({ kind: "detections", schedule: "* * * * *" });
+    // A session from a public address, stored a minute ago, of a person last active in January:
+    // external-address-session and access-after-quiet-spell fire.
+    await store(Date.now() - 60_000, {
+      id: "public",
+      start: new Date(Date.now() - 600_000).toISOString(),
+      address: "198.51.100.7",
+    });
+    const api = ControlPlaneApi.fromConfig(config);
+    try {
+      const [job] = pipelineJobs(
+        {
+          config,
+          api,
+          warehouse: w,
+          logger: createLogger({ level: "silent" }),
+        },
+        plan ? [plan] : [],
+      );
+      const idle = new AbortController().signal;
+      await job?.run({ signal: idle, stopping: idle });
+    } finally {
+      await api.close();
+    }
+    const rows = await select<{ rule_id: string; hit_key: string }>(
+      w,
+      "SELECT rule_id, hit_key FROM {db}.detection_hits FINAL WHERE hit_key = 'public' ORDER BY rule_id",
+    );
+    expect(rows).toEqual([
+      { rule_id: "access-after-quiet-spell", hit_key: "public" },
+      { rule_id: "external-address-session", hit_key: "public" },
+    ]);
+    const [run] = await select<{ status: string }>(
+      w,
+      "SELECT status FROM {db}.runs FINAL WHERE job = 'detections'",
+    );
+    expect(run?.status).toBe("succeeded");
+  });
+});

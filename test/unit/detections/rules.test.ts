@@ -1,0 +1,201 @@
+// The rule files: the shipped set loads and is what the brief of a detection set asks (one id
+// each, ATT&CK ids, fixtures both ways, adapted public Sigma rules that keep their attribution);
+// a bad rule is refused naming its file, its rule and the line; the Sigma subset refuses what it
+// does not support the same way; the committed Grafana provisioning is the compiler's output.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  ALERT_RULES_FILE,
+  compileAlertRules,
+} from "../../../src/detections/grafana.js";
+import { ruleSql } from "../../../src/detections/query.js";
+import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
+import { REPO_ROOT } from "../../helpers/dashboards.js";
+
+const shipped = loadRules([SHIPPED_RULES_DIR]);
+
+/** Loads one rule written to a file of its own; returns the error's message (or "" when none). */
+function problemOf(text: string, name = "rule.yaml"): string {
+  const dir = mkdtempSync(join(tmpdir(), "detect-rule-"));
+  writeFileSync(join(dir, name), text);
+  try {
+    const [rule] = loadRules([dir]);
+    if (rule) ruleSql(rule, "db", "arrived");
+    return "";
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const HEAD = `id: r1
+title: T
+description: D
+severity: high
+attack: [T1078]
+owner: me
+`;
+const FIXTURES = `fixtures:
+  - { name: fires, fires: true, sessions: [{}] }
+  - { name: quiet, fires: false }
+`;
+const sigma = (detection: string) =>
+  `${HEAD}sigma:
+  logsource: { product: sessionhouse }
+  detection:
+${detection
+  .split("\n")
+  .map((l) => `    ${l}`)
+  .join("\n")}
+${FIXTURES}`;
+
+describe("the shipped rules", () => {
+  it("are at least twelve, each with fixtures that fire and fixtures that do not", () => {
+    expect(shipped.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(shipped.map((r) => r.id)).size).toBe(shipped.length);
+    for (const r of shipped) {
+      expect(
+        r.fixtures.some((f) => f.fires),
+        r.id,
+      ).toBe(true);
+      expect(
+        r.fixtures.some((f) => !f.fires),
+        r.id,
+      ).toBe(true);
+      for (const t of r.attack) expect(t).toMatch(/^T\d{4}(\.\d{3})?$/);
+    }
+  });
+
+  it("adapt at least three public Sigma rules, naming the source rule and its licence", () => {
+    const adapted = shipped.filter(
+      (r) => r.logic.kind === "sigma" && /DRL\) 1\.1/.test(r.source ?? ""),
+    );
+    expect(adapted.length).toBeGreaterThanOrEqual(3);
+    for (const r of adapted)
+      expect(r.source).toMatch(/id [0-9a-f-]{36}, SigmaHQ\/sigma\s+rules\//);
+  });
+
+  it("compile to the committed Grafana provisioning file, one alert per rule", () => {
+    const committed = readFileSync(
+      join(REPO_ROOT, "dashboards/provisioning/alerting", ALERT_RULES_FILE),
+      "utf8",
+    );
+    expect(committed).toBe(compileAlertRules(shipped));
+    for (const r of shipped) expect(committed).toContain(`uid: det-${r.id}\n`);
+  });
+});
+
+describe("a rule that cannot be used", () => {
+  it("is refused naming the file, the rule, the member and its line", () => {
+    const msg = problemOf(
+      `${HEAD.replace("severity: high", "severity: urgent")}sql: SELECT 1 FROM {{sessions}}\n${FIXTURES}`,
+    );
+    expect(msg).toMatch(/rule\.yaml:4: rule r1: severity: /);
+  });
+
+  it("with an ATT&CK id of the wrong form is refused at its line", () => {
+    expect(
+      problemOf(
+        `${HEAD.replace("[T1078]", "\n  - T1078\n  - TA0001")}sql: x {{sessions}}\n${FIXTURES}`,
+      ),
+    ).toMatch(
+      /rule\.yaml:7: rule r1: attack\.1: an ATT&CK technique id looks like T1078 or T1078\.003/,
+    );
+  });
+
+  it("without fixtures that do not fire is refused", () => {
+    expect(
+      problemOf(
+        `${HEAD}sql: x {{sessions}}\nfixtures:\n  - { name: a, fires: true }\n  - { name: b, fires: true }\n`,
+      ),
+    ).toMatch(
+      /rule r1: fixtures: fixtures need at least one that fires and one that does not/,
+    );
+  });
+
+  it("whose SQL reads no window is refused", () => {
+    expect(problemOf(`${HEAD}sql: SELECT 1\n${FIXTURES}`)).toMatch(
+      /rule r1: its sql reads neither \{\{sessions\}\}/,
+    );
+  });
+
+  it("that is not YAML is refused at the line", () => {
+    expect(problemOf(`${HEAD}sql: [unclosed\n`)).toMatch(
+      /rule\.yaml:\d+: not valid YAML/,
+    );
+  });
+});
+
+describe("the Sigma subset", () => {
+  it.each([
+    [
+      "keyword search",
+      "keywords:\n  - drop\ncondition: keywords",
+      /:11: rule r1: keyword search .* is not supported/,
+    ],
+    [
+      "an unknown modifier",
+      "selection:\n  database.name|base64: x\ncondition: selection",
+      /:11: rule r1: Sigma modifier `base64` is not supported/,
+    ],
+    [
+      "a field outside the map",
+      "selection:\n  EventID: 4625\ncondition: selection",
+      /:11: rule r1: field `EventID` is not in the field map/,
+    ],
+    [
+      "near",
+      "a:\n  database.name: x\ncondition: a | near b",
+      /:12: rule r1: aggregation `near b` is not supported/,
+    ],
+    [
+      "an aggregation without timeframe",
+      "a:\n  database.name: x\ncondition: a | count() by user.name > 3",
+      /:12: rule r1: an aggregation needs a `timeframe`/,
+    ],
+    [
+      "a list of conditions",
+      "a:\n  database.name: x\ncondition:\n  - a\n  - a",
+      /:13: rule r1: a list of Sigma conditions is not supported/,
+    ],
+    [
+      "a selection the condition does not have",
+      "a:\n  database.name: x\ncondition: a and b",
+      /:12: rule r1: condition: `b` names no selection/,
+    ],
+    [
+      "a bad CIDR",
+      "a:\n  src_endpoint.ip|cidr: 10.0.0.0/33\ncondition: a",
+      /:11: rule r1: `10.0.0.0\/33` is not a CIDR range/,
+    ],
+  ])(
+    "refuses %s, naming the construct and its line",
+    (_what, detection, expected) => {
+      expect(problemOf(sigma(detection))).toMatch(expected);
+    },
+  );
+
+  it("refuses another product", () => {
+    expect(
+      problemOf(
+        sigma("a:\n  database.name: x\ncondition: a").replace(
+          "product: sessionhouse",
+          "product: windows",
+        ),
+      ),
+    ).toMatch(/:8: rule r1: logsource\.product must be sessionhouse/);
+  });
+
+  it("writes every value through the quoting function", () => {
+    const dir = mkdtempSync(join(tmpdir(), "detect-rule-"));
+    writeFileSync(
+      join(dir, "r.yaml"),
+      sigma('a:\n  database.name: "o\'brien\\\\"\ncondition: a'),
+    );
+    const [rule] = loadRules([dir]);
+    expect(rule && ruleSql(rule, "db", "arrived")).toContain(
+      String.raw`lowerUTF8(resource_name) = 'o\'brien\\'`,
+    );
+  });
+});
