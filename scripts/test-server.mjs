@@ -30,6 +30,12 @@ const SUITES = [
   "test/integration/cli/windows.test.ts",
   "test/integration/warehouse/standard-views.test.ts",
   "test/integration/cli/export.test.ts",
+  "test/integration/warehouse/upgrade-fixtures.test.ts",
+  "test/integration/cli/migrate-dry-run.test.ts",
+  "test/integration/cli/migrate-killed.test.ts",
+  "test/integration/detections/arrival.test.ts",
+  "test/integration/detections/sigma.test.ts",
+  "test/integration/cli/detect.test.ts",
 ];
 
 const front = spawn(process.execPath, ["scripts/http-front.mjs"], {

@@ -85,47 +85,6 @@ export async function insertHits(
   );
 }
 
-/** The hits of a rule (every rule when undefined), oldest event first. */
-export async function storedHits(
-  w: Warehouse,
-  ruleId?: string,
-): Promise<DetectionHit[]> {
-  const rows = await selectRows<{
-    rule_id: string;
-    hit_key: string;
-    title: string;
-    severity: string;
-    attack: string[];
-    tags: string[];
-    session_id: string;
-    session_ids: string[];
-    event_time: string;
-    arrived_at: string;
-    detected_at: string;
-    fields: Record<string, string>;
-  }>(
-    w,
-    `SELECT * FROM ${qualified(w, Tables.detectionHits)} FINAL
-     WHERE {rule:String} = '' OR rule_id = {rule:String}
-     ORDER BY event_time, rule_id, hit_key`,
-    { rule: ruleId ?? "" },
-  );
-  return rows.map((r) => ({
-    ruleId: r.rule_id,
-    hitKey: r.hit_key,
-    title: r.title,
-    severity: r.severity,
-    attack: r.attack,
-    tags: r.tags,
-    sessionId: r.session_id,
-    sessionIds: r.session_ids,
-    eventTimeMs: fromChTime(r.event_time),
-    arrivedAtMs: fromChTime(r.arrived_at),
-    detectedAtMs: fromChTime(r.detected_at),
-    fields: r.fields,
-  }));
-}
-
 /**
  * The earliest start of a run still running, of any job but `exceptJob`: every row such a run
  * writes is fetched at or after its start, so the stored data is complete up to that instant

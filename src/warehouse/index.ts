@@ -85,7 +85,6 @@ export {
   emptyTables,
   insertHits,
   recordedHitKeys,
-  storedHits,
   type DetectionHit,
 } from "./detections.js";
 export { OCSF_FIELDS, type FieldDef } from "./detection-fields.js";
