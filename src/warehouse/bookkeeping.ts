@@ -21,10 +21,18 @@ export interface Checkpoint {
 // not the latest row: a late write of an older position, from a second process that has not
 // yet stopped, never moves a read back. writeCheckpoint does not write behind the stored
 // position, so merges, which keep the latest row, do not either (docs/scale-out.md).
+/**
+ * Which row of a stream's checkpoints is its position: the greatest one (a later write behind it
+ * never wins), the latest of those on a tie. Every reader of checkpoints (status, the runs,
+ * the coverage report) orders by it.
+ */
+export const CHECKPOINT_OF_STREAM =
+  "ORDER BY stream, position DESC, updated_at DESC LIMIT 1 BY stream";
+
 const CHECKPOINT_ROWS = (w: Warehouse, where: string) =>
   `SELECT stream, position, detail, updated_at FROM ${qualified(w, Tables.checkpoints)}
    WHERE ${where}
-   ORDER BY stream, position DESC, updated_at DESC LIMIT 1 BY stream`;
+   ${CHECKPOINT_OF_STREAM}`;
 
 interface CheckpointRow {
   stream: string;

@@ -3,7 +3,7 @@
 // Parameters: {from}, {to} (DateTime64(3, 'UTC') text), the report's period [from, to).
 // A column formatted under its own name is referred to through its table alias elsewhere in the
 // query (an alias would shadow the column in WHERE and ORDER BY).
-import { COVERS_FROM_KEY } from "../bookkeeping.js";
+import { CHECKPOINT_OF_STREAM, COVERS_FROM_KEY } from "../bookkeeping.js";
 import type { ReportQuery } from "./query.js";
 
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
@@ -17,8 +17,8 @@ export const coverageQueries = {
     sql: `SELECT stream,
        if(JSONHas(detail, '${COVERS_FROM_KEY}'), ${T(`fromUnixTimestamp64Milli(JSONExtractInt(detail, '${COVERS_FROM_KEY}'), 'UTC')`)}, '') AS covers_from,
        ${T("position")} AS position, ${T("updated_at")} AS updated_at
-FROM {{db}}.checkpoints FINAL
-ORDER BY stream`,
+FROM {{db}}.checkpoints
+${CHECKPOINT_OF_STREAM}`,
   },
   sessionsExtent: {
     id: "coverage.sessions_extent",
