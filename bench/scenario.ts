@@ -26,6 +26,7 @@ import { DEFAULT_BRAND_MEMBER } from "../src/simulator/wire.js";
 import { runDashboards } from "./dashboards.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
+import { runScale } from "./scale.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -61,7 +62,8 @@ export type ScenarioArgs =
       toMs: number;
     }
   | { kind: "dashboards"; dataDir: string; sessions: number }
-  | { kind: "retention"; dataDir: string; sessions: number };
+  | { kind: "retention"; dataDir: string; sessions: number }
+  | { kind: "scale"; dataDir: string; sessions: number };
 
 function config(a: {
   url?: string;
@@ -233,6 +235,10 @@ async function main(): Promise<void> {
     }
     case "retention": {
       print(await runRetention(args.dataDir, args.sessions));
+      return;
+    }
+    case "scale": {
+      print(await runScale(args.dataDir, args.sessions));
       return;
     }
   }
