@@ -4,7 +4,7 @@
 // dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../src/config/index.js";
+import { loadConfig, type Config } from "../src/config/index.js";
 import {
   migrate,
   openWarehouse,
@@ -62,6 +62,27 @@ export interface PanelLatency {
   p50: number;
   p95: number;
   rows: number;
+}
+
+/** A new, migrated database `bench` in `dataDir` (emptied first), and its configuration. */
+export async function openBench(
+  dataDir: string,
+): Promise<{ w: Warehouse; config: Config }> {
+  rmSync(dataDir, { recursive: true, force: true });
+  const config = loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: "unused-key",
+      SESSIONHOUSE_DATA_DIR: dataDir,
+      CLICKHOUSE_DATABASE: "bench",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+    },
+  });
+  const w = await openWarehouse(config);
+  await migrate(w, {
+    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
+  });
+  return { w, config };
 }
 
 async function command(w: Warehouse, sql: string): Promise<void> {
@@ -428,19 +449,7 @@ export async function runDashboards(
   variables: VariableLatency[];
   panels: PanelLatency[];
 }> {
-  rmSync(dataDir, { recursive: true, force: true });
-  const config = loadConfig({
-    env: {
-      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
-      SESSIONHOUSE_API_KEY: "unused-key",
-      SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
-    },
-  });
-  const w = await openWarehouse(config);
-  await migrate(w, {
-    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
-  });
+  const { w } = await openBench(dataDir);
   const generated = performance.now();
   await generateSessions(w, sessions);
   await generateAggregations(w);

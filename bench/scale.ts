@@ -9,26 +9,23 @@
 // through the CLI, each in a process of its own.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, type Config } from "../src/config/index.js";
+import type { Config } from "../src/config/index.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
+import type { Warehouse } from "../src/warehouse/index.js";
+import { loadDashboards } from "../test/helpers/dashboards.js";
+import { panelSql, resolveVariables } from "../test/helpers/panels.js";
+import { measure } from "./retention.js";
 import {
-  migrate,
-  openWarehouse,
-  type Warehouse,
-} from "../src/warehouse/index.js";
-import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
-import {
-  ALL,
   queryInterval,
   renderQuery,
-  type TemplateVariable,
   type TimeRange,
 } from "../test/helpers/grafana-sql.js";
 import {
   END_MS,
   generateAggregations,
   generateSessions,
+  openBench,
   type Population,
 } from "./dashboards.js";
 
@@ -202,56 +199,12 @@ async function load(
     await command(w, `OPTIMIZE TABLE bench.\`${table}\` FINAL`);
 }
 
-async function timed(
-  w: Warehouse,
-  sql: string,
-): Promise<{ ms: number; rows: number }> {
-  const started = performance.now();
-  const rs = await w.client.query({
-    query: sql,
-    format: "JSONCompact",
-    clickhouse_settings: { max_execution_time: 600 },
-  });
-  const body = (await rs.json()) as unknown as { data: unknown[] };
-  return { ms: performance.now() - started, rows: body.data.length };
-}
-
 const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 5);
-
-/** One warm-up, then RUNS runs. */
-async function measure(
-  w: Warehouse,
-  sql: string,
-): Promise<{ p50: number; p95: number; rows: number }> {
-  await timed(w, sql);
-  const times: number[] = [];
-  let n = 0;
-  for (let i = 0; i < RUNS; i++) {
-    const t = await timed(w, sql);
-    times.push(t.ms);
-    n = t.rows;
-  }
-  times.sort((a, b) => a - b);
-  const at = (p: number) =>
-    times[Math.min(times.length - 1, Math.ceil((times.length - 1) * p))] ?? NaN;
-  return { p50: at(0.5), p95: at(0.95), rows: n };
-}
 
 /** The chosen user and resource: the busiest pair of the last day (what someone would look at). */
 interface Chosen {
   user: string;
   resource: string;
-}
-
-/** Template variables named for a user or a resource take the chosen one; the rest stay at All. */
-function chosenValue(
-  name: string,
-  chosen: Chosen | undefined,
-): string | undefined {
-  if (chosen === undefined) return undefined;
-  if (name === "user") return chosen.user;
-  if (name === "resource") return chosen.resource;
-  return undefined;
 }
 
 /** Every variable and panel of every dashboard for one range and one choice of filters. */
@@ -260,12 +213,18 @@ async function dashboardsAt(
   range: TimeRange,
   rangeName: string,
   chosen: Chosen | undefined,
-  samples: Readonly<Record<string, string>>,
 ): Promise<ScaleLatency[]> {
   const out: ScaleLatency[] = [];
   const filter = chosen === undefined ? "all" : "one user and resource";
+  const picks = new Map<string, string[]>(
+    chosen
+      ? [
+          ["user", [chosen.user]],
+          ["resource", [chosen.resource]],
+        ]
+      : [],
+  );
   for (const { dashboard } of loadDashboards()) {
-    const variables: TemplateVariable[] = [];
     const note = (
       query: string,
       m: { p50: number; p95: number; rows: number },
@@ -277,54 +236,32 @@ async function dashboardsAt(
         filter,
         ...m,
       });
-    for (const v of dashboard.templating.list) {
-      if (v.type === "textbox" || v.type === "custom") {
-        let value = chosenValue(v.name, chosen) ?? v.current.value;
-        if (value === "") value = samples[v.name] ?? "";
-        variables.push({ name: v.name, current: value, options: [value] });
-        continue;
-      }
-      if (v.type === "constant") {
-        variables.push({ name: v.name, current: v.query, options: [v.query] });
-        continue;
-      }
-      if (v.type !== "query") continue;
-      const sql = renderQuery(v.query, {
-        range,
-        intervalMs: queryInterval(range),
-        variables,
-      });
-      const m = await measure(w, sql);
-      note(`variable ${v.name}`, m);
-      const options = (await w.client
-        .query({ query: sql, format: "JSONCompact" })
-        .then((r) => r.json())) as unknown as {
-        data: unknown[][];
-      };
-      const picked = chosenValue(v.name, chosen);
-      variables.push({
-        name: v.name,
-        current:
-          picked !== undefined
-            ? v.multi
-              ? [picked]
-              : picked
-            : v.multi
-              ? [ALL]
-              : ALL,
-        options: options.data.map((r) => String(r[0])),
-        allValue: v.allValue,
-      });
-    }
+    const { variables } = await resolveVariables(w, dashboard, {
+      range,
+      chosen: picks,
+    });
+    // Each variable's query as Grafana sends it: with the variables before it.
+    for (const [i, v] of dashboard.templating.list.entries())
+      if (v.type === "query")
+        note(
+          `variable ${v.name}`,
+          await measure(
+            w,
+            renderQuery(v.query, {
+              range,
+              intervalMs: queryInterval(range),
+              variables: variables.filter((x) =>
+                dashboard.templating.list
+                  .slice(0, i)
+                  .some((before) => before.name === x.name),
+              ),
+            }),
+            RUNS,
+          ),
+        );
     for (const panel of dashboard.panels)
-      for (const target of panel.targets ?? []) {
-        const sql = renderQuery(target.rawSql, {
-          range,
-          intervalMs: queryInterval(range, panel.interval),
-          variables,
-        });
-        note(panel.title, await measure(w, sql));
-      }
+      for (const sql of panelSql(panel, range, variables))
+        note(panel.title, await measure(w, sql, RUNS));
   }
   return out;
 }
@@ -333,20 +270,7 @@ export async function runScale(
   dataDir: string,
   sessions: number,
 ): Promise<ScaleBench> {
-  rmSync(dataDir, { recursive: true, force: true });
-  const config = loadConfig({
-    env: {
-      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
-      SESSIONHOUSE_API_KEY: "unused-key",
-      SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
-      SESSIONHOUSE_LOG_LEVEL: "silent",
-    },
-  });
-  const w = await openWarehouse(config);
-  await migrate(w, {
-    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
-  });
+  const { w, config } = await openBench(dataDir);
   const started = performance.now();
   await load(w, config, sessions);
   const loadMs = performance.now() - started;
@@ -372,19 +296,12 @@ export async function runScale(
     bytes: Number(c.bytes),
     uncompressed: Number(c.uncompressed),
   }));
+  const loaded = { sessions, loadMs, tables, sessionColumns };
   // BENCH_SCALE_LOAD_ONLY=1: the load and the disk it takes, nothing measured on it.
   if (process.env.BENCH_SCALE_LOAD_ONLY === "1") {
     await w.close();
-    return {
-      sessions,
-      loadMs,
-      tables,
-      sessionColumns,
-      latencies: [],
-      month: SCALE_MONTH,
-      monthSessions: 0,
-      directMs: NaN,
-    };
+    const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
+    return { ...loaded, latencies: [], ...none };
   }
   await command(w, "USE bench");
   const [busiest] = await rows<Chosen>(
@@ -392,13 +309,6 @@ export async function runScale(
     `SELECT user_key AS user, resource_name AS resource FROM bench.sessions
      WHERE start_time >= fromUnixTimestamp64Milli(${END_MS - DAY}) GROUP BY user, resource ORDER BY count() DESC LIMIT 1`,
   );
-  // A value the data has for each text box (the session with the most children), found once.
-  const samples: Record<string, string> = {};
-  for (const [name, sql] of Object.entries(TEXTBOX_SAMPLES)) {
-    const [first] = await rows<Record<string, unknown>>(w, sql);
-    const value = Object.values(first ?? {})[0];
-    samples[name] = typeof value === "string" ? value : "";
-  }
   const latencies: ScaleLatency[] = [];
   for (const [name, days] of [
     ["24 h", 1],
@@ -406,8 +316,8 @@ export async function runScale(
     ["365 d", 365],
   ] as const) {
     const range = { fromMs: END_MS - days * DAY, toMs: END_MS };
-    latencies.push(...(await dashboardsAt(w, range, name, undefined, samples)));
-    latencies.push(...(await dashboardsAt(w, range, name, busiest, samples)));
+    latencies.push(...(await dashboardsAt(w, range, name, undefined)));
+    latencies.push(...(await dashboardsAt(w, range, name, busiest)));
     process.stderr.write(`bench: scale, dashboards over ${name} measured\n`);
   }
   const [month] = await rows<{ n: string }>(
@@ -416,14 +326,6 @@ export async function runScale(
   );
   const directMs = await directParquet(w, dataDir);
   await w.close();
-  return {
-    sessions,
-    loadMs,
-    tables,
-    sessionColumns,
-    latencies,
-    month: SCALE_MONTH,
-    monthSessions: Number(month?.n ?? 0),
-    directMs,
-  };
+  const monthSessions = Number(month?.n ?? 0);
+  return { ...loaded, latencies, month: SCALE_MONTH, monthSessions, directMs };
 }
