@@ -223,6 +223,17 @@ export async function benchScale(
     targets.push(
       `scale: ≤ 200 bytes a session all-in: ${fmt(perSession, 1)} — ${verdict(perSession <= 200)}`,
     );
+    say("The sessions table's columns on disk:");
+    say("");
+    say("| column | bytes a session | compressed ÷ uncompressed |");
+    say("|---|---|---|");
+    for (const c of r.sessionColumns.filter((c) => c.bytes > 0))
+      say(
+        `| ${c.column} | ${fmt(c.bytes / sessions, 1)} | ${fmt(c.uncompressed > 0 ? c.bytes / c.uncompressed : 0, 3)} |`,
+      );
+    say("");
+    // BENCH_SCALE_LOAD_ONLY=1: nothing was measured on the load.
+    if (r.latencies.length === 0) return;
     latencies(say, targets, r);
     const env = {
       SESSIONHOUSE_DATA_DIR: dir,
