@@ -4,7 +4,7 @@
 // dashboard (macros and variables expanded as the Grafana plugin does) for a 30-day range.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../src/config/index.js";
+import { loadConfig, type Config } from "../src/config/index.js";
 import {
   migrate,
   openWarehouse,
@@ -64,6 +64,27 @@ export interface PanelLatency {
   rows: number;
 }
 
+/** A new, migrated database `bench` in `dataDir` (emptied first), and its configuration. */
+export async function openBench(
+  dataDir: string,
+): Promise<{ w: Warehouse; config: Config }> {
+  rmSync(dataDir, { recursive: true, force: true });
+  const config = loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: "unused-key",
+      SESSIONHOUSE_DATA_DIR: dataDir,
+      CLICKHOUSE_DATABASE: "bench",
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+    },
+  });
+  const w = await openWarehouse(config);
+  await migrate(w, {
+    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
+  });
+  return { w, config };
+}
+
 async function command(w: Warehouse, sql: string): Promise<void> {
   await w.client.command({
     query: sql,
@@ -76,13 +97,35 @@ const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 const SESSION_COLUMNS =
   "id, start_time, end_time, duration_ms, session_status, client_ip_address, server_ip_address, sidecar_id, sidecar_name, sidecar_technology, user_type, user_username, user_id, user_name, user_email, user_account_type, user_groups, user_external_ids, end_user_id, end_user_name, end_user_email, end_user_type, end_user_groups, end_user_external_ids, native_username, resource_type, resource_id, resource_name, resource_technology, connector_id, connector_name, parent_session_id, raw, fetched_at, version";
 
-/** `total` sessions spread evenly over the `spanMs` (default a year) before END_MS. */
+/** Who and what the generated sessions name: people first, then machine accounts. */
+export interface Population {
+  /** Accounts (user ids 0 … users - 1). */
+  users: number;
+  /** The first `humans` accounts are people; the others machines. */
+  humans: number;
+  resources: number;
+  /** Favourite resources of each account (a few dozen, as in the simulator). */
+  favourites: number;
+}
+
+/** The 10M dashboards bench's population. */
+const SMALL: Population = {
+  users: 460,
+  humans: 400,
+  resources: 150,
+  favourites: 20,
+};
+
+/** `total` sessions of population `p` spread evenly over the `spanMs` (default a year) before END_MS. */
 export async function generateSessions(
   w: Warehouse,
   total: number,
+  p: Population = SMALL,
   spanMs = YEAR_MS,
 ): Promise<void> {
   const stepMs = spanMs / total;
+  // Machine accounts used on a person's behalf: the last third of the machines.
+  const endUserFrom = p.users - Math.round((p.users - p.humans) / 3);
   const chunk = 1_000_000;
   for (let offset = 0; offset < total; offset += chunk) {
     const n = Math.min(chunk, total - offset);
@@ -97,23 +140,23 @@ export async function generateSessions(
          if(number % 5000 = 0, NULL, duration) AS duration_ms,
          if(number % 5000 = 0, if(number % 3 = 0, 'idle', 'active'), 'completed') AS session_status,
          concat('10.', toString(u % 200), '.', toString(u % 50), '.', toString(cityHash64(number, 4) % 40)) AS client_ip_address,
-         concat('172.16.', toString(r), '.10') AS server_ip_address,
+         concat('172.', toString(16 + intDiv(r, 256)), '.', toString(r % 256), '.10') AS server_ip_address,
          concat('sdc_', toString(r % 12)) AS sidecar_id,
          concat('sidecar-', toString(r % 12)) AS sidecar_name,
          technology AS sidecar_technology,
-         if(u < 400, 'human', 'machine') AS user_type,
+         if(u < ${p.humans}, 'human', 'machine') AS user_type,
          concat('user', toString(u)) AS user_username,
          concat('usr_', toString(u)) AS user_id,
          concat('User ', toString(u)) AS user_name,
-         if(u < 400, concat('user', toString(u), '@acme.example'), '') AS user_email,
-         if(u < 400, 'human', 'machine') AS user_account_type,
+         if(u < ${p.humans}, concat('user', toString(u), '@acme.example'), '') AS user_email,
+         if(u < ${p.humans}, 'human', 'machine') AS user_account_type,
          [concat('group-', toString(u % 25)), concat('group-', toString((u + 7) % 25))] AS user_groups,
          [concat('okta|', toString(u))] AS user_external_ids,
-         if(u >= 440, concat('usr_', toString(number % 400)), '') AS end_user_id,
-         if(u >= 440, concat('User ', toString(number % 400)), '') AS end_user_name,
-         if(u >= 440, concat('user', toString(number % 400), '@acme.example'), '') AS end_user_email,
-         if(u >= 440, 'human', '') AS end_user_type,
-         if(u >= 440, [concat('group-', toString(number % 25))], []) AS end_user_groups,
+         if(u >= ${endUserFrom}, concat('usr_', toString(number % ${p.humans})), '') AS end_user_id,
+         if(u >= ${endUserFrom}, concat('User ', toString(number % ${p.humans})), '') AS end_user_name,
+         if(u >= ${endUserFrom}, concat('user', toString(number % ${p.humans}), '@acme.example'), '') AS end_user_email,
+         if(u >= ${endUserFrom}, 'human', '') AS end_user_type,
+         if(u >= ${endUserFrom}, [concat('group-', toString(number % 25))], []) AS end_user_groups,
          [] AS end_user_external_ids,
          arrayElement(['analyst', 'app_readonly', 'postgres'], 1 + number % 3) AS native_username,
          arrayElement(['datastore', 'aws', 'instance'], 1 + r % 3) AS resource_type,
@@ -123,17 +166,30 @@ export async function generateSessions(
          if(r % 3 = 0, concat('con_', toString(r % 4)), '') AS connector_id,
          if(r % 3 = 0, concat('connector-', toString(r % 4)), '') AS connector_name,
          if(number % 20 = 1, concat('ses_', leftPad(hex(number - 1), 12, '0')), '') AS parent_session_id,
-         concat('{"id":"', id, '","startTime":"', toString(start_time), '","sessionStatus":"', session_status,
-                '","user":{"type":"', user_type, '","username":"', user_username, '"},"resource":{"id":"', resource_id,
-                '","name":"', resource_name, '","technology":"', technology, '"}}') AS raw,
-         start_time + toIntervalMinute(1) AS fetched_at,
+         -- The record as the API sends it (src/simulator/wire.ts): zero values left out.
+         concat('{"id":"', id, '","startTime":"', formatDateTime(start_time, '%Y-%m-%dT%H:%i:%S.%fZ'), '"',
+                if(end_time IS NULL, '', concat(',"endTime":"', formatDateTime(assumeNotNull(end_time), '%Y-%m-%dT%H:%i:%S.%fZ'),
+                  '","duration":"', toString(intDiv(duration, 1000)), '.', leftPad(toString(duration % 1000), 3, '0'), 's"')),
+                ',"sessionStatus":"', session_status,
+                '","network":{"clientIpAddress":"', client_ip_address, '","serverIpAddress":"', server_ip_address,
+                '"},"sidecar":{"id":"', sidecar_id, '","name":"', sidecar_name, '","technology":"', technology,
+                '"},"user":{"type":"', user_type, '","username":"', user_username, '","native":{"username":"', native_username,
+                '"},"formal":{"user":{"id":"', user_id, '","name":"', user_name, '"', if(user_email = '', '', concat(',"email":"', user_email, '"')),
+                ',"type":"', user_account_type, '","groups":', toJSONString(user_groups), ',"externalIds":', toJSONString(user_external_ids), '}',
+                if(end_user_id = '', '', concat(',"endUser":{"id":"', end_user_id, '","name":"', end_user_name, '","email":"', end_user_email,
+                  '","type":"', end_user_type, '","groups":', toJSONString(end_user_groups), '}')),
+                '}},"resource":{"type":"', resource_type, '","id":"', resource_id, '","name":"', resource_name, '","technology":"', technology, '"}',
+                if(connector_id = '', '', concat(',"connector":{"id":"', connector_id, '","name":"', connector_name, '"}')),
+                if(parent_session_id = '', '', concat(',"parentSessionId":"', parent_session_id, '"')), '}') AS raw,
+         -- A late session (one in 997) reaches the exporter three days after it started.
+         start_time + toIntervalMinute(if(number % 997 = 0, 4320, 1)) AS fetched_at,
          toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
        FROM (
          SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
          FROM (
          -- As in the simulator: each person works with a few dozen favourite resources, from
          -- a few addresses.
-         SELECT number, cityHash64(number, 1) % 460 AS u, (u * 7 + cityHash64(number, 2) % 20) % 150 AS r,
+         SELECT number, cityHash64(number, 1) % ${p.users} AS u, (u * 7 + cityHash64(number, 2) % ${p.favourites}) % ${p.resources} AS r,
                 toUInt64(30000 * exp((cityHash64(number, 3) % 1000) / 200.0)) AS duration
          FROM numbers(${offset}, ${n})
          )
@@ -143,7 +199,7 @@ export async function generateSessions(
 }
 
 /** A year of the default aggregation jobs at their default intervals, as the exporter stores them. */
-async function generateAggregations(w: Warehouse): Promise<void> {
+export async function generateAggregations(w: Warehouse): Promise<void> {
   const buckets5m = YEAR_MS / 300_000;
   const start = (END_MS - YEAR_MS) / 1000;
   const h = (
@@ -386,24 +442,6 @@ async function measure(
   return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), data };
 }
 
-/** A new embedded warehouse in `dataDir` (emptied first), database `bench`, migrated. */
-export async function benchWarehouse(dataDir: string): Promise<Warehouse> {
-  rmSync(dataDir, { recursive: true, force: true });
-  const config = loadConfig({
-    env: {
-      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
-      SESSIONHOUSE_API_KEY: "unused-key",
-      SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
-    },
-  });
-  const w = await openWarehouse(config);
-  await migrate(w, {
-    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
-  });
-  return w;
-}
-
 export async function runDashboards(
   dataDir: string,
   sessions: number,
@@ -413,7 +451,7 @@ export async function runDashboards(
   variables: VariableLatency[];
   panels: PanelLatency[];
 }> {
-  const w = await benchWarehouse(dataDir);
+  const { w } = await openBench(dataDir);
   const generated = performance.now();
   await generateSessions(w, sessions);
   await generateAggregations(w);

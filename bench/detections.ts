@@ -3,7 +3,7 @@
 import { findHits } from "../src/detections/query.js";
 import { join } from "node:path";
 import { loadRules } from "../src/detections/rule.js";
-import { benchWarehouse, END_MS, generateSessions } from "./dashboards.js";
+import { END_MS, generateSessions, openBench } from "./dashboards.js";
 
 const DAY = 86_400_000;
 const RUNS = 5;
@@ -19,9 +19,9 @@ export async function runDetections(
   dataDir: string,
   sessions: number,
 ): Promise<{ sessions: number; rules: RuleLatency[] }> {
-  const w = await benchWarehouse(dataDir);
+  const { w } = await openBench(dataDir);
   try {
-    await generateSessions(w, sessions, DAY);
+    await generateSessions(w, sessions, undefined, DAY);
     for (const t of [
       "sessions",
       "session_keys",

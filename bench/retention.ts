@@ -5,15 +5,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config/index.js";
 import { exportArchive } from "../src/pipeline/archive.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
-import {
-  migrate,
-  openWarehouse,
-  type Warehouse,
-} from "../src/warehouse/index.js";
+import type { Warehouse } from "../src/warehouse/index.js";
 import { loadDashboards } from "../test/helpers/dashboards.js";
 import {
   ALL,
@@ -22,7 +17,7 @@ import {
   type TemplateVariable,
   type TimeRange,
 } from "../test/helpers/grafana-sql.js";
-import { END_MS, generateSessions } from "./dashboards.js";
+import { END_MS, generateSessions, openBench } from "./dashboards.js";
 
 const DAY = 86_400_000;
 
@@ -116,15 +111,16 @@ const at = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ??
   NaN;
 
-/** One warm-up, then 7 runs. */
-async function measure(
+/** One warm-up, then `runs` runs. */
+export async function measure(
   w: Warehouse,
   sql: string,
+  runs = 7,
 ): Promise<{ p50: number; p95: number; rows: number }> {
   await timed(w, sql);
   const times: number[] = [];
   let rows = 0;
-  for (let i = 0; i < 7; i++) {
+  for (let i = 0; i < runs; i++) {
     const t = await timed(w, sql);
     times.push(t.ms);
     rows = t.rows;
@@ -137,20 +133,7 @@ export async function runRetention(
   dataDir: string,
   sessions: number,
 ): Promise<RetentionBench> {
-  rmSync(dataDir, { recursive: true, force: true });
-  const config = loadConfig({
-    env: {
-      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
-      SESSIONHOUSE_API_KEY: "unused-key",
-      SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
-      SESSIONHOUSE_LOG_LEVEL: "silent",
-    },
-  });
-  const w = await openWarehouse(config);
-  await migrate(w, {
-    dir: join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "migrations"),
-  });
+  const { w, config } = await openBench(dataDir);
   await generateSessions(w, sessions);
   await w.client.command({
     query: "OPTIMIZE TABLE bench.sessions FINAL",

@@ -26,13 +26,19 @@ import {
 } from "./harness.js";
 import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
+import { benchScale, scaleSessions } from "./scale-part.js";
 import { benchSessions } from "./sessions.js";
 
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
   process.env.BENCH_DASHBOARD_SESSIONS ?? 10_000_000,
 );
-/** BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, comma-separated) runs only those parts. */
+/** BENCH_SCALE=1m, 10m or 100m: the sessions of the scale part (bench/scale.ts). */
+const SCALE = process.env.BENCH_SCALE;
+/**
+ * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, scale, comma-separated)
+ * runs only those parts. The full run has the scale part when BENCH_SCALE is set.
+ */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const runs = (
   part:
@@ -41,8 +47,9 @@ const runs = (
     | "aggregations"
     | "dashboards"
     | "retention"
-    | "detections",
-) => !ONLY || ONLY.includes(part);
+    | "detections"
+    | "scale",
+) => (ONLY ? ONLY.includes(part) : part !== "scale" || SCALE !== undefined);
 /** Sessions of the day the detections run over. */
 const DETECTION_SESSIONS = Number(
   process.env.BENCH_DETECTION_SESSIONS ?? 275_000,
@@ -324,6 +331,8 @@ async function main(): Promise<void> {
       `archive export ≥ 0.8 × the engine's direct Parquet write: ${verdict(ratio >= 0.8)}`,
     );
   }
+  if (runs("scale"))
+    await benchScale(say, targets, scaleSessions(SCALE ?? "1m"));
   say("## Targets");
   say("");
   for (const t of targets) say(`- ${t}`);

@@ -27,6 +27,7 @@ import { runDashboards } from "./dashboards.js";
 import { runDetections } from "./detections.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
+import { runScale } from "./scale.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -63,7 +64,8 @@ export type ScenarioArgs =
     }
   | { kind: "dashboards"; dataDir: string; sessions: number }
   | { kind: "retention"; dataDir: string; sessions: number }
-  | { kind: "detections"; dataDir: string; sessions: number };
+  | { kind: "detections"; dataDir: string; sessions: number }
+  | { kind: "scale"; dataDir: string; sessions: number };
 
 function config(a: {
   url?: string;
@@ -239,6 +241,10 @@ async function main(): Promise<void> {
     }
     case "detections": {
       print(await runDetections(args.dataDir, args.sessions));
+      return;
+    }
+    case "scale": {
+      print(await runScale(args.dataDir, args.sessions));
       return;
     }
   }

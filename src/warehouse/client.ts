@@ -58,7 +58,27 @@ export interface Warehouse {
    * connection each; a server's client sends them side by side itself.
    */
   readonly insertClients?: readonly ClickHouseClient[];
+  /**
+   * The embedded engine's answer to `query`, a block at a time as the engine produces it, in
+   * `format` (the query's own FORMAT clause); absent for a server. The embedded `client`
+   * answers a query in one piece, so a large result would be held whole.
+   */
+  readonly queryBlocks?: (
+    query: string,
+    format: string,
+    signal: AbortSignal,
+  ) => AsyncIterable<Uint8Array>;
   close(): Promise<void>;
+}
+
+/** What the embedded connection offers beyond the client's Connection contract. */
+interface ChdbConnection {
+  chdb: {
+    queryStream(
+      query: string,
+      options: { format: string; signal: AbortSignal },
+    ): AsyncIterable<{ raw(): Uint8Array }>;
+  };
 }
 
 /** Embedded connections for inserts: as many as blocks may be stored side by side. */
@@ -388,9 +408,11 @@ async function openEmbedded(
   // chdb implements @clickhouse/client's Connection contract exactly; the type comes from a
   // separate copy of client-common, hence the cast. Connections on one directory share the
   // engine.
-  const open = () =>
+  const connect = () =>
+    createChdbConnection({ path: dataDir }) as ChdbConnection;
+  const open = (connection: ChdbConnection = connect()) =>
     createClient({
-      connection: createChdbConnection({ path: dataDir }) as never,
+      connection: connection as never,
       // The embedded session keeps a setting a query set for the queries after it. An insert's
       // deduplication token would then also name the next inserts that set none, and on a table
       // with a deduplication window those would be dropped as repeats: every query resets it,
@@ -398,8 +420,10 @@ async function openEmbedded(
       clickhouse_settings: { insert_deduplication_token: "" },
     });
   let client: ClickHouseClient;
+  let connection: ChdbConnection;
   try {
-    client = open();
+    connection = connect();
+    client = open(connection);
   } catch (err) {
     throw new SinkError(
       "EMBEDDED_OPEN_FAILED",
@@ -435,6 +459,13 @@ async function openEmbedded(
     kind: "embedded",
     location: dataDir,
     insertClients,
+    queryBlocks: async function* (query, format, signal) {
+      for await (const block of connection.chdb.queryStream(query, {
+        format,
+        signal,
+      }))
+        yield block.raw();
+    },
     close: async () => {
       for (const c of insertClients) await c.close();
       await client.close();

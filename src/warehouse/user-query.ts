@@ -63,14 +63,29 @@ export async function userQueryRows(
 ): Promise<ShownRows> {
   await useDatabase(w);
   const shown: ShownRows = { rows: [], total: 0 };
+  const decoder = new TextDecoder();
+  // JSONEachRow: one row a line; a block may end inside a line.
+  let partial = "";
+  const take = (line: string) => {
+    if (line === "") return;
+    if (shown.total < limit)
+      shown.rows.push(JSON.parse(line) as Record<string, unknown>);
+    shown.total++;
+  };
   try {
-    const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
-    for await (const rows of rs.stream<Record<string, unknown>>()) {
-      for (const row of rows) {
-        if (shown.total < limit) shown.rows.push(row.json());
-        shown.total++;
-      }
+    for await (const block of resultBlocks(
+      w,
+      sql,
+      "JSONEachRow",
+      new AbortController().signal,
+    )) {
+      const lines = (partial + decoder.decode(block, { stream: true })).split(
+        "\n",
+      );
+      partial = lines.pop() ?? "";
+      for (const line of lines) take(line);
     }
+    take(partial + decoder.decode());
   } catch (err) {
     throw readOnlyThroughService(w, err);
   }
@@ -78,8 +93,90 @@ export async function userQueryRows(
 }
 
 /**
- * Writes the result of `sql` in `format` to `out` as it arrives, waiting while `out` is full.
- * Stops reading, and cancels the statement, once `out` is destroyed (its reader went away).
+ * Row formats whose blocks, each written by the engine on its own, join into the result: no
+ * prefix or suffix, and with names (and types) a header of one (two) lines that opens every
+ * block and is kept from the first only.
+ */
+const BLOCK_FORMATS: ReadonlySet<string> = new Set([
+  "CSV",
+  "TSV",
+  "TabSeparated",
+  "TSVRaw",
+  "TabSeparatedRaw",
+  "JSONEachRow",
+  "JSONLines",
+  "NDJSON",
+  "JSONCompactEachRow",
+  "JSONStringsEachRow",
+  "JSONCompactStringsEachRow",
+  "TSKV",
+  "LineAsString",
+]);
+
+/** Header lines every block of `format` opens with, or undefined when its blocks do not join. */
+function blockHeaderLines(format: string): number | undefined {
+  if (format === "RowBinary") return 0;
+  for (const [suffix, lines] of [
+    ["WithNamesAndTypes", 2],
+    ["WithNames", 1],
+    ["", 0],
+  ] as const)
+    if (
+      format.endsWith(suffix) &&
+      BLOCK_FORMATS.has(format.slice(0, format.length - suffix.length))
+    )
+      return lines;
+  return undefined;
+}
+
+/** Blocks of one result with the header every block repeats kept from the first only. */
+async function* joinBlocks(
+  blocks: AsyncIterable<Uint8Array>,
+  headerLines: number,
+): AsyncIterable<Uint8Array> {
+  let header: Buffer | undefined;
+  for await (const raw of blocks) {
+    const block = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    if (header === undefined) {
+      let end = 0;
+      for (let i = 0; i < headerLines; i++) end = block.indexOf(10, end) + 1;
+      header = block.subarray(0, end);
+      yield block;
+    } else if (block.subarray(0, header.length).equals(header)) {
+      yield block.subarray(header.length);
+    } else {
+      throw new Error(
+        "a block of the result does not open with the result's header",
+      );
+    }
+  }
+}
+
+/**
+ * The result of `sql` in `format` as it arrives, a block at a time: from a server as the
+ * response streams in; from the embedded engine block by block as it produces them in a row
+ * format (BLOCK_FORMATS), and in one piece in the others (a document such as JSON or Parquet).
+ */
+async function* resultBlocks(
+  w: Warehouse,
+  sql: string,
+  format: string,
+  signal: AbortSignal,
+): AsyncIterable<Uint8Array> {
+  const query = `${withoutTrailingSemicolons(sql)}\nFORMAT ${format}`;
+  const headerLines = blockHeaderLines(format);
+  if (w.queryBlocks && headerLines !== undefined) {
+    yield* joinBlocks(w.queryBlocks(query, format, signal), headerLines);
+    return;
+  }
+  const { stream } = await w.client.exec({ query, abort_signal: signal });
+  yield* stream as AsyncIterable<Buffer>;
+}
+
+/**
+ * Writes the result of `sql` in `format` to `out` as it arrives, waiting while `out` is full,
+ * so what is held is a block of the result, not the result. Stops reading, and cancels the
+ * statement, once `out` is destroyed (its reader went away).
  */
 export async function writeUserQuery(
   w: Warehouse,
@@ -90,17 +187,12 @@ export async function writeUserQuery(
   await useDatabase(w);
   const abort = new AbortController();
   try {
-    const { stream } = await w.client.exec({
-      query: `${withoutTrailingSemicolons(sql)}\nFORMAT ${format.name}`,
-      abort_signal: abort.signal,
-    });
-    // A chunk can be the whole result (the embedded engine answers in one piece): it is
-    // written a slice at a time.
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (let at = 0; at < chunk.length; at += WRITE_SLICE) {
-        if (!(await writeWaiting(out, chunk.subarray(at, at + WRITE_SLICE)))) {
+    // A block can be large (the engine's blocks hold up to a million rows): it is written a
+    // slice at a time.
+    for await (const block of resultBlocks(w, sql, format.name, abort.signal)) {
+      for (let at = 0; at < block.length; at += WRITE_SLICE) {
+        if (!(await writeWaiting(out, block.subarray(at, at + WRITE_SLICE)))) {
           abort.abort();
-          stream.destroy();
           return;
         }
       }

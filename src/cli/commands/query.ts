@@ -32,7 +32,7 @@ export function registerQueryCommand(
     .addOption(
       new Option(
         "--format <format>",
-        "table, or any ClickHouse output format (TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet, …); binary formats only to a file or a pipe",
+        "table, or any ClickHouse output format (TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet, …); binary formats only to a file or a pipe; row formats (CSV, TSV, JSONEachRow, …) stream block by block",
       ).default(TABLE_FORMAT),
     )
     .addHelpText(

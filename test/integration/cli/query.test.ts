@@ -89,6 +89,9 @@ describe("query --format CSV, TabSeparated, JSONEachRow", () => {
     "CSVWithNames",
     "TabSeparated",
     "JSONEachRow",
+    // Blocks that each open with a header of two lines, kept once.
+    "TSVWithNamesAndTypes",
+    "JSONCompactEachRowWithNames",
   ] as const) {
     it(`${format}: every row as the engine writes it, in slices a slow reader waits for`, async () => {
       const out = new SlowReader(1024);

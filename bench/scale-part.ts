@@ -1,0 +1,248 @@
+// `BENCH_ONLY=scale BENCH_SCALE=100m npm run bench`: the scale scenario (bench/scale.ts) in a
+// process of its own, then `archive export`, `archive verify`, `archive restore` of one month
+// and every report kind over a month and over the year, each through the built CLI in a process
+// of its own under /usr/bin/time (wall time and peak RSS). Removes every directory it made.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPORT_KINDS } from "../src/config/index.js";
+import { dataDir, fmt, ROOT, scenario, verdict } from "./harness.js";
+import type { ScaleBench } from "./scale.js";
+
+/** "1m", "10m", "100m", "30m", or a plain number of sessions. */
+export function scaleSessions(spec: string): number {
+  const m = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(spec.trim());
+  if (!m?.[1])
+    throw new Error(
+      `BENCH_SCALE=${spec}: give a number of sessions such as 1m, 10m or 100m`,
+    );
+  const unit = m[2]?.toLowerCase();
+  return Math.round(
+    Number(m[1]) * (unit === "m" ? 1e6 : unit === "k" ? 1e3 : 1),
+  );
+}
+
+interface Timed {
+  seconds: number;
+  rssMB: number;
+  ok: boolean;
+  /** The command's last line of stderr when it failed. */
+  error: string;
+}
+
+/** Runs the CLI under /usr/bin/time; a command that fails is reported, not thrown. */
+function cli(args: string[], env: Record<string, string>): Promise<Timed> {
+  return new Promise((done) => {
+    const child = spawn(
+      "/usr/bin/time",
+      [
+        "-f",
+        "TIME %e %M",
+        "nice",
+        "-n",
+        "10",
+        process.execPath,
+        join(ROOT, "bin", "sessionhouse.js"),
+        ...args,
+      ],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, ...env },
+      },
+    );
+    let err = "";
+    child.stderr.on(
+      "data",
+      (c: Buffer) => (err = (err + c.toString()).slice(-4000)),
+    );
+    child.on("exit", (code) => {
+      const m = /TIME ([\d.]+) (\d+)/.exec(err);
+      const lines = err
+        .split("\n")
+        .filter((l) => l && !/^(TIME|Command exited|\s+at )/.test(l));
+      done({
+        seconds: Number(m?.[1] ?? NaN),
+        rssMB: Math.round(Number(m?.[2] ?? NaN) / 1024),
+        ok: code === 0,
+        error: code === 0 ? "" : (lines.pop() ?? `exit ${code}`),
+      });
+    });
+  });
+}
+
+const line = (t: Timed) =>
+  `${fmt(t.seconds, 1)} s, peak RSS ${fmt(t.rssMB)} MB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
+
+async function archives(
+  say: (s: string) => void,
+  targets: string[],
+  env: Record<string, string>,
+  r: ScaleBench,
+): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-archive-"));
+  const restoreDir = dataDir("scale-restore");
+  rmSync(restoreDir, { recursive: true, force: true });
+  const exported = await cli(
+    ["archive", "export", "--month", r.month, "--to", root],
+    env,
+  );
+  const verified = await cli(["archive", "verify", root], env);
+  const restored = await cli(
+    [
+      "archive",
+      "restore",
+      "--month",
+      r.month,
+      "--from",
+      root,
+      "--allow-unsigned",
+    ],
+    { ...env, SESSIONHOUSE_DATA_DIR: restoreDir },
+  );
+  rmSync(root, { recursive: true, force: true });
+  rmSync(restoreDir, { recursive: true, force: true });
+  const ratio = r.directMs / 1000 / exported.seconds;
+  say(`### Archive of ${r.month} (${fmt(r.monthSessions)} sessions)`);
+  say("");
+  say("| command | time and peak RSS |");
+  say("|---|---|");
+  say(`| archive export | ${line(exported)} |`);
+  say(
+    `| the engine writing the month's sessions as Parquet itself | ${fmt(r.directMs / 1000, 1)} s |`,
+  );
+  say(`| archive verify (reads the Parquet back) | ${line(verified)} |`);
+  say(`| archive restore (into an empty data directory) | ${line(restored)} |`);
+  say("");
+  const under = (t: Timed) => t.ok && t.rssMB < 1024;
+  targets.push(
+    `scale: archive export ≥ 0.8 × the engine's own Parquet write: ${fmt(ratio, 2)} — ${verdict(exported.ok && ratio >= 0.8)}`,
+    `scale: archive export, verify, restore each peak RSS < 1 GiB: ${verdict(under(exported) && under(verified) && under(restored))}`,
+  );
+}
+
+async function reports(
+  say: (s: string) => void,
+  targets: string[],
+  env: Record<string, string>,
+): Promise<void> {
+  say("### Reports (every format: HTML, PDF, CSV, JSON, manifest)");
+  say("");
+  say("| kind | October 2026 | the year |");
+  say("|---|---|---|");
+  let monthOk = true;
+  let yearOk = true;
+  for (const kind of REPORT_KINDS) {
+    const run = async (from: string, to: string) => {
+      const out = mkdtempSync(
+        join(tmpdir(), "sessionhouse-bench-scale-report-"),
+      );
+      rmSync(out, { recursive: true });
+      const t = await cli(
+        ["report", kind, "--from", from, "--to", to, "--out", out],
+        env,
+      );
+      rmSync(out, { recursive: true, force: true });
+      return t;
+    };
+    const month = await run("2026-10-01", "2026-11-01");
+    const year = await run("2025-11-16", "2026-11-16");
+    monthOk &&= month.ok && month.seconds < 60 && month.rssMB < 2048;
+    yearOk &&= year.ok && year.seconds < 300 && year.rssMB < 2048;
+    say(`| ${kind} | ${line(month)} | ${line(year)} |`);
+  }
+  say("");
+  targets.push(
+    `scale: every report over a month < 60 s and < 2 GiB peak RSS: ${verdict(monthOk)}`,
+    `scale: every report over the year < 5 min and < 2 GiB peak RSS: ${verdict(yearOk)}`,
+  );
+}
+
+function latencies(
+  say: (s: string) => void,
+  targets: string[],
+  r: ScaleBench,
+): void {
+  say(
+    "Every variable and panel as the Grafana plugin sends it, one warm-up then the runs (BENCH_SCALE_RUNS, default 5); ms:",
+  );
+  say("");
+  say("| dashboard | query | range | filters | p50 | p95 | rows |");
+  say("|---|---|---|---|---|---|---|");
+  for (const l of r.latencies)
+    say(
+      `| ${l.dashboard} | ${l.query} | ${l.range} | ${l.filter} | ${fmt(l.p50)} | ${fmt(l.p95)} | ${l.rows} |`,
+    );
+  say("");
+  for (const range of ["24 h", "30 d", "365 d"]) {
+    const limit = range === "365 d" ? 1000 : 300;
+    const of = r.latencies.filter((l) => l.range === range);
+    const slow = of.filter((l) => l.p50 >= limit);
+    say(
+      `${range}: slowest p50 ${fmt(Math.max(...of.map((l) => l.p50)))} ms; at or over ${limit} ms: ${slow.length} of ${of.length}${slow.length > 0 ? ` (${slow.map((l) => `${l.query} [${l.filter}] ${fmt(l.p50)}`).join("; ")})` : ""}.`,
+    );
+    targets.push(
+      `scale: every query over ${range} p50 < ${limit} ms: ${verdict(slow.length === 0)}`,
+    );
+  }
+  say("");
+}
+
+export async function benchScale(
+  say: (s: string) => void,
+  targets: string[],
+  sessions: number,
+): Promise<void> {
+  process.stderr.write(`bench: scale, ${fmt(sessions)} sessions (loading)…\n`);
+  const dir = dataDir("scale");
+  try {
+    const r = await scenario<ScaleBench>({
+      kind: "scale",
+      dataDir: dir,
+      sessions,
+    });
+    const total = r.tables.reduce((a, t) => a + t.bytes, 0);
+    say(`## A year at ${fmt(sessions)} sessions`);
+    say("");
+    say(
+      `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
+    );
+    say("");
+    say("| table | rows | bytes | bytes a row |");
+    say("|---|---|---|---|");
+    for (const t of r.tables)
+      say(
+        `| ${t.table} | ${fmt(t.rows)} | ${fmt(t.bytes)} | ${fmt(t.rows > 0 ? t.bytes / t.rows : 0, 1)} |`,
+      );
+    say("");
+    const perSession = total / sessions;
+    say(
+      `All tables: ${fmt(total / 2 ** 30, 2)} GiB, ${fmt(perSession, 1)} bytes a session all-in (raw record kept).`,
+    );
+    say("");
+    targets.push(
+      `scale: ≤ 200 bytes a session all-in: ${fmt(perSession, 1)} — ${verdict(perSession <= 200)}`,
+    );
+    say("The sessions table's columns on disk:");
+    say("");
+    say("| column | bytes a session | compressed ÷ uncompressed |");
+    say("|---|---|---|");
+    for (const c of r.sessionColumns.filter((c) => c.bytes > 0))
+      say(
+        `| ${c.column} | ${fmt(c.bytes / sessions, 1)} | ${fmt(c.uncompressed > 0 ? c.bytes / c.uncompressed : 0, 3)} |`,
+      );
+    say("");
+    // BENCH_SCALE_LOAD_ONLY=1: nothing was measured on the load.
+    if (r.latencies.length === 0) return;
+    latencies(say, targets, r);
+    const env = {
+      SESSIONHOUSE_DATA_DIR: dir,
+      CLICKHOUSE_DATABASE: "bench",
+      SESSIONHOUSE_LOG_LEVEL: "warn",
+    };
+    await archives(say, targets, env, r);
+    await reports(say, targets, env);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

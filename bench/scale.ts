@@ -1,0 +1,331 @@
+// The scale part of the bench: a year at enterprise size (BENCH_SCALE=1m, 10m or 100m sessions),
+// generated inside the engine with INSERT … SELECT FROM numbers() into the tables the product
+// writes (the sessions' raw record included, rollups computed by the product's own rollUp), a
+// year of the default aggregation jobs, and a directory of 50,000 users, 20,000 native users
+// with identity links and 1,000,000 inventory columns, each with a year of changes. Prints the
+// load time and the disk each table takes, then every dashboard variable and panel as the
+// Grafana plugin sends it over the last 24 h, 30 d and 365 d, every filter at All and with one
+// user and one resource chosen. `archive` and `report` are timed by bench/run.ts afterwards,
+// through the CLI, each in a process of its own.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../src/config/index.js";
+import { rollUp } from "../src/pipeline/rollups.js";
+import { createLogger } from "../src/util/logger.js";
+import type { Warehouse } from "../src/warehouse/index.js";
+import { loadDashboards } from "../test/helpers/dashboards.js";
+import { panelSql, resolveVariables } from "../test/helpers/panels.js";
+import { measure } from "./retention.js";
+import {
+  queryInterval,
+  renderQuery,
+  type TimeRange,
+} from "../test/helpers/grafana-sql.js";
+import {
+  END_MS,
+  generateAggregations,
+  generateSessions,
+  openBench,
+  type Population,
+} from "./dashboards.js";
+
+const DAY = 86_400_000;
+const START_MS = END_MS - 365 * DAY;
+
+/** An enterprise: 50,000 accounts (45,000 people), 2,000 resources. */
+const ENTERPRISE: Population = {
+  users: 50_000,
+  humans: 45_000,
+  resources: 2_000,
+  favourites: 30,
+};
+
+export interface ScaleLatency {
+  dashboard: string;
+  /** A panel's title, or "variable <name>". */
+  query: string;
+  range: string;
+  filter: "all" | "one user and resource";
+  p50: number;
+  p95: number;
+  rows: number;
+}
+
+export interface ScaleBench {
+  sessions: number;
+  loadMs: number;
+  tables: Array<{ table: string; rows: number; bytes: number }>;
+  /** The sessions table's columns on disk, largest first. */
+  sessionColumns: Array<{
+    column: string;
+    bytes: number;
+    uncompressed: number;
+  }>;
+  latencies: ScaleLatency[];
+  /** The month `archive export` is timed on, its sessions, and the engine writing them as Parquet. */
+  month: string;
+  monthSessions: number;
+  directMs: number;
+}
+
+export const SCALE_MONTH = "2026-10";
+
+/** The engine writing the month's sessions as Parquet itself: what `archive export` is held to. */
+async function directParquet(w: Warehouse, dataDir: string): Promise<number> {
+  const file = join(dataDir, "direct-sessions.parquet");
+  const started = performance.now();
+  await command(
+    w,
+    `INSERT INTO FUNCTION file('${file}', 'Parquet')
+     SELECT * EXCEPT legal_hold, legal_hold FROM bench.sessions FINAL
+     WHERE start_time >= '${SCALE_MONTH}-01' AND start_time < '2026-11-01' ORDER BY start_time, id`,
+  );
+  const ms = performance.now() - started;
+  rmSync(file, { force: true });
+  return ms;
+}
+
+async function command(w: Warehouse, sql: string): Promise<void> {
+  await w.client.command({
+    query: sql,
+    clickhouse_settings: { max_execution_time: 7200 },
+  });
+}
+
+async function rows<T>(w: Warehouse, sql: string): Promise<T[]> {
+  const rs = await w.client.query({ query: sql, format: "JSONEachRow" });
+  return rs.json<T>();
+}
+
+/** Version k of object i: created in the first half of the year, changed every 90 days after. */
+const validFrom = (salt: number) =>
+  `fromUnixTimestamp64Milli(toInt64(${START_MS} + (cityHash64(i, ${salt}) % 180) * ${DAY} + k * ${90 * DAY}))`;
+
+/**
+ * The directory: every object's current row and its history, `versions` content versions an
+ * object (the first at its creation, the others a change during the year; the last open).
+ */
+async function generateDirectory(w: Warehouse): Promise<void> {
+  const history = (
+    table: string,
+    columns: string,
+    select: string,
+    count: number,
+    versions: number,
+    salt: number,
+  ) =>
+    command(
+      w,
+      `INSERT INTO bench.${table}_history (id, valid_from, valid_to, ${columns}, content_hash, raw, observed_at, is_deleted, version)
+       SELECT id, vf, if(k + 1 = ${versions}, NULL, vf + toIntervalDay(90)), ${columns}, hex(cityHash64(i, k)), raw, vf, 0, toUInt64(toUnixTimestamp64Milli(vf))
+       FROM (SELECT i, k, ${validFrom(salt)} AS vf, ${select}
+             FROM (SELECT intDiv(number, ${versions}) AS i, number % ${versions} AS k FROM numbers(${count * versions})))`,
+    );
+  const current = (
+    table: string,
+    columns: string,
+    select: string,
+    count: number,
+    salt: number,
+  ) =>
+    command(
+      w,
+      `INSERT INTO bench.${table} (id, ${columns}, created_at, updated_at, content_hash, raw, observed_at, is_deleted, version)
+       SELECT id, ${columns}, vf, vf, hex(cityHash64(i, k)), raw, fromUnixTimestamp64Milli(${END_MS}), 0, ${END_MS}
+       FROM (SELECT i, 0 AS k, ${validFrom(salt)} AS vf, ${select} FROM (SELECT number AS i FROM numbers(${count})))`,
+    );
+  const users = {
+    columns: "email, full_name, type, group_ids",
+    select: `concat('usr_', toString(i)) AS id, if(i < ${ENTERPRISE.humans}, concat('user', toString(i), '@acme.example'), '') AS email,
+             concat('User ', toString(i)) AS full_name, if(i < ${ENTERPRISE.humans}, 'human', 'machine') AS type,
+             [concat('group-', toString(i % 25))] AS group_ids,
+             concat('{"id":"', id, '","email":"', email, '","fullName":"', full_name, '","type":"', type, '","groupIds":', toJSONString(group_ids), '}') AS raw`,
+  };
+  const native = {
+    columns: "resource_id, username, credential_kinds",
+    select: `concat('nu_', toString(i)) AS id, concat('res_', toString(i % ${ENTERPRISE.resources})) AS resource_id,
+             arrayElement(['analyst', 'app_readonly', 'postgres', 'etl', 'svc'], 1 + i % 5) AS username, ['password'] AS credential_kinds,
+             concat('{"id":"', id, '","resourceId":"', resource_id, '","username":"', username, '"}') AS raw`,
+  };
+  const links = {
+    columns:
+      "native_user_id, resource_id, native_username, identity_type, identity_id, user_email",
+    select: `concat('nul_', toString(i)) AS id, concat('nu_', toString(i)) AS native_user_id, concat('res_', toString(i % ${ENTERPRISE.resources})) AS resource_id,
+             arrayElement(['analyst', 'app_readonly', 'postgres', 'etl', 'svc'], 1 + i % 5) AS native_username, 'user' AS identity_type,
+             concat('usr_', toString((i * 7 + k) % ${ENTERPRISE.humans})) AS identity_id, concat('user', toString((i * 7 + k) % ${ENTERPRISE.humans}), '@acme.example') AS user_email,
+             concat('{"id":"', id, '","nativeUserId":"', native_user_id, '","identityType":"user","identityId":"', identity_id, '"}') AS raw`,
+  };
+  const labels =
+    "['email', 'phone', 'ssn', 'credit_card', 'name', 'address', 'iban', 'ip_address', '']";
+  const inventory = {
+    columns:
+      "kind, resource_id, resource_name, path, name, data_type, data_label, data_labels",
+    select: `concat('col_', toString(i)) AS id, 'column' AS kind, concat('res_', toString(i % ${ENTERPRISE.resources})) AS resource_id,
+             concat('resource-', toString(i % ${ENTERPRISE.resources})) AS resource_name,
+             concat('db', toString(i % 7), '.public.table', toString(intDiv(i, 20) % 5000)) AS path, concat('column_', toString(i % 20)) AS name,
+             arrayElement(['text', 'int8', 'timestamptz', 'jsonb'], 1 + i % 4) AS data_type,
+             arrayElement(${labels}, 1 + (i + k) % 9) AS data_label, if(data_label = '', [], [data_label]) AS data_labels,
+             concat('{"id":"', id, '","kind":"column","path":"', path, '","name":"', name, '","dataType":"', data_type, '","dataLabel":"', data_label, '"}') AS raw`,
+  };
+  for (const [table, spec, count, versions, salt] of [
+    ["users", users, 50_000, 3, 1],
+    ["native_users", native, 20_000, 2, 2],
+    ["native_user_identity_links", links, 20_000, 2, 3],
+    ["inventory_columns", inventory, 1_000_000, 2, 4],
+  ] as const) {
+    await current(table, spec.columns, spec.select, count, salt);
+    await history(table, spec.columns, spec.select, count, versions, salt);
+  }
+}
+
+/** Generates everything, rolls the sessions up as the product does, merges as a server would. */
+async function load(
+  w: Warehouse,
+  config: Config,
+  sessions: number,
+): Promise<void> {
+  await generateSessions(w, sessions, ENTERPRISE);
+  await generateAggregations(w);
+  await generateDirectory(w);
+  await rollUp(
+    { config, warehouse: w, logger: createLogger({ level: "silent" }) },
+    END_MS,
+  );
+  const tables = await rows<{ table: string }>(
+    w,
+    "SELECT DISTINCT table FROM system.parts WHERE database = 'bench' AND active",
+  );
+  for (const { table } of tables)
+    await command(w, `OPTIMIZE TABLE bench.\`${table}\` FINAL`);
+}
+
+const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 5);
+
+/** The chosen user and resource: the busiest pair of the last day (what someone would look at). */
+interface Chosen {
+  user: string;
+  resource: string;
+}
+
+/** Every variable and panel of every dashboard for one range and one choice of filters. */
+async function dashboardsAt(
+  w: Warehouse,
+  range: TimeRange,
+  rangeName: string,
+  chosen: Chosen | undefined,
+): Promise<ScaleLatency[]> {
+  const out: ScaleLatency[] = [];
+  const filter = chosen === undefined ? "all" : "one user and resource";
+  const picks = new Map<string, string[]>(
+    chosen
+      ? [
+          ["user", [chosen.user]],
+          ["resource", [chosen.resource]],
+        ]
+      : [],
+  );
+  for (const { dashboard } of loadDashboards()) {
+    const note = (
+      query: string,
+      m: { p50: number; p95: number; rows: number },
+    ) =>
+      out.push({
+        dashboard: dashboard.title,
+        query,
+        range: rangeName,
+        filter,
+        ...m,
+      });
+    const { variables } = await resolveVariables(w, dashboard, {
+      range,
+      chosen: picks,
+    });
+    // Each variable's query as Grafana sends it: with the variables before it.
+    for (const [i, v] of dashboard.templating.list.entries())
+      if (v.type === "query")
+        note(
+          `variable ${v.name}`,
+          await measure(
+            w,
+            renderQuery(v.query, {
+              range,
+              intervalMs: queryInterval(range),
+              variables: variables.filter((x) =>
+                dashboard.templating.list
+                  .slice(0, i)
+                  .some((before) => before.name === x.name),
+              ),
+            }),
+            RUNS,
+          ),
+        );
+    for (const panel of dashboard.panels)
+      for (const sql of panelSql(panel, range, variables))
+        note(panel.title, await measure(w, sql, RUNS));
+  }
+  return out;
+}
+
+export async function runScale(
+  dataDir: string,
+  sessions: number,
+): Promise<ScaleBench> {
+  const { w, config } = await openBench(dataDir);
+  const started = performance.now();
+  await load(w, config, sessions);
+  const loadMs = performance.now() - started;
+  const tables = (
+    await rows<{ table: string; rows: string; bytes: string }>(
+      w,
+      `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
+       WHERE database = 'bench' AND active GROUP BY table ORDER BY bytes DESC`,
+    )
+  ).map((t) => ({
+    table: t.table,
+    rows: Number(t.rows),
+    bytes: Number(t.bytes),
+  }));
+  const sessionColumns = (
+    await rows<{ column: string; bytes: string; uncompressed: string }>(
+      w,
+      `SELECT name AS column, data_compressed_bytes AS bytes, data_uncompressed_bytes AS uncompressed
+       FROM system.columns WHERE database = 'bench' AND table = 'sessions' ORDER BY data_compressed_bytes DESC`,
+    )
+  ).map((c) => ({
+    column: c.column,
+    bytes: Number(c.bytes),
+    uncompressed: Number(c.uncompressed),
+  }));
+  const loaded = { sessions, loadMs, tables, sessionColumns };
+  // BENCH_SCALE_LOAD_ONLY=1: the load and the disk it takes, nothing measured on it.
+  if (process.env.BENCH_SCALE_LOAD_ONLY === "1") {
+    await w.close();
+    const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
+    return { ...loaded, latencies: [], ...none };
+  }
+  await command(w, "USE bench");
+  const [busiest] = await rows<Chosen>(
+    w,
+    `SELECT user_key AS user, resource_name AS resource FROM bench.sessions
+     WHERE start_time >= fromUnixTimestamp64Milli(${END_MS - DAY}) GROUP BY user, resource ORDER BY count() DESC LIMIT 1`,
+  );
+  const latencies: ScaleLatency[] = [];
+  for (const [name, days] of [
+    ["24 h", 1],
+    ["30 d", 30],
+    ["365 d", 365],
+  ] as const) {
+    const range = { fromMs: END_MS - days * DAY, toMs: END_MS };
+    latencies.push(...(await dashboardsAt(w, range, name, undefined)));
+    latencies.push(...(await dashboardsAt(w, range, name, busiest)));
+    process.stderr.write(`bench: scale, dashboards over ${name} measured\n`);
+  }
+  const [month] = await rows<{ n: string }>(
+    w,
+    `SELECT count() AS n FROM bench.sessions FINAL WHERE toStartOfMonth(start_time) = '${SCALE_MONTH}-01'`,
+  );
+  const directMs = await directParquet(w, dataDir);
+  await w.close();
+  const monthSessions = Number(month?.n ?? 0);
+  return { ...loaded, latencies, month: SCALE_MONTH, monthSessions, directMs };
+}
