@@ -163,10 +163,15 @@ describe("alert rules", () => {
     expect(firing(await evaluate(r, rangeAt(r, Date.now())))).toEqual([
       { hit_key: "psu_new", session_id: "" },
     ]);
+    // Another rule's alert fires for its own hit (the demo's own hits of that rule, recorded
+    // when the fixture was built, may be in its range too), and never for the first rule's.
     const other = rule("det-new-client-address");
-    expect(firing(await evaluate(other, rangeAt(other, Date.now())))).toEqual([
-      { hit_key: "ses_other", session_id: "ses_other" },
-    ]);
+    const others = firing(await evaluate(other, rangeAt(other, Date.now())));
+    expect(others).toContainEqual({
+      hit_key: "ses_other",
+      session_id: "ses_other",
+    });
+    expect(others.map((h) => h.hit_key)).not.toContain("psu_new");
   });
 
   it("every rule's query runs over its own range, now and at the demo's noon", async () => {

@@ -170,6 +170,24 @@ beforeAll(async () => {
       updated_at: now,
     })),
   );
+  // The Detections dashboard's filters: a hit per rule and severity.
+  await insert(
+    "detection_hits",
+    ALL_STRINGS.map((s, i) => ({
+      rule_id: s,
+      hit_key: `q-${i}-a`,
+      title: s,
+      severity: s,
+      attack: ["T1078"],
+      tags: [s],
+      session_id: `q-${i}-a`,
+      session_ids: [`q-${i}-a`],
+      event_time: ts(at(i)),
+      arrived_at: ts(at(i)),
+      detected_at: ts(at(i)),
+      fields: { user: s },
+    })),
+  );
   // The entity streams' filters: a suspension per policy id, a labelled column per label.
   await insert(
     "policy_suspensions",
