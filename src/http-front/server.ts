@@ -53,6 +53,9 @@ import {
   type RequestParams,
 } from "./request.js";
 
+/** ClickHouse's default http_max_uri_size. */
+const MAX_URI_BYTES = 1 << 20;
+
 interface HttpFrontOptions {
   /** An open chdb Session: the front serves its data directory and leaves it open on close. */
   engine?: EngineSession;
@@ -109,7 +112,13 @@ export async function startHttpFront(
     owned?.close();
     throw err;
   }
-  const server = http.createServer((req, res) => front.serve(req, res));
+  // A request line and headers up to ClickHouse's own limit (http_max_uri_size, 1 MiB by
+  // default): query parameters travel in the URL, and Node's default of 16 KiB would refuse a
+  // statement a server takes (431, with no body).
+  const server = http.createServer(
+    { maxHeaderSize: MAX_URI_BYTES },
+    (req, res) => front.serve(req, res),
+  );
   // Long uploads and long queries are the engine's to limit (max_execution_time), not a timer's.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 10_000;

@@ -316,6 +316,18 @@ describe("the HTTP interface, as documented", () => {
     );
   });
 
+  it("takes a URL as long as a server does (query parameters of hundreds of kilobytes)", async () => {
+    // Node's own limit is 16 KiB of request line and headers; ClickHouse's http_max_uri_size is 1 MiB.
+    const ids = Array.from({ length: 20_000 }, (_, i) => `'id-${i}'`);
+    const a = await call(
+      front,
+      { param_ids: `[${ids.join(",")}]` },
+      { body: "SELECT length({ids:Array(String)})" },
+    );
+    expect(a.status, a.text).toBe(200);
+    expect(a.text).toBe("20000\n");
+  });
+
   it("applies other URL parameters as settings of that request only", async () => {
     const a = await call(front, {
       max_threads: "3",
