@@ -24,10 +24,8 @@ const SUITES = [
   "test/integration/warehouse/bad-rows.test.ts",
   "test/integration/warehouse/engine-rows.test.ts",
   "test/integration/warehouse/session-columns.test.ts",
-  "test/integration/cli/two-services.test.ts",
   "test/integration/scheduler/lease.test.ts",
   "test/integration/warehouse/checkpoint-monotonic.test.ts",
-  "test/integration/cli/windows.test.ts",
   "test/integration/warehouse/standard-views.test.ts",
   "test/integration/cli/export.test.ts",
   "test/integration/warehouse/upgrade-fixtures.test.ts",
@@ -35,7 +33,6 @@ const SUITES = [
   "test/integration/cli/migrate-killed.test.ts",
   "test/integration/detections/arrival.test.ts",
   "test/integration/detections/sigma.test.ts",
-  "test/integration/cli/detect.test.ts",
 ];
 
 const front = spawn(process.execPath, ["scripts/http-front.mjs"], {
