@@ -18,7 +18,10 @@ import {
   type Simulator,
 } from "../../../src/simulator/index.js";
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
-import { openWarehouse } from "../../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import { listWindows } from "../../../src/warehouse/windows.js";
 import {
   mainInProcess,
@@ -46,6 +49,36 @@ type CliResult = InProcessResult;
 
 /** Runs the CLI in this process with only the given environment. */
 const cli = mainInProcess;
+
+/** The CLI's environment against `apiUrl`: hourly windows, two attempts before poisoning. */
+function hourlyEnv(
+  apiUrl: string,
+  base: Awaited<ReturnType<typeof testConfig>>,
+): Record<string, string> {
+  return {
+    SESSIONHOUSE_API_URL: apiUrl,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_MAX_RPS: "1000",
+    SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
+    SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
+    CLICKHOUSE_DATABASE: base.clickhouse.database,
+    SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
+    SESSIONHOUSE_WINDOW: "1h",
+    SESSIONHOUSE_LOG_LEVEL: "silent",
+    ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
+  };
+}
+
+/** /readyz as `run` asks it: the windows (and parents) not stored, pending and poisoned. */
+function waitingReadiness(w: Warehouse) {
+  return checkReadiness({
+    ping: () => Promise.resolve(true),
+    jobs: () => [],
+    startedAtMs: Date.now(),
+    stopping: () => false,
+    poisonedWindows: () => listWindows(w, { states: ["pending", "poisoned"] }),
+  });
+}
 
 describe("windows", () => {
   it("shows a poisoned window in sync, windows list, status and /readyz; skip records who and why and lets the checkpoint pass", async () => {
@@ -231,30 +264,11 @@ describe("windows", () => {
         message: "startTimestamp: this range cannot be listed",
       };
     });
-    const env: Record<string, string> = {
-      SESSIONHOUSE_API_URL: proxy.url,
-      SESSIONHOUSE_API_KEY: API_KEY,
-      SESSIONHOUSE_MAX_RPS: "1000",
-      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
-      SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
-      CLICKHOUSE_DATABASE: base.clickhouse.database,
-      SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
-      SESSIONHOUSE_WINDOW: "1h",
-      SESSIONHOUSE_LOG_LEVEL: "silent",
-      ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
-    };
+    const env = hourlyEnv(proxy.url, base);
     const sh = (...args: string[]) => cli(env, ...args);
     const w = await openWarehouse(base);
     // As `run` asks: the windows not stored, pending and poisoned.
-    const readiness = () =>
-      checkReadiness({
-        ping: () => Promise.resolve(true),
-        jobs: () => [],
-        startedAtMs: Date.now(),
-        stopping: () => false,
-        poisonedWindows: () =>
-          listWindows(w, { states: ["pending", "poisoned"] }),
-      });
+    const readiness = () => waitingReadiness(w);
     try {
       const failed = await sh("sync", "sessions");
       expect(failed.status).toBe(1);
@@ -366,30 +380,11 @@ describe("windows", () => {
       refused.push(failing);
       return { status: 404, code: "not_found", message: "resource not found" };
     });
-    const env: Record<string, string> = {
-      SESSIONHOUSE_API_URL: proxy.url,
-      SESSIONHOUSE_API_KEY: API_KEY,
-      SESSIONHOUSE_MAX_RPS: "1000",
-      SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: "2",
-      SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
-      CLICKHOUSE_DATABASE: base.clickhouse.database,
-      SESSIONHOUSE_INITIAL_LOOKBACK: "4h",
-      SESSIONHOUSE_WINDOW: "1h",
-      SESSIONHOUSE_LOG_LEVEL: "silent",
-      ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
-    };
+    const env = hourlyEnv(proxy.url, base);
     const sh = (...args: string[]) => cli(env, ...args);
     expect((await sh("sync", "sessions")).status).toBe(0);
     const w = await openWarehouse(base);
-    const readiness = () =>
-      checkReadiness({
-        ping: () => Promise.resolve(true),
-        jobs: () => [],
-        startedAtMs: Date.now(),
-        stopping: () => false,
-        poisonedWindows: () =>
-          listWindows(w, { states: ["pending", "poisoned"] }),
-      });
+    const readiness = () => waitingReadiness(w);
     try {
       const rs = await w.client.query({
         query: `SELECT DISTINCT resource_id FROM ${base.clickhouse.database}.sessions WHERE resource_id != '' ORDER BY resource_id`,
