@@ -34,7 +34,7 @@ import {
   type LeaseClaim,
 } from "../warehouse/index.js";
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
-import { SESSIONS_STREAM } from "../pipeline/names.js";
+import { ledgerKey } from "../pipeline/streams.js";
 
 interface LastRun {
   runId: string;
@@ -234,11 +234,8 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   const success = stored.lastSuccess.get(plan.name);
   const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
   const byTable = stored.rows.get(plan.name) ?? {};
-  const storesRows =
-    plan.kind === "sessions" ||
-    plan.kind === "aggregation" ||
-    plan.kind === "entity";
-  const key = ledgerKey(plan);
+  const storesRows = plan.sync !== undefined;
+  const key = plan.sync && ledgerKey(plan.sync);
   const { pending, poisoned } = splitUnsettled(
     key === undefined ? [] : (stored.unsettled.get(key) ?? []),
   );
@@ -273,16 +270,6 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
       lastError: r.lastError,
     })),
   };
-}
-
-/**
- * The name a job's windows go by in stream_windows, for the jobs that keep windows there (an
- * entity stream keeps the parents it could not read).
- */
-function ledgerKey(plan: JobPlan): string | undefined {
-  if (plan.aggregation) return plan.aggregation.name;
-  if (plan.entity) return plan.entity;
-  return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
 }
 
 function lastRun(run: RunRecord): LastRun {
@@ -323,8 +310,8 @@ async function storedRows(
       counts.vanished = await countVanishedSessions(w);
     } else if (plan.kind === "aggregation" && plan.aggregation) {
       counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
-    } else if (plan.kind === "entity" && plan.entity) {
-      counts = await entityRowCounts(w, plan.entity, tables);
+    } else if (plan.kind === "entity" && plan.stream) {
+      counts = await entityRowCounts(w, plan.stream, tables);
     }
     out.set(plan.name, counts);
   }

@@ -4,7 +4,6 @@
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
 import type { AggregationJobConfig, Config } from "../config/index.js";
-import { syncAggregations } from "../pipeline/aggregations.js";
 import {
   withRun,
   type JobContext,
@@ -13,13 +12,13 @@ import {
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
 import { rollUp } from "../pipeline/rollups.js";
-import { syncSessions } from "../pipeline/session-sync.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint, type Warehouse } from "../warehouse/index.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
 import {
   aggregationName,
+  AGGREGATIONS,
   SESSIONS_JOB,
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
@@ -29,7 +28,7 @@ import {
   ENTITY_STREAMS,
   type EntityStream,
 } from "../pipeline/names.js";
-import { syncEntityStream } from "../pipeline/entity-streams.js";
+import { syncStream, type StreamJob } from "../pipeline/streams.js";
 import { evaluateRules } from "../detections/evaluate.js";
 import { loadRules, ruleDirs } from "../detections/rule.js";
 
@@ -61,8 +60,8 @@ export interface JobPlan {
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
   aggregation: AggregationJobConfig | undefined;
-  /** The entity stream of an `entity` job. */
-  entity?: EntityStream | undefined;
+  /** The stream a `sessions`, `aggregation` or `entity` job syncs, and how (streams.ts). */
+  sync?: StreamJob | undefined;
 }
 
 /** `policy_suspensions` → `policySuspensions`, as a type. */
@@ -99,6 +98,8 @@ export function planJobs(
       deadlineMs,
       stream: SESSIONS_STREAM,
       aggregation: undefined,
+      // The open sessions are re-read by their own job on their own schedule.
+      sync: { stream: SESSIONS_STREAM, options: { skipOpenRefresh: true } },
     },
     {
       name: OPEN_REFRESH_JOB,
@@ -135,6 +136,7 @@ export function planJobs(
       deadlineMs,
       stream: aggregationName(job),
       aggregation: job,
+      sync: { stream: AGGREGATIONS, options: { job } },
     })),
     ...ENTITY_STREAMS.map((stream): JobPlan => ({
       name: stream,
@@ -144,7 +146,7 @@ export function planJobs(
       deadlineMs,
       stream,
       aggregation: undefined,
-      entity: stream,
+      sync: { stream, options: {} },
     })),
     // Last: it reads what the others store.
     {
@@ -234,11 +236,15 @@ function stopAtCheckpoint(
 
 /** The work of one run of `plan`. */
 async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
+  if (plan.sync !== undefined) {
+    await syncStream(ctx, plan.sync.stream, plan.sync.options);
+    return;
+  }
   switch (plan.kind) {
     case "sessions":
-      // The open sessions are re-read by their own job on their own schedule.
-      await syncSessions(ctx, { skipOpenRefresh: true });
-      return;
+    case "aggregation":
+    case "entity":
+      throw new Error(`job ${plan.name} syncs a stream but names none`);
     case "open-refresh":
       await runOpenRefresh(ctx);
       return;
@@ -247,12 +253,6 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
       return;
     case "rollups":
       await rollUp(ctx);
-      return;
-    case "aggregation":
-      if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
-      return;
-    case "entity":
-      if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
     case "detections":
       await runDetections(ctx);
