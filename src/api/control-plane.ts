@@ -41,9 +41,6 @@ export const PROCEDURES = {
   listIntegrationClouds: "IntegrationCloudService/ListIntegrationClouds",
 } as const satisfies Record<keyof typeof LIST_MEMBERS, string>;
 
-/** An operation of the API the exporter calls. */
-export type ReadOperation = keyof typeof PROCEDURES;
-
 /** The directory list operations and the largest `limit` each accepts. */
 const LIST_LIMITS = {
   listUserDevices: 100,

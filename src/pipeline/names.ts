@@ -82,5 +82,9 @@ export type EntityStream = (typeof ENTITY_STREAMS)[number];
  * Every stream of the catalogue (stream-specs.ts), in the order `run` schedules them: sessions,
  * the aggregation jobs' streams, then the entity streams.
  */
-export const STREAMS = [SESSIONS_STREAM, AGGREGATIONS, ...ENTITY_STREAMS] as const;
+export const STREAMS = [
+  SESSIONS_STREAM,
+  AGGREGATIONS,
+  ...ENTITY_STREAMS,
+] as const;
 export type StreamName = (typeof STREAMS)[number];

@@ -68,8 +68,7 @@ export type WindowRead =
   | { kind: "sessionWindows"; operation: "listSessionsV2" }
   | { kind: "aggregationWindows"; operation: "listLogAggregations" };
 
-export type StreamRead = DirectoryRead | WindowRead;
-export type ReadKind = StreamRead["kind"];
+type StreamRead = DirectoryRead | WindowRead;
 
 /**
  * How a stream keeps what it read:
@@ -84,7 +83,7 @@ export type ReadKind = StreamRead["kind"];
  *   versions: every version read (one row per id and content hash) and, when a complete read
  *            no longer returns an object, its removal (policy suspensions).
  */
-export type HistoryRule = WindowHistory | DirectoryHistory;
+type HistoryRule = WindowHistory | DirectoryHistory;
 type WindowHistory = { kind: "sessionKeys" } | { kind: "windowVersions" };
 export type DirectoryHistory =
   { kind: "current"; tables: HistoryStream } | { kind: "versions" };
@@ -96,7 +95,7 @@ export type DirectoryHistory =
  *   readTime: to the time of the read, once everything it read is stored and every parent
  *            answered (or was skipped: the parent ledger, parent-ledger.ts).
  */
-export type CheckpointRule = { kind: "windows" } | { kind: "readTime" };
+type CheckpointRule = { kind: "windows" } | { kind: "readTime" };
 
 /**
  * What of a record may be stored:
@@ -105,7 +104,7 @@ export type CheckpointRule = { kind: "windows" } | { kind: "readTime" };
  *            record is normalized, kept as `raw`, logged or dead-lettered; `dropped` names the
  *            fields it drops.
  */
-export type SecretRule =
+type SecretRule =
   | { kind: "none"; why: string }
   | {
       kind: "allowlist";
@@ -133,7 +132,6 @@ export type DirectorySpec = SpecOf<
   DirectoryRead,
   DirectoryHistory
 >;
-export type StreamSpec = SpecOf<StreamName, StreamRead, HistoryRule>;
 
 /** A normalizer of a record to its one row. */
 const one =

@@ -16,7 +16,7 @@ import {
   type SessionSyncOptions,
   type SessionSyncResult,
 } from "./session-sync.js";
-import { STREAM_SPECS, type ReadKind, type ReadKindOf } from "./stream-specs.js";
+import { STREAM_SPECS, type ReadKindOf } from "./stream-specs.js";
 
 /** One run of an entity stream: the time of the read (default now). */
 interface DirectoryRun {
@@ -37,10 +37,10 @@ interface KindRuns {
   get: DirectoryRun;
 }
 
-type Runs = KindRuns;
-
-export type StreamOptions<S extends StreamName> = Runs[ReadKindOf<S>]["options"];
-export type StreamResult<S extends StreamName> = Runs[ReadKindOf<S>]["result"];
+export type StreamOptions<S extends StreamName> =
+  KindRuns[ReadKindOf<S>]["options"];
+export type StreamResult<S extends StreamName> =
+  KindRuns[ReadKindOf<S>]["result"];
 
 /** A run of one stream with its options, as a scheduled job holds it. */
 export type StreamJob = {
@@ -53,25 +53,13 @@ export async function syncStream<S extends StreamName>(
   stream: S,
   options: StreamOptions<S>,
 ): Promise<StreamResult<S>> {
-  // The compiler does not follow a generic S from the entry's kind to its options and result;
-  // they are those of ReadKindOf<S> by the types above, which read the same entry.
-  return (await runKind(
-    ctx,
-    stream,
-    options as Runs[ReadKind]["options"],
-  )) as StreamResult<S>;
-}
-
-async function runKind(
-  ctx: JobContext,
-  stream: StreamName,
-  options: Runs[ReadKind]["options"],
-): Promise<Runs[ReadKind]["result"]> {
   const read = STREAM_SPECS[stream].read;
   switch (read.kind) {
     case "sessionWindows":
-      return syncSessions(ctx, options as SessionSyncOptions);
+      return syncSessions(ctx, options);
     case "aggregationWindows": {
+      // The compiler does not follow a generic S from the entry's kind to its options: they
+      // are this kind's by StreamOptions, which reads the same entry.
       const o = options as KindRuns["aggregationWindows"]["options"];
       return syncAggregations(ctx, o.job, o);
     }
@@ -82,7 +70,7 @@ async function runKind(
         ctx,
         // The entity streams' entries are the ones of these kinds (stream-specs.ts).
         stream as EntityStream,
-        (options as DirectoryRun["options"]).nowMs,
+        options.nowMs,
       );
   }
 }
