@@ -76,9 +76,10 @@ export async function syncStream<S extends StreamName>(
 }
 
 /**
- * The name a stream job's state goes by in stream_windows: an aggregation job's name for its
- * windows, else the stream's (the sessions windows, an entity stream's parents).
+ * The name a stream job's rows and windows go by in the stream's tables: an aggregation job's
+ * name (its rows in the agg_ tables, its windows in stream_windows), else the stream's (the
+ * sessions windows, an entity stream's tables and failed parents).
  */
-export function ledgerKey(job: StreamJob): string {
+export function streamKey(job: StreamJob): string {
   return "job" in job.options ? job.options.job.name : job.stream;
 }

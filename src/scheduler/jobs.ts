@@ -3,7 +3,7 @@
 // every enabled aggregation job. `planJobs` needs only the
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
-import type { AggregationJobConfig, Config } from "../config/index.js";
+import type { Config } from "../config/index.js";
 import {
   withRun,
   type JobContext,
@@ -49,20 +49,26 @@ export type JobKind =
   | "entity"
   | "detections";
 
-export interface JobPlan {
+/** The kinds of job that sync a stream of the catalogue. */
+type StreamJobKind = "sessions" | "aggregation" | "entity";
+
+export type JobPlan = {
   /** Name in the `runs` table. */
   name: string;
-  kind: JobKind;
   schedule: string;
   /** False for an aggregation job with `enabled: false`, and the reconciliation of 0 days. */
   enabled: boolean;
   deadlineMs: number;
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
-  aggregation: AggregationJobConfig | undefined;
-  /** The stream a `sessions`, `aggregation` or `entity` job syncs, and how (streams.ts). */
-  sync?: StreamJob | undefined;
-}
+} & (
+  | {
+      kind: StreamJobKind;
+      /** The stream the job syncs, and how (streams.ts). */
+      sync: StreamJob;
+    }
+  | { kind: Exclude<JobKind, StreamJobKind>; sync?: undefined }
+);
 
 /** `policy_suspensions` → `policySuspensions`, as a type. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
@@ -97,7 +103,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: SESSIONS_STREAM,
-      aggregation: undefined,
       // The open sessions are re-read by their own job on their own schedule.
       sync: { stream: SESSIONS_STREAM, options: { skipOpenRefresh: true } },
     },
@@ -108,7 +113,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     {
       name: RECONCILE_JOB,
@@ -117,7 +121,6 @@ export function planJobs(
       enabled: config.sessions.reconcileDays > 0,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     {
       name: ROLLUPS_JOB,
@@ -126,7 +129,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     ...config.aggregations.jobs.map((job): JobPlan => ({
       name: aggregationName(job),
@@ -135,7 +137,6 @@ export function planJobs(
       enabled: job.enabled,
       deadlineMs,
       stream: aggregationName(job),
-      aggregation: job,
       sync: { stream: AGGREGATIONS, options: { job } },
     })),
     ...ENTITY_STREAMS.map((stream): JobPlan => ({
@@ -145,7 +146,6 @@ export function planJobs(
       enabled: config.streams.enabled,
       deadlineMs,
       stream,
-      aggregation: undefined,
       sync: { stream, options: {} },
     })),
     // Last: it reads what the others store.
@@ -156,7 +156,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
   ];
   return plans.filter(
@@ -236,15 +235,12 @@ function stopAtCheckpoint(
 
 /** The work of one run of `plan`. */
 async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
-  if (plan.sync !== undefined) {
-    await syncStream(ctx, plan.sync.stream, plan.sync.options);
-    return;
-  }
   switch (plan.kind) {
     case "sessions":
     case "aggregation":
     case "entity":
-      throw new Error(`job ${plan.name} syncs a stream but names none`);
+      await syncStream(ctx, plan.sync.stream, plan.sync.options);
+      return;
     case "open-refresh":
       await runOpenRefresh(ctx);
       return;
