@@ -145,6 +145,12 @@ const NO_CREDENTIAL: SecretRule = {
   why: "the object holds no credential (control-plane spec)",
 };
 
+/** An aggregation answer: counts, and the keys they count. */
+const COUNTS_ONLY: SecretRule = {
+  kind: "none",
+  why: "an answer holds counts per key of the job's group-by fields; a field the service encrypts arrives as an opaque token",
+};
+
 const WINDOWS: CheckpointRule = { kind: "windows" };
 const READ_TIME: CheckpointRule = { kind: "readTime" };
 
@@ -157,8 +163,6 @@ export const STREAM_SPECS = {
     stream: "sessions",
     read: { kind: "sessionWindows", operation: "listSessionsV2" },
     id: "the session's `id`",
-    // Records are stored as received (the engine reads them): a session names its user,
-    // resource and connector, never a credential.
     secrets: {
       kind: "none",
       why: "a session names its user, resource and connector, never a credential (control-plane spec, Session)",
@@ -170,10 +174,7 @@ export const STREAM_SPECS = {
     stream: "aggregations",
     read: { kind: "aggregationWindows", operation: "listLogAggregations" },
     id: "the job and the window's start (`JOB@2026-11-02T10:00:00.000Z`): one answer per window",
-    secrets: {
-      kind: "none",
-      why: "an answer holds counts per key of the job's group-by fields; a field the service encrypts arrives as an opaque token",
-    },
+    secrets: COUNTS_ONLY,
     history: { kind: "windowVersions" },
     checkpoint: WINDOWS,
   },
