@@ -148,7 +148,7 @@ function objectMemberProblem(
 
 /** What is wrong with a GetSession answer, or undefined. */
 export function getSessionProblem(answer: unknown): string | undefined {
-  return objectMemberProblem(answer, "session");
+  return objectMemberProblem(answer, LIST_MEMBERS.getSession);
 }
 
 /**
@@ -174,8 +174,17 @@ export function logAggregationsProblem(answer: unknown): string | undefined {
   return undefined;
 }
 
-/** The array member of each directory list operation's answer. */
+/**
+ * The member of each read operation's answer that holds what it read: the list of a List
+ * operation, the object of a Get, the aggregations of ListLogAggregations (an object). The
+ * operations are those of the API (control-plane.ts), and only they: the two key sets are held
+ * equal by the compiler there.
+ */
 export const LIST_MEMBERS = {
+  listSessionsV2: SESSIONS_MEMBER,
+  getSession: "session",
+  listLogAggregations: "aggregations",
+  getUser: "user",
   listUserDevices: "devices",
   listNativeUsers: "nativeUsers",
   listIdentityLinks: "links",
@@ -224,5 +233,5 @@ export function checkListPage(
 
 /** What is wrong with a GetUser answer, or undefined. */
 export function getUserProblem(answer: unknown): string | undefined {
-  return objectMemberProblem(answer, "user");
+  return objectMemberProblem(answer, LIST_MEMBERS.getUser);
 }

@@ -24,7 +24,11 @@ import { scanSessionAt, type ScanFinding } from "./schemas/session-scan.js";
 import type { ListSessionsRequest } from "./schemas/session.js";
 import type { ListLogAggregationsRequest } from "./schemas/logs.js";
 
-const PROCEDURES = {
+/**
+ * Every operation the exporter calls, and its procedure: reads only (List*, Get*), never a write,
+ * so that a read-only API key is enough. Each has its answer's member in LIST_MEMBERS.
+ */
+export const PROCEDURES = {
   listSessionsV2: "SessionsService/ListSessionsV2",
   getSession: "SessionsService/GetSession",
   listLogAggregations: "LogsService/ListLogAggregations",
@@ -35,7 +39,7 @@ const PROCEDURES = {
   listInventoryObjects: "InventoryService/ListInventoryObjects",
   listPolicySuspensions: "PoliciesService/ListPolicySuspensions",
   listIntegrationClouds: "IntegrationCloudService/ListIntegrationClouds",
-} as const;
+} as const satisfies Record<keyof typeof LIST_MEMBERS, string>;
 
 /** The directory list operations and the largest `limit` each accepts. */
 const LIST_LIMITS = {
@@ -63,13 +67,13 @@ const GETS = {
   session: {
     procedure: PROCEDURES.getSession,
     idMember: "sessionId",
-    member: "session",
+    member: LIST_MEMBERS.getSession,
     check: getSessionProblem,
   },
   user: {
     procedure: PROCEDURES.getUser,
     idMember: "id",
-    member: "user",
+    member: LIST_MEMBERS.getUser,
     check: getUserProblem,
   },
 } as const satisfies Record<string, GetOperation>;

@@ -34,7 +34,8 @@ import {
   type LeaseClaim,
 } from "../warehouse/index.js";
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
-import { SESSIONS_STREAM } from "../pipeline/names.js";
+import { streamKey, type StreamJob } from "../pipeline/streams.js";
+import { STREAM_SPECS } from "../pipeline/stream-specs.js";
 
 interface LastRun {
   runId: string;
@@ -234,11 +235,8 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   const success = stored.lastSuccess.get(plan.name);
   const next = plan.enabled ? nextRuns(plan.schedule, 1)[0] : undefined;
   const byTable = stored.rows.get(plan.name) ?? {};
-  const storesRows =
-    plan.kind === "sessions" ||
-    plan.kind === "aggregation" ||
-    plan.kind === "entity";
-  const key = ledgerKey(plan);
+  const storesRows = plan.sync !== undefined;
+  const key = plan.sync && streamKey(plan.sync);
   const { pending, poisoned } = splitUnsettled(
     key === undefined ? [] : (stored.unsettled.get(key) ?? []),
   );
@@ -275,16 +273,6 @@ function jobStatus(plan: JobPlan, stored: Stored, nowMs: number): JobStatus {
   };
 }
 
-/**
- * The name a job's windows go by in stream_windows, for the jobs that keep windows there (an
- * entity stream keeps the parents it could not read).
- */
-function ledgerKey(plan: JobPlan): string | undefined {
-  if (plan.aggregation) return plan.aggregation.name;
-  if (plan.entity) return plan.entity;
-  return plan.kind === "sessions" ? SESSIONS_STREAM : undefined;
-}
-
 function lastRun(run: RunRecord): LastRun {
   return {
     runId: run.runId,
@@ -310,8 +298,8 @@ async function storedRows(
   const out = new Map<string, Record<string, number>>();
   for (const plan of plans) {
     let counts: Record<string, number> = {};
-    if (plan.kind === "sessions" && tables.has(Tables.sessions)) {
-      counts.sessions = await countStoredSessions(w);
+    if (plan.sync) {
+      counts = await streamRows(w, plan.sync, tables);
     } else if (
       plan.kind === "open-refresh" &&
       tables.has(Tables.sessions) &&
@@ -321,14 +309,30 @@ async function storedRows(
         unknownSinceMs: nowMs - config.sessions.unknownStatusPollMs,
       });
       counts.vanished = await countVanishedSessions(w);
-    } else if (plan.kind === "aggregation" && plan.aggregation) {
-      counts = await aggregationRowCounts(w, plan.aggregation.name, tables);
-    } else if (plan.kind === "entity" && plan.entity) {
-      counts = await entityRowCounts(w, plan.entity, tables);
     }
     out.set(plan.name, counts);
   }
   return out;
+}
+
+/** The rows a stream job stored, by table, as its entry's history rule keeps them. */
+async function streamRows(
+  w: Warehouse,
+  job: StreamJob,
+  tables: ReadonlySet<string>,
+): Promise<Record<string, number>> {
+  const history = STREAM_SPECS[job.stream].history;
+  switch (history.kind) {
+    case "sessionKeys":
+      return tables.has(Tables.sessions)
+        ? { sessions: await countStoredSessions(w) }
+        : {};
+    case "windowVersions":
+      return aggregationRowCounts(w, streamKey(job), tables);
+    case "current":
+    case "versions":
+      return entityRowCounts(w, job.stream, tables);
+  }
 }
 
 /** Where the checkpoint of each stream of `plans` is; other streams (backfills) are left out. */

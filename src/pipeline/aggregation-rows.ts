@@ -133,22 +133,46 @@ function flattenHistogram(
   return rows;
 }
 
-export interface FetchedWindow {
-  window: Window;
-  /** Undefined when the answer was not usable (dead-lettered or refused). */
-  data:
-    | { histogram: HistogramRow[]; top: TopValueRow[]; numHits: Count }
-    | undefined;
-  rejected: Rejected[];
-  rows: number;
-  /**
-   * Whether the answer proves the window whole; "bad" with why when it does not (a refused
-   * request, a bad answer, parts that disagree, a rejected member).
-   */
-  proof: Proof;
+/** What a usable answer of one window holds. */
+export interface WindowData {
+  histogram: HistogramRow[];
+  top: TopValueRow[];
+  numHits: Count;
 }
 
-const bad = (problem: string): Proof => ({ kind: "bad", problem });
+/**
+ * One window's fetch: an answer whose rows can be stored (`answered`; its proof "bad" with why
+ * when a member of it was rejected), or none (`refused`: the request refused, failed for a
+ * reason of the window's own, or an answer dead-lettered whole), with the problem.
+ */
+export type FetchedWindow =
+  | {
+      kind: "answered";
+      window: Window;
+      data: WindowData;
+      rejected: Rejected[];
+      rows: number;
+      /** "whole", or "bad" with the first rejected member's reason. */
+      proof: Proof;
+    }
+  | {
+      kind: "refused";
+      window: Window;
+      rejected: Rejected[];
+      rows: 0;
+      proof: { kind: "bad"; problem: string };
+    };
+
+const bad = (problem: string) => ({ kind: "bad", problem }) as const;
+
+/** A window without a usable answer: nothing of it is stored, it stays pending. */
+function refused(
+  window: Window,
+  problem: string,
+  rejected: Rejected[] = [],
+): FetchedWindow {
+  return { kind: "refused", window, rejected, rows: 0, proof: bad(problem) };
+}
 
 /**
  * Fetches one window; a failure of the window's own (windowFailure: a bad answer, a refusal or a
@@ -175,13 +199,7 @@ export async function fetchWindow(
   } catch (err) {
     const failure = windowFailure(err, ctx.signal);
     if (failure === undefined) throw err;
-    return {
-      window,
-      data: undefined,
-      rejected: [],
-      rows: 0,
-      proof: bad(failure),
-    };
+    return refused(window, failure);
   }
   ctx.counters.pages++;
   return readAnswer(ctx, job, intervalMs, window, raw);
@@ -206,8 +224,7 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    const rejected = [letter(reason, raw)];
-    return { window, data: undefined, rejected, rows: 0, proof: bad(reason) };
+    return refused(window, reason, [letter(reason, raw)]);
   }
   const { aggregations, numHits } = parsed.data;
   const { members, rejected } = topValueMembers(aggregations);
@@ -223,8 +240,7 @@ function readAnswer(
       { window: describe(window), reason },
       "aggregation response dead-lettered",
     );
-    const rejected = [letter(reason, raw)];
-    return { window, data: undefined, rejected, rows: 0, proof: bad(reason) };
+    return refused(window, reason, [letter(reason, raw)]);
   }
   // fetched_at is set when the batch is stored, after the previous fetches are known.
   const histogram = flattenHistogram(aggregations.logsOverTime ?? [], {
@@ -242,6 +258,7 @@ function readAnswer(
   );
   const top = topValueRows(job.name, window, members);
   return {
+    kind: "answered",
     window,
     data: { histogram, top, numHits },
     rejected: letters,

@@ -21,6 +21,7 @@ import {
   histogramRow,
   type FetchedWindow,
   type HistogramRow,
+  type WindowData,
   type TopValueRow,
 } from "./aggregation-rows.js";
 import { storeRejected, type Rejected } from "./answer.js";
@@ -67,7 +68,8 @@ interface BatchBase {
   fetchedAt: string;
 }
 
-type FetchedData = NonNullable<FetchedWindow["data"]>;
+/** A window's fetch that holds an answer. */
+type Answered = Extract<FetchedWindow, { kind: "answered" }>;
 
 export async function storeWindows(
   ctx: JobContext,
@@ -125,13 +127,10 @@ function addFetched(
   rows: BatchRows,
 ): void {
   rows.rejected.push(...f.rejected);
-  if (!f.data) {
+  if (f.kind === "refused") {
     rows.outcomes.push({
       window: f.window,
-      outcome: {
-        kind: "failed",
-        error: f.proof.kind === "bad" ? f.proof.problem : "no usable answer",
-      },
+      outcome: { kind: "failed", error: f.proof.problem },
     });
     return;
   }
@@ -165,7 +164,7 @@ function addFetched(
 function fallenStep(
   previous: PreviousFetch,
   window: FetchedWindow["window"],
-  data: FetchedData,
+  data: WindowData,
 ): string | undefined {
   const ws = chTimeSeconds(window.startMs);
   const now = new Map<string, bigint>();
@@ -184,8 +183,8 @@ function fallenStep(
 function addShrunk(
   ctx: JobContext,
   base: BatchBase,
-  f: FetchedWindow,
-  data: FetchedData,
+  f: Answered,
+  data: WindowData,
   stored: StoredWindow,
   rows: BatchRows,
 ): void {
@@ -205,8 +204,8 @@ function addShrunk(
 /** A fetch that replaces what earlier fetches of its window stored. */
 function addSuperseding(
   base: BatchBase,
-  f: FetchedWindow,
-  data: FetchedData,
+  f: Answered,
+  data: WindowData,
   rows: BatchRows,
 ): void {
   rows.superseding.push(f.window);
@@ -228,7 +227,7 @@ function addSuperseding(
   rows.outcomes.push({ window: f.window, outcome: outcomeOf(f, "stored") });
 }
 
-function outcomeOf(f: FetchedWindow, kind: "stored" | "shrunk"): WindowOutcome {
+function outcomeOf(f: Answered, kind: "stored" | "shrunk"): WindowOutcome {
   return f.proof.kind === "whole"
     ? { kind }
     : { kind: "failed", error: f.proof.problem };
@@ -243,7 +242,7 @@ function windowRow(
     histogramRows: number | string;
   },
   state: WindowRow["state"],
-  refetchedNumHits: FetchedData["numHits"],
+  refetchedNumHits: WindowData["numHits"],
 ): WindowRow {
   return {
     job: base.job.name,

@@ -1,4 +1,4 @@
-// The engine of the entity streams: it reads a stream as its spec says (entity-specs.ts)
+// The engine of the entity streams: it reads a stream as its spec says (stream-specs.ts)
 // through the control plane's read operations (List*/Get* only), stores what it read with
 // history (entity-history.ts) and moves the stream's checkpoint to the time of the read once
 // everything it read is stored. What cannot be stored goes to dead_letters with the reason;
@@ -24,10 +24,10 @@ import { isExpiredCursor } from "../sources/session-pages.js";
 import { FatalError } from "../util/errors.js";
 import type { JobContext } from "./context.js";
 import {
-  STREAM_SPECS,
-  type StreamRead,
-  type StreamSpec,
-} from "./entity-specs.js";
+  directorySpec,
+  type DirectoryRead,
+  type DirectorySpec,
+} from "./stream-specs.js";
 import { storeRead, storeVersions } from "./entity-history.js";
 import type { EntityStream } from "./names.js";
 import { ParentLedger, type ParentFailure } from "./parent-ledger.js";
@@ -66,7 +66,7 @@ export async function syncEntityStream(
   stream: EntityStream,
   nowMs = Date.now(),
 ): Promise<EntityStreamResult> {
-  const spec = STREAM_SPECS[stream];
+  const spec = directorySpec(stream);
   const run = new StreamRun(ctx, spec);
   const read = await run.read(nowMs);
   const records = run.agreed(read);
@@ -151,7 +151,7 @@ class StreamRun {
 
   constructor(
     readonly ctx: JobContext,
-    readonly spec: StreamSpec,
+    readonly spec: DirectorySpec,
   ) {
     this.result = {
       stream: spec.stream,
@@ -225,7 +225,7 @@ class StreamRun {
 
   /** The ids GetUser is due for: never read, or not since usersRefreshMs. */
   async #dueIds(
-    r: Extract<StreamRead, { kind: "get" }>,
+    r: Extract<DirectoryRead, { kind: "get" }>,
     nowMs: number,
   ): Promise<string[]> {
     const ids = await r.ids(this.ctx.warehouse);
@@ -251,7 +251,6 @@ class StreamRun {
     }
   }
 
-  /** Records of a listing, secrets removed first, normalized. */
   /**
    * A parent's records read to the end of its listing (or its GetUser), secrets removed first,
    * normalized: an answer that proves itself whole, its rejected records apart.
@@ -262,8 +261,11 @@ class StreamRun {
       rejected: [],
       proof: { kind: "whole" },
     };
+    const { secrets, read } = this.spec;
+    const redact =
+      secrets.kind === "allowlist" ? secrets.redact : (v: unknown) => v;
     for (const v of items)
-      for (const r of this.spec.normalize(this.spec.redact(v), parent))
+      for (const r of read.normalize(redact(v), parent))
         if (isBad(r)) answer.rejected.push(r);
         else answer.accepted.push(r);
     return answer;
@@ -452,7 +454,7 @@ function parentsFailed(
     sorted.length > NAMED_PARENTS
       ? ` and ${sorted.length - NAMED_PARENTS} more`
       : "";
-  const what = STREAM_SPECS[stream].read.kind === "get" ? "ids" : "parents";
+  const what = directorySpec(stream).read.kind === "get" ? "ids" : "parents";
   return new FatalError(
     "PARENTS_FAILED",
     `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were`,

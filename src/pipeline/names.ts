@@ -21,9 +21,15 @@ export function detectionStream(ruleId: string): string {
 /** The daily rollups and the legal-hold sweep (no stream of their own). */
 export const ROLLUPS_JOB = "rollups";
 
+/**
+ * The aggregation streams, one per configured job: their entry in the stream catalogue
+ * (stream-specs.ts) and `sessionhouse sync aggregations`.
+ */
+export const AGGREGATIONS = "aggregations";
+
 /** An aggregation job's run name, which is also the name of the stream it advances. */
 export function aggregationName(job: { readonly name: string }): string {
-  return `aggregations.${job.name}`;
+  return `${AGGREGATIONS}.${job.name}`;
 }
 
 /** What every backfill stream of `stream` starts with. */
@@ -71,3 +77,14 @@ export const ENTITY_STREAMS = [
   "clouds",
 ] as const;
 export type EntityStream = (typeof ENTITY_STREAMS)[number];
+
+/**
+ * Every stream of the catalogue (stream-specs.ts), in the order `run` schedules them: sessions,
+ * the aggregation jobs' streams, then the entity streams.
+ */
+export const STREAMS = [
+  SESSIONS_STREAM,
+  AGGREGATIONS,
+  ...ENTITY_STREAMS,
+] as const;
+export type StreamName = (typeof STREAMS)[number];

@@ -3,8 +3,7 @@
 // every enabled aggregation job. `planJobs` needs only the
 // configuration (the status command uses it); `pipelineJobs` binds the plan to a runtime.
 import type { ControlPlaneApi } from "../api/control-plane.js";
-import type { AggregationJobConfig, Config } from "../config/index.js";
-import { syncAggregations } from "../pipeline/aggregations.js";
+import type { Config } from "../config/index.js";
 import {
   withRun,
   type JobContext,
@@ -13,13 +12,13 @@ import {
 import { refreshOpenSessions } from "../pipeline/open-sessions.js";
 import { reconcileSessions, recentRange } from "../pipeline/reconcile.js";
 import { rollUp } from "../pipeline/rollups.js";
-import { syncSessions } from "../pipeline/session-sync.js";
 import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint, type Warehouse } from "../warehouse/index.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
 import {
   aggregationName,
+  AGGREGATIONS,
   SESSIONS_JOB,
   SESSIONS_STREAM,
   OPEN_REFRESH_JOB,
@@ -29,7 +28,7 @@ import {
   ENTITY_STREAMS,
   type EntityStream,
 } from "../pipeline/names.js";
-import { syncEntityStream } from "../pipeline/entity-streams.js";
+import { syncStream, type StreamJob } from "../pipeline/streams.js";
 import { evaluateRules } from "../detections/evaluate.js";
 import { loadRules, ruleDirs } from "../detections/rule.js";
 
@@ -50,20 +49,26 @@ export type JobKind =
   | "entity"
   | "detections";
 
-export interface JobPlan {
+/** The kinds of job that sync a stream of the catalogue. */
+type StreamJobKind = "sessions" | "aggregation" | "entity";
+
+export type JobPlan = {
   /** Name in the `runs` table. */
   name: string;
-  kind: JobKind;
   schedule: string;
   /** False for an aggregation job with `enabled: false`, and the reconciliation of 0 days. */
   enabled: boolean;
   deadlineMs: number;
   /** Checkpoint stream the job advances; the refresh and the reconciliation have none. */
   stream: string | undefined;
-  aggregation: AggregationJobConfig | undefined;
-  /** The entity stream of an `entity` job. */
-  entity?: EntityStream | undefined;
-}
+} & (
+  | {
+      kind: StreamJobKind;
+      /** The stream the job syncs, and how (streams.ts). */
+      sync: StreamJob;
+    }
+  | { kind: Exclude<JobKind, StreamJobKind>; sync?: undefined }
+);
 
 /** `policy_suspensions` → `policySuspensions`, as a type. */
 type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
@@ -98,7 +103,8 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: SESSIONS_STREAM,
-      aggregation: undefined,
+      // The open sessions are re-read by their own job on their own schedule.
+      sync: { stream: SESSIONS_STREAM, options: { skipOpenRefresh: true } },
     },
     {
       name: OPEN_REFRESH_JOB,
@@ -107,7 +113,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     {
       name: RECONCILE_JOB,
@@ -116,7 +121,6 @@ export function planJobs(
       enabled: config.sessions.reconcileDays > 0,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     {
       name: ROLLUPS_JOB,
@@ -125,7 +129,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
     ...config.aggregations.jobs.map((job): JobPlan => ({
       name: aggregationName(job),
@@ -134,7 +137,7 @@ export function planJobs(
       enabled: job.enabled,
       deadlineMs,
       stream: aggregationName(job),
-      aggregation: job,
+      sync: { stream: AGGREGATIONS, options: { job } },
     })),
     ...ENTITY_STREAMS.map((stream): JobPlan => ({
       name: stream,
@@ -143,8 +146,7 @@ export function planJobs(
       enabled: config.streams.enabled,
       deadlineMs,
       stream,
-      aggregation: undefined,
-      entity: stream,
+      sync: { stream, options: {} },
     })),
     // Last: it reads what the others store.
     {
@@ -154,7 +156,6 @@ export function planJobs(
       enabled: true,
       deadlineMs,
       stream: undefined,
-      aggregation: undefined,
     },
   ];
   return plans.filter(
@@ -236,8 +237,9 @@ function stopAtCheckpoint(
 async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
   switch (plan.kind) {
     case "sessions":
-      // The open sessions are re-read by their own job on their own schedule.
-      await syncSessions(ctx, { skipOpenRefresh: true });
+    case "aggregation":
+    case "entity":
+      await syncStream(ctx, plan.sync.stream, plan.sync.options);
       return;
     case "open-refresh":
       await runOpenRefresh(ctx);
@@ -247,12 +249,6 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
       return;
     case "rollups":
       await rollUp(ctx);
-      return;
-    case "aggregation":
-      if (plan.aggregation) await syncAggregations(ctx, plan.aggregation);
-      return;
-    case "entity":
-      if (plan.entity) await syncEntityStream(ctx, plan.entity);
       return;
     case "detections":
       await runDetections(ctx);

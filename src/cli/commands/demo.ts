@@ -5,8 +5,6 @@ import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
-import { syncSessions } from "../../pipeline/session-sync.js";
-import { syncAggregations } from "../../pipeline/aggregations.js";
 import {
   aggregationSummary,
   entitySummary,
@@ -20,10 +18,12 @@ import type { GlobalOptions, Runtime } from "../runtime.js";
 import { heading, printTable } from "../output.js";
 import {
   aggregationName,
+  AGGREGATIONS,
   ENTITY_STREAMS,
   SESSIONS_JOB,
+  SESSIONS_STREAM,
 } from "../../pipeline/names.js";
-import { syncEntityStream } from "../../pipeline/entity-streams.js";
+import { syncStream } from "../../pipeline/streams.js";
 
 const AGGREGATION_DAYS = 2;
 
@@ -110,7 +110,9 @@ async function syncDemoSessions(
   out: NodeJS.WritableStream,
 ): Promise<void> {
   const started = performance.now();
-  const sessions = await withRun(rt, SESSIONS_JOB, (ctx) => syncSessions(ctx));
+  const sessions = await withRun(rt, SESSIONS_JOB, (ctx) =>
+    syncStream(ctx, SESSIONS_STREAM, {}),
+  );
   const seconds = (performance.now() - started) / 1000;
   out.write(
     `synced ${sessions.rows} session reads over ${sessions.windows} windows (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
@@ -130,7 +132,8 @@ async function syncDemoAggregations(
   for (const job of rt.config.aggregations.jobs.filter((j) => j.enabled)) {
     // Log aggregations are much denser than sessions: the demo keeps them to two days.
     const r = await withRun(rt, aggregationName(job), (ctx) =>
-      syncAggregations(ctx, job, {
+      syncStream(ctx, AGGREGATIONS, {
+        job,
         initialLookbackMs: Math.min(days, AGGREGATION_DAYS) * 86_400_000,
       }),
     );
@@ -149,7 +152,7 @@ async function syncDemoEntities(
   const started = performance.now();
   const parts: string[] = [];
   for (const stream of ENTITY_STREAMS) {
-    const r = await withRun(rt, stream, (ctx) => syncEntityStream(ctx, stream));
+    const r = await withRun(rt, stream, (ctx) => syncStream(ctx, stream, {}));
     parts.push(`${stream} ${r.read}`);
   }
   out.write(

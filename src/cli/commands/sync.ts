@@ -2,24 +2,25 @@
 // checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
 import type { Command } from "commander";
 import type { AggregationJobConfig, Config } from "../../config/index.js";
-import { checkJob, syncAggregations } from "../../pipeline/aggregations.js";
+import { checkJob } from "../../pipeline/aggregations.js";
 import { withRun, type JobContext } from "../../pipeline/context.js";
 import {
   aggregationName,
+  AGGREGATIONS,
   ENTITY_STREAMS,
   RECONCILE_JOB,
   ROLLUPS_JOB,
   SESSIONS_JOB,
+  SESSIONS_STREAM,
   type EntityStream,
 } from "../../pipeline/names.js";
 import { rollUp } from "../../pipeline/rollups.js";
-import { syncEntityStream } from "../../pipeline/entity-streams.js";
+import { syncStream } from "../../pipeline/streams.js";
 import {
   reconcileSessions,
   recentRange,
   type ReconcileOptions,
 } from "../../pipeline/reconcile.js";
-import { syncSessions } from "../../pipeline/session-sync.js";
 import { UsageError } from "../../util/errors.js";
 import {
   intArg,
@@ -113,7 +114,7 @@ async function runSyncEntity(
 ): Promise<void> {
   await withRuntime(configFrom(globals), "sync", async (rt) => {
     const r = await withProgress(rt, stream, (ctx) =>
-      syncEntityStream(ctx, stream),
+      syncStream(ctx, stream, {}),
     );
     process.stdout.write(
       `${stream}: ${r.read} read in ${r.requests} requests, ${r.changed} new versions, ${r.gone} gone, ${r.deadLetters} dead-lettered\n`,
@@ -141,7 +142,7 @@ async function runSyncSessions(
   const range = parseRange(o);
   await withRuntime(configFrom(globals), "sync", async (rt) => {
     const r = await withProgress(rt, SESSIONS_JOB, (ctx) =>
-      syncSessions(ctx, range),
+      syncStream(ctx, SESSIONS_STREAM, range),
     );
     process.stdout.write(
       `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
@@ -199,7 +200,7 @@ async function runSyncAggregations(
   await withRuntime(config, "sync", async (rt) => {
     for (const job of jobs) {
       const r = await withProgress(rt, aggregationName(job), (ctx) =>
-        syncAggregations(ctx, job, range),
+        syncStream(ctx, AGGREGATIONS, { ...range, job }),
       );
       process.stdout.write(
         `${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered${r.shrunk > 0 ? `, ${r.shrunk} shrunk (stored counts kept)` : ""}\n`,

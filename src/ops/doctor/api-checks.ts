@@ -6,7 +6,7 @@ import { ControlPlaneApi } from "../../api/control-plane.js";
 import { ApiError } from "../../api/errors.js";
 import { resetWaitMs, type ResponseHeaders } from "../../api/pacing.js";
 import type { Config } from "../../config/index.js";
-import { STREAM_SPECS } from "../../pipeline/entity-specs.js";
+import { directorySpec } from "../../pipeline/stream-specs.js";
 import { ENTITY_STREAMS } from "../../pipeline/names.js";
 import {
   fail,
@@ -146,7 +146,7 @@ function probeReads(config: Config): ProbeRead[] {
     });
   if (!config.streams.enabled) return reads;
   for (const stream of ENTITY_STREAMS) {
-    const read = STREAM_SPECS[stream].read;
+    const read = directorySpec(stream).read;
     if (read.kind === "get")
       reads.push({
         operation: "GetUser",

@@ -315,7 +315,6 @@ describe("scheduled jobs", () => {
       enabled: true,
       deadlineMs: 3_600_000,
       stream: undefined,
-      aggregation: undefined,
     });
     expect(scheduler.jobs().map((j) => j.job)).toContain(RECONCILE_JOB);
 
