@@ -33,7 +33,7 @@ const DAY = 86_400_000;
 const START_MS = END_MS - 365 * DAY;
 
 /** An enterprise: 50,000 accounts (45,000 people), 2,000 resources. */
-const ENTERPRISE: Population = {
+export const ENTERPRISE: Population = {
   users: 50_000,
   humans: 45_000,
   resources: 2_000,
