@@ -66,18 +66,24 @@ export interface PanelLatency {
   rows: number;
 }
 
-/** A new, migrated database `bench` in `dataDir` (emptied first), and its configuration. */
+/**
+ * A migrated database (`bench` unless named) in `dataDir`, and its configuration. The directory
+ * is emptied first unless `keep` (another database of this process's engine is in it); `env`
+ * adds settings (the API a sync reads).
+ */
 export async function openBench(
   dataDir: string,
+  o: { database?: string; keep?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ w: Warehouse; config: Config }> {
-  rmSync(dataDir, { recursive: true, force: true });
+  if (o.keep !== true) rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({
     env: {
       SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
       SESSIONHOUSE_API_KEY: "unused-key",
       SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
+      CLICKHOUSE_DATABASE: o.database ?? "bench",
       SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...o.env,
     },
   });
   const w = await openWarehouse(config);

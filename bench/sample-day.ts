@@ -262,17 +262,21 @@ export async function checkSampleDay(
       { config: synced.config, warehouse: synced.warehouse, logger },
       rollUpAt,
     );
-    return await compare(a, synced, { day, dayMs, sessions, o });
+    return await compareSampleDay(a, synced, { day, dayMs, sessions });
   } finally {
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function compare(
+/**
+ * Compares the day in the generated database `a` with the synced `b` (both in one engine or
+ * server): every table, the dead letters, and the generated day's distributions.
+ */
+export async function compareSampleDay(
   a: Db,
   b: Db,
-  c: { day: string; dayMs: number; sessions: number; o: SampleDayOptions },
+  c: { day: string; dayMs: number; sessions: number },
 ): Promise<SampleDayResult> {
   const w = a.warehouse;
   const dbs = {

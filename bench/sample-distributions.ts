@@ -6,7 +6,6 @@ import {
   createSessionGenerator,
   FaultInjector,
   statusAt,
-  type SimSession,
 } from "../src/simulator/index.js";
 import type { Warehouse } from "../src/warehouse/index.js";
 import { LATE_AFTER_MS, LATE_SHARE } from "./dashboards.js";

@@ -72,6 +72,7 @@ export class ReplayedSessions {
     } catch (err) {
       throw new RangeError(
         `cannot read ${path}: ${(err as Error).message}; give a JSON Lines file of session records`,
+        { cause: err },
       );
     }
     const out: ReplayedSession[] = [];

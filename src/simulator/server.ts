@@ -440,6 +440,10 @@ class SimulatorServer implements Simulator {
       ? new BenchCache(o.benchCacheBytes ?? 512 * 1024 * 1024)
       : undefined;
     if (o.replaySessions !== undefined) {
+      if (o.mutations !== undefined)
+        throw new RangeError(
+          "replaySessions and mutations cannot be combined: the mutation mode's ground truth is the generated sessions",
+        );
       const replay = ReplayedSessions.fromFile(
         o.replaySessions,
         this.brandMember,
