@@ -14,7 +14,11 @@ import { rollUp } from "../src/pipeline/rollups.js";
 import { syncSessions } from "../src/pipeline/session-sync.js";
 import { SimClock, startSimulator } from "../src/simulator/index.js";
 import { createLogger } from "../src/util/logger.js";
-import { quoteIdent, type Warehouse } from "../src/warehouse/index.js";
+import {
+  quoteIdent,
+  quoteString,
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import { END_MS, generateSessions, type Population } from "./dashboards.js";
 import {
   compareDistributions,
@@ -54,6 +58,8 @@ export interface TableComparison {
   examples: string[];
   /** For `sessions`: the columns that differ, with the sessions they differ in. */
   columns?: Record<string, number>;
+  /** Keys whose t-digest quantiles differ beyond the tolerance (see TDIGEST_TOLERANCE). */
+  tdigestDiffer?: number;
 }
 
 export interface SampleDayResult {
@@ -75,25 +81,40 @@ export interface SampleDayResult {
  */
 export const NOT_COMPARED = ["fetched_at", "source_fetched_max"] as const;
 
+/**
+ * A t-digest's quantiles depend on the order its states are merged in, which the engine's
+ * threads decide: they are compared per key, each within this share of the larger value (a
+ * key with no duration has NaN on both sides).
+ */
+const TDIGEST_TOLERANCE = 0.05;
+
 interface TableSpec {
   table: string;
   /** The SELECT list compared (per row). */
   select: string;
   /** FROM … WHERE … for one database (`t` is its quoted name). */
   from: (db: string, day: string) => string;
+  /** Columns compared per key within TDIGEST_TOLERANCE, and the key (the table's order). */
+  tdigest?: { key: string[]; columns: string[] };
 }
 
 const rank = "version - toUnixTimestamp64Milli(fetched_at) AS version_rank";
 
-async function columnsOf(w: Warehouse, table: string): Promise<string[]> {
+async function columnsOf(
+  w: Warehouse,
+  table: string,
+): Promise<{ exact: string[]; tdigest: string[] }> {
   const rs = await w.client.query({
     query: `SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position`,
     query_params: { db: w.database, t: table },
     format: "JSONEachRow",
   });
-  const rows = await rs.json<{ name: string; type: string }>();
-  return rows
-    .filter((c) => !(NOT_COMPARED as readonly string[]).includes(c.name))
+  const all = (await rs.json<{ name: string; type: string }>()).filter(
+    (c) => !(NOT_COMPARED as readonly string[]).includes(c.name),
+  );
+  const tdigest = (c: { type: string }) => c.type.includes("TDigest");
+  const exact = all
+    .filter((c) => !tdigest(c))
     .map((c) =>
       c.name === "version"
         ? rank
@@ -101,6 +122,15 @@ async function columnsOf(w: Warehouse, table: string): Promise<string[]> {
           ? `finalizeAggregation(${quoteIdent(c.name)}) AS ${quoteIdent(c.name)}`
           : quoteIdent(c.name),
     );
+  return { exact, tdigest: all.filter(tdigest).map((c) => c.name) };
+}
+
+async function sortingKey(w: Warehouse, table: string): Promise<string[]> {
+  const [t] = await rows<{ key: string }>(
+    w,
+    `SELECT sorting_key AS key FROM system.tables WHERE database = ${quoteString(w.database)} AND name = ${quoteString(table)}`,
+  );
+  return (t?.key ?? "").split(",").map((k) => k.trim());
 }
 
 /** The tables the scenario writes for a day of sessions, each as it is read. */
@@ -108,11 +138,17 @@ async function tableSpecs(w: Warehouse): Promise<TableSpec[]> {
   const whole = async (
     table: string,
     where: (day: string) => string,
-  ): Promise<TableSpec> => ({
-    table,
-    select: (await columnsOf(w, table)).join(", "),
-    from: (db, day) => `${db}.${table} FINAL WHERE ${where(day)}`,
-  });
+  ): Promise<TableSpec> => {
+    const { exact, tdigest } = await columnsOf(w, table);
+    return {
+      table,
+      select: exact.join(", "),
+      from: (db, day) => `${db}.${table} FINAL WHERE ${where(day)}`,
+      ...(tdigest.length === 0
+        ? {}
+        : { tdigest: { key: await sortingKey(w, table), columns: tdigest } }),
+    };
+  };
   const ofDay = (day: string) => `toDate(start_time) = '${day}'`;
   return [
     await whole("sessions", ofDay),
@@ -145,6 +181,27 @@ async function count(w: Warehouse, sql: string): Promise<number> {
   return Number(r?.n ?? 0);
 }
 
+/** Keys whose t-digest quantiles differ by more than TDIGEST_TOLERANCE between the two. */
+async function tdigestDiffer(
+  w: Warehouse,
+  spec: TableSpec,
+  dbs: { generated: string; synced: string },
+  day: string,
+): Promise<number> {
+  const { key, columns } = spec.tdigest as NonNullable<TableSpec["tdigest"]>;
+  const keys = key.map((k) => quoteIdent(k)).join(", ");
+  const side = (db: string) =>
+    `(SELECT ${keys}, ${columns.map((c) => `finalizeAggregation(${quoteIdent(c)}) AS ${quoteIdent(c)}`).join(", ")} FROM ${spec.from(db, day)})`;
+  const far = columns.map(
+    (c) =>
+      `NOT arrayAll((x, y) -> (isNaN(x) AND isNaN(y)) OR abs(x - y) <= ${TDIGEST_TOLERANCE} * greatest(abs(x), abs(y)), a.${quoteIdent(c)}, b.${quoteIdent(c)})`,
+  );
+  return count(
+    w,
+    `SELECT 1 FROM ${side(dbs.generated)} AS a INNER JOIN ${side(dbs.synced)} AS b USING (${keys}) WHERE ${far.join(" OR ")}`,
+  );
+}
+
 /** Both databases live in one engine (or server): `w` reads across them. */
 async function compareTable(
   w: Warehouse,
@@ -170,6 +227,8 @@ async function compareTable(
     onlySynced: await count(w, onlyB),
     examples: [],
   };
+  if (spec.tdigest !== undefined)
+    result.tdigestDiffer = await tdigestDiffer(w, spec, dbs, day);
   if (result.onlyGenerated + result.onlySynced > 0)
     result.examples = [
       ...(await shown(onlyA, "generated only")),
@@ -184,7 +243,7 @@ async function sessionColumns(
   dbs: { generated: string; synced: string },
   day: string,
 ): Promise<Record<string, number>> {
-  const names = (await columnsOf(w, "sessions"))
+  const names = (await columnsOf(w, "sessions")).exact
     .filter((c) => c !== rank)
     .map((c) => c.replaceAll("`", ""));
   const side = (db: string) =>
@@ -307,6 +366,10 @@ export async function compareSampleDay(
       `dead_letters: ${deadLetters} records of the day could not be stored`,
     );
   for (const t of tables) {
+    if ((t.tdigestDiffer ?? 0) > 0)
+      differences.push(
+        `${t.table}: ${t.tdigestDiffer} keys whose t-digest quantiles differ by more than ${100 * TDIGEST_TOLERANCE} %`,
+      );
     if (
       t.onlyGenerated + t.onlySynced === 0 &&
       t.generatedRows === t.syncedRows

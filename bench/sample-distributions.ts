@@ -1,7 +1,7 @@
 // The generated sample day's distributions against the simulator at the same size: the share
 // of each technology and status, and of child, open, late and long-running sessions.
 // Tolerance of each share: three standard errors of the difference of two shares (pooled over
-// both samples) plus TOLERANCE_FLOOR.
+// both samples) plus a floor (TOLERANCE_FLOOR, DAY_TOLERANCE_FLOOR).
 import {
   createSessionGenerator,
   FaultInjector,
@@ -16,6 +16,13 @@ const HOUR = 3_600_000;
 const SEED = 1;
 /** Added to every share's tolerance: 0.2 percentage points. */
 const TOLERANCE_FLOOR = 0.002;
+/**
+ * Added instead for OF_THE_DAY's measures: 0.5 percentage points. The generator spreads a day's
+ * sessions evenly over its hours, the simulator by office hours and a nightly batch window, so
+ * the share still running at the day's end differs by that much (1.20 % against 0.89 % at
+ * 274,000 sessions) beyond sampling.
+ */
+const DAY_TOLERANCE_FLOOR = 0.005;
 
 export interface DistributionCheck {
   measure: string;
@@ -102,7 +109,9 @@ function simulatorCounts(
     add(counts, `technology ${technology ?? ""}`);
     if (s.parentSessionId !== "") add(counts, "child");
     if (faults.sessionFault(s.id) === "lateSession") add(counts, "late");
-    if (s.durationMs > HOUR) add(counts, "long-running (> 1 h)");
+    // Over an hour and over by the end (an open session has no duration yet).
+    if (s.durationMs > HOUR && s.startMs + s.durationMs <= endMs)
+      add(counts, "long-running (> 1 h)");
     if (s.startMs < dayMs) continue;
     day++;
     const status = statusAt(s, endMs) ?? "";
@@ -131,7 +140,7 @@ export async function compareDistributions(
       ((g.counts.get(measure) ?? 0) + (s.counts.get(measure) ?? 0)) / (gn + sn);
     const tolerance =
       3 * Math.sqrt(pooled * (1 - pooled) * (1 / gn + 1 / sn)) +
-      TOLERANCE_FLOOR;
+      (OF_THE_DAY(measure) ? DAY_TOLERANCE_FLOOR : TOLERANCE_FLOOR);
     return {
       measure,
       generated,
