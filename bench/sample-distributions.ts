@@ -10,20 +10,6 @@ import {
 import type { Warehouse } from "../src/warehouse/index.js";
 import { LATE_AFTER_MS, LATE_SHARE } from "./dashboards.js";
 
-const DAY = 86_400_000;
-const HOUR = 3_600_000;
-/** The simulator's seed of the compared days. */
-const SEED = 1;
-/** Added to every share's tolerance: 0.2 percentage points. */
-const TOLERANCE_FLOOR = 0.002;
-/**
- * Added instead for OF_THE_DAY's measures: 0.5 percentage points. The generator spreads a day's
- * sessions evenly over its hours, the simulator by office hours and a nightly batch window, so
- * the share still running at the day's end differs by that much (1.20 % against 0.89 % at
- * 274,000 sessions) beyond sampling.
- */
-const DAY_TOLERANCE_FLOOR = 0.005;
-
 export interface DistributionCheck {
   measure: string;
   generated: number;
@@ -38,6 +24,20 @@ type Counts = Map<string, number>;
 function add(counts: Counts, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+/** The simulator's seed of the compared days. */
+const SEED = 1;
+/** Added to every share's tolerance: 0.2 percentage points. */
+const TOLERANCE_FLOOR = 0.002;
+/**
+ * Added instead for OF_THE_DAY's measures: 0.5 percentage points. The generator spreads a day's
+ * sessions evenly over its hours, the simulator by office hours and a nightly batch window, so
+ * the share still running at the day's end differs by that much (1.20 % against 0.89 % at
+ * 274,000 sessions) beyond sampling.
+ */
+const DAY_TOLERANCE_FLOOR = 0.005;
 
 /** The generated day's counts, from its sessions as stored. */
 async function generatedCounts(

@@ -9,21 +9,15 @@ import {
   startSimulator,
   type Simulator,
 } from "../../../src/simulator/index.js";
-import {
-  API_KEY,
-  HOUR,
-  T0,
-  call,
-  nextCursorOf,
-  pageAll,
-  secs,
-  sessionsOf,
-  type WireRecord,
-} from "../../helpers/simulator-call.js";
+import * as wire from "../../helpers/simulator-call.js";
+import type { WireRecord } from "../../helpers/simulator-call.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sessionhouse-replay-"));
 const FILE = join(dir, "sessions.jsonl");
-const WINDOW = { startTimestamp: secs(T0 - 3 * HOUR), endTimestamp: secs(T0) };
+const WINDOW = {
+  startTimestamp: wire.secs(wire.T0 - 3 * wire.HOUR),
+  endTimestamp: wire.secs(wire.T0),
+};
 
 describe("simulator replay", () => {
   let source: Simulator;
@@ -33,14 +27,14 @@ describe("simulator replay", () => {
 
   beforeAll(async () => {
     source = await startSimulator({
-      apiKey: API_KEY,
+      apiKey: wire.API_KEY,
       seed: 5,
-      clock: SimClock.fixed(T0),
+      clock: SimClock.fixed(wire.T0),
       sessionsPerDay: 4000,
     });
-    const pages = await pageAll(source, { limit: 100_000, ...WINDOW });
+    const pages = await wire.pageAll(source, { limit: 100_000, ...WINDOW });
     lines = pages
-      .flatMap(sessionsOf)
+      .flatMap(wire.sessionsOf)
       .map((s) => JSON.stringify(s))
       // The file's order is not the list order: the replay sorts.
       .reverse();
@@ -48,7 +42,7 @@ describe("simulator replay", () => {
     const future: WireRecord = {
       ...(JSON.parse(lines[0] as string) as WireRecord),
       id: "ses_future",
-      startTime: new Date(T0 + HOUR).toISOString(),
+      startTime: new Date(wire.T0 + wire.HOUR).toISOString(),
     };
     writeFileSync(
       FILE,
@@ -56,9 +50,9 @@ describe("simulator replay", () => {
     );
     lines.reverse();
     replay = await startSimulator({
-      apiKey: API_KEY,
+      apiKey: wire.API_KEY,
       seed: 9,
-      clock: SimClock.fixed(T0),
+      clock: SimClock.fixed(wire.T0),
       replaySessions: FILE,
     });
   });
@@ -70,63 +64,65 @@ describe("simulator replay", () => {
 
   it("pages the records exactly as given, in start order, with a cursor until the last page", async () => {
     expect(lines.length).toBeGreaterThan(300);
-    const pages = await pageAll(replay, { limit: 97, ...WINDOW });
-    const served = pages.flatMap(sessionsOf).map((s) => JSON.stringify(s));
+    const pages = await wire.pageAll(replay, { limit: 97, ...WINDOW });
+    const served = pages.flatMap(wire.sessionsOf).map((s) => JSON.stringify(s));
     expect(served).toEqual(lines);
     // Byte for byte: each record's text is in its page as given.
     for (const [i, p] of pages.entries())
-      for (const s of sessionsOf(p))
+      for (const s of wire.sessionsOf(p))
         expect(p.text, `page ${i}`).toContain(JSON.stringify(s));
-    expect(nextCursorOf(pages[pages.length - 1] as never)).toBeUndefined();
+    expect(wire.nextCursorOf(pages[pages.length - 1] as never)).toBeUndefined();
     for (const p of pages.slice(0, -1))
       expect((p.json?.listMetadata as { count: number }).count).toBe(97);
   });
 
   it("filters on start time and on the query's terms as the generated list does", async () => {
-    const from = T0 - 2 * HOUR;
+    const from = wire.T0 - 2 * wire.HOUR;
     const within = (
-      await pageAll(replay, {
+      await wire.pageAll(replay, {
         limit: 1000,
-        startTimestamp: secs(from),
-        endTimestamp: secs(T0 - HOUR),
+        startTimestamp: wire.secs(from),
+        endTimestamp: wire.secs(wire.T0 - wire.HOUR),
       })
-    ).flatMap(sessionsOf);
+    ).flatMap(wire.sessionsOf);
     const expected = lines
       .map((l) => JSON.parse(l) as WireRecord)
       .filter((s) => {
         const t = Date.parse(s.startTime as string);
-        return t >= from && t < T0 - HOUR;
+        return t >= from && t < wire.T0 - wire.HOUR;
       });
     expect(within.map((s) => s.id)).toEqual(expected.map((s) => s.id));
     const query = "resource.technology:postgres AND sessionStatus:completed";
     const replayed = (
-      await pageAll(replay, { limit: 1000, query, ...WINDOW })
-    ).flatMap(sessionsOf);
+      await wire.pageAll(replay, { limit: 1000, query, ...WINDOW })
+    ).flatMap(wire.sessionsOf);
     const generated = (
-      await pageAll(source, { limit: 1000, query, ...WINDOW })
-    ).flatMap(sessionsOf);
+      await wire.pageAll(source, { limit: 1000, query, ...WINDOW })
+    ).flatMap(wire.sessionsOf);
     expect(replayed.length).toBeGreaterThan(10);
     expect(replayed).toEqual(generated);
   });
 
   it("answers GetSession with the record, and not_found for one it does not hold or that has not started", async () => {
     const one = JSON.parse(lines[5] as string) as WireRecord;
-    const got = await call(replay, "GetSession", { sessionId: one.id });
+    const got = await wire.call(replay, "GetSession", { sessionId: one.id });
     expect(got.status).toBe(200);
     expect(got.text).toBe(`{"session":${lines[5]}}`);
     for (const sessionId of ["ses_nope", "ses_future"]) {
-      const r = await call(replay, "GetSession", { sessionId });
+      const r = await wire.call(replay, "GetSession", { sessionId });
       expect(r.status).toBe(404);
       expect(r.json?.code).toBe("not_found");
     }
-    const all = (await pageAll(replay, { limit: 100_000 })).flatMap(sessionsOf);
+    const all = (await wire.pageAll(replay, { limit: 100_000 })).flatMap(
+      wire.sessionsOf,
+    );
     expect(all.map((s) => s.id)).not.toContain("ses_future");
   });
 
   it("refuses a file it cannot serve, naming the line, and the mutation mode beside it", async () => {
     await expect(
       startSimulator({
-        apiKey: API_KEY,
+        apiKey: wire.API_KEY,
         replaySessions: FILE,
         mutations: { rates: { vanish: 0.1 } },
       }),
@@ -134,13 +130,13 @@ describe("simulator replay", () => {
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, `${lines[0]}\n{"id":"x"}\n`);
     await expect(
-      startSimulator({ apiKey: API_KEY, replaySessions: bad }),
+      startSimulator({ apiKey: wire.API_KEY, replaySessions: bad }),
     ).rejects.toThrow(
       `${bad}:2: a replayed session needs an "id" and an RFC 3339 "startTime"`,
     );
     writeFileSync(bad, `${lines[0]}\n${lines[0]}\n`);
     await expect(
-      startSimulator({ apiKey: API_KEY, replaySessions: bad }),
+      startSimulator({ apiKey: wire.API_KEY, replaySessions: bad }),
     ).rejects.toThrow(
       `${bad}:2: session "${(JSON.parse(lines[0] as string) as WireRecord).id as string}" is given twice`,
     );
