@@ -26,6 +26,8 @@ function add(counts: Counts, key: string): void {
 }
 
 const DAY = 86_400_000;
+/** Completed sessions that lasted over an hour. */
+const LONG = "long-running (> 1 h)";
 const HOUR = 3_600_000;
 /** The simulator's seed of the compared days. */
 const SEED = 1;
@@ -71,14 +73,17 @@ async function generatedCounts(
     if (r.status !== "completed") bump("open");
     if (Number(r.child) === 1) bump("child");
     if (Number(r.late) === 1) bump("late");
-    if (Number(r.long) === 1) bump("long-running (> 1 h)");
+    if (Number(r.long) === 1) bump(LONG);
   }
   return { n, counts };
 }
 
-/** Measures of the day itself: whether a session is still open depends on how long before the end it started. */
+/**
+ * Measures of the day itself, which depend on how long before the end a session started: the
+ * statuses, open sessions, and sessions over an hour (a session still running has no duration).
+ */
 const OF_THE_DAY = (measure: string) =>
-  measure === "open" || measure.startsWith("status ");
+  measure === "open" || measure === LONG || measure.startsWith("status ");
 
 /**
  * The simulator's counts: of its sample day for OF_THE_DAY's measures, of the week ending
@@ -109,14 +114,12 @@ function simulatorCounts(
     add(counts, `technology ${technology ?? ""}`);
     if (s.parentSessionId !== "") add(counts, "child");
     if (faults.sessionFault(s.id) === "lateSession") add(counts, "late");
-    // Over an hour and over by the end (an open session has no duration yet).
-    if (s.durationMs > HOUR && s.startMs + s.durationMs <= endMs)
-      add(counts, "long-running (> 1 h)");
     if (s.startMs < dayMs) continue;
     day++;
     const status = statusAt(s, endMs) ?? "";
     add(counts, `status ${status}`);
     if (status !== "completed") add(counts, "open");
+    else if (s.durationMs > HOUR) add(counts, LONG);
   }
   return { day, week: sessions.length, counts };
 }
@@ -129,7 +132,7 @@ export async function compareDistributions(
   const g = await generatedCounts(w, db, c.day);
   const s = simulatorCounts(c.dayMs, c.endMs, g.n);
   const measures = [...new Set([...g.counts.keys(), ...s.counts.keys()])];
-  const fixed = ["open", "child", "late", "long-running (> 1 h)"];
+  const fixed = ["open", "child", "late", LONG];
   for (const m of fixed) if (!measures.includes(m)) measures.push(m);
   return measures.sort().map((measure) => {
     const sn = Math.max(1, OF_THE_DAY(measure) ? s.day : s.week);
