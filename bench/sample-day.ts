@@ -27,7 +27,7 @@ import {
 
 const DAY = 86_400_000;
 /** The sample day: the scenario's last whole day (2026-11-15, open and late sessions in it). */
-export const SAMPLE_DAY_MS = END_MS - DAY;
+const SAMPLE_DAY_MS = END_MS - DAY;
 const API_KEY = "sample-day-key-4c1e";
 
 /** A migrated database, and the configuration it was opened with. */
@@ -79,7 +79,7 @@ export interface SampleDayResult {
  * `version` is its status rank plus the fetch time in ms: the rank is compared, the fetch time
  * is not.
  */
-export const NOT_COMPARED = ["fetched_at", "source_fetched_max"] as const;
+const NOT_COMPARED = ["fetched_at", "source_fetched_max"] as const;
 
 /**
  * A t-digest's quantiles depend on the order its states are merged in, which the engine's
@@ -400,4 +400,4 @@ export async function compareSampleDay(
   };
 }
 
-export const pct = (x: number) => `${(100 * x).toFixed(2)} %`;
+const pct = (x: number) => `${(100 * x).toFixed(2)} %`;
