@@ -8,9 +8,11 @@ import { loadConfig, type Config } from "../src/config/index.js";
 import {
   migrate,
   openWarehouse,
+  quoteIdent,
   type Warehouse,
 } from "../src/warehouse/index.js";
 import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
+import { simulatorProfile } from "./simulator-profile.js";
 import {
   ALL,
   queryInterval,
@@ -64,18 +66,24 @@ export interface PanelLatency {
   rows: number;
 }
 
-/** A new, migrated database `bench` in `dataDir` (emptied first), and its configuration. */
+/**
+ * A migrated database (`bench` unless named) in `dataDir`, and its configuration. The directory
+ * is emptied first unless `keep` (another database of this process's engine is in it); `env`
+ * adds settings (the API a sync reads).
+ */
 export async function openBench(
   dataDir: string,
+  o: { database?: string; keep?: boolean; env?: Record<string, string> } = {},
 ): Promise<{ w: Warehouse; config: Config }> {
-  rmSync(dataDir, { recursive: true, force: true });
+  if (o.keep !== true) rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({
     env: {
       SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
       SESSIONHOUSE_API_KEY: "unused-key",
       SESSIONHOUSE_DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: "bench",
+      CLICKHOUSE_DATABASE: o.database ?? "bench",
       SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...o.env,
     },
   });
   const w = await openWarehouse(config);
@@ -91,6 +99,11 @@ async function command(w: Warehouse, sql: string): Promise<void> {
     clickhouse_settings: { max_execution_time: 3600 },
   });
 }
+
+/** Share of sessions that reach the exporter late (the simulator's `lateSession` fault). */
+export const LATE_SHARE = 1 / 997;
+/** How long after its start a late session is first read: the simulator's default `lateMs`. */
+export const LATE_AFTER_MS = 3 * 3_600_000;
 
 const techArray = `[${TECHNOLOGIES.map((t) => `'${t}'`).join(",")}]`;
 
@@ -116,29 +129,71 @@ const SMALL: Population = {
   favourites: 20,
 };
 
-/** `total` sessions of population `p` spread evenly over the `spanMs` (default a year) before END_MS. */
+/** A range of start times: only the sessions of a scenario that start in it. */
+export interface StartRange {
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * The session numbers (`numbers()` rows) whose start may fall in `only`, with a margin of two
+ * on each side for the engine's floating-point start times; the SQL filter decides exactly.
+ */
+function numberRange(
+  total: number,
+  spanMs: number,
+  only: StartRange | undefined,
+): { first: number; end: number } {
+  if (only === undefined) return { first: 0, end: total };
+  const stepMs = spanMs / total;
+  const startMs = END_MS - spanMs;
+  const first = Math.max(0, Math.floor((only.fromMs - startMs) / stepMs) - 2);
+  const end = Math.min(total, Math.ceil((only.toMs - startMs) / stepMs) + 2);
+  return { first, end: Math.max(first, end) };
+}
+
+/**
+ * `total` sessions of population `p` spread evenly over the `spanMs` (default a year) before
+ * END_MS, into the database of `w`. Each session is a function of its number alone, so `only`
+ * (a range of start times, such as one day) writes exactly the rows the whole scenario writes
+ * for that range, and only those.
+ */
 export async function generateSessions(
   w: Warehouse,
   total: number,
   p: Population = SMALL,
   spanMs = YEAR_MS,
+  only?: StartRange,
 ): Promise<void> {
   const stepMs = spanMs / total;
   // Machine accounts used on a person's behalf: the last third of the machines.
   const endUserFrom = p.users - Math.round((p.users - p.humans) / 3);
   const chunk = 1_000_000;
-  for (let offset = 0; offset < total; offset += chunk) {
-    const n = Math.min(chunk, total - offset);
+  const { first, end } = numberRange(total, spanMs, only);
+  const within =
+    only === undefined
+      ? ""
+      : `AND start_time >= fromUnixTimestamp64Milli(${only.fromMs}) AND start_time < fromUnixTimestamp64Milli(${only.toMs})`;
+  const sim = simulatorProfile(END_MS);
+  const technologies = `[${sim.technologies.map((t) => `'${t}'`).join(",")}]`;
+  // Children come in groups of four numbers: the first is the parent, 1–3 after it its children
+  // in a group that has any (mean 2), so a share c of children needs 2c of the groups.
+  const spawnPer10000 = Math.round(2 * sim.childShare * 10_000);
+  const lateMillionths = Math.round(LATE_SHARE * 1e6);
+  for (let offset = first; offset < end; offset += chunk) {
+    const n = Math.min(chunk, end - offset);
     await command(
       w,
       // By column name: later migrations add columns (legal_hold) the generator leaves to their default.
-      `INSERT INTO bench.sessions (${SESSION_COLUMNS})
-       SELECT
+      `INSERT INTO ${quoteIdent(w.database)}.sessions (${SESSION_COLUMNS})
+       SELECT ${SESSION_COLUMNS} FROM (SELECT
          concat('ses_', leftPad(hex(number), 12, '0')) AS id,
          fromUnixTimestamp64Milli(toInt64(${END_MS - spanMs} + number * ${stepMs})) AS start_time,
-         if(number % 5000 = 0, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
-         if(number % 5000 = 0, NULL, duration) AS duration_ms,
-         if(number % 5000 = 0, if(number % 3 = 0, 'idle', 'active'), 'completed') AS session_status,
+         -- Open (active or idle, as the simulator's 80/20) while it runs past the scenario's end.
+         start_time + toIntervalMillisecond(duration) > fromUnixTimestamp64Milli(${END_MS}) AS open,
+         if(open, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
+         if(open, NULL, duration) AS duration_ms,
+         if(open, if(cityHash64(number, 5) % 10 < 8, 'active', 'idle'), 'completed') AS session_status,
          concat('10.', toString(u % 200), '.', toString(u % 50), '.', toString(cityHash64(number, 4) % 40)) AS client_ip_address,
          concat('172.', toString(16 + intDiv(r, 256)), '.', toString(r % 256), '.10') AS server_ip_address,
          concat('sdc_', toString(r % 12)) AS sidecar_id,
@@ -152,11 +207,11 @@ export async function generateSessions(
          if(u < ${p.humans}, 'human', 'machine') AS user_account_type,
          [concat('group-', toString(u % 25)), concat('group-', toString((u + 7) % 25))] AS user_groups,
          [concat('okta|', toString(u))] AS user_external_ids,
-         if(u >= ${endUserFrom}, concat('usr_', toString(number % ${p.humans})), '') AS end_user_id,
-         if(u >= ${endUserFrom}, concat('User ', toString(number % ${p.humans})), '') AS end_user_name,
-         if(u >= ${endUserFrom}, concat('user', toString(number % ${p.humans}), '@acme.example'), '') AS end_user_email,
+         if(u >= ${endUserFrom}, concat('usr_', toString(base % ${p.humans})), '') AS end_user_id,
+         if(u >= ${endUserFrom}, concat('User ', toString(base % ${p.humans})), '') AS end_user_name,
+         if(u >= ${endUserFrom}, concat('user', toString(base % ${p.humans}), '@acme.example'), '') AS end_user_email,
          if(u >= ${endUserFrom}, 'human', '') AS end_user_type,
-         if(u >= ${endUserFrom}, [concat('group-', toString(number % 25))], []) AS end_user_groups,
+         if(u >= ${endUserFrom}, [concat('group-', toString(base % 25))], []) AS end_user_groups,
          [] AS end_user_external_ids,
          arrayElement(['analyst', 'app_readonly', 'postgres'], 1 + number % 3) AS native_username,
          arrayElement(['datastore', 'aws', 'instance'], 1 + r % 3) AS resource_type,
@@ -165,7 +220,7 @@ export async function generateSessions(
          technology AS resource_technology,
          if(r % 3 = 0, concat('con_', toString(r % 4)), '') AS connector_id,
          if(r % 3 = 0, concat('connector-', toString(r % 4)), '') AS connector_name,
-         if(number % 20 = 1, concat('ses_', leftPad(hex(number - 1), 12, '0')), '') AS parent_session_id,
+         if(is_child, concat('ses_', leftPad(hex(base), 12, '0')), '') AS parent_session_id,
          -- The record as the API sends it (src/simulator/wire.ts): zero values left out.
          concat('{"id":"', id, '","startTime":"', formatDateTime(start_time, '%Y-%m-%dT%H:%i:%S.%fZ'), '"',
                 if(end_time IS NULL, '', concat(',"endTime":"', formatDateTime(assumeNotNull(end_time), '%Y-%m-%dT%H:%i:%S.%fZ'),
@@ -181,19 +236,30 @@ export async function generateSessions(
                 '}},"resource":{"type":"', resource_type, '","id":"', resource_id, '","name":"', resource_name, '","technology":"', technology, '"}',
                 if(connector_id = '', '', concat(',"connector":{"id":"', connector_id, '","name":"', connector_name, '"}')),
                 if(parent_session_id = '', '', concat(',"parentSessionId":"', parent_session_id, '"')), '}') AS raw,
-         -- A late session (one in 997) reaches the exporter three days after it started.
-         start_time + toIntervalMinute(if(number % 997 = 0, 4320, 1)) AS fetched_at,
+         -- Read a minute after its start (at the latest at the end); a late session (LATE_SHARE)
+         -- LATE_AFTER_MS after it, so one whose first read is after the end is not there yet.
+         cityHash64(number, 8) % 1000000 < ${lateMillionths} AS late,
+         start_time + toIntervalMillisecond(if(late, ${LATE_AFTER_MS}, 60000)) AS first_read,
+         least(first_read, fromUnixTimestamp64Milli(${END_MS})) AS fetched_at,
          toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
        FROM (
-         SELECT number, u, r, arrayElement(${techArray}, 1 + r % 22) AS technology, duration
+         SELECT number, base, is_child, u, r, duration,
+                -- A resource's technology, with the simulator's share of sessions: resource r at
+                -- r × the golden ratio (mod 1), a sequence that fills the shares evenly.
+                arrayElement(${technologies}, arrayFirstIndex(x -> x > toUInt32(10000 * (r * 0.6180339887 - floor(r * 0.6180339887))), [${sim.cumulative.join(",")}])) AS technology
          FROM (
          -- As in the simulator: each person works with a few dozen favourite resources, from
-         -- a few addresses.
-         SELECT number, cityHash64(number, 1) % ${p.users} AS u, (u * 7 + cityHash64(number, 2) % ${p.favourites}) % ${p.resources} AS r,
-                toUInt64(30000 * exp((cityHash64(number, 3) % 1000) / 200.0)) AS duration
+         -- a few addresses; a child session is its parent's user's, on a resource of theirs.
+         SELECT number, intDiv(number, 4) AS g, number % 4 AS slot,
+                cityHash64(g, 6) % 10000 < ${spawnPer10000} AND slot >= 1 AND slot <= 1 + cityHash64(g, 7) % 3 AS is_child,
+                if(is_child, g * 4, number) AS base,
+                cityHash64(base, 1) % ${p.users} AS u, (u * 7 + cityHash64(number, 2) % ${p.favourites}) % ${p.resources} AS r,
+                -- The simulator's durations (its quantiles).
+                toUInt64(arrayElement([${sim.durationsMs.join(",")}], 1 + cityHash64(number, 3) % 1000)) AS duration
          FROM numbers(${offset}, ${n})
          )
-       )`,
+       )
+       WHERE (NOT late OR first_read <= fromUnixTimestamp64Milli(${END_MS})) ${within})`,
     );
   }
 }

@@ -204,6 +204,18 @@ export async function benchScale(
     const total = r.tables.reduce((a, t) => a + t.bytes, 0);
     say(`## A year at ${fmt(sessions)} sessions`);
     say("");
+    const s = r.sample;
+    const equal = s.differences.length === 0;
+    say(
+      `sample day ${s.day} (${fmt(s.sessions)} sessions, checked in ${fmt(s.ms / 1000, 1)} s): ${equal ? "tables equal a sync" : `${s.differences.length} differences from a sync:`}`,
+    );
+    for (const d of s.differences) say(`- ${d}`);
+    say("");
+    targets.push(
+      `scale: the sample day's tables equal a sync of it, distributions the simulator's: ${verdict(equal)}`,
+    );
+    // BENCH_SCALE_SAMPLE_ONLY=1: nothing was loaded.
+    if (r.tables.length === 0) return;
     say(
       `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
     );

@@ -12,10 +12,11 @@ import { join } from "node:path";
 import type { Config } from "../src/config/index.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
-import type { Warehouse } from "../src/warehouse/index.js";
+import { quoteIdent, type Warehouse } from "../src/warehouse/index.js";
 import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
+import { checkSampleDay } from "./sample-day.js";
 import {
   queryInterval,
   renderQuery,
@@ -33,7 +34,7 @@ const DAY = 86_400_000;
 const START_MS = END_MS - 365 * DAY;
 
 /** An enterprise: 50,000 accounts (45,000 people), 2,000 resources. */
-const ENTERPRISE: Population = {
+export const ENTERPRISE: Population = {
   users: 50_000,
   humans: 45_000,
   resources: 2_000,
@@ -62,6 +63,8 @@ export interface ScaleBench {
     uncompressed: number;
   }>;
   latencies: ScaleLatency[];
+  /** The sample day checked against a sync, before the load. */
+  sample: ScaleSample;
   /** The month `archive export` is timed on, its sessions, and the engine writing them as Parquet. */
   month: string;
   monthSessions: number;
@@ -69,6 +72,54 @@ export interface ScaleBench {
 }
 
 export const SCALE_MONTH = "2026-10";
+
+/** What the sample day's check found (bench/sample-day.ts). */
+export interface ScaleSample {
+  day: string;
+  sessions: number;
+  ms: number;
+  differences: string[];
+}
+
+/**
+ * The sample day of this scale checked against a sync of it, in two databases of its own in
+ * `dataDir` (emptied first), dropped afterwards.
+ */
+async function sampleDay(
+  dataDir: string,
+  sessions: number,
+): Promise<ScaleSample> {
+  const started = performance.now();
+  const generated = await openBench(dataDir, { database: "sample_generated" });
+  const opened = [generated];
+  try {
+    const r = await checkSampleDay({
+      sessions,
+      population: ENTERPRISE,
+      generated: { config: generated.config, warehouse: generated.w },
+      openSynced: async (url, apiKey) => {
+        const b = await openBench(dataDir, {
+          database: "sample_synced",
+          keep: true,
+          env: {
+            SESSIONHOUSE_API_URL: url,
+            SESSIONHOUSE_API_KEY: apiKey,
+            SESSIONHOUSE_MAX_RPS: "10000",
+          },
+        });
+        opened.push(b);
+        return { config: b.config, warehouse: b.w };
+      },
+    });
+    const ms = performance.now() - started;
+    return { day: r.day, sessions: r.sessions, ms, differences: r.differences };
+  } finally {
+    for (const { w } of opened) {
+      await command(w, `DROP DATABASE IF EXISTS ${quoteIdent(w.database)}`);
+      await w.close();
+    }
+  }
+}
 
 /** The engine writing the month's sessions as Parquet itself: what `archive export` is held to. */
 async function directParquet(w: Warehouse, dataDir: string): Promise<number> {
@@ -270,7 +321,23 @@ export async function runScale(
   dataDir: string,
   sessions: number,
 ): Promise<ScaleBench> {
-  const { w, config } = await openBench(dataDir);
+  const sample = await sampleDay(dataDir, sessions);
+  process.stderr.write(
+    `bench: scale, sample day ${sample.day} checked: ${sample.differences.length === 0 ? "tables equal a sync" : `${sample.differences.length} differences`}\n`,
+  );
+  const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
+  // BENCH_SCALE_SAMPLE_ONLY=1: the sample day's check alone.
+  if (process.env.BENCH_SCALE_SAMPLE_ONLY === "1")
+    return {
+      sessions,
+      loadMs: NaN,
+      tables: [],
+      sessionColumns: [],
+      latencies: [],
+      sample,
+      ...none,
+    };
+  const { w, config } = await openBench(dataDir, { keep: true });
   const started = performance.now();
   await load(w, config, sessions);
   const loadMs = performance.now() - started;
@@ -296,11 +363,10 @@ export async function runScale(
     bytes: Number(c.bytes),
     uncompressed: Number(c.uncompressed),
   }));
-  const loaded = { sessions, loadMs, tables, sessionColumns };
+  const loaded = { sessions, loadMs, tables, sessionColumns, sample };
   // BENCH_SCALE_LOAD_ONLY=1: the load and the disk it takes, nothing measured on it.
   if (process.env.BENCH_SCALE_LOAD_ONLY === "1") {
     await w.close();
-    const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
     return { ...loaded, latencies: [], ...none };
   }
   await command(w, "USE bench");

@@ -49,20 +49,34 @@ const FIELDS: Readonly<Record<string, Getter>> = {
 
 const TERM = /^([A-Za-z][\w.]*):(?:"([^"]*)"|([^\s"()]+))$/;
 
+/**
+ * The `field:value` terms of `query` on QUERY_FIELDS (unknown fields left out), or undefined
+ * when the query is richer than this subset (then it is ignored as a whole).
+ */
+export function queryTerms(
+  query: string,
+): { field: string; value: string }[] | undefined {
+  const tokens = query.match(/[^\s"]+:"[^"]*"|\S+/g) ?? [];
+  const terms: { field: string; value: string }[] = [];
+  for (const token of tokens) {
+    if (token === "AND") continue;
+    const m = TERM.exec(token);
+    if (!m) return undefined; // OR, NOT, parentheses, bare words: not supported, ignore all
+    const field = m[1] ?? "";
+    if (FIELDS[field]) terms.push({ field, value: m[2] ?? m[3] ?? "" });
+  }
+  return terms;
+}
+
 /** Predicate for `query`, or undefined when nothing in it is applied. */
 export function compileSessionQuery(
   query: string,
   gen: SessionGenerator,
 ): SessionPredicate | undefined {
-  const tokens = query.match(/[^\s"]+:"[^"]*"|\S+/g) ?? [];
-  const checks: { get: Getter; value: string }[] = [];
-  for (const token of tokens) {
-    if (token === "AND") continue;
-    const m = TERM.exec(token);
-    if (!m) return undefined; // OR, NOT, parentheses, bare words: not supported, ignore all
-    const get = FIELDS[m[1] ?? ""];
-    if (get) checks.push({ get, value: m[2] ?? m[3] ?? "" });
-  }
+  const checks = (queryTerms(query) ?? []).map((t) => ({
+    get: FIELDS[t.field] as Getter,
+    value: t.value,
+  }));
   if (checks.length === 0) return undefined;
   return (s, nowMs) => checks.every((c) => c.get(s, gen, nowMs) === c.value);
 }

@@ -51,6 +51,7 @@ import {
   withoutAggregations,
   withStringCounts,
 } from "./wire-faults.js";
+import { ReplayedSessions } from "./replay.js";
 import { DAY_MS } from "./time.js";
 import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
 import { ConcurrencyGate, sendPaced, type LatencyOptions } from "./latency.js";
@@ -146,6 +147,13 @@ export interface SimulatorOptions {
    * read after read. Off by default: without it every answer is as the generators build it.
    */
   mutations?: MutationOptions;
+  /**
+   * Replay: a JSON Lines file of session records (one raw API record a line) that
+   * ListSessionsV2 and GetSession serve, each exactly as given, instead of the generated
+   * sessions (replay.ts). Paging, filters and request faults are as usual; page and record
+   * faults are not applied to replayed records.
+   */
+  replaySessions?: string;
 }
 
 interface SimulatorStats {
@@ -431,17 +439,42 @@ class SimulatorServer implements Simulator {
     this.bench = o.benchPages
       ? new BenchCache(o.benchCacheBytes ?? 512 * 1024 * 1024)
       : undefined;
-    this.routes.set(LIST_SESSIONS_PATH, this.builtinListSessions);
-    this.routes.set(GET_SESSION_PATH, (body, ctx) => {
-      this.sessionFaults(body, ctx.nowMs);
-      return new RawJson(
-        buildGetSession(body, {
-          ...ctx,
-          encoder: this.encoder,
-          corrections: this.corrections,
-        }),
+    if (o.replaySessions !== undefined) {
+      if (o.mutations !== undefined)
+        throw new RangeError(
+          "replaySessions and mutations cannot be combined: the mutation mode's ground truth is the generated sessions",
+        );
+      const replay = ReplayedSessions.fromFile(
+        o.replaySessions,
+        this.brandMember,
       );
-    });
+      this.routes.set(
+        LIST_SESSIONS_PATH,
+        (body, ctx) =>
+          new RawJson(
+            replay.page(
+              parseListSessionsRequest(body, this.seed),
+              ctx.nowMs,
+              o.countMeans === "total",
+            ),
+          ),
+      );
+      this.routes.set(
+        GET_SESSION_PATH,
+        (body, ctx) => new RawJson(replay.get(body, ctx.nowMs)),
+      );
+    } else this.routes.set(LIST_SESSIONS_PATH, this.builtinListSessions);
+    if (o.replaySessions === undefined)
+      this.routes.set(GET_SESSION_PATH, (body, ctx) => {
+        this.sessionFaults(body, ctx.nowMs);
+        return new RawJson(
+          buildGetSession(body, {
+            ...ctx,
+            encoder: this.encoder,
+            corrections: this.corrections,
+          }),
+        );
+      });
     this.server.keepAliveTimeout = 30_000;
   }
 

@@ -25,6 +25,7 @@ interface SimulateOptions {
   brandMember: string;
   bench?: boolean;
   benchCacheMb?: number;
+  replaySessions?: string;
 }
 
 export function registerSimulateCommand(program: Command): void {
@@ -83,6 +84,10 @@ export function registerSimulateCommand(program: Command): void {
       "--latency <spec>",
       'a remote service\'s pace: time to first byte, body rate per answer, answers at once, e.g. "400ms,20MB/s,4"',
     )
+    .option(
+      "--replay-sessions <file>",
+      "serve these session records (JSON Lines, one raw API record a line) instead of generated sessions",
+    )
     .option("--bench", "serve pre-built pages (benchmark mode)")
     .option(
       "--bench-cache-mb <n>",
@@ -103,6 +108,21 @@ function usage<T>(what: string, fn: () => T): T {
   }
 }
 
+/** A replay file the simulator refuses (RangeError) is a usage error naming the option. */
+async function usageAsync<T>(
+  what: string,
+  given: string | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (given !== undefined && err instanceof RangeError)
+      throw new UsageError(`${what}: ${err.message}`);
+    throw err;
+  }
+}
+
 export async function runSimulate(
   o: SimulateOptions,
   out: NodeJS.WritableStream = process.stdout,
@@ -120,23 +140,28 @@ export async function runSimulate(
     o.latency === undefined
       ? undefined
       : usage("--latency", () => parseLatencySpec(o.latency as string));
-  const sim = await startSimulator({
-    port: o.port,
-    host: o.host,
-    seed: o.seed,
-    apiKey: o.apiKey,
-    clock,
-    brandMember: o.brandMember,
-    ...(faults ? { faults } : {}),
-    ...(mutations ? { mutations } : {}),
-    ...(latency ? { latency } : {}),
-    ...(o.sessionsPerDay ? { sessionsPerDay: o.sessionsPerDay } : {}),
-    ...(o.historyDays ? { historyDays: o.historyDays } : {}),
-    ...(o.bench ? { benchPages: true } : {}),
-    ...(o.benchCacheMb
-      ? { benchCacheBytes: o.benchCacheMb * 1024 * 1024 }
-      : {}),
-  });
+  const sim = await usageAsync("--replay-sessions", o.replaySessions, () =>
+    startSimulator({
+      port: o.port,
+      host: o.host,
+      seed: o.seed,
+      apiKey: o.apiKey,
+      clock,
+      brandMember: o.brandMember,
+      ...(faults ? { faults } : {}),
+      ...(mutations ? { mutations } : {}),
+      ...(latency ? { latency } : {}),
+      ...(o.sessionsPerDay ? { sessionsPerDay: o.sessionsPerDay } : {}),
+      ...(o.historyDays ? { historyDays: o.historyDays } : {}),
+      ...(o.bench ? { benchPages: true } : {}),
+      ...(o.benchCacheMb
+        ? { benchCacheBytes: o.benchCacheMb * 1024 * 1024 }
+        : {}),
+      ...(o.replaySessions === undefined
+        ? {}
+        : { replaySessions: o.replaySessions }),
+    }),
+  );
   out.write(
     `simulator listening on ${sim.url} (seed ${o.seed}, clock ${o.clock}${o.faults ? `, faults ${o.faults}` : ""}${o.mutations ? `, mutations ${o.mutations}` : ""})\n`,
   );
