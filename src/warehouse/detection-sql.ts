@@ -66,11 +66,11 @@ function scopeParts(
   // A session is in the window when its latest read (the row FINAL keeps, its fetched_at) is:
   // a session read again later belongs to that later window. session_keys (small, with the
   // range of read times of each granule) gives the earliest start among the keys read in the
-  // window.
+  // window; NULL when none was, and then no session is read at all.
   const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
   return {
     inScope: `fetched_at >= ${FROM} AND fetched_at < ${TO}`,
-    startBound: `(SELECT min(start_time) FROM ${keys} WHERE fetched_at >= ${FROM} AND fetched_at < ${TO})`,
+    startBound: `(SELECT minOrNull(start_time) FROM ${keys} WHERE fetched_at >= ${FROM} AND fetched_at < ${TO})`,
   };
 }
 
