@@ -51,15 +51,16 @@ export function ruleSql(rule: Rule, db: string, scope: Scope): string {
     rule.logic.kind === "sql"
       ? rule.logic.sql
       : sigmaSelect(compiledSigmaOf(rule) as SigmaQuery);
+  const scoped = scopedSelect(text, db, scope);
   // A rule that reads no session reads another table by the window's bounds.
-  if (!text.includes(SESSIONS_PLACEHOLDER) && !text.includes("{window_from:"))
+  if (!scoped.includes("{window_from:"))
     throw new DetectionRuleError(
       `${rule.file}:1: rule ${rule.id}: its sql reads neither ${SESSIONS_PLACEHOLDER} nor {window_from:…}`,
       {
         hint: `read the sessions of the window as FROM ${SESSIONS_PLACEHOLDER}; docs/detections.md, "SQL rules"`,
       },
     );
-  return scopedSelect(text, db, scope);
+  return scoped;
 }
 
 /** What a rule found in a window, as hits (not yet compared with those recorded). */

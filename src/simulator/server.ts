@@ -113,6 +113,11 @@ export interface SimulatorOptions {
   clock?: SimClock;
   orgSize?: OrgSize;
   sessionsPerDay?: number;
+  /**
+   * Once a day one person reaches a dozen resources within ten minutes (a discovery sweep, the
+   * behaviour the `many-resources-short-time` detection looks for); default off.
+   */
+  discoverySweeps?: boolean;
   /** Days of history before today's UTC midnight (at start-up); default 90. */
   historyDays?: number;
   /** Wire name of the session user's `service` member; default "formal". */
@@ -418,6 +423,9 @@ class SimulatorServer implements Simulator {
       ...(o.sessionsPerDay === undefined
         ? {}
         : { sessionsPerDay: o.sessionsPerDay }),
+      ...(o.discoverySweeps === undefined
+        ? {}
+        : { discoverySweeps: o.discoverySweeps }),
     });
     this.encoder = wireEncoder(this.generator, this.brandMember);
     this.directory = new Directory(this.generator.org, this.generator.index);

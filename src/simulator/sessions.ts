@@ -40,6 +40,8 @@ interface SessionGeneratorOptions {
   maxDurationMs?: number;
   /** Bound of the hour cache, in sessions (at least two hours are always kept). */
   maxCachedSessions?: number;
+  /** One discovery sweep a day (see DISCOVERY_SWEEP_RESOURCES); default off. */
+  discoverySweeps?: boolean;
 }
 
 export interface SessionGenerator {
@@ -122,6 +124,12 @@ const MEAN_CHILDREN = 2;
 /** Share of human activity that goes through a BI tool acting on the human's behalf. */
 const BI_SHARE = 0.08;
 const LONG_RUNNING_SHARE = 0.015;
+/**
+ * A discovery sweep: once a day, in an office hour (09–16 UTC), one person opens sessions to
+ * this many different resources, 20–40 s apart, all within one 10-minute bucket. Drawn from
+ * (seed, day) alone and added after the hour's other sessions, which stay as they are.
+ */
+const DISCOVERY_SWEEP_RESOURCES = 12;
 
 interface HourWeights {
   human: number;
@@ -224,6 +232,7 @@ class Generator implements SessionGenerator {
     WeightedTable<SimResource>
   >();
   private readonly homeIp = new Map<string, string>();
+  private readonly discoverySweeps: boolean;
 
   constructor(o: SessionGeneratorOptions) {
     if (!Number.isFinite(o.historyStartMs))
@@ -238,6 +247,7 @@ class Generator implements SessionGenerator {
     this.historyStartMs = hourOf(o.historyStartMs) * HOUR_MS;
     this.maxDurationMs = o.maxDurationMs ?? DEFAULT_MAX_DURATION_MS;
     this.maxCachedSessions = o.maxCachedSessions ?? 400_000;
+    this.discoverySweeps = o.discoverySweeps ?? false;
     // Roots per unit weight such that roots plus their children average perDay over a week.
     this.scale =
       (perDay * 7) / (WEEK_WEIGHT * (1 + CHILD_PARENT_SHARE * MEAN_CHILDREN));
@@ -367,7 +377,43 @@ class Generator implements SessionGenerator {
         }
       }
     }
+    if (this.discoverySweeps) this.addDiscoverySweep(hour, hourStart, out);
     return out;
+  }
+
+  private addDiscoverySweep(
+    hour: number,
+    hourStart: number,
+    out: SimSession[],
+  ): void {
+    const day = Math.floor(hour / 24);
+    const rng = createRng(hash32(this.seed, "discovery-sweep", day));
+    if (hour !== day * 24 + rng.int(9, 16)) return;
+    const user = this.humanTable?.pick(rng);
+    const { resources } = this.org;
+    if (!user || resources.length < DISCOVERY_SWEEP_RESOURCES) return;
+    const reached = new Set<SimResource>();
+    while (reached.size < DISCOVERY_SWEEP_RESOURCES)
+      reached.add(rng.pick(resources));
+    // Starts at a 10-minute boundary (plus up to a minute): 12 starts 20–40 s apart end
+    // within the bucket.
+    let startMs =
+      hourStart + rng.int(0, 4) * 10 * MINUTE_MS + rng.int(0, 59_999);
+    for (const resource of reached) {
+      out.push({
+        id: sessionId(this.seed, hour, out.length),
+        startMs,
+        durationMs: this.duration(rng, user, resource.technology),
+        userId: user.id,
+        endUserId: "",
+        resourceId: resource.id,
+        nativeUsername: pickNative(rng, resource),
+        clientIpAddress: this.clientIp(rng, user),
+        parentSessionId: "",
+        applicationName: appName(rng, user, resource.technology),
+      });
+      startMs += rng.int(20_000, 40_000);
+    }
   }
 
   private pickUser(

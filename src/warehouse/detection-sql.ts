@@ -37,26 +37,63 @@ export interface SigmaQuery {
 /** What a rule's SQL reads as the sessions of its window. */
 export const SESSIONS_PLACEHOLDER = "{{sessions}}";
 
+/** A condition on a row of sessions_enriched (or sessions): the row is in the window's scope. */
+const IN_SCOPE_PLACEHOLDER = "{{in_scope}}";
+
+/** An instant no session in scope started before. */
+const START_BOUND_PLACEHOLDER = "{{sessions_start_bound}}";
+
 /** Which sessions a window holds: those that arrived (were stored) in it, or those that started in it. */
 export type Scope = "arrived" | "started";
+
+const FROM = "{window_from:DateTime64(3, 'UTC')}";
+const TO = "{window_to:DateTime64(3, 'UTC')}";
+
+/**
+ * A scope as SQL: `inScope`, the condition a row of sessions_enriched meets when it is in the
+ * scope; `startBound`, an instant no session in scope started before (a bound on the sorting
+ * key of `sessions`, so that only the parts and granules from there on are read).
+ */
+function scopeParts(
+  db: string,
+  scope: Scope,
+): { inScope: string; startBound: string } {
+  if (scope === "started")
+    return {
+      inScope: `start_time >= ${FROM} AND start_time < ${TO}`,
+      startBound: FROM,
+    };
+  // A session is in the window when its latest read (the row FINAL keeps, its fetched_at) is:
+  // a session read again later belongs to that later window. session_keys (small, with the
+  // range of read times of each granule) gives the earliest start among the keys read in the
+  // window; NULL when none was, and then no session is read at all.
+  const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
+  return {
+    inScope: `fetched_at >= ${FROM} AND fetched_at < ${TO}`,
+    startBound: `(SELECT minOrNull(start_time) FROM ${keys} WHERE fetched_at >= ${FROM} AND fetched_at < ${TO})`,
+  };
+}
 
 /** The sessions of the window, one row per session as sessions_enriched gives it. */
 function scopeSql(db: string, scope: Scope): string {
   const enriched = `${quoteIdent(db)}.${quoteIdent(Tables.sessionsEnriched)}`;
-  const from = "{window_from:DateTime64(3, 'UTC')}";
-  const to = "{window_to:DateTime64(3, 'UTC')}";
+  const { inScope, startBound } = scopeParts(db, scope);
   if (scope === "started")
-    return `(SELECT * FROM ${enriched} WHERE start_time >= ${from} AND start_time < ${to})`;
-  // The keys read in the window (session_keys is small and indexed by read time), then the
-  // sessions whose latest read is in the window: a session read again later belongs to that
-  // later window.
+    return `(SELECT * FROM ${enriched} WHERE ${inScope})`;
+  // The filter reaches the read of `sessions` inside the view, before its joins: the start
+  // bound and the ids read in the window (the bloom filter index on id) skip the granules
+  // holding no session of the window; a tuple IN on (start_time, id) costs several times more.
   const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
-  return `(SELECT * FROM ${enriched} WHERE (start_time, id) IN (SELECT start_time, id FROM ${keys} WHERE fetched_at >= ${from} AND fetched_at < ${to}) AND fetched_at >= ${from} AND fetched_at < ${to})`;
+  return `(SELECT * FROM ${enriched} WHERE start_time >= ${startBound} AND id IN (SELECT id FROM ${keys} WHERE ${inScope}) AND ${inScope})`;
 }
 
 /** A rule's SELECT with its sessions placeholder replaced by the sessions of the scope. */
 export function scopedSelect(text: string, db: string, scope: Scope): string {
-  return text.replaceAll(SESSIONS_PLACEHOLDER, scopeSql(db, scope));
+  const { inScope, startBound } = scopeParts(db, scope);
+  return text
+    .replaceAll(SESSIONS_PLACEHOLDER, scopeSql(db, scope))
+    .replaceAll(IN_SCOPE_PLACEHOLDER, `(${inScope})`)
+    .replaceAll(START_BOUND_PLACEHOLDER, startBound);
 }
 
 function fieldSql(name: string): { sql: string; kind: string } {
@@ -130,8 +167,8 @@ WHERE ${where}`;
   const bySql = by.map((name) => `toString(${fieldSql(name).sql})`);
   const groupCols = [...by.map((_b, i) => `by_${i}`), "bucket"];
   const keyParts = [...by.map((_b, i) => `by_${i}`), "toString(bucket)"];
-  // Every stored session of the groups (by value and time bucket) that sessions of the window
-  // fall in: a session arriving late completes its group's count.
+  // Every stored session of the groups (by value and time bucket) that a session of the window
+  // falls in, in one read: a session arriving late completes its group's count.
   return `SELECT concat(${keyParts.join(", '|', ")}) AS hit_key, session_ids[1] AS session_id,
   session_ids, event_time, arrived_at, toString(n) AS count${by.map((name, i) => `, by_${i} AS ${quoteIdent(name)}`).join("")}
 FROM (
@@ -140,11 +177,9 @@ FROM (
     groupArray(100)(id) AS session_ids, min(start_time) AS event_time, max(fetched_at) AS arrived_at
   FROM ${Tables.sessionsEnriched}
   WHERE (${where})
-    AND start_time >= (SELECT toStartOfInterval(min(start_time), INTERVAL ${timeframeSeconds} SECOND) FROM ${SESSIONS_PLACEHOLDER})
-    AND (${groupCols.join(", ")}) IN (
-      SELECT ${[...bySql, bucket].join(", ")} FROM ${SESSIONS_PLACEHOLDER} WHERE ${where})
+    AND start_time >= toStartOfInterval(${START_BOUND_PLACEHOLDER}, INTERVAL ${timeframeSeconds} SECOND)
   GROUP BY ${groupCols.join(", ")}
-  HAVING n ${op} ${threshold}
+  HAVING n ${op} ${threshold} AND countIf(${IN_SCOPE_PLACEHOLDER}) > 0
 )`;
 }
 

@@ -1,7 +1,7 @@
 // The demo data the dashboards are proved against: a migrated ClickHouse filled by one sync of
 // sessions and of every default aggregation job from the simulator, as `docker compose
-// --profile demo up` would fill it, over the DEMO_DAYS before NOON, and every entity stream,
-// and the hits the shipped detections find in it.
+// --profile demo up` would fill it, over the DEMO_DAYS before NOON (with the simulator's daily
+// discovery sweep), and every entity stream, and the hits the shipped detections find in it.
 import type { Config } from "../../src/config/index.js";
 import { evaluateRules } from "../../src/detections/evaluate.js";
 import { loadRules, SHIPPED_RULES_DIR } from "../../src/detections/rule.js";
@@ -34,7 +34,8 @@ export interface DemoWarehouse {
 }
 
 export async function demoWarehouse(): Promise<DemoWarehouse> {
-  const sim = await testSimulator();
+  // With its daily discovery sweep, so that many-resources-short-time has a person to find.
+  const sim = await testSimulator({ discoverySweeps: true });
   const config = await testConfig({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,

@@ -176,6 +176,25 @@ describe("windows on arrival", () => {
       "late",
     ]);
   });
+
+  it("record a window of thousands of hits once, their keys more than a URL holds", async () => {
+    // 10,000 sessions with ids of 120 characters: their keys quoted are more than 1 MiB, a
+    // request line no server takes.
+    const many = Array.from({ length: 10_000 }, (_, i) => ({
+      id: `bulk-${String(i).padStart(5, "0")}-${"k".repeat(109)}`,
+      start: new Date(T + 11 * MIN - (i % 600) * 1000).toISOString(),
+    }));
+    await store(T + 11 * MIN, ...many);
+    expect((await evaluate(T + 12 * MIN))[0]?.hits).toBe(10_000);
+    // All read again: nothing fires a second time.
+    await store(T + 13 * MIN, ...many);
+    expect((await evaluate(T + 14 * MIN))[0]?.hits).toBe(0);
+    const [n] = await select<{ n: string }>(
+      w,
+      "SELECT count() AS n FROM {db}.detection_hits FINAL WHERE startsWith(hit_key, 'bulk-')",
+    );
+    expect(Number(n?.n)).toBe(10_000);
+  });
 });
 
 describe("the detections job of run", () => {
