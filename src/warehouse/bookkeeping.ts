@@ -124,28 +124,38 @@ export async function writeCheckpoint(
   return true;
 }
 
+/** A record that could not be stored: its id ("" when unknown), why, and the record as received. */
 interface DeadLetter {
-  job: string;
   recordId: string;
   reason: string;
   raw: string;
+}
+
+/** The job and run that met the dead letters. */
+interface DeadLetterRun {
+  job: string;
   runId: string;
 }
 
-function deadLetterRow(d: DeadLetter, seenAtMs: number): object {
+function deadLetterRow(
+  d: DeadLetter,
+  run: DeadLetterRun,
+  seenAtMs: number,
+): object {
   return {
-    job: d.job,
+    job: run.job,
     record_hash: createHash("sha256").update(d.raw).digest("hex").slice(0, 32),
     record_id: d.recordId,
     reason: d.reason,
     raw: d.raw,
     seen_at: chTime(seenAtMs),
-    run_id: d.runId,
+    run_id: run.runId,
   };
 }
 
 export async function insertDeadLetters(
   w: Warehouse,
+  run: DeadLetterRun,
   letters: readonly DeadLetter[],
   options: InsertOptions,
 ): Promise<void> {
@@ -153,7 +163,7 @@ export async function insertDeadLetters(
   await insertRows(
     w,
     Tables.deadLetters,
-    letters.map((d) => deadLetterRow(d, now)),
+    letters.map((d) => deadLetterRow(d, run, now)),
     options,
   );
 }
