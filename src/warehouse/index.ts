@@ -26,7 +26,10 @@ export {
   sessionTimesFit,
   sessionValueProblem,
 } from "./session-rows.js";
-export { retireSupersededKeys } from "./session-keys.js";
+export {
+  deleteKeysOfDeletedSessions,
+  retireSupersededKeys,
+} from "./session-keys.js";
 
 // The exporter's bookkeeping: runs, checkpoints, dead letters, windows, polls.
 export {
