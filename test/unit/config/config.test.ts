@@ -22,6 +22,12 @@ function problems(
   throw new Error("expected a ConfigError");
 }
 
+function writeYaml(dir: string, text: string): string {
+  const file = join(dir, "ok.yaml");
+  writeFileSync(file, text);
+  return file;
+}
+
 describe("configuration", () => {
   it("applies the documented defaults", () => {
     const c = loadConfig({ env: base });
@@ -191,6 +197,51 @@ describe("configuration", () => {
     expect(problems(base, file.replace("c.json", "nope.json")).join()).toMatch(
       /cannot be read/,
     );
+  });
+
+  it("refuses a key of the config file it does not know, naming the key, the file and the nearest known key", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = join(dir, "sessionhouse.yaml");
+    writeFileSync(
+      file,
+      [
+        "api:",
+        "  extraHeaders: { X-Tenant: acme }", // any header name is a key of its own
+        "sessions:",
+        "  pageSise: 5000", // misspelt
+        "  maxPagesPerWindow: 10",
+        "api_timeouts: {}", // no such section
+        "clickhouse:",
+        "  hotDays: 30", // a key of retention.tables.sessions
+        "aggregations:",
+        "  jobs:",
+        "    - name: by_user",
+        "      groupby: [user.email]", // misspelt inside a list
+      ].join("\n"),
+    );
+    let error: unknown;
+    try {
+      loadConfig({ env: base, configFile: file });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const e = error as ConfigError;
+    expect(e.code).toBe("CONFIG_INVALID");
+    expect(e.problems).toEqual([
+      `config file ${file}: unknown key sessions.pageSise (did you mean sessions.pageSize?)`,
+      `config file ${file}: unknown key api_timeouts (did you mean api?)`,
+      `config file ${file}: unknown key clickhouse.hotDays (did you mean retention.tables.sessions.hotDays?)`,
+      `config file ${file}: unknown key aggregations.jobs.0.groupby (did you mean aggregations.jobs.0.groupBy?)`,
+    ]);
+    expect(e.hint).toMatch(/correct or remove each unknown key/);
+    // A file of known keys loads as before.
+    expect(
+      loadConfig({
+        env: base,
+        configFile: writeYaml(dir, "sessions:\n  pageSize: 5000\n"),
+      }).sessions.pageSize,
+    ).toBe(5000);
   });
 
   it("reads the reconciliation and open-session settings, with their defaults", () => {
