@@ -4,8 +4,16 @@
 import { aggregationName } from "../../pipeline/names.js";
 import { coverageQueries as q } from "../../warehouse/index.js";
 import { COVERAGE_TABLES } from "../coverage.js";
-import { defineKind } from "../spec.js";
+import { defineKind, type Section } from "../spec.js";
 import type { KindContext } from "./context.js";
+
+/** The report's sections, in the order their first table is listed. */
+const STREAMS: Section = { id: "streams", title: "Streams and checkpoints" };
+const INTEGRITY: Section = {
+  id: "integrity",
+  title: "What could not be stored",
+};
+const RECORD: Section = { id: "record", title: "The record" };
 
 /** The streams the record is made of: sessions and every enabled aggregation job. */
 function recordStreams(ctx: KindContext): string[] {
@@ -20,20 +28,15 @@ function recordStreams(ctx: KindContext): string[] {
 export const coverageAndIntegrity = defineKind<null>({
   title: "Coverage and integrity",
   facts: () => Promise.resolve(null),
-  sections: [
-    { id: "streams", title: "Streams and checkpoints" },
-    { id: "integrity", title: "What could not be stored" },
-    { id: "record", title: "The record" },
-  ],
   tables: [
-    { ...COVERAGE_TABLES.checkpoints, section: "streams" },
-    { ...COVERAGE_TABLES.windows, section: "integrity" },
-    { ...COVERAGE_TABLES.deadLetters, section: "integrity" },
-    { ...COVERAGE_TABLES.runs, section: "integrity" },
-    { ...COVERAGE_TABLES.failedRuns, section: "integrity" },
+    { ...COVERAGE_TABLES.checkpoints, section: STREAMS },
+    { ...COVERAGE_TABLES.windows, section: INTEGRITY },
+    { ...COVERAGE_TABLES.deadLetters, section: INTEGRITY },
+    { ...COVERAGE_TABLES.runs, section: INTEGRITY },
+    { ...COVERAGE_TABLES.failedRuns, section: INTEGRITY },
     {
       id: "coverage-aggregation-gaps",
-      section: "streams",
+      section: STREAMS,
       title: "Aggregation windows stored in the period",
       note: "Per aggregation job: its window length, the windows the period holds, and the windows stored (fewer stored than held: a gap, or the checkpoint has not reached the period's end).",
       columns: [
@@ -46,7 +49,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-days-without-sessions",
-      section: "streams",
+      section: STREAMS,
       title: "Days of the period without any session",
       note: "A day without a session stored is a gap to explain (a quiet day, or data not exported).",
       columns: ["day"],
@@ -54,7 +57,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-sessions-per-month",
-      section: "record",
+      section: RECORD,
       title: "Sessions per month (whole record)",
       note: "Sessions stored per month of their start, with the people (user keys) and resources.",
       columns: [
@@ -68,7 +71,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-aggregation-windows-per-month",
-      section: "record",
+      section: RECORD,
       title: "Aggregation windows per month (whole record)",
       note: "Windows stored per job and month, the log events they count, and those kept after a re-fetch reported fewer (shrunk).",
       columns: [
@@ -82,7 +85,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-retention",
-      section: "record",
+      section: RECORD,
       title: "Retention",
       note: (ctx) => {
         const days = ctx.config.clickhouse.retentionDays;
@@ -93,7 +96,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-retention-settings",
-      section: "record",
+      section: RECORD,
       title: "Retention settings applied",
       note: "The TTL the exporter last gave each table from its retention settings: days on the hot volume, the cold volume, days kept (0 = forever), and when it was applied.",
       columns: [
@@ -108,7 +111,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-legal-holds",
-      section: "record",
+      section: RECORD,
       title: "Legal holds in force during the period",
       note: "Holds whose sessions the retention does not delete (by user, resource or session), in force at some time of the period.",
       columns: [

@@ -22,9 +22,10 @@ function problems(
   throw new Error("expected a ConfigError");
 }
 
-function writeYaml(dir: string, text: string): string {
-  const file = join(dir, "ok.yaml");
-  writeFileSync(file, text);
+/** Writes `lines` as the file `name` in a new directory; returns its path. */
+function writeConfigFile(name: string, lines: readonly string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), "cfg-")), name);
+  writeFileSync(file, lines.join("\n"));
   return file;
 }
 
@@ -200,25 +201,20 @@ describe("configuration", () => {
   });
 
   it("refuses a key of the config file it does not know, naming the key, the file and the nearest known key", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
-    const file = join(dir, "sessionhouse.yaml");
-    writeFileSync(
-      file,
-      [
-        "api:",
-        "  extraHeaders: { X-Tenant: acme }", // any header name is a key of its own
-        "sessions:",
-        "  pageSise: 5000", // misspelt
-        "  maxPagesPerWindow: 10",
-        "api_timeouts: {}", // no such section
-        "clickhouse:",
-        "  hotDays: 30", // a key of retention.tables.sessions
-        "aggregations:",
-        "  jobs:",
-        "    - name: by_user",
-        "      groupby: [user.email]", // misspelt inside a list
-      ].join("\n"),
-    );
+    const file = writeConfigFile("sessionhouse.yaml", [
+      "api:",
+      "  extraHeaders: { X-Tenant: acme }", // any header name is a key of its own
+      "sessions:",
+      "  pageSise: 5000", // misspelt
+      "  maxPagesPerWindow: 10",
+      "api_timeouts: {}", // no such section
+      "clickhouse:",
+      "  hotDays: 30", // a key of retention.tables.sessions
+      "aggregations:",
+      "  jobs:",
+      "    - name: by_user",
+      "      groupby: [user.email]", // misspelt inside a list
+    ]);
     let error: unknown;
     try {
       loadConfig({ env: base, configFile: file });
@@ -239,7 +235,10 @@ describe("configuration", () => {
     expect(
       loadConfig({
         env: base,
-        configFile: writeYaml(dir, "sessions:\n  pageSize: 5000\n"),
+        configFile: writeConfigFile("ok.yaml", [
+          "sessions:",
+          "  pageSize: 5000",
+        ]),
       }).sessions.pageSize,
     ).toBe(5000);
   });
