@@ -42,8 +42,8 @@ export interface TableSpec<F> {
   note?: string | From<F, string>;
   /** `key:kind` (text, number, bool; the label is the key with spaces), or a column with its own label (a unit, say). */
   columns: readonly (string | Column)[];
-  /** A bar chart in the HTML: the label and value columns. */
-  chart?: { label: string; value: string };
+  /** A bar chart in the HTML of this value column, each bar labelled by the first column. */
+  chart?: string;
   /** Rows shown in the HTML and PDF (default HTML_ROW_LIMIT); the CSV and JSON hold them all. */
   top?: number;
   /** Said in the HTML when the table has no rows (default: no rows in the period). */
@@ -131,13 +131,15 @@ async function buildTable<F>(
   const note =
     read.note ??
     (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
+  const columns = t.columns.map((c) => (typeof c === "string" ? column(c) : c));
+  const label = columns[0]?.key;
   return table(
     {
       id: t.id,
       title: t.title,
       note,
-      columns: t.columns.map((c) => (typeof c === "string" ? column(c) : c)),
-      ...(t.chart ? { chart: t.chart } : {}),
+      columns,
+      ...(t.chart && label ? { chart: { label, value: t.chart } } : {}),
       ...(t.top === undefined ? {} : { htmlRows: t.top }),
       ...(t.empty === undefined ? {} : { empty: t.empty }),
     },

@@ -45,6 +45,7 @@ export const accessReview = defineKind<Facts>({
       section: PEOPLE,
       title: "Access per person",
       note: "Every person with at least one session starting in the period: the accounts they used, how many systems and sessions, first and last access, sessions on production resources (environment prod…) and as a privileged native user (root, admin, postgres, sa, dba, …), and the data labels their sessions returned (known with the control-plane streams).",
+      chart: "sessions",
       columns: [
         "person",
         "name",
@@ -58,7 +59,6 @@ export const accessReview = defineKind<Facts>({
         "privileged_sessions:number",
         "data_labels",
       ],
-      chart: { label: "person", value: "sessions" },
       rows: (ctx) => queries(ctx).perPerson,
       notExported: sessionsMissing,
     },
@@ -113,8 +113,8 @@ export const accessReview = defineKind<Facts>({
       section: PEOPLE,
       title: "Sessions per day",
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
+      chart: "sessions",
       columns: ["day", "sessions:number", "people:number"],
-      chart: { label: "day", value: "sessions" },
       // Only the sessions per day can come from the daily rollups (the person as the user key).
       rows: (ctx) =>
         ctx.source === "plain"

@@ -60,13 +60,13 @@ export const coverageAndIntegrity = defineKind<null>({
       section: RECORD,
       title: "Sessions per month (whole record)",
       note: "Sessions stored per month of their start, with the people (user keys) and resources.",
+      chart: "sessions",
       columns: [
         "month",
         "sessions:number",
         "people:number",
         "resources:number",
       ],
-      chart: { label: "month", value: "sessions" },
       rows: q.sessionsPerMonth,
     },
     {

@@ -31,6 +31,7 @@ export const sensitiveDataAccess = defineKind<Facts>({
       title: "Labelled data returned, by label",
       note: (_ctx, { job }) =>
         `Log events whose response returned columns with the label, from the aggregation job ${job || "(none)"}: events, resources, first and last hour seen.`,
+      chart: "events",
       columns: [
         "label",
         "events:number",
@@ -38,7 +39,6 @@ export const sensitiveDataAccess = defineKind<Facts>({
         "first_seen",
         "last_seen",
       ],
-      chart: { label: "label", value: "events" },
       rows: (ctx) => queries(ctx).byLabel,
     },
     {
@@ -89,8 +89,8 @@ export const sensitiveDataAccess = defineKind<Facts>({
       section: QUERIES,
       title: "Top query fingerprints returning labelled data",
       note: "The fingerprints in the top-value lists of the labelled-data job, summed over its windows starting in the period (a window lists its top values only).",
+      chart: "queries",
       columns: ["fingerprint", "queries:number", "windows_in_top:number"],
-      chart: { label: "fingerprint", value: "queries" },
       rows: (ctx) => queries(ctx).topFingerprints,
     },
     {
