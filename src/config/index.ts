@@ -5,6 +5,7 @@ export {
   shortSecrets,
   RECOMMENDED_SECRET_LENGTH,
   ConfigError,
+  unknownEnvironmentVariables,
   deepMerge,
   type LoadOptions,
 } from "./load.js";

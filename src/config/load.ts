@@ -7,20 +7,27 @@ import { SessionhouseError } from "../util/errors.js";
 import { configSchema, type Config } from "./schema.js";
 import { defaultAggregationJobs } from "./jobs.js";
 import { isCloudHost } from "./cloud.js";
+import { unknownFileKeys } from "./keys.js";
+import { nearest } from "../util/nearest.js";
 
 export class ConfigError extends SessionhouseError {
   readonly code = "CONFIG_INVALID";
   readonly problems: readonly string[];
-  constructor(problems: readonly string[]) {
+  constructor(
+    problems: readonly string[],
+    hint = "fix the settings listed above (see README, Configuration) and run again",
+  ) {
     super(
       `invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
-      {
-        hint: "fix the settings listed above (see README, Configuration) and run again",
-      },
+      { hint },
     );
     this.problems = problems;
   }
 }
+
+/** The hint of a ConfigError that names unknown keys of the config file. */
+const UNKNOWN_KEY_HINT =
+  "correct or remove each unknown key (docs/configuration.md lists every key) and fix anything else listed above, then run again";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -96,6 +103,36 @@ const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
 ];
 
 const ENV_OF_PATH = new Map(ENV_VARS.map(([env, path]) => [path, env]));
+
+/** SESSIONHOUSE_* variables read by other parts of the project, never by the configuration. */
+const OTHER_ENV_VARS = [
+  // Grafana's data source provisioning (dashboards/provisioning/datasources/clickhouse.yaml).
+  "SESSIONHOUSE_CLICKHOUSE_HOST",
+  "SESSIONHOUSE_CLICKHOUSE_DATABASE",
+  "SESSIONHOUSE_GRAFANA_CLICKHOUSE_USER",
+  "SESSIONHOUSE_GRAFANA_CLICKHOUSE_PASSWORD",
+  // The tests (test/helpers/).
+  "SESSIONHOUSE_TEST_CONTAINERS",
+  "SESSIONHOUSE_REPO_ROOT",
+];
+
+/**
+ * The SESSIONHOUSE_* variables of `env` that nothing reads (a misspelling leaves its setting at
+ * the default), each with the name the configuration reads that is nearest to it.
+ */
+export function unknownEnvironmentVariables(
+  env: Env,
+): { name: string; nearest: string | undefined }[] {
+  const read = [
+    ...ENV_VARS.map(([name]) => name),
+    "SESSIONHOUSE_API_KEY_FILE",
+  ].filter((name) => name.startsWith("SESSIONHOUSE_"));
+  const known = new Set([...read, ...OTHER_ENV_VARS]);
+  return Object.keys(env)
+    .filter((name) => name.startsWith("SESSIONHOUSE_") && !known.has(name))
+    .sort()
+    .map((name) => ({ name, nearest: nearest(name, read) }));
+}
 
 export interface LoadOptions {
   env?: Env;
@@ -236,14 +273,20 @@ export function loadConfig(options: LoadOptions = {}): Config {
     files: {},
     log: {},
   };
-  if (options.configFile)
-    tree = deepMerge(tree, readFileTree(options.configFile, problems));
+  let hint: string | undefined;
+  if (options.configFile) {
+    const file = readFileTree(options.configFile, problems);
+    const unknown = unknownFileKeys(file, options.configFile);
+    if (unknown.length > 0) hint = UNKNOWN_KEY_HINT;
+    problems.push(...unknown);
+    tree = deepMerge(tree, file);
+  }
   tree = deepMerge(tree, readEnvTree(env, problems));
   if (options.needsApi === false) fillApiPlaceholders(tree);
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
     if (value !== undefined) setPath(tree, path, value);
   }
-  return validate(tree, problems);
+  return validate(tree, problems, hint);
 }
 
 /** The settings of the environment variables (ENV_VARS and SESSIONHOUSE_API_KEY_FILE) as a tree. */
@@ -303,17 +346,22 @@ function fillApiPlaceholders(tree: Tree): void {
 }
 
 /** The frozen Config, with the default aggregation jobs when none are configured; or ConfigError. */
-function validate(tree: Tree, problems: string[]): Config {
+function validate(
+  tree: Tree,
+  problems: string[],
+  hint: string | undefined,
+): Config {
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success)
     problems.push(...parsed.error.issues.map(describeProblem));
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  if (problems.length > 0 || !parsed.success)
+    throw new ConfigError(problems, hint);
 
   const config = parsed.data;
   const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
   problems.push(...duplicateJobNames(jobs));
   problems.push(...clusterProblems(config.clickhouse));
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems, hint);
   return deepFreeze({
     ...config,
     aggregations: { ...config.aggregations, jobs },

@@ -343,28 +343,28 @@ class ConditionParser {
       this.#fail(`unexpected \`${this.#peek()}\``);
     return sql;
   }
+  /** Whether the next token is the keyword `word` (any case); consumes it if so. */
+  #take(word: string): boolean {
+    if (this.#peek()?.toLowerCase() !== word) return false;
+    this.#i++;
+    return true;
+  }
+  /** One `part` or more, joined by the keyword `word`. */
+  #joined(word: string, part: () => Condition): Condition[] {
+    const parts = [part()];
+    while (this.#take(word)) parts.push(part());
+    return parts;
+  }
   #or(): Condition {
-    const parts = [this.#and()];
-    while (this.#peek()?.toLowerCase() === "or") {
-      this.#i++;
-      parts.push(this.#and());
-    }
-    return or(parts);
+    return or(this.#joined("or", () => this.#and()));
   }
   #and(): Condition {
-    const parts = [this.#not()];
-    while (this.#peek()?.toLowerCase() === "and") {
-      this.#i++;
-      parts.push(this.#not());
-    }
-    return and(parts);
+    return and(this.#joined("and", () => this.#not()));
   }
   #not(): Condition {
-    if (this.#peek()?.toLowerCase() === "not") {
-      this.#i++;
-      return { kind: "not", part: this.#not() };
-    }
-    return this.#primary();
+    return this.#take("not")
+      ? { kind: "not", part: this.#not() }
+      : this.#primary();
   }
   #primary(): Condition {
     const t = this.#next();
@@ -376,11 +376,10 @@ class ConditionParser {
     const quantifier = t.toLowerCase();
     if (
       (quantifier === "1" || quantifier === "all" || quantifier === "any") &&
-      this.#peek()?.toLowerCase() === "of"
+      this.#take("of")
     ) {
       if (quantifier === "any")
         this.#fail("`any of` is not Sigma: write `1 of`");
-      this.#i++;
       const names = this.#matching(this.#next());
       return quantifier === "1" ? or(names) : and(names);
     }

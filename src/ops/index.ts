@@ -6,9 +6,4 @@ export {
   type ReadinessReport,
 } from "./readiness.js";
 export { startOpsServer, type OpsServer } from "./server.js";
-export {
-  checkpointPositions,
-  collectStatus,
-  waitingWindows,
-  type StatusReport,
-} from "./status.js";
+export { collectStatus, type StatusReport } from "./status.js";

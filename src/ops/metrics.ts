@@ -19,7 +19,7 @@ import type {
 import type { SchedulerObserver, SkipReason } from "../scheduler/scheduler.js";
 import type { LeaseSnapshot } from "../scheduler/lease.js";
 import type { RunStatus } from "../warehouse/index.js";
-import { checkpointLagMs } from "./status.js";
+import { checkpointLagMs } from "../pipeline/status.js";
 
 const PREFIX = "sessionhouse_";
 

@@ -10,11 +10,8 @@ import type { JobState } from "../scheduler/scheduler.js";
 import type { LeaseSnapshot } from "../scheduler/lease.js";
 import { schedulePeriodMs } from "../scheduler/cron.js";
 import { errorMessage } from "../util/errors.js";
-import {
-  leaseHolderView,
-  splitUnsettled,
-  type LeaseHolderView,
-} from "./status.js";
+import { splitUnsettled } from "../pipeline/status.js";
+import { leaseHolderView, type LeaseHolderView } from "./status.js";
 
 const OVERDUE_PERIODS = 3;
 

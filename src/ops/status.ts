@@ -1,8 +1,9 @@
-// The status read model: for every job, how far its data is (checkpoint, lag), how its last run
+// The status report: for every job, how far its data is (checkpoint, lag), how its last run
 // went, what is stored, what was dead-lettered, which windows wait, when it runs next, and the
 // retention in force — read from the warehouse only (nothing written), so it works beside a
-// running service. `sessionhouse status` prints it; /metrics and /readyz share its definitions
-// of a checkpoint's lag and of a pending or poisoned window.
+// running service. `sessionhouse status` prints it. How far a stream is and which windows wait
+// come from the status read model (src/pipeline/status.ts), which /metrics, /readyz and the
+// reports read too; this adds what needs the jobs' plans and schedules.
 import type { Config } from "../config/index.js";
 import { nextRuns } from "../scheduler/cron.js";
 import {
@@ -10,8 +11,6 @@ import {
   deadLetterCounts,
   lastRuns,
   lastSuccesses,
-  readCheckpoints,
-  type Checkpoint,
   type RunRecord,
   type Warehouse,
   countHeldSessions,
@@ -28,7 +27,6 @@ import {
   countSessionsToPoll,
   countVanishedSessions,
   aggregationRowCounts,
-  listWindows,
   type WindowRecord,
   readLease,
   type LeaseClaim,
@@ -36,6 +34,12 @@ import {
 import { planJobs, type JobKind, type JobPlan } from "../scheduler/jobs.js";
 import { streamKey, type StreamJob } from "../pipeline/streams.js";
 import { STREAM_SPECS } from "../pipeline/stream-specs.js";
+import {
+  checkpointLagMs,
+  checkpointPositions,
+  splitUnsettled,
+  waitingWindows,
+} from "../pipeline/status.js";
 
 interface LastRun {
   runId: string;
@@ -333,38 +337,6 @@ async function streamRows(
     case "versions":
       return entityRowCounts(w, job.stream, tables);
   }
-}
-
-/** Where the checkpoint of each stream of `plans` is; other streams (backfills) are left out. */
-export async function checkpointPositions(
-  w: Warehouse,
-  plans: readonly Pick<JobPlan, "stream">[],
-): Promise<Checkpoint[]> {
-  const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
-  return (await readCheckpoints(w)).filter((c) => streams.has(c.stream));
-}
-
-/** The windows that wait, pending or poisoned, of every job that keeps windows. */
-export async function waitingWindows(w: Warehouse): Promise<WindowRecord[]> {
-  return listWindows(w, { states: ["pending", "poisoned"] });
-}
-
-/** How far a checkpoint is behind now, in milliseconds (0 for a position in the future). */
-export function checkpointLagMs(positionMs: number, nowMs: number): number {
-  return Math.max(0, nowMs - positionMs);
-}
-
-/**
- * Unsettled windows by what they wait for: `pending` ones are fetched again on the next run;
- * every other (`poisoned`, or one read without its state) waits for an operator.
- */
-export function splitUnsettled<W extends { state?: string }>(
-  windows: readonly W[],
-): { pending: W[]; poisoned: W[] } {
-  const pending: W[] = [];
-  const poisoned: W[] = [];
-  for (const w of windows) (w.state === "pending" ? pending : poisoned).push(w);
-  return { pending, poisoned };
 }
 
 export interface RetentionStatus {

@@ -55,13 +55,8 @@ export async function storeRejected(
   if (rejected.length === 0) return;
   await insertDeadLetters(
     ctx.warehouse,
-    rejected.map((r) => ({
-      job: ctx.job,
-      recordId: r.recordId,
-      reason: r.reason,
-      raw: r.raw,
-      runId: ctx.runId,
-    })),
+    { job: ctx.job, runId: ctx.runId },
+    rejected,
     ctx.insert,
   );
   ctx.counters.deadLetters += rejected.length;

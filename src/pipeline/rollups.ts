@@ -16,6 +16,7 @@ import {
   changedSessionDays,
   computeDataLabelRollups,
   computeSessionRollups,
+  deleteKeysOfDeletedSessions,
   openSessionsByDay,
   retireSupersededKeys,
   type Warehouse,
@@ -38,6 +39,8 @@ export interface RollupResult {
   holdRowsChanged: number;
   /** Keys of sessions retired by a tombstone: stored under another start time as well. */
   keysRetired: number;
+  /** Keys of `session_keys` whose sessions the retention deleted, deleted with them. */
+  keysDeleted: number;
 }
 
 export interface RollupDeps {
@@ -51,7 +54,8 @@ export interface RollupDeps {
  * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
  * that read the holds before they changed), then every session stored under more than one
  * start time is brought to one (the writers do it for what they read; this catches a run that
- * stopped before it could, and rows stored before the tombstones existed), then the rollups.
+ * stopped before it could, and rows stored before the tombstones existed), the keys of the
+ * sessions the retention deleted going with them, then the rollups.
  */
 export async function rollUp(
   deps: RollupDeps,
@@ -59,6 +63,11 @@ export async function rollUp(
 ): Promise<RollupResult> {
   const { config, warehouse: w, logger } = deps;
   const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
+  const keysDeleted = await deleteKeysOfDeletedSessions(
+    w,
+    config.clickhouse.retentionDays,
+    nowMs,
+  );
   const keysRetired = await retireSupersededKeys(w);
   const today = dayOf(nowMs);
   const sessionRange = {
@@ -91,6 +100,7 @@ export async function rollUp(
     dataLabelDays,
     holdRowsChanged,
     keysRetired,
+    keysDeleted,
   };
   logger.info(result, "rollups computed");
   return result;

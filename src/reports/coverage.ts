@@ -1,14 +1,24 @@
 // What the record covers over a report's period, said on every report's first page: the parts of
 // the period no checkpoint covers (a stream's own, or a backfill's over its range), windows not
 // stored or skipped (who and why), dead letters, a record that starts after the period does,
-// streams not exported. The coverage-and-integrity report shows the tables behind it.
+// streams not exported. The coverage-and-integrity report shows the tables behind it. The
+// checkpoints, windows and runs are read through the status read model (src/pipeline/status.ts),
+// the one `status` reads; the manifest records the SQL it ran.
 import { parseBackfillStream, SESSIONS_STREAM } from "../pipeline/names.js";
+import {
+  allCheckpoints,
+  failedRunsOf,
+  runsIn,
+  unsettledWindowsIn,
+  type Period,
+} from "../pipeline/status.js";
 import {
   coverageQueries,
   type ReportQuery,
   type ReportReader,
   type Row,
 } from "../warehouse/index.js";
+import type { KindContext } from "./kinds/context.js";
 import type { Notice } from "./model.js";
 import type { TableRead, TableSpec } from "./spec.js";
 
@@ -69,6 +79,10 @@ const COVERAGE_NEEDS = [
   "dead_letters",
 ];
 
+/** Failed and abandoned runs listed; the first characters of each error. */
+const FAILED_RUNS_SHOWN = 100;
+const ERROR_CHARS = 300;
+
 /** The tables behind page one, as the coverage-and-integrity report shows them. */
 export const COVERAGE_TABLES = {
   checkpoints: {
@@ -102,7 +116,87 @@ export const COVERAGE_TABLES = {
     columns: ["job", "reason", "records:number", "first_seen", "last_seen"],
     rows: { read: (ctx) => Promise.resolve(ctx.coverage.read.deadLetters) },
   },
+  runs: {
+    id: "coverage-runs",
+    title: "Runs in the period",
+    note: "Runs of each job started in the period: succeeded, failed, abandoned (found running with its process gone: killed or crashed), other (running or aborted), rows inserted and dead letters.",
+    columns: [
+      "job",
+      "succeeded:number",
+      "failed:number",
+      "abandoned:number",
+      "other:number",
+      "rows_inserted:number",
+      "dead_letters:number",
+    ],
+    rows: { read: (ctx) => runRows(ctx) },
+  },
+  failedRuns: {
+    id: "coverage-failed-runs",
+    title: "Failed and abandoned runs",
+    note: `The first ${FAILED_RUNS_SHOWN} failed or abandoned runs of the period with their error (neither moves a checkpoint past what it did not store; an abandoned run's process was gone before it could record its end).`,
+    columns: ["job", "started_at", "run_id", "status", "error"],
+    rows: { read: (ctx) => failedRunRows(ctx) },
+  },
 } satisfies Record<string, Omit<TableSpec<unknown>, "section">>;
+
+/**
+ * Rows read through the status read model, which tells the reader what it ran; not exported
+ * (no rows) when a table they come from is absent.
+ */
+async function throughStatus(
+  reader: ReportReader,
+  needs: readonly string[],
+  read: () => Promise<Row[]>,
+): Promise<TableRead> {
+  const notExported = reader.missing(needs);
+  return {
+    rows: notExported.length > 0 ? undefined : await read(),
+    notExported,
+  };
+}
+
+/** The report's period in epoch ms, from its parameters (DateTime64 text, UTC). */
+function periodOf(params: Record<string, string>): Period {
+  return { fromMs: msOf(params.from ?? ""), toMs: msOf(params.to ?? "") };
+}
+
+function runRows(ctx: KindContext): Promise<TableRead> {
+  const { reader } = ctx;
+  return throughStatus(reader, ["runs"], async () =>
+    (await runsIn(reader.warehouse, periodOf(ctx.params), reader.log)).map(
+      (r) => ({
+        job: r.job,
+        succeeded: r.succeeded,
+        failed: r.failed,
+        abandoned: r.abandoned,
+        other: r.other,
+        rows_inserted: r.rowsInserted,
+        dead_letters: r.deadLetters,
+      }),
+    ),
+  );
+}
+
+function failedRunRows(ctx: KindContext): Promise<TableRead> {
+  const { reader } = ctx;
+  return throughStatus(reader, ["runs"], async () =>
+    (
+      await failedRunsOf(
+        reader.warehouse,
+        periodOf(ctx.params),
+        FAILED_RUNS_SHOWN,
+        reader.log,
+      )
+    ).map((r) => ({
+      job: r.job,
+      started_at: plainOf(r.startedAtMs),
+      run_id: r.runId,
+      status: r.status,
+      error: r.error.slice(0, ERROR_CHARS),
+    })),
+  );
+}
 
 /** "2026-11-01 00:00:00" from "2026-11-01T00:00:00.000Z". */
 function plainTime(iso: string): string {
@@ -128,9 +222,30 @@ export async function readCoverage(
     rows: await reader.rows(query, params),
     notExported: reader.missing(query.needs),
   });
-  const checkpoints = await read(q.checkpoints);
+  const w = reader.warehouse;
+  const range = periodOf(params);
+  const checkpoints = await throughStatus(reader, ["checkpoints"], async () =>
+    (await allCheckpoints(w, reader.log)).map((c) => ({
+      stream: c.stream,
+      covers_from: c.coversFromMs === undefined ? "" : plainOf(c.coversFromMs),
+      position: plainOf(c.positionMs),
+      updated_at: plainOf(c.updatedAtMs),
+    })),
+  );
   const extent = (await reader.rows(q.sessionsExtent, params))?.[0];
-  const windows = await read(q.windows);
+  const windows = await throughStatus(reader, ["stream_windows"], async () =>
+    (await unsettledWindowsIn(w, range, reader.log)).map((r) => ({
+      job: r.job,
+      window_start: plainOf(r.startMs),
+      window_end: plainOf(r.endMs),
+      state: r.state,
+      attempts: r.attempts,
+      last_error: r.lastError,
+      skipped_by: r.skippedBy,
+      skip_reason: r.skipReason,
+      updated_at: plainOf(r.updatedAtMs),
+    })),
+  );
   const deadLetters = await read(q.deadLetters);
   const rows: CoverageRows = {
     checkpoints: checkpoints.rows ?? [],

@@ -26,18 +26,24 @@ export interface TableRead {
   note?: string;
 }
 
+/** A section of a report: its anchor in the HTML and its title. */
+export interface Section {
+  id: string;
+  title: string;
+}
+
 export interface TableSpec<F> {
   /** File name of its CSV (without .csv) and its anchor in the HTML. */
   id: string;
-  /** The id of the kind's section the table is shown in. */
-  section: string;
+  /** The section the table is shown in (the kind's sections are those of its tables). */
+  section: Section;
   title: string;
   /** What the rows are and where they come from (absent: the reader says it). */
   note?: string | From<F, string>;
   /** `key:kind` (text, number, bool; the label is the key with spaces), or a column with its own label (a unit, say). */
   columns: readonly (string | Column)[];
-  /** A bar chart in the HTML: the label and value columns. */
-  chart?: { label: string; value: string };
+  /** A bar chart in the HTML of this value column, each bar labelled by the first column. */
+  chart?: string;
   /** Rows shown in the HTML and PDF (default HTML_ROW_LIMIT); the CSV and JSON hold them all. */
   top?: number;
   /** Said in the HTML when the table has no rows (default: no rows in the period). */
@@ -58,8 +64,10 @@ export interface KindSpec<F> {
   title: string;
   /** Values read before the tables (their queries come first in the manifest). */
   facts: (ctx: KindContext) => Promise<F>;
-  sections: readonly { id: string; title: string }[];
-  /** In the order they are read; each is shown in its section in this order. */
+  /**
+   * In the order they are read; each is shown in its section in this order, and the sections in
+   * the order their first table is listed.
+   */
   tables: readonly TableSpec<F>[];
   summary: (t: Tables, facts: F, ctx: KindContext) => Figure[];
   /** Said on page one; may read more (those queries come after the tables'). */
@@ -76,15 +84,19 @@ export interface Kind {
 }
 
 export function defineKind<F>(spec: KindSpec<F>): Kind {
+  const sections = [
+    ...new Map(spec.tables.map((t) => [t.section.id, t.section])).values(),
+  ];
   return {
-    sections: spec.sections,
-    tables: spec.tables,
-    build: (ctx) => buildKind(spec, ctx),
+    sections,
+    tables: spec.tables.map((t) => ({ id: t.id, section: t.section.id })),
+    build: (ctx) => buildKind(spec, sections, ctx),
   };
 }
 
 async function buildKind<F>(
   spec: KindSpec<F>,
+  layout: readonly Section[],
   ctx: KindContext,
 ): Promise<KindResult> {
   const facts = await spec.facts(ctx);
@@ -92,12 +104,12 @@ async function buildKind<F>(
   for (const t of spec.tables)
     if (!t.when || t.when(ctx, facts))
       built.set(t.id, await buildTable(t, ctx, facts));
-  const sections = spec.sections.map((s) => ({
+  const sections = layout.map((s) => ({
     id: s.id,
     title: s.title,
     tables: spec.tables.flatMap((t) => {
       const b = built.get(t.id);
-      return t.section === s.id && b ? [b] : [];
+      return t.section.id === s.id && b ? [b] : [];
     }),
   }));
   return {
@@ -119,13 +131,15 @@ async function buildTable<F>(
   const note =
     read.note ??
     (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
+  const columns = t.columns.map((c) => (typeof c === "string" ? column(c) : c));
+  const label = columns[0]?.key;
   return table(
     {
       id: t.id,
       title: t.title,
       note,
-      columns: t.columns.map((c) => (typeof c === "string" ? column(c) : c)),
-      ...(t.chart ? { chart: t.chart } : {}),
+      columns,
+      ...(t.chart && label ? { chart: { label, value: t.chart } } : {}),
       ...(t.top === undefined ? {} : { htmlRows: t.top }),
       ...(t.empty === undefined ? {} : { empty: t.empty }),
     },

@@ -6,7 +6,7 @@ import { qualified } from "./sql.js";
 import { consistentReadSettings, SINGLE } from "./cluster.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
-import { selectRows } from "./select.js";
+import { selectLogged, selectRows, type QueryLog } from "./select.js";
 import { Tables } from "./tables.js";
 import type { ProcessOwner } from "../util/process.js";
 
@@ -26,7 +26,7 @@ export interface Checkpoint {
  * never wins), the latest of those on a tie. Every reader of checkpoints (status, the runs,
  * the coverage report) orders by it.
  */
-export const CHECKPOINT_OF_STREAM =
+const CHECKPOINT_OF_STREAM =
   "ORDER BY stream, position DESC, updated_at DESC LIMIT 1 BY stream";
 
 const CHECKPOINT_ROWS = (w: Warehouse, where: string) =>
@@ -69,14 +69,19 @@ export async function readCheckpoint(
 export async function readCheckpoints(
   w: Warehouse,
   prefix = "",
+  log?: QueryLog,
 ): Promise<Checkpoint[]> {
-  const rs = await w.client.query({
-    query: CHECKPOINT_ROWS(w, "startsWith(stream, {prefix:String})"),
-    query_params: { prefix },
-    format: "JSONEachRow",
-    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
-  });
-  return (await rs.json<CheckpointRow>()).map(checkpointOf);
+  const rows = await selectLogged<CheckpointRow>(
+    w,
+    {
+      id: "status.checkpoints",
+      sql: CHECKPOINT_ROWS(w, "startsWith(stream, {prefix:String})"),
+      params: { prefix },
+    },
+    log,
+    consistentReadSettings(w.cluster ?? SINGLE),
+  );
+  return rows.map(checkpointOf);
 }
 
 /**
@@ -124,28 +129,38 @@ export async function writeCheckpoint(
   return true;
 }
 
+/** A record that could not be stored: its id ("" when unknown), why, and the record as received. */
 interface DeadLetter {
-  job: string;
   recordId: string;
   reason: string;
   raw: string;
+}
+
+/** The job and run that met the dead letters. */
+interface DeadLetterRun {
+  job: string;
   runId: string;
 }
 
-function deadLetterRow(d: DeadLetter, seenAtMs: number): object {
+function deadLetterRow(
+  d: DeadLetter,
+  run: DeadLetterRun,
+  seenAtMs: number,
+): object {
   return {
-    job: d.job,
+    job: run.job,
     record_hash: createHash("sha256").update(d.raw).digest("hex").slice(0, 32),
     record_id: d.recordId,
     reason: d.reason,
     raw: d.raw,
     seen_at: chTime(seenAtMs),
-    run_id: d.runId,
+    run_id: run.runId,
   };
 }
 
 export async function insertDeadLetters(
   w: Warehouse,
+  run: DeadLetterRun,
   letters: readonly DeadLetter[],
   options: InsertOptions,
 ): Promise<void> {
@@ -153,7 +168,7 @@ export async function insertDeadLetters(
   await insertRows(
     w,
     Tables.deadLetters,
-    letters.map((d) => deadLetterRow(d, now)),
+    letters.map((d) => deadLetterRow(d, run, now)),
     options,
   );
 }
@@ -266,6 +281,82 @@ export async function lastRuns(
      FROM ${qualified(w, Tables.runs)} FINAL WHERE job IN {jobs:Array(String)}
      ORDER BY started_at DESC LIMIT 1 BY job`,
     { jobs },
+  );
+  return rows.map(runRecord);
+}
+
+/** A time range, end excluded, in epoch milliseconds. */
+interface MsRange {
+  fromMs: number;
+  toMs: number;
+}
+
+/** The runs of one job started in a range, by how they ended. */
+export interface RunCounts {
+  job: string;
+  succeeded: number;
+  failed: number;
+  /** Found running with its process gone (killed, crashed). */
+  abandoned: number;
+  /** Running or aborted. */
+  other: number;
+  rowsInserted: number;
+  deadLetters: number;
+}
+
+/** Per job, the runs started in `range` by how they ended, with the rows and dead letters. */
+export async function runCountsIn(
+  w: Warehouse,
+  range: MsRange,
+  log?: QueryLog,
+): Promise<RunCounts[]> {
+  const rows = await selectLogged<Record<string, string | number>>(
+    w,
+    {
+      id: "status.run_counts",
+      sql: `SELECT job, countIf(status = 'succeeded') AS succeeded, countIf(status = 'failed') AS failed,
+       countIf(status = 'abandoned') AS abandoned,
+       countIf(status NOT IN ('succeeded', 'failed', 'abandoned')) AS other,
+       sum(rows_inserted) AS rows_inserted, sum(dead_letters) AS dead_letters
+FROM ${qualified(w, Tables.runs)} FINAL
+WHERE started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
+GROUP BY job
+ORDER BY job`,
+      params: { from: chTime(range.fromMs), to: chTime(range.toMs) },
+    },
+    log,
+  );
+  return rows.map((r) => ({
+    job: String(r.job),
+    succeeded: Number(r.succeeded),
+    failed: Number(r.failed),
+    abandoned: Number(r.abandoned),
+    other: Number(r.other),
+    rowsInserted: Number(r.rows_inserted),
+    deadLetters: Number(r.dead_letters),
+  }));
+}
+
+/** The first `limit` failed or abandoned runs started in `range`, in the order they started. */
+export async function failedRunsIn(
+  w: Warehouse,
+  range: MsRange,
+  limit: number,
+  log?: QueryLog,
+): Promise<RunRecord[]> {
+  const rows = await selectLogged<RunRow>(
+    w,
+    {
+      id: "status.failed_runs",
+      sql: `SELECT ${RUN_COLUMNS}
+FROM ${qualified(w, Tables.runs)} AS r FINAL
+WHERE r.status IN ('failed', 'abandoned')
+  AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
+ORDER BY r.started_at, r.job, r.run_id
+LIMIT {limit:UInt32}`,
+      params: { from: chTime(range.fromMs), to: chTime(range.toMs), limit },
+    },
+    log,
   );
   return rows.map(runRecord);
 }

@@ -11,7 +11,7 @@ export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";
 export { existingTables, migrate, pendingMigrations } from "./migrate.js";
-export { selectRows } from "./select.js";
+export { selectRows, type ExecutedQuery, type QueryLog } from "./select.js";
 
 // Writing rows.
 export { insertBlock, insertRows, type InsertOptions } from "./insert.js";
@@ -26,21 +26,27 @@ export {
   sessionTimesFit,
   sessionValueProblem,
 } from "./session-rows.js";
-export { retireSupersededKeys } from "./session-keys.js";
+export {
+  deleteKeysOfDeletedSessions,
+  retireSupersededKeys,
+} from "./session-keys.js";
 
 // The exporter's bookkeeping: runs, checkpoints, dead letters, windows, polls.
 export {
   abandonOrphanedRuns,
   COVERS_FROM_KEY,
   deadLetterCounts,
+  failedRunsIn,
   insertDeadLetters,
   lastRuns,
   lastSuccesses,
   readCheckpoint,
   readCheckpoints,
   recordRun,
+  runCountsIn,
   writeCheckpoint,
   type Checkpoint,
+  type RunCounts,
   type RunRecord,
   type RunStatus,
 } from "./bookkeeping.js";
@@ -176,7 +182,6 @@ export { outputFormat, userQueryRows, writeUserQuery } from "./user-query.js";
 export {
   ReportReader,
   text,
-  type ExecutedQuery,
   type ReportQuery,
   type Row,
 } from "./reports/query.js";

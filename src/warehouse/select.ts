@@ -6,13 +6,38 @@ export async function selectRows<T>(
   w: Warehouse,
   query: string,
   params: Record<string, unknown> = {},
+  settings: Record<string, string | number> = {},
 ): Promise<T[]> {
   const rs = await w.client.query({
     query,
     query_params: params,
     format: "JSONEachRow",
+    clickhouse_settings: settings,
   });
   return rs.json<T>();
+}
+
+/** A query as it ran: its SQL with the database named, its parameters, the rows it answered. */
+export interface ExecutedQuery {
+  id: string;
+  sql: string;
+  params: Record<string, unknown>;
+  rows: number;
+}
+
+/** Told of each query a read runs, for a record that names them (a report's manifest). */
+export type QueryLog = (q: ExecutedQuery) => void;
+
+/** A read that tells `log` (when given) what it ran, under `id`. */
+export async function selectLogged<T>(
+  w: Warehouse,
+  read: { id: string; sql: string; params: Record<string, unknown> },
+  log: QueryLog | undefined,
+  settings: Record<string, string | number> = {},
+): Promise<T[]> {
+  const rows = await selectRows<T>(w, read.sql, read.params, settings);
+  log?.({ ...read, rows: rows.length });
+  return rows;
 }
 
 /** The `n` of a query answering one row `{ n }`; 0 when it answers none. */

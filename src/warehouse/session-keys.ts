@@ -8,8 +8,10 @@
 // above its tombstone and brings the key back, and the rule is applied again.
 //
 // The keys are read from `session_keys` (one small row per key, ordered by id, fed by a view on
-// `sessions`), never from `sessions`, and once per writer's drain, never per record.
+// `sessions`), never from `sessions`, and once per writer's drain, never per record. A key goes
+// with its session: once the retention has deleted every row of it (see deleteKeysOfDeletedSessions).
 import type { Warehouse } from "./client.js";
+import { mutationTarget, SINGLE } from "./cluster.js";
 import { qualified } from "./sql.js";
 import { selectRows } from "./select.js";
 import { SESSION_INSERT_COLUMNS } from "./session-rows.js";
@@ -171,4 +173,50 @@ export async function retireSupersededKeys(
   sinceMs?: number,
 ): Promise<number> {
   return writeTombstones(w, await supersededKeys(w, sinceMs));
+}
+
+const DAY_MS = 86_400_000;
+/** Keys deleted by one statement: bounds its parameters. */
+const KEYS_PER_DELETE = 5000;
+
+/**
+ * Deletes the keys of the sessions the retention deleted: keys whose start is older than the
+ * sessions' retention at `nowMs` (`retentionDays`; 0 keeps every session, and every key) that no
+ * row of `sessions` holds any more. The keys of a held session, and of rows past the retention
+ * that the TTL has not merged away yet, stay: a key goes when its session goes. Waits for the
+ * deletion; returns the keys deleted.
+ */
+export async function deleteKeysOfDeletedSessions(
+  w: Warehouse,
+  retentionDays: number,
+  nowMs: number,
+): Promise<number> {
+  if (retentionDays === 0) return 0;
+  const keys = qualified(w, Tables.sessionKeys);
+  const old = "start_time < fromUnixTimestamp64Milli({horizon:Int64}, 'UTC')";
+  const gone = await selectRows<{ id: string; start: string }>(
+    w,
+    `SELECT DISTINCT id, toUnixTimestamp64Milli(start_time) AS start FROM ${keys}
+     WHERE ${old} AND (id, start_time) NOT IN
+       (SELECT id, start_time FROM ${qualified(w, Tables.sessions)} WHERE ${old})`,
+    { horizon: nowMs - retentionDays * DAY_MS },
+  );
+  const target = mutationTarget(
+    w.cluster ?? SINGLE,
+    w.database,
+    Tables.sessionKeys,
+  );
+  for (let i = 0; i < gone.length; i += KEYS_PER_DELETE) {
+    const batch = gone.slice(i, i + KEYS_PER_DELETE);
+    await w.client.command({
+      query: `ALTER TABLE ${target} DELETE
+        WHERE has(arrayZip({ids:Array(String)}, {starts:Array(Int64)}), (id, toUnixTimestamp64Milli(start_time)))`,
+      query_params: {
+        ids: batch.map((k) => k.id),
+        starts: batch.map((k) => Number(k.start)),
+      },
+      clickhouse_settings: { mutations_sync: "2" },
+    });
+  }
+  return gone.length;
 }

@@ -7,7 +7,7 @@ import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
-import { selectCount } from "./select.js";
+import { selectCount, selectLogged, type QueryLog } from "./select.js";
 import { Tables } from "./tables.js";
 import { insertRows, versionWriter, type InsertOptions } from "./insert.js";
 
@@ -89,14 +89,19 @@ async function selectWindows(
   w: Warehouse,
   where: string,
   params: Record<string, unknown>,
+  log?: QueryLog,
 ): Promise<WindowRecord[]> {
-  const rs = await w.client.query({
-    query: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, Tables.streamWindows)} FINAL
+  const rows = await selectLogged<WindowRow>(
+    w,
+    {
+      id: "status.windows",
+      sql: `SELECT ${WINDOW_COLUMNS} FROM ${qualified(w, Tables.streamWindows)} FINAL
             WHERE ${where} ORDER BY job, window_start, parent`,
-    query_params: params,
-    format: "JSONEachRow",
-  });
-  return (await rs.json<WindowRow>()).map(fromRow);
+      params,
+    },
+    log,
+  );
+  return rows.map(fromRow);
 }
 
 /**
@@ -117,19 +122,34 @@ export async function readJobWindows(
 }
 
 /**
- * Windows in the given states (all states when none given), of one job or of all; the parents
- * a stream could not read are among them (see WindowRecord.parent).
+ * Windows in the given states (all states when none given), of one job or of all, and those
+ * overlapping a range (epoch ms, end excluded) only when given; the parents a stream could not
+ * read are among them (see WindowRecord.parent). Tells `log` what it ran.
  */
 export async function listWindows(
   w: Warehouse,
-  filter: { job?: string | undefined; states?: readonly WindowState[] } = {},
+  filter: {
+    job?: string | undefined;
+    states?: readonly WindowState[];
+    overlapping?: { fromMs: number; toMs: number };
+  } = {},
+  log?: QueryLog,
 ): Promise<WindowRecord[]> {
   const states = filter.states ?? WINDOW_STATES;
-  return selectWindows(
-    w,
-    `state IN {states:Array(String)}${filter.job === undefined ? "" : " AND job = {job:String}"}`,
-    { states, ...(filter.job === undefined ? {} : { job: filter.job }) },
-  );
+  const where = ["state IN {states:Array(String)}"];
+  const params: Record<string, unknown> = { states };
+  if (filter.job !== undefined) {
+    where.push("job = {job:String}");
+    params.job = filter.job;
+  }
+  if (filter.overlapping) {
+    where.push(
+      "window_start < {to:DateTime64(3, 'UTC')} AND window_end > {from:DateTime64(3, 'UTC')}",
+    );
+    params.from = chTime(filter.overlapping.fromMs);
+    params.to = chTime(filter.overlapping.toMs);
+  }
+  return selectWindows(w, where.join(" AND "), params, log);
 }
 
 /** Records window states; the newest write of a window wins (updated_at always grows here). */

@@ -9,7 +9,9 @@
 // (and explain a rejection). So the scan never accepts what the schema rejects:
 // test/api/session-scan.test.ts holds the two equal on the simulator's records broken at random.
 // The bytes must be valid UTF-8 (the page splitter checks that).
-import { daysInMonth } from "./common.js";
+import type { z } from "zod";
+import { daysInMonth, str, strArray } from "./common.js";
+import { sessionObjects as objects } from "./session.js";
 
 /** What the writer reads of a record the scan accepted. */
 export interface ScannedSession {
@@ -68,8 +70,9 @@ const LOWER_Z = 0x7a;
 const DURATION_SECOND_DIGITS = 10;
 
 /**
- * The members of the objects the row reads, by object: each key's bit (for telling a key seen
- * twice) and whether its value must be a string, an array of strings, or is read further.
+ * The members of the objects the row reads, by object (from their schemas in session.ts): each
+ * key's bit (for telling a key seen twice) and whether its value must be a string (declared
+ * `str`), an array of strings (`strArray`), or is read further.
  */
 const enum Is {
   Str,
@@ -84,6 +87,8 @@ interface Member {
   is: Is;
   /** How an ambiguity reason names the member. */
   path: string;
+  /** The members of its value when that is an object of strings (see `flat`). */
+  flat: Members | undefined;
 }
 type Members = readonly Member[];
 /** The members of an object read so far: their bits, and the index after the last one. */
@@ -92,71 +97,30 @@ interface Seen {
   next: number;
 }
 const members = (
-  entries: readonly (readonly [string, Is])[],
+  schema: z.ZodObject,
   parent = "",
+  flat: Readonly<Record<string, Members>> = {},
 ): Members =>
-  entries.map(([name, is], i) => ({
+  Object.entries(schema.shape).map(([name, type], i) => ({
     name,
     bytes: Buffer.from(name, "latin1"),
     bit: 1 << i,
-    is,
+    is: type === str ? Is.Str : type === strArray ? Is.Strs : Is.Nested,
     path: parent === "" ? name : `${parent}.${name}`,
+    flat: flat[name],
   }));
 
-const TOP = members([
-  ["id", Is.Nested],
-  ["startTime", Is.Nested],
-  ["endTime", Is.Nested],
-  ["duration", Is.Nested],
-  ["sessionStatus", Is.Str],
-  ["parentSessionId", Is.Str],
-  ["network", Is.Nested],
-  ["sidecar", Is.Nested],
-  ["resource", Is.Nested],
-  ["connector", Is.Nested],
-  ["user", Is.Nested],
-]);
-const NETWORK = members([
-  ["clientIpAddress", Is.Str],
-  ["serverIpAddress", Is.Str],
-]);
-const SIDECAR = members([
-  ["id", Is.Str],
-  ["name", Is.Str],
-  ["technology", Is.Str],
-]);
-const RESOURCE = members([
-  ["type", Is.Str],
-  ["id", Is.Str],
-  ["name", Is.Str],
-  ["technology", Is.Str],
-]);
-const CONNECTOR = members([
-  ["id", Is.Str],
-  ["name", Is.Str],
-]);
-const NATIVE = members([["username", Is.Str]]);
+const NATIVE = members(objects.native);
 /** The members of `user` other than identity holders. */
-const USER = members(
-  [
-    ["type", Is.Str],
-    ["username", Is.Str],
-    ["native", Is.Nested],
-  ],
-  "user",
-);
-const HOLDER = members([
-  ["user", Is.Nested],
-  ["endUser", Is.Nested],
-]);
-const IDENTITY = members([
-  ["id", Is.Str],
-  ["name", Is.Str],
-  ["email", Is.Str],
-  ["type", Is.Str],
-  ["groups", Is.Strs],
-  ["externalIds", Is.Strs],
-]);
+const USER = members(objects.user, "user", { native: NATIVE });
+const HOLDER = members(objects.holder);
+const IDENTITY = members(objects.identity);
+const TOP = members(objects.session, "", {
+  network: members(objects.network),
+  sidecar: members(objects.sidecar),
+  resource: members(objects.resource),
+  connector: members(objects.connector),
+});
 
 /** The bytes a string's scan stops at: its closing quote, an escape, a control character. */
 const STRING_STOPS = new Uint8Array(256);
@@ -201,6 +165,16 @@ class Scanner {
   expect(code: number): void {
     if (this.peek() !== code) throw FALLBACK;
     this.pos++;
+  }
+
+  /**
+   * Steps into the object or array whose opening byte is next (`close` its closing byte), at
+   * `depth`: false when it is empty (its closing byte is taken too).
+   */
+  enter(depth: number, close: number): boolean {
+    if (depth >= MAX_DEPTH) throw FALLBACK;
+    this.pos++;
+    return !this.take(close);
   }
 
   /** Whether the next byte (after whitespace) is `code`; consumes it if so. */
@@ -270,24 +244,22 @@ class Scanner {
       return;
     }
     if (c === OPEN_BRACE) {
-      if (depth >= MAX_DEPTH) throw FALLBACK;
-      this.pos++;
-      if (this.take(CLOSE_BRACE)) return;
-      do {
-        this.string(false);
-        this.expect(COLON);
-        this.skipValue(depth + 1);
-      } while (this.take(COMMA));
-      this.expect(CLOSE_BRACE);
+      if (this.enter(depth, CLOSE_BRACE)) {
+        do {
+          this.string(false);
+          this.expect(COLON);
+          this.skipValue(depth + 1);
+        } while (this.take(COMMA));
+        this.expect(CLOSE_BRACE);
+      }
       return;
     }
     if (c === OPEN_BRACKET) {
-      if (depth >= MAX_DEPTH) throw FALLBACK;
-      this.pos++;
-      if (this.take(CLOSE_BRACKET)) return;
-      do this.skipValue(depth + 1);
-      while (this.take(COMMA));
-      this.expect(CLOSE_BRACKET);
+      if (this.enter(depth, CLOSE_BRACKET)) {
+        do this.skipValue(depth + 1);
+        while (this.take(COMMA));
+        this.expect(CLOSE_BRACKET);
+      }
       return;
     }
     if (c === MINUS || (c >= ZERO && c <= NINE)) return this.skipNumber();
@@ -375,9 +347,8 @@ class Scanner {
 
   /** An object whose known members must be strings or arrays of strings; others anything. */
   flat(depth: number, known: Members): void {
-    if (depth >= MAX_DEPTH || this.peek() !== OPEN_BRACE) throw FALLBACK;
-    this.pos++;
-    if (this.take(CLOSE_BRACE)) return;
+    if (this.peek() !== OPEN_BRACE) throw FALLBACK;
+    if (!this.enter(depth, CLOSE_BRACE)) return;
     const seen: Seen = { bits: 0, next: 0 };
     do {
       const m = this.key(known, seen);
@@ -405,8 +376,7 @@ class Scanner {
    */
   user(depth: number): string | undefined {
     if (this.peek() !== OPEN_BRACE) throw FALLBACK;
-    this.pos++;
-    if (this.take(CLOSE_BRACE)) return undefined;
+    if (!this.enter(depth, CLOSE_BRACE)) return undefined;
     let brand: string | undefined;
     const seen: Seen = { bits: 0, next: 0 };
     // Names of the other members, decoded: an identity holder's name is the brand member's.
@@ -414,8 +384,8 @@ class Scanner {
     do {
       const m = this.key(USER, seen);
       if (m !== undefined) {
-        if (m.is === Is.Str) this.string(false);
-        else this.flat(depth + 1, NATIVE);
+        if (m.flat === undefined) this.string(false);
+        else this.flat(depth + 1, m.flat);
         continue;
       }
       const key = this.b.toString("utf8", this.stringStart, this.keyEnd);
@@ -438,9 +408,7 @@ class Scanner {
 
   /** An object member of `user`; whether it holds `user` or `endUser` (identities). */
   holder(depth: number): boolean {
-    if (depth >= MAX_DEPTH) throw FALLBACK;
-    this.pos++;
-    if (this.take(CLOSE_BRACE)) return false;
+    if (!this.enter(depth, CLOSE_BRACE)) return false;
     const seen: Seen = { bits: 0, next: 0 };
     let holds = false;
     do {
@@ -560,35 +528,13 @@ class Scanner {
         const m = this.key(TOP, seen);
         if (m === undefined) this.skipValue(1);
         else if (m.is === Is.Str) this.string(false);
-        else
-          switch (m.name) {
-            case "id":
-              id = this.plainString();
-              break;
-            case "startTime":
-              startMs = this.timestamp();
-              break;
-            case "endTime":
-              endMs = this.timestamp();
-              break;
-            case "duration":
-              plainDuration = this.duration();
-              break;
-            case "network":
-              this.flat(1, NETWORK);
-              break;
-            case "sidecar":
-              this.flat(1, SIDECAR);
-              break;
-            case "resource":
-              this.flat(1, RESOURCE);
-              break;
-            case "connector":
-              this.flat(1, CONNECTOR);
-              break;
-            default:
-              brandMember = this.user(1);
-          }
+        else if (m.flat !== undefined) this.flat(1, m.flat);
+        // The members read for their values; the one left is `user`.
+        else if (m.name === "id") id = this.plainString();
+        else if (m.name === "startTime") startMs = this.timestamp();
+        else if (m.name === "endTime") endMs = this.timestamp();
+        else if (m.name === "duration") plainDuration = this.duration();
+        else brandMember = this.user(1);
       } while (this.take(COMMA));
       this.expect(CLOSE_BRACE);
     }

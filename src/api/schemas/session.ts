@@ -10,6 +10,9 @@ import {
   timestamp,
 } from "./common.js";
 
+// The objects of a session record, each member declared once: the schema below, its fast check
+// (this file) and the byte scan (session-scan.ts) read their members from these. A member
+// declared `str` (or `strArray`) is a string (or strings) that proto3 omits when empty.
 const sessionIdentitySchema = loose({
   id: str,
   name: str,
@@ -25,7 +28,24 @@ const brandMemberSchema = loose({
   endUser: sessionIdentitySchema.optional(),
 });
 
-const KNOWN_USER_MEMBERS = new Set(["type", "username", "native"]);
+const networkSchema = loose({ clientIpAddress: str, serverIpAddress: str });
+const sidecarSchema = loose({ id: str, name: str, technology: str });
+const resourceSchema = loose({
+  type: str,
+  id: str,
+  name: str,
+  technology: str,
+});
+const connectorSchema = loose({ id: str, name: str });
+const nativeSchema = loose({ username: str });
+/** The members of `user` other than identity holders (its brand member, see findBrandKey). */
+const userSchema = z.looseObject({
+  type: str,
+  username: str,
+  native: nativeSchema.optional(),
+});
+
+const KNOWN_USER_MEMBERS = new Set(Object.keys(userSchema.shape));
 
 /**
  * The member the operation list calls `service` carries the vendor's brand name on the wire
@@ -51,42 +71,37 @@ function isIdentityHolder(v: unknown): v is Record<string, unknown> {
   );
 }
 
-const sessionUserSchema = z
-  .looseObject({
-    type: str,
-    username: str,
-    native: loose({ username: str }).optional(),
-  })
-  .transform((user, ctx) => {
-    const brandMember = findBrandKey(user);
-    if (brandMember === undefined)
-      return {
-        ...user,
-        identity: undefined,
-        endUser: undefined,
-        brandMember: undefined,
-      };
-    const brand = user[brandMember];
-    // A malformed identity is a validation issue of the record (dead letter), never a throw.
-    const parsed = brandMemberSchema.safeParse(brand);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        ctx.addIssue({
-          code: "custom",
-          message: issue.message,
-          path: ["<brand member>", ...issue.path.map(String)],
-        });
-      }
-      return z.NEVER;
-    }
+const sessionUserSchema = userSchema.transform((user, ctx) => {
+  const brandMember = findBrandKey(user);
+  if (brandMember === undefined)
     return {
       ...user,
-      identity: parsed.data.user,
-      endUser: parsed.data.endUser,
-      brandMember,
+      identity: undefined,
+      endUser: undefined,
+      brandMember: undefined,
     };
-  });
+  const brand = user[brandMember];
+  // A malformed identity is a validation issue of the record (dead letter), never a throw.
+  const parsed = brandMemberSchema.safeParse(brand);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      ctx.addIssue({
+        code: "custom",
+        message: issue.message,
+        path: ["<brand member>", ...issue.path.map(String)],
+      });
+    }
+    return z.NEVER;
+  }
+  return {
+    ...user,
+    identity: parsed.data.user,
+    endUser: parsed.data.endUser,
+    brandMember,
+  };
+});
 
+/** In the order the service writes the members (the byte scan tries them in this order). */
 export const sessionSchema = loose({
   id: z.string({ error: "session has no id" }).min(1, "session id is empty"),
   startTime: timestamp,
@@ -96,32 +111,28 @@ export const sessionSchema = loose({
     "duration is not a protobuf Duration",
   ),
   sessionStatus: str,
-  network: loose({ clientIpAddress: str, serverIpAddress: str }).default({
-    clientIpAddress: "",
-    serverIpAddress: "",
-  }),
-  sidecar: loose({ id: str, name: str, technology: str }).default({
-    id: "",
-    name: "",
-    technology: "",
-  }),
-  user: sessionUserSchema.default({
-    type: "",
-    username: "",
-    identity: undefined,
-    endUser: undefined,
-    brandMember: undefined,
-  }),
-  resource: loose({ type: str, id: str, name: str, technology: str }).default({
-    type: "",
-    id: "",
-    name: "",
-    technology: "",
-  }),
-  connector: loose({ id: str, name: str }).default({ id: "", name: "" }),
+  // An object proto3 omits is an object of empty members.
+  network: networkSchema.prefault({}),
+  sidecar: sidecarSchema.prefault({}),
+  user: sessionUserSchema.prefault({}),
+  resource: resourceSchema.prefault({}),
+  connector: connectorSchema.prefault({}),
   parentSessionId: str,
 });
 export type Session = z.infer<typeof sessionSchema>;
+
+/** The objects of a session record by name, for the byte scan (session-scan.ts). */
+export const sessionObjects = {
+  session: sessionSchema,
+  network: networkSchema,
+  sidecar: sidecarSchema,
+  resource: resourceSchema,
+  connector: connectorSchema,
+  user: userSchema,
+  native: nativeSchema,
+  holder: brandMemberSchema,
+  identity: sessionIdentitySchema,
+};
 
 export interface ListSessionsRequest {
   limit: number;
@@ -147,6 +158,35 @@ const optStr = (v: unknown): v is string | undefined =>
   v === undefined || typeof v === "string";
 const DURATION = /^-?\d+(?:\.\d{1,9})?s$/;
 
+/** The keys of a shape whose member is declared `I` (`str` or `strArray`). */
+type Declared<T extends z.ZodRawShape, I> = {
+  [K in keyof T]: T[K] extends I ? K : never;
+}[keyof T] &
+  string;
+
+/** The members of an object schema declared `is`, in their order. */
+function declared<
+  T extends z.ZodRawShape,
+  I extends typeof str | typeof strArray,
+>(schema: z.ZodObject<T>, is: I): Declared<T, I>[] {
+  return Object.keys(schema.shape).filter(
+    (k): k is Declared<T, I> => schema.shape[k] === is,
+  );
+}
+
+const NETWORK = declared(networkSchema, str);
+const SIDECAR = declared(sidecarSchema, str);
+const RESOURCE = declared(resourceSchema, str);
+const CONNECTOR = declared(connectorSchema, str);
+const USER = declared(userSchema, str);
+const NATIVE = declared(nativeSchema, str);
+const IDENTITY_STRINGS = declared(sessionIdentitySchema, str);
+const IDENTITY_ARRAYS = declared(sessionIdentitySchema, strArray);
+
+/** An object of empty strings: what the schema makes of an object proto3 omitted. */
+const blank = <K extends string>(keys: readonly K[]): Record<K, string> =>
+  Object.fromEntries(keys.map((k) => [k, ""])) as Record<K, string>;
+
 function fastStrings<K extends string>(
   v: unknown,
   keys: readonly K[],
@@ -164,9 +204,9 @@ function fastStrings<K extends string>(
 }
 
 function fastIdentity(v: unknown): SessionIdentity | undefined | false {
-  const o = fastStrings(v, ["id", "name", "email", "type"] as const);
+  const o = fastStrings(v, IDENTITY_STRINGS);
   if (o === undefined || o === false) return o;
-  for (const k of ["groups", "externalIds"] as const) {
+  for (const k of IDENTITY_ARRAYS) {
     const a = o[k];
     if (a === undefined) (o as Obj)[k] = [];
     else if (!Array.isArray(a) || !a.every((x) => typeof x === "string"))
@@ -179,18 +219,17 @@ function fastIdentity(v: unknown): SessionIdentity | undefined | false {
 function fastUser(value: unknown): Session["user"] | undefined {
   if (value === undefined) {
     return {
-      type: "",
-      username: "",
+      ...blank(USER),
       identity: undefined,
       endUser: undefined,
       brandMember: undefined,
     };
   }
-  const u = fastStrings(value, ["type", "username"] as const);
+  const u = fastStrings(value, USER);
   if (!u) return undefined;
   let native: { username: string } | undefined;
   if (u.native !== undefined) {
-    const n = fastStrings(u.native, ["username"] as const);
+    const n = fastStrings(u.native, NATIVE);
     if (!n) return undefined;
     native = n;
   }
@@ -232,18 +271,10 @@ function fastSession(v: unknown): Session | undefined {
   )
     return undefined;
   if (!optStr(sessionStatus) || !optStr(parentSessionId)) return undefined;
-  const network = fastStrings(v.network, [
-    "clientIpAddress",
-    "serverIpAddress",
-  ] as const);
-  const sidecar = fastStrings(v.sidecar, ["id", "name", "technology"] as const);
-  const resource = fastStrings(v.resource, [
-    "type",
-    "id",
-    "name",
-    "technology",
-  ] as const);
-  const connector = fastStrings(v.connector, ["id", "name"] as const);
+  const network = fastStrings(v.network, NETWORK);
+  const sidecar = fastStrings(v.sidecar, SIDECAR);
+  const resource = fastStrings(v.resource, RESOURCE);
+  const connector = fastStrings(v.connector, CONNECTOR);
   if (
     network === false ||
     sidecar === false ||
@@ -256,10 +287,10 @@ function fastSession(v: unknown): Session | undefined {
   v.duration = duration ?? "";
   v.sessionStatus = sessionStatus ?? "";
   v.parentSessionId = parentSessionId ?? "";
-  v.network = network ?? { clientIpAddress: "", serverIpAddress: "" };
-  v.sidecar = sidecar ?? { id: "", name: "", technology: "" };
-  v.resource = resource ?? { type: "", id: "", name: "", technology: "" };
-  v.connector = connector ?? { id: "", name: "" };
+  v.network = network ?? blank(NETWORK);
+  v.sidecar = sidecar ?? blank(SIDECAR);
+  v.resource = resource ?? blank(RESOURCE);
+  v.connector = connector ?? blank(CONNECTOR);
   v.user = user;
   return v as unknown as Session;
 }

@@ -9,7 +9,7 @@ import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
 import { logResults, runDoctor } from "../../ops/doctor/index.js";
 import { checkReadiness } from "../../ops/readiness.js";
-import { checkpointPositions, waitingWindows } from "../../ops/status.js";
+import { checkpointPositions, waitingWindows } from "../../pipeline/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
 import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";

@@ -1,4 +1,4 @@
-// `sessionhouse status [--json]`: prints the status read model (src/ops/status.ts) as tables or
+// `sessionhouse status [--json]`: prints the status report (src/ops/status.ts) as tables or
 // as one JSON document. It reads the warehouse only (no API settings needed, nothing written),
 // so it works beside a running service: on a ClickHouse server directly, on the embedded engine
 // through the service's read access (the service holds the data directory), on a stopped one's

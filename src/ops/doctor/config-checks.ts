@@ -4,6 +4,7 @@
 import {
   RECOMMENDED_SECRET_LENGTH,
   shortSecrets,
+  unknownEnvironmentVariables,
   type Config,
 } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/index.js";
@@ -17,6 +18,8 @@ const YEAR_MS = 365 * DAY_MS;
 export interface ConfigCheckContext {
   config: Config;
   nowMs: number;
+  /** The environment the configuration was read from. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** Warnings as one finding: ok with `okText` when there are none. */
@@ -132,6 +135,23 @@ function secrets(ctx: ConfigCheckContext): Finding {
   );
 }
 
+/** SESSIONHOUSE_* variables nothing reads: a misspelt one leaves its setting at the default. */
+function environment(ctx: ConfigCheckContext): Finding {
+  const unknown = unknownEnvironmentVariables(ctx.env).map(
+    ({ name, nearest }) => ({
+      found: `${name} is set, and no setting reads it${nearest === undefined ? "" : ` (did you mean ${nearest}?)`}`,
+      fix:
+        nearest === undefined
+          ? `unset ${name}`
+          : `rename ${name} to ${nearest}, or unset it`,
+    }),
+  );
+  return findingOf(
+    unknown,
+    "every SESSIONHOUSE_* variable set is one the configuration reads",
+  );
+}
+
 const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/i;
 
 /** An API key sent in clear beyond this host. */
@@ -151,4 +171,5 @@ export const CONFIG_CHECKS = familySpecs<ConfigCheckContext>("config", true, [
   ["concurrency", concurrency],
   ["secrets", secrets],
   ["api url", apiUrl],
+  ["environment", environment],
 ]);

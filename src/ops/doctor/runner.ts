@@ -23,6 +23,7 @@ import { REPORT_CHECKS } from "./report-checks.js";
 interface DoctorContext {
   config: Config;
   nowMs: number;
+  env: Readonly<Record<string, string | undefined>>;
   api: ApiProbe;
   clickhouse(): Promise<ClickHouseProbe>;
 }
@@ -42,6 +43,8 @@ interface DoctorOptions {
   /** Only the checks `run` performs at start. */
   fast?: boolean;
   nowMs?: number;
+  /** The environment the configuration was read from (default this process's). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Runs the checks; a check's failure is its result, never a throw. */
@@ -54,6 +57,7 @@ export async function runDoctor(
   const ctx: DoctorContext = {
     config,
     nowMs,
+    env: options.env ?? process.env,
     api: new ApiProbe(config, nowMs),
     clickhouse: () => {
       opened ??= openClickHouse(config);

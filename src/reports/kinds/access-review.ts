@@ -13,9 +13,15 @@ import {
   type Row,
 } from "../../warehouse/index.js";
 import type { Notice } from "../model.js";
-import { defineKind, rowsOf, type TableRead } from "../spec.js";
+import { defineKind, rowsOf, type TableRead, type Section } from "../spec.js";
 import { INACTIVE_ACCOUNTS } from "./accounts.js";
 import { personNotice, type KindContext } from "./context.js";
+
+/** The report's sections, in the order their first table is listed. */
+const PEOPLE: Section = { id: "people", title: "People and their access" };
+const SYSTEMS: Section = { id: "systems", title: "Systems reached" };
+const CHANGES: Section = { id: "changes", title: "Changes and unused access" };
+const DETECTIONS: Section = { id: "detections", title: "Detections" };
 
 /** The period's totals, read first. */
 interface Facts {
@@ -33,18 +39,13 @@ export const accessReview = defineKind<Facts>({
   facts: async (ctx) => ({
     totals: (await ctx.reader.rows(queries(ctx).totals, ctx.params))?.[0] ?? {},
   }),
-  sections: [
-    { id: "people", title: "People and their access" },
-    { id: "systems", title: "Systems reached" },
-    { id: "changes", title: "Changes and unused access" },
-    { id: "detections", title: "Detections" },
-  ],
   tables: [
     {
       id: "access-per-person",
-      section: "people",
+      section: PEOPLE,
       title: "Access per person",
       note: "Every person with at least one session starting in the period: the accounts they used, how many systems and sessions, first and last access, sessions on production resources (environment prod…) and as a privileged native user (root, admin, postgres, sa, dba, …), and the data labels their sessions returned (known with the control-plane streams).",
+      chart: "sessions",
       columns: [
         "person",
         "name",
@@ -58,13 +59,12 @@ export const accessReview = defineKind<Facts>({
         "privileged_sessions:number",
         "data_labels",
       ],
-      chart: { label: "person", value: "sessions" },
       rows: (ctx) => queries(ctx).perPerson,
       notExported: sessionsMissing,
     },
     {
       id: "access-per-person-system",
-      section: "systems",
+      section: SYSTEMS,
       title: "Systems reached per person",
       note: "Each person and system with sessions in the period, the resource's environment (from the logs) and the native users the sessions ran as.",
       columns: [
@@ -82,7 +82,7 @@ export const accessReview = defineKind<Facts>({
     },
     {
       id: "access-new",
-      section: "changes",
+      section: CHANGES,
       title: "New access since the previous period",
       note: (ctx) =>
         `Person and system pairs with a session in the period and none in the period of the same length before it (from ${ctx.params.previousFrom ?? ""} UTC).`,
@@ -92,7 +92,7 @@ export const accessReview = defineKind<Facts>({
     },
     {
       id: "access-privileged-production",
-      section: "systems",
+      section: SYSTEMS,
       title: "Privileged or production access",
       note: "Sessions as a privileged native user, or on a resource whose environment starts with prod, by person, system and native user.",
       columns: [
@@ -110,11 +110,11 @@ export const accessReview = defineKind<Facts>({
     },
     {
       id: "access-per-day",
-      section: "people",
+      section: PEOPLE,
       title: "Sessions per day",
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
+      chart: "sessions",
       columns: ["day", "sessions:number", "people:number"],
-      chart: { label: "day", value: "sessions" },
       // Only the sessions per day can come from the daily rollups (the person as the user key).
       rows: (ctx) =>
         ctx.source === "plain"
@@ -122,17 +122,17 @@ export const accessReview = defineKind<Facts>({
           : queries(ctx).sessionsPerDay,
       notExported: sessionsMissing,
     },
-    { ...INACTIVE_ACCOUNTS, section: "changes" },
+    { ...INACTIVE_ACCOUNTS, section: CHANGES },
     {
       id: "access-policy-hits",
-      section: "systems",
+      section: SYSTEMS,
       title: "Policy hits per person",
       columns: ["person", "policy", "hits:number", "first_hit", "last_hit"],
       rows: { read: policyHits },
     },
     {
       id: "access-detection-hits",
-      section: "detections",
+      section: DETECTIONS,
       title: "Detection hits",
       note: "The hits of the detection rules (detections/, recorded by the detections job of `run` as sessions arrive) whose activity is in the period: the rule, its severity and ATT&CK techniques, and the person, system and session behind the hit when it is about one session.",
       columns: [

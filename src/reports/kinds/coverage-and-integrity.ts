@@ -4,8 +4,16 @@
 import { aggregationName } from "../../pipeline/names.js";
 import { coverageQueries as q } from "../../warehouse/index.js";
 import { COVERAGE_TABLES } from "../coverage.js";
-import { defineKind } from "../spec.js";
+import { defineKind, type Section } from "../spec.js";
 import type { KindContext } from "./context.js";
+
+/** The report's sections, in the order their first table is listed. */
+const STREAMS: Section = { id: "streams", title: "Streams and checkpoints" };
+const INTEGRITY: Section = {
+  id: "integrity",
+  title: "What could not be stored",
+};
+const RECORD: Section = { id: "record", title: "The record" };
 
 /** The streams the record is made of: sessions and every enabled aggregation job. */
 function recordStreams(ctx: KindContext): string[] {
@@ -20,42 +28,15 @@ function recordStreams(ctx: KindContext): string[] {
 export const coverageAndIntegrity = defineKind<null>({
   title: "Coverage and integrity",
   facts: () => Promise.resolve(null),
-  sections: [
-    { id: "streams", title: "Streams and checkpoints" },
-    { id: "integrity", title: "What could not be stored" },
-    { id: "record", title: "The record" },
-  ],
   tables: [
-    { ...COVERAGE_TABLES.checkpoints, section: "streams" },
-    { ...COVERAGE_TABLES.windows, section: "integrity" },
-    { ...COVERAGE_TABLES.deadLetters, section: "integrity" },
-    {
-      id: "coverage-runs",
-      section: "integrity",
-      title: "Runs in the period",
-      note: "Runs of each job started in the period: succeeded, failed, abandoned (found running with its process gone: killed or crashed), other (running or aborted), rows inserted and dead letters.",
-      columns: [
-        "job",
-        "succeeded:number",
-        "failed:number",
-        "abandoned:number",
-        "other:number",
-        "rows_inserted:number",
-        "dead_letters:number",
-      ],
-      rows: q.runs,
-    },
-    {
-      id: "coverage-failed-runs",
-      section: "integrity",
-      title: "Failed and abandoned runs",
-      note: "The first 100 failed or abandoned runs of the period with their error (neither moves a checkpoint past what it did not store; an abandoned run's process was gone before it could record its end).",
-      columns: ["job", "started_at", "run_id", "status", "error"],
-      rows: q.failedRuns,
-    },
+    { ...COVERAGE_TABLES.checkpoints, section: STREAMS },
+    { ...COVERAGE_TABLES.windows, section: INTEGRITY },
+    { ...COVERAGE_TABLES.deadLetters, section: INTEGRITY },
+    { ...COVERAGE_TABLES.runs, section: INTEGRITY },
+    { ...COVERAGE_TABLES.failedRuns, section: INTEGRITY },
     {
       id: "coverage-aggregation-gaps",
-      section: "streams",
+      section: STREAMS,
       title: "Aggregation windows stored in the period",
       note: "Per aggregation job: its window length, the windows the period holds, and the windows stored (fewer stored than held: a gap, or the checkpoint has not reached the period's end).",
       columns: [
@@ -68,7 +49,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-days-without-sessions",
-      section: "streams",
+      section: STREAMS,
       title: "Days of the period without any session",
       note: "A day without a session stored is a gap to explain (a quiet day, or data not exported).",
       columns: ["day"],
@@ -76,21 +57,21 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-sessions-per-month",
-      section: "record",
+      section: RECORD,
       title: "Sessions per month (whole record)",
       note: "Sessions stored per month of their start, with the people (user keys) and resources.",
+      chart: "sessions",
       columns: [
         "month",
         "sessions:number",
         "people:number",
         "resources:number",
       ],
-      chart: { label: "month", value: "sessions" },
       rows: q.sessionsPerMonth,
     },
     {
       id: "coverage-aggregation-windows-per-month",
-      section: "record",
+      section: RECORD,
       title: "Aggregation windows per month (whole record)",
       note: "Windows stored per job and month, the log events they count, and those kept after a re-fetch reported fewer (shrunk).",
       columns: [
@@ -104,7 +85,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-retention",
-      section: "record",
+      section: RECORD,
       title: "Retention",
       note: (ctx) => {
         const days = ctx.config.clickhouse.retentionDays;
@@ -115,7 +96,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-retention-settings",
-      section: "record",
+      section: RECORD,
       title: "Retention settings applied",
       note: "The TTL the exporter last gave each table from its retention settings: days on the hot volume, the cold volume, days kept (0 = forever), and when it was applied.",
       columns: [
@@ -130,7 +111,7 @@ export const coverageAndIntegrity = defineKind<null>({
     },
     {
       id: "coverage-legal-holds",
-      section: "record",
+      section: RECORD,
       title: "Legal holds in force during the period",
       note: "Holds whose sessions the retention does not delete (by user, resource or session), in force at some time of the period.",
       columns: [

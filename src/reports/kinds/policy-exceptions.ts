@@ -2,7 +2,10 @@
 // version): policy, identity, type, created by, request id, from and until, still in force at
 // the period's end; and the sessions of their identities while they were in force.
 import { controlPlaneQueries as q } from "../../warehouse/index.js";
-import { defineKind, rowsOf, type Tables } from "../spec.js";
+import { defineKind, rowsOf, type Tables, type Section } from "../spec.js";
+
+/** The report's sections, in the order their first table is listed. */
+const SUSPENSIONS: Section = { id: "suspensions", title: "Suspensions" };
 
 /** The suspensions are exported (the table of them is in the report). */
 const exported = (t: Tables): boolean =>
@@ -11,11 +14,10 @@ const exported = (t: Tables): boolean =>
 export const policyExceptions = defineKind<null>({
   title: "Policy exceptions",
   facts: () => Promise.resolve(null),
-  sections: [{ id: "suspensions", title: "Suspensions" }],
   tables: [
     {
       id: "policy-suspensions",
-      section: "suspensions",
+      section: SUSPENSIONS,
       title: "Policy suspensions in force during the period",
       note: "Every suspension created before the period ends and not expired before it starts, as its latest version says; still active means in force at the period's end.",
       columns: [
@@ -35,7 +37,7 @@ export const policyExceptions = defineKind<null>({
     },
     {
       id: "policy-sessions-under-suspensions",
-      section: "suspensions",
+      section: SUSPENSIONS,
       title: "Sessions under a suspension",
       note: "Sessions starting in the period while a suspension of their user (as user or end user) or one of their groups was in force.",
       columns: [

@@ -2,15 +2,20 @@
 // person, with the top query fingerprints and normalized queries.
 import { aggregationName } from "../../pipeline/names.js";
 import { sensitiveQueries, text } from "../../warehouse/index.js";
-import { defineKind, rowsOf } from "../spec.js";
+import { defineKind, rowsOf, type Section } from "../spec.js";
 import { personNotice, type KindContext } from "./context.js";
+
+const queries = (ctx: KindContext) => sensitiveQueries(ctx.source);
 
 /** The aggregation job the labelled data comes from ("" when none is configured). */
 interface Facts {
   job: string;
 }
 
-const queries = (ctx: KindContext) => sensitiveQueries(ctx.source);
+/** The report's sections, in the order their first table is listed. */
+const LABELS: Section = { id: "labels", title: "Labelled data returned" };
+const PEOPLE: Section = { id: "people", title: "People" };
+const QUERIES: Section = { id: "queries", title: "Queries" };
 
 export const sensitiveDataAccess = defineKind<Facts>({
   title: "Sensitive data access",
@@ -19,18 +24,14 @@ export const sensitiveDataAccess = defineKind<Facts>({
       (await ctx.reader.rows(queries(ctx).labelJob, ctx.params))?.[0]?.job,
     ),
   }),
-  sections: [
-    { id: "labels", title: "Labelled data returned" },
-    { id: "people", title: "People" },
-    { id: "queries", title: "Queries" },
-  ],
   tables: [
     {
       id: "sensitive-by-label",
-      section: "labels",
+      section: LABELS,
       title: "Labelled data returned, by label",
       note: (_ctx, { job }) =>
         `Log events whose response returned columns with the label, from the aggregation job ${job || "(none)"}: events, resources, first and last hour seen.`,
+      chart: "events",
       columns: [
         "label",
         "events:number",
@@ -38,12 +39,11 @@ export const sensitiveDataAccess = defineKind<Facts>({
         "first_seen",
         "last_seen",
       ],
-      chart: { label: "label", value: "events" },
       rows: (ctx) => queries(ctx).byLabel,
     },
     {
       id: "sensitive-by-label-resource",
-      section: "labels",
+      section: LABELS,
       title: "Labelled data returned, by label and resource",
       note: "The same events by the resource that returned them.",
       columns: [
@@ -57,7 +57,7 @@ export const sensitiveDataAccess = defineKind<Facts>({
     },
     {
       id: "sensitive-by-person-label",
-      section: "people",
+      section: PEOPLE,
       title: "People and the data labels of the resources they reached",
       note: "Sessions of each person on resources whose columns carry the label (the control plane's inventory), with the human behind machine and native users.",
       columns: [
@@ -72,7 +72,7 @@ export const sensitiveDataAccess = defineKind<Facts>({
     },
     {
       id: "sensitive-people-on-labelled-resources",
-      section: "people",
+      section: PEOPLE,
       title: "People with sessions on resources that returned labelled data",
       note: "Each person's sessions in the period on a resource that returned labelled data in the period, with the labels it returned. The logs are aggregated by resource, not by person: a session here reached such a resource, it did not necessarily return the labelled columns itself.",
       columns: [
@@ -86,16 +86,16 @@ export const sensitiveDataAccess = defineKind<Facts>({
     },
     {
       id: "sensitive-top-fingerprints",
-      section: "queries",
+      section: QUERIES,
       title: "Top query fingerprints returning labelled data",
       note: "The fingerprints in the top-value lists of the labelled-data job, summed over its windows starting in the period (a window lists its top values only).",
+      chart: "queries",
       columns: ["fingerprint", "queries:number", "windows_in_top:number"],
-      chart: { label: "fingerprint", value: "queries" },
       rows: (ctx) => queries(ctx).topFingerprints,
     },
     {
       id: "sensitive-top-normalized-queries",
-      section: "queries",
+      section: QUERIES,
       title: "Top normalized queries returning labelled data",
       note: "The same top-value lists, by normalized query text.",
       columns: ["normalized_query", "queries:number"],

@@ -1,25 +1,14 @@
 // What the record covers, for every report's first page and the coverage-and-integrity report:
-// checkpoints, windows not stored, dead letters, runs, extent and rows per month, retention.
+// dead letters, extent and rows per month, retention (the checkpoints, windows and runs are
+// read through the status read model, src/pipeline/status.ts).
 // Parameters: {from}, {to} (DateTime64(3, 'UTC') text), the report's period [from, to).
 // A column formatted under its own name is referred to through its table alias elsewhere in the
 // query (an alias would shadow the column in WHERE and ORDER BY).
-import { CHECKPOINT_OF_STREAM, COVERS_FROM_KEY } from "../bookkeeping.js";
 import type { ReportQuery } from "./query.js";
 
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
 
 export const coverageQueries = {
-  checkpoints: {
-    id: "coverage.checkpoints",
-    needs: ["checkpoints"],
-    // covers_from: where the stream's data is complete from (its first sync's start), '' when
-    // its checkpoint does not say (a backfill's range is in its name).
-    sql: `SELECT stream,
-       if(JSONHas(detail, '${COVERS_FROM_KEY}'), ${T(`fromUnixTimestamp64Milli(JSONExtractInt(detail, '${COVERS_FROM_KEY}'), 'UTC')`)}, '') AS covers_from,
-       ${T("position")} AS position, ${T("updated_at")} AS updated_at
-FROM {{db}}.checkpoints
-${CHECKPOINT_OF_STREAM}`,
-  },
   sessionsExtent: {
     id: "coverage.sessions_extent",
     needs: ["sessions"],
@@ -29,16 +18,6 @@ ${CHECKPOINT_OF_STREAM}`,
        countIf(start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}) AS in_period
 FROM {{db}}.sessions FINAL`,
   },
-  windows: {
-    id: "coverage.windows",
-    needs: ["stream_windows"],
-    sql: `SELECT job, ${T("window_start")} AS window_start, ${T("window_end")} AS window_end, state,
-       attempts, last_error, skipped_by, skip_reason, ${T("updated_at")} AS updated_at
-FROM {{db}}.stream_windows AS w FINAL
-WHERE w.state IN ('pending', 'poisoned', 'skipped')
-  AND w.window_start < {to:DateTime64(3, 'UTC')} AND w.window_end > {from:DateTime64(3, 'UTC')}
-ORDER BY w.job, w.window_start`,
-  },
   deadLetters: {
     id: "coverage.dead_letters",
     needs: ["dead_letters"],
@@ -47,27 +26,6 @@ FROM {{db}}.dead_letters FINAL
 WHERE seen_at >= {from:DateTime64(3, 'UTC')} AND seen_at < {to:DateTime64(3, 'UTC')}
 GROUP BY job, reason
 ORDER BY job, reason`,
-  },
-  runs: {
-    id: "coverage.runs",
-    needs: ["runs"],
-    sql: `SELECT job, countIf(status = 'succeeded') AS succeeded, countIf(status = 'failed') AS failed,
-       countIf(status = 'abandoned') AS abandoned,
-       countIf(status NOT IN ('succeeded', 'failed', 'abandoned')) AS other, sum(rows_inserted) AS rows_inserted,
-       sum(dead_letters) AS dead_letters
-FROM {{db}}.runs FINAL
-WHERE started_at >= {from:DateTime64(3, 'UTC')} AND started_at < {to:DateTime64(3, 'UTC')}
-GROUP BY job
-ORDER BY job`,
-  },
-  failedRuns: {
-    id: "coverage.failed_runs",
-    needs: ["runs"],
-    sql: `SELECT job, ${T("started_at")} AS started_at, run_id, status, substring(error, 1, 300) AS error
-FROM {{db}}.runs AS r FINAL
-WHERE r.status IN ('failed', 'abandoned') AND r.started_at >= {from:DateTime64(3, 'UTC')} AND r.started_at < {to:DateTime64(3, 'UTC')}
-ORDER BY r.started_at, r.job, r.run_id
-LIMIT 100`,
   },
   sessionsPerMonth: {
     id: "coverage.sessions_per_month",

@@ -3,21 +3,13 @@
 import type { Warehouse } from "../client.js";
 import { quoteIdent } from "../sql.js";
 import { existingTables } from "../migrate.js";
-import { selectRows } from "../select.js";
+import { selectRows, type ExecutedQuery } from "../select.js";
 
 /** One report query: the tables or views it reads, and its SQL with `{{db}}` for the database. */
 export interface ReportQuery {
   id: string;
   needs: readonly string[];
   sql: string;
-}
-
-/** A query as it ran: its SQL with the database filled in, and its parameters. */
-export interface ExecutedQuery {
-  id: string;
-  sql: string;
-  params: Record<string, string>;
-  rows: number;
 }
 
 export type Row = Record<string, unknown>;
@@ -40,6 +32,16 @@ export class ReportReader {
   static async open(w: Warehouse): Promise<ReportReader> {
     return new ReportReader(w, await existingTables(w));
   }
+
+  /** The warehouse read, for reads that tell `log` what they ran. */
+  get warehouse(): Warehouse {
+    return this.#w;
+  }
+
+  /** Keeps a query run elsewhere (the status read model) among those run, in order. */
+  readonly log = (q: ExecutedQuery): void => {
+    this.executed.push(q);
+  };
 
   has(table: string): boolean {
     return this.#tables.has(table);

@@ -8,12 +8,11 @@ const ECS_VERSION = "8.11.0";
 const validIp = (column: string) =>
   `if(isIPv4String(${column}) OR isIPv6String(${column}), ${column}, NULL)`;
 
+/** The view `ecs_sessions_v8`: one ECS event per session, ordered by start and id. */
 export const ECS_SESSIONS: StandardView = {
   name: "ecs_sessions_v8",
   standard: `ECS ${ECS_VERSION}`,
-  timeColumn: "@timestamp",
-  timeParamType: "DateTime64(3, 'UTC')",
-  idColumn: "event.id",
+  order: { time: "@timestamp", id: "event.id" },
   fields: [
     field("@timestamp", "s.start_time", "date", "the session's start"),
     field("ecs.version", `'${ECS_VERSION}'`, "string", ECS_VERSION),

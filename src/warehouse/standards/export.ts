@@ -71,24 +71,31 @@ export async function exportStandard(
   return written;
 }
 
+/** Whether the view's time column holds milliseconds since the epoch (else a DateTime64). */
+function timeInMs(view: StandardView): boolean {
+  const kind = view.fields.find((f) => f.path === view.order.time)?.kind;
+  if (kind !== "timestamp" && kind !== "date")
+    throw new Error(
+      `${view.name}: the time column ${view.order.time} is not a timestamp or date field`,
+    );
+  return kind === "timestamp";
+}
+
 /** SQL: the view's time column as milliseconds since the epoch. */
 function millis(view: StandardView): string {
-  const column = quoteIdent(view.timeColumn);
-  return view.timeParamType === "Int64"
-    ? column
-    : `toUnixTimestamp64Milli(${column})`;
+  const column = quoteIdent(view.order.time);
+  return timeInMs(view) ? column : `toUnixTimestamp64Milli(${column})`;
 }
 
 /** The bounds of a range on the view's time column, as its parameters take them. */
 function rangeParams(view: StandardView, range: ExportRange) {
-  const param = (ms: number) =>
-    view.timeParamType === "Int64" ? ms : chTime(ms);
+  const param = (ms: number) => (timeInMs(view) ? ms : chTime(ms));
   return { from: param(range.fromMs), to: param(range.toMs) };
 }
 
 function rangeWhere(view: StandardView): string {
-  const time = quoteIdent(view.timeColumn);
-  const t = view.timeParamType;
+  const time = quoteIdent(view.order.time);
+  const t = timeInMs(view) ? "Int64" : "DateTime64(3, 'UTC')";
   return `${time} >= {from:${t}} AND ${time} < {to:${t}}`;
 }
 
@@ -152,7 +159,7 @@ async function writePage(
   const rs = await w.client.query({
     query: `SELECT * FROM ${quoteIdent(w.database)}.${quoteIdent(view.name)}
       WHERE ${rangeWhere(view)}
-      ORDER BY ${quoteIdent(view.timeColumn)}, ${quoteIdent(view.idColumn)}`,
+      ORDER BY ${quoteIdent(view.order.time)}, ${quoteIdent(view.order.id)}`,
     query_params: rangeParams(view, range),
     format: "JSONEachRow",
   });

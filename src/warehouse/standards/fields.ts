@@ -41,11 +41,11 @@ export interface StandardView {
   readonly name: string;
   /** The standard and its version, for people ("OCSF 1.8.0"). */
   readonly standard: string;
-  /** The column holding the session's start, and the parameter type of a bound on it. */
-  readonly timeColumn: string;
-  readonly timeParamType: "Int64" | "DateTime64(3, 'UTC')";
-  /** The column holding the session's id (the export's order after the start). */
-  readonly idColumn: string;
+  /**
+   * The export's order: the column holding the session's start (a field of kind `timestamp` or
+   * `date`, the column a range bounds), then the one holding its id.
+   */
+  readonly order: { readonly time: string; readonly id: string };
   readonly fields: readonly StandardField[];
 }
 

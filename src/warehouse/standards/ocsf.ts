@@ -85,12 +85,11 @@ const millis = (column: string) => `toUnixTimestamp64Milli(${column})`;
 const unmapped = (name: string, sql: string, doc: string): StandardField =>
   field(`unmapped.${name}`, sql, "string", doc);
 
+/** The view of OCSF Datastore Activity (class 6005): one Connect event per session. */
 export const OCSF_DATASTORE_ACTIVITY: StandardView = {
   name: "ocsf_datastore_activity_v1_8",
   standard: `OCSF ${OCSF_VERSION}`,
-  timeColumn: "time",
-  timeParamType: "Int64",
-  idColumn: "metadata.uid",
+  order: { time: "time", id: "metadata.uid" },
   fields: [
     {
       path: "activity_id",

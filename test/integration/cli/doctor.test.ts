@@ -107,6 +107,7 @@ const EVERY_CHECK = [
   "config concurrency",
   "config secrets",
   "config api url",
+  "config environment",
   "data-dir owner",
   "data-dir mode",
   "data-dir free space",
@@ -178,13 +179,20 @@ describe("sessionhouse doctor", () => {
     });
   }, 120_000);
 
-  it("hot days without a cold volume: a warning that names the volume and what to do, exit 0", async () => {
-    const r = await doctor({ SESSIONHOUSE_HOT_DAYS: "30" });
+  it("hot days without a cold volume, and a variable nothing reads: warnings that name them and what to do, exit 0", async () => {
+    const r = await doctor({
+      SESSIONHOUSE_HOT_DAYS: "30",
+      SESSIONHOUSE_PAGESIZE: "5000",
+      SESSIONHOUSE_LOG_LEVLE: "debug",
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(line(r, "clickhouse tiers")).toMatch(
       /^warn\s.*hotDays is set for sessions, and no storage policy has a volume cold: rows stay where they are.*fix: .*SESSIONHOUSE_COLD_VOLUME/,
     );
-    expect(r.stdout).toMatch(/, 1 warn, 0 fail,/);
+    expect(line(r, "config environment")).toMatch(
+      /^warn\s.*SESSIONHOUSE_LOG_LEVLE is set, and no setting reads it \(did you mean SESSIONHOUSE_LOG_LEVEL\?\); SESSIONHOUSE_PAGESIZE is set, and no setting reads it \(did you mean SESSIONHOUSE_PAGE_SIZE\?\).*fix: rename SESSIONHOUSE_LOG_LEVLE to SESSIONHOUSE_LOG_LEVEL, or unset it/,
+    );
+    expect(r.stdout).toMatch(/, 2 warn, 0 fail,/);
   }, 120_000);
 
   it("a configuration that does not load, or a schedule that does not parse: exit 2 naming the setting", async () => {

@@ -134,15 +134,8 @@ describe("status", () => {
       });
       await insertDeadLetters(
         w,
-        [
-          {
-            job: "sessions",
-            recordId: "s-1",
-            reason: "test",
-            raw: "{",
-            runId: "r",
-          },
-        ],
+        { job: "sessions", runId: "r" },
+        [{ recordId: "s-1", reason: "test", raw: "{" }],
         { retries: 0 },
       );
       const now = Date.now();

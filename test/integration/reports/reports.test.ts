@@ -189,6 +189,13 @@ function csvRows(dir: string, id: string): Record<string, string>[] {
     Object.fromEntries(r.map((v, i) => [keys[i] ?? "", v])),
   );
 }
+/** A query as the manifest records it. */
+interface ManifestQuery {
+  id: string;
+  sql: string;
+  params: Record<string, unknown>;
+  rows: number;
+}
 interface JsonReport {
   notices: { level: string; text: string }[];
   sections: {
@@ -626,6 +633,37 @@ describe("page one", () => {
         );
         expect(first).toMatch(/was skipped by alice \(API outage INC-42\)/);
       }
+      // The checkpoints, windows and runs come from the status read model, and the manifest
+      // names the SQL it ran: run again as recorded, each query answers the rows recorded.
+      const { out } = await produce("coverage-and-integrity", {
+        formats: ["json"],
+      });
+      const manifest = JSON.parse(
+        readFileSync(join(out, "manifest.json"), "utf8"),
+      ) as { queries: ManifestQuery[] };
+      expect(manifest.queries.map((q) => q.id)).toEqual(
+        expect.arrayContaining([
+          "status.checkpoints",
+          "status.windows",
+          "status.run_counts",
+          "status.failed_runs",
+        ]),
+      );
+      for (const q of manifest.queries) {
+        const rows = await f.w.client.query({
+          query: q.sql,
+          query_params: q.params,
+          format: "JSONEachRow",
+        });
+        expect((await rows.json()).length, q.id).toBe(q.rows);
+      }
+      const windows = jsonTable(out, "coverage-windows").rows;
+      expect(
+        windows.map((r) => [r.state, r.window_start, r.skipped_by]),
+      ).toEqual([
+        ["poisoned", at(FROM + 3_600_000), ""],
+        ["skipped", at(FROM + 7_200_000), "alice"],
+      ]);
     } finally {
       await f.w.client.command({
         query: `ALTER TABLE \`${f.w.database}\`.stream_windows DELETE WHERE run_id IN ('r1', 'r2')`,

@@ -1,7 +1,7 @@
 // Retention and legal holds on a real engine: the TTL (forced with OPTIMIZE … FINAL) deletes raw
 // session rows past the retention, but not the rollups and not the sessions an active hold
 // names; the writer flags held sessions as it inserts them; releasing a hold lets the deletion
-// resume.
+// resume. The keys of the deleted sessions (`session_keys`) go with them, the others stay.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlaneApi } from "../../../src/api/control-plane.js";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
@@ -20,6 +20,7 @@ import {
 import { insertRows } from "../../../src/warehouse/insert.js";
 import { migrate } from "../../../src/warehouse/migrate.js";
 import { retentionSettings } from "../../../src/warehouse/retention.js";
+import { deleteKeysOfDeletedSessions } from "../../../src/warehouse/session-keys.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   migratedWarehouse,
@@ -90,6 +91,14 @@ const ids = async () =>
       "SELECT DISTINCT id FROM {db}.sessions ORDER BY id",
     )
   ).map((r) => r.id);
+/** The ids `session_keys` holds a key of. */
+const keyIds = async () =>
+  (
+    await select<{ id: string }>(
+      w,
+      "SELECT DISTINCT id FROM {db}.session_keys ORDER BY id",
+    )
+  ).map((r) => r.id);
 const rollupRows = () =>
   select(
     w,
@@ -154,6 +163,12 @@ describe("retention with legal holds", () => {
       "old_bob",
       "old_bob_child",
     ]);
+    // The key of the session the TTL deleted goes with it (the rollups job deletes it); those of
+    // the held sessions past the retention and of the recent one stay.
+    expect(await keyIds()).toContain("old_carol");
+    const { keysDeleted } = await rollUp({ config, warehouse: w, logger }, NOW);
+    expect(await keyIds()).toEqual(await ids());
+    expect(keysDeleted).toBe(1);
     expect(await rollupRows()).toEqual(rolled);
   });
 
@@ -204,6 +219,9 @@ describe("retention with legal holds", () => {
       "old_bob",
       "old_bob_child",
     ]);
+    const deleted = await deleteKeysOfDeletedSessions(w, 30, NOW);
+    expect(await keyIds()).toEqual(await ids());
+    expect(deleted).toBe(2);
     expect(await rollupRows()).toEqual(rolled);
     const events = await select<{ action: string }>(
       w,

@@ -21,16 +21,19 @@ afterAll(async () => {
 });
 
 const letter = (recordId: string) => ({
-  job: "settings-test",
   recordId,
   reason: "test",
   raw: recordId,
-  runId: "r",
 });
 
 it("stores an insert without a token after one with a token, into the same deduplicated table", async () => {
   // Through insert.ts: under a token digest of the block.
-  await insertDeadLetters(w, [letter("a")], { retries: 0 });
+  await insertDeadLetters(
+    w,
+    { job: "settings-test", runId: "r" },
+    [letter("a")],
+    { retries: 0 },
+  );
   // Straight through the client, twice, with no token of its own.
   for (const id of ["b", "c"])
     await w.client.insert({

@@ -123,7 +123,7 @@ describe.each(Object.entries(STANDARD_VIEWS))("the %s view", (_, view) => {
     const lines = out.text.trimEnd().split("\n");
     expect(lines).toHaveLength(n);
     const records = lines.map((l) => JSON.parse(l) as NestedRecord);
-    const ids = records.map((r) => String(at(r, view.idColumn)));
+    const ids = records.map((r) => String(at(r, view.order.id)));
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(await storedIds(fromMs, toMs));
     expect(n).toBeGreaterThan(97 * 3);

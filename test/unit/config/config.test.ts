@@ -22,6 +22,13 @@ function problems(
   throw new Error("expected a ConfigError");
 }
 
+/** Writes `lines` as the file `name` in a new directory; returns its path. */
+function writeConfigFile(name: string, lines: readonly string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), "cfg-")), name);
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
 describe("configuration", () => {
   it("applies the documented defaults", () => {
     const c = loadConfig({ env: base });
@@ -191,6 +198,49 @@ describe("configuration", () => {
     expect(problems(base, file.replace("c.json", "nope.json")).join()).toMatch(
       /cannot be read/,
     );
+  });
+
+  it("refuses a key of the config file it does not know, naming the key, the file and the nearest known key", () => {
+    const file = writeConfigFile("sessionhouse.yaml", [
+      "api:",
+      "  extraHeaders: { X-Tenant: acme }", // any header name is a key of its own
+      "sessions:",
+      "  pageSise: 5000", // misspelt
+      "  maxPagesPerWindow: 10",
+      "api_timeouts: {}", // no such section
+      "clickhouse:",
+      "  hotDays: 30", // a key of retention.tables.sessions
+      "aggregations:",
+      "  jobs:",
+      "    - name: by_user",
+      "      groupby: [user.email]", // misspelt inside a list
+    ]);
+    let error: unknown;
+    try {
+      loadConfig({ env: base, configFile: file });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const e = error as ConfigError;
+    expect(e.code).toBe("CONFIG_INVALID");
+    expect(e.problems).toEqual([
+      `config file ${file}: unknown key sessions.pageSise (did you mean sessions.pageSize?)`,
+      `config file ${file}: unknown key api_timeouts (did you mean api?)`,
+      `config file ${file}: unknown key clickhouse.hotDays (did you mean retention.tables.sessions.hotDays?)`,
+      `config file ${file}: unknown key aggregations.jobs.0.groupby (did you mean aggregations.jobs.0.groupBy?)`,
+    ]);
+    expect(e.hint).toMatch(/correct or remove each unknown key/);
+    // A file of known keys loads as before.
+    expect(
+      loadConfig({
+        env: base,
+        configFile: writeConfigFile("ok.yaml", [
+          "sessions:",
+          "  pageSize: 5000",
+        ]),
+      }).sessions.pageSize,
+    ).toBe(5000);
   });
 
   it("reads the reconciliation and open-session settings, with their defaults", () => {

@@ -16,10 +16,11 @@ async function check(
   env: Record<string, string> = {},
   overrides: Record<string, unknown> = {},
 ): Promise<Finding> {
-  const config = loadConfig({ env: { ...base, ...env }, overrides });
+  const all = { ...base, ...env };
+  const config = loadConfig({ env: all, overrides });
   const spec = CONFIG_CHECKS.find((s) => s.name === name);
   if (!spec) throw new Error(`no check ${name}`);
-  return spec.run({ config, nowMs: NOW });
+  return spec.run({ config, nowMs: NOW, env: all });
 }
 
 describe("doctor: configuration checks", () => {
@@ -28,6 +29,20 @@ describe("doctor: configuration checks", () => {
       expect(await check(spec.name), spec.name).toMatchObject({
         status: "ok",
       });
+  });
+
+  it("a SESSIONHOUSE_* variable nothing reads is named with the nearest one read; other projects' names are not", async () => {
+    const f = await check("environment", {
+      SESSIONHOUSE_RETENTION_DAY: "30",
+      SESSIONHOUSE_CLICKHOUSE_HOST: "clickhouse",
+      CLICKHOUSE_HOST: "elsewhere",
+    });
+    expect(f).toMatchObject({
+      status: "warn",
+      found:
+        "SESSIONHOUSE_RETENTION_DAY is set, and no setting reads it (did you mean SESSIONHOUSE_RETENTION_DAYS?)",
+      fix: "rename SESSIONHOUSE_RETENTION_DAY to SESSIONHOUSE_RETENTION_DAYS, or unset it",
+    });
   });
 
   it("a schedule that does not fire within a year (29 February, from November 2026) is named", async () => {

@@ -1,0 +1,52 @@
+// The nearest of some names to one that is none of them, by edit distance: what a "did you
+// mean …" names.
+
+/** Levenshtein distance (insertions, deletions, substitutions), ignoring case. */
+function distance(a: string, b: string): number {
+  const s = a.toLowerCase();
+  const t = b.toLowerCase();
+  let row = Array.from({ length: t.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= s.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= t.length; j++)
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (s[i - 1] === t[j - 1] ? 0 : 1),
+      );
+    row = next;
+  }
+  return row[t.length] ?? 0;
+}
+
+/** A name to compare, what it names (`key`, the name itself when not given) and a cost beyond the distance. */
+interface Candidate {
+  name: string;
+  key?: string;
+  cost?: number;
+}
+
+/**
+ * The key of the candidate whose name is nearest to `name` (distance plus cost; the first of
+ * equals); undefined when there is no candidate.
+ */
+export function nearest(
+  name: string,
+  candidates: Iterable<string | Candidate>,
+): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    const {
+      name: other,
+      key = other,
+      cost = 0,
+    } = typeof c === "string" ? { name: c } : c;
+    const score = distance(name, other) + cost;
+    if (score < bestScore) {
+      best = key;
+      bestScore = score;
+    }
+  }
+  return best;
+}
