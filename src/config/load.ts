@@ -89,6 +89,8 @@ const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_READ_PORT", "service.readPort"],
   ["SESSIONHOUSE_READ_MAX_EXECUTION_TIME", "service.readMaxExecutionTimeMs"],
   ["SESSIONHOUSE_READ_MAX_MEMORY", "service.readMaxMemoryBytes"],
+  ["SESSIONHOUSE_READ_MAX_RESULT_ROWS", "service.readMaxResultRows"],
+  ["SESSIONHOUSE_READ_MAX_RESULT_BYTES", "service.readMaxResultBytes"],
   ["SESSIONHOUSE_LEASE_TTL", "service.leaseTtlMs"],
   ["SESSIONHOUSE_LEASE_RENEW", "service.leaseRenewMs"],
   ["SESSIONHOUSE_CHROMIUM_PATH", "reports.chromiumPath"],

@@ -379,6 +379,21 @@ export const configSchema = z.object({
         Number.MAX_SAFE_INTEGER,
       ).default(2 ** 30),
       /**
+       * Cap on the rows of one query's result through that access (default 1,000,000): a larger
+       * result fails with a message naming the cap, rather than filling the service's memory.
+       */
+      readMaxResultRows: intFrom(
+        "SESSIONHOUSE_READ_MAX_RESULT_ROWS",
+        1,
+        Number.MAX_SAFE_INTEGER,
+      ).default(1_000_000),
+      /** Cap on the bytes (in memory) of one query's result through that access (default 1 GiB). */
+      readMaxResultBytes: intFrom(
+        "SESSIONHOUSE_READ_MAX_RESULT_BYTES",
+        1 << 20,
+        Number.MAX_SAFE_INTEGER,
+      ).default(2 ** 30),
+      /**
        * The service lease (docs/scale-out.md): a claim that is not renewed lapses this long after
        * it was written, so a process killed without releasing it is replaced after at most this
        * long (default 30s; 1s to 1h).

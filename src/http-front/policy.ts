@@ -2,12 +2,13 @@
 // whole access policy, for a reviewer to read alone. The credentials (read from the request by
 // request.ts) must match the front's user and password or token. A front started with
 // `readonly` (the read access of `sessionhouse run`, whose token other processes hold) runs every
-// statement in an engine session with readonly = 1 and the caps on time and memory, refuses any
-// change of settings but max_execution_time (itself capped), takes a body no larger than a
+// statement in an engine session with readonly = 1 and the caps on time, memory and the size of
+// a result (a larger result fails with the caps in its message), refuses any change of settings
+// but max_execution_time (itself capped), takes a body no larger than a
 // query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
 // file-reading functions and KILL.
 import { timingSafeEqual } from "node:crypto";
-import { quoteIdent, quoteString } from "../warehouse/index.js";
+import { ClickHouseCode, quoteIdent, quoteString } from "../warehouse/index.js";
 import type { EngineSession } from "./engine.js";
 import { FrontError } from "./errors.js";
 import { INLINE_BODY_BYTES } from "./planning.js";
@@ -55,6 +56,10 @@ export interface Policy {
   maxExecutionTimeS?: number | undefined;
   /** Cap on max_memory_usage (bytes). */
   maxMemoryUsage?: number | undefined;
+  /** Cap on the rows of one result (max_result_rows); a larger result fails. */
+  maxResultRows?: number | undefined;
+  /** Cap on the bytes (in memory) of one result (max_result_bytes); a larger result fails. */
+  maxResultBytes?: number | undefined;
 }
 
 /** Scalar functions that read files of the host; readonly = 1 lets them run, the front does not. */
@@ -77,6 +82,14 @@ export function sessionPrelude(
     settings.set("max_execution_time", String(timeCap));
   if (memoryCap !== undefined)
     settings.set("max_memory_usage", String(memoryCap));
+  const rowsCap = policy.maxResultRows;
+  const bytesCap = policy.maxResultBytes;
+  if (rowsCap !== undefined) settings.set("max_result_rows", String(rowsCap));
+  if (bytesCap !== undefined)
+    settings.set("max_result_bytes", String(bytesCap));
+  // A result over a cap fails whole rather than arriving cut at some block, unnoticed.
+  if (rowsCap !== undefined || bytesCap !== undefined)
+    settings.set("result_overflow_mode", "throw");
   // GET requests are readonly = 2 on a server: settings may change, data may not.
   let readonly = policy.readonly ? 1 : method === "POST" ? 0 : 2;
   for (const [name, value] of request.settings) {
@@ -93,6 +106,15 @@ export function sessionPrelude(
       settings.set(name, String(capped(value, timeCap)));
     else if (name === "max_memory_usage" && memoryCap !== undefined)
       settings.set(name, String(capped(value, memoryCap)));
+    else if (name === "max_result_rows" && rowsCap !== undefined)
+      settings.set(name, String(capped(value, rowsCap)));
+    else if (name === "max_result_bytes" && bytesCap !== undefined)
+      settings.set(name, String(capped(value, bytesCap)));
+    else if (
+      name === "result_overflow_mode" &&
+      (rowsCap !== undefined || bytesCap !== undefined)
+    )
+      continue;
     else settings.set(name, value);
   }
   const assignments = [...settings].map(([k, v]) => `${k} = ${quoteString(v)}`);
@@ -128,6 +150,28 @@ function capped(value: string, cap: number): number {
   const n = Number(value);
   // 0 means "no limit" to the engine, which is exactly what a cap does not allow.
   return Number.isFinite(n) && n > 0 ? Math.min(n, cap) : cap;
+}
+
+/**
+ * The engine's error for a result over the caps, with what the front's caps are and what to do:
+ * a client such as Grafana shows the message as it is. Any other error is returned unchanged.
+ */
+export function explainResultCap(policy: Policy, err: unknown): unknown {
+  const message = err instanceof Error ? err.message : "";
+  const code = /^Code: (\d+)\./.exec(message)?.[1];
+  if (Number(code) !== ClickHouseCode.TOO_MANY_ROWS_OR_BYTES) return err;
+  const caps = [
+    policy.maxResultRows !== undefined ? `${policy.maxResultRows} rows` : "",
+    policy.maxResultBytes !== undefined ? `${policy.maxResultBytes} bytes` : "",
+  ].filter((c) => c !== "");
+  if (caps.length === 0) return err;
+  const reason = /DB::Exception: ([^(]*?)\.? \(TOO_MANY_ROWS_OR_BYTES\)/.exec(
+    message,
+  )?.[1];
+  return new FrontError(
+    "TOO_MANY_ROWS_OR_BYTES",
+    `${reason ?? "Limit for result exceeded"}: this read-only access returns at most ${caps.join(" and ")} a query, and the result was larger; ask for less (a LIMIT, a shorter time range, narrower filters)`,
+  );
 }
 
 /**

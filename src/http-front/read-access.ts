@@ -25,6 +25,10 @@ interface ReadAccessOptions {
   maxExecutionTimeS: number;
   /** Cap on one query's memory, in bytes. */
   maxMemoryUsage: number;
+  /** Cap on the rows of one query's result: a larger one fails, saying so. */
+  maxResultRows: number;
+  /** Cap on the bytes (in memory) of one query's result: a larger one fails, saying so. */
+  maxResultBytes: number;
   /** The token (default: a new one); give it when the logger must know it as a secret first. */
   token?: string;
   /** The service file 0640 instead of 0600, as the data directory is shared (files.groupReadable). */
@@ -41,7 +45,7 @@ export interface ReadAccess {
 }
 
 /**
- * Serves the data directory read-only (readonly = 1, the caps on time and memory, the token
+ * Serves the data directory read-only (readonly = 1, the caps on time, memory and results, the token
  * required) and writes the service file. The front opens its own engine sessions on the same
  * path: in one process, sessions on the data directory the engine has open share that engine.
  */
@@ -58,6 +62,8 @@ export async function startReadAccess(
     readonly: true,
     maxExecutionTimeS: options.maxExecutionTimeS,
     maxMemoryUsage: options.maxMemoryUsage,
+    maxResultRows: options.maxResultRows,
+    maxResultBytes: options.maxResultBytes,
   });
   const file = serviceFilePath(options.dataDir);
   try {

@@ -37,6 +37,7 @@ import {
 } from "./planning.js";
 import {
   checkCredentials,
+  explainResultCap,
   maxBodyBytes,
   refuseBeforeRun,
   refuseInSession,
@@ -73,6 +74,10 @@ interface HttpFrontOptions {
   maxExecutionTimeS?: number;
   /** Cap on max_memory_usage (bytes) for every query. */
   maxMemoryUsage?: number;
+  /** Cap on the rows of one result: a larger one fails, its message naming the cap. */
+  maxResultRows?: number;
+  /** Cap on the bytes (in memory) of one result: a larger one fails, its message naming the cap. */
+  maxResultBytes?: number;
   /** Queries running at once (default 2); more wait. */
   maxConcurrentQueries?: number;
   /** Queries waiting (default 64); more are refused with TOO_MANY_SIMULTANEOUS_QUERIES. */
@@ -172,6 +177,8 @@ class Front {
       readonly: options.readonly === true,
       maxExecutionTimeS: options.maxExecutionTimeS,
       maxMemoryUsage: options.maxMemoryUsage,
+      maxResultRows: options.maxResultRows,
+      maxResultBytes: options.maxResultBytes,
     };
     this.#gate = new Gate(
       options.maxConcurrentQueries ?? 2,
@@ -348,7 +355,7 @@ class Front {
       await refuseInSession(this.#policy, session, plan.userText);
       return await session.queryAsync(plan.sql, { format });
     } catch (err) {
-      throw inTermsOfTheRequest(err, plan);
+      throw explainResultCap(this.#policy, inTermsOfTheRequest(err, plan));
     } finally {
       session.close();
     }

@@ -15,6 +15,13 @@ export const DATASOURCE_REF = {
   type: PLUGIN_TYPE,
   uid: "${datasource}",
 } as const;
+/**
+ * The most rows a table panel asks for: its outermost query ends in `LIMIT 1000`, and its
+ * description says it shows the first 1000 rows (docs/dashboards.md#caps).
+ */
+export const TABLE_ROW_CAP = 1000;
+/** The most options a query variable lists: its query ends in `LIMIT 1000`. */
+export const VARIABLE_OPTION_CAP = 1000;
 /** Dashboards older than this schema are migrated by Grafana on load; ours are written current. */
 export const MIN_SCHEMA_VERSION = 39;
 

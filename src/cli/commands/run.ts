@@ -199,6 +199,8 @@ async function startReads(service: Service): Promise<ReadAccess | undefined> {
         Math.round(s.readMaxExecutionTimeMs / 1000),
       ),
       maxMemoryUsage: s.readMaxMemoryBytes,
+      maxResultRows: s.readMaxResultRows,
+      maxResultBytes: s.readMaxResultBytes,
       token: readToken,
       groupReadable: config.files.groupReadable,
     });

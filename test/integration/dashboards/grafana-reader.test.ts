@@ -97,11 +97,14 @@ describe("grafana-reader.sh", () => {
     expect((await scalar(`SELECT 1 AS ${db}`)).name).toBe(ENV.CLICKHOUSE_DB);
   });
 
-  it("gives the user readonly = 1, a memory and time cap, and only max_execution_time to change", async () => {
+  it("gives the user readonly = 1, caps on memory, time and a result's size, and only max_execution_time to change", async () => {
     const [profile] = find(/^CREATE SETTINGS PROFILE/);
     const text = await formatted(profile ?? "");
     expect(text).toMatch(/\breadonly = 1 CONST\b/);
     expect(text).toMatch(/\bmax_memory_usage = \d+ CONST\b/);
+    expect(text).toMatch(/\bmax_result_rows = \d+ CONST\b/);
+    expect(text).toMatch(/\bmax_result_bytes = \d+ CONST\b/);
+    expect(text).toMatch(/\bresult_overflow_mode = 'throw' CONST\b/);
     const [, value, min, max] =
       /\bmax_execution_time = (\d+) MIN (\d+) MAX (\d+) CHANGEABLE_IN_READONLY\b/.exec(
         text,

@@ -42,7 +42,7 @@ let spoolDir: string;
 let front: HttpFront;
 /** Read-write, one user and password. */
 let locked: HttpFront;
-/** Readonly, a token, a one-second cap on execution time. */
+/** Readonly, a token, a one-second cap on execution time, results of 100 rows and 1 MiB. */
 let reader: HttpFront;
 
 const TOKEN = "s3cret-t0ken";
@@ -60,6 +60,8 @@ beforeAll(async () => {
     auth: { token: TOKEN },
     readonly: true,
     maxExecutionTimeS: 1,
+    maxResultRows: 100,
+    maxResultBytes: 1 << 20,
   });
 });
 
@@ -966,6 +968,47 @@ describe("a readonly front", () => {
       "TIMEOUT_EXCEEDED",
       408,
     );
+  });
+
+  it("fails a result over its caps on rows or bytes, naming the caps; a request cannot lift them", async () => {
+    const rows = (n: number) => `SELECT number FROM numbers(${n})`;
+    expect(
+      (await call(reader, {}, { body: rows(100), headers: asReader })).text
+        .trim()
+        .split("\n"),
+    ).toHaveLength(100);
+    const over = await call(
+      reader,
+      {},
+      { body: rows(1000), headers: asReader },
+    );
+    expectError(over, 396, "TOO_MANY_ROWS_OR_BYTES", 500);
+    expect(over.text).toContain(
+      "this read-only access returns at most 100 rows and 1048576 bytes a query",
+    );
+    expect(over.text).toContain("a LIMIT");
+    for (const params of [
+      { max_result_rows: "1000000" } as Record<string, string>,
+      { result_overflow_mode: "break" },
+    ])
+      expectError(
+        await call(reader, params, { body: rows(1000), headers: asReader }),
+        164,
+        "READONLY",
+        500,
+      );
+    const wide = await call(
+      reader,
+      {},
+      {
+        body: "SELECT repeat(toString(number), 100000) FROM numbers(50)",
+        headers: asReader,
+      },
+    );
+    expectError(wide, 396, "TOO_MANY_ROWS_OR_BYTES", 500);
+    expect(wide.text).toContain("at most 100 rows and 1048576 bytes");
+    // The caps are the read access's: a front without them returns the whole result.
+    expect((await run(rows(1000))).trim().split("\n")).toHaveLength(1000);
   });
 
   it("refuses a body over its size limit with 413 and keeps the connection usable", async () => {

@@ -837,6 +837,8 @@ describe("beside a running service", () => {
       port: 0,
       maxExecutionTimeS: 60,
       maxMemoryUsage: 2 ** 30,
+      maxResultRows: 1_000_000,
+      maxResultBytes: 2 ** 30,
     });
     try {
       const config = withConfig({});

@@ -40,6 +40,8 @@ beforeAll(async () => {
     port: 0,
     maxExecutionTimeS: 5,
     maxMemoryUsage: 2 ** 30,
+    maxResultRows: 1_000_000,
+    maxResultBytes: 2 ** 30,
   });
 });
 

@@ -36,6 +36,8 @@ const WITHOUT_FINAL: Readonly<Record<string, readonly string[]>> = {
     "sessions",
   ],
   "sessionhouse-first-seen / Machine accounts used by humans": ["sessions"],
+  // The resources of the chosen technologies: columns every read of a session repeats.
+  "sessionhouse-first-seen / New user → resource pairs": ["sessions"],
 };
 
 /** Every object under `value` with a `datasource` member, with its path. */
