@@ -187,6 +187,13 @@ describe("alert rules", () => {
     expect(
       after.find((i) => i.labels.stream === "sessions")?.value,
     ).toBeLessThan(400);
+    // A checkpoint written later at an older position (a writer that lost its lease) does not
+    // move the stream back: the greatest position counts, as for the exporter itself.
+    await command(
+      `INSERT INTO checkpoints SETTINGS insert_deduplication_token = 'alert-test-lag-stale' VALUES ('sessions', now64(3) - INTERVAL 3 DAY, '', now64(3) + INTERVAL 2 SECOND)`,
+    );
+    const stale = await evaluate(r, rangeAt(r, Date.now()));
+    expect(firing(stale)).not.toContainEqual({ stream: "sessions" });
   });
 
   it("fires for a new dead letter and for a poisoned window", async () => {
