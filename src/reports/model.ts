@@ -15,7 +15,7 @@ export interface Column {
  * Rows of a table held in report.html, report.pdf and report.json, in the table's order; its
  * CSV holds every row (streamed to the file as read, never held whole).
  */
-export const TOP_ROWS = 1_000;
+export const TOP_ROWS = 500;
 
 export interface ReportTable {
   /** File name of its CSV (without .csv) and its anchor in the HTML. */
