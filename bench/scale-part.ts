@@ -1,7 +1,8 @@
 // `BENCH_ONLY=scale BENCH_SCALE=100m npm run bench`: the scale scenario (bench/scale.ts) in a
 // process of its own, then `archive export`, `archive verify`, `archive restore` of one month
 // and every report kind over a month and over the year, each through the built CLI in a process
-// of its own under /usr/bin/time (wall time and peak RSS). Removes every directory it made.
+// of its own under /usr/bin/time (wall time and peak RSS); BENCH_SCALE_PARTS=reports (or
+// archive) times only those. Removes every directory it made.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,6 +71,16 @@ function cli(args: string[], env: Record<string, string>): Promise<Timed> {
     });
   });
 }
+
+/**
+ * BENCH_SCALE_PARTS: the parts timed through the CLI after the load and the dashboards, as a
+ * comma list of `archive` and `reports` (default both).
+ */
+const PARTS = new Set(
+  (process.env.BENCH_SCALE_PARTS ?? "archive,reports")
+    .split(",")
+    .map((s) => s.trim()),
+);
 
 const line = (t: Timed) =>
   `${fmt(t.seconds, 1)} s, peak RSS ${fmt(t.rssMB)} MB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
@@ -252,8 +263,8 @@ export async function benchScale(
       CLICKHOUSE_DATABASE: "bench",
       SESSIONHOUSE_LOG_LEVEL: "warn",
     };
-    await archives(say, targets, env, r);
-    await reports(say, targets, env);
+    if (PARTS.has("archive")) await archives(say, targets, env, r);
+    if (PARTS.has("reports")) await reports(say, targets, env);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,7 +10,15 @@ import {
   verify,
   type KeyObject,
 } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import {
+  closeSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+} from "node:fs";
 import { join, relative, sep } from "node:path";
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import { writePrivateFile, type Sharing } from "../util/private-files.js";
@@ -62,16 +70,48 @@ function sha256Hex(data: Buffer | string): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** Every file under `dir` but the manifest itself, sorted by path. Links are not followed. */
-function hashFiles(dir: string): ManifestFile[] {
-  return walkFiles(dir).files;
+/** Bytes of a file read at a time when hashing it: a file of gigabytes is never held whole. */
+const HASH_CHUNK = 1 << 20;
+
+/** SHA-256 and size of a file, read a chunk at a time. */
+function hashFile(path: string): { sha256: string; bytes: number } {
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(HASH_CHUNK);
+  const fd = openSync(path, "r");
+  let bytes = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, HASH_CHUNK, null);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+      bytes += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { sha256: hash.digest("hex"), bytes };
+}
+
+/**
+ * Every file under `dir` but the manifest itself, sorted by path. Links are not followed. A file
+ * in `hashed` (hashed by its producer as it wrote it) is taken as hashed when its size is the
+ * one given; the others are read.
+ */
+function hashFiles(
+  dir: string,
+  hashed: readonly ManifestFile[] = [],
+): ManifestFile[] {
+  return walkFiles(dir, new Map(hashed.map((f) => [f.path, f]))).files;
 }
 
 /**
  * The regular files under `dir` (the manifest excepted) and the symbolic links, which are
  * neither followed nor hashed: what a link points to is not part of the directory.
  */
-function walkFiles(dir: string): {
+function walkFiles(
+  dir: string,
+  hashed: ReadonlyMap<string, ManifestFile> = new Map(),
+): {
   files: ManifestFile[];
   links: Array<{ path: string; target: string }>;
 } {
@@ -91,8 +131,10 @@ function walkFiles(dir: string): {
         continue;
       }
       if (path === MANIFEST_FILE) continue;
-      const data = readFileSync(full);
-      files.push({ path, sha256: sha256Hex(data), bytes: data.length });
+      const known = hashed.get(path);
+      files.push(
+        known?.bytes === stat.size ? known : { path, ...hashFile(full) },
+      );
     }
   };
   walk(dir);
@@ -190,9 +232,16 @@ function unsigned(manifest: Manifest): Omit<Manifest, "signature"> {
 export function writeManifest(
   dir: string,
   fields: Record<string, unknown>,
-  options: { signingKeyFile?: string | undefined } & Sharing = {},
+  options: {
+    signingKeyFile?: string | undefined;
+    /** Files their producer hashed as it wrote them (not read again). */
+    hashed?: readonly ManifestFile[];
+  } & Sharing = {},
 ): { manifest: Manifest; sha256: string } {
-  const manifest: Manifest = { ...fields, files: hashFiles(dir) };
+  const manifest: Manifest = {
+    ...fields,
+    files: hashFiles(dir, options.hashed),
+  };
   if (options.signingKeyFile !== undefined) {
     const privateKey = readPrivateKey(options.signingKeyFile);
     const publicKey = createPublicKey(privateKey);
@@ -208,7 +257,9 @@ export function writeManifest(
     };
   }
   const text = `${JSON.stringify(sortKeys(manifest), null, 2)}\n`;
-  writePrivateFile(join(dir, MANIFEST_FILE), text, options);
+  writePrivateFile(join(dir, MANIFEST_FILE), text, {
+    groupReadable: options.groupReadable,
+  });
   return { manifest, sha256: sha256Hex(text) };
 }
 

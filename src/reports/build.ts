@@ -1,5 +1,6 @@
 // Builds a report of a kind over a period from what the warehouse holds: the kind's tables, the
-// coverage of the streams it relies on (said on page one), and every query as it ran.
+// coverage of the streams it relies on (said on page one), and every query as it ran. The
+// tables' rows are streamed to their CSV files as they are read (table-rows.ts).
 import type { Config, ReportKind } from "../config/index.js";
 import {
   chTime,
@@ -15,6 +16,7 @@ import { coverageAndIntegrity } from "./kinds/coverage-and-integrity.js";
 import { policyExceptions } from "./kinds/policy-exceptions.js";
 import { sensitiveDataAccess } from "./kinds/sensitive-data-access.js";
 import type { Report } from "./model.js";
+import type { CsvFiles } from "./table-rows.js";
 import type { Kind } from "./spec.js";
 
 /** Every kind of report, as its spec. */
@@ -44,10 +46,15 @@ export interface BuiltReport {
   queries: ExecutedQuery[];
 }
 
+/**
+ * Builds the report; with `csv`, every table's rows are written to its CSV file there as they
+ * are read (the report then holds the first TOP_ROWS of each).
+ */
 export async function buildReport(
   w: Warehouse,
   config: Config,
   req: ReportRequest,
+  csv?: CsvFiles,
 ): Promise<BuiltReport> {
   const reader = await ReportReader.open(w);
   const params: Record<string, string> = {
@@ -66,6 +73,7 @@ export async function buildReport(
     config,
     source: reader.has("sessions_enriched") ? "enriched" : "plain",
     coverage: await readCoverage(reader, params, period),
+    csv,
   };
   const result = await KINDS[req.kind].build(ctx);
   const { coverage, notices } = ctx.coverage.forStreams(result.streams);

@@ -57,6 +57,9 @@ export interface Coverage {
   complete: boolean;
 }
 
+/** Rows read whole: the few rows page one is made of. */
+type HeldRead = TableRead & { rows: readonly Row[] | undefined };
+
 export interface CoverageRead {
   /** The coverage of the streams a report relies on, and what its first page says. */
   forStreams(streams: readonly string[]): {
@@ -65,9 +68,9 @@ export interface CoverageRead {
   };
   /** The rows behind it, shown by the coverage-and-integrity report (COVERAGE_TABLES). */
   read: {
-    checkpoints: TableRead;
-    windows: TableRead;
-    deadLetters: TableRead;
+    checkpoints: HeldRead;
+    windows: HeldRead;
+    deadLetters: HeldRead;
   };
 }
 
@@ -148,7 +151,7 @@ async function throughStatus(
   reader: ReportReader,
   needs: readonly string[],
   read: () => Promise<Row[]>,
-): Promise<TableRead> {
+): Promise<HeldRead> {
   const notExported = reader.missing(needs);
   return {
     rows: notExported.length > 0 ? undefined : await read(),
@@ -218,7 +221,7 @@ export async function readCoverage(
   period: { from: string; to: string },
 ): Promise<CoverageRead> {
   const q = coverageQueries;
-  const read = async (query: ReportQuery): Promise<TableRead> => ({
+  const read = async (query: ReportQuery): Promise<HeldRead> => ({
     rows: await reader.rows(query, params),
     notExported: reader.missing(query.needs),
   });

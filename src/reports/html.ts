@@ -1,12 +1,9 @@
 // report.html: one self-contained page (no script, no external font, image or stylesheet; a
 // Content-Security-Policy that forbids loading anything), charts as inline SVG, print CSS for A4.
 // The first page holds the title, the period, what the record does not cover and the summary.
-import type { Cell, Report, ReportTable } from "./model.js";
+import { TOP_ROWS, type Cell, type Report, type ReportTable } from "./model.js";
 import { esc } from "./escape.js";
 import { barChart } from "./svg.js";
-
-/** Rows of one table shown in the HTML and PDF (unless its spec says); the CSV and JSON hold them all. */
-const HTML_ROW_LIMIT = 500;
 
 function cell(v: Cell | undefined): string {
   if (typeof v === "number") return String(v);
@@ -53,7 +50,7 @@ function renderTable(t: ReportTable): string {
     );
     return parts.join("\n");
   }
-  if (t.rows.length === 0) {
+  if (t.total === 0) {
     parts.push(
       `<p class="note"><i>${esc(t.empty ?? "No rows in the period.")}</i></p>`,
     );
@@ -68,10 +65,11 @@ function renderTable(t: ReportTable): string {
           value: Number(r[value] ?? 0),
         })),
         `${t.title}: ${value.replaceAll("_", " ")}`,
+        t.total,
       ),
     );
   }
-  const shown = t.rows.slice(0, t.htmlRows ?? HTML_ROW_LIMIT);
+  const shown = t.rows;
   parts.push(`<table class="data" data-table="${esc(t.id)}"><thead><tr>`);
   parts.push(t.columns.map((c) => `<th>${esc(c.label)}</th>`).join(""));
   parts.push("</tr></thead><tbody>");
@@ -85,11 +83,18 @@ function renderTable(t: ReportTable): string {
         .join("")}</tr>`,
     );
   parts.push("</tbody></table>");
-  if (t.rows.length > shown.length)
-    parts.push(
-      `<p class="note">The first ${shown.length} of ${t.rows.length} rows; all of them are in ${esc(t.id)}.csv and report.json.</p>`,
-    );
+  if (t.total > shown.length)
+    parts.push(`<p class="note" data-more="${esc(t.id)}">${rowsNote(t)}</p>`);
   return parts.join("\n");
+}
+
+/** Said under a table holding only its first rows: how many there are, and where all of them are. */
+function rowsNote(t: ReportTable): string {
+  const n = t.rows.length.toLocaleString("en-US");
+  const m = t.total.toLocaleString("en-US");
+  return t.csv
+    ? `${n} of ${m} rows; all ${m} in ${esc(t.csv)}.`
+    : `${n} of ${m} rows; all ${m} are in ${esc(t.id)}.csv of a report made with the csv format.`;
 }
 
 export function renderHtml(report: Report): string {
@@ -130,7 +135,7 @@ export function renderHtml(report: Report): string {
     `<h3>Contents</h3><ol>${report.sections
       .map((s) => `<li>${esc(s.title)}</li>`)
       .join("")}</ol>`,
-    `<p class="note">Every table is also a CSV file of this directory; report.json holds the same data for programs, and manifest.json every file's SHA-256, the SQL that produced them and, when signed, an Ed25519 signature (check it with <code>sessionhouse report verify DIR</code>).</p>`,
+    `<p class="note">This document shows the first ${TOP_ROWS.toLocaleString("en-US")} rows of each table; its CSV file (made with the csv format) holds all of them. report.json holds the same data as this document for programs, and manifest.json every file's SHA-256, the SQL that produced them and, when signed, an Ed25519 signature (check it with <code>sessionhouse report verify DIR</code>).</p>`,
     `</section>`,
   ];
   const body = report.sections.map(

@@ -11,6 +11,12 @@ export interface Column {
   kind: "text" | "number" | "bool";
 }
 
+/**
+ * Rows of a table held in report.html, report.pdf and report.json, in the table's order; its
+ * CSV holds every row (streamed to the file as read, never held whole).
+ */
+export const TOP_ROWS = 500;
+
 export interface ReportTable {
   /** File name of its CSV (without .csv) and its anchor in the HTML. */
   id: string;
@@ -18,11 +24,14 @@ export interface ReportTable {
   /** What the rows are and where they come from, one sentence or two. */
   note: string;
   columns: Column[];
+  /** The first TOP_ROWS rows in the table's order (all of them when there are no more). */
   rows: Record<string, Cell>[];
+  /** How many rows the table has in all. */
+  total: number;
+  /** The CSV file holding every row, when CSV files were written. */
+  csv?: string;
   /** A bar chart of this table in the HTML: the label and value columns, the first rows. */
   chart?: { label: string; value: string };
-  /** Rows shown in the HTML and PDF when not HTML_ROW_LIMIT; the CSV and JSON hold them all. */
-  htmlRows?: number;
   /** Said in the HTML when there are no rows, when not "No rows in the period." */
   empty?: string;
   /** The streams (tables, views) this table needs that are not exported; rows are then empty. */
@@ -73,35 +82,20 @@ export function column(spec: string): Column {
   };
 }
 
-/** Rows of a query made to the columns' types: numbers as numbers, booleans as booleans. */
-function typedRows(
-  rows: readonly Row[] | undefined,
+/** A row of a query made to the columns' types: numbers as numbers, booleans as booleans. */
+export function typedRow(
+  r: Row,
   cols: readonly Column[],
-): Record<string, Cell>[] {
-  return (rows ?? []).map((r) => {
-    const out: Record<string, Cell> = {};
-    for (const c of cols) {
-      const v = r[c.key];
-      out[c.key] =
-        c.kind === "number"
-          ? Number(v ?? 0)
-          : c.kind === "bool"
-            ? v === true || v === 1 || v === "1" || v === "true"
-            : text(v);
-    }
-    return out;
-  });
-}
-
-/** A table from a query's rows; `undefined` rows (tables absent) mark it not exported. */
-export function table(
-  spec: Omit<ReportTable, "rows" | "notExported">,
-  rows: readonly Row[] | undefined,
-  missing: readonly string[] = [],
-): ReportTable {
-  return {
-    ...spec,
-    rows: typedRows(rows, spec.columns),
-    ...(rows === undefined ? { notExported: [...missing] } : {}),
-  };
+): Record<string, Cell> {
+  const out: Record<string, Cell> = {};
+  for (const c of cols) {
+    const v = r[c.key];
+    out[c.key] =
+      c.kind === "number"
+        ? Number(v ?? 0)
+        : c.kind === "bool"
+          ? v === true || v === 1 || v === "1" || v === "true"
+          : text(v);
+  }
+  return out;
 }

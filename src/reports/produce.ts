@@ -1,13 +1,15 @@
 // Produces a report directory from an open warehouse: built from what it holds, written with
 // the configured Chromium and signing key. The report command and the scheduled reports of
 // `run` both come here.
-import { resolve } from "node:path";
+import { rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Browser } from "playwright-core";
 import type { Config, ReportFormat, ReportKind } from "../config/index.js";
 import { UsageError } from "../util/errors.js";
 import type { Warehouse } from "../warehouse/index.js";
 import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
-import { writeReport, type WrittenReport } from "./write.js";
+import type { CsvFiles } from "./table-rows.js";
+import { openReportDir, writeReport, type WrittenReport } from "./write.js";
 
 export interface ProduceOptions {
   kind: ReportKind;
@@ -21,22 +23,44 @@ export interface ProduceOptions {
   browser?: Browser;
 }
 
-/** Builds a report from an open warehouse and writes its directory. */
+/**
+ * Builds a report from an open warehouse and writes its directory; when it fails, the CSV files
+ * it wrote are removed (the directory is left empty, as it was found).
+ */
 export async function reportFrom(
   w: Warehouse,
   config: Config,
   o: ProduceOptions,
 ): Promise<WrittenReport> {
   checkPeriod(o);
-  const built = await buildReport(w, config, o);
-  return writeReport(resolve(o.out), built, {
-    formats: o.formats,
-    chromiumPath: config.reports.chromiumPath,
-    signingKeyFile: config.evidence.signingKeyFile,
-    generatedAtMs: o.generatedAtMs ?? Date.now(),
-    browser: o.browser,
-    groupReadable: config.files.groupReadable,
-  });
+  const dir = resolve(o.out);
+  const sharing = { groupReadable: config.files.groupReadable };
+  openReportDir(dir, sharing);
+  const csv: CsvFiles = { dir, sharing, made: [], written: [] };
+  try {
+    const built = await buildReport(
+      w,
+      config,
+      o,
+      o.formats.includes("csv") ? csv : undefined,
+    );
+    return await writeReport(
+      dir,
+      built,
+      {
+        formats: o.formats,
+        chromiumPath: config.reports.chromiumPath,
+        signingKeyFile: config.evidence.signingKeyFile,
+        generatedAtMs: o.generatedAtMs ?? Date.now(),
+        browser: o.browser,
+        groupReadable: config.files.groupReadable,
+      },
+      csv.written,
+    );
+  } catch (err) {
+    for (const name of csv.made) rmSync(join(dir, name), { force: true });
+    throw err;
+  }
 }
 
 export function parseFilters(list: string): ReportFilters {

@@ -5,9 +5,9 @@
 // render what it gives. Adding a table is adding an entry to a kind's `tables`.
 import type { ReportQuery, Row } from "../warehouse/index.js";
 import type { KindContext, KindResult } from "./kinds/context.js";
+import { readTableRows } from "./table-rows.js";
 import {
   column,
-  table,
   type Column,
   type Figure,
   type Notice,
@@ -17,9 +17,12 @@ import {
 /** A value a spec computes from the report's context and the facts its kind read first. */
 type From<F, T> = (ctx: KindContext, facts: F) => T;
 
-/** Rows read by code rather than one query: undefined rows are a table not exported. */
+/**
+ * Rows read by code rather than one query (held, or a query's as they arrive): undefined rows
+ * are a table not exported.
+ */
 export interface TableRead {
-  rows: readonly Row[] | undefined;
+  rows: readonly Row[] | AsyncIterable<Row> | undefined;
   /** The streams not exported when rows is undefined. */
   notExported: readonly string[];
   /** The note, when it depends on what the reader found. */
@@ -44,8 +47,6 @@ export interface TableSpec<F> {
   columns: readonly (string | Column)[];
   /** A bar chart in the HTML of this value column, each bar labelled by the first column. */
   chart?: string;
-  /** Rows shown in the HTML and PDF (default HTML_ROW_LIMIT); the CSV and JSON hold them all. */
-  top?: number;
   /** Said in the HTML when the table has no rows (default: no rows in the period). */
   empty?: string;
   /** The rows: one query (the streams it needs not exported: no rows), or a reader. */
@@ -121,7 +122,10 @@ async function buildKind<F>(
   };
 }
 
-/** One table of a spec, read from the warehouse. */
+/**
+ * One table of a spec, read from the warehouse: its rows go to its CSV as they arrive; the
+ * first TOP_ROWS are kept.
+ */
 async function buildTable<F>(
   t: TableSpec<F>,
   ctx: KindContext,
@@ -133,19 +137,19 @@ async function buildTable<F>(
     (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
   const columns = t.columns.map((c) => (typeof c === "string" ? column(c) : c));
   const label = columns[0]?.key;
-  return table(
-    {
-      id: t.id,
-      title: t.title,
-      note,
-      columns,
-      ...(t.chart && label ? { chart: { label, value: t.chart } } : {}),
-      ...(t.top === undefined ? {} : { htmlRows: t.top }),
-      ...(t.empty === undefined ? {} : { empty: t.empty }),
-    },
-    read.rows,
-    read.notExported,
-  );
+  const rows = await readTableRows(t.id, columns, read.rows ?? [], ctx.csv);
+  return {
+    id: t.id,
+    title: t.title,
+    note,
+    columns,
+    rows: rows.top,
+    total: rows.total,
+    ...(rows.csv === undefined ? {} : { csv: rows.csv }),
+    ...(t.chart && label ? { chart: { label, value: t.chart } } : {}),
+    ...(t.empty === undefined ? {} : { empty: t.empty }),
+    ...(read.rows === undefined ? { notExported: [...read.notExported] } : {}),
+  };
 }
 
 async function readRows<F>(
@@ -156,14 +160,14 @@ async function readRows<F>(
   if ("read" in t.rows) return t.rows.read(ctx, facts);
   const q = typeof t.rows === "function" ? t.rows(ctx, facts) : t.rows;
   return {
-    rows: await ctx.reader.rows(q, ctx.params),
+    rows: ctx.reader.stream(q, ctx.params),
     notExported: t.notExported
       ? t.notExported(ctx, facts)
       : ctx.reader.missing(q.needs),
   };
 }
 
-/** The rows of a built table (none when the kind left it out). */
-export function rowsOf(t: Tables, id: string): ReportTable["rows"] {
-  return t.get(id)?.rows ?? [];
+/** How many rows a built table has in all (0 when the kind left it out). */
+export function totalOf(t: Tables, id: string): number {
+  return t.get(id)?.total ?? 0;
 }

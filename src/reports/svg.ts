@@ -5,10 +5,11 @@ import { esc } from "./escape.js";
 const MAX_BARS = 15;
 const LABEL_CHARS = 42;
 
-/** Horizontal bars of the first rows, as given (the tables are sorted already). */
+/** Horizontal bars of the first rows, as given (the tables are sorted already), of `total`. */
 export function barChart(
   items: readonly { label: string; value: number }[],
   title: string,
+  total: number = items.length,
 ): string {
   const bars = items.slice(0, MAX_BARS);
   const max = Math.max(1, ...bars.map((b) => b.value));
@@ -19,7 +20,7 @@ export function barChart(
   const height = 22 + bars.length * rowH;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(title)}">`,
-    `<text x="0" y="12" font-size="10" font-weight="bold" fill="#1b1f24">${esc(title)}${items.length > bars.length ? ` (first ${bars.length} of ${items.length})` : ""}</text>`,
+    `<text x="0" y="12" font-size="10" font-weight="bold" fill="#1b1f24">${esc(title)}${total > bars.length ? ` (first ${bars.length} of ${total})` : ""}</text>`,
   ];
   bars.forEach((b, i) => {
     const y = 20 + i * rowH;

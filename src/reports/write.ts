@@ -1,4 +1,5 @@
-// A report directory: report.html, report.pdf, one CSV per table, report.json and manifest.json
+// A report directory: report.html, report.pdf, one CSV per table (written by the build as the
+// rows are read, table-rows.ts), report.json and manifest.json
 // (src/evidence/manifest.ts: every file's SHA-256, the SQL run, the product version, the data's
 // coverage, the generation time and, with a signing key, an Ed25519 signature). Only the
 // manifest's `generatedAt` depends on the clock: the same data gives the same other bytes.
@@ -6,11 +7,14 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import type { ReportFormat } from "../config/index.js";
-import { writeManifest } from "../evidence/manifest.js";
+import { type ManifestFile, writeManifest } from "../evidence/manifest.js";
 import { UsageError } from "../util/errors.js";
-import { makePrivateDir, writePrivateFile } from "../util/private-files.js";
+import {
+  makePrivateDir,
+  writePrivateFile,
+  type Sharing,
+} from "../util/private-files.js";
 import type { BuiltReport } from "./build.js";
-import { tableCsv } from "./csv.js";
 import { renderHtml } from "./html.js";
 import { findChromium, renderPdf } from "./pdf.js";
 
@@ -34,19 +38,31 @@ export interface WrittenReport {
   signed: boolean;
 }
 
-export async function writeReport(
-  dir: string,
-  built: BuiltReport,
-  options: WriteOptions,
-): Promise<WrittenReport> {
-  const sharing = { groupReadable: options.groupReadable };
-  const write = (name: string, data: string | Buffer) =>
-    writePrivateFile(join(dir, name), data, { ...sharing, flag: "wx" });
+/**
+ * Makes the report directory (new, or empty): a report directory holds one report, as its
+ * manifest lists it.
+ */
+export function openReportDir(dir: string, sharing: Sharing): void {
   makePrivateDir(dir, sharing);
   if (readdirSync(dir).length > 0)
     throw new UsageError(`the report directory ${dir} is not empty`, {
       hint: "give --out a new or empty directory: a report directory holds one report, as its manifest lists it",
     });
+}
+
+/**
+ * Writes report.html, report.pdf, report.json and the manifest into `dir` (made by
+ * openReportDir), beside the CSV files the build wrote there (`csv`, each hashed as written).
+ */
+export async function writeReport(
+  dir: string,
+  built: BuiltReport,
+  options: WriteOptions,
+  csv: readonly ManifestFile[] = [],
+): Promise<WrittenReport> {
+  const sharing = { groupReadable: options.groupReadable };
+  const write = (name: string, data: string | Buffer) =>
+    writePrivateFile(join(dir, name), data, { ...sharing, flag: "wx" });
   const { report } = built;
   const formats = new Set(options.formats);
   const html = renderHtml(report);
@@ -70,9 +86,6 @@ export async function writeReport(
       write("report.pdf", pdf);
     }
   }
-  if (formats.has("csv"))
-    for (const s of report.sections)
-      for (const t of s.tables) write(`${t.id}.csv`, tableCsv(t));
   if (formats.has("json"))
     write("report.json", `${JSON.stringify(report, null, 2)}\n`);
   const { manifest, sha256 } = writeManifest(
@@ -96,7 +109,7 @@ export async function writeReport(
             : "not asked for"
           : `skipped: ${pdfSkipped}`,
     },
-    { signingKeyFile: options.signingKeyFile, ...sharing },
+    { signingKeyFile: options.signingKeyFile, hashed: csv, ...sharing },
   );
   return {
     dir,

@@ -5,6 +5,7 @@ import { quoteIdent } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { selectRows } from "./select.js";
 import { UsageError } from "../util/errors.js";
+import { resultBlocks, resultLines } from "./result-stream.js";
 
 /** A ClickHouse output format, as the engine names it. */
 export interface OutputFormat {
@@ -63,114 +64,21 @@ export async function userQueryRows(
 ): Promise<ShownRows> {
   await useDatabase(w);
   const shown: ShownRows = { rows: [], total: 0 };
-  const decoder = new TextDecoder();
-  // JSONEachRow: one row a line; a block may end inside a line.
-  let partial = "";
-  const take = (line: string) => {
-    if (line === "") return;
-    if (shown.total < limit)
-      shown.rows.push(JSON.parse(line) as Record<string, unknown>);
-    shown.total++;
-  };
   try {
-    for await (const block of resultBlocks(
+    // Only the rows shown are parsed; the others are counted.
+    for await (const line of resultLines(
       w,
       sql,
-      "JSONEachRow",
       new AbortController().signal,
     )) {
-      const lines = (partial + decoder.decode(block, { stream: true })).split(
-        "\n",
-      );
-      partial = lines.pop() ?? "";
-      for (const line of lines) take(line);
+      if (shown.total < limit)
+        shown.rows.push(JSON.parse(line) as Record<string, unknown>);
+      shown.total++;
     }
-    take(partial + decoder.decode());
   } catch (err) {
     throw readOnlyThroughService(w, err);
   }
   return shown;
-}
-
-/**
- * Row formats whose blocks, each written by the engine on its own, join into the result: no
- * prefix or suffix, and with names (and types) a header of one (two) lines that opens every
- * block and is kept from the first only.
- */
-const BLOCK_FORMATS: ReadonlySet<string> = new Set([
-  "CSV",
-  "TSV",
-  "TabSeparated",
-  "TSVRaw",
-  "TabSeparatedRaw",
-  "JSONEachRow",
-  "JSONLines",
-  "NDJSON",
-  "JSONCompactEachRow",
-  "JSONStringsEachRow",
-  "JSONCompactStringsEachRow",
-  "TSKV",
-  "LineAsString",
-]);
-
-/** Header lines every block of `format` opens with, or undefined when its blocks do not join. */
-function blockHeaderLines(format: string): number | undefined {
-  if (format === "RowBinary") return 0;
-  for (const [suffix, lines] of [
-    ["WithNamesAndTypes", 2],
-    ["WithNames", 1],
-    ["", 0],
-  ] as const)
-    if (
-      format.endsWith(suffix) &&
-      BLOCK_FORMATS.has(format.slice(0, format.length - suffix.length))
-    )
-      return lines;
-  return undefined;
-}
-
-/** Blocks of one result with the header every block repeats kept from the first only. */
-async function* joinBlocks(
-  blocks: AsyncIterable<Uint8Array>,
-  headerLines: number,
-): AsyncIterable<Uint8Array> {
-  let header: Buffer | undefined;
-  for await (const raw of blocks) {
-    const block = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-    if (header === undefined) {
-      let end = 0;
-      for (let i = 0; i < headerLines; i++) end = block.indexOf(10, end) + 1;
-      header = block.subarray(0, end);
-      yield block;
-    } else if (block.subarray(0, header.length).equals(header)) {
-      yield block.subarray(header.length);
-    } else {
-      throw new Error(
-        "a block of the result does not open with the result's header",
-      );
-    }
-  }
-}
-
-/**
- * The result of `sql` in `format` as it arrives, a block at a time: from a server as the
- * response streams in; from the embedded engine block by block as it produces them in a row
- * format (BLOCK_FORMATS), and in one piece in the others (a document such as JSON or Parquet).
- */
-async function* resultBlocks(
-  w: Warehouse,
-  sql: string,
-  format: string,
-  signal: AbortSignal,
-): AsyncIterable<Uint8Array> {
-  const query = `${withoutTrailingSemicolons(sql)}\nFORMAT ${format}`;
-  const headerLines = blockHeaderLines(format);
-  if (w.queryBlocks && headerLines !== undefined) {
-    yield* joinBlocks(w.queryBlocks(query, format, signal), headerLines);
-    return;
-  }
-  const { stream } = await w.client.exec({ query, abort_signal: signal });
-  yield* stream as AsyncIterable<Buffer>;
 }
 
 /**
@@ -201,11 +109,6 @@ export async function writeUserQuery(
     if (abort.signal.aborted) return;
     throw readOnlyThroughService(w, err);
   }
-}
-
-/** `sql` without the semicolons and blanks that may end it, so a FORMAT clause can follow. */
-function withoutTrailingSemicolons(sql: string): string {
-  return sql.replace(/[\s;]+$/, "");
 }
 
 /** Characters of output handed to the stream at a time. */

@@ -208,9 +208,6 @@ function formatHits(hits: readonly DetectionHit[], format: string): string {
   if (format === "csv") {
     const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
     return tableCsv({
-      id: "hits",
-      title: "hits",
-      note: "",
       columns: keys.map((key) => ({ key, label: key, kind: "text" })),
       rows,
     });

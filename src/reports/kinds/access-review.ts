@@ -13,7 +13,7 @@ import {
   type Row,
 } from "../../warehouse/index.js";
 import type { Notice } from "../model.js";
-import { defineKind, rowsOf, type TableRead, type Section } from "../spec.js";
+import { defineKind, totalOf, type TableRead, type Section } from "../spec.js";
 import { INACTIVE_ACCOUNTS } from "./accounts.js";
 import { personNotice, type KindContext } from "./context.js";
 
@@ -158,7 +158,7 @@ export const accessReview = defineKind<Facts>({
       { label: "Privileged sessions", value: n("privileged_sessions") },
       {
         label: "New person-system pairs",
-        value: rowsOf(t, "access-new").length,
+        value: totalOf(t, "access-new"),
       },
     ];
   },
@@ -188,7 +188,7 @@ async function policyHits(ctx: KindContext): Promise<TableRead> {
     rows:
       job === ""
         ? undefined
-        : await ctx.reader.rows(policyHitQueries.perPerson, ctx.params),
+        : ctx.reader.stream(policyHitQueries.perPerson, ctx.params),
     notExported: [
       "an aggregation job grouping logs by user.email and policy.name",
     ],

@@ -2,6 +2,7 @@
 import type { Config } from "../../config/index.js";
 import type { ReportReader, SessionSource } from "../../warehouse/index.js";
 import type { CoverageRead } from "../coverage.js";
+import type { CsvFiles } from "../table-rows.js";
 import type { Figure, Notice, ReportSection } from "../model.js";
 
 export interface KindContext {
@@ -13,6 +14,8 @@ export interface KindContext {
   source: SessionSource;
   /** What the record covers over the period, read before any kind's tables. */
   coverage: CoverageRead;
+  /** Where the tables' CSV files are written as their rows are read (none: no CSV asked for). */
+  csv: CsvFiles | undefined;
 }
 
 export interface KindResult {

@@ -1,19 +1,26 @@
 // policy-exceptions: policy suspensions in force at some time of the period (their latest
 // version): policy, identity, type, created by, request id, from and until, still in force at
 // the period's end; and the sessions of their identities while they were in force.
-import { controlPlaneQueries as q } from "../../warehouse/index.js";
-import { defineKind, rowsOf, type Tables, type Section } from "../spec.js";
+import { controlPlaneQueries as q, type Row } from "../../warehouse/index.js";
+import { defineKind, totalOf, type Tables, type Section } from "../spec.js";
 
 /** The report's sections, in the order their first table is listed. */
 const SUSPENSIONS: Section = { id: "suspensions", title: "Suspensions" };
+
+/** The suspensions' totals, read first. */
+interface Facts {
+  totals: Row;
+}
 
 /** The suspensions are exported (the table of them is in the report). */
 const exported = (t: Tables): boolean =>
   t.get("policy-suspensions")?.notExported === undefined;
 
-export const policyExceptions = defineKind<null>({
+export const policyExceptions = defineKind<Facts>({
   title: "Policy exceptions",
-  facts: () => Promise.resolve(null),
+  facts: async (ctx) => ({
+    totals: (await ctx.reader.rows(q.suspensionTotals, ctx.params))?.[0] ?? {},
+  }),
   tables: [
     {
       id: "policy-suspensions",
@@ -52,17 +59,12 @@ export const policyExceptions = defineKind<null>({
       rows: q.sessionsUnder,
     },
   ],
-  summary: (t) => [
-    { label: "Suspensions", value: rowsOf(t, "policy-suspensions").length },
-    {
-      label: "Still active",
-      value: rowsOf(t, "policy-suspensions").filter(
-        (r) => r.still_active === true,
-      ).length,
-    },
+  summary: (t, { totals }) => [
+    { label: "Suspensions", value: Number(totals.suspensions ?? 0) },
+    { label: "Still active", value: Number(totals.still_active ?? 0) },
     {
       label: "Sessions under them",
-      value: rowsOf(t, "policy-sessions-under-suspensions").length,
+      value: totalOf(t, "policy-sessions-under-suspensions"),
     },
   ],
   notices: (t) =>

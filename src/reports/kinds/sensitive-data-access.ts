@@ -1,15 +1,20 @@
 // sensitive-data-access: labelled data returned in the period, by label, by resource and by
 // person, with the top query fingerprints and normalized queries.
 import { aggregationName } from "../../pipeline/names.js";
-import { sensitiveQueries, text } from "../../warehouse/index.js";
-import { defineKind, rowsOf, type Section } from "../spec.js";
+import { sensitiveQueries, text, type Row } from "../../warehouse/index.js";
+import { defineKind, type Section } from "../spec.js";
 import { personNotice, type KindContext } from "./context.js";
 
 const queries = (ctx: KindContext) => sensitiveQueries(ctx.source);
 
-/** The aggregation job the labelled data comes from ("" when none is configured). */
+/**
+ * The aggregation job the labelled data comes from ("" when none is configured), and the
+ * period's totals, read first.
+ */
 interface Facts {
   job: string;
+  totals: Row;
+  people: number;
 }
 
 /** The report's sections, in the order their first table is listed. */
@@ -22,6 +27,11 @@ export const sensitiveDataAccess = defineKind<Facts>({
   facts: async (ctx) => ({
     job: text(
       (await ctx.reader.rows(queries(ctx).labelJob, ctx.params))?.[0]?.job,
+    ),
+    totals: (await ctx.reader.rows(queries(ctx).totals, ctx.params))?.[0] ?? {},
+    people: Number(
+      (await ctx.reader.rows(queries(ctx).people, ctx.params))?.[0]?.people ??
+        0,
     ),
   }),
   tables: [
@@ -102,26 +112,12 @@ export const sensitiveDataAccess = defineKind<Facts>({
       rows: (ctx) => queries(ctx).topNormalized,
     },
   ],
-  summary: (t) => {
-    const byLabel = rowsOf(t, "sensitive-by-label");
-    const distinct = (id: string, key: string) =>
-      new Set(rowsOf(t, id).map((r) => r[key])).size;
-    return [
-      {
-        label: "Labelled events",
-        value: byLabel.reduce((n, r) => n + Number(r.events), 0),
-      },
-      { label: "Labels", value: byLabel.length },
-      {
-        label: "Resources",
-        value: distinct("sensitive-by-label-resource", "resource"),
-      },
-      {
-        label: "People on those resources",
-        value: distinct("sensitive-people-on-labelled-resources", "person"),
-      },
-    ];
-  },
+  summary: (_t, { totals, people }) => [
+    { label: "Labelled events", value: Number(totals.events ?? 0) },
+    { label: "Labels", value: Number(totals.labels ?? 0) },
+    { label: "Resources", value: Number(totals.resources ?? 0) },
+    { label: "People on those resources", value: people },
+  ],
   notices: (_t, { job }, ctx) =>
     Promise.resolve([
       ...personNotice(ctx.source),

@@ -13,6 +13,12 @@ WHERE created_at < {to:DateTime64(3, 'UTC')}
   AND (expire_at IS NULL OR expire_at > {from:DateTime64(3, 'UTC')})
   AND (removed_at IS NULL OR removed_at > {from:DateTime64(3, 'UTC')})`;
 
+/** A suspension of SUSPENSIONS still in force at the period's end. */
+const STILL_ACTIVE = `(expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')})
+         AND (removed_at IS NULL OR removed_at > {to:DateTime64(3, 'UTC')})`;
+
+const SUSPENSION_FILTER = `({user:String} = '' OR identity_id = {user:String})`;
+
 export const controlPlaneQueries = {
   inactiveAccounts: {
     id: "access.accounts_without_activity",
@@ -36,12 +42,18 @@ ORDER BY type, email, id`,
     sql: `SELECT id, policy_id, identity_type, identity_id, suspension_type, created_by, request_id,
        ${T("created_at")} AS valid_from,
        if(expire_at IS NULL, '', ${T("assumeNotNull(expire_at)")}) AS valid_until,
-       (expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')})
-         AND (removed_at IS NULL OR removed_at > {to:DateTime64(3, 'UTC')}) AS still_active,
+       ${STILL_ACTIVE} AS still_active,
        input_condition
 FROM (${SUSPENSIONS})
-WHERE ({user:String} = '' OR identity_id = {user:String})
+WHERE ${SUSPENSION_FILTER}
 ORDER BY created_at, id`,
+  },
+  suspensionTotals: {
+    id: "policy.suspension_totals",
+    needs: ["policy_suspensions"],
+    sql: `SELECT count() AS suspensions, countIf(${STILL_ACTIVE}) AS still_active
+FROM (${SUSPENSIONS})
+WHERE ${SUSPENSION_FILTER}`,
   },
   sessionsUnder: {
     id: "policy.sessions_under_suspensions",

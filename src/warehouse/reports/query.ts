@@ -4,6 +4,7 @@ import type { Warehouse } from "../client.js";
 import { quoteIdent } from "../sql.js";
 import { existingTables } from "../migrate.js";
 import { selectRows, type ExecutedQuery } from "../select.js";
+import { resultLines } from "../result-stream.js";
 
 /** One report query: the tables or views it reads, and its SQL with `{{db}}` for the database. */
 export interface ReportQuery {
@@ -57,6 +58,47 @@ export class ReportReader {
     params: Record<string, string>,
   ): Promise<Row[] | undefined> {
     if (this.missing(q.needs).length > 0) return undefined;
+    const { sql, used } = this.#prepare(q, params);
+    const rows = await selectRows<Row>(this.#w, sql, used);
+    this.executed.push({ id: q.id, sql, params: used, rows: rows.length });
+    return rows;
+  }
+
+  /**
+   * The rows of `q` one at a time as they arrive, none of them held here (a result of millions
+   * of rows costs a block of it); undefined when its tables are absent. It is recorded as run
+   * when asked for, its rows counted as they are read.
+   */
+  stream(
+    q: ReportQuery,
+    params: Record<string, string>,
+  ): AsyncIterable<Row> | undefined {
+    if (this.missing(q.needs).length > 0) return undefined;
+    const { sql, used } = this.#prepare(q, params);
+    const ran: ExecutedQuery = { id: q.id, sql, params: used, rows: 0 };
+    this.executed.push(ran);
+    const w = this.#w;
+    return (async function* () {
+      const abort = new AbortController();
+      let read = false;
+      try {
+        for await (const line of resultLines(w, sql, abort.signal, used)) {
+          ran.rows++;
+          yield JSON.parse(line) as Row;
+        }
+        read = true;
+      } finally {
+        // A reader that stops early cancels the statement.
+        if (!read) abort.abort();
+      }
+    })();
+  }
+
+  /** The SQL of `q` with the database filled in, and the parameters it uses (sorted). */
+  #prepare(
+    q: ReportQuery,
+    params: Record<string, string>,
+  ): { sql: string; used: Record<string, string> } {
     const sql = q.sql.replaceAll("{{db}}", quoteIdent(this.#w.database));
     const all = { ...params, db: this.#w.database };
     const used = Object.fromEntries(
@@ -64,9 +106,7 @@ export class ReportReader {
         .filter(([k]) => sql.includes(`{${k}:`))
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     );
-    const rows = await selectRows<Row>(this.#w, sql, used);
-    this.executed.push({ id: q.id, sql, params: used, rows: rows.length });
-    return rows;
+    return { sql, used };
   }
 }
 

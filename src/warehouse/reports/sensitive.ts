@@ -56,6 +56,19 @@ export function sensitiveQueries(source: SessionSource) {
       needs: ["agg_jobs"],
       sql: `SELECT ${LABEL_JOB} AS job`,
     },
+    totals: {
+      id: "sensitive.totals",
+      needs: LOGS,
+      sql: `SELECT sum(count) AS events, uniqExact(label) AS labels, uniqExact(resource_name) AS resources
+FROM (${LABEL_ROWS})`,
+    },
+    people: {
+      id: "sensitive.people_on_labelled_resources_count",
+      needs: [...sessionNeeds(source), ...LOGS],
+      sql: `SELECT uniqExact(person) AS people
+FROM (${sessions})
+WHERE resource_name IN (SELECT resource_name FROM (${LABEL_ROWS}))`,
+    },
     byLabel: {
       id: "sensitive.by_label",
       needs: LOGS,

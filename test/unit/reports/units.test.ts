@@ -94,9 +94,6 @@ describe("arguments", () => {
 describe("CSV", () => {
   it("quotes what needs it and keeps a spreadsheet from running a formula", () => {
     const csv = tableCsv({
-      id: "t",
-      title: "t",
-      note: "",
       columns: columns("who", "n:number", "ok:bool"),
       rows: [
         { who: 'a, "b"', n: -3, ok: true },
@@ -126,8 +123,8 @@ describe("report specs", () => {
     }
   });
 
-  it("the HTML shows a table's first rows (its own count when set) and its own text when empty", () => {
-    const rows = Array.from({ length: 501 }, (_, i) => ({ n: i }));
+  it("the HTML shows the rows a table holds, says how many more its CSV has, and its own text when empty", () => {
+    const rows = Array.from({ length: 3 }, (_, i) => ({ n: i }));
     const report = (tables: Report["sections"][number]["tables"]): Report => ({
       kind: "access-review",
       title: "T",
@@ -142,19 +139,30 @@ describe("report specs", () => {
     const t = { title: "t", note: "", columns: columns("n:number") };
     const html = renderHtml(
       report([
-        { ...t, id: "all", rows },
-        { ...t, id: "top", rows, htmlRows: 3 },
-        { ...t, id: "none", rows: [] },
-        { ...t, id: "quiet", rows: [], empty: "Nobody was suspended." },
+        { ...t, id: "all", rows, total: 3, csv: "all.csv" },
+        { ...t, id: "top", rows, total: 12_345, csv: "top.csv" },
+        { ...t, id: "nocsv", rows, total: 4 },
+        { ...t, id: "none", rows: [], total: 0 },
+        {
+          ...t,
+          id: "quiet",
+          rows: [],
+          total: 0,
+          empty: "Nobody was suspended.",
+        },
       ]),
     );
     const shown = (id: string) =>
       html.split(`data-table="${id}"`)[1]?.split("</table>")[0]?.match(/<tr>/g)
         ?.length;
-    expect(shown("all")).toBe(501); // the header row and 500
+    expect(shown("all")).toBe(4); // the header row and 3
     expect(shown("top")).toBe(4);
+    expect(html).not.toContain('data-more="all"');
     expect(html).toContain(
-      "The first 3 of 501 rows; all of them are in top.csv",
+      '<p class="note" data-more="top">3 of 12,345 rows; all 12,345 in top.csv.</p>',
+    );
+    expect(html).toContain(
+      "3 of 4 rows; all 4 are in nocsv.csv of a report made with the csv format.",
     );
     expect(html).toContain("No rows in the period.");
     expect(html).toContain("<i>Nobody was suspended.</i>");

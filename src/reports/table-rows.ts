@@ -1,0 +1,130 @@
+// A report table's rows as they are read: every row goes to the table's CSV file as it arrives
+// (hashed as it is written, for the manifest), the first TOP_ROWS are kept for the HTML, PDF
+// and JSON, and all are counted. A year of sessions can give millions of rows: none of them is
+// held beyond the first TOP_ROWS, and the CSV is never a string in memory.
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { ManifestFile } from "../evidence/manifest.js";
+import { openPrivateFile, type Sharing } from "../util/private-files.js";
+import type { Row } from "../warehouse/index.js";
+import { csvHeader, csvLine } from "./csv.js";
+import { TOP_ROWS, typedRow, type Cell, type Column } from "./model.js";
+
+/** Where the tables' CSV files go, the files made there, and those complete (with their SHA-256). */
+export interface CsvFiles {
+  dir: string;
+  sharing: Sharing;
+  /** Every file made, complete or not (what to remove when the report fails). */
+  made: string[];
+  written: ManifestFile[];
+}
+
+export interface ReadTable {
+  /** The first TOP_ROWS rows. */
+  top: Record<string, Cell>[];
+  total: number;
+  /** The CSV file's name in the directory, when one was written. */
+  csv?: string;
+}
+
+/** Text gathered before it is written: a large block at a time, not a row at a time. */
+const WRITE_CHUNK = 1 << 20;
+
+/**
+ * Reads `rows` (held ones, or a query's as they arrive) into the first TOP_ROWS and the count,
+ * writing every row to `<id>.csv` in `files.dir` on the way when `files` is given.
+ */
+export async function readTableRows(
+  id: string,
+  columns: readonly Column[],
+  rows: Iterable<Row> | AsyncIterable<Row>,
+  files: CsvFiles | undefined,
+): Promise<ReadTable> {
+  const out = files ? await CsvOut.open(id, columns, files) : undefined;
+  const top: Record<string, Cell>[] = [];
+  let total = 0;
+  try {
+    for await (const raw of rows) {
+      const row = typedRow(raw, columns);
+      if (top.length < TOP_ROWS) top.push(row);
+      total++;
+      await out?.row(row);
+    }
+  } catch (err) {
+    await out?.abandon();
+    throw err;
+  }
+  await out?.close();
+  return { top, total, ...(out ? { csv: out.name } : {}) };
+}
+
+/** A CSV file written in blocks and hashed as written. */
+class CsvOut {
+  readonly name: string;
+  readonly #columns: readonly Column[];
+  readonly #handle: Awaited<ReturnType<typeof openPrivateFile>>;
+  readonly #hash = createHash("sha256");
+  readonly #files: CsvFiles;
+  #pending = "";
+  #bytes = 0;
+
+  private constructor(
+    name: string,
+    columns: readonly Column[],
+    handle: Awaited<ReturnType<typeof openPrivateFile>>,
+    files: CsvFiles,
+  ) {
+    this.name = name;
+    this.#columns = columns;
+    this.#handle = handle;
+    this.#files = files;
+    this.#pending = csvHeader(columns);
+  }
+
+  static async open(
+    id: string,
+    columns: readonly Column[],
+    files: CsvFiles,
+  ): Promise<CsvOut> {
+    const name = `${id}.csv`;
+    const handle = await openPrivateFile(join(files.dir, name), {
+      ...files.sharing,
+      flag: "wx",
+    });
+    files.made.push(name);
+    return new CsvOut(name, columns, handle, files);
+  }
+
+  async row(row: Record<string, Cell>): Promise<void> {
+    this.#pending += csvLine(this.#columns, row);
+    if (this.#pending.length >= WRITE_CHUNK) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#pending === "") return;
+    const data = Buffer.from(this.#pending, "utf8");
+    this.#pending = "";
+    this.#hash.update(data);
+    this.#bytes += data.length;
+    await this.#handle.write(data);
+  }
+
+  /** Closes the file without listing it: the rows stopped coming (an error). */
+  async abandon(): Promise<void> {
+    await this.#handle.close();
+  }
+
+  /** Writes what is left and closes the file; it is listed with its hash once complete. */
+  async close(): Promise<void> {
+    try {
+      await this.#flush();
+    } finally {
+      await this.#handle.close();
+    }
+    this.#files.written.push({
+      path: this.name,
+      sha256: this.#hash.digest("hex"),
+      bytes: this.#bytes,
+    });
+  }
+}
