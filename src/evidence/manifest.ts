@@ -10,7 +10,15 @@ import {
   verify,
   type KeyObject,
 } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import {
+  closeSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+} from "node:fs";
 import { join, relative, sep } from "node:path";
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import { writePrivateFile, type Sharing } from "../util/private-files.js";
@@ -62,6 +70,28 @@ function sha256Hex(data: Buffer | string): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+/** How much of a file is read at a time to hash it: the file is never held whole. */
+const HASH_CHUNK_BYTES = 1 << 20;
+
+/** A file's SHA-256 and size, read a chunk at a time (an archive's file may be gigabytes). */
+function hashFile(path: string): { sha256: string; bytes: number } {
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(HASH_CHUNK_BYTES);
+  const fd = openSync(path, "r");
+  let bytes = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, chunk, 0, HASH_CHUNK_BYTES, null);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+      bytes += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { sha256: hash.digest("hex"), bytes };
+}
+
 /** Every file under `dir` but the manifest itself, sorted by path. Links are not followed. */
 function hashFiles(dir: string): ManifestFile[] {
   return walkFiles(dir).files;
@@ -91,8 +121,7 @@ function walkFiles(dir: string): {
         continue;
       }
       if (path === MANIFEST_FILE) continue;
-      const data = readFileSync(full);
-      files.push({ path, sha256: sha256Hex(data), bytes: data.length });
+      files.push({ path, ...hashFile(full) });
     }
   };
   walk(dir);
