@@ -157,6 +157,7 @@ export {
   parquetStats,
   parquetStatsSql,
   restoreFile,
+  withMergesPaused,
   storedColumns,
   type ArchiveSpec,
   type ColumnType,
