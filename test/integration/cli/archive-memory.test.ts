@@ -3,7 +3,6 @@
 // at a time, so none of them holds the month's file. Each command runs through the built CLI
 // with a 64 MB V8 heap and reports its own peak resident set size; the engine's fixed cost is
 // the peak of the same CLI verifying an empty directory (the engine loaded, no file read).
-import { spawn } from "node:child_process";
 import {
   mkdirSync,
   mkdtempSync,
