@@ -156,7 +156,8 @@ const PARQUET_ROW_GROUPS = {
 /**
  * The embedded engine runs in this process, so what it holds is this process's memory: blocks
  * of 8,192 rows through the pipeline, one row group encoded at a time (no parallel encoding,
- * which holds a row group per thread).
+ * which holds a row group per thread). The embedded session keeps a query's settings for the
+ * process's later queries; the archive commands end after their export or restore.
  */
 const EMBEDDED_WRITE = {
   ...PARQUET_ROW_GROUPS,
