@@ -1,31 +1,9 @@
 ALTER TABLE sessionhouse.sessions_local ON CLUSTER sessionhouse_cluster
     (MODIFY COLUMN `start_time` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))),
     (MODIFY COLUMN `fetched_at` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))),
-    (MODIFY COLUMN `version` UInt64 CODEC(Delta, ZSTD(1))),
-    (MODIFY COLUMN `end_time` Nullable(DateTime64(3, 'UTC')) CODEC(ZSTD(1))),
-    (MODIFY COLUMN `id` String CODEC(ZSTD(3))),
-    (MODIFY COLUMN `client_ip_address` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `server_ip_address` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `sidecar_id` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_username` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_id` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_name` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_email` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_external_ids` Array(String) CODEC(ZSTD(1))),
-    (MODIFY COLUMN `resource_id` String CODEC(ZSTD(1)));
+    (MODIFY COLUMN `version` UInt64 CODEC(Delta, ZSTD(1)));
 
 ALTER TABLE sessionhouse.sessions ON CLUSTER sessionhouse_cluster
     (MODIFY COLUMN `start_time` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))),
     (MODIFY COLUMN `fetched_at` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))),
-    (MODIFY COLUMN `version` UInt64 CODEC(Delta, ZSTD(1))),
-    (MODIFY COLUMN `end_time` Nullable(DateTime64(3, 'UTC')) CODEC(ZSTD(1))),
-    (MODIFY COLUMN `id` String CODEC(ZSTD(3))),
-    (MODIFY COLUMN `client_ip_address` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `server_ip_address` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `sidecar_id` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_username` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_id` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_name` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_email` String CODEC(ZSTD(1))),
-    (MODIFY COLUMN `user_external_ids` Array(String) CODEC(ZSTD(1))),
-    (MODIFY COLUMN `resource_id` String CODEC(ZSTD(1)));
+    (MODIFY COLUMN `version` UInt64 CODEC(Delta, ZSTD(1)));
