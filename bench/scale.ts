@@ -12,7 +12,12 @@ import { join } from "node:path";
 import type { Config } from "../src/config/index.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";
-import { quoteIdent, type Warehouse } from "../src/warehouse/index.js";
+import {
+  archiveSpecs,
+  quoteIdent,
+  storedColumns,
+  type Warehouse,
+} from "../src/warehouse/index.js";
 import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
@@ -65,7 +70,7 @@ export interface ScaleBench {
   latencies: ScaleLatency[];
   /** The sample day checked against a sync, before the load. */
   sample: ScaleSample;
-  /** The month `archive export` is timed on, its sessions, and the engine writing them as Parquet. */
+  /** The month `archive export` is timed on, its sessions, and the engine writing its files as Parquet. */
   month: string;
   monthSessions: number;
   directMs: number;
@@ -121,18 +126,27 @@ async function sampleDay(
   }
 }
 
-/** The engine writing the month's sessions as Parquet itself: what `archive export` is held to. */
+/**
+ * The engine writing the month's archive files itself, with its default settings: every table
+ * `archive export` writes, the same columns and rows (FINAL, the month, the table's filter) in
+ * the same order. What `archive export` is held to.
+ */
 async function directParquet(w: Warehouse, dataDir: string): Promise<number> {
-  const file = join(dataDir, "direct-sessions.parquet");
   const started = performance.now();
-  await command(
-    w,
-    `INSERT INTO FUNCTION file('${file}', 'Parquet')
-     SELECT * EXCEPT legal_hold, legal_hold FROM bench.sessions FINAL
-     WHERE start_time >= '${SCALE_MONTH}-01' AND start_time < '2026-11-01' ORDER BY start_time, id`,
-  );
+  for (const spec of await archiveSpecs(w)) {
+    const columns = await storedColumns(w, spec.table);
+    const file = join(dataDir, `direct-${spec.table}.parquet`);
+    await command(
+      w,
+      `INSERT INTO FUNCTION file('${file}', 'Parquet')
+       SELECT ${columns.map((c) => `\`${c.name}\``).join(", ")} FROM bench.\`${spec.table}\` FINAL
+       WHERE ${spec.timeColumn} >= '${SCALE_MONTH}-01' AND ${spec.timeColumn} < '2026-11-01'${spec.filter ? ` AND ${spec.filter}` : ""}
+       ORDER BY ${spec.orderBy}`,
+    );
+  }
   const ms = performance.now() - started;
-  rmSync(file, { force: true });
+  for (const spec of await archiveSpecs(w))
+    rmSync(join(dataDir, `direct-${spec.table}.parquet`), { force: true });
   return ms;
 }
 

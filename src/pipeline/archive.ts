@@ -44,6 +44,7 @@ import {
   storedColumns,
   Tables,
   type Warehouse,
+  withMergesPaused,
 } from "../warehouse/index.js";
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
@@ -776,16 +777,18 @@ export async function restoreArchive(
   const files = manifest.tables.filter((t) => t.file !== "");
   await checkColumns(w, files, options.month);
   const tables: RestoreResult["tables"] = [];
-  for (const t of files) {
-    await restoreFile(
-      w,
-      t.table,
-      t.columns,
-      join(dir, archiveFileName(t.table)),
-      `archive:${String(check.manifestSha256)}:${t.table}`,
-    );
-    tables.push({ table: t.table, rows: t.rows });
-  }
+  await withMergesPaused(w, async () => {
+    for (const t of files) {
+      await restoreFile(
+        w,
+        t.table,
+        t.columns,
+        join(dir, archiveFileName(t.table)),
+        `archive:${String(check.manifestSha256)}:${t.table}`,
+      );
+      tables.push({ table: t.table, rows: t.rows });
+    }
+  });
   // A restored session row has the flag of the day it was archived, and as a read of the same
   // version it may replace the stored row in a merge: the holds of this database flag it again
   // now, as their next application would (and, like it, nothing when there is no hold).

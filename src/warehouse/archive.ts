@@ -140,6 +140,57 @@ function monthWhere(spec: ArchiveSpec): string {
   return `${t} >= toDateTime64({from:String}, 3, 'UTC') AND ${t} < toDateTime64({to:String}, 3, 'UTC')${spec.filter ? ` AND ${spec.filter}` : ""}`;
 }
 
+const MiB = 1024 * 1024;
+
+/**
+ * The row groups of every archive file: at most 100,000 rows or 32 MiB uncompressed. The
+ * writer holds one row group while it encodes it and a reader one while it decodes it, so a
+ * month of any size is written and read in the same memory (the engine's defaults, a million
+ * rows or 512 MiB, let the writer of a month hold half a gigabyte and more).
+ */
+const PARQUET_ROW_GROUPS = {
+  output_format_parquet_row_group_size: "100000",
+  output_format_parquet_row_group_size_bytes: String(32 * MiB),
+};
+
+/**
+ * The embedded engine runs in this process, so what it holds is this process's memory: blocks
+ * of 8,192 rows through the pipeline, one row group encoded at a time (no parallel encoding,
+ * which holds a row group per thread). The embedded session keeps a query's settings for the
+ * process's later queries; the archive commands end after their export or restore.
+ */
+const EMBEDDED_WRITE = {
+  ...PARQUET_ROW_GROUPS,
+  output_format_parquet_parallel_encoding: 0,
+  max_block_size: "8192",
+};
+
+/**
+ * A local Parquet file read by an engine of this process: with `pread`, not mapped into memory
+ * (the embedded engine's default maps the whole file, and the pages read count as resident),
+ * and the reader's read-ahead stopped at 64 MiB (its default is 4 GiB, the whole month).
+ */
+const LOCAL_READ = {
+  storage_file_read_method: "pread" as const,
+  input_format_parquet_memory_high_watermark: String(64 * MiB),
+};
+
+/** The restore's insert on the embedded engine: blocks of 8,192 rows read, 16,384 inserted. */
+const EMBEDDED_RESTORE = {
+  ...LOCAL_READ,
+  input_format_parquet_max_block_size: "8192",
+  input_format_parquet_prefer_block_bytes: String(4 * MiB),
+  max_block_size: "8192",
+  max_insert_block_size: "16384",
+  min_insert_block_size_rows: "16384",
+  min_insert_block_size_bytes: String(16 * MiB),
+};
+
+/** `LOCAL_READ` as a SETTINGS clause, for the engines that take SQL only (the scratch engine). */
+const LOCAL_READ_CLAUSE = `SETTINGS ${Object.entries(LOCAL_READ)
+  .map(([k, v]) => `${k} = ${quoteString(v)}`)
+  .join(", ")}`;
+
 /** A month: its first instant and the next month's, as "YYYY-MM-DD 00:00:00". */
 export interface MonthRange {
   from: string;
@@ -148,9 +199,10 @@ export interface MonthRange {
 
 /**
  * Writes the month's rows of a table to `path` as Parquet, deduplicated (FINAL) and sorted. The
- * embedded engine writes the file itself (INSERT INTO FUNCTION file); a server, or the read
+ * embedded engine writes the file itself (INSERT INTO FUNCTION file), reading the table in its
+ * key's order (no sort of the month) and holding one row group at a time; a server, or the read
  * access of the service that holds the embedded engine, encodes it and the answer is streamed
- * to the file.
+ * to the file a chunk at a time. No row passes through JavaScript.
  */
 export async function exportMonth(
   w: Warehouse,
@@ -169,6 +221,7 @@ export async function exportMonth(
     await w.client.command({
       query: `INSERT INTO FUNCTION file(${quoteString(path)}, 'Parquet') ${select}`,
       query_params: { ...month },
+      clickhouse_settings: EMBEDDED_WRITE,
     });
     // The engine creates the file with the process's umask; the month's private directory
     // keeps it from others meanwhile.
@@ -183,6 +236,7 @@ export async function exportMonth(
   const rs = await w.client.exec({
     query: `${select} FORMAT Parquet`,
     query_params: { ...month },
+    clickhouse_settings: PARQUET_ROW_GROUPS,
   });
   await pipeline(
     rs.stream,
@@ -193,7 +247,8 @@ export async function exportMonth(
 /**
  * Loads a Parquet file of the archive into its table. The insert carries a deduplication token
  * of the file's hash, so restoring the same file again is dropped by the engine; rows already
- * there collapse under FINAL as any re-read does.
+ * there collapse under FINAL as any re-read does. The embedded engine reads the file itself, a
+ * row group at a time (EMBEDDED_RESTORE); a server gets the file streamed as the insert's body.
  */
 export async function restoreFile(
   w: Warehouse,
@@ -210,7 +265,7 @@ export async function restoreFile(
   if (w.kind === "embedded") {
     await w.client.command({
       query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${quoteString(path)}, 'Parquet')`,
-      clickhouse_settings: settings,
+      clickhouse_settings: { ...EMBEDDED_RESTORE, ...settings },
     });
     return;
   }
@@ -223,9 +278,29 @@ export async function restoreFile(
   });
 }
 
+/**
+ * Runs `load` with the embedded engine's background merges stopped, and starts them again
+ * after. The engine runs in this process: merging the parts a restore writes while it writes
+ * them took memory that grew with the month (a 1 GB month's file: 1.0 GiB peak with merges,
+ * 0.75 GiB without); the parts are merged later, in the background of the process that opens
+ * the data directory next. A server merges in its own memory, as it always does.
+ */
+export async function withMergesPaused<T>(
+  w: Warehouse,
+  load: () => Promise<T>,
+): Promise<T> {
+  if (w.kind !== "embedded") return load();
+  await w.client.command({ query: "SYSTEM STOP MERGES" });
+  try {
+    return await load();
+  } finally {
+    await w.client.command({ query: "SYSTEM START MERGES" });
+  }
+}
+
 /** Rows and time range of a Parquet file, read back by an engine that reads local files. */
 export function parquetStatsSql(path: string, timeColumn: string): string {
-  return `SELECT ${STATS(timeColumn)} FROM file(${quoteString(path)}, 'Parquet')`;
+  return `SELECT ${STATS(timeColumn)} FROM file(${quoteString(path)}, 'Parquet') ${LOCAL_READ_CLAUSE}`;
 }
 
 /** The same, read by `w`'s engine from a file on this machine (the embedded engine). */

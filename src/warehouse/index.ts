@@ -163,6 +163,7 @@ export {
   parquetStats,
   parquetStatsSql,
   restoreFile,
+  withMergesPaused,
   storedColumns,
   type ArchiveSpec,
   type ColumnType,
