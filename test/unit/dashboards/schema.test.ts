@@ -264,7 +264,8 @@ describe("dashboards", () => {
         "agg_top_values",
         "agg_windows",
         "dead_letters",
-        "checkpoints",
+        // Not checkpoints: a stream's checkpoint is its greatest position (it never moves back),
+        // read with max(position), as the exporter reads it; FINAL would keep the latest row.
         "runs",
         "session_polls",
         "stream_windows",
