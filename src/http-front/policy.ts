@@ -1,11 +1,11 @@
 // Who may use the HTTP front and what a request may run there, under which settings: the front's
 // whole access policy, for a reviewer to read alone. The credentials (read from the request by
-// request.ts) must match the front's user and password or token. A front started with
-// `readonly` (the read access of `sessionhouse run`, whose token other processes hold) runs every
-// statement in an engine session with readonly = 1 and the caps on time, memory and the size of
-// a result (a larger result fails with the caps in its message), refuses any change of settings
-// but max_execution_time (itself capped), takes a body no larger than a
-// query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
+// request.ts) must match the front's user and password or token (or readers' token). A front
+// started with `readonly` (the read access of `sessionhouse run`, whose tokens other processes
+// hold) runs every statement in an engine session with readonly = 1 and the caps on time, memory
+// and, for readers, the size of a result (a larger result fails with the caps in its message),
+// refuses any change of settings but max_execution_time (itself capped) and the answer's
+// encoding (output_format_*), takes a body no larger than a query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
 // file-reading functions and KILL.
 import { timingSafeEqual } from "node:crypto";
 import { ClickHouseCode, quoteIdent, quoteString } from "../warehouse/index.js";
@@ -15,30 +15,67 @@ import { INLINE_BODY_BYTES } from "./planning.js";
 import type { Credentials, RequestParams } from "./request.js";
 import { tokens, type Statement } from "./statement.js";
 
-/** Who may use the front: one user and password, or one token. */
-export type FrontAuth = { user: string; password: string } | { token: string };
+/**
+ * Who may use the front: one user and password, or a token; with a token, optionally a second
+ * one for readers (Grafana): the caps on a result's rows and bytes then apply to the readers'
+ * requests only, and the token's holder (the owner's own commands, writing whole results to
+ * files) reads whole results, still read-only and under the caps on time and memory.
+ */
+export type FrontAuth =
+  | { user: string; password: string }
+  | { token: string; readerToken?: string | undefined };
+
+/** Whose credentials a request carries: the owner's token, the readers' token, or the one login. */
+export type Caller = "owner" | "reader" | "user";
 
 /**
  * Refuses credentials that do not match: with a user and password, both must; with a token,
- * either the bearer token or the password (under any user name) must be the token.
+ * either the bearer token or the password (under any user name) must be the token (or the
+ * readers' token). Returns whose they are.
  */
 export function checkCredentials(
   c: Credentials,
   auth: FrontAuth | undefined,
-): void {
-  if (!auth) return;
-  const ok =
+): Caller {
+  if (!auth) return "user";
+  const given = c.bearer ?? c.password;
+  const caller: Caller | undefined =
     "token" in auth
-      ? (c.bearer !== undefined && same(c.bearer, auth.token)) ||
-        (c.bearer === undefined && same(c.password, auth.token))
+      ? same(given, auth.token)
+        ? "owner"
+        : auth.readerToken !== undefined && same(given, auth.readerToken)
+          ? "reader"
+          : undefined
       : c.bearer === undefined &&
-        same(c.user, auth.user) &&
-        same(c.password, auth.password);
-  if (!ok)
+          same(c.user, auth.user) &&
+          same(c.password, auth.password)
+        ? "user"
+        : undefined;
+  if (caller === undefined)
     throw new FrontError(
       "AUTHENTICATION_FAILED",
       `${c.user}: Authentication failed: password is incorrect, or there is no user with such name`,
     );
+  return caller;
+}
+
+/**
+ * The policy for one caller: without the caps on a result when the front has a readers' token
+ * and the caller holds the owner's.
+ */
+export function policyFor(
+  policy: Policy,
+  auth: FrontAuth | undefined,
+  caller: Caller,
+): Policy {
+  if (
+    caller !== "owner" ||
+    !auth ||
+    !("readerToken" in auth) ||
+    auth.readerToken === undefined
+  )
+    return policy;
+  return { ...policy, maxResultRows: undefined, maxResultBytes: undefined };
 }
 
 function same(a: string, b: string): boolean {
@@ -61,6 +98,14 @@ export interface Policy {
   /** Cap on the bytes (in memory) of one result (max_result_bytes); a larger result fails. */
   maxResultBytes?: number | undefined;
 }
+
+/**
+ * The settings a request may still set on a readonly front: its time (capped below) and how its
+ * answer is encoded (output_format_*: the row groups of a Parquet answer, say), which change
+ * neither what is read nor what is stored.
+ */
+const READONLY_SETTABLE = (name: string): boolean =>
+  name === "max_execution_time" || name.startsWith("output_format_");
 
 /** Scalar functions that read files of the host; readonly = 1 lets them run, the front does not. */
 const FILE_READING_FUNCTIONS = new Set(["file", "catboostevaluate"]);
@@ -97,7 +142,7 @@ export function sessionPrelude(
       readonly = readonlyLevel(readonly, value);
       continue;
     }
-    if (policy.readonly && name !== "max_execution_time")
+    if (policy.readonly && !READONLY_SETTABLE(name))
       throw new FrontError(
         "READONLY",
         `Cannot modify '${name}' setting in readonly mode`,

@@ -25,12 +25,14 @@ interface ReadAccessOptions {
   maxExecutionTimeS: number;
   /** Cap on one query's memory, in bytes. */
   maxMemoryUsage: number;
-  /** Cap on the rows of one query's result: a larger one fails, saying so. */
+  /** Cap on the rows of one reader's result: a larger one fails, saying so. */
   maxResultRows: number;
-  /** Cap on the bytes (in memory) of one query's result: a larger one fails, saying so. */
+  /** Cap on the bytes (in memory) of one reader's result: a larger one fails, saying so. */
   maxResultBytes: number;
-  /** The token (default: a new one); give it when the logger must know it as a secret first. */
+  /** The owner's token (default: a new one); give it when the logger must know it as a secret first. */
   token?: string;
+  /** The readers' token (default: a new one), the same way. */
+  readerToken?: string;
   /** The service file 0640 instead of 0600, as the data directory is shared (files.groupReadable). */
   groupReadable?: boolean;
 }
@@ -45,20 +47,23 @@ export interface ReadAccess {
 }
 
 /**
- * Serves the data directory read-only (readonly = 1, the caps on time, memory and results, the token
- * required) and writes the service file. The front opens its own engine sessions on the same
+ * Serves the data directory read-only (readonly = 1, the caps on time and memory, a token
+ * required: the owner's, whose commands read whole results, or the readers', whose results are
+ * capped in rows and bytes) and writes the service file. The front opens its own engine sessions on the same
  * path: in one process, sessions on the data directory the engine has open share that engine.
  */
 export async function startReadAccess(
   options: ReadAccessOptions,
 ): Promise<ReadAccess> {
   const token = options.token ?? newReadToken();
+  const readerToken = options.readerToken ?? newReadToken();
   rememberSecret(token);
+  rememberSecret(readerToken);
   const front = await startHttpFront({
     path: options.dataDir,
     host: options.host,
     port: options.port,
-    auth: { token },
+    auth: { token, readerToken },
     readonly: true,
     maxExecutionTimeS: options.maxExecutionTimeS,
     maxMemoryUsage: options.maxMemoryUsage,
@@ -71,6 +76,7 @@ export async function startReadAccess(
     const record: ServiceRecord = {
       url: front.url,
       token,
+      readerToken,
       pid: process.pid,
       startedAt: new Date().toISOString(),
     };

@@ -37,6 +37,7 @@ import {
 } from "./planning.js";
 import {
   checkCredentials,
+  policyFor,
   explainResultCap,
   maxBodyBytes,
   refuseBeforeRun,
@@ -299,7 +300,12 @@ class Front {
     params: URLSearchParams,
     method: string,
   ): Promise<{ request: RequestParams; prelude: string; body: Body }> {
-    checkCredentials(credentialsOf(req, params), this.options.auth);
+    const auth = this.options.auth;
+    const policy = policyFor(
+      this.#policy,
+      auth,
+      checkCredentials(credentialsOf(req, params), auth),
+    );
     if (
       (header(req, "content-type") ?? "")
         .toLowerCase()
@@ -310,7 +316,7 @@ class Front {
         "multipart/form-data bodies (external tables, parameters in the body) are not supported by this front",
       );
     const request = readParams(req, params);
-    const prelude = sessionPrelude(this.#policy, request, method);
+    const prelude = sessionPrelude(policy, request, method);
     const body = await readBody(req, {
       maxBytes: maxBodyBytes(this.#policy, this.options.maxBodyBytes),
       inlineBytes: INLINE_BODY_BYTES,

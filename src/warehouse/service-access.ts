@@ -14,10 +14,15 @@ import { processAlive } from "../util/process.js";
 /** The file in the data directory that tells other processes where the service serves reads. */
 export const SERVICE_FILE = ".sessionhouse-service.json";
 
-/** What the service file holds. `token` is a secret: the password of the read access. */
+/**
+ * What the service file holds. Both tokens are secrets, passwords of the read access: `token`
+ * is the owner's commands' (whole results), `readerToken` Grafana's and other readers' (results
+ * capped in rows and bytes). A file written before the readers' token existed has none.
+ */
 export interface ServiceRecord {
   url: string;
   token: string;
+  readerToken?: string;
   pid: number;
   startedAt: string;
 }
@@ -54,7 +59,15 @@ function readServiceFile(file: string): ServiceRecord | "absent" | "invalid" {
       v.pid > 0 &&
       typeof v.startedAt === "string"
     )
-      return { url: v.url, token: v.token, pid: v.pid, startedAt: v.startedAt };
+      return {
+        url: v.url,
+        token: v.token,
+        ...(typeof v.readerToken === "string"
+          ? { readerToken: v.readerToken }
+          : {}),
+        pid: v.pid,
+        startedAt: v.startedAt,
+      };
   } catch {
     // Not JSON: treated as a file nobody can use.
   }
@@ -93,6 +106,7 @@ export async function findService(
     return { state: "none" };
   }
   rememberSecret(record.token);
+  if (record.readerToken !== undefined) rememberSecret(record.readerToken);
   return (await answers(record, timeoutMs))
     ? { state: "running", record }
     : { state: "silent", record };

@@ -93,10 +93,15 @@ async function runService(
   checkSchedules(serviceSchedules(config));
   for (const r of config.reports.schedules) parseFilters(r.filter);
   const readToken = newReadToken();
-  const logger = loggerFor(config, [readToken]);
+  const readerToken = newReadToken();
+  const logger = loggerFor(config, [readToken, readerToken]);
   // Before the engine is opened: the data directory's checks look for another holder.
   logResults(logger, await runDoctor(config, { fast: true }));
-  const service = await openService(config, plans, { readToken, logger });
+  const service = await openService(config, plans, {
+    readToken,
+    readerToken,
+    logger,
+  });
   const reads = await startReads(service);
   const ops = await startOps(service, reads);
   const stop = listenForStop(
@@ -128,13 +133,18 @@ interface Service {
   startedAtMs: number;
   /** The token of the read access (embedded engine), known to the logger as a secret. */
   readToken: string;
+  readerToken: string;
 }
 
 /** Metrics for every job, the runtime (migrated), and the scheduler, not started yet. */
 async function openService(
   config: Config,
   plans: readonly JobPlan[],
-  { readToken, logger }: { readToken: string; logger: Logger },
+  {
+    readToken,
+    readerToken,
+    logger,
+  }: { readToken: string; readerToken: string; logger: Logger },
 ): Promise<Service> {
   const metrics = new Metrics();
   metrics.declareJobs([
@@ -174,6 +184,7 @@ async function openService(
     lease,
     startedAtMs: Date.now(),
     readToken,
+    readerToken,
   };
 }
 
@@ -184,7 +195,7 @@ async function openService(
  * is fatal.
  */
 async function startReads(service: Service): Promise<ReadAccess | undefined> {
-  const { rt, readToken } = service;
+  const { rt, readToken, readerToken } = service;
   const { config, logger } = rt;
   if (rt.warehouse.kind !== "embedded" || !config.service.readAccess)
     return undefined;
@@ -202,6 +213,7 @@ async function startReads(service: Service): Promise<ReadAccess | undefined> {
       maxResultRows: s.readMaxResultRows,
       maxResultBytes: s.readMaxResultBytes,
       token: readToken,
+      readerToken,
       groupReadable: config.files.groupReadable,
     });
     logger.info(

@@ -99,7 +99,12 @@ afterAll(async () => {
 function env(withApi: boolean, apiUrl = sim.url): NodeJS.ProcessEnv {
   return cleanEnv({
     ...(withApi
-      ? { SESSIONHOUSE_API_URL: apiUrl, SESSIONHOUSE_API_KEY: API_KEY }
+      ? {
+          SESSIONHOUSE_API_URL: apiUrl,
+          SESSIONHOUSE_API_KEY: API_KEY,
+          // The readers' results capped small; the owner's commands read whole results.
+          SESSIONHOUSE_READ_MAX_RESULT_ROWS: "5",
+        }
       : {}),
     SESSIONHOUSE_DATA_DIR: dataDir,
     CLICKHOUSE_DATABASE: database,
@@ -190,6 +195,8 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     expect(statSync(serviceFile()).mode & 0o777).toBe(0o600);
     expect(record.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(record.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(record.readerToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(record.readerToken).not.toBe(record.token);
     expect(Date.parse(record.startedAt)).toBeGreaterThan(0);
     const listening = service.logs.find(
       (l) => l.msg === "read access listening (the token is in the file)",
@@ -242,8 +249,25 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line) as { class_uid: number });
-    expect(events.length).toBeGreaterThan(0);
+    // More rows than the readers' cap: the owner's commands read whole results.
+    expect(events.length).toBeGreaterThan(5);
     expect(new Set(events.map((e) => e.class_uid))).toEqual(new Set([6005]));
+
+    // Grafana's token: reads pass, a result over the readers' cap fails whole, naming it.
+    const grafana = {
+      Authorization: `Basic ${Buffer.from(`grafana:${record.readerToken}`).toString("base64")}`,
+    };
+    expect(await rawQuery(record.url, "SELECT 41 + 1", grafana, "GET")).toEqual(
+      { status: 200, code: null, text: "42\n" },
+    );
+    const capped = await rawQuery(
+      record.url,
+      "SELECT number FROM numbers(10)",
+      grafana,
+      "GET",
+    );
+    expect(capped.code).toBe("396");
+    expect(capped.text).toContain("at most 5 rows");
 
     // Through the token, reads pass and writes do not (readonly = 1 in the engine).
     const bearer = { Authorization: `Bearer ${record.token}` };
@@ -349,7 +373,10 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     ).toBeNull();
 
     // The token was written nowhere but the file: not in a log line, an error or the metrics.
-    for (const out of outputs) expect(out).not.toContain(record.token);
+    for (const out of outputs) {
+      expect(out).not.toContain(record.token);
+      if (record.readerToken) expect(out).not.toContain(record.readerToken);
+    }
   }, 180_000);
 
   it("while a sync is in flight, status, query, a report, hold list and an archive export answer from other processes", async () => {
@@ -468,7 +495,10 @@ describe("the embedded engine while sessionhouse run holds it", () => {
     ).toBeGreaterThan(0);
     // The stale file is gone.
     expect(existsSync(serviceFile())).toBe(false);
-    for (const out of outputs) expect(out).not.toContain(record.token);
+    for (const out of outputs) {
+      expect(out).not.toContain(record.token);
+      if (record.readerToken) expect(out).not.toContain(record.readerToken);
+    }
   }, 180_000);
 
   it("a file naming a live process that does not answer is ignored, and removed once the directory opens", async () => {

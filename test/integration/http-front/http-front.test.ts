@@ -1011,6 +1011,75 @@ describe("a readonly front", () => {
     expect((await run(rows(1000))).trim().split("\n")).toHaveLength(1000);
   });
 
+  it("with a readers' token, caps the readers' results only: the owner's token reads whole results, still read-only", async () => {
+    const readers = "r3ader-t0ken";
+    const shared = await startHttpFront({
+      path: dataDir,
+      auth: { token: TOKEN, readerToken: readers },
+      readonly: true,
+      maxResultRows: 100,
+      maxResultBytes: 1 << 20,
+    });
+    try {
+      const rows = { body: "SELECT number FROM numbers(1000)" };
+      const asReaders = { Authorization: `Bearer ${readers}` };
+      expectError(
+        await call(shared, {}, { ...rows, headers: asReaders }),
+        396,
+        "TOO_MANY_ROWS_OR_BYTES",
+        500,
+      );
+      const whole = await call(shared, {}, { ...rows, headers: asReader });
+      expect(whole.status).toBe(200);
+      expect(whole.text.trim().split("\n")).toHaveLength(1000);
+      // The answer's encoding may be set (archive export's Parquet row groups); nothing else.
+      const encoded = await call(
+        shared,
+        {
+          output_format_parquet_row_group_size: "100",
+          query: "SELECT getSetting('output_format_parquet_row_group_size')",
+        },
+        { headers: asReader },
+      );
+      expect(encoded.text).toBe("100\n");
+      expectError(
+        await call(
+          shared,
+          { max_threads: "1" },
+          { ...rows, headers: asReader },
+        ),
+        164,
+        "READONLY",
+        500,
+      );
+      expectError(
+        await call(
+          shared,
+          {},
+          {
+            body: "CREATE TABLE owner_write (a UInt8) ENGINE = Memory",
+            headers: asReader,
+          },
+        ),
+        164,
+        "READONLY",
+        500,
+      );
+      expectError(
+        await call(
+          shared,
+          {},
+          { ...rows, headers: { Authorization: "Bearer x" } },
+        ),
+        516,
+        "AUTHENTICATION_FAILED",
+        403,
+      );
+    } finally {
+      await shared.close();
+    }
+  });
+
   it("refuses a body over its size limit with 413 and keeps the connection usable", async () => {
     const big = await call(
       reader,
