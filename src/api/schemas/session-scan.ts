@@ -7,7 +7,7 @@
 // neither negative nor beyond the longest a row holds, nesting within bounds — and returns
 // undefined for anything else, which then goes through JSON.parse and parseSession, which decide
 // (and explain a rejection). So the scan never accepts what the schema rejects:
-// test/api/session-scan.test.ts holds the two equal on the simulator's records broken at random.
+// test/slow/api/session-scan.test.ts holds the two equal on the simulator's records broken at random.
 // The bytes must be valid UTF-8 (the page splitter checks that).
 import type { z } from "zod";
 import { daysInMonth, str, strArray } from "./common.js";

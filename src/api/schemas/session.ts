@@ -149,7 +149,7 @@ export interface ListSessionsRequest {
 // check that accepts only records of the plain, expected shape — strings where the schema wants
 // strings, nothing missing that it requires — and builds the same value zod would; anything
 // else goes through `sessionSchema`, which then decides (and explains a rejection). So the fast
-// path never accepts what the schema rejects; test/api/session-fast.test.ts holds them equal.
+// path never accepts what the schema rejects; test/unit/api/session-fast.test.ts holds them equal.
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj =>
