@@ -1,7 +1,9 @@
 // Runs test files a second time against a ClickHouse server: the HTTP front over a real engine
 // (scripts/http-front.mjs), so that the server insert path, its retries and its error handling
 // run on machines without a ClickHouse server. Arguments are passed to vitest; without any, the
-// sync, aggregation, chaos, dashboard and query-output suites run. Uses the build in dist/.
+// sync, aggregation, dashboard and query-output suites run (not the wire chaos run: the
+// first pass's two-services suite already kills exporters inserting through a front, and CI's
+// 25 minutes hold both passes only without it). Uses the build in dist/.
 //
 //   npm run build && node scripts/test-server.mjs [vitest args…]
 import { spawn } from "node:child_process";
@@ -11,7 +13,6 @@ import { createInterface } from "node:readline";
 const SUITES = [
   "test/integration/pipeline",
   "test/integration/cli/query.test.ts",
-  "test/slow/chaos/chaos-wire.test.ts",
   "test/integration/dashboards/queries.test.ts",
   "test/integration/faults/clickhouse-faults.test.ts",
   "test/integration/faults/secrets.test.ts",
