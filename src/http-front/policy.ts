@@ -25,7 +25,10 @@ export type FrontAuth =
   | { user: string; password: string }
   | { token: string; readerToken?: string | undefined };
 
-/** Whose credentials a request carries: the owner's token, the readers' token, or the one login. */
+/**
+ * Whose credentials a request carries: the owner's token (on a front that also has a readers'
+ * token), the readers' token, or the front's one login (a user and password, or a lone token).
+ */
 export type Caller = "owner" | "reader" | "user";
 
 /**
@@ -42,7 +45,9 @@ export function checkCredentials(
   const caller: Caller | undefined =
     "token" in auth
       ? same(given, auth.token)
-        ? "owner"
+        ? auth.readerToken === undefined
+          ? "user"
+          : "owner"
         : auth.readerToken !== undefined && same(given, auth.readerToken)
           ? "reader"
           : undefined
@@ -59,23 +64,11 @@ export function checkCredentials(
   return caller;
 }
 
-/**
- * The policy for one caller: without the caps on a result when the front has a readers' token
- * and the caller holds the owner's.
- */
-export function policyFor(
-  policy: Policy,
-  auth: FrontAuth | undefined,
-  caller: Caller,
-): Policy {
-  if (
-    caller !== "owner" ||
-    !auth ||
-    !("readerToken" in auth) ||
-    auth.readerToken === undefined
-  )
-    return policy;
-  return { ...policy, maxResultRows: undefined, maxResultBytes: undefined };
+/** The policy for one caller: the owner's requests without the caps on a result. */
+export function policyFor(policy: Policy, caller: Caller): Policy {
+  return caller === "owner"
+    ? { ...policy, maxResultRows: undefined, maxResultBytes: undefined }
+    : policy;
 }
 
 function same(a: string, b: string): boolean {

@@ -300,11 +300,9 @@ class Front {
     params: URLSearchParams,
     method: string,
   ): Promise<{ request: RequestParams; prelude: string; body: Body }> {
-    const auth = this.options.auth;
     const policy = policyFor(
       this.#policy,
-      auth,
-      checkCredentials(credentialsOf(req, params), auth),
+      checkCredentials(credentialsOf(req, params), this.options.auth),
     );
     if (
       (header(req, "content-type") ?? "")
