@@ -35,10 +35,14 @@ const shared = {
   maxWorkers: 2,
   testTimeout: 60_000,
   hookTimeout: 60_000,
+  // Everything a run writes to the temporary directory is removed when it ends.
+  globalSetup: ["test/helpers/run-tmp.ts"],
 };
 
 // The integration and slow tiers start the CLI from dist/: built once per run, before any file.
-const builtDist = { globalSetup: ["test/helpers/built-dist.ts"] };
+const builtDist = {
+  globalSetup: [...shared.globalSetup, "test/helpers/built-dist.ts"],
+};
 
 export default defineConfig({
   test: {

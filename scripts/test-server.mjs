@@ -8,6 +8,9 @@
 //   npm run build && node scripts/test-server.mjs [vitest args…]
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 const SUITES = [
@@ -36,8 +39,11 @@ const SUITES = [
   "test/integration/detections/sigma.test.ts",
 ];
 
+// The front's engine directory is removed when the pass ends.
+const frontDir = mkdtempSync(join(tmpdir(), "sessionhouse-front-"));
 const front = spawn(process.execPath, ["scripts/http-front.mjs"], {
   stdio: ["ignore", "pipe", "inherit"],
+  env: { ...process.env, HTTP_FRONT_DATA_DIR: frontDir },
 });
 const lines = createInterface({ input: front.stdout });
 const [first] = await Promise.race([
@@ -69,4 +75,5 @@ const vitest = spawn(
 const [code] = await once(vitest, "exit");
 front.kill("SIGTERM");
 await once(front, "exit");
+rmSync(frontDir, { recursive: true, force: true });
 process.exit(code ?? 1);
