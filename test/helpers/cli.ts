@@ -12,12 +12,12 @@ import {
   symlinkSync,
 } from "node:fs";
 import { cp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { DIST } from "./built-dist.js";
+import { testTmpDir } from "./run-tmp.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -34,7 +34,7 @@ export async function buildCli(): Promise<CliPackage> {
     throw new Error(
       `no build in ${DIST}: run the test through vitest.config.ts (its globalSetup builds it) or npm run build first`,
     );
-  const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
+  const root = mkdtempSync(join(testTmpDir(), "sessionhouse-cli-"));
   await cp(DIST, join(root, "dist"), { recursive: true });
   mkdirSync(join(root, "bin"));
   cpSync(
@@ -63,7 +63,7 @@ export function removeCli(pkg: CliPackage | undefined): void {
 
 /** Another private copy of an already compiled package (to edit its migrations, say). */
 export function copyCli(from: CliPackage): CliPackage {
-  const root = mkdtempSync(join(tmpdir(), "sessionhouse-cli-"));
+  const root = mkdtempSync(join(testTmpDir(), "sessionhouse-cli-"));
   for (const part of [
     "bin",
     "dist",

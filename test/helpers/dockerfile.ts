@@ -3,9 +3,9 @@
 // integration tier only.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./dashboards.js";
+import { testTmpDir } from "./run-tmp.js";
 
 interface Stage {
   from: string;
@@ -74,7 +74,7 @@ export function runtimeNpmCalls(
       return m?.[1] === undefined ? [] : [[m[1], m[2] ?? ""]];
     }),
   );
-  const bin = mkdtempSync(join(tmpdir(), "sessionhouse-fake-npm-"));
+  const bin = mkdtempSync(join(testTmpDir(), "sessionhouse-fake-npm-"));
   try {
     const npm = join(bin, "npm");
     writeFileSync(npm, '#!/bin/sh\necho "$@"\n', { mode: 0o755 });

@@ -1,7 +1,6 @@
 // Simulator data for the report tests: two days of sessions, the default aggregation jobs and
 // the control-plane streams, synced into a fresh database, and a period that the record covers.
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { aggregationName, ENTITY_STREAMS } from "../../src/pipeline/names.js";
 import { syncEntityStream } from "../../src/pipeline/entity-streams.js";
@@ -22,6 +21,7 @@ import {
   simulatorWarehouse,
   testSimulator,
 } from "./simulator.js";
+import { testTmpDir } from "./run-tmp.js";
 
 /** The period the tests report on: the 24 hours up to the simulator's noon. */
 export const FROM = NOON - 86_400_000;
@@ -82,6 +82,6 @@ export async function reportFixture(
     sim,
     config,
     w,
-    outDir: mkdtempSync(join(tmpdir(), "sessionhouse-reports-")),
+    outDir: mkdtempSync(join(testTmpDir(), "sessionhouse-reports-")),
   };
 }

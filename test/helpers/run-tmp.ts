@@ -1,25 +1,29 @@
 // One temporary directory for a whole test run, removed when the run ends. vitest runs this
 // module's `setup` (globalSetup of every project, vitest.config.ts) in its main process before
-// any test file; it points TMPDIR there, and the worker processes vitest forks afterwards, the
-// CLI they start and `os.tmpdir()` in both take it. What a file leaves behind (an engine's data
+// any test file; the worker processes it forks afterwards inherit the directory's name, and
+// tests make their files in it with `testTmpDir()`. What a file leaves behind (an engine's data
 // directory, a report, a key), also from a worker killed mid-file, goes with the run.
+// TMPDIR stays as the machine has it: the product reads it (block files go to /dev/shm unless
+// TMPDIR names a directory), and the tests run the product as it runs by default.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** Set while a run's directory is TMPDIR, so the second project's setup keeps the first's. */
-const MARK = "SESSIONHOUSE_TEST_RUN_TMP";
+/** The run's directory, for the workers. */
+const RUN_DIR = "TEST_RUN_TMPDIR";
+
+/** Where a test makes its temporary files: the run's directory (the system's outside a run). */
+export function testTmpDir(): string {
+  return process.env[RUN_DIR] ?? tmpdir();
+}
 
 export function setup(): (() => void) | undefined {
-  if (process.env[MARK]) return undefined;
-  const before = process.env.TMPDIR;
+  // The second project's setup keeps the first's directory.
+  if (process.env[RUN_DIR]) return undefined;
   const dir = mkdtempSync(join(tmpdir(), "sessionhouse-run-"));
-  process.env.TMPDIR = dir;
-  process.env[MARK] = dir;
+  process.env[RUN_DIR] = dir;
   return () => {
-    if (before === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = before;
-    delete process.env[MARK];
+    delete process.env[RUN_DIR];
     rmSync(dir, { recursive: true, force: true });
   };
 }

@@ -2,15 +2,15 @@
 // compared on against a clean `migrate` (tables' DDL, columns, every row of every table), and
 // migration directories holding a subset of migrations/ (a database at an earlier state).
 import { cpSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Warehouse } from "../../src/warehouse/client.js";
 import { MIGRATIONS_DIR } from "../../src/warehouse/migrate.js";
 import { select } from "./warehouse.js";
+import { testTmpDir } from "./run-tmp.js";
 
 /** A copy of migrations/ with only the files `keep` accepts (by file name). */
 export function migrationsSubset(keep: (file: string) => boolean): string {
-  const dir = mkdtempSync(join(tmpdir(), "migrations-subset-"));
+  const dir = mkdtempSync(join(testTmpDir(), "migrations-subset-"));
   cpSync(MIGRATIONS_DIR, dir, {
     recursive: true,
     filter: (src) =>

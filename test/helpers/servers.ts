@@ -4,7 +4,6 @@
 // and a proxy that answers the requests a test picks with a Connect error.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createServer as createHttpsServer,
@@ -18,6 +17,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { testTmpDir } from "./run-tmp.js";
 
 export interface Recorded {
   /** performance.now() at arrival: the client runs in this process, so the clocks agree. */
@@ -200,7 +200,7 @@ export function makeCertificates(): {
   key: Buffer;
   cert: Buffer;
 } {
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-tls-"));
+  const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-tls-"));
   const run = (args: string[]) =>
     execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
   run([

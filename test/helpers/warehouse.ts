@@ -2,7 +2,6 @@
 // test process), the server at CLICKHOUSE_URL when set, or a testcontainers ClickHouse when
 // SESSIONHOUSE_TEST_CONTAINERS=1 on a machine with Docker. Every file gets a fresh database.
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "../../src/config/index.js";
@@ -10,13 +9,16 @@ import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
 import { migrate } from "../../src/warehouse/migrate.js";
 import { retentionSettings } from "../../src/warehouse/retention.js";
 import { quoteIdent } from "../../src/warehouse/sql.js";
+import { testTmpDir } from "./run-tmp.js";
 
 let dataDir: string | undefined;
 let containerUrl: string | undefined;
 
 /** The embedded data directory of this test process (one engine per process). */
 export function testDataDir(): string {
-  dataDir ??= mkdtempSync(join(tmpdir(), `sessionhouse-test-${process.pid}-`));
+  dataDir ??= mkdtempSync(
+    join(testTmpDir(), `sessionhouse-test-${process.pid}-`),
+  );
   return dataDir;
 }
 

@@ -4,7 +4,6 @@
 // with a 64 MB V8 heap and reports its own peak resident set size, held to the target (1 GiB);
 // the file's row groups, which bound what the engine holds, are read from its metadata.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { quoteString, type Warehouse } from "../../../src/warehouse/index.js";
@@ -20,6 +19,7 @@ import {
   select,
   testConfig,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 /** Sessions of October 2026, each with a raw record of random (incompressible) text. */
 const SESSIONS = 200_000;
@@ -32,7 +32,7 @@ let dataDir: string;
 let database: string;
 
 beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "archive-memory-"));
+  tmp = mkdtempSync(join(testTmpDir(), "archive-memory-"));
   dataDir = join(tmp, "data");
   const config = await testConfig({ SESSIONHOUSE_DATA_DIR: dataDir });
   database = config.clickhouse.database;

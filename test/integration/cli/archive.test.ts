@@ -13,7 +13,6 @@ import {
   readFileSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
@@ -28,6 +27,7 @@ import {
 } from "../../helpers/cli.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let cli: CliPackage;
 let tmp: string;
@@ -38,7 +38,7 @@ let env: NodeJS.ProcessEnv;
 let signing: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "sessionhouse-archive-cli-"));
+  tmp = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-cli-"));
   root = join(tmp, "archive");
   const keys = generateKeyPairSync("ed25519");
   priv = join(tmp, "signing.pem");

@@ -2,7 +2,6 @@
 // not. The demo goes on to sync every stream, closes the embedded engine and exits 0; before,
 // the first write after the reader left threw EPIPE and the process died mid-sync.
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ENTITY_STREAMS, SESSIONS_JOB } from "../../../src/pipeline/names.js";
@@ -14,13 +13,14 @@ import {
   startCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let cli: CliPackage;
 let dataDir: string;
 
 beforeAll(async () => {
   cli = await buildCli();
-  dataDir = mkdtempSync(join(tmpdir(), "sessionhouse-pipe-"));
+  dataDir = mkdtempSync(join(testTmpDir(), "sessionhouse-pipe-"));
 }, 120_000);
 
 afterAll(() => {

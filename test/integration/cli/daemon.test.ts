@@ -9,7 +9,6 @@
 import { ENTITY_STREAMS } from "../../../src/pipeline/names.js";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -36,6 +35,7 @@ import {
   sumSamples,
   type Exposition,
 } from "../../helpers/prom-text.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const BIN = join(ROOT, "bin", "sessionhouse.js");
@@ -66,7 +66,7 @@ beforeAll(async () => {
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
   });
-  workDir = mkdtempSync(join(tmpdir(), "sessionhouse-daemon-"));
+  workDir = mkdtempSync(join(testTmpDir(), "sessionhouse-daemon-"));
 });
 
 afterAll(async () => {

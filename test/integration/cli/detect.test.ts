@@ -3,7 +3,6 @@
 // fails the command, naming the rule, its file, the fixture and its line; `run` hunts over
 // sessions a sync stored, and finds exactly the sessions the rule describes.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
@@ -12,6 +11,7 @@ import { buildCli, cleanEnv, removeCli, runCli } from "../../helpers/cli.js";
 import type { CliPackage } from "../../helpers/cli.js";
 import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
 import { freshDatabaseName, testDataDir } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let sim: Simulator;
 let cli: CliPackage;
@@ -55,7 +55,7 @@ describe("detect test", () => {
   }, 300_000);
 
   it("fails naming the rule, its file, the fixture and its line", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "detect-cli-"));
+    const dir = mkdtempSync(join(testTmpDir(), "detect-cli-"));
     writeFileSync(
       join(dir, "wrong.yaml"),
       `id: wrong
@@ -87,7 +87,7 @@ fixtures:
   }, 120_000);
 
   it("refuses a rule file that is not valid, naming the file and the line", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "detect-cli-"));
+    const dir = mkdtempSync(join(testTmpDir(), "detect-cli-"));
     writeFileSync(
       join(dir, "bad.yaml"),
       "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n",
@@ -144,7 +144,10 @@ describe("detect run", () => {
     expect(ids.length).toBeGreaterThan(0);
     expect(hits.map((h) => h.session_id).sort()).toEqual(ids.sort());
 
-    const out = join(mkdtempSync(join(tmpdir(), "detect-cli-")), "hits.csv");
+    const out = join(
+      mkdtempSync(join(testTmpDir(), "detect-cli-")),
+      "hits.csv",
+    );
     const csv = await runCli(
       cli,
       [...huntArgs, "--format", "csv", "--out", out],

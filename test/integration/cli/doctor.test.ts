@@ -5,7 +5,6 @@
 // running service: exit 1, the failed line naming the problem and the fix, no secret printed.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -21,6 +20,7 @@ import {
   recordingProxy,
 } from "../../helpers/servers.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const FRONT_TOKEN = "doctor-front-token-5b1e9d2c";
@@ -49,7 +49,7 @@ beforeAll(async () => {
     historyDays: 1,
     sessionsPerDay: 200,
   });
-  root = mkdtempSync(join(tmpdir(), "sessionhouse-doctor-"));
+  root = mkdtempSync(join(testTmpDir(), "sessionhouse-doctor-"));
   dataDir = join(root, "data");
   const migrated = await cli.runCli(pkg, ["migrate"], env());
   expect(migrated.code, migrated.stderr).toBe(0);

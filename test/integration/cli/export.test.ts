@@ -8,7 +8,6 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Simulator } from "../../../src/simulator/index.js";
@@ -17,6 +16,7 @@ import { simulatedDay } from "../../helpers/simulated-day.js";
 import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { select, testDataDir } from "../../helpers/warehouse.js";
 import { at, type NestedRecord } from "../../helpers/ocsf-schema.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const DAY = 24 * 3_600_000;
 const FROM = new Date(NOON - DAY).toISOString();
@@ -24,7 +24,7 @@ const TO = new Date(NOON).toISOString();
 let sim: Simulator;
 let env: Record<string, string>;
 let storedIds: string[];
-const dir = mkdtempSync(join(tmpdir(), "sessionhouse-export-"));
+const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-export-"));
 
 beforeAll(async () => {
   const day = await simulatedDay({

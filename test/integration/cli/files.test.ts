@@ -3,7 +3,6 @@
 // umask that would leave them readable by every local user. SESSIONHOUSE_GROUP_READABLE shares
 // them with the group on purpose.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,6 +12,7 @@ import {
   runCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let cli: CliPackage;
 let root: string;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   // The usual umask: files 0644 and directories 0755 unless a mode is set on purpose.
   umask = process.umask(0o022);
   cli = await buildCli();
-  root = mkdtempSync(join(tmpdir(), "sessionhouse-files-"));
+  root = mkdtempSync(join(testTmpDir(), "sessionhouse-files-"));
 }, 120_000);
 
 afterAll(() => {

@@ -3,7 +3,6 @@
 // result (the engine's client would answer with the whole result in one buffer).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -12,13 +11,14 @@ import {
   removeCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let cli: CliPackage | undefined;
 let dir: string;
 
 beforeAll(async () => {
   cli = await buildCli();
-  dir = mkdtempSync(join(tmpdir(), "query-memory-"));
+  dir = mkdtempSync(join(testTmpDir(), "query-memory-"));
 });
 
 afterAll(() => {

@@ -2,13 +2,13 @@
 // how many it left out; the other formats print every row as the engine wrote it, a slice at a
 // time, waiting for a slow reader and stopping for one that went away.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runQuery, TABLE_ROWS_SHOWN } from "../../../src/cli/commands/query.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let w: Warehouse;
 
@@ -152,7 +152,7 @@ describe("query --format: any output format of the engine", () => {
     const bytes = out.bytes();
     expect(bytes.subarray(0, 4).toString("latin1")).toBe("PAR1");
     expect(bytes.subarray(-4).toString("latin1")).toBe("PAR1");
-    const dir = mkdtempSync(join(tmpdir(), "query-parquet-"));
+    const dir = mkdtempSync(join(testTmpDir(), "query-parquet-"));
     const file = join(dir, "r.parquet");
     writeFileSync(file, bytes);
     const back = await engineText(

@@ -8,7 +8,6 @@
 // or says why not, quickly.
 import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
@@ -30,6 +29,7 @@ import {
 import { gatedProxy } from "../../helpers/servers.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { freshDatabaseName } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const NEVER = "0 0 0 1 1 *";
@@ -50,7 +50,7 @@ beforeAll(async () => {
     historyDays: 2,
     sessionsPerDay: 400,
   });
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-service-reads-"));
+  const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-service-reads-"));
   dataDir = join(dir, "data");
   configFile = join(dir, "config.yaml");
   writeFileSync(
@@ -404,8 +404,8 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       );
       expect(service.child.exitCode).toBeNull();
       const finishedBefore = sessionRuns("run finished");
-      const out = mkdtempSync(join(tmpdir(), "sessionhouse-report-"));
-      const archive = mkdtempSync(join(tmpdir(), "sessionhouse-archive-"));
+      const out = mkdtempSync(join(testTmpDir(), "sessionhouse-report-"));
+      const archive = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-"));
       // A month that has ended and settled (archive export refuses the month in progress).
       const simNow = new Date(SIM_NOW);
       const month = new Date(

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,6 +39,7 @@ import {
   readCheckpoint,
   type Warehouse,
 } from "../../../src/warehouse/index.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 // The simulator's clock stands still at the real now: the history is the same for every run.
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -78,7 +79,7 @@ beforeAll(async () => {
   sim = s;
   cli = c;
   config = await testConfig({ CLICKHOUSE_URL: url });
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-lease-"));
+  const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-lease-"));
   configFile = join(dir, "run.yaml");
   writeFileSync(
     configFile,

@@ -4,7 +4,7 @@
 // The same for a window of the sessions stream that the service always refuses, and for a parent
 // (a resource whose native users cannot be listed) of a stream read per parent.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StatusReport } from "../../../src/cli/commands/status.js";
@@ -31,6 +31,7 @@ import { memoryLogger } from "../../helpers/logs.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { testConfig } from "../../helpers/warehouse.js";
 import { refusingProxy } from "../../helpers/servers.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -83,7 +84,7 @@ function waitingReadiness(w: Warehouse) {
 describe("windows", () => {
   it("shows a poisoned window in sync, windows list, status and /readyz; skip records who and why and lets the checkpoint pass", async () => {
     const base = await testConfig();
-    const dir = mkdtempSync(join(tmpdir(), "sessionhouse-windows-"));
+    const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-windows-"));
     const configFile = join(dir, "config.yaml");
     writeFileSync(
       configFile,

@@ -2,7 +2,6 @@
 // Cloud and whether it knows the configured cluster, before any migration runs. The server is
 // the HTTP front over a real engine, which knows no cluster.
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -12,11 +11,12 @@ import {
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import { SinkError } from "../../../src/warehouse/errors.js";
 import { testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let front: HttpFront;
 beforeAll(async () => {
   front = await startHttpFront({
-    path: mkdtempSync(join(tmpdir(), "cluster-open-")),
+    path: mkdtempSync(join(testTmpDir(), "cluster-open-")),
   });
 });
 afterAll(async () => {

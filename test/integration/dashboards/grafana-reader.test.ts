@@ -6,7 +6,6 @@
 // max_execution_time under readonly = 1) is not run here.
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -17,6 +16,7 @@ import {
   queryVariables,
   REPO_ROOT,
 } from "../../helpers/dashboards.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const SCRIPT = join(
   REPO_ROOT,
@@ -35,7 +35,7 @@ let statements: string[];
 
 beforeAll(async () => {
   w = await migratedWarehouse(await testConfig());
-  const dir = mkdtempSync(join(tmpdir(), "grafana-reader-"));
+  const dir = mkdtempSync(join(testTmpDir(), "grafana-reader-"));
   const fake = join(dir, "clickhouse");
   writeFileSync(
     fake,

@@ -4,7 +4,6 @@
 // still writing, so nothing it stores later is skipped. The job of `run` records the shipped
 // rules' hits.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlaneApi } from "../../../src/api/control-plane.js";
@@ -26,6 +25,7 @@ import {
   select,
   testConfig,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const T = Date.UTC(2026, 0, 5, 12);
 const MIN = 60_000;
@@ -36,7 +36,7 @@ let rules: Rule[];
 beforeAll(async () => {
   config = await testConfig();
   w = await migratedWarehouse(config);
-  const dir = mkdtempSync(join(tmpdir(), "detect-arrival-"));
+  const dir = mkdtempSync(join(testTmpDir(), "detect-arrival-"));
   writeFileSync(
     join(dir, "postgres.yaml"),
     `id: postgres-sessions

@@ -2,7 +2,6 @@
 // must not, stored and evaluated as `detect test` does (case-insensitive matching by default,
 // wildcards, the modifiers, selection patterns, aggregations).
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ControlPlaneApi } from "../../../src/api/control-plane.js";
@@ -13,6 +12,7 @@ import { withRun } from "../../../src/pipeline/context.js";
 import { createLogger } from "../../../src/util/logger.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let config: Config;
 let w: Warehouse;
@@ -39,7 +39,7 @@ const fixture = (name: string, fires: boolean, sessions: string[]) =>
 async function outcomes(
   c: Case,
 ): Promise<{ name: string; passed: boolean; hits: number }[]> {
-  const dir = mkdtempSync(join(tmpdir(), "detect-sigma-"));
+  const dir = mkdtempSync(join(testTmpDir(), "detect-sigma-"));
   writeFileSync(
     join(dir, "r.yaml"),
     `id: case

@@ -1,7 +1,6 @@
 // Secrets never in logs, errors, the runs table, `status --json` or /metrics, tested the hard way: an API that echoes the key back in its error messages, a key
 // read from a file, a password inside CLICKHOUSE_URL. Every byte the CLI writes is grepped.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
@@ -21,6 +20,7 @@ import {
   scriptedServer,
   type TestServer,
 } from "../../helpers/servers.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const KEY = "sk-live-7c1e9a40b2d84f65";
 const PASSWORD = "pw-3a9d7e1c55";
@@ -45,7 +45,7 @@ beforeAll(async () => {
     ),
   );
   config = await testConfig({});
-  dir = mkdtempSync(join(tmpdir(), "sessionhouse-secrets-"));
+  dir = mkdtempSync(join(testTmpDir(), "sessionhouse-secrets-"));
 }, 120_000);
 
 afterAll(async () => {

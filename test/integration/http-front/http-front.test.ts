@@ -7,7 +7,6 @@ import {
   type ClickHouseClient,
 } from "@clickhouse/client";
 import { mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import {
@@ -35,6 +34,7 @@ import {
 } from "../../../src/warehouse/session-rows.js";
 import { migrate, readMigrations } from "../../../src/warehouse/migrate.js";
 import { freshDatabaseName, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let dataDir: string;
 let spoolDir: string;
@@ -48,8 +48,8 @@ let reader: HttpFront;
 const TOKEN = "s3cret-t0ken";
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "http-front-engine-"));
-  spoolDir = mkdtempSync(join(tmpdir(), "http-front-spool-"));
+  dataDir = mkdtempSync(join(testTmpDir(), "http-front-engine-"));
+  spoolDir = mkdtempSync(join(testTmpDir(), "http-front-spool-"));
   front = await startHttpFront({ path: dataDir, tempDir: spoolDir });
   locked = await startHttpFront({
     path: dataDir,

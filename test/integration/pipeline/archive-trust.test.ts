@@ -20,7 +20,6 @@ import {
   writeFileSync,
   existsSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
@@ -53,6 +52,7 @@ import {
   select,
   testConfig,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let w: Warehouse;
 let config: Config;
@@ -71,7 +71,7 @@ beforeAll(async () => {
   config = await testConfig();
   w = await migratedWarehouse(config);
   reader = warehouseReader(w);
-  tmp = mkdtempSync(join(tmpdir(), "sessionhouse-archive-trust-"));
+  tmp = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-trust-"));
   root = join(tmp, "archive");
   const keys = generateKeyPairSync("ed25519");
   keyFile = join(tmp, "signing.pem");

@@ -3,7 +3,6 @@
 // not the expected one or another signing key fail the verification.
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
@@ -29,6 +28,7 @@ import {
   select,
   testConfig,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let w: Warehouse;
 let config: Config;
@@ -43,7 +43,7 @@ beforeAll(async () => {
   config = await testConfig();
   w = await migratedWarehouse(config);
   engine = { rows: (sql) => selectRows(w, sql), close: () => undefined };
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-archive-"));
+  const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-"));
   root = join(dir, "archive");
   const keys = generateKeyPairSync("ed25519");
   keyFile = join(dir, "signing.pem");

@@ -5,7 +5,6 @@
 // coverage), with the sessions the service holds; a period reaching past the backfill says
 // which part is not known complete.
 import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.js";
@@ -19,6 +18,7 @@ import {
 } from "../../helpers/simulator.js";
 import { testConfig } from "../../helpers/warehouse.js";
 import type { Config } from "../../../src/config/index.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let sim: Simulator;
 let config: Config;
@@ -98,7 +98,7 @@ function coverageBox(html: string): string {
 beforeAll(async () => {
   sim = await testSimulator();
   config = await testConfig();
-  outRoot = mkdtempSync(join(tmpdir(), "sessionhouse-backfill-coverage-"));
+  outRoot = mkdtempSync(join(testTmpDir(), "sessionhouse-backfill-coverage-"));
   const week = ["--from", "2026-11-01", "--to", "2026-11-08"];
   await cli(["sync", "sessions", ...week]);
   // The other streams an access review relies on: the environments' aggregation job, backfilled

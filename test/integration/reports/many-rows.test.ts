@@ -5,7 +5,6 @@
 // with a 64 MB V8 heap: every row still reaches the CSVs, the same bytes.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { verifyEvidence } from "../../../src/evidence/manifest.js";
@@ -23,6 +22,7 @@ import {
   testConfig,
   testDataDir,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const cli = privateCli();
 
@@ -47,7 +47,7 @@ beforeAll(async () => {
   const config = await testConfig();
   const database = config.clickhouse.database;
   const w = await migratedWarehouse(config);
-  root = mkdtempSync(join(tmpdir(), "many-rows-"));
+  root = mkdtempSync(join(testTmpDir(), "many-rows-"));
   doc = join(root, "doc");
   small = join(root, "small-heap");
   try {

@@ -1,7 +1,6 @@
 // Replay mode: the simulator serves the session records of a JSON Lines file, byte for byte,
 // with the paging, time filter, query subset and GetSession of generated sessions.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,8 +10,9 @@ import {
 } from "../../../src/simulator/index.js";
 import * as wire from "../../helpers/simulator-call.js";
 import type { WireRecord } from "../../helpers/simulator-call.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "sessionhouse-replay-"));
+const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-replay-"));
 const FILE = join(dir, "sessions.jsonl");
 const WINDOW = {
   startTimestamp: wire.secs(wire.T0 - 3 * wire.HOUR),

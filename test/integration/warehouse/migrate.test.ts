@@ -1,5 +1,4 @@
 import { cpSync, mkdtempSync, appendFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -17,6 +16,7 @@ import {
   SESSIONS_MERGE_SELECTOR_BASE,
 } from "../../../src/warehouse/merges.js";
 import { select, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let w: Warehouse;
 let dir: string;
@@ -24,7 +24,7 @@ let dir: string;
 beforeAll(async () => {
   w = await openWarehouse(await testConfig());
   // A private copy of the migrations, so that this test may edit one.
-  dir = mkdtempSync(join(tmpdir(), "migrations-"));
+  dir = mkdtempSync(join(testTmpDir(), "migrations-"));
   cpSync(MIGRATIONS_DIR, dir, { recursive: true });
 });
 afterAll(async () => {

@@ -3,7 +3,6 @@
 // insert_deduplicate=1 (here a readonly user, served over the HTTP interface by the front over
 // a real engine) is refused at open, with the reason, before anything is read or written.
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openWarehouse } from "../../../src/warehouse/client.js";
@@ -15,12 +14,13 @@ import {
 import { loadSessionClass } from "../../../src/http-front/engine.js";
 import { migrate } from "../../../src/warehouse/migrate.js";
 import { testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let readonlyFront: HttpFront;
 let writableFront: HttpFront;
 
 beforeAll(async () => {
-  const path = mkdtempSync(join(tmpdir(), "sessionhouse-pinned-"));
+  const path = mkdtempSync(join(testTmpDir(), "sessionhouse-pinned-"));
   writableFront = await startHttpFront({ path });
   // Both fronts serve the same data directory (one engine per process): only the user differs.
   const Session = await loadSessionClass();

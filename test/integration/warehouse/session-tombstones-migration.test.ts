@@ -3,7 +3,6 @@
 // brings that session to one row under FINAL (its newest read), which is what the rollups job
 // does for rows stored before the tombstones existed.
 import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
@@ -18,6 +17,7 @@ import { insertRows } from "../../../src/warehouse/insert.js";
 import { migrate, MIGRATIONS_DIR } from "../../../src/warehouse/migrate.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import { select, testConfig } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let w: Warehouse;
 let config: Config;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   config = await testConfig();
   w = await openWarehouse(config);
   // The migrations up to 0021, as a database created before 0023 has them.
-  dir = mkdtempSync(join(tmpdir(), "migrations-0021-"));
+  dir = mkdtempSync(join(testTmpDir(), "migrations-0021-"));
   cpSync(MIGRATIONS_DIR, dir, { recursive: true });
   for (const f of readdirSync(dir))
     if (Number(f.slice(0, 4)) > 21) rmSync(join(dir, f));

@@ -4,7 +4,6 @@
 // deleted; settings changed later are applied with ALTER TABLE … MODIFY TTL, recorded, and
 // reported by `status`.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Session } from "chdb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +21,7 @@ import {
   testConfig,
   testDataDir,
 } from "../../helpers/warehouse.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
@@ -30,7 +30,7 @@ let w: Warehouse;
 let config: Config;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-tiers-"));
+  const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-tiers-"));
   const cold = join(dir, "cold");
   mkdirSync(cold);
   const file = join(dir, "storage.xml");

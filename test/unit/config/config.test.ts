@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/config/index.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const base = {
   SESSIONHOUSE_API_URL: "https://cp.example.com",
@@ -24,7 +24,7 @@ function problems(
 
 /** Writes `lines` as the file `name` in a new directory; returns its path. */
 function writeConfigFile(name: string, lines: readonly string[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), "cfg-")), name);
+  const file = join(mkdtempSync(join(testTmpDir(), "cfg-")), name);
   writeFileSync(file, lines.join("\n"));
   return file;
 }
@@ -124,7 +124,7 @@ describe("configuration", () => {
   });
 
   it("reads the API key from a file, and refuses both forms at once", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const dir = mkdtempSync(join(testTmpDir(), "cfg-"));
     const file = join(dir, "key");
     writeFileSync(file, "from-file-key\n");
     const c = loadConfig({
@@ -146,7 +146,7 @@ describe("configuration", () => {
   });
 
   it("merges a YAML config file under the environment, with custom aggregation jobs", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const dir = mkdtempSync(join(testTmpDir(), "cfg-"));
     const file = join(dir, "sessionhouse.yaml");
     writeFileSync(
       file,
@@ -179,7 +179,7 @@ describe("configuration", () => {
   });
 
   it("refuses a job with four group-by fields or a duplicate name", () => {
-    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const dir = mkdtempSync(join(testTmpDir(), "cfg-"));
     const file = join(dir, "c.json");
     writeFileSync(
       file,

@@ -3,7 +3,6 @@
 // a bad rule is refused naming its file, its rule and the line; the Sigma subset refuses what it
 // does not support the same way; the committed Grafana provisioning is the compiler's output.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -13,12 +12,13 @@ import {
 import { ruleSql } from "../../../src/detections/query.js";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import { REPO_ROOT } from "../../helpers/dashboards.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const shipped = loadRules([SHIPPED_RULES_DIR]);
 
 /** Loads one rule written to a file of its own; returns the error's message (or "" when none). */
 function problemOf(text: string, name = "rule.yaml"): string {
-  const dir = mkdtempSync(join(tmpdir(), "detect-rule-"));
+  const dir = mkdtempSync(join(testTmpDir(), "detect-rule-"));
   writeFileSync(join(dir, name), text);
   try {
     const [rule] = loadRules([dir]);
@@ -188,7 +188,7 @@ describe("the Sigma subset", () => {
   });
 
   it("writes every value through the quoting function", () => {
-    const dir = mkdtempSync(join(tmpdir(), "detect-rule-"));
+    const dir = mkdtempSync(join(testTmpDir(), "detect-rule-"));
     writeFileSync(
       join(dir, "r.yaml"),
       sigma('a:\n  database.name: "o\'brien\\\\"\ncondition: a'),

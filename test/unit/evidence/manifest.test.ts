@@ -9,7 +9,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -17,6 +16,7 @@ import {
   verifyEvidence,
   writeManifest,
 } from "../../../src/evidence/manifest.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 function keyPair(dir: string, name: string): { priv: string; pub: string } {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
@@ -28,7 +28,7 @@ function keyPair(dir: string, name: string): { priv: string; pub: string } {
 }
 
 function evidenceDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "evidence-"));
+  const dir = mkdtempSync(join(testTmpDir(), "evidence-"));
   writeFileSync(join(dir, "report.json"), '{"rows":3}\n');
   mkdirSync(join(dir, "csv"));
   writeFileSync(join(dir, "csv", "people.csv"), "person,sessions\nalice,3\n");
@@ -38,7 +38,7 @@ function evidenceDir(): string {
 describe("evidence manifest", () => {
   it("lists every file with its SHA-256 and verifies unchanged, signed by the given key", () => {
     const dir = evidenceDir();
-    const keys = keyPair(mkdtempSync(join(tmpdir(), "keys-")), "a");
+    const keys = keyPair(mkdtempSync(join(testTmpDir(), "keys-")), "a");
     const { manifest } = writeManifest(
       dir,
       { kind: "test" },
@@ -74,7 +74,7 @@ describe("evidence manifest", () => {
 
   it("fails on a manifest signed by another key, and on a manifest edited after signing", () => {
     const dir = evidenceDir();
-    const keysDir = mkdtempSync(join(tmpdir(), "keys-"));
+    const keysDir = mkdtempSync(join(testTmpDir(), "keys-"));
     const mine = keyPair(keysDir, "mine");
     const theirs = keyPair(keysDir, "theirs");
     writeManifest(dir, { kind: "test" }, { signingKeyFile: theirs.priv });
@@ -96,7 +96,7 @@ describe("evidence manifest", () => {
   it("says a manifest is unsigned when a public key is expected", () => {
     const dir = evidenceDir();
     writeManifest(dir, {});
-    const keys = keyPair(mkdtempSync(join(tmpdir(), "keys-")), "k");
+    const keys = keyPair(mkdtempSync(join(testTmpDir(), "keys-")), "k");
     expect(verifyEvidence(dir, { publicKeyFile: keys.pub }).problems).toEqual([
       "the manifest is not signed, and a public key was given",
     ]);
@@ -111,7 +111,7 @@ describe("evidence manifest", () => {
 
   it("says whether a signature was checked: verified only by a key given, unchecked without one, invalid by another", () => {
     const dir = evidenceDir();
-    const keysDir = mkdtempSync(join(tmpdir(), "keys-"));
+    const keysDir = mkdtempSync(join(testTmpDir(), "keys-"));
     const mine = keyPair(keysDir, "mine");
     const theirs = keyPair(keysDir, "theirs");
     writeManifest(dir, { kind: "test" }, { signingKeyFile: theirs.priv });
@@ -132,7 +132,7 @@ describe("evidence manifest", () => {
     const dir = evidenceDir();
     writeManifest(dir, { kind: "test" });
     const outside = join(
-      mkdtempSync(join(tmpdir(), "outside-")),
+      mkdtempSync(join(testTmpDir(), "outside-")),
       "report.json",
     );
     writeFileSync(outside, readFileSync(join(dir, "report.json")));

@@ -9,14 +9,14 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/index.js";
 import { findingOfError, type Finding } from "../../../src/ops/doctor/check.js";
 import { REPORT_CHECKS } from "../../../src/ops/doctor/report-checks.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
-const root = mkdtempSync(join(tmpdir(), "sessionhouse-doctor-reports-"));
+const root = mkdtempSync(join(testTmpDir(), "sessionhouse-doctor-reports-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 async function check(

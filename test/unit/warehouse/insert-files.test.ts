@@ -21,10 +21,11 @@ import {
   writeBlockFile,
 } from "../../../src/warehouse/block-files.js";
 import { ownPrivateDir } from "../../../src/util/private-files.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 
 describe("temporary insert files", () => {
   it("removes the files of a killed process and keeps those of a live one", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "insert-files-"));
+    const dir = mkdtempSync(join(testTmpDir(), "insert-files-"));
     // Beyond the kernel's pid limit (2^22): never a live process.
     const dead = join(dir, `${INSERT_FILE_PREFIX}${2 ** 23}-abc123.jsonl`);
     const live = join(dir, `${INSERT_FILE_PREFIX}${process.pid}-def456.jsonl`);
@@ -96,7 +97,7 @@ describe("temporary insert files", () => {
   });
 
   it("refuses a private directory that is a symbolic link, and closes one of ours that is open", () => {
-    const base = mkdtempSync(join(tmpdir(), "insert-files-"));
+    const base = mkdtempSync(join(testTmpDir(), "insert-files-"));
     try {
       const elsewhere = join(base, "elsewhere");
       mkdirSync(elsewhere);
