@@ -109,6 +109,29 @@ export default tseslint.config(
     rules: restrictImports(SIMULATOR_ONLY_IN_DEMO, WAREHOUSE_DOOR),
   },
   {
+    // A test's temporary files go to the run's directory, removed when the run ends.
+    files: ["test/**/*.ts"],
+    ignores: [
+      "test/helpers/run-tmp.ts",
+      "test/unit/warehouse/insert-files.test.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "node:os",
+              importNames: ["tmpdir"],
+              message:
+                "make temporary files in testTmpDir() (test/helpers/run-tmp.ts): the run's directory, removed at its end",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
