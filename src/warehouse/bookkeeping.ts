@@ -20,7 +20,8 @@ export interface Checkpoint {
 // A stream's checkpoint is its row with the greatest position (the latest of those on a tie),
 // not the latest row: a late write of an older position, from a second process that has not
 // yet stopped, never moves a read back. writeCheckpoint does not write behind the stored
-// position, so merges, which keep the latest row, do not either (docs/scale-out.md).
+// position, and merges keep a stream's greatest position (the table's version column,
+// migrations/0034), so neither does a merge (docs/scale-out.md).
 /**
  * Which row of a stream's checkpoints is its position: the greatest one (a later write behind it
  * never wins), the latest of those on a tie. Every reader of checkpoints (status, the runs,

@@ -68,6 +68,8 @@ const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.inventoryColumnsHistory,
   Tables.cloudIntegrations,
   Tables.cloudIntegrationsHistory,
+  // The new `checkpoints` that migration 0034 builds and swaps in: whole, as the table it replaces.
+  "checkpoints_by_position",
 ]);
 
 /** Suffix of the per-shard table behind a Distributed one. */

@@ -1,7 +1,8 @@
 // A checkpoint never moves back, whichever process writes last: a second process that is still
 // finishing a window stores an older position after the first stored a later one (two `run`s
-// in a rolling update's overlap). The read the sync resumes from, the table read under FINAL
-// as the dashboards read it, and the table after its merges all keep the later position.
+// in a rolling update's overlap), or slips in between the other's read and its write. The read
+// the sync resumes from, the table read under FINAL as the dashboards read it, and the table
+// after its merges all keep the later position.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   readCheckpoint,
@@ -89,5 +90,11 @@ describe("a checkpoint written behind the stored one", () => {
       ["sessions.monotonic", LATER],
       ["sessions.race", LATER],
     ]);
+    // Nor after the table merged: a merge keeps the greatest position, not the latest row.
+    await w.client.command({
+      query: `OPTIMIZE TABLE \`${w.database}\`.checkpoints FINAL`,
+    });
+    expect(await finalPosition(stream)).toBe("2026-11-20 12:00:00.000");
+    expect((await readCheckpoint(w, stream))?.positionMs).toBe(LATER);
   });
 });
