@@ -25,6 +25,8 @@ export const DEMO_DAYS = 2;
  * after 30 days) find both.
  */
 export const HISTORY_DAYS = 35;
+/** The command-and-control addresses of detections/sigma/net_firewall_apt_equationgroup_c2.yml. */
+export const INTRUDER_ADDRESSES = ["69.42.98.86", "89.185.234.145"];
 
 export interface DemoWarehouse {
   sim: Simulator;
@@ -34,8 +36,12 @@ export interface DemoWarehouse {
 }
 
 export async function demoWarehouse(): Promise<DemoWarehouse> {
-  // With its daily discovery sweep, so that many-resources-short-time has a person to find.
-  const sim = await testSimulator({ discoverySweeps: true });
+  // With its daily discovery sweep, so that many-resources-short-time has a person to find, and
+  // a daily session from each Equation Group C2 address (equation-group-c2).
+  const sim = await testSimulator({
+    discoverySweeps: true,
+    intruderAddresses: INTRUDER_ADDRESSES,
+  });
   const config = await testConfig({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,

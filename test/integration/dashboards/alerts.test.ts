@@ -15,6 +15,7 @@ import {
   DAY_MS,
   DEMO_DAYS,
   demoWarehouse,
+  INTRUDER_ADDRESSES,
   type DemoWarehouse,
 } from "../../helpers/demo-fixture.js";
 import { run, useDatabase } from "../../helpers/panels.js";
@@ -97,10 +98,6 @@ async function command(query: string): Promise<void> {
 
 /** The rules the demo cannot make fire, and why. */
 const SILENT_ON_DEMO: Readonly<Record<string, string>> = {
-  "failed-session-external-network":
-    "the API knows no failed session (statuses seen: active, idle, completed)",
-  "failed-sessions-burst-single-source":
-    "the API knows no failed session (statuses seen: active, idle, completed)",
   "policy-suspension-created":
     "the demo reads the directory at a fixed clock days before the detections' wall-clock window",
   "vanished-sessions-burst": "the demo runs no session polls",
@@ -109,6 +106,7 @@ const SILENT_ON_DEMO: Readonly<Record<string, string>> = {
 /** The column of each session rule's hit that names its actor, and that actor in sessions_enriched. */
 const ACTOR: Readonly<Record<string, { field: string; column: string }>> = {
   "access-after-quiet-spell": { field: "user", column: "user_key" },
+  "equation-group-c2": { field: "person_email", column: "person_email" },
   "external-address-session": { field: "person_email", column: "person_email" },
   "first-access-labelled-data": { field: "user", column: "user_key" },
   "llm-mcp-production": { field: "user", column: "user_key" },
@@ -170,6 +168,24 @@ describe("the shipped detections on the demo", () => {
     expect(hits.rows.map(([e]) => String(e))).toEqual(
       [...new Set(sweepers)].sort(),
     );
+  });
+
+  it("equation-group-c2 finds exactly the sessions of the simulator's intruder addresses", async () => {
+    // The oracle: the simulator's own sessions from those addresses in the synced days, and the
+    // demo's copies of the first day's ones as history.
+    const firstDayEnd = NOON - (DEMO_DAYS - 1) * DAY_MS;
+    const expected = demo.sim.generator
+      .sessionsStartingIn(NOON - DEMO_DAYS * DAY_MS, NOON)
+      .filter((s) => INTRUDER_ADDRESSES.includes(s.clientIpAddress))
+      .flatMap((s) => (s.startMs < firstDayEnd ? [s.id, `${s.id}-h`] : [s.id]));
+    expect(expected.length).toBeGreaterThanOrEqual(
+      DEMO_DAYS * INTRUDER_ADDRESSES.length,
+    );
+    const hits = await run(
+      demo.warehouse,
+      "SELECT session_id FROM detection_hits FINAL WHERE rule_id = 'equation-group-c2' ORDER BY 1",
+    );
+    expect(hits.rows.map(([id]) => String(id))).toEqual(expected.sort());
   });
 });
 
