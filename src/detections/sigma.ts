@@ -185,11 +185,7 @@ function mappingOf(
 }
 
 /** The OCSF name of a rule's field: itself, or the one its taxonomy's name maps onto. */
-function ocsfName(
-  at: Where,
-  path: (string | number)[],
-  name: string,
-): string {
+function ocsfName(at: Where, path: (string | number)[], name: string): string {
   if (OCSF_FIELDS[name] !== undefined) return name;
   const mapped = SIGMA_TAXONOMY_FIELDS[name]?.ocsf;
   if (mapped === undefined)
