@@ -3,10 +3,12 @@
 // conditions with and/or/not, parentheses, `1 of`/`all of` a pattern or `them`, and the Sigma v1
 // aggregation `| count([field]) [by field] <op> N` with a `timeframe`. Anything else is refused
 // with the rule, the construct and its line. Field names are the OCSF names of the warehouse's
-// field map (src/warehouse/detection-fields.ts); the result is a condition tree that
+// field map (src/warehouse/detection-fields.ts), or names of another log source's taxonomy that
+// its SIGMA_TAXONOMY_FIELDS maps onto them; the result is a condition tree that
 // src/warehouse/detection-sql.ts writes as SQL.
 import {
   OCSF_FIELDS,
+  SIGMA_TAXONOMY_FIELDS,
   type Condition,
   type FieldDef,
   type FieldMatch,
@@ -182,20 +184,28 @@ function mappingOf(
   return and(parts);
 }
 
+/** The OCSF name of a rule's field: itself, or the one its taxonomy's name maps onto. */
+function ocsfName(at: Where, path: (string | number)[], name: string): string {
+  if (OCSF_FIELDS[name] !== undefined) return name;
+  const mapped = SIGMA_TAXONOMY_FIELDS[name]?.ocsf;
+  if (mapped === undefined)
+    at.fail(
+      path,
+      `field \`${name}\` is not in the field map`,
+      "docs/detections.md lists the field names a Sigma rule can use (OCSF, and those of other taxonomies mapped onto them)",
+    );
+  return mapped;
+}
+
 function fieldOf(
   at: Where,
   path: (string | number)[],
   key: string,
   value: unknown,
 ): Condition {
-  const [name = "", ...mods] = key.split("|");
-  const field = OCSF_FIELDS[name];
-  if (field === undefined)
-    at.fail(
-      path,
-      `field \`${name}\` is not in the field map`,
-      "docs/detections.md lists the OCSF field names a Sigma rule can use",
-    );
+  const [written = "", ...mods] = key.split("|");
+  const name = ocsfName(at, path, written);
+  const field = OCSF_FIELDS[name] as FieldDef;
   for (const m of mods)
     if (!SUPPORTED_MODIFIERS.has(m))
       at.fail(path, `Sigma modifier \`${m}\` is not supported`);
@@ -421,14 +431,8 @@ function aggregationOf(
       ["detection", "condition"],
       `aggregation \`${text.trim()}\` is not supported: only \`count([field]) [by field[, field]] <op> N\``,
     );
-  const field = (name: string): string => {
-    if (OCSF_FIELDS[name] === undefined)
-      at.fail(
-        ["detection", "condition"],
-        `field \`${name}\` is not in the field map`,
-      );
-    return name;
-  };
+  const field = (name: string): string =>
+    ocsfName(at, ["detection", "condition"], name);
   const by = (m[2] ?? "")
     .split(",")
     .map((s) => s.trim())

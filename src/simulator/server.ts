@@ -118,6 +118,11 @@ export interface SimulatorOptions {
    * behaviour the `many-resources-short-time` detection looks for); default off.
    */
   discoverySweeps?: boolean;
+  /**
+   * Client addresses of an intruder: once a day a session of a human user comes from each (the
+   * behaviour the `equation-group-c2` detection looks for, with its addresses); default none.
+   */
+  intruderAddresses?: readonly string[];
   /** Days of history before today's UTC midnight (at start-up); default 90. */
   historyDays?: number;
   /** Wire name of the session user's `service` member; default "formal". */
@@ -426,6 +431,9 @@ class SimulatorServer implements Simulator {
       ...(o.discoverySweeps === undefined
         ? {}
         : { discoverySweeps: o.discoverySweeps }),
+      ...(o.intruderAddresses === undefined
+        ? {}
+        : { intruderAddresses: o.intruderAddresses }),
     });
     this.encoder = wireEncoder(this.generator, this.brandMember);
     this.directory = new Directory(this.generator.org, this.generator.index);

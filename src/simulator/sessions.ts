@@ -42,6 +42,8 @@ interface SessionGeneratorOptions {
   maxCachedSessions?: number;
   /** One discovery sweep a day (see DISCOVERY_SWEEP_RESOURCES); default off. */
   discoverySweeps?: boolean;
+  /** Client addresses of an intruder: one session a day from each (addIntruderSessions); default none. */
+  intruderAddresses?: readonly string[];
 }
 
 export interface SessionGenerator {
@@ -233,6 +235,7 @@ class Generator implements SessionGenerator {
   >();
   private readonly homeIp = new Map<string, string>();
   private readonly discoverySweeps: boolean;
+  private readonly intruderAddresses: readonly string[];
 
   constructor(o: SessionGeneratorOptions) {
     if (!Number.isFinite(o.historyStartMs))
@@ -248,6 +251,7 @@ class Generator implements SessionGenerator {
     this.maxDurationMs = o.maxDurationMs ?? DEFAULT_MAX_DURATION_MS;
     this.maxCachedSessions = o.maxCachedSessions ?? 400_000;
     this.discoverySweeps = o.discoverySweeps ?? false;
+    this.intruderAddresses = o.intruderAddresses ?? [];
     // Roots per unit weight such that roots plus their children average perDay over a week.
     this.scale =
       (perDay * 7) / (WEEK_WEIGHT * (1 + CHILD_PARENT_SHARE * MEAN_CHILDREN));
@@ -378,7 +382,40 @@ class Generator implements SessionGenerator {
       }
     }
     if (this.discoverySweeps) this.addDiscoverySweep(hour, hourStart, out);
+    for (const address of this.intruderAddresses)
+      this.addIntruderSession(address, hour, hourStart, out);
     return out;
+  }
+
+  /**
+   * Once a day, at an hour of its own, a session from `address`: a human user's credential used
+   * by an intruder from their own infrastructure, to one of the organisation's resources.
+   */
+  private addIntruderSession(
+    address: string,
+    hour: number,
+    hourStart: number,
+    out: SimSession[],
+  ): void {
+    const day = Math.floor(hour / 24);
+    const rng = createRng(hash32(this.seed, "intruder", address, day));
+    if (hour !== day * 24 + rng.int(0, 23)) return;
+    const user = this.humanTable?.pick(rng);
+    const { resources } = this.org;
+    if (!user || resources.length === 0) return;
+    const resource = rng.pick(resources);
+    out.push({
+      id: sessionId(this.seed, hour, out.length),
+      startMs: hourStart + rng.int(0, HOUR_MS - 1),
+      durationMs: this.duration(rng, user, resource.technology),
+      userId: user.id,
+      endUserId: "",
+      resourceId: resource.id,
+      nativeUsername: pickNative(rng, resource),
+      clientIpAddress: address,
+      parentSessionId: "",
+      applicationName: appName(rng, user, resource.technology),
+    });
   }
 
   private addDiscoverySweep(

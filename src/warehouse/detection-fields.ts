@@ -1,7 +1,10 @@
 // The one field map of the detections: the names a Sigma rule uses, OCSF attribute paths of the
 // Datastore Activity class (class_uid 6005, OCSF 1.8), each mapped to a SQL expression over the
 // columns of `sessions_enriched` (migrations/0010_entity_views.sql). What OCSF has no attribute
-// for is under `unmapped.`, as OCSF itself places such values. docs/detections.md lists them.
+// for is under `unmapped.`, as OCSF itself places such values. A public Sigma rule written for
+// another log source names its fields in that source's taxonomy: SIGMA_TAXONOMY_FIELDS maps
+// those names onto the OCSF ones, as a Sigma backend's field mapping does, so that such a rule
+// runs with its detection unchanged. docs/detections.md lists both.
 
 /** How a field's values compare: text, a list of texts, a number, a time. */
 type FieldKind = "string" | "array" | "number";
@@ -97,4 +100,47 @@ export const OCSF_FIELDS: Readonly<Record<string, FieldDef>> = {
     "array",
     "the data labels of the resource's columns in the inventory",
   ),
+};
+
+/** A field of another Sigma taxonomy, and the OCSF name of the same value in a session. */
+interface TaxonomyField {
+  readonly ocsf: string;
+  /** The log source whose rules use the name, and what it holds there. */
+  readonly source: string;
+}
+
+/**
+ * Field names of the log sources public Sigma rules are written for → the OCSF field holding the
+ * same value in a session. Only names whose meaning a session carries: a client or server
+ * address of a connection, the account a logon used.
+ */
+export const SIGMA_TAXONOMY_FIELDS: Readonly<Record<string, TaxonomyField>> = {
+  "id.orig_h": {
+    ocsf: "src_endpoint.ip",
+    source: "Zeek: the connection's originator (client) address",
+  },
+  "id.resp_h": {
+    ocsf: "dst_endpoint.ip",
+    source: "Zeek: the connection's responder (server) address",
+  },
+  src_ip: {
+    ocsf: "src_endpoint.ip",
+    source: "Sigma firewall taxonomy: the source address",
+  },
+  dst_ip: {
+    ocsf: "dst_endpoint.ip",
+    source: "Sigma firewall taxonomy: the destination address",
+  },
+  "c-ip": {
+    ocsf: "src_endpoint.ip",
+    source: "W3C web server and proxy logs: the client address",
+  },
+  IpAddress: {
+    ocsf: "src_endpoint.ip",
+    source: "Windows security log logon events: the client address",
+  },
+  TargetUserName: {
+    ocsf: "user.name",
+    source: "Windows security log logon events: the account logged on",
+  },
 };

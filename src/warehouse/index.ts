@@ -93,7 +93,11 @@ export {
   recordedHitKeys,
   type DetectionHit,
 } from "./detections.js";
-export { OCSF_FIELDS, type FieldDef } from "./detection-fields.js";
+export {
+  OCSF_FIELDS,
+  SIGMA_TAXONOMY_FIELDS,
+  type FieldDef,
+} from "./detection-fields.js";
 export {
   detectionAlertSql,
   scopedSelect,

@@ -25,6 +25,8 @@ export const DEMO_DAYS = 2;
  * after 30 days) find both.
  */
 export const HISTORY_DAYS = 35;
+/** The command-and-control addresses of detections/sigma/net_firewall_apt_equationgroup_c2.yml. */
+export const INTRUDER_ADDRESSES = ["69.42.98.86", "89.185.234.145"];
 
 export interface DemoWarehouse {
   sim: Simulator;
@@ -34,8 +36,12 @@ export interface DemoWarehouse {
 }
 
 export async function demoWarehouse(): Promise<DemoWarehouse> {
-  // With its daily discovery sweep, so that many-resources-short-time has a person to find.
-  const sim = await testSimulator({ discoverySweeps: true });
+  // With its daily discovery sweep, so that many-resources-short-time has a person to find, and
+  // a daily session from each Equation Group C2 address (equation-group-c2).
+  const sim = await testSimulator({
+    discoverySweeps: true,
+    intruderAddresses: INTRUDER_ADDRESSES,
+  });
   const config = await testConfig({
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
@@ -74,12 +80,16 @@ export async function demoWarehouse(): Promise<DemoWarehouse> {
         WHERE start_time < fromUnixTimestamp64Milli(${NOON - (DEMO_DAYS - 1) * DAY_MS})
       )`,
   });
-  // The shipped detections over everything that arrived, as the detections job of `run` finds it.
-  await evaluateRules(warehouse, loadRules([SHIPPED_RULES_DIR]), {
-    insert: { retries: 0 },
-    initialLookbackMs: DAY_MS,
-    nowMs: Date.now(),
-  });
+  // The shipped detections over everything that arrived, as the detections job of `run` finds
+  // it: once just after the last directory read (the directory arrived at the simulator's clock,
+  // NOON), then now (the sessions and aggregations arrived at the wall clock's).
+  const rules = loadRules([SHIPPED_RULES_DIR]);
+  for (const nowMs of [NOON + 60_000, Date.now()])
+    await evaluateRules(warehouse, rules, {
+      insert: { retries: 0 },
+      initialLookbackMs: DAY_MS,
+      nowMs,
+    });
   return {
     sim,
     config,

@@ -1,6 +1,6 @@
 // The Sigma subset on the real engine: each construct as a rule whose fixtures must fire and
 // must not, stored and evaluated as `detect test` does (case-insensitive matching by default,
-// wildcards, the modifiers, selection patterns, aggregations).
+// wildcards, the modifiers, selection patterns, aggregations, field names of other taxonomies).
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -146,6 +146,32 @@ const CASES: Record<string, Case> = {
       "sel_a:\n  database.name: a-db\nsel_b:\n  database.name: b-db\nhuman:\n  actor.user.type: human\ncondition: (1 of sel_*) and not (all of them)",
     fires: [[resource("a-db")], [resource("b-db")]],
     quiet: [[resource("c-db")]],
+  },
+  "fields of other taxonomies are the OCSF fields they map onto": {
+    detection:
+      "zeek:\n  id.orig_h|cidr: 198.51.100.0/24\nfirewall:\n  dst_ip: 10.9.9.9\nwindows:\n  TargetUserName: sa\ncondition: zeek or firewall or windows",
+    fires: [
+      [ip("198.51.100.7")],
+      ['{ network: { serverIpAddress: "10.9.9.9" } }'],
+      ["{ user: { native: { username: SA } } }"],
+    ],
+    quiet: [[ip("198.51.101.7")]],
+  },
+  "count() by a field of another taxonomy": {
+    detection:
+      "a:\n  database.name: orders-db\ntimeframe: 5m\ncondition: a | count(TargetUserName) by src_ip > 1",
+    fires: [
+      [
+        `{ startTime: "2026-01-05T10:00:00Z", user: { native: { username: u1 } } }`,
+        `{ startTime: "2026-01-05T10:01:00Z", user: { native: { username: u2 } } }`,
+      ],
+    ],
+    quiet: [
+      [
+        `{ startTime: "2026-01-05T10:00:00Z", user: { native: { username: u1 } } }`,
+        `{ startTime: "2026-01-05T10:01:00Z", user: { native: { username: u1 } } }`,
+      ],
+    ],
   },
   "count() by a field over a timeframe": {
     detection:

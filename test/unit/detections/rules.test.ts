@@ -1,9 +1,11 @@
 // The rule files: the shipped set loads and is what the brief of a detection set asks (one id
-// each, ATT&CK ids, fixtures both ways, adapted public Sigma rules that keep their attribution);
+// each, ATT&CK ids, fixtures both ways, adapted public Sigma rules that keep their attribution
+// and the published text but for the logsource);
 // a bad rule is refused naming its file, its rule and the line; the Sigma subset refuses what it
 // does not support the same way; the committed Grafana provisioning is the compiler's output.
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ALERT_RULES_FILE,
@@ -15,6 +17,22 @@ import { REPO_ROOT } from "../../helpers/dashboards.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const shipped = loadRules([SHIPPED_RULES_DIR]);
+
+/** The logsource an adapted public rule is given. */
+const OUR_LOGSOURCE =
+  "logsource:\n    product: sessionhouse\n    category: database\n";
+/** Each adapted public rule's published logsource and git blob id in SigmaHQ/sigma. */
+const PUBLISHED: Readonly<Record<string, { logsource: string; blob: string }>> =
+  {
+    "zeek_rdp_public_listener.yml": {
+      logsource: "logsource:\n    product: zeek\n    service: rdp\n",
+      blob: "225b22f90c1ebf204952671251beeb70818b8b24",
+    },
+    "net_firewall_apt_equationgroup_c2.yml": {
+      logsource: "logsource:\n    category: firewall\n",
+      blob: "e5098c8fba34e5513927f638da4158c053217a0f",
+    },
+  };
 
 /** Loads one rule written to a file of its own; returns the error's message (or "" when none). */
 function problemOf(text: string, name = "rule.yaml"): string {
@@ -67,13 +85,41 @@ describe("the shipped rules", () => {
     }
   });
 
-  it("adapt at least three public Sigma rules, naming the source rule and its licence", () => {
+  it("adapt public Sigma rules as published but for the logsource, naming the source rule and its licence", () => {
     const adapted = shipped.filter(
       (r) => r.logic.kind === "sigma" && /DRL\) 1\.1/.test(r.source ?? ""),
     );
-    expect(adapted.length).toBeGreaterThanOrEqual(3);
-    for (const r of adapted)
-      expect(r.source).toMatch(/id [0-9a-f-]{36}, SigmaHQ\/sigma\s+rules\//);
+    expect(adapted.map((r) => r.id).sort()).toEqual(
+      ["equation-group-c2", "external-address-session"].sort(),
+    );
+    for (const r of adapted) {
+      const m =
+        /id ([0-9a-f-]{36}), SigmaHQ\/sigma\s+(rules[a-z-]*\/\S+\.yml)/.exec(
+          r.source ?? "",
+        );
+      expect(m, r.id).not.toBeNull();
+      if (r.logic.kind !== "sigma" || !m) continue;
+      // The published file, kept in a file of its own under detections/sigma/.
+      const file = r.logic.src.file;
+      expect(dirname(file)).toBe(join(SHIPPED_RULES_DIR, "sigma"));
+      const upstream = PUBLISHED[basename(file)];
+      expect(upstream, file).toBeDefined();
+      if (!upstream) continue;
+      expect(basename(m[2] ?? "")).toBe(basename(file));
+      // Put back the published logsource: the bytes are the published file's (its git blob id
+      // in SigmaHQ/sigma), so the logsource is all that changed.
+      const text = readFileSync(file, "utf8");
+      expect(text).toContain(OUR_LOGSOURCE);
+      const published = Buffer.from(
+        text.replace(OUR_LOGSOURCE, upstream.logsource),
+      );
+      const blob = createHash("sha1")
+        .update(`blob ${published.length}\0`)
+        .update(published)
+        .digest("hex");
+      expect(blob, file).toBe(upstream.blob);
+      expect(text).toContain(`id: ${m[1]}`);
+    }
   });
 
   it("compile to the committed Grafana provisioning file, one alert per rule", () => {

@@ -252,6 +252,46 @@ describe("session generator", () => {
     ).toEqual([]);
   });
 
+  it("adds one session a day from each intruder address, and nothing else", () => {
+    const addresses = ["69.42.98.86", "89.185.234.145"];
+    const withIntruder = createSessionGenerator({
+      seed: 1,
+      historyStartMs: WEDNESDAY - 30 * DAY,
+      intruderAddresses: addresses,
+    });
+    const days = 3;
+    const plain = gen.sessionsStartingIn(WEDNESDAY, WEDNESDAY + days * DAY);
+    const all = withIntruder.sessionsStartingIn(
+      WEDNESDAY,
+      WEDNESDAY + days * DAY,
+    );
+    const fromIntruder = all.filter((s) =>
+      addresses.includes(s.clientIpAddress),
+    );
+    expect(plain.filter((s) => addresses.includes(s.clientIpAddress))).toEqual(
+      [],
+    );
+    expect(fromIntruder).toHaveLength(addresses.length * days);
+    for (const a of addresses)
+      for (let d = 0; d < days; d++)
+        expect(
+          fromIntruder.filter(
+            (s) =>
+              s.clientIpAddress === a &&
+              Math.floor((s.startMs - WEDNESDAY) / DAY) === d,
+          ),
+          `${a} on day ${d}`,
+        ).toHaveLength(1);
+    // Every other session is the plain generator's, unchanged.
+    expect(all.filter((s) => !fromIntruder.includes(s))).toEqual(plain);
+    // An intruder's session is a human user's, and found again by its id.
+    const users = new Map(withIntruder.org.users.map((u) => [u.id, u]));
+    for (const s of fromIntruder) {
+      expect(users.get(s.userId)?.type).toBe("human");
+      expect(withIntruder.getSession(s.id)).toEqual(s);
+    }
+  });
+
   it("returns sorted windows and regenerates single sessions by id", () => {
     const list = gen.sessionsStartingIn(
       WEDNESDAY + 9 * HOUR + 1234,
