@@ -519,6 +519,33 @@ WHERE $__timeFilter(cur.valid_from)
 ORDER BY changed_at DESC, resource_name, path, cur.id
 LIMIT 1000`,
     },
+    {
+      uid: "sessionhouse-who-accessed-what",
+      title: "Users × resources",
+      picks: "resource",
+      // Every pair of the range aggregated, then the newest 1000 by last access.
+      old: `SELECT user_key AS user,
+       any(user_type) AS user_type,
+       resource_name AS resource,
+       any(resource_technology) AS technology,
+       count() AS sessions,
+       min(start_time) AS first_access,
+       max(start_time) AS last_access,
+       arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS as_native_user,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(resource) AS resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+  AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+  AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+GROUP BY user, resource
+ORDER BY last_access DESC
+LIMIT 1000`,
+    },
   ];
 
   it.each(cases.map((c) => [c.title, c] as const))(
