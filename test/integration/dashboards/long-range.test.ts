@@ -20,6 +20,7 @@ import {
   storeLongHistory,
 } from "../../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { REPLACED_PANELS } from "../../helpers/replaced-panels.js";
 import {
   loadDashboards,
   type Dashboard,
@@ -190,17 +191,19 @@ describe("sessions overview over a long range", () => {
   );
 
   // With no filter but technology, the rolled-up days come from the per-technology rollup; the
-  // query it replaced read them from session_rollups_daily, kept here as the reference.
+  // query it replaced (test/helpers/replaced-panels.ts) read them from session_rollups_daily.
   it("Sessions over time by technology: the rows of the query it replaced", async () => {
     const panel = dashboard.panels.find(
       (p) => p.title === "Sessions over time by technology",
     );
-    if (!panel) throw new Error("no Sessions over time by technology panel");
+    const before = REPLACED_PANELS.find((r) => r.title === panel?.title)?.sql;
+    if (!panel || before === undefined)
+      throw new Error("no Sessions over time by technology panel");
     const replaced: Panel = {
       ...panel,
       targets: panel.targets.map((t) => ({
         ...t,
-        rawSql: SESSIONS_BY_TECHNOLOGY_BEFORE,
+        rawSql: before,
       })),
     };
     for (const chosen of [
@@ -317,31 +320,3 @@ describe("sessions overview over a long range", () => {
     });
   });
 });
-
-/** Sessions over time by technology as it was before it read the per-technology rollup. */
-const SESSIONS_BY_TECHNOLOGY_BEFORE = `SELECT time, resource_technology, sum(n) AS sessions
-FROM (
-  SELECT toStartOfInterval(toDateTime(start_time), toIntervalSecond(if($long_range, greatest($__interval_s, 86400), $__interval_s))) AS time, resource_technology, count() AS n
-  FROM sessions FINAL
-  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
-    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
-    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
-    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
-    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
-    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
-    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
-    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
-  GROUP BY time, resource_technology
-  UNION ALL
-  SELECT toStartOfInterval(toDateTime(day, 'UTC'), toIntervalSecond(greatest($__interval_s, 86400))) AS time, resource_technology, sum(sessions)
-  FROM session_rollups_daily FINAL
-  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
-    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
-    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
-    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
-    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
-    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
-  GROUP BY time, resource_technology
-)
-GROUP BY time, resource_technology
-ORDER BY time, resource_technology`;

@@ -21,6 +21,7 @@ import {
   useDatabase,
 } from "../../helpers/panels.js";
 import { NOON } from "../../helpers/simulator.js";
+import { REPLACED_PANELS } from "../../helpers/replaced-panels.js";
 import type { Dashboard, Panel } from "../../helpers/dashboards.js";
 import {
   adHocTargetTable,
@@ -496,59 +497,9 @@ describe("ad hoc filters", () => {
 });
 
 // A panel rewritten to read less answers what the query it replaced answered: the old SQL, kept
-// here as the reference, runs through the same expansion on the same data.
+// in test/helpers/replaced-panels.ts, runs through the same expansion on the same data.
 describe("rewritten panels", () => {
-  const cases: { uid: string; title: string; old: string; picks: string }[] = [
-    {
-      uid: "sessionhouse-sensitive-inventory",
-      title: "Labels changed in the range",
-      picks: "inventory_label",
-      // The self-join of every version that ended in the range with those that began there.
-      old: `SELECT cur.valid_from AS changed_at,
-       cur.resource_name AS resource_name,
-       cur.path AS path,
-       prev.data_labels AS labels_before,
-       if(cur.is_deleted = 1, [], cur.data_labels) AS labels_after,
-       if(cur.is_deleted = 1, 'removed', 'relabelled') AS change
-FROM inventory_columns_history AS cur FINAL
-INNER JOIN (SELECT id, valid_to, data_labels FROM inventory_columns_history FINAL WHERE valid_to IS NOT NULL AND $__timeFilter(valid_to)) AS prev
-    ON prev.id = cur.id AND prev.valid_to = cur.valid_from
-WHERE $__timeFilter(cur.valid_from)
-  AND (cur.is_deleted = 1 OR prev.data_labels != cur.data_labels)
-  AND $__conditionalAll(hasAny(arrayConcat(prev.data_labels, cur.data_labels), arrayMap(v -> decodeURLComponent(v), [\${inventory_label:singlequote}])), $inventory_label)
-ORDER BY changed_at DESC, resource_name, path, cur.id
-LIMIT 1000`,
-    },
-    {
-      uid: "sessionhouse-who-accessed-what",
-      title: "Users × resources",
-      picks: "resource",
-      // Every pair of the range aggregated, then the newest 1000 by last access.
-      old: `SELECT user_key AS user,
-       any(user_type) AS user_type,
-       resource_name AS resource,
-       any(resource_technology) AS technology,
-       count() AS sessions,
-       min(start_time) AS first_access,
-       max(start_time) AS last_access,
-       arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS as_native_user,
-       encodeURLComponent(user) AS user_url,
-       encodeURLComponent(resource) AS resource_url
-FROM sessions FINAL
-WHERE $__timeFilter(start_time)
-  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
-  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
-  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
-  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
-  AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
-  AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
-GROUP BY user, resource
-ORDER BY last_access DESC
-LIMIT 1000`,
-    },
-  ];
-
-  it.each(cases.map((c) => [c.title, c] as const))(
+  it.each(REPLACED_PANELS.map((c) => [c.title, c] as const))(
     "%s: the rows of the query it replaced, with All and with one option picked",
     async (_title, c) => {
       const d = dashboards.find((x) => x.dashboard.uid === c.uid)?.dashboard;
@@ -572,7 +523,7 @@ LIMIT 1000`,
         for (const cap of ["1000", "3"]) {
           const { variables } = await resolveVariables(d, chosen);
           const what = `${JSON.stringify([...chosen])} LIMIT ${cap}`;
-          const want = await run(demo.warehouse, sql(c.old, variables, cap));
+          const want = await run(demo.warehouse, sql(c.sql, variables, cap));
           expect(want.rows.length, what).toBeGreaterThan(0);
           for (const t of panel.targets)
             expect(
