@@ -20,6 +20,7 @@ import {
   storeLongHistory,
 } from "../../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { REPLACED_PANELS } from "../../helpers/replaced-panels.js";
 import {
   loadDashboards,
   type Dashboard,
@@ -188,6 +189,37 @@ describe("sessions overview over a long range", () => {
       }
     },
   );
+
+  // With no filter but technology, the rolled-up days come from the per-technology rollup; the
+  // query it replaced (test/helpers/replaced-panels.ts) read them from session_rollups_daily.
+  it("Sessions over time by technology: the rows of the query it replaced", async () => {
+    const panel = dashboard.panels.find(
+      (p) => p.title === "Sessions over time by technology",
+    );
+    const before = REPLACED_PANELS.find((r) => r.title === panel?.title)?.sql;
+    if (!panel || before === undefined)
+      throw new Error("no Sessions over time by technology panel");
+    const replaced: Panel = {
+      ...panel,
+      targets: panel.targets.map((t) => ({
+        ...t,
+        rawSql: before,
+      })),
+    };
+    for (const chosen of [
+      new Map<string, string[]>(),
+      new Map([["technology", ["postgres"]]]),
+      new Map([["user", ["user1%40acme.example"]]]),
+    ])
+      for (const range of [long, beyond, old]) {
+        const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
+        const want = await panelRows(replaced, range, { chosen });
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await panelRows(panel, range, { chosen })).rows, what).toEqual(
+          want.rows,
+        );
+      }
+  });
 
   describe("once the TTL deleted the oldest raw rows", () => {
     beforeAll(async () => {

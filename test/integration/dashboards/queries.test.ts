@@ -21,6 +21,7 @@ import {
   useDatabase,
 } from "../../helpers/panels.js";
 import { NOON } from "../../helpers/simulator.js";
+import { REPLACED_PANELS } from "../../helpers/replaced-panels.js";
 import type { Dashboard, Panel } from "../../helpers/dashboards.js";
 import {
   adHocTargetTable,
@@ -491,6 +492,45 @@ describe("ad hoc filters", () => {
         }
       }
       expect(compared).toBeGreaterThan(3);
+    },
+  );
+});
+
+// A panel rewritten to read less answers what the query it replaced answered: the old SQL, kept
+// in test/helpers/replaced-panels.ts, runs through the same expansion on the same data.
+describe("rewritten panels", () => {
+  it.each(REPLACED_PANELS.map((c) => [c.title, c] as const))(
+    "%s: the rows of the query it replaced, with All and with one option picked",
+    async (_title, c) => {
+      const d = dashboards.find((x) => x.dashboard.uid === c.uid)?.dashboard;
+      const panel = d?.panels.find((p) => p.title === c.title);
+      if (!d || !panel) throw new Error(`no ${c.uid} / ${c.title}`);
+      const all = await resolveVariables(d);
+      const option = all.variables.find((v) => v.name === c.picks)?.options[0];
+      expect(option).toBeDefined();
+      const range = demoRange(d);
+      const sql = (raw: string, variables: TemplateVariable[], cap: string) =>
+        renderQuery(raw.replaceAll("LIMIT 1000", `LIMIT ${cap}`), {
+          range,
+          intervalMs: queryInterval(range, panel.interval),
+          variables,
+        });
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([[c.picks, [option ?? ""]]]),
+      ])
+        // At the panel's cap, and at a cap of 3 that cuts the demo data's rows.
+        for (const cap of ["1000", "3"]) {
+          const { variables } = await resolveVariables(d, chosen);
+          const what = `${JSON.stringify([...chosen])} LIMIT ${cap}`;
+          const want = await run(demo.warehouse, sql(c.sql, variables, cap));
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          for (const t of panel.targets)
+            expect(
+              (await run(demo.warehouse, sql(t.rawSql, variables, cap))).rows,
+              what,
+            ).toEqual(want.rows);
+        }
     },
   );
 });

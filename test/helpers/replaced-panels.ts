@@ -1,0 +1,94 @@
+// The panels' queries as they were before a rewrite made them read less: the references the
+// dashboard tests compare each rewritten panel with (the same rows on the same data).
+
+/** The filter of each variable of the sessions dashboards, as the replaced queries wrote it. */
+const FILTERS: Record<string, string> = {
+  environment: `$__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)`,
+  technology: `$__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)`,
+  resource: `$__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)`,
+  user: `$__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)`,
+  group: `$__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)`,
+  connector: `$__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)`,
+  client_ip: `$__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)`,
+};
+
+/** `AND <filter>` lines for the variables `names`, indented by `indent` spaces. */
+function filters(indent: number, names: string[]): string {
+  return names
+    .map((n) => `${" ".repeat(indent)}AND ${FILTERS[n] ?? ""}`)
+    .join("\n");
+}
+
+/** The rawSql each rewritten panel had, by dashboard uid and panel title. */
+export const REPLACED_PANELS: {
+  uid: string;
+  title: string;
+  /** A variable the comparison also picks one option of. */
+  picks: string;
+  sql: string;
+}[] = [
+  {
+    uid: "sessionhouse-sensitive-inventory",
+    title: "Labels changed in the range",
+    picks: "inventory_label",
+    // The versions that ended in the range joined on the id and the time to those that began.
+    sql: `SELECT cur.valid_from AS changed_at,
+       cur.resource_name AS resource_name,
+       cur.path AS path,
+       prev.data_labels AS labels_before,
+       if(cur.is_deleted = 1, [], cur.data_labels) AS labels_after,
+       if(cur.is_deleted = 1, 'removed', 'relabelled') AS change
+FROM inventory_columns_history AS cur FINAL
+INNER JOIN (SELECT id, valid_to, data_labels FROM inventory_columns_history FINAL WHERE valid_to IS NOT NULL AND $__timeFilter(valid_to)) AS prev
+    ON prev.id = cur.id AND prev.valid_to = cur.valid_from
+WHERE $__timeFilter(cur.valid_from)
+  AND (cur.is_deleted = 1 OR prev.data_labels != cur.data_labels)
+  AND $__conditionalAll(hasAny(arrayConcat(prev.data_labels, cur.data_labels), arrayMap(v -> decodeURLComponent(v), [\${inventory_label:singlequote}])), $inventory_label)
+ORDER BY changed_at DESC, resource_name, path, cur.id
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Users × resources",
+    picks: "resource",
+    // Every pair of the range aggregated, then the newest 1000 by last access.
+    sql: `SELECT user_key AS user,
+       any(user_type) AS user_type,
+       resource_name AS resource,
+       any(resource_technology) AS technology,
+       count() AS sessions,
+       min(start_time) AS first_access,
+       max(start_time) AS last_access,
+       arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS as_native_user,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(resource) AS resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user, resource
+ORDER BY last_access DESC
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Sessions over time by technology",
+    picks: "technology",
+    // Every rolled-up day from session_rollups_daily, whatever the filters.
+    sql: `SELECT time, resource_technology, sum(n) AS sessions
+FROM (
+  SELECT toStartOfInterval(toDateTime(start_time), toIntervalSecond(if($long_range, greatest($__interval_s, 86400), $__interval_s))) AS time, resource_technology, count() AS n
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+${filters(4, ["environment", "technology", "resource", "user", "group", "connector", "client_ip"])}
+  GROUP BY time, resource_technology
+  UNION ALL
+  SELECT toStartOfInterval(toDateTime(day, 'UTC'), toIntervalSecond(greatest($__interval_s, 86400))) AS time, resource_technology, sum(sessions)
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
+${filters(4, ["environment", "technology", "resource", "user", "connector"])}
+  GROUP BY time, resource_technology
+)
+GROUP BY time, resource_technology
+ORDER BY time, resource_technology`,
+  },
+];
