@@ -314,3 +314,52 @@ describe("daily rollups", () => {
     );
   });
 });
+
+describe("the hold flags at the rollups", () => {
+  it("follow 60,000 active holds, their values more than a URL holds", async () => {
+    const ownConfig = await testConfig();
+    const own = await migratedWarehouse(ownConfig);
+    try {
+      // Session holds of 10-character ids: quoted in a URL, more than a server's request line
+      // (in a request body, less than the HTTP front's limit on a statement).
+      await own.client.command({
+        query: `INSERT INTO \`${own.database}\`.legal_holds
+            (hold_id, scope, value, reason, created_by, created_at, updated_at)
+          SELECT concat('hold_', toString(number)), 'session',
+            if(number = 0, 'held_1', concat('gone_', leftPad(toString(number), 5, '0'))),
+            'audit', 'tests', now64(3, 'UTC'), now64(3, 'UTC')
+          FROM numbers(60000)`,
+      });
+      const fetched = D1 + 3 * DAY;
+      const spec = { startMs: D1, status: "completed", user: "erin" };
+      await insertRows(
+        own,
+        "sessions",
+        [
+          { ...spec, id: "held_1", resource: "orders" },
+          { ...spec, id: "free_1", resource: "billing" },
+        ].map((x) => {
+          const { s, raw } = session(x);
+          return sessionRow(s, raw, fetched);
+        }),
+        { retries: 0 },
+      );
+      const r = await rollUp(
+        { config: ownConfig, warehouse: own, logger },
+        fetched,
+      );
+      expect(r.holdRowsChanged).toBe(1);
+      expect(
+        await select(
+          own,
+          "SELECT id, legal_hold FROM {db}.sessions FINAL ORDER BY id",
+        ),
+      ).toEqual([
+        { id: "free_1", legal_hold: false },
+        { id: "held_1", legal_hold: true },
+      ]);
+    } finally {
+      await own.close();
+    }
+  });
+});
