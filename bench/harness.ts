@@ -1,7 +1,7 @@
 // What every part of `npm run bench` shares: the fixed clock, the simulator in its own process,
 // scenarios each in a process of their own (their peak RSS is their own), and number formatting.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -154,9 +154,25 @@ export const fmt = (n: number, digits = 0) =>
     minimumFractionDigits: digits,
   });
 
-/** The data directory of a scenario. */
-export const dataDir = (name: string) =>
-  join(tmpdir(), `sessionhouse-bench-${name}`);
+let runDir: string | undefined;
+
+/**
+ * The directory of this bench run, for everything it writes: unique (mkdtemp), so that two
+ * benches at once never share one, and removed when the run ends (removeRunDir).
+ */
+export function benchDir(): string {
+  runDir ??= mkdtempSync(join(tmpdir(), "sessionhouse-bench-"));
+  return runDir;
+}
+
+/** Removes the directory of this bench run and everything in it. */
+export function removeRunDir(): void {
+  if (runDir !== undefined) rmSync(runDir, { recursive: true, force: true });
+  runDir = undefined;
+}
+
+/** The data directory of a scenario, in the directory of this bench run. */
+export const dataDir = (name: string) => join(benchDir(), name);
 
 /** The median of measurements (of three runs, the middle one). */
 export function median(values: readonly number[]): number {

@@ -3,7 +3,6 @@
 // rollups, and `archive export` of the busiest month against the engine writing the same Parquet
 // file directly.
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportArchive } from "../src/pipeline/archive.js";
 import { rollUp } from "../src/pipeline/rollups.js";
@@ -171,11 +170,11 @@ export async function runRetention(
   let directMs = Infinity;
   const columns = "* EXCEPT legal_hold, legal_hold";
   for (let i = 0; i < 2; i++) {
-    const root = mkdtempSync(join(tmpdir(), "sessionhouse-bench-archive-"));
+    const root = mkdtempSync(join(dataDir, "archive-"));
     const e = await exportArchive(w, { month, root });
     exportMs = Math.min(exportMs, e.ms);
     rmSync(root, { recursive: true, force: true });
-    const dir = mkdtempSync(join(tmpdir(), "sessionhouse-bench-parquet-"));
+    const dir = mkdtempSync(join(dataDir, "parquet-"));
     const started = performance.now();
     await w.client.command({
       query: `INSERT INTO FUNCTION file('${join(dir, "sessions.parquet")}', 'Parquet')

@@ -17,6 +17,7 @@ import {
   fmt,
   median,
   ROOT,
+  removeRunDir,
   RUNS,
   scenario,
   startSimulator,
@@ -341,4 +342,14 @@ async function main(): Promise<void> {
     writeFileSync(join(ROOT, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
 }
 
-await main();
+// The run's directory goes at the end, also when a part fails or the run is interrupted.
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    removeRunDir();
+    process.exit(1);
+  });
+try {
+  await main();
+} finally {
+  removeRunDir();
+}

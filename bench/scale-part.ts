@@ -5,10 +5,9 @@
 // archive) times only those. Removes every directory it made.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPORT_KINDS } from "../src/config/index.js";
-import { dataDir, fmt, ROOT, scenario, verdict } from "./harness.js";
+import { benchDir, dataDir, fmt, ROOT, scenario, verdict } from "./harness.js";
 import type { ScaleBench } from "./scale.js";
 
 /** "1m", "10m", "100m", "30m", or a plain number of sessions. */
@@ -98,7 +97,7 @@ async function archives(
   env: Record<string, string>,
   r: ScaleBench,
 ): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-archive-"));
+  const root = mkdtempSync(join(benchDir(), "scale-archive-"));
   const restoreDir = dataDir("scale-restore");
   rmSync(restoreDir, { recursive: true, force: true });
   const exported = await cli(
@@ -159,9 +158,7 @@ async function reports(
   let yearOk = true;
   for (const kind of REPORT_KINDS) {
     const run = async (from: string, to: string) => {
-      const out = mkdtempSync(
-        join(tmpdir(), "sessionhouse-bench-scale-report-"),
-      );
+      const out = mkdtempSync(join(benchDir(), "scale-report-"));
       rmSync(out, { recursive: true });
       const t = await cli(
         ["report", kind, "--from", from, "--to", to, "--out", out],

@@ -2,7 +2,6 @@
 //   node .bench-dist/bench/scenario.js '<json args>'
 // Prints one JSON line with the measurements.
 import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   aggregationJobSchema,
@@ -168,7 +167,8 @@ async function main(): Promise<void> {
       // materialized view on it (the storage work of a sync: the views run on every insert),
       // and into the copy alone.
       const w = await openWarehouse(config(args));
-      const file = join(tmpdir(), `sessionhouse-bench-${process.pid}.jsonl`);
+      // In the run's directory, which goes with the run, also when this process fails.
+      const file = join(args.dataDir, "records.jsonl");
       rmSync(file, { force: true });
       await w.client.command({
         query: `INSERT INTO FUNCTION file(${quoteString(file)}, 'LineAsString') SELECT raw FROM bench.sessions`,

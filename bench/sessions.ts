@@ -4,10 +4,10 @@
 // time against volume. Three runs of everything; the targets are judged on the medians.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   API_KEY,
+  benchDir,
   cpuSeconds,
   dataDir,
   DAY,
@@ -32,7 +32,7 @@ interface Front {
 }
 
 async function startFront(): Promise<Front> {
-  const dir = mkdtempSync(join(tmpdir(), "sessionhouse-bench-front-"));
+  const dir = mkdtempSync(join(benchDir(), "front-"));
   const child = spawn(
     process.execPath,
     [join(ROOT, "scripts", "http-front.mjs")],

@@ -335,7 +335,7 @@ async function streamRows(
       return aggregationRowCounts(w, streamKey(job), tables);
     case "current":
     case "versions":
-      return entityRowCounts(w, job.stream, tables);
+      return entityRowCounts(w, history, tables);
   }
 }
 

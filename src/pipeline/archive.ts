@@ -38,6 +38,7 @@ import {
   parquetStats,
   parquetStatsSql,
   restoreFile,
+  retireSupersededKeys,
   type RowStats,
   type ScratchEngine,
   selectRows,
@@ -759,7 +760,8 @@ export interface RestoreResult {
  * of it (checkMonth): a signed month needs the key it must be signed by (`trusted`), an
  * unsigned one `allowUnsigned`, and every archived table's columns must be exactly the target
  * table's. Nothing is written unless everything passes, and only the archive's data tables are
- * written; restored sessions are flagged by the active holds of `w`. Restoring the same month
+ * written; restored sessions are flagged by the active holds of `w`, and one stored since under
+ * another start time keeps only its latest key (session-keys.ts). Restoring the same month
  * again changes nothing (see restoreFile).
  */
 export async function restoreArchive(
@@ -799,6 +801,10 @@ export async function restoreArchive(
         w,
         holds.filter((h) => isActive(h, Date.now())),
       );
+    // A restored row keeps the fetch time of its read, before what the rollups have judged
+    // (ROLLUPS_KEYS_STREAM): a session stored since under another start time is brought to one
+    // here, every key judged, as the writers judge their reads.
+    await retireSupersededKeys(w);
   }
   return { tables, notes };
 }

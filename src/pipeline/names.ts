@@ -18,8 +18,13 @@ export function detectionStream(ruleId: string): string {
   return `${DETECTIONS_JOB}.${ruleId}`;
 }
 
-/** The daily rollups and the legal-hold sweep (no stream of their own). */
+/** The daily rollups and the legal-hold sweep. */
 export const ROLLUPS_JOB = "rollups";
+/**
+ * The rollups' stream of session keys (session-keys.ts): every key stored before its position
+ * was judged by an earlier pass, so a pass reads only the keys fetched since.
+ */
+export const ROLLUPS_KEYS_STREAM = `${ROLLUPS_JOB}.session_keys`;
 
 /**
  * The aggregation streams, one per configured job: their entry in the stream catalogue

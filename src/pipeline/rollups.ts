@@ -17,10 +17,14 @@ import {
   computeDataLabelRollups,
   computeSessionRollups,
   deleteKeysOfDeletedSessions,
+  earliestRunningStart,
   openSessionsByDay,
+  readCheckpoint,
   retireSupersededKeys,
   type Warehouse,
+  writeCheckpoint,
 } from "../warehouse/index.js";
+import { ROLLUPS_JOB, ROLLUPS_KEYS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;
 /** Days computed by one insert: bounds the memory of one FINAL read. */
@@ -54,7 +58,8 @@ export interface RollupDeps {
  * One pass at `nowMs`: the hold flags first (a hold whose `until` passed, rows written by a run
  * that read the holds before they changed), then every session stored under more than one
  * start time is brought to one (the writers do it for what they read; this catches a run that
- * stopped before it could, and rows stored before the tombstones existed), the keys of the
+ * stopped before it could, and on its first pass rows stored before the tombstones existed;
+ * a pass reads the keys stored since the last), the keys of the
  * sessions the retention deleted going with them, then the rollups.
  */
 export async function rollUp(
@@ -68,7 +73,7 @@ export async function rollUp(
     config.clickhouse.retentionDays,
     nowMs,
   );
-  const keysRetired = await retireSupersededKeys(w);
+  const keysRetired = await retireKeysSinceLastPass(deps);
   const today = dayOf(nowMs);
   const sessionRange = {
     fromDay: firstWholeDay(nowMs, config.clickhouse.retentionDays),
@@ -104,6 +109,29 @@ export async function rollUp(
   };
   logger.info(result, "rollups computed");
   return result;
+}
+
+/**
+ * Retires the keys of the sessions stored since the last pass (every session on the first):
+ * those fetched at or after the stream's checkpoint. The checkpoint then moves to when this pass
+ * began, never past the start of a run still writing (its rows are fetched after it started and
+ * may be stored after this pass reads). Fetch times are the exporter's clock, so this bound is.
+ */
+async function retireKeysSinceLastPass(deps: RollupDeps): Promise<number> {
+  const w = deps.warehouse;
+  const clockMs = Date.now();
+  const running = await earliestRunningStart(w, ROLLUPS_JOB, clockMs);
+  const judgedToMs = Math.min(clockMs, running ?? clockMs);
+  const since = await readCheckpoint(w, ROLLUPS_KEYS_STREAM);
+  const retired = await retireSupersededKeys(w, since?.positionMs);
+  await writeCheckpoint(
+    w,
+    ROLLUPS_KEYS_STREAM,
+    judgedToMs,
+    {},
+    { retries: deps.config.clickhouse.insertRetries, logger: deps.logger },
+  );
+  return retired;
 }
 
 async function rollUpDataLabels(

@@ -28,7 +28,7 @@ import {
   type Normalized,
 } from "../sources/directory.js";
 import {
-  type HistoryStream,
+  type DirectoryHistory,
   humanUserIds,
   sessionResourceIds,
   sessionUserIds,
@@ -85,8 +85,6 @@ type StreamRead = DirectoryRead | WindowRead;
  */
 type HistoryRule = WindowHistory | DirectoryHistory;
 type WindowHistory = { kind: "sessionKeys" } | { kind: "windowVersions" };
-export type DirectoryHistory =
-  { kind: "current"; tables: HistoryStream } | { kind: "versions" };
 
 /**
  * How far a stream's checkpoint may move:

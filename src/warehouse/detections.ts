@@ -5,7 +5,13 @@ import type { Warehouse } from "./client.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
-import { qualified, quoteIdent, quoteString } from "./sql.js";
+import {
+  literalBatches,
+  qualified,
+  quoteIdent,
+  quoteString,
+  stringList,
+} from "./sql.js";
 import { Tables } from "./tables.js";
 
 /** Runs recorded as running for longer than this are not waited for (see earliestRunningStart). */
@@ -43,32 +49,6 @@ export async function detectionRows(
 }
 
 /**
- * Bytes of keys, quoted, in one query: well under the engine's max_query_size (256 KiB), which
- * bounds the text of a query sent in the request body.
- */
-const KEYS_BYTES_PER_QUERY = 128 * 1024;
-
-/** `keys` as quoted literals, in lists of at most KEYS_BYTES_PER_QUERY bytes. */
-function literalLists(keys: readonly string[]): string[] {
-  const lists: string[] = [];
-  let list: string[] = [];
-  let bytes = 0;
-  for (const key of keys) {
-    const literal = quoteString(key);
-    const size = Buffer.byteLength(literal) + 2;
-    if (list.length > 0 && bytes + size > KEYS_BYTES_PER_QUERY) {
-      lists.push(list.join(", "));
-      list = [];
-      bytes = 0;
-    }
-    list.push(literal);
-    bytes += size;
-  }
-  if (list.length > 0) lists.push(list.join(", "));
-  return lists;
-}
-
-/**
  * Which of `keys` already have a hit of the rule. The keys are literals of the query's text,
  * which travels in the request body: a query parameter travels in the URL, whose length a
  * server bounds (a window can hold tens of thousands of hits).
@@ -79,11 +59,11 @@ export async function recordedHitKeys(
   keys: readonly string[],
 ): Promise<Set<string>> {
   const known = new Set<string>();
-  for (const list of literalLists(keys)) {
+  for (const batch of literalBatches(keys, quoteString)) {
     const rows = await selectRows<{ hit_key: string }>(
       w,
       `SELECT DISTINCT hit_key FROM ${qualified(w, Tables.detectionHits)}
-       WHERE rule_id = {rule:String} AND hit_key IN (${list})`,
+       WHERE rule_id = {rule:String} AND hit_key IN (${stringList(batch)})`,
       { rule: ruleId },
     );
     for (const r of rows) known.add(r.hit_key);

@@ -33,6 +33,14 @@ export const ENTITY_TABLES = {
 } as const;
 export type HistoryStream = keyof typeof ENTITY_TABLES;
 
+/**
+ * How a directory stream keeps what it read, which names its tables (the history rules of
+ * src/pipeline/stream-specs.ts): current rows and their history, or every version read and the
+ * removals (policy suspensions).
+ */
+export type DirectoryHistory =
+  { kind: "current"; tables: HistoryStream } | { kind: "versions" };
+
 /** A history row as stored: content columns and bookkeeping. */
 export type HistoryRow = Record<string, unknown> & {
   id: string;
@@ -148,21 +156,19 @@ export async function suspensionRemovals(
 }
 
 /**
- * Rows stored by an entity stream, by table: objects known now (current, FINAL) and history
- * versions; for policy suspensions, the versions and removals. Tables not created yet are left
+ * Rows stored by a directory stream that keeps `history`, by table: objects known now (current,
+ * FINAL) and history versions; or the versions and removals. Tables not created yet are left
  * out.
  */
 export async function entityRowCounts(
   w: Warehouse,
-  stream: string,
+  history: DirectoryHistory,
   tables: ReadonlySet<string>,
 ): Promise<Record<string, number>> {
   const names: string[] =
-    stream === "policy_suspensions"
+    history.kind === "versions"
       ? [Tables.policySuspensions, Tables.policySuspensionRemovals]
-      : stream in ENTITY_TABLES
-        ? Object.values(ENTITY_TABLES[stream as HistoryStream])
-        : [];
+      : Object.values(ENTITY_TABLES[history.tables]);
   const out: Record<string, number> = {};
   for (const name of names) {
     if (!tables.has(name)) continue;

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Session } from "../api/schemas/session.js";
 import type { Warehouse } from "./client.js";
-import { qualified } from "./sql.js";
+import { qualified, stringList } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";
@@ -223,13 +223,29 @@ export function holdMatcher(
     resources.has(s.resource.name);
 }
 
-/** The same as SQL on `sessions` columns, with parameters {hu}, {hr}, {hs}. */
-const HELD_SQL =
-  "(has({hs:Array(String)}, id) OR has({hs:Array(String)}, parent_session_id) OR has({hu:Array(String)}, user_key) OR has({hr:Array(String)}, resource_name))";
-
-function heldParams(holds: readonly LegalHold[]): Record<string, string[]> {
+/**
+ * The same as SQL on `sessions` columns. The holds' values are literals of the statement's text,
+ * which travels in the request body: a query parameter travels in the URL, whose length a server
+ * bounds (http_max_uri_size). A row's flag depends on every hold at once, so the statement is
+ * not split: each value is in it once, and it raises the engine's max_query_size for itself
+ * when it is longer (querySize).
+ */
+function heldSql(holds: readonly LegalHold[]): string {
   const n = named(holds);
-  return { hu: n.user, hr: n.resource, hs: n.session };
+  const list = (values: readonly string[]) =>
+    `CAST([${stringList(values)}], 'Array(String)')`;
+  return `(hasAny(${list(n.session)}, [id, parent_session_id]) OR has(${list(n.user)}, user_key) OR has(${list(n.resource)}, resource_name))`;
+}
+
+/** ClickHouse's default max_query_size: the longest statement text it parses. */
+const MAX_QUERY_BYTES = 256 * 1024;
+
+/** The settings that let the engine parse `query`: none when it is within the default. */
+function querySize(query: string): Record<string, string> {
+  const bytes = Buffer.byteLength(query);
+  return bytes < MAX_QUERY_BYTES
+    ? {}
+    : { max_query_size: String(bytes + MAX_QUERY_BYTES) };
 }
 
 /**
@@ -241,13 +257,15 @@ export async function applyHolds(
   w: Warehouse,
   holds: readonly LegalHold[],
 ): Promise<number> {
-  const params = heldParams(holds);
+  const held = heldSql(holds);
   const table = qualified(w, Tables.sessions);
-  const differ = `legal_hold != ${HELD_SQL}`;
+  const differ = `legal_hold != ${held}`;
+  const count = `SELECT count() AS n, countIf(legal_hold) AS released FROM ${table} WHERE ${differ}`;
   const [counts] = await selectRows<{ n: string; released: string }>(
     w,
-    `SELECT count() AS n, countIf(legal_hold) AS released FROM ${table} WHERE ${differ}`,
-    params,
+    count,
+    {},
+    querySize(count),
   );
   const rows = Number(counts?.n ?? 0);
   if (rows === 0) return 0;
@@ -256,10 +274,10 @@ export async function applyHolds(
     w.database,
     Tables.sessions,
   );
+  const update = `ALTER TABLE ${target} UPDATE legal_hold = NOT legal_hold WHERE ${differ}`;
   await w.client.command({
-    query: `ALTER TABLE ${target} UPDATE legal_hold = ${HELD_SQL} WHERE ${differ}`,
-    query_params: params,
-    clickhouse_settings: { mutations_sync: "2" },
+    query: update,
+    clickhouse_settings: { mutations_sync: "2", ...querySize(update) },
   });
   // Rows no longer held that are already past the retention are deleted now: the flag's
   // mutation alone does not make the engine apply the TTL to them again (OPTIMIZE … FINAL

@@ -122,6 +122,7 @@ export {
   suspensionRemovals,
   usersLastRead,
   type HistoryRow,
+  type DirectoryHistory,
   type HistoryStream,
 } from "./entities.js";
 

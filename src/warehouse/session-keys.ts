@@ -12,7 +12,8 @@
 // with its session: once the retention has deleted every row of it (see deleteKeysOfDeletedSessions).
 import type { Warehouse } from "./client.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
-import { qualified } from "./sql.js";
+import { chTime } from "./format.js";
+import { literalBatches, qualified, quoteString, stringList } from "./sql.js";
 import { selectRows } from "./select.js";
 import { SESSION_INSERT_COLUMNS } from "./session-rows.js";
 import { Tables } from "./tables.js";
@@ -68,20 +69,24 @@ async function supersededKeys(
   w: Warehouse,
   sinceMs?: number,
 ): Promise<SupersededKey[]> {
-  const keys = qualified(w, Tables.sessionKeys);
-  const ids =
-    sinceMs === undefined ? undefined : await candidateIds(w, sinceMs);
-  if (ids?.length === 0) return [];
+  if (sinceMs === undefined) return keysOf(w, "");
+  const found: SupersededKey[] = [];
+  for (const ids of literalBatches(await candidateIds(w, sinceMs), quoteString))
+    found.push(...(await keysOf(w, `WHERE id IN (${stringList(ids)})`)));
+  return found;
+}
+
+/** The keys to retire among the rows of `session_keys` that `where` selects. */
+async function keysOf(w: Warehouse, where: string): Promise<SupersededKey[]> {
   // Grouped by id, the table's first sorting column: read in order, a row of ids at a time.
   const rows = await selectRows<{ id: string; keys: KeyRow[] }>(
     w,
     `SELECT id, groupArray((toUnixTimestamp64Milli(start_time), version, is_deleted)) AS keys
-     FROM ${keys}
-     ${ids === undefined ? "" : "WHERE id IN {ids:Array(String)}"}
+     FROM ${qualified(w, Tables.sessionKeys)}
+     ${where}
      GROUP BY id
      HAVING uniqExact(start_time) > 1
      SETTINGS optimize_aggregation_in_order = 1`,
-    ids === undefined ? {} : { ids },
   );
   return rows.flatMap((r) => keysToRetire(r.id, r.keys));
 }
@@ -123,7 +128,23 @@ async function writeTombstones(
   w: Warehouse,
   keys: readonly SupersededKey[],
 ): Promise<number> {
-  if (keys.length === 0) return 0;
+  let written = 0;
+  // A key's literals: its id and start in the bound on the sort key, and the key itself.
+  const literals = (k: SupersededKey) =>
+    `${quoteString(k.id)}, ${quoteString(chTime(k.startMs))}, ${keyLiteral(k)}`;
+  for (const batch of literalBatches(keys, literals))
+    written += await writeTombstoneBatch(w, batch);
+  return written;
+}
+
+/** A key as it is matched: (id, start time in epoch ms, version). */
+const keyLiteral = (k: SupersededKey) =>
+  `(${quoteString(k.id)}, ${k.startMs}, ${k.version})`;
+
+async function writeTombstoneBatch(
+  w: Warehouse,
+  keys: readonly SupersededKey[],
+): Promise<number> {
   const sessions = qualified(w, Tables.sessions);
   const columns = [...SESSION_INSERT_COLUMNS, "is_deleted"];
   const values = columns.map((c) =>
@@ -135,33 +156,20 @@ async function writeTombstones(
           ? "1"
           : c,
   );
-  const params = {
-    ids: keys.map((k) => k.id),
-    starts: keys.map((k) => k.startMs),
-    versions: keys.map((k) => k.version),
-  };
-  const match = `has(arrayZip({ids:Array(String)}, {starts:Array(Int64)}, {versions:Array(UInt64)}),
-             (id, toUnixTimestamp64Milli(start_time), version))`;
+  // The latest row of each key, bounded on the sort key first; then those still at the version.
+  const latest = `SELECT * FROM ${sessions} FINAL
+       WHERE start_time IN (${stringList(keys.map((k) => chTime(k.startMs)))})
+         AND id IN (${stringList(keys.map((k) => k.id))})`;
+  const match = `(id, toUnixTimestamp64Milli(start_time), version) IN (${keys.map(keyLiteral).join(", ")})`;
   const [before] = await selectRows<{ n: string }>(
     w,
-    `SELECT count() AS n FROM (${latestRows(sessions)}) WHERE ${match}`,
-    params,
+    `SELECT count() AS n FROM (${latest}) WHERE ${match}`,
   );
   await w.client.command({
     query: `INSERT INTO ${sessions} (${columns.join(", ")})
-      SELECT ${values.join(", ")}
-      FROM (${latestRows(sessions)})
-      WHERE ${match}`,
-    query_params: params,
+      SELECT ${values.join(", ")} FROM (${latest}) WHERE ${match}`,
   });
   return Number(before?.n ?? 0);
-}
-
-/** The latest row of each key named by {ids} and {starts}, bounded on the sort key first. */
-function latestRows(sessions: string): string {
-  return `SELECT * FROM ${sessions} FINAL
-       WHERE start_time IN arrayMap(ms -> fromUnixTimestamp64Milli(ms, 'UTC'), {starts:Array(Int64)})
-         AND id IN {ids:Array(String)}`;
 }
 
 /**

@@ -287,6 +287,15 @@ describe("status", () => {
       expect(
         report.jobs.find((j) => j.job === "aggregations.tech"),
       ).toMatchObject({ rowsStored: 0, rowsByTable: {} });
+      // A directory stream's tables, by its history rule: current rows and their history, or
+      // the versions read and the removals.
+      const byStream = (stream: string) =>
+        report.jobs.find((j) => j.stream === stream)?.rowsByTable;
+      expect(byStream("users")).toEqual({ users: 0, users_history: 0 });
+      expect(byStream("policy_suspensions")).toEqual({
+        policy_suspensions: 0,
+        policy_suspension_removals: 0,
+      });
     } finally {
       await migrated.close();
     }

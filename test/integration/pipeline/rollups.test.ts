@@ -4,11 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
 import type { Config } from "../../../src/config/index.js";
+import { ROLLUPS_KEYS_STREAM } from "../../../src/pipeline/names.js";
 import { rollUp } from "../../../src/pipeline/rollups.js";
 import { createLogger } from "../../../src/util/logger.js";
+import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
+import { chTime } from "../../../src/warehouse/format.js";
 import { insertRows } from "../../../src/warehouse/insert.js";
 import { readMigrations, renderSql } from "../../../src/warehouse/migrate.js";
+import { retireSupersededKeys } from "../../../src/warehouse/session-keys.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   migratedWarehouse,
@@ -312,5 +316,153 @@ describe("daily rollups", () => {
     expect(exact(await technologyFromRollups())).toEqual(
       exact(await technologyFromSessions(days)),
     );
+  });
+});
+
+describe("the hold flags at the rollups", () => {
+  it("follow 60,000 active holds, their values more than a URL holds", async () => {
+    const ownConfig = await testConfig();
+    const own = await migratedWarehouse(ownConfig);
+    try {
+      // Session holds of 10-character ids: quoted in a URL, more than a server's request line
+      // (in a request body, less than the HTTP front's limit on a statement).
+      await own.client.command({
+        query: `INSERT INTO \`${own.database}\`.legal_holds
+            (hold_id, scope, value, reason, created_by, created_at, updated_at)
+          SELECT concat('hold_', toString(number)), 'session',
+            if(number = 0, 'held_1', concat('gone_', leftPad(toString(number), 5, '0'))),
+            'audit', 'tests', now64(3, 'UTC'), now64(3, 'UTC')
+          FROM numbers(60000)`,
+      });
+      const fetched = D1 + 3 * DAY;
+      const spec = { startMs: D1, status: "completed", user: "erin" };
+      await insertRows(
+        own,
+        "sessions",
+        [
+          { ...spec, id: "held_1", resource: "orders" },
+          { ...spec, id: "free_1", resource: "billing" },
+        ].map((x) => {
+          const { s, raw } = session(x);
+          return sessionRow(s, raw, fetched);
+        }),
+        { retries: 0 },
+      );
+      const r = await rollUp(
+        { config: ownConfig, warehouse: own, logger },
+        fetched,
+      );
+      expect(r.holdRowsChanged).toBe(1);
+      expect(
+        await select(
+          own,
+          "SELECT id, legal_hold FROM {db}.sessions FINAL ORDER BY id",
+        ),
+      ).toEqual([
+        { id: "free_1", legal_hold: false },
+        { id: "held_1", legal_hold: true },
+      ]);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("the session keys at the rollups", () => {
+  /** `n` sessions `bulk-<from…>` stored under `start`, read at `fetched` with `version`. */
+  const store = (
+    into: Warehouse,
+    o: {
+      from: number;
+      n: number;
+      start: string;
+      fetched: string;
+      version: number;
+    },
+  ) =>
+    into.client.command({
+      query: `INSERT INTO \`${into.database}\`.sessions (id, start_time, session_status, fetched_at, version)
+        SELECT concat('bulk-', leftPad(toString(${o.from} + number), 6, '0')),
+          toDateTime64('${o.start}', 3, 'UTC'), 'completed', toDateTime64('${o.fetched}', 3, 'UTC'), ${o.version}
+        FROM numbers(${o.n})`,
+    });
+  const tombstones = (into: Warehouse) =>
+    select(
+      into,
+      "SELECT id, toString(start_time) AS start FROM {db}.sessions WHERE is_deleted = 1 ORDER BY id, start",
+    );
+  const granules = async (into: Warehouse, where: string) => {
+    const plan = await select<{ explain: string }>(
+      into,
+      `EXPLAIN indexes = 1 SELECT id FROM {db}.session_keys ${where}`,
+    );
+    const text = plan.map((r) => r.explain).join("\n");
+    return [...text.matchAll(/Granules: (\d+)\/\d+/g)]
+      .map((m) => Number(m[1]))
+      .pop();
+  };
+
+  it("a pass reads the keys stored since the last and retires the same keys as a scan of every key", async () => {
+    // The same data in two databases: one judged by the rollups, one by a scan of every key.
+    const passes = await migratedWarehouse(await testConfig());
+    const scans = await migratedWarehouse(await testConfig());
+    try {
+      const both = async (f: (into: Warehouse) => Promise<unknown>) => {
+        await f(passes);
+        await f(scans);
+      };
+      // Long ago: 20,000 sessions, 500 of them read again under another start.
+      const longAgo = "2026-01-10 12:00:00";
+      await both((x) =>
+        store(x, {
+          from: 0,
+          n: 20_000,
+          start: "2026-01-10 09:00:00",
+          fetched: longAgo,
+          version: 1,
+        }),
+      );
+      await both((x) =>
+        store(x, {
+          from: 0,
+          n: 500,
+          start: "2026-01-10 08:00:00",
+          fetched: "2026-01-11 12:00:00",
+          version: 2,
+        }),
+      );
+      const pass = async () =>
+        (await rollUp({ config, warehouse: passes, logger })).keysRetired;
+      expect(await pass()).toBe(500);
+      expect(await retireSupersededKeys(scans)).toBe(500);
+      const judged = await readCheckpoint(passes, ROLLUPS_KEYS_STREAM);
+      expect(judged).toBeDefined();
+
+      // Recently: 300 of the others read again under another start.
+      const now = chTime(Date.now() + 1000);
+      await both((x) =>
+        store(x, {
+          from: 1000,
+          n: 300,
+          start: "2026-01-10 07:00:00",
+          fetched: now,
+          version: 3,
+        }),
+      );
+      expect(await pass()).toBe(300);
+      expect(await retireSupersededKeys(scans)).toBe(300);
+      expect(await tombstones(passes)).toEqual(await tombstones(scans));
+      // Nothing left that a scan of every key would retire.
+      expect(await retireSupersededKeys(passes)).toBe(0);
+
+      // The pass read the keys fetched since the last pass: fewer granules than every key.
+      const since = `WHERE fetched_at >= '${chTime(judged?.positionMs ?? 0)}'`;
+      const bounded = await granules(passes, since);
+      const every = await granules(passes, "");
+      expect(bounded).toBeLessThan(every ?? 0);
+    } finally {
+      await passes.close();
+      await scans.close();
+    }
   });
 });

@@ -12,6 +12,8 @@ import { SESSIONS_JOB, OPEN_REFRESH_JOB } from "../../../src/pipeline/names.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import { createLogger } from "../../../src/util/logger.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
+import { retireSupersededKeys } from "../../../src/warehouse/session-keys.js";
+import { qualified } from "../../../src/warehouse/sql.js";
 import { sessionsToPoll } from "../../../src/warehouse/session-polls.js";
 import { sessionSummary } from "../../../src/warehouse/summary.js";
 import {
@@ -22,7 +24,11 @@ import {
   simulatorWarehouse,
   testSimulator,
 } from "../../helpers/simulator.js";
-import { select } from "../../helpers/warehouse.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 
 const HOUR = 3_600_000;
 const FROM = NOON - 6 * HOUR;
@@ -216,6 +222,59 @@ describe("a session read under another start time", () => {
       expect(Number(all?.tombstones)).toBe(2);
     } finally {
       await f.close();
+    }
+  });
+
+  it("a block of 100,000 sessions read again, their ids more than a URL holds: the earlier keys retired", async () => {
+    const w = await migratedWarehouse(await testConfig());
+    try {
+      // Ids of 40 characters: 100,000 of them are 4 MB, more than a server's request line.
+      const sessions = qualified(w, "sessions");
+      const store = (rows: {
+        start: string;
+        version: number;
+        fetched: string;
+        deleted?: string;
+      }) =>
+        w.client.command({
+          query: `INSERT INTO ${sessions} (id, start_time, session_status, fetched_at, version, is_deleted)
+            SELECT concat('bulk-', leftPad(toString(number), 6, '0'), '-', repeat('k', 28)),
+              toDateTime64('${rows.start}', 3, 'UTC'), 'completed',
+              toDateTime64('${rows.fetched}', 3, 'UTC'), ${rows.version}, ${rows.deleted ?? "0"}
+            FROM numbers(100000)`,
+        });
+      // Each read under one start, then under another an hour earlier; the earlier key of all
+      // but the first 5,000 already retired by a tombstone.
+      await store({
+        start: "2026-01-05 10:00:00",
+        version: 1,
+        fetched: "2026-01-05 12:00:00",
+      });
+      await store({
+        start: "2026-01-05 10:00:00",
+        version: 2,
+        fetched: "2026-01-05 12:01:00",
+        deleted: "number >= 5000",
+      });
+      // The block read again since: every id of it is stored under two start times.
+      await store({
+        start: "2026-01-05 09:00:00",
+        version: 3,
+        fetched: "2026-01-05 12:05:00",
+      });
+      const retired = await retireSupersededKeys(
+        w,
+        Date.parse("2026-01-05T12:05:00Z"),
+      );
+      expect(retired).toBe(5_000);
+      const [final] = await select<{ n: string; early: string }>(
+        w,
+        "SELECT count() AS n, countIf(toHour(start_time) = 9) AS early FROM {db}.sessions FINAL",
+      );
+      expect(Number(final?.n)).toBe(100_000);
+      expect(Number(final?.early)).toBe(100_000);
+    } finally {
+      await w.close();
     }
   });
 });

@@ -1,0 +1,2 @@
+ALTER TABLE sessionhouse.sessions
+    (DROP INDEX IF EXISTS idx_resource_name);
