@@ -28,6 +28,8 @@ export function scaleSessions(spec: string): number {
 
 interface Timed {
   seconds: number;
+  /** CPU seconds, user and system: what a loaded machine's wait does not inflate. */
+  cpuSeconds: number;
   rssMB: number;
   ok: boolean;
   /** The command's last line of stderr when it failed. */
@@ -42,7 +44,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Timed> {
       "/usr/bin/time",
       [
         "-f",
-        "TIME %e %M",
+        "TIME %e %M %U %S",
         "nice",
         "-n",
         "10",
@@ -66,12 +68,13 @@ function cli(args: string[], env: Record<string, string>): Promise<Timed> {
       (c: Buffer) => (err = (err + c.toString()).slice(-4000)),
     );
     child.on("exit", (code) => {
-      const m = /TIME ([\d.]+) (\d+)/.exec(err);
+      const m = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(err);
       const lines = err
         .split("\n")
         .filter((l) => l && !/^(TIME|Command exited|\s+at )/.test(l));
       done({
         seconds: Number(m?.[1] ?? NaN),
+        cpuSeconds: Number(m?.[3] ?? NaN) + Number(m?.[4] ?? NaN),
         rssMB: Math.round(Number(m?.[2] ?? NaN) / 1024),
         ok: code === 0,
         error: code === 0 ? "" : (lines.pop() ?? `exit ${code}`),
@@ -111,7 +114,7 @@ export function monthBounds(month: string): { from: string; to: string } {
 }
 
 const line = (t: Timed) =>
-  `${fmt(t.seconds, 1)} s, peak RSS ${fmt(t.rssMB)} MB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
+  `${fmt(t.seconds, 1)} s (CPU ${fmt(t.cpuSeconds, 1)} s), peak RSS ${fmt(t.rssMB)} MB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
 
 async function archives(
   say: (s: string) => void,
@@ -293,8 +296,7 @@ export async function benchScale(
       );
     say("");
     // Sessions on disk: the year's, or the loaded month's alone.
-    const perSession =
-      total / (SCALE_LOAD_MONTH ? r.monthSessions : sessions);
+    const perSession = total / (SCALE_LOAD_MONTH ? r.monthSessions : sessions);
     say(
       `All tables: ${fmt(total / 2 ** 30, 2)} GiB, ${fmt(perSession, 1)} bytes a session all-in (raw record kept).`,
     );

@@ -436,9 +436,7 @@ export async function runScale(
     return { ...loaded, latencies: [], ...none };
   }
   await command(w, "USE bench");
-  const latencies = SCALE_PARTS.has("dashboards")
-    ? await allDashboards(w)
-    : [];
+  const latencies = SCALE_PARTS.has("dashboards") ? await allDashboards(w) : [];
   const { from, to } = monthBounds(SCALE_MONTH);
   const [month] = await rows<{ n: string }>(
     w,
