@@ -274,7 +274,6 @@ export async function benchScale(
       sessions,
       reuse: reuse !== undefined,
     });
-    const total = r.tables.reduce((a, t) => a + t.bytes, 0);
     say(
       `## A year at ${fmt(sessions)} sessions${SCALE_LOAD_MONTH ? ` (only ${SCALE_LOAD_MONTH} loaded)` : ""}`,
     );
@@ -282,49 +281,7 @@ export async function benchScale(
     if (r.sample) sample(say, targets, r.sample);
     // BENCH_SCALE_SAMPLE_ONLY=1: nothing was loaded.
     if (r.tables.length === 0) return;
-    if (reuse === undefined)
-      say(
-        `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
-      );
-    else say(`Reused ${reuse}. Disk (system.parts, active parts):`);
-    say("");
-    say("| table | rows | bytes | bytes a row |");
-    say("|---|---|---|---|");
-    for (const t of r.tables)
-      say(
-        `| ${t.table} | ${fmt(t.rows)} | ${fmt(t.bytes)} | ${fmt(t.rows > 0 ? t.bytes / t.rows : 0, 1)} |`,
-      );
-    say("");
-    // Sessions on disk: the year's, or the loaded month's alone.
-    const perSession = total / (SCALE_LOAD_MONTH ? r.monthSessions : sessions);
-    say(
-      `All tables: ${fmt(total / 2 ** 30, 2)} GiB, ${fmt(perSession, 1)} bytes a session all-in (raw record kept).`,
-    );
-    // The log aggregations: their tables and their daily rollup, over the year's 365 days.
-    const aggBytes = r.tables
-      .filter(
-        (t) =>
-          t.table.startsWith("agg_") || t.table === "data_label_rollups_daily",
-      )
-      .reduce((a, t) => a + t.bytes, 0);
-    say(
-      `Log aggregations (agg_* and data_label_rollups_daily): ${fmt(aggBytes / 365 / 1024, 1)} KiB a day of the year.`,
-    );
-    say("");
-    // One month's sessions beside a year's aggregations and directory: no per-session verdict.
-    if (!SCALE_LOAD_MONTH)
-      targets.push(
-        `scale: ≤ 200 bytes a session all-in: ${fmt(perSession, 1)} — ${verdict(perSession <= 200)}`,
-      );
-    say("The sessions table's columns on disk:");
-    say("");
-    say("| column | bytes a session | compressed ÷ uncompressed |");
-    say("|---|---|---|");
-    for (const c of r.sessionColumns.filter((c) => c.bytes > 0))
-      say(
-        `| ${c.column} | ${fmt(c.bytes / (SCALE_LOAD_MONTH ? r.monthSessions : sessions), 1)} | ${fmt(c.uncompressed > 0 ? c.bytes / c.uncompressed : 0, 3)} |`,
-      );
-    say("");
+    disk(say, targets, r, reuse);
     // BENCH_SCALE_LOAD_ONLY=1: nothing was measured on the load.
     if (r.monthSessions === 0) return;
     if (SCALE_PARTS.has("dashboards")) latencies(say, targets, r);
@@ -342,6 +299,60 @@ export async function benchScale(
       );
     else rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The load's time and the disk each table and each column of `sessions` takes. */
+function disk(
+  say: (s: string) => void,
+  targets: string[],
+  r: ScaleBench,
+  reuse: string | undefined,
+): void {
+  const total = r.tables.reduce((a, t) => a + t.bytes, 0);
+  // Sessions on disk: the year's, or the loaded month's alone.
+  const onDisk = SCALE_LOAD_MONTH ? r.monthSessions : r.sessions;
+  if (reuse === undefined)
+    say(
+      `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
+    );
+  else say(`Reused ${reuse}. Disk (system.parts, active parts):`);
+  say("");
+  say("| table | rows | bytes | bytes a row |");
+  say("|---|---|---|---|");
+  for (const t of r.tables)
+    say(
+      `| ${t.table} | ${fmt(t.rows)} | ${fmt(t.bytes)} | ${fmt(t.rows > 0 ? t.bytes / t.rows : 0, 1)} |`,
+    );
+  say("");
+  const perSession = total / onDisk;
+  say(
+    `All tables: ${fmt(total / 2 ** 30, 2)} GiB, ${fmt(perSession, 1)} bytes a session all-in (raw record kept).`,
+  );
+  // The log aggregations: their tables and their daily rollup, over the year's 365 days.
+  const aggBytes = r.tables
+    .filter(
+      (t) =>
+        t.table.startsWith("agg_") || t.table === "data_label_rollups_daily",
+    )
+    .reduce((a, t) => a + t.bytes, 0);
+  say(
+    `Log aggregations (agg_* and data_label_rollups_daily): ${fmt(aggBytes / 365 / 1024, 1)} KiB a day of the year.`,
+  );
+  say("");
+  // One month's sessions beside a year's aggregations and directory: no per-session verdict.
+  if (!SCALE_LOAD_MONTH)
+    targets.push(
+      `scale: ≤ 200 bytes a session all-in: ${fmt(perSession, 1)} — ${verdict(perSession <= 200)}`,
+    );
+  say("The sessions table's columns on disk:");
+  say("");
+  say("| column | bytes a session | compressed ÷ uncompressed |");
+  say("|---|---|---|");
+  for (const c of r.sessionColumns.filter((c) => c.bytes > 0))
+    say(
+      `| ${c.column} | ${fmt(c.bytes / onDisk, 1)} | ${fmt(c.uncompressed > 0 ? c.bytes / c.uncompressed : 0, 3)} |`,
+    );
+  say("");
 }
 
 function sample(
