@@ -22,6 +22,7 @@ import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
 import { checkSampleDay } from "./sample-day.js";
+import { monthBounds, SCALE_LOAD_MONTH, SCALE_PARTS } from "./scale-part.js";
 import {
   queryInterval,
   renderQuery,
@@ -68,15 +69,16 @@ export interface ScaleBench {
     uncompressed: number;
   }>;
   latencies: ScaleLatency[];
-  /** The sample day checked against a sync, before the load. */
-  sample: ScaleSample;
+  /** The sample day checked against a sync, before the load (unless left out of the parts). */
+  sample?: ScaleSample;
   /** The month `archive export` is timed on, its sessions, and the engine writing its files as Parquet. */
   month: string;
   monthSessions: number;
   directMs: number;
 }
 
-export const SCALE_MONTH = "2026-10";
+/** The month measured: the loaded one (BENCH_SCALE_MONTH), else October 2026. */
+export const SCALE_MONTH = SCALE_LOAD_MONTH ?? "2026-10";
 
 /** What the sample day's check found (bench/sample-day.ts). */
 export interface ScaleSample {
@@ -132,6 +134,7 @@ async function sampleDay(
  * the same order. What `archive export` is held to.
  */
 async function directParquet(w: Warehouse, dataDir: string): Promise<number> {
+  const { from, to } = monthBounds(SCALE_MONTH);
   const started = performance.now();
   for (const spec of await archiveSpecs(w)) {
     const columns = await storedColumns(w, spec.table);
@@ -140,7 +143,7 @@ async function directParquet(w: Warehouse, dataDir: string): Promise<number> {
       w,
       `INSERT INTO FUNCTION file('${file}', 'Parquet')
        SELECT ${columns.map((c) => `\`${c.name}\``).join(", ")} FROM bench.\`${spec.table}\` FINAL
-       WHERE ${spec.timeColumn} >= '${SCALE_MONTH}-01' AND ${spec.timeColumn} < '2026-11-01'${spec.filter ? ` AND ${spec.filter}` : ""}
+       WHERE ${spec.timeColumn} >= '${from}' AND ${spec.timeColumn} < '${to}'${spec.filter ? ` AND ${spec.filter}` : ""}
        ORDER BY ${spec.orderBy}`,
     );
   }
@@ -249,7 +252,15 @@ async function load(
   config: Config,
   sessions: number,
 ): Promise<void> {
-  await generateSessions(w, sessions, ENTERPRISE);
+  if (SCALE_LOAD_MONTH === undefined)
+    await generateSessions(w, sessions, ENTERPRISE);
+  else {
+    const { from, to } = monthBounds(SCALE_LOAD_MONTH);
+    await generateSessions(w, sessions, ENTERPRISE, undefined, {
+      fromMs: Date.parse(from),
+      toMs: Date.parse(to),
+    });
+  }
   await generateAggregations(w);
   await generateDirectory(w);
   await rollUp(
@@ -331,30 +342,10 @@ async function dashboardsAt(
   return out;
 }
 
-export async function runScale(
-  dataDir: string,
-  sessions: number,
-): Promise<ScaleBench> {
-  const sample = await sampleDay(dataDir, sessions);
-  process.stderr.write(
-    `bench: scale, sample day ${sample.day} checked: ${sample.differences.length === 0 ? "tables equal a sync" : `${sample.differences.length} differences`}\n`,
-  );
-  const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
-  // BENCH_SCALE_SAMPLE_ONLY=1: the sample day's check alone.
-  if (process.env.BENCH_SCALE_SAMPLE_ONLY === "1")
-    return {
-      sessions,
-      loadMs: NaN,
-      tables: [],
-      sessionColumns: [],
-      latencies: [],
-      sample,
-      ...none,
-    };
-  const { w, config } = await openBench(dataDir, { keep: true });
-  const started = performance.now();
-  await load(w, config, sessions);
-  const loadMs = performance.now() - started;
+/** The tables' rows and disk, and the sessions table's columns, largest first. */
+async function disk(
+  w: Warehouse,
+): Promise<Pick<ScaleBench, "tables" | "sessionColumns">> {
   const tables = (
     await rows<{ table: string; rows: string; bytes: string }>(
       w,
@@ -377,13 +368,11 @@ export async function runScale(
     bytes: Number(c.bytes),
     uncompressed: Number(c.uncompressed),
   }));
-  const loaded = { sessions, loadMs, tables, sessionColumns, sample };
-  // BENCH_SCALE_LOAD_ONLY=1: the load and the disk it takes, nothing measured on it.
-  if (process.env.BENCH_SCALE_LOAD_ONLY === "1") {
-    await w.close();
-    return { ...loaded, latencies: [], ...none };
-  }
-  await command(w, "USE bench");
+  return { tables, sessionColumns };
+}
+
+/** Every dashboard over the last 24 h, 30 d and 365 d, at All and for the busiest pair. */
+async function allDashboards(w: Warehouse): Promise<ScaleLatency[]> {
   const [busiest] = await rows<Chosen>(
     w,
     `SELECT user_key AS user, resource_name AS resource FROM bench.sessions
@@ -400,11 +389,62 @@ export async function runScale(
     latencies.push(...(await dashboardsAt(w, range, name, busiest)));
     process.stderr.write(`bench: scale, dashboards over ${name} measured\n`);
   }
+  return latencies;
+}
+
+/**
+ * The scale scenario in `dataDir`: loaded there (unless `reuse`, a directory an earlier run
+ * loaded and kept), then measured as BENCH_SCALE_PARTS says.
+ */
+export async function runScale(
+  dataDir: string,
+  sessions: number,
+  reuse = false,
+): Promise<ScaleBench> {
+  let sample: ScaleSample | undefined;
+  if (!reuse && SCALE_PARTS.has("sample")) {
+    sample = await sampleDay(dataDir, sessions);
+    process.stderr.write(
+      `bench: scale, sample day ${sample.day} checked: ${sample.differences.length === 0 ? "tables equal a sync" : `${sample.differences.length} differences`}\n`,
+    );
+  }
+  const none = { month: SCALE_MONTH, monthSessions: 0, directMs: NaN };
+  // BENCH_SCALE_SAMPLE_ONLY=1: the sample day's check alone.
+  if (process.env.BENCH_SCALE_SAMPLE_ONLY === "1")
+    return {
+      sessions,
+      loadMs: NaN,
+      tables: [],
+      sessionColumns: [],
+      latencies: [],
+      ...(sample ? { sample } : {}),
+      ...none,
+    };
+  const { w, config } = await openBench(dataDir, { keep: true });
+  const started = performance.now();
+  if (!reuse) await load(w, config, sessions);
+  const loadMs = reuse ? NaN : performance.now() - started;
+  const loaded = {
+    sessions,
+    loadMs,
+    ...(await disk(w)),
+    ...(sample ? { sample } : {}),
+  };
+  // BENCH_SCALE_LOAD_ONLY=1: the load and the disk it takes, nothing measured on it.
+  if (process.env.BENCH_SCALE_LOAD_ONLY === "1") {
+    await w.close();
+    return { ...loaded, latencies: [], ...none };
+  }
+  await command(w, "USE bench");
+  const latencies = SCALE_PARTS.has("dashboards") ? await allDashboards(w) : [];
+  const { from, to } = monthBounds(SCALE_MONTH);
   const [month] = await rows<{ n: string }>(
     w,
-    `SELECT count() AS n FROM bench.sessions FINAL WHERE toStartOfMonth(start_time) = '${SCALE_MONTH}-01'`,
+    `SELECT count() AS n FROM bench.sessions FINAL WHERE start_time >= '${from}' AND start_time < '${to}'`,
   );
-  const directMs = await directParquet(w, dataDir);
+  const directMs = SCALE_PARTS.has("archive")
+    ? await directParquet(w, dataDir)
+    : NaN;
   await w.close();
   const monthSessions = Number(month?.n ?? 0);
   return { ...loaded, latencies, month: SCALE_MONTH, monthSessions, directMs };

@@ -64,7 +64,7 @@ export type ScenarioArgs =
   | { kind: "dashboards"; dataDir: string; sessions: number }
   | { kind: "retention"; dataDir: string; sessions: number }
   | { kind: "detections"; dataDir: string; sessions: number }
-  | { kind: "scale"; dataDir: string; sessions: number };
+  | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean };
 
 function config(a: {
   url?: string;
@@ -230,7 +230,7 @@ async function main(): Promise<void> {
       return;
     }
     case "scale": {
-      print(await runScale(args.dataDir, args.sessions));
+      print(await runScale(args.dataDir, args.sessions, args.reuse));
       return;
     }
   }

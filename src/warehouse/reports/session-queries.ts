@@ -66,7 +66,7 @@ export function accessQueries(source: SessionSource) {
        ${T("min(start_time)")} AS first_access, ${T("max(start_time)")} AS last_access,
        countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
        countIf(${PRIVILEGED}) AS privileged_sessions,
-       arrayStringConcat(arraySort(arrayDistinct(arrayFlatten(groupArray(data_labels)))), ', ') AS data_labels
+       arrayStringConcat(arraySort(groupUniqArrayArray(data_labels)), ', ') AS data_labels
 FROM (${cur})
 GROUP BY person
 ORDER BY sessions DESC, person`,
