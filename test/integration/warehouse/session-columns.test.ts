@@ -48,6 +48,31 @@ describe("the sessions table and the row writer", () => {
     ).toEqual(live);
   });
 
+  it("compresses each column with the codec the migrations chose for it", async () => {
+    const live = await select<{ name: string; compression_codec: string }>(
+      w,
+      `SELECT name, compression_codec FROM system.columns
+       WHERE database = {db:String} AND table = 'sessions' ORDER BY position`,
+      { db: w.database },
+    );
+    const codec = new Map(live.map((c) => [c.name, c.compression_codec]));
+    expect(codec.get("raw")).toBe("CODEC(ZSTD(3))");
+    expect(codec.get("start_time")).toBe("CODEC(Delta(8), ZSTD(1))");
+    for (const name of [
+      "id",
+      "client_ip_address",
+      "user_email",
+      "user_external_ids",
+      "resource_name",
+      "end_time",
+      "duration_ms",
+      "user_key",
+    ])
+      expect([name, codec.get(name)]).toEqual([name, "CODEC(ZSTD(1))"]);
+    // Left to the default (LZ4): ZSTD(1) stores these three repeating names in more bytes.
+    expect(codec.get("native_username")).toBe("");
+  });
+
   it("writes every column it does not leave to the table", () => {
     const written = SESSION_COLUMNS.filter((c) => "sql" in c);
     expect(SESSION_INSERT_COLUMNS).toEqual(written.map((c) => c.name));
