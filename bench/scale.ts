@@ -22,7 +22,7 @@ import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
 import { checkSampleDay } from "./sample-day.js";
-import { monthBounds, SCALE_LOAD_MONTH, SCALE_PARTS } from "./scale-part.js";
+import { monthBounds, SCALE_LOAD_MONTH, SCALE_PARTS } from "./scale-options.js";
 import {
   queryInterval,
   renderQuery,
