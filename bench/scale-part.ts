@@ -284,7 +284,9 @@ function disk(
 ): void {
   const total = r.tables.reduce((a, t) => a + t.bytes, 0);
   // Sessions on disk: the year's, or the loaded month's alone.
-  const onDisk = SCALE_LOAD_MONTH ? r.monthSessions : r.sessions;
+  const onDisk = SCALE_LOAD_MONTH
+    ? (r.tables.find((t) => t.table === "sessions")?.rows ?? 0)
+    : r.sessions;
   if (reuse === undefined)
     say(
       `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
