@@ -6,23 +6,11 @@ import { SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
-import { registerArchiveCommand } from "./commands/archive.js";
-import { registerDemoCommand } from "./commands/demo.js";
-import { registerDoctorCommand } from "./commands/doctor.js";
-import { registerExportCommand } from "./commands/export.js";
-import { registerDetectCommand } from "./commands/detect.js";
-import { registerHoldCommand } from "./commands/hold.js";
-import { registerMigrateCommand } from "./commands/migrate.js";
-import { registerQueryCommand } from "./commands/query.js";
-import { registerReportCommand } from "./commands/report.js";
-import { registerRunCommand } from "./commands/run.js";
-import { registerSimulateCommand } from "./commands/simulate.js";
-import { registerStatusCommand } from "./commands/status.js";
-import { registerSyncCommand } from "./commands/sync.js";
-import { registerWindowsCommand } from "./commands/windows.js";
+import { COMMAND_TREE } from "./command-tree.js";
+import { registerCommands } from "./options.js";
 import type { GlobalOptions } from "./runtime.js";
 
-/** The global options, then every command in the order `--help` lists them. */
+/** The global options, then every command of the command tree. */
 function buildProgram(): Command {
   const program = new Command()
     .name("sessionhouse")
@@ -45,21 +33,7 @@ function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(str) })
     .exitOverride();
 
-  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
-  registerDemoCommand(program, globals);
-  registerSimulateCommand(program);
-  registerMigrateCommand(program, globals);
-  registerSyncCommand(program, globals);
-  registerQueryCommand(program, globals);
-  registerDoctorCommand(program, globals);
-  registerRunCommand(program, globals);
-  registerStatusCommand(program, globals);
-  registerWindowsCommand(program, globals);
-  registerReportCommand(program, globals);
-  registerHoldCommand(program, globals);
-  registerArchiveCommand(program, globals);
-  registerExportCommand(program, globals);
-  registerDetectCommand(program, globals);
+  registerCommands(program, COMMAND_TREE, () => program.opts<GlobalOptions>());
   return program;
 }
 

@@ -1,9 +1,13 @@
-// A subcommand declared as data (its description, arguments, options and what it does to the
-// embedded engine's data directory) and the one function that declares it on commander; with the
-// flags several commands share (--json, --all, --by, --reason, --from/--to, --public-key),
-// each written once here.
+// A command declared as data (its description, arguments, options, what it does to the embedded
+// engine's data directory and the handler it runs) and the one function that declares a tree of
+// them on commander (the tree itself: command-tree.ts); with the flags several commands share
+// (--json, --all, --by, --reason, --from/--to, --public-key), each written once here.
 import { Option, type Command } from "commander";
-import { READS_THROUGH_SERVICE, WRITES_DATA_DIR } from "./runtime.js";
+import {
+  READS_THROUGH_SERVICE,
+  WRITES_DATA_DIR,
+  type GlobalOptions,
+} from "./runtime.js";
 
 export interface OptionSpec {
   /** As commander reads them, e.g. "--by <name>". */
@@ -13,7 +17,18 @@ export interface OptionSpec {
   /** Turns the text given into the value (commander's argParser). */
   parse?: (value: string) => unknown;
   default?: string | number;
+  /** The environment variable that gives the value when the flag is not given. */
+  env?: string;
 }
+
+/**
+ * What a command runs: the global options, then what commander hands its action (the positional
+ * arguments in order, then the options as the handler's own flags type says).
+ */
+type CommandHandler = (
+  globals: GlobalOptions,
+  ...args: never[]
+) => void | Promise<void>;
 
 export interface CommandSpec {
   description: string;
@@ -24,20 +39,47 @@ export interface CommandSpec {
   access?: "reads" | "writes";
   /** More help after the options. */
   more?: string;
+  /** What it does; none on a group, which only holds its subcommands. */
+  run?: CommandHandler;
 }
 
-/** Declares `name` under `parent` as `spec` says; the caller adds the action. */
-export function subcommand(
-  parent: Command,
-  name: string,
-  spec: CommandSpec,
-): Command {
+/**
+ * Declares every command of `tree` on `program`, in the tree's order: a key's last word is the
+ * command's name, the words before it name its parent, declared before it.
+ */
+export function registerCommands(
+  program: Command,
+  tree: Readonly<Record<string, CommandSpec>>,
+  globals: () => GlobalOptions,
+): void {
+  const declared = new Map<string, Command>([["", program]]);
+  for (const [path, spec] of Object.entries(tree)) {
+    const words = path.split(" ");
+    const name = words.pop() ?? path;
+    const parent = declared.get(words.join(" "));
+    if (parent === undefined)
+      throw new Error(`command "${path}" comes before its parent`);
+    const command = subcommand(parent, name, spec);
+    const run = spec.run;
+    // Commander hands the action the positional arguments, the options and the command itself,
+    // untyped: the handler gets the arguments and the options; its parameters say what they are.
+    if (run !== undefined)
+      command.action((...args: unknown[]) =>
+        run(globals(), ...(args.slice(0, -1) as never[])),
+      );
+    declared.set(path, command);
+  }
+}
+
+/** Declares `name` under `parent` as `spec` says, without its action. */
+function subcommand(parent: Command, name: string, spec: CommandSpec): Command {
   const command = parent.command(name).description(spec.description);
   for (const [arg, help] of spec.args ?? []) command.argument(arg, help);
   for (const o of spec.options ?? []) {
     const option = new Option(o.flags, o.help);
     if (o.parse) option.argParser(o.parse);
     if (o.default !== undefined) option.default(o.default);
+    if (o.env !== undefined) option.env(o.env);
     if (o.required) option.makeOptionMandatory();
     command.addOption(option);
   }

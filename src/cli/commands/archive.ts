@@ -1,7 +1,6 @@
 // `sessionhouse archive export|verify|restore`: a month of deduplicated sessions, aggregations
 // and control-plane histories as Parquet with a signed, chained manifest; its offline check;
 // and its load back into a database.
-import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { trustedPublicKey } from "../../evidence/manifest.js";
 import {
@@ -12,19 +11,12 @@ import {
 } from "../../pipeline/archive.js";
 import { FatalError } from "../../util/errors.js";
 import {
-  DEFAULT_ARCHIVE_DIR,
   migrate,
   openScratchEngine,
   retentionSettings,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { publicKeyFlag, subcommand, type OptionSpec } from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
-
-const EXPORT_HELP =
-  "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
-  "export goes through the service's read-only access (the service encodes the Parquet and\n" +
-  "this process writes the files).";
 
 /** The key signatures are checked by: --public-key, else the configured public key or signing key. */
 function trustedKey(config: Config, publicKey: string | undefined) {
@@ -33,9 +25,6 @@ function trustedKey(config: Config, publicKey: string | undefined) {
     signingKeyFile: config.evidence.signingKeyFile,
   });
 }
-
-const publicKeyHelp = (signedBy: string) =>
-  `Ed25519 public key (PEM) ${signedBy} (default SESSIONHOUSE_PUBLIC_KEY_FILE, else the public half of SESSIONHOUSE_SIGNING_KEY_FILE)`;
 
 interface VerifyFlags {
   publicKey?: string;
@@ -50,68 +39,8 @@ interface RestoreFlags {
   allowUnsigned?: boolean;
 }
 
-export function registerArchiveCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const archive = subcommand(program, "archive", {
-    description:
-      "monthly Parquet archives with a signed, chained manifest: export, verify, restore",
-  });
-  subcommand(archive, "export", {
-    description:
-      "write a month's deduplicated sessions, aggregations and histories as Parquet with manifest.json",
-    options: [
-      monthFlag("the month (UTC), e.g. 2026-10"),
-      {
-        flags: "--to <dir>",
-        help: "archive directory (one YYYY-MM directory per month)",
-        default: DEFAULT_ARCHIVE_DIR,
-      },
-    ],
-    more: `${EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
-  }).action((o: { month: string; to: string }) => runExport(globals(), o));
-  subcommand(archive, "verify", {
-    description:
-      "check every month's file hashes, signature, chain and row counts (reads the Parquet back)",
-    args: [["<dir>", "the archive directory"]],
-    options: [
-      publicKeyFlag(publicKeyHelp("every manifest must be signed by")),
-      {
-        flags: "--expect-head <sha256>",
-        help: "the chain head kept when the last month was archived",
-      },
-    ],
-    more: "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
-  }).action((dir: string, o: VerifyFlags) => runVerify(globals(), dir, o));
-  subcommand(archive, "restore", {
-    description: "load an archived month back (again: changes nothing)",
-    options: [
-      monthFlag("the archived month"),
-      { flags: "--from <dir>", help: "the archive directory", required: true },
-      {
-        flags: "--database <name>",
-        help: "load into this database (default CLICKHOUSE_DATABASE)",
-      },
-      publicKeyFlag(publicKeyHelp("the month must be signed by")),
-      {
-        flags: "--allow-unsigned",
-        help: "restore a month that is not signed (nothing shows who wrote it)",
-      },
-    ],
-    more: "\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.",
-    access: "writes",
-  }).action((o: RestoreFlags) => runRestore(globals(), o));
-}
-
-const monthFlag = (help: string): OptionSpec => ({
-  flags: "--month <YYYY-MM>",
-  help,
-  required: true,
-});
-
 /** `archive export`: reads only, through the service's read access while it runs. */
-async function runExport(
+export async function runArchiveExport(
   globals: GlobalOptions,
   o: { month: string; to: string },
 ): Promise<void> {
@@ -140,7 +69,7 @@ async function runExport(
 }
 
 /** `archive verify`: the files alone, read by an engine of its own. */
-async function runVerify(
+export async function runArchiveVerify(
   globals: GlobalOptions,
   dir: string,
   o: VerifyFlags,
@@ -179,7 +108,7 @@ async function runVerify(
 }
 
 /** `archive restore`: checked as verify checks it, then loaded into the (migrated) database. */
-async function runRestore(
+export async function runArchiveRestore(
   globals: GlobalOptions,
   o: RestoreFlags,
 ): Promise<void> {

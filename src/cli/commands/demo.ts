@@ -2,7 +2,6 @@
 // of the control plane on a free port, the embedded ClickHouse (or CLICKHOUSE_URL), a sync of
 // the last N days and of every entity stream, and a summary of what landed.
 import { randomBytes } from "node:crypto";
-import type { Command } from "commander";
 import { startSimulator } from "../../simulator/index.js";
 import { withRun } from "../../pipeline/context.js";
 import {
@@ -12,8 +11,7 @@ import {
   type SummaryTable,
   type Warehouse,
 } from "../../warehouse/index.js";
-import { intArg } from "../args.js";
-import { configFrom, withRuntime, WRITES_DATA_DIR } from "../runtime.js";
+import { configFrom, withRuntime } from "../runtime.js";
 import type { GlobalOptions, Runtime } from "../runtime.js";
 import { heading, printTable } from "../output.js";
 import {
@@ -27,40 +25,13 @@ import { syncStream } from "../../pipeline/streams.js";
 
 const AGGREGATION_DAYS = 2;
 
-export function registerDemoCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("demo")
-    .description(
-      "simulate a control plane, sync the last days into the embedded ClickHouse, and show a summary",
-    )
-    .option("--days <n>", "days of history to sync", intArg("--days", 1, 90), 7)
-    .addHelpText("after", WRITES_DATA_DIR)
-    .option(
-      "--seed <n>",
-      "seed of the simulated organisation",
-      intArg("--seed", 0, 2 ** 31 - 1),
-      1,
-    )
-    .option(
-      "--sessions-per-day <n>",
-      "activity of the simulated organisation",
-      intArg("--sessions-per-day", 1, 10_000_000),
-    )
-    .action(async (o: DemoOptions) => {
-      await runDemo(globals(), o);
-    });
-}
-
 interface DemoOptions {
   days: number;
   seed: number;
   sessionsPerDay?: number | undefined;
 }
 
-async function runDemo(
+export async function runDemo(
   globals: GlobalOptions,
   options: DemoOptions,
   out: NodeJS.WritableStream = process.stdout,

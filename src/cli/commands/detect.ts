@@ -5,7 +5,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Command } from "commander";
 import type { Config } from "../../config/index.js";
 import { runFixture, type FixtureOutcome } from "../../detections/fixtures.js";
 import {
@@ -22,58 +21,7 @@ import { parseInstant } from "../../util/time.js";
 import type { DetectionHit } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
 import { printTable } from "../output.js";
-import {
-  configFrom,
-  openRuntime,
-  READS_THROUGH_SERVICE,
-  type GlobalOptions,
-} from "../runtime.js";
-
-export function registerDetectCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const detect = program
-    .command("detect")
-    .description(
-      "detections as code: test the rules, hunt with one, compile them to Grafana alert rules",
-    );
-  detect
-    .command("test")
-    .description(
-      "run every rule's fixtures on an embedded engine of its own; fails naming the rule and the fixture",
-    )
-    .option(
-      "--dir <dir>",
-      "the rules of this directory (default: the shipped rules and detections.dir)",
-    )
-    .action((o: { dir?: string }) => runTest(globals(), o));
-  detect
-    .command("run")
-    .description(
-      "hunt: one rule over the sessions that started in a range (hits are printed, not recorded)",
-    )
-    .requiredOption("--rule <id>", "the rule's id")
-    .requiredOption(
-      "--from <time>",
-      "start of the range (2026-11-01, RFC 3339, Unix seconds, -7d)",
-    )
-    .option("--to <time>", "end of the range (default now)", "now")
-    .option("--format <format>", "table (default), csv or json", "table")
-    .option("--out <file>", "write to this file instead of standard output")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((o: RunFlags) => runHunt(globals(), o));
-  detect
-    .command("compile")
-    .description(
-      `write the Grafana alert-rule provisioning file of every rule (${ALERT_RULES_FILE})`,
-    )
-    .option(
-      "--out <dir>",
-      "directory to write it in (default: standard output)",
-    )
-    .action((o: { out?: string }) => runCompile(globals(), o));
-}
+import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
 
 interface RunFlags {
   rule: string;
@@ -89,7 +37,7 @@ function rulesOf(config: Config, dir: string | undefined): Rule[] {
   );
 }
 
-async function runTest(
+export async function runDetectTest(
   globals: GlobalOptions,
   o: { dir?: string },
 ): Promise<void> {
@@ -152,7 +100,10 @@ function describeOutcome(x: FixtureOutcome): string {
     : `FAIL ${where}: must not fire, ${x.hits} hit(s)`;
 }
 
-async function runHunt(globals: GlobalOptions, o: RunFlags): Promise<void> {
+export async function runHunt(
+  globals: GlobalOptions,
+  o: RunFlags,
+): Promise<void> {
   if (!["table", "csv", "json"].includes(o.format))
     throw new UsageError(
       `--format ${o.format} is not one of table, csv, json`,
@@ -219,7 +170,10 @@ function formatHits(hits: readonly DetectionHit[], format: string): string {
   return out;
 }
 
-function runCompile(globals: GlobalOptions, o: { out?: string }): void {
+export function runDetectCompile(
+  globals: GlobalOptions,
+  o: { out?: string },
+): void {
   const config = configFrom(globals, {}, { needsApi: false });
   const text = compileAlertRules(rulesOf(config, undefined));
   if (o.out === undefined) {

@@ -1,7 +1,6 @@
 // `sessionhouse doctor`: the preflight platform teams run before `run`. One line per check (what
 // was checked, what was found, what to do), or JSON with --json. Exit status 0 when nothing
 // failed (warnings included), 1 when a check failed, 2 for a configuration that does not load.
-import type { Command } from "commander";
 import {
   formatResult,
   overallStatus,
@@ -13,20 +12,7 @@ import { serviceSchedules } from "../../scheduler/schedules.js";
 import { FatalError } from "../../util/errors.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
-export function registerDoctorCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("doctor")
-    .description(
-      "preflight before run: the configuration, the API (one smallest read per operation, never a write), ClickHouse, the data directory, reports; exit 1 when a check fails",
-    )
-    .option("--json", "print JSON for programs instead of one line per check")
-    .action((o: { json?: boolean }) => runDoctorCommand(globals(), o));
-}
-
-async function runDoctorCommand(
+export async function runDoctorCommand(
   globals: GlobalOptions,
   o: { json?: boolean },
 ): Promise<void> {

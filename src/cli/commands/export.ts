@@ -2,7 +2,6 @@
 // range as JSON Lines of a standard schema (docs/standards.md), to stdout for a forwarder's
 // pipe, or to a new file only its owner can read.
 import { rmSync } from "node:fs";
-import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { openPrivateFile } from "../../util/private-files.js";
 import { parseInstant } from "../../util/time.js";
@@ -12,11 +11,7 @@ import {
   type StandardName,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
-import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  type GlobalOptions,
-} from "../runtime.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 interface ExportFlags {
   from: string;
@@ -24,34 +19,9 @@ interface ExportFlags {
   out?: string;
 }
 
-const NAMES = Object.keys(STANDARD_VIEWS) as StandardName[];
+export const STANDARD_NAMES = Object.keys(STANDARD_VIEWS) as StandardName[];
 
-export function registerExportCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("export")
-    .description(
-      "the sessions that started in a range as JSON Lines of a standard schema: ocsf (OCSF 1.8 Datastore Activity) or ecs (Elastic Common Schema 8)",
-    )
-    .argument("<standard>", NAMES.join(" or "))
-    .requiredOption(
-      "--from <time>",
-      "start of the range (ISO 8601, Unix seconds, -7d, now)",
-    )
-    .requiredOption("--to <time>", "end of the range, excluded")
-    .option(
-      "--out <file>",
-      "write to this new file (mode 0600) instead of stdout",
-    )
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action((standard: string, o: ExportFlags) =>
-      runExport(globals(), standard, o),
-    );
-}
-
-async function runExport(
+export async function runExport(
   globals: GlobalOptions,
   standard: string,
   o: ExportFlags,
@@ -100,8 +70,8 @@ async function runExport(
 
 function standardName(standard: string): StandardName {
   const name = standard.toLowerCase();
-  if ((NAMES as string[]).includes(name)) return name as StandardName;
+  if ((STANDARD_NAMES as string[]).includes(name)) return name as StandardName;
   throw new UsageError(`"${standard}" is not a standard export knows`, {
-    hint: `use ${NAMES.join(" or ")}`,
+    hint: `use ${STANDARD_NAMES.join(" or ")}`,
   });
 }

@@ -1,7 +1,6 @@
 // `sessionhouse hold add|list|release`: legal holds. A hold names a person, a resource or a
 // session (and its children); the sessions it names are never deleted by the retention while it
 // is active. Every change is logged (legal_hold_events) and shown by `status`.
-import type { Command } from "commander";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import {
@@ -18,14 +17,6 @@ import {
 import { withWarehouse } from "../command-warehouse.js";
 import { decision, type DecisionFlags } from "../operator.js";
 import { printListing } from "../output.js";
-import {
-  allFlag,
-  byFlag,
-  JSON_FLAG,
-  decisionFlags,
-  reasonFlag,
-  subcommand,
-} from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
 type AddFlags = DecisionFlags & {
@@ -34,47 +25,6 @@ type AddFlags = DecisionFlags & {
   session?: string;
   until?: string;
 };
-
-export function registerHoldCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const hold = subcommand(program, "hold", {
-    description:
-      "legal holds: sessions a hold names are never deleted by the retention",
-  });
-  subcommand(hold, "add", {
-    description:
-      "place a hold on a person's, a resource's or one session's sessions (and flag those stored)",
-    options: [
-      {
-        flags: "--user <key>",
-        help: "a person: e-mail, or user name of a machine user",
-      },
-      { flags: "--resource <name>", help: "a resource, by name" },
-      { flags: "--session <id>", help: "a session and its child sessions" },
-      reasonFlag("why (recorded, e.g. the matter)"),
-      {
-        flags: "--until <time>",
-        help: "end of the hold (default: until released)",
-      },
-      byFlag("places it"),
-    ],
-    access: "writes",
-  }).action((o: AddFlags) => runAdd(globals(), o));
-  subcommand(hold, "list", {
-    description: "list the active holds (--all: released and expired too)",
-    options: [allFlag("released and expired holds"), JSON_FLAG],
-    access: "reads",
-  }).action((o: { all?: boolean; json?: boolean }) => runList(globals(), o));
-  subcommand(hold, "release", {
-    description:
-      "release a hold: normal retention resumes for the sessions no other hold names",
-    args: [["<id>", "the hold, as `hold list` shows it"]],
-    options: decisionFlags("why it is released (recorded)", "releases it"),
-    access: "writes",
-  }).action((id: string, o: DecisionFlags) => runRelease(globals(), id, o));
-}
 
 function target(o: AddFlags): { scope: HoldScope; value: string } {
   const given = (
@@ -98,7 +48,10 @@ function target(o: AddFlags): { scope: HoldScope; value: string } {
 const WHY_HOLD =
   "say why (the matter, the request), it is recorded with the hold";
 
-async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
+export async function runHoldAdd(
+  globals: GlobalOptions,
+  o: AddFlags,
+): Promise<void> {
   const nowMs = Date.now();
   const what = target(o);
   const { by, reason } = decision(o, WHY_HOLD);
@@ -122,7 +75,7 @@ async function runAdd(globals: GlobalOptions, o: AddFlags): Promise<void> {
   });
 }
 
-async function runList(
+export async function runHoldList(
   globals: GlobalOptions,
   o: { all?: boolean; json?: boolean },
 ): Promise<void> {
@@ -160,7 +113,7 @@ function holdLine(h: LegalHold, nowMs: number) {
   };
 }
 
-async function runRelease(
+export async function runHoldRelease(
   globals: GlobalOptions,
   id: string,
   o: DecisionFlags,

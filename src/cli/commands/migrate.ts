@@ -1,6 +1,5 @@
 // `sessionhouse migrate`: creates or upgrades the ClickHouse tables on their own; every sync and
 // `run` does the same before it starts. --dry-run prints the statements it would run instead.
-import type { Command } from "commander";
 import {
   migrate,
   openWarehouse,
@@ -8,44 +7,14 @@ import {
   retentionSettings,
   type Warehouse,
 } from "../../warehouse/index.js";
-import { intArg } from "../args.js";
-import {
-  configFrom,
-  loggerFor,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "../runtime.js";
+import { configFrom, loggerFor, type GlobalOptions } from "../runtime.js";
 
 interface MigrateOptions {
   dryRun?: boolean;
   to?: number;
 }
 
-export function registerMigrateCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("migrate")
-    .description(
-      "create or upgrade the ClickHouse tables (also done before every sync)",
-    )
-    .option(
-      "--dry-run",
-      "print each pending migration and its statements as they would run; write nothing",
-    )
-    .option(
-      "--to <version>",
-      "apply the migrations up to this number only (e.g. 0019)",
-      intArg("--to", 1, 9999),
-    )
-    .addHelpText("after", WRITES_DATA_DIR)
-    .action(async (o: MigrateOptions) => {
-      await runMigrate(globals(), o);
-    });
-}
-
-async function runMigrate(
+export async function runMigrate(
   globals: GlobalOptions,
   o: MigrateOptions,
 ): Promise<void> {

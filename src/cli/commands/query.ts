@@ -1,6 +1,5 @@
 // `sessionhouse query "SELECT …"`: SQL against the configured ClickHouse, with the configured
 // database as the current one.
-import { Option, type Command } from "commander";
 import {
   openWarehouse,
   outputFormat,
@@ -10,45 +9,24 @@ import {
 } from "../../warehouse/index.js";
 import { UsageError } from "../../util/errors.js";
 import { printTable } from "../output.js";
-import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  type GlobalOptions,
-} from "../runtime.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 /** The query command's own format: a table of the first rows, for people. */
-const TABLE_FORMAT = "table";
+export const TABLE_FORMAT = "table";
 
-export function registerQueryCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("query")
-    .description(
-      'run SQL against the configured ClickHouse, e.g. query "SELECT count() FROM sessions FINAL"',
-    )
-    .argument("<sql>", "the SQL statement")
-    .addOption(
-      new Option(
-        "--format <format>",
-        "table, or any ClickHouse output format (TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet, …); binary formats only to a file or a pipe; row formats (CSV, TSV, JSONEachRow, …) stream block by block",
-      ).default(TABLE_FORMAT),
-    )
-    .addHelpText(
-      "after",
-      READS_THROUGH_SERVICE +
-        "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
-    )
-    .action(async (sql: string, o: { format: string }) => {
-      const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config, { access: "read" });
-      try {
-        await runQuery(w, sql, o.format);
-      } finally {
-        await w.close();
-      }
-    });
+/** `query SQL`: through the warehouse's read access. */
+export async function runQueryCommand(
+  globals: GlobalOptions,
+  sql: string,
+  o: { format: string },
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const w = await openWarehouse(config, { access: "read" });
+  try {
+    await runQuery(w, sql, o.format);
+  } finally {
+    await w.close();
+  }
 }
 
 /** Rows the table format shows; the others are counted, and the other formats print them. */

@@ -2,16 +2,13 @@
 // compliance report as a directory an auditor can check offline; `report verify DIR` checks
 // one. Reports only read the warehouse: on the embedded engine they work while `run` holds it.
 import { join } from "node:path";
-import type { Command } from "commander";
 import {
   REPORT_FORMATS,
-  REPORT_KINDS,
   type Config,
   type ReportFormat,
   type ReportKind,
 } from "../../config/index.js";
 import { verifyEvidence } from "../../evidence/manifest.js";
-import { FILTER_KEYS } from "../../reports/build.js";
 import {
   checkPeriod,
   parseFilters,
@@ -23,21 +20,9 @@ import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import { withWarehouse } from "../command-warehouse.js";
-import { publicKeyFlag, rangeFlags, subcommand } from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
-const KIND_HELP: Record<ReportKind, string> = {
-  "access-review":
-    "per person: systems reached, sessions, first and last access, data labels, privileged or production access, new access, accounts without activity",
-  "policy-exceptions":
-    "policy suspensions in force during the period and the sessions under them",
-  "sensitive-data-access":
-    "labelled data returned, by label, resource and person, with the top query fingerprints",
-  "coverage-and-integrity":
-    "what the record covers: checkpoints, windows not stored or skipped, dead letters, runs, gaps, retention, rows per month",
-};
-
-interface ReportOptions {
+export interface ReportOptions {
   from?: string;
   to?: string;
   out?: string;
@@ -45,50 +30,8 @@ interface ReportOptions {
   filter?: string;
 }
 
-export function registerReportCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const report = subcommand(program, "report", {
-    description:
-      "compliance reports: a directory with report.html, report.pdf, CSVs, report.json and a signed manifest",
-  });
-  for (const kind of REPORT_KINDS)
-    subcommand(report, kind, {
-      description: KIND_HELP[kind],
-      options: [
-        ...rangeFlags(
-          "start of the period (default: the previous month's first day)",
-          "end of the period, excluded (default: this month's first day)",
-        ),
-        {
-          flags: "--out <dir>",
-          help: "directory to write (default ./reports/<kind>-<from>-to-<to>)",
-        },
-        {
-          flags: "--format <list>",
-          help: `formats: ${REPORT_FORMATS.join(",")}`,
-          default: REPORT_FORMATS.join(","),
-        },
-        {
-          flags: "--filter <list>",
-          help: `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
-        },
-      ],
-      access: "reads",
-    }).action((o: ReportOptions) => runReport(globals(), kind, o));
-  subcommand(report, "verify", {
-    description:
-      "check a report directory offline: every file's SHA-256 against manifest.json, and its signature",
-    args: [["<dir>", "the report directory"]],
-    options: [
-      publicKeyFlag("Ed25519 public key (PEM) the manifest must be signed by"),
-    ],
-  }).action(runVerify);
-}
-
 /** `report <kind>`: the period defaults to the previous month. */
-async function runReport(
+export async function runReport(
   globals: GlobalOptions,
   kind: ReportKind,
   o: ReportOptions,
@@ -112,7 +55,11 @@ async function runReport(
 }
 
 /** `report verify DIR`: every file against the manifest, and its signature. */
-function runVerify(dir: string, o: { publicKey?: string }): void {
+export function runReportVerify(
+  _globals: GlobalOptions,
+  dir: string,
+  o: { publicKey?: string },
+): void {
   const check = verifyEvidence(dir, { publicKeyFile: o.publicKey });
   if (check.problems.length > 0)
     throw new FatalError(

@@ -4,7 +4,6 @@
 // flush the logs) and the command returns, so the process exits 0. A second signal exits at
 // once: still safe, because ClickHouse inserts are atomic and a checkpoint is only written after
 // the rows it covers.
-import type { Command } from "commander";
 import { secretsOf, type Config } from "../../config/index.js";
 import { Metrics } from "../../ops/metrics.js";
 import { logResults, runDoctor } from "../../ops/doctor/index.js";
@@ -33,29 +32,9 @@ import {
   type Runtime,
 } from "../runtime.js";
 
-export function registerRunCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("run")
-    .description(
-      "run every job on its schedule, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT",
-    )
-    .addHelpText(
-      "after",
-      "\nOn the embedded engine the service holds the data directory; it serves read-only\n" +
-        "ClickHouse HTTP access to it on 127.0.0.1 (service.readHost, service.readPort) and\n" +
-        "writes the URL and a token to <dataDir>/.sessionhouse-service.json (mode 0600), so\n" +
-        "status, query and windows list from other terminals read through it. Commands that\n" +
-        "write (migrate, sync, windows skip/forget, demo) are refused until it stops.\n" +
-        "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
-        "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
-        "or expires; sync is refused while it is held (docs/scale-out.md).",
-    )
-    .action(async () => {
-      await runService(configFrom(globals()));
-    });
+/** `run`: the service, configured by the global options, until stopped. */
+export async function runServiceCommand(globals: GlobalOptions): Promise<void> {
+  await runService(configFrom(globals));
 }
 
 type StopSignal = "SIGTERM" | "SIGINT";

@@ -3,7 +3,6 @@
 // so it works beside a running service: on a ClickHouse server directly, on the embedded engine
 // through the service's read access (the service holds the data directory), on a stopped one's
 // data directory itself.
-import type { Command } from "commander";
 import {
   collectStatus,
   type LeaseStatus,
@@ -12,39 +11,26 @@ import {
 import { openWarehouse } from "../../warehouse/index.js";
 import { heading, printTable } from "../output.js";
 import { printRetention } from "./status-retention.js";
-import {
-  configFrom,
-  READS_THROUGH_SERVICE,
-  type GlobalOptions,
-} from "../runtime.js";
+import { configFrom, type GlobalOptions } from "../runtime.js";
 
 // What the command prints is the read model: callers of the command (tests, programs reading its
 // JSON) find it here too.
 export { collectStatus, type StatusReport } from "../../ops/status.js";
 
-export function registerStatusCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  program
-    .command("status")
-    .description(
-      "show every job's checkpoint, lag, last run, rows stored, dead letters and next run",
-    )
-    .option("--json", "print one JSON document for programs instead of a table")
-    .addHelpText("after", READS_THROUGH_SERVICE)
-    .action(async (o: { json?: boolean }) => {
-      const config = configFrom(globals(), {}, { needsApi: false });
-      const w = await openWarehouse(config, { access: "read" });
-      try {
-        const report = await collectStatus(w, config);
-        if (o.json)
-          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-        else printStatus(report);
-      } finally {
-        await w.close();
-      }
-    });
+/** `status`: reads only, through the service's read access while it runs. */
+export async function runStatus(
+  globals: GlobalOptions,
+  o: { json?: boolean },
+): Promise<void> {
+  const config = configFrom(globals, {}, { needsApi: false });
+  const w = await openWarehouse(config, { access: "read" });
+  try {
+    const report = await collectStatus(w, config);
+    if (o.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else printStatus(report);
+  } finally {
+    await w.close();
+  }
 }
 
 /** "3d 4h", "12m 5s", "40s": the two largest units, enough to read at a glance. */

@@ -1,13 +1,11 @@
 // `sessionhouse sync sessions|reconcile|aggregations|rollups|<entity stream>`: one stream now, incrementally from its
 // checkpoint or as a backfill over --from/--to, with a progress bar on a terminal.
-import type { Command } from "commander";
 import type { AggregationJobConfig, Config } from "../../config/index.js";
 import { checkJob } from "../../pipeline/aggregations.js";
 import { withRun, type JobContext } from "../../pipeline/context.js";
 import {
   aggregationName,
   AGGREGATIONS,
-  ENTITY_STREAMS,
   RECONCILE_JOB,
   ROLLUPS_JOB,
   SESSIONS_JOB,
@@ -22,93 +20,15 @@ import {
   type ReconcileOptions,
 } from "../../pipeline/reconcile.js";
 import { UsageError } from "../../util/errors.js";
-import {
-  intArg,
-  parseRange,
-  type ParsedRange,
-  type RangeFlags,
-} from "../args.js";
+import { parseRange, type ParsedRange, type RangeFlags } from "../args.js";
 import { createProgressObserver } from "../progress.js";
-import { rangeFlags, subcommand } from "../options.js";
 import { configFrom, withRuntime } from "../runtime.js";
 import type { GlobalOptions, Runtime } from "../runtime.js";
 
 type ReconcileFlags = RangeFlags & { days?: number };
 type AggregationFlags = RangeFlags & { job?: string };
 
-export function registerSyncCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const sync = subcommand(program, "sync", {
-    description: "sync one stream now, incrementally or as a backfill",
-    access: "writes",
-  });
-  subcommand(sync, "sessions", {
-    description:
-      "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
-    options: backfillFlags("-7d"),
-    access: "writes",
-  }).action((o: RangeFlags) => runSyncSessions(globals(), o));
-  subcommand(sync, "reconcile", {
-    description:
-      "list the last days again and store the sessions the incremental sync missed (late sessions); compares listed and stored counts per window",
-    options: [
-      {
-        flags: "--days <n>",
-        help: "days before the sessions checkpoint (default sessions.reconcileDays)",
-        parse: intArg("--days", 1, 3650),
-      },
-      ...rangeFlags(
-        "reconcile from this instant instead (2026-11-01, RFC 3339, Unix seconds, -3d)",
-        "reconcile up to this instant (default now)",
-      ),
-    ],
-    access: "writes",
-  }).action((o: ReconcileFlags) => runReconcile(globals(), o));
-  subcommand(sync, "aggregations", {
-    description:
-      "fetch ListLogAggregations for every configured aggregation job (or one with --job)",
-    options: [
-      { flags: "--job <name>", help: "only this aggregation job" },
-      ...backfillFlags("-30d"),
-    ],
-    access: "writes",
-  }).action((o: AggregationFlags) => runSyncAggregations(globals(), o));
-  subcommand(sync, "rollups", {
-    description:
-      "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
-    access: "writes",
-  }).action(() => runSyncRollups(globals()));
-  for (const stream of ENTITY_STREAMS)
-    subcommand(sync, stream, {
-      description: ENTITY_STREAM_HELP[stream],
-      access: "writes",
-    }).action(() => runSyncEntity(globals(), stream));
-}
-
-/** --from/--to of a backfill; `back` is the relative example, e.g. "-7d". */
-const backfillFlags = (back: string) =>
-  rangeFlags(
-    `backfill from this instant (2026-11-01, RFC 3339, Unix seconds, ${back})`,
-    "backfill up to this instant (default now)",
-  );
-
-const ENTITY_STREAM_HELP: Readonly<Record<EntityStream, string>> = {
-  users:
-    "GetUser for every user sessions and policy suspensions name: new ids, and known ones not read for streams.usersRefreshMs",
-  user_devices: "ListUserDevices for every human user",
-  native_users:
-    "ListNativeUsers for every resource sessions name (credentials without their secrets)",
-  identity_links: "ListNativeUserIdentityLinks, all links",
-  inventory:
-    "ListInventoryObjects, the whole inventory: one row per column and sub-column",
-  policy_suspensions:
-    "ListPolicySuspensions, the whole listing: every new version, and a removal for each one no longer listed",
-  clouds: "ListIntegrationClouds",
-};
-
-async function runSyncEntity(
+export async function runSyncEntity(
   globals: GlobalOptions,
   stream: EntityStream,
 ): Promise<void> {
@@ -122,7 +42,7 @@ async function runSyncEntity(
   });
 }
 
-async function runSyncRollups(globals: GlobalOptions): Promise<void> {
+export async function runSyncRollups(globals: GlobalOptions): Promise<void> {
   await withRuntime(
     configFrom(globals, {}, { needsApi: false }),
     "sync",
@@ -135,7 +55,7 @@ async function runSyncRollups(globals: GlobalOptions): Promise<void> {
   );
 }
 
-async function runSyncSessions(
+export async function runSyncSessions(
   globals: GlobalOptions,
   o: RangeFlags,
 ): Promise<void> {
@@ -150,7 +70,7 @@ async function runSyncSessions(
   });
 }
 
-async function runReconcile(
+export async function runReconcile(
   globals: GlobalOptions,
   o: ReconcileFlags,
 ): Promise<void> {
@@ -189,7 +109,7 @@ async function reconcileRange(
   };
 }
 
-async function runSyncAggregations(
+export async function runSyncAggregations(
   globals: GlobalOptions,
   o: AggregationFlags,
 ): Promise<void> {

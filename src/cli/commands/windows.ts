@@ -2,7 +2,6 @@
 // are not stored yet, and what an operator does about one that keeps failing. `list` reads only;
 // `skip` records who let the checkpoint pass a window and why; `forget` drops every row of an
 // aggregation job so that it starts again.
-import type { Command } from "commander";
 import { describe } from "../../sources/session-pages.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
@@ -19,7 +18,6 @@ import {
 import { withWarehouse } from "../command-warehouse.js";
 import { decision, type DecisionFlags } from "../operator.js";
 import { printListing } from "../output.js";
-import { allFlag, decisionFlags, JSON_FLAG, subcommand } from "../options.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 import {
   aggregationName,
@@ -35,65 +33,11 @@ interface ListFlags {
 
 type SkipFlags = DecisionFlags & { window?: string; parent?: string };
 
-export function registerWindowsCommand(
-  program: Command,
-  globals: () => GlobalOptions,
-): void {
-  const windows = subcommand(program, "windows", {
-    description:
-      "windows of the aggregation jobs and of the sessions stream not stored yet (pending, poisoned) and what to do about them",
-  });
-
-  subcommand(windows, "list", {
-    description:
-      "list the windows that are pending or poisoned, with their attempts and last error (--all: every state)",
-    options: [
-      {
-        flags: "--job <name>",
-        help: 'only this aggregation job, or "sessions"',
-      },
-      allFlag("the stored, shrunk and skipped windows"),
-      JSON_FLAG,
-    ],
-    access: "reads",
-  }).action((o: ListFlags) => runList(globals(), o));
-  subcommand(windows, "skip", {
-    description:
-      "let the checkpoint of JOB pass a pending or poisoned window, or a parent its stream could not read, recording who and why",
-    args: [
-      [
-        "<job>",
-        'the aggregation job, "sessions", or the stream of a parent (native_users, user_devices, users)',
-      ],
-    ],
-    options: [
-      {
-        flags: "--window <time>",
-        help: "start of the window, as `windows list` shows it",
-      },
-      {
-        flags: "--parent <id>",
-        help: "the parent (a resource, a user) its stream could not read, as `windows list` shows it",
-      },
-      ...decisionFlags("why the window is skipped (recorded)", "skips it"),
-    ],
-    access: "writes",
-  }).action((name: string, o: SkipFlags) => runSkip(globals(), name, o));
-  subcommand(windows, "forget", {
-    description:
-      "delete every row and checkpoint of an aggregation job, so that it starts again from nothing",
-    args: [["<job>", "the aggregation job"]],
-    options: [
-      { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
-    ],
-    access: "writes",
-  }).action((name: string, o: { yes?: boolean }) =>
-    runForget(globals(), name, o),
-  );
-}
-
 /** `windows list`: reads only; a warehouse without the window tables has none. */
-async function runList(globals: GlobalOptions, o: ListFlags): Promise<void> {
+export async function runWindowsList(
+  globals: GlobalOptions,
+  o: ListFlags,
+): Promise<void> {
   const job = o.job === undefined ? undefined : jobName(o.job);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "read", async (w) => {
@@ -127,7 +71,7 @@ function printWindows(
 }
 
 /** `windows skip`: marks one waiting window skipped, with who and why. */
-async function runSkip(
+export async function runWindowsSkip(
   globals: GlobalOptions,
   name: string,
   o: SkipFlags,
@@ -204,7 +148,7 @@ async function waitingWindow(
 }
 
 /** `windows forget`: deletes every row and checkpoint of a job, only with --yes. */
-async function runForget(
+export async function runWindowsForget(
   globals: GlobalOptions,
   name: string,
   o: { yes?: boolean },

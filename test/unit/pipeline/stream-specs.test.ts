@@ -5,7 +5,8 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { LIST_MEMBERS } from "../../../src/api/answers.js";
 import { PROCEDURES } from "../../../src/api/control-plane.js";
-import { registerSyncCommand } from "../../../src/cli/commands/sync.js";
+import { COMMAND_TREE } from "../../../src/cli/command-tree.js";
+import { registerCommands } from "../../../src/cli/options.js";
 import { loadConfig } from "../../../src/config/index.js";
 import { STREAMS } from "../../../src/pipeline/names.js";
 import { STREAM_SPECS } from "../../../src/pipeline/stream-specs.js";
@@ -28,7 +29,7 @@ describe("the stream catalogue", () => {
 
   it("has an entry for every stream `sessionhouse sync` accepts", () => {
     const program = new Command();
-    registerSyncCommand(program, () => ({}));
+    registerCommands(program, COMMAND_TREE, () => ({}));
     const sync = program.commands.find((c) => c.name() === "sync");
     const names = (sync?.commands ?? []).map((c) => c.name());
     expect(names).toContain("sessions");
