@@ -16,6 +16,18 @@ export interface ReportQuery {
 export type Row = Record<string, unknown>;
 
 /**
+ * What a report's aggregation or sort may hold in memory before the engine writes it to disk and
+ * goes on from there. Embedded, the engine runs in the report's own process, so the bound is the
+ * process's: access-review over a month of 8.5 million sessions peaked at 2.49 GB without it and
+ * 1.24 GB with it (at about a quarter more CPU). A server keeps its own settings (a read-only user
+ * may not change them), and so does a data directory read through a running service.
+ */
+const SPILL_BYTES = 400_000_000;
+
+/** The clause that ends an embedded report query (the manifest records it with the query). */
+const SPILL_CLAUSE = `SETTINGS max_bytes_before_external_group_by = ${SPILL_BYTES}, max_bytes_before_external_sort = ${SPILL_BYTES}`;
+
+/**
  * Runs report queries against what the warehouse holds: a query whose tables are absent is not
  * run and answers undefined (the report says which stream is not exported); every query run is
  * kept in `executed`, in the order run.
@@ -99,7 +111,8 @@ export class ReportReader {
     q: ReportQuery,
     params: Record<string, string>,
   ): { sql: string; used: Record<string, string> } {
-    const sql = q.sql.replaceAll("{{db}}", quoteIdent(this.#w.database));
+    const text = q.sql.replaceAll("{{db}}", quoteIdent(this.#w.database));
+    const sql = this.#w.kind === "embedded" ? `${text}\n${SPILL_CLAUSE}` : text;
     const all = { ...params, db: this.#w.database };
     const used = Object.fromEntries(
       Object.entries(all)
