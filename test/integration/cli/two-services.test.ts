@@ -59,6 +59,11 @@ async function startFront(): Promise<string> {
   const child = spawn(process.execPath, ["scripts/http-front.mjs"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "inherit"],
+    // Its engine directory goes with the test run's.
+    env: {
+      ...process.env,
+      HTTP_FRONT_DATA_DIR: mkdtempSync(join(testTmpDir(), "front-")),
+    },
   });
   front = child;
   const [line] = (await once(
