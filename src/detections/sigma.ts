@@ -184,17 +184,21 @@ function mappingOf(
   return and(parts);
 }
 
-/** The OCSF name of a rule's field: itself, or the one its taxonomy's name maps onto. */
-function ocsfName(at: Where, path: (string | number)[], name: string): string {
-  if (OCSF_FIELDS[name] !== undefined) return name;
-  const mapped = SIGMA_TAXONOMY_FIELDS[name]?.ocsf;
-  if (mapped === undefined)
+/** A rule's field as the field map has it: the OCSF name (itself, or the one its taxonomy's name maps onto) and its definition. */
+function mappedField(
+  at: Where,
+  path: (string | number)[],
+  written: string,
+): { name: string; field: FieldDef } {
+  const name = SIGMA_TAXONOMY_FIELDS[written]?.ocsf ?? written;
+  const field = OCSF_FIELDS[name];
+  if (field === undefined)
     at.fail(
       path,
-      `field \`${name}\` is not in the field map`,
+      `field \`${written}\` is not in the field map`,
       "docs/detections.md lists the field names a Sigma rule can use (OCSF, and those of other taxonomies mapped onto them)",
     );
-  return mapped;
+  return { name, field };
 }
 
 function fieldOf(
@@ -204,8 +208,7 @@ function fieldOf(
   value: unknown,
 ): Condition {
   const [written = "", ...mods] = key.split("|");
-  const name = ocsfName(at, path, written);
-  const field = OCSF_FIELDS[name] as FieldDef;
+  const { name, field } = mappedField(at, path, written);
   for (const m of mods)
     if (!SUPPORTED_MODIFIERS.has(m))
       at.fail(path, `Sigma modifier \`${m}\` is not supported`);
@@ -432,7 +435,7 @@ function aggregationOf(
       `aggregation \`${text.trim()}\` is not supported: only \`count([field]) [by field[, field]] <op> N\``,
     );
   const field = (name: string): string =>
-    ocsfName(at, ["detection", "condition"], name);
+    mappedField(at, ["detection", "condition"], name).name;
   const by = (m[2] ?? "")
     .split(",")
     .map((s) => s.trim())
