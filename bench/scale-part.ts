@@ -235,9 +235,13 @@ export async function benchScale(
   // BENCH_SCALE_DIR: a data directory an earlier run kept (BENCH_SCALE_KEEP=1), measured again.
   const reuse = process.env.BENCH_SCALE_DIR;
   const keep = reuse !== undefined || process.env.BENCH_SCALE_KEEP === "1";
-  // Outside the run's directory, which is removed at the end: a kept one outlives the run.
+  // In the run's directory, removed with it (also when the run is interrupted); a kept one
+  // outside it, as it outlives the run.
   const dir =
-    reuse ?? mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-data-"));
+    reuse ??
+    (keep
+      ? mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-data-"))
+      : mkdtempSync(join(benchDir(), "scale-data-")));
   process.stderr.write(
     `bench: scale, ${fmt(sessions)} sessions a year${SCALE_LOAD_MONTH ? `, only ${SCALE_LOAD_MONTH} loaded` : ""} (${reuse ? "reusing" : "loading into"} ${dir})…\n`,
   );
