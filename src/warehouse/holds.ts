@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Session } from "../api/schemas/session.js";
 import type { Warehouse } from "./client.js";
-import { qualified, stringList } from "./sql.js";
+import { MAX_QUERY_BYTES, qualified, stringList } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime } from "./format.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";
@@ -236,9 +236,6 @@ function heldSql(holds: readonly LegalHold[]): string {
     `CAST([${stringList(values)}], 'Array(String)')`;
   return `(hasAny(${list(n.session)}, [id, parent_session_id]) OR has(${list(n.user)}, user_key) OR has(${list(n.resource)}, resource_name))`;
 }
-
-/** ClickHouse's default max_query_size: the longest statement text it parses. */
-const MAX_QUERY_BYTES = 256 * 1024;
 
 /** The settings that let the engine parse `query`: none when it is within the default. */
 function querySize(query: string): Record<string, string> {

@@ -40,11 +40,11 @@ export function qualified(
   return `${quoteIdent(w.database)}.${quoteIdent(table)}`;
 }
 
-/**
- * Bytes of literals in one query's text: well under the engine's max_query_size (256 KiB), which
- * bounds the text of a query sent in the request body.
- */
-const LITERAL_BYTES_PER_QUERY = 128 * 1024;
+/** ClickHouse's default max_query_size: the longest query text the engine parses. */
+export const MAX_QUERY_BYTES = 256 * 1024;
+
+/** Bytes of literals in one query's text: well under MAX_QUERY_BYTES. */
+const LITERAL_BYTES_PER_QUERY = MAX_QUERY_BYTES / 2;
 
 /**
  * `items` in batches whose literals (`literal(item)`: all the text an item puts in the query)
