@@ -4,11 +4,11 @@
 // aggregation `| count([field]) [by field] <op> N` with a `timeframe`. Anything else is refused
 // with the rule, the construct and its line. Field names are the OCSF names of the warehouse's
 // field map (src/warehouse/detection-fields.ts), or names of another log source's taxonomy that
-// its SIGMA_TAXONOMY_FIELDS maps onto them; the result is a condition tree that
+// its SIGMA_TAXONOMY_FIELDS maps onto them or writes as that source does; the result is a
+// condition tree that
 // src/warehouse/detection-sql.ts writes as SQL.
 import {
-  OCSF_FIELDS,
-  SIGMA_TAXONOMY_FIELDS,
+  sigmaField,
   type Condition,
   type FieldDef,
   type FieldMatch,
@@ -184,21 +184,20 @@ function mappingOf(
   return and(parts);
 }
 
-/** A rule's field as the field map has it: the OCSF name (itself, or the one its taxonomy's name maps onto) and its definition. */
+/** A rule's field as the field map has it: the name the condition keeps and its definition. */
 function mappedField(
   at: Where,
   path: (string | number)[],
   written: string,
 ): { name: string; field: FieldDef } {
-  const name = SIGMA_TAXONOMY_FIELDS[written]?.ocsf ?? written;
-  const field = OCSF_FIELDS[name];
-  if (field === undefined)
+  const mapped = sigmaField(written);
+  if (mapped === undefined)
     at.fail(
       path,
       `field \`${written}\` is not in the field map`,
       "docs/detections.md lists the field names a Sigma rule can use (OCSF, and those of other taxonomies mapped onto them)",
     );
-  return { name, field };
+  return mapped;
 }
 
 function fieldOf(

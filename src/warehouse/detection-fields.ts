@@ -22,7 +22,7 @@ const f = (sql: string, kind: FieldKind, description: string): FieldDef => ({
 });
 
 /** OCSF name → expression over sessions_enriched. */
-export const OCSF_FIELDS: Readonly<Record<string, FieldDef>> = {
+const OCSF_FIELDS: Readonly<Record<string, FieldDef>> = {
   // The person behind the session (the actor), as sessions_enriched names them.
   "actor.user.uid": f("person_id", "string", "the person's id"),
   "actor.user.name": f("person_name", "string", "the person's name"),
@@ -102,19 +102,24 @@ export const OCSF_FIELDS: Readonly<Record<string, FieldDef>> = {
   ),
 };
 
-/** A field of another Sigma taxonomy, and the OCSF name of the same value in a session. */
-interface TaxonomyField {
-  readonly ocsf: string;
-  /** The log source whose rules use the name, and what it holds there. */
-  readonly source: string;
-}
+/**
+ * A field of another Sigma taxonomy: the OCSF field holding the same value in a session, or,
+ * where that log source writes a session's value its own way, the expression that writes it so.
+ */
+type TaxonomyField =
+  | {
+      readonly ocsf: string;
+      /** The log source whose rules use the name, and what it holds there. */
+      readonly source: string;
+    }
+  | (FieldDef & { readonly source: string });
 
 /**
- * Field names of the log sources public Sigma rules are written for → the OCSF field holding the
- * same value in a session. Only names whose meaning a session carries: a client or server
- * address of a connection, the account a logon used.
+ * Field names of the log sources public Sigma rules are written for → the value a session has
+ * for them. Only names whose meaning a session carries: a client or server address of a
+ * connection, the account a logon used, and what a Windows security log records of a logon.
  */
-export const SIGMA_TAXONOMY_FIELDS: Readonly<Record<string, TaxonomyField>> = {
+const SIGMA_TAXONOMY_FIELDS: Readonly<Record<string, TaxonomyField>> = {
   "id.orig_h": {
     ocsf: "src_endpoint.ip",
     source: "Zeek: the connection's originator (client) address",
@@ -135,8 +140,27 @@ export const SIGMA_TAXONOMY_FIELDS: Readonly<Record<string, TaxonomyField>> = {
     ocsf: "src_endpoint.ip",
     source: "W3C web server and proxy logs: the client address",
   },
+  // A session is an account logging on to a data store over the network, and it is only
+  // recorded when the logon succeeded: the statuses of the API are active, idle and completed.
+  // In a Windows security log that is event 4624 with logon type 3 (network).
+  EventID: {
+    ...f(
+      "4624",
+      "number",
+      "4624, an account was successfully logged on: every session",
+    ),
+    source: "Windows security log: the event's id",
+  },
+  LogonType: {
+    ...f("3", "number", "3, network: every session"),
+    source: "Windows security log logon events: how the account logged on",
+  },
   IpAddress: {
-    ocsf: "src_endpoint.ip",
+    ...f(
+      "if(client_ip_address = '', '-', client_ip_address)",
+      "string",
+      "the client's address, '-' when the session has none (as Windows writes it)",
+    ),
     source: "Windows security log logon events: the client address",
   },
   TargetUserName: {
@@ -144,3 +168,17 @@ export const SIGMA_TAXONOMY_FIELDS: Readonly<Record<string, TaxonomyField>> = {
     source: "Windows security log logon events: the account logged on",
   },
 };
+
+/**
+ * A field a Sigma rule names, an OCSF name or another taxonomy's: the name the compiled
+ * condition keeps (the OCSF name when the value is an OCSF field's) and its definition.
+ */
+export function sigmaField(
+  written: string,
+): { name: string; field: FieldDef } | undefined {
+  const t = SIGMA_TAXONOMY_FIELDS[written];
+  if (t !== undefined && !("ocsf" in t)) return { name: written, field: t };
+  const name = t?.ocsf ?? written;
+  const field = OCSF_FIELDS[name];
+  return field === undefined ? undefined : { name, field };
+}

@@ -2,7 +2,7 @@
 // tree (parsed and checked by src/detections/sigma.ts) as a WHERE clause over sessions_enriched
 // and its aggregation, and the query of a rule's Grafana alert. Every value goes in through
 // quoteString.
-import { OCSF_FIELDS } from "./detection-fields.js";
+import { sigmaField } from "./detection-fields.js";
 import { quoteIdent, quoteString } from "./sql.js";
 import { Tables } from "./tables.js";
 
@@ -97,10 +97,10 @@ export function scopedSelect(text: string, db: string, scope: Scope): string {
 }
 
 function fieldSql(name: string): { sql: string; kind: string } {
-  const f = OCSF_FIELDS[name];
+  const f = sigmaField(name);
   if (f === undefined)
     throw new RangeError(`no field ${name} in the field map`);
-  return f;
+  return f.field;
 }
 
 function matchSql(x: string, kind: string, m: FieldMatch): string {

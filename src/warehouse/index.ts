@@ -93,11 +93,7 @@ export {
   recordedHitKeys,
   type DetectionHit,
 } from "./detections.js";
-export {
-  OCSF_FIELDS,
-  SIGMA_TAXONOMY_FIELDS,
-  type FieldDef,
-} from "./detection-fields.js";
+export { sigmaField, type FieldDef } from "./detection-fields.js";
 export {
   detectionAlertSql,
   scopedSelect,

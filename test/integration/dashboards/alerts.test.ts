@@ -107,6 +107,7 @@ const ACTOR: Readonly<Record<string, { field: string; column: string }>> = {
   "access-after-quiet-spell": { field: "user", column: "user_key" },
   "equation-group-c2": { field: "person_email", column: "person_email" },
   "external-address-session": { field: "person_email", column: "person_email" },
+  "public-address-logon": { field: "person_email", column: "person_email" },
   "first-access-labelled-data": { field: "user", column: "user_key" },
   "llm-mcp-production": { field: "user", column: "user_key" },
   "machine-account-human-address": { field: "machine", column: "user_key" },
@@ -183,6 +184,46 @@ describe("the shipped detections on the demo", () => {
     const hits = await run(
       demo.warehouse,
       "SELECT session_id FROM detection_hits FINAL WHERE rule_id = 'equation-group-c2' ORDER BY 1",
+    );
+    expect(hits.rows.map(([id]) => String(id))).toEqual(expected.sort());
+  });
+});
+
+/** The published filter of public-address-logon, written again for the oracle: private, loopback, link-local. */
+function isPrivateOrLocal(address: string): boolean {
+  const v4 = /^(\d+)\.(\d+)\./.exec(address);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 10 ||
+      a === 127 ||
+      (a === 172 && b >= 16 && b < 32) ||
+      (a === 192 && b === 168) ||
+      (a === 169 && b === 254)
+    );
+  }
+  const v6 = address.toLowerCase();
+  return v6 === "::1" || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6);
+}
+
+describe("a public Sigma rule on the demo", () => {
+  it("public-address-logon finds exactly the sessions from public addresses", async () => {
+    const firstDayEnd = NOON - (DEMO_DAYS - 1) * DAY_MS;
+    const sessions = demo.sim.generator.sessionsStartingIn(
+      NOON - DEMO_DAYS * DAY_MS,
+      NOON,
+    );
+    const expected = sessions
+      .filter(
+        (s) => s.clientIpAddress !== "" && !isPrivateOrLocal(s.clientIpAddress),
+      )
+      .flatMap((s) => (s.startMs < firstDayEnd ? [s.id, `${s.id}-h`] : [s.id]));
+    // Both kinds are in the demo's data: the oracle is not all or nothing.
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(sessions.length);
+    const hits = await run(
+      demo.warehouse,
+      "SELECT session_id FROM detection_hits FINAL WHERE rule_id = 'public-address-logon' ORDER BY 1",
     );
     expect(hits.rows.map(([id]) => String(id))).toEqual(expected.sort());
   });

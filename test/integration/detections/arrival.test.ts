@@ -202,7 +202,7 @@ describe("the detections job of run", () => {
     const plan = planJobs(config).find((p) => p.name === "detections");
     expect(plan).toMatchObject({ kind: "detections", schedule: "* * * * *" });
     // A session from a public address, stored a minute ago, of a person last active in January:
-    // external-address-session and access-after-quiet-spell fire.
+    // external-address-session, public-address-logon and access-after-quiet-spell fire.
     await store(Date.now() - 60_000, {
       id: "public",
       start: new Date(Date.now() - 600_000).toISOString(),
@@ -231,6 +231,7 @@ describe("the detections job of run", () => {
     expect(rows).toEqual([
       { rule_id: "access-after-quiet-spell", hit_key: "public" },
       { rule_id: "external-address-session", hit_key: "public" },
+      { rule_id: "public-address-logon", hit_key: "public" },
     ]);
     const [run] = await select<{ status: string }>(
       w,

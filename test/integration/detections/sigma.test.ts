@@ -157,6 +157,13 @@ const CASES: Record<string, Case> = {
     ],
     quiet: [[ip("198.51.101.7")]],
   },
+  "a session is what a Windows security log records of a successful network logon":
+    {
+      detection:
+        "logon:\n  EventID: 4624\n  LogonType: 3\nfailed:\n  EventID: 4625\nrdp:\n  LogonType: 10\nnone:\n  IpAddress: '-'\ncondition: logon and not (failed or rdp or none)",
+      fires: [[ip("203.0.113.9")], [ip("10.0.0.1")]],
+      quiet: [[ip("")]],
+    },
   "count() by a field of another taxonomy": {
     detection:
       "a:\n  database.name: orders-db\ntimeframe: 5m\ncondition: a | count(TargetUserName) by src_ip > 1",

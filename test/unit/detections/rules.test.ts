@@ -32,6 +32,10 @@ const PUBLISHED: Readonly<Record<string, { logsource: string; blob: string }>> =
       logsource: "logsource:\n    category: firewall\n",
       blob: "e5098c8fba34e5513927f638da4158c053217a0f",
     },
+    "win_security_successful_external_remote_smb_login.yml": {
+      logsource: "logsource:\n    product: windows\n    service: security\n",
+      blob: "6257c27a946e608f22f0b7b54cf42844f646d37f",
+    },
   };
 
 /** Loads one rule written to a file of its own; returns the error's message (or "" when none). */
@@ -90,7 +94,11 @@ describe("the shipped rules", () => {
       (r) => r.logic.kind === "sigma" && /DRL\) 1\.1/.test(r.source ?? ""),
     );
     expect(adapted.map((r) => r.id).sort()).toEqual(
-      ["equation-group-c2", "external-address-session"].sort(),
+      [
+        "equation-group-c2",
+        "external-address-session",
+        "public-address-logon",
+      ].sort(),
     );
     for (const r of adapted) {
       const m =
@@ -187,8 +195,8 @@ describe("the Sigma subset", () => {
     ],
     [
       "a field outside the map",
-      "selection:\n  EventID: 4625\ncondition: selection",
-      /:11: rule r1: field `EventID` is not in the field map/,
+      "selection:\n  ProcessName: x\ncondition: selection",
+      /:11: rule r1: field `ProcessName` is not in the field map/,
     ],
     [
       "near",
