@@ -362,6 +362,34 @@ LIMIT {limit:UInt32}`,
   return rows.map(runRecord);
 }
 
+/** Runs recorded as running for longer than this are not waited for (see earliestRunningStart). */
+const RUNNING_HORIZON_MS = 6 * 3_600_000;
+
+/**
+ * The earliest start of a run still running, of any job but `exceptJob`: every row such a run
+ * writes is fetched at or after its start, so the stored data is complete up to that instant
+ * (undefined when nothing else is running). A run recorded as running that started more than
+ * RUNNING_HORIZON before `nowMs` is taken as dead (a process killed before `run` marks it
+ * abandoned), so that it cannot hold every rule back for ever.
+ */
+export async function earliestRunningStart(
+  w: Warehouse,
+  exceptJob: string,
+  nowMs: number,
+): Promise<number | undefined> {
+  const rows = await selectRows<{ started: string | null }>(
+    w,
+    `SELECT min(started_at) AS started FROM (
+       SELECT job, started_at, status FROM ${qualified(w, Tables.runs)} FINAL
+       WHERE started_at > {since:DateTime64(3, 'UTC')}
+     ) WHERE status = 'running' AND job != {job:String}
+     HAVING count() > 0`,
+    { job: exceptJob, since: chTime(nowMs - RUNNING_HORIZON_MS) },
+  );
+  const started = rows[0]?.started;
+  return started ? fromChTime(started) : undefined;
+}
+
 /**
  * Marks `abandoned` every run still `running` whose owner on this host is gone (ownerGone:
  * its pid dead, or reused by a process that started at another time), with the time it was

@@ -1,8 +1,7 @@
 // The detections' side of the warehouse (migrations/0026_detections.sql): a rule's query run
-// with the database as the current one, the hits already recorded, new hits written, and how far
-// the stored sessions are complete for an evaluation of arrivals.
+// with the database as the current one, the hits already recorded and new hits written.
 import type { Warehouse } from "./client.js";
-import { chTime, fromChTime } from "./format.js";
+import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
 import { selectRows } from "./select.js";
 import {
@@ -13,9 +12,6 @@ import {
   stringList,
 } from "./sql.js";
 import { Tables } from "./tables.js";
-
-/** Runs recorded as running for longer than this are not waited for (see earliestRunningStart). */
-const RUNNING_HORIZON_MS = 6 * 3_600_000;
 
 /** One hit as the detection_hits table holds it. */
 export interface DetectionHit {
@@ -96,31 +92,6 @@ export async function insertHits(
     })),
     options,
   );
-}
-
-/**
- * The earliest start of a run still running, of any job but `exceptJob`: every row such a run
- * writes is fetched at or after its start, so the stored data is complete up to that instant
- * (undefined when nothing else is running). A run recorded as running that started more than
- * RUNNING_HORIZON before `nowMs` is taken as dead (a process killed before `run` marks it
- * abandoned), so that it cannot hold every rule back for ever.
- */
-export async function earliestRunningStart(
-  w: Warehouse,
-  exceptJob: string,
-  nowMs: number,
-): Promise<number | undefined> {
-  const rows = await selectRows<{ started: string | null }>(
-    w,
-    `SELECT min(started_at) AS started FROM (
-       SELECT job, started_at, status FROM ${qualified(w, Tables.runs)} FINAL
-       WHERE started_at > {since:DateTime64(3, 'UTC')}
-     ) WHERE status = 'running' AND job != {job:String}
-     HAVING count() > 0`,
-    { job: exceptJob, since: chTime(nowMs - RUNNING_HORIZON_MS) },
-  );
-  const started = rows[0]?.started;
-  return started ? fromChTime(started) : undefined;
 }
 
 /** Empties every table of the database but the migrations' own (a `detect test` scratch database). */

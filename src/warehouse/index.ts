@@ -36,6 +36,7 @@ export {
   abandonOrphanedRuns,
   COVERS_FROM_KEY,
   deadLetterCounts,
+  earliestRunningStart,
   failedRunsIn,
   insertDeadLetters,
   lastRuns,
@@ -87,7 +88,6 @@ export { countStoredSessions, storedSessionIds } from "./session-reads.js";
 // Detections: the rules' queries and their hits.
 export {
   detectionRows,
-  earliestRunningStart,
   emptyTables,
   insertHits,
   recordedHitKeys,
