@@ -4,8 +4,8 @@
 // year of the default aggregation jobs, and a directory of 50,000 users, 20,000 native users
 // with identity links and 1,000,000 inventory columns, each with a year of changes. Prints the
 // load time and the disk each table takes, then every dashboard variable and panel as the
-// Grafana plugin sends it over the last 24 h, 30 d and 365 d, every filter at All and with one
-// user and one resource chosen. `archive` and `report` are timed by bench/run.ts afterwards,
+// Grafana plugin sends it over the last 24 h, 30 d and 365 d (those the loaded window holds),
+// every filter at All and with one user and one resource chosen. `archive` and `report` are timed by bench/run.ts afterwards,
 // through the CLI, each in a process of its own.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
