@@ -12,11 +12,7 @@ export const SCALE_PARTS: ReadonlySet<string> = new Set(
     .map((s) => s.trim()),
 );
 
-/**
- * BENCH_SCALE_MONTH=YYYY-MM: only the sessions of that month of the year are loaded (exactly
- * the rows the whole year has in it), the aggregations and the directory as for the year.
- */
-export const SCALE_LOAD_MONTH = process.env.BENCH_SCALE_MONTH;
+const DAY = 86_400_000;
 
 /** The first day of a month `YYYY-MM` and of the month after it, as `YYYY-MM-DD`. */
 export function monthBounds(month: string): { from: string; to: string } {
@@ -28,4 +24,70 @@ export function monthBounds(month: string): { from: string; to: string } {
   end.setUTCMonth(end.getUTCMonth() + 1);
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   return { from: day(start), to: day(end.getTime()) };
+}
+
+/**
+ * The sessions loaded when not the whole year: their start times [fromMs, toMs), exactly the
+ * rows the whole year has in that range (each session is a function of its number); the
+ * aggregations and the directory are loaded as for the year.
+ */
+export interface LoadWindow {
+  fromMs: number;
+  toMs: number;
+  /** What the printed results call it: "only 2026-10 loaded", "only the last 30 days loaded". */
+  label: string;
+  /** BENCH_SCALE_MONTH: the month the archive and the reports are of; absent for BENCH_SCALE_DAYS. */
+  month?: string;
+  /** BENCH_SCALE_DAYS: how many days before the year's end. */
+  days?: number;
+}
+
+/**
+ * The loaded window from the environment, for a year ending at `endMs`: BENCH_SCALE_MONTH=YYYY-MM
+ * (that month), or BENCH_SCALE_DAYS=N (the last N whole days, 1 to 365, before `endMs`);
+ * undefined when the whole year is loaded. Both at once is an error.
+ */
+export function loadWindow(
+  env: Record<string, string | undefined>,
+  endMs: number,
+): LoadWindow | undefined {
+  const month = env.BENCH_SCALE_MONTH;
+  const days = env.BENCH_SCALE_DAYS;
+  if (month !== undefined && days !== undefined)
+    throw new Error(
+      "BENCH_SCALE_MONTH and BENCH_SCALE_DAYS are both set: give one of them (a month, or the last N days of the year)",
+    );
+  if (month !== undefined) {
+    const { from, to } = monthBounds(month);
+    return {
+      fromMs: Date.parse(from),
+      toMs: Date.parse(to),
+      label: `only ${month} loaded`,
+      month,
+    };
+  }
+  if (days === undefined) return undefined;
+  const n = /^\d+$/.test(days.trim()) ? Number(days) : NaN;
+  if (!(n >= 1 && n <= 365))
+    throw new Error(
+      `BENCH_SCALE_DAYS=${days}: give a whole number of days from 1 to 365 (the last days of the year loaded)`,
+    );
+  return {
+    fromMs: endMs - n * DAY,
+    toMs: endMs,
+    label: `only the last ${n} days loaded`,
+    days: n,
+  };
+}
+
+/** Whether the last `days` days before `endMs` are all loaded (always, for the whole year). */
+export function windowCovers(
+  window: LoadWindow | undefined,
+  endMs: number,
+  days: number,
+): boolean {
+  return (
+    window === undefined ||
+    (window.fromMs <= endMs - days * DAY && window.toMs >= endMs)
+  );
 }

@@ -2,7 +2,8 @@
 // process of its own, then `archive export`, `archive verify`, `archive restore` of one month
 // and every report kind over a month and over the year, each through the built CLI in a process
 // of its own under /usr/bin/time (wall time and peak RSS). BENCH_SCALE_PARTS chooses the parts
-// (see SCALE_PARTS); BENCH_SCALE_MONTH=2026-10 loads only that month of the year; BENCH_SCALE_KEEP=1
+// (see SCALE_PARTS); BENCH_SCALE_MONTH=2026-10 loads only that month of the year, BENCH_SCALE_DAYS=30
+// only its last 30 days (see loadWindow); BENCH_SCALE_KEEP=1
 // keeps the loaded data directory (its path printed) and BENCH_SCALE_DIR=<that path> measures it
 // again without loading. Removes every directory it made unless told to keep it.
 import { spawn } from "node:child_process";
@@ -11,8 +12,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPORT_KINDS } from "../src/config/index.js";
 import { benchDir, fmt, ROOT, scenario, verdict } from "./harness.js";
-import { ENTERPRISE, type ScaleBench } from "./scale.js";
-import { monthBounds, SCALE_LOAD_MONTH, SCALE_PARTS } from "./scale-options.js";
+import {
+  ENTERPRISE,
+  MONTH_PARTS_SKIPPED,
+  rangeLoaded,
+  SCALE_RANGES,
+  SCALE_WINDOW,
+  type ScaleBench,
+} from "./scale.js";
+import { monthBounds, SCALE_PARTS } from "./scale-options.js";
 import {
   PROJECTED_SESSIONS,
   PROJECTION_METHOD,
@@ -153,7 +161,7 @@ async function reports(
   r: ScaleBench,
 ): Promise<void> {
   // With one month loaded the year's reports read the same sessions as the month's.
-  const year = SCALE_LOAD_MONTH === undefined;
+  const year = SCALE_WINDOW === undefined;
   say("### Reports (every format: HTML, PDF, CSV, JSON, manifest)");
   say("");
   if (!year)
@@ -213,8 +221,14 @@ function latencies(
       `| ${l.dashboard} | ${l.query} | ${l.range} | ${l.filter} | ${fmt(l.p50)} | ${fmt(l.p95)} | ${l.rows} |`,
     );
   say("");
-  for (const range of ["24 h", "30 d", "365 d"]) {
+  for (const [range, days] of SCALE_RANGES) {
     const limit = range === "365 d" ? 1000 : 300;
+    if (!rangeLoaded(days)) {
+      say(
+        `${range}: NOT measured: ${SCALE_WINDOW?.label ?? ""}, so a range over ${range} would read only the loaded sessions, not the year's.`,
+      );
+      continue;
+    }
     const of = r.latencies.filter((l) => l.range === range);
     const slow = of.filter((l) => l.p50 >= limit);
     say(
@@ -243,7 +257,7 @@ export async function benchScale(
       ? mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-data-"))
       : mkdtempSync(join(benchDir(), "scale-data-")));
   process.stderr.write(
-    `bench: scale, ${fmt(sessions)} sessions a year${SCALE_LOAD_MONTH ? `, only ${SCALE_LOAD_MONTH} loaded` : ""} (${reuse ? "reusing" : "loading into"} ${dir})…\n`,
+    `bench: scale, ${fmt(sessions)} sessions a year${SCALE_WINDOW ? `, ${SCALE_WINDOW.label}` : ""} (${reuse ? "reusing" : "loading into"} ${dir})…\n`,
   );
   try {
     const r = await scenario<ScaleBench>({
@@ -253,7 +267,7 @@ export async function benchScale(
       reuse: reuse !== undefined,
     });
     say(
-      `## A year at ${fmt(sessions)} sessions${SCALE_LOAD_MONTH ? ` (only ${SCALE_LOAD_MONTH} loaded)` : ""}`,
+      `## A year at ${fmt(sessions)} sessions${SCALE_WINDOW ? ` (${SCALE_WINDOW.label})` : ""}`,
     );
     say("");
     if (r.sample) sample(say, targets, r.sample);
@@ -261,13 +275,19 @@ export async function benchScale(
     if (r.tables.length === 0) return;
     disk(say, targets, r, reuse);
     // BENCH_SCALE_LOAD_ONLY=1: nothing was measured on the load.
-    if (r.monthSessions === 0) return;
+    if (process.env.BENCH_SCALE_LOAD_ONLY === "1") return;
     if (SCALE_PARTS.has("dashboards")) latencies(say, targets, r);
     const env = {
       SESSIONHOUSE_DATA_DIR: dir,
       CLICKHOUSE_DATABASE: "bench",
       SESSIONHOUSE_LOG_LEVEL: "warn",
     };
+    const monthParts = ["archive", "reports"].filter((p) => SCALE_PARTS.has(p));
+    if (MONTH_PARTS_SKIPPED !== undefined && monthParts.length > 0) {
+      say(`${monthParts.join(" and ")}: NOT run: ${MONTH_PARTS_SKIPPED}.`);
+      say("");
+      return;
+    }
     if (SCALE_PARTS.has("archive")) await archives(say, targets, env, r);
     if (SCALE_PARTS.has("reports")) await reports(say, targets, env, r);
   } finally {
@@ -287,8 +307,8 @@ function disk(
   reuse: string | undefined,
 ): void {
   const total = r.tables.reduce((a, t) => a + t.bytes, 0);
-  // Sessions on disk: the year's, or the loaded month's alone.
-  const onDisk = SCALE_LOAD_MONTH
+  // Sessions on disk: the year's, or the loaded window's alone.
+  const onDisk = SCALE_WINDOW
     ? (r.tables.find((t) => t.table === "sessions")?.rows ?? 0)
     : r.sessions;
   if (reuse === undefined)
@@ -298,7 +318,7 @@ function disk(
   else say(`Reused ${reuse}. Disk (system.parts, active parts):`);
   say("");
   // A year loaded: each table projected to the enterprise year (bench/scale-projection.ts).
-  const projected = SCALE_LOAD_MONTH
+  const projected = SCALE_WINDOW
     ? undefined
     : projectTables(r.tables, r.sessions, ENTERPRISE);
   const at = fmt(PROJECTED_SESSIONS);
@@ -332,7 +352,7 @@ function disk(
     `Log aggregations (agg_* and data_label_rollups_daily): ${fmt(aggBytes / 365 / 1024, 1)} KiB a day of the year.`,
   );
   say("");
-  // One month's sessions beside a year's aggregations and directory: no per-session verdict.
+  // A window's sessions beside a year's aggregations and directory: no per-session verdict.
   if (perSessionProjected !== undefined)
     targets.push(
       `scale: ≤ 200 bytes a session all-in, measured at ${fmt(onDisk)}: ${fmt(perSession, 1)} — ${verdict(perSession <= 200)}`,

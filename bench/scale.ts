@@ -4,8 +4,8 @@
 // year of the default aggregation jobs, and a directory of 50,000 users, 20,000 native users
 // with identity links and 1,000,000 inventory columns, each with a year of changes. Prints the
 // load time and the disk each table takes, then every dashboard variable and panel as the
-// Grafana plugin sends it over the last 24 h, 30 d and 365 d, every filter at All and with one
-// user and one resource chosen. `archive` and `report` are timed by bench/run.ts afterwards,
+// Grafana plugin sends it over the last 24 h, 30 d and 365 d (those the loaded window holds),
+// every filter at All and with one user and one resource chosen. `archive` and `report` are timed by bench/run.ts afterwards,
 // through the CLI, each in a process of its own.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +22,12 @@ import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
 import { checkSampleDay } from "./sample-day.js";
-import { monthBounds, SCALE_LOAD_MONTH, SCALE_PARTS } from "./scale-options.js";
+import {
+  loadWindow,
+  monthBounds,
+  SCALE_PARTS,
+  windowCovers,
+} from "./scale-options.js";
 import {
   queryInterval,
   renderQuery,
@@ -77,8 +82,31 @@ export interface ScaleBench {
   directMs: number;
 }
 
+/** The sessions loaded when not the whole year (BENCH_SCALE_MONTH or BENCH_SCALE_DAYS). */
+export const SCALE_WINDOW = loadWindow(process.env, END_MS);
+
 /** The month measured: the loaded one (BENCH_SCALE_MONTH), else October 2026. */
-export const SCALE_MONTH = SCALE_LOAD_MONTH ?? "2026-10";
+export const SCALE_MONTH = SCALE_WINDOW?.month ?? "2026-10";
+
+/**
+ * Why the archive and the reports are not run on this load, or undefined when they are: they
+ * are of one whole month, which the last N days (BENCH_SCALE_DAYS) do not hold.
+ */
+export const MONTH_PARTS_SKIPPED =
+  SCALE_WINDOW?.days === undefined
+    ? undefined
+    : `${SCALE_WINDOW.label}: the archive and the reports are of a whole month, not in the window; load one with BENCH_SCALE_MONTH=YYYY-MM`;
+
+/** The ranges the dashboards are measured over, and their days. */
+export const SCALE_RANGES = [
+  ["24 h", 1],
+  ["30 d", 30],
+  ["365 d", 365],
+] as const;
+
+/** Whether a range's sessions are all loaded, so its dashboards measure what the year would. */
+export const rangeLoaded = (days: number): boolean =>
+  windowCovers(SCALE_WINDOW, END_MS, days);
 
 /** What the sample day's check found (bench/sample-day.ts). */
 export interface ScaleSample {
@@ -252,15 +280,13 @@ async function load(
   config: Config,
   sessions: number,
 ): Promise<void> {
-  if (SCALE_LOAD_MONTH === undefined)
+  if (SCALE_WINDOW === undefined)
     await generateSessions(w, sessions, ENTERPRISE);
-  else {
-    const { from, to } = monthBounds(SCALE_LOAD_MONTH);
+  else
     await generateSessions(w, sessions, ENTERPRISE, undefined, {
-      fromMs: Date.parse(from),
-      toMs: Date.parse(to),
+      fromMs: SCALE_WINDOW.fromMs,
+      toMs: SCALE_WINDOW.toMs,
     });
-  }
   await generateAggregations(w);
   await generateDirectory(w);
   await rollUp(
@@ -371,7 +397,10 @@ async function disk(
   return { tables, sessionColumns };
 }
 
-/** Every dashboard over the last 24 h, 30 d and 365 d, at All and for the busiest pair. */
+/**
+ * Every dashboard over the last 24 h, 30 d and 365 d, at All and for the busiest pair; only the
+ * ranges whose sessions are all loaded.
+ */
 async function allDashboards(w: Warehouse): Promise<ScaleLatency[]> {
   const [busiest] = await rows<Chosen>(
     w,
@@ -379,11 +408,8 @@ async function allDashboards(w: Warehouse): Promise<ScaleLatency[]> {
      WHERE start_time >= fromUnixTimestamp64Milli(${END_MS - DAY}) GROUP BY user, resource ORDER BY count() DESC LIMIT 1`,
   );
   const latencies: ScaleLatency[] = [];
-  for (const [name, days] of [
-    ["24 h", 1],
-    ["30 d", 30],
-    ["365 d", 365],
-  ] as const) {
+  for (const [name, days] of SCALE_RANGES) {
+    if (!rangeLoaded(days)) continue;
     const range = { fromMs: END_MS - days * DAY, toMs: END_MS };
     latencies.push(...(await dashboardsAt(w, range, name, undefined)));
     latencies.push(...(await dashboardsAt(w, range, name, busiest)));
@@ -442,9 +468,10 @@ export async function runScale(
     w,
     `SELECT count() AS n FROM bench.sessions FINAL WHERE start_time >= '${from}' AND start_time < '${to}'`,
   );
-  const directMs = SCALE_PARTS.has("archive")
-    ? await directParquet(w, dataDir)
-    : NaN;
+  const directMs =
+    SCALE_PARTS.has("archive") && MONTH_PARTS_SKIPPED === undefined
+      ? await directParquet(w, dataDir)
+      : NaN;
   await w.close();
   const monthSessions = Number(month?.n ?? 0);
   return { ...loaded, latencies, month: SCALE_MONTH, monthSessions, directMs };

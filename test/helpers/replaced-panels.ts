@@ -91,4 +91,21 @@ ${filters(4, ["environment", "technology", "resource", "user", "connector"])}
 GROUP BY time, resource_technology
 ORDER BY time, resource_technology`,
   },
+  {
+    uid: "sessionhouse-sensitive-inventory",
+    title: "Sessions on resources holding labelled data",
+    picks: "inventory_label",
+    // Every session of the range through sessions_enriched (its identity-link join included).
+    sql: `SELECT resource_name,
+       data_labels,
+       count() AS sessions,
+       uniqIf(person_id, person_id != '') AS persons,
+       max(start_time) AS last_session
+FROM sessions_enriched
+WHERE $__timeFilter(start_time) AND notEmpty(data_labels)
+  AND $__conditionalAll(hasAny(data_labels, arrayMap(v -> decodeURLComponent(v), [\${inventory_label:singlequote}])), $inventory_label)
+GROUP BY resource_name, data_labels
+ORDER BY sessions DESC, resource_name, data_labels
+LIMIT 1000`,
+  },
 ];

@@ -1,0 +1,56 @@
+// The scale bench's load window: BENCH_SCALE_MONTH and BENCH_SCALE_DAYS read into the start
+// times loaded, and which of the dashboards' ranges they cover.
+import { describe, expect, it } from "vitest";
+import { loadWindow, windowCovers } from "../../../bench/scale-options.js";
+
+const DAY = 86_400_000;
+const END = Date.UTC(2026, 10, 16);
+
+describe("the scale bench's load window", () => {
+  it("is the whole year when neither option is set", () => {
+    expect(loadWindow({}, END)).toBeUndefined();
+    expect(windowCovers(undefined, END, 365)).toBe(true);
+  });
+
+  it("BENCH_SCALE_DAYS=30 is the 30 days before the year's end, covering 24 h and 30 d but not 365 d", () => {
+    const w = loadWindow({ BENCH_SCALE_DAYS: "30" }, END);
+    expect(w).toMatchObject({
+      fromMs: Date.UTC(2026, 9, 17),
+      toMs: END,
+      days: 30,
+      label: "only the last 30 days loaded",
+    });
+    expect(w?.month).toBeUndefined();
+    expect([1, 30, 365].map((d) => windowCovers(w, END, d))).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(
+      windowCovers(loadWindow({ BENCH_SCALE_DAYS: "29" }, END), END, 30),
+    ).toBe(false);
+  });
+
+  it("BENCH_SCALE_MONTH is that calendar month, which ends before the year does: no range covered", () => {
+    const w = loadWindow({ BENCH_SCALE_MONTH: "2026-10" }, END);
+    expect(w).toMatchObject({
+      fromMs: Date.UTC(2026, 9, 1),
+      toMs: Date.UTC(2026, 10, 1),
+      month: "2026-10",
+    });
+    expect(windowCovers(w, END, 1)).toBe(false);
+  });
+
+  it("refuses a count of days that is not a whole number from 1 to 365, and both options at once", () => {
+    for (const bad of ["0", "366", "2.5", "-3", "a week", ""])
+      expect(() => loadWindow({ BENCH_SCALE_DAYS: bad }, END)).toThrow(
+        /BENCH_SCALE_DAYS=.*whole number of days from 1 to 365/,
+      );
+    expect(() =>
+      loadWindow({ BENCH_SCALE_DAYS: "30", BENCH_SCALE_MONTH: "2026-10" }, END),
+    ).toThrow(/both set/);
+    expect(loadWindow({ BENCH_SCALE_DAYS: "365" }, END)?.fromMs).toBe(
+      END - 365 * DAY,
+    );
+  });
+});
