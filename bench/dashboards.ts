@@ -12,6 +12,7 @@ import {
   type Warehouse,
 } from "../src/warehouse/index.js";
 import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
+import { percentile } from "./harness.js";
 import { simulatorProfile } from "./simulator-profile.js";
 import {
   ALL,
@@ -471,13 +472,6 @@ export async function generateAggregations(w: Warehouse): Promise<void> {
   await command(
     w,
     `INSERT INTO bench.dead_letters SELECT 'sessions', hex(number), concat('ses_bad_', toString(number)), 'startTime: expected an RFC 3339 timestamp', '{}', fromUnixTimestamp64Milli(toInt64(${END_MS - YEAR_MS} + number * 86400000)), '' FROM numbers(300)`,
-  );
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return (
-    sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ??
-    NaN
   );
 }
 

@@ -4,6 +4,7 @@ import { findHits } from "../src/detections/query.js";
 import { join } from "node:path";
 import { loadRules } from "../src/detections/rule.js";
 import { END_MS, generateSessions, openBench } from "./dashboards.js";
+import { percentile } from "./harness.js";
 
 const DAY = 86_400_000;
 const RUNS = 5;
@@ -50,8 +51,8 @@ export async function runDetections(
       times.sort((a, b) => a - b);
       out.push({
         rule: rule.id,
-        p50: times[Math.floor(RUNS / 2)] ?? 0,
-        p95: times[RUNS - 1] ?? 0,
+        p50: percentile(times, 0.5),
+        p95: percentile(times, 0.95),
         hits,
       });
     }

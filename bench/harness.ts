@@ -183,4 +183,13 @@ export function median(values: readonly number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/**
+ * The nearest-rank percentile `p` (0 < p ≤ 1) of measurements sorted ascending: the smallest
+ * value at least a share p of them do not exceed (of five runs, p50 the third, p95 the fifth).
+ */
+export function percentile(sorted: readonly number[], p: number): number {
+  const rank = Math.ceil(p * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(rank, 1)) - 1] ?? NaN;
+}
+
 export const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
