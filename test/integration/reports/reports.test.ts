@@ -498,28 +498,22 @@ describe("sensitive-data-access", () => {
 
   it("people and data labels agree with every session's labels in ClickHouse", async () => {
     const { out } = await defaultReport("sensitive-data-access");
-    const expected = await select<{
-      person: string;
-      label: string;
-      sessions: string;
-      resources: string;
-      last_access: string;
-    }>(
-      f.w,
-      `SELECT person, label, count() AS sessions, uniqExact(resource_name) AS resources,
+    const keys = ["person", "label", "sessions", "resources", "last_access"];
+    const row = (r: Record<string, unknown>) => keys.map((k) => String(r[k]));
+    const sql = `SELECT person, label, count() AS sessions, uniqExact(resource_name) AS resources,
               formatDateTime(max(start_time), '%Y-%m-%d %H:%i:%S') AS last_access
        FROM ${await sessionsWithPerson()}
        ARRAY JOIN data_labels AS label
        WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
-       GROUP BY person, label ORDER BY person, label`,
-      { from: FROM, to: TO },
-    );
+       GROUP BY person, label ORDER BY person, label`;
+    const expected = await select<Record<string, string>>(f.w, sql, {
+      from: FROM,
+      to: TO,
+    });
     expect(expected.length).toBeGreaterThan(10);
-    const row = (r: Record<string, unknown>) =>
-      [r.person, r.label, r.sessions, r.resources, r.last_access].map(String);
-    expect(
-      csvRows(out, "sensitive-by-person-label").map((r) => row(r)),
-    ).toEqual(expected.map((r) => row(r)));
+    expect(csvRows(out, "sensitive-by-person-label").map(row)).toEqual(
+      expected.map(row),
+    );
   });
 });
 
