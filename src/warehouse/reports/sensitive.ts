@@ -24,10 +24,9 @@ WHERE job = ${LABEL_JOB} AND level = 2 AND count > 0 AND key1 != 'none' AND key1
 
 /**
  * The data labels of each resource with a session in the period, as `sessions_enriched` gives
- * them with every session of the resource. _Data labels per person_ expands each person's
- * resources into their labels, not each session's (about 68 million rows in a month at 100
- * million sessions a year, eight labels a session): the sessions are grouped by person and
- * resource first, then joined to these.
+ * them with every session of the resource. _Data labels per person_ groups the sessions by
+ * person and resource first and expands each group into these, not each session into its own
+ * (October of the 100-million-session year: 13.8 million label rows instead of 67.9 million).
  */
 const RESOURCE_LABELS = `SELECT resource_id, any(data_labels) AS labels
 FROM {{db}}.sessions_enriched
