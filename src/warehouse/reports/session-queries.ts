@@ -33,7 +33,7 @@ function periodSessions(
       : "{{db}}.sessions AS s FINAL";
   return `SELECT * FROM (
   SELECT s.id AS id, s.start_time AS start_time, s.user_key AS user_key, s.user_type AS user_type,
-       s.resource_name AS resource_name, s.resource_technology AS resource_technology,
+       s.resource_id AS resource_id, s.resource_name AS resource_name, s.resource_technology AS resource_technology,
        s.native_username AS native_username, ${ENVIRONMENT} AS environment,
        ${person}
   FROM ${table}

@@ -495,6 +495,26 @@ describe("sensitive-data-access", () => {
       ),
     ).toEqual(want);
   });
+
+  it("people and data labels agree with every session's labels in ClickHouse", async () => {
+    const { out } = await defaultReport("sensitive-data-access");
+    const keys = ["person", "label", "sessions", "resources", "last_access"];
+    const row = (r: Record<string, unknown>) => keys.map((k) => String(r[k]));
+    const sql = `SELECT person, label, count() AS sessions, uniqExact(resource_name) AS resources,
+              formatDateTime(max(start_time), '%Y-%m-%d %H:%i:%S') AS last_access
+       FROM ${await sessionsWithPerson()}
+       ARRAY JOIN data_labels AS label
+       WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
+       GROUP BY person, label ORDER BY person, label`;
+    const expected = await select<Record<string, string>>(f.w, sql, {
+      from: FROM,
+      to: TO,
+    });
+    expect(expected.length).toBeGreaterThan(10);
+    expect(csvRows(out, "sensitive-by-person-label").map(row)).toEqual(
+      expected.map(row),
+    );
+  });
 });
 
 describe("output", () => {
