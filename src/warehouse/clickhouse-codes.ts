@@ -109,10 +109,22 @@ const ROW_CODES = codes([
   "FUNCTION_THROW_IF_VALUE_IS_NON_ZERO",
 ]);
 
-/** The code ClickHouse sent with an error (`err.code`, a numeric string), if any. */
+/**
+ * The code ClickHouse gave with an error, if any: `err.code`, a numeric string, from a server;
+ * from the embedded engine's own calls `err.clickhouseCode`, a number, or, for an error its
+ * stream raised mid-result (which carries none), the code its message opens with
+ * ("Code: 47. DB::Exception: …", as ClickHouse writes every exception).
+ */
 export function clickHouseCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null | undefined)?.code;
-  return typeof code === "string" && /^\d+$/.test(code) ? code : undefined;
+  const e = err as {
+    code?: unknown;
+    clickhouseCode?: unknown;
+    message?: unknown;
+  } | null;
+  if (typeof e?.code === "string" && /^\d+$/.test(e.code)) return e.code;
+  if (typeof e?.clickhouseCode === "number") return String(e.clickhouseCode);
+  if (typeof e?.message !== "string") return undefined;
+  return /^Code: (\d+)\. DB::Exception: /.exec(e.message)?.[1];
 }
 
 /** How an insert that failed with `err` can go on. */

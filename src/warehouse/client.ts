@@ -78,6 +78,10 @@ interface ChdbConnection {
       query: string,
       options: { format: string; signal: AbortSignal },
     ): AsyncIterable<{ raw(): Uint8Array }>;
+    queryAsync(
+      query: string,
+      options: { format: string; signal: AbortSignal },
+    ): Promise<{ bytes(): Uint8Array }>;
   };
 }
 
@@ -460,17 +464,33 @@ async function openEmbedded(
     location: dataDir,
     insertClients,
     queryBlocks: async function* (query, format, signal) {
-      for await (const block of connection.chdb.queryStream(query, {
-        format,
-        signal,
-      }))
-        yield block.raw();
+      let stream: AsyncIterable<{ raw(): Uint8Array }>;
+      try {
+        stream = connection.chdb.queryStream(query, { format, signal });
+      } catch (err) {
+        // The engine streams only a SELECT; SHOW, DESCRIBE, EXISTS and EXPLAIN it answers in one
+        // piece (their results are a few rows).
+        if (!isNotStreamable(err)) throw err;
+        yield (
+          await connection.chdb.queryAsync(query, { format, signal })
+        ).bytes();
+        return;
+      }
+      for await (const block of stream) yield block.raw();
     },
     close: async () => {
       for (const c of insertClients) await c.close();
       await client.close();
     },
   };
+}
+
+/** The embedded engine refused to stream a statement (it streams a SELECT only). */
+function isNotStreamable(err: unknown): boolean {
+  return (
+    clickHouseCode(err) === String(ClickHouseCode.BAD_ARGUMENTS) &&
+    (err as Error).message.includes("Streaming query is not supported")
+  );
 }
 
 type ChdbConnectionFactory = (o: { path: string }) => unknown;

@@ -76,7 +76,7 @@ export async function userQueryRows(
       shown.total++;
     }
   } catch (err) {
-    throw readOnlyThroughService(w, err);
+    throw userQueryError(w, err, "JSONEachRow");
   }
   return shown;
 }
@@ -107,7 +107,7 @@ export async function writeUserQuery(
     }
   } catch (err) {
     if (abort.signal.aborted) return;
-    throw readOnlyThroughService(w, err);
+    throw userQueryError(w, err, format.name);
   }
 }
 
@@ -142,18 +142,32 @@ function drained(out: NodeJS.WritableStream): Promise<void> {
 }
 
 /**
- * A refusal of the running service's read access says why the statement cannot run here and
- * what to do; any other error is the engine's own.
+ * What a statement the engine refused says: the engine's own message (without the FORMAT clause
+ * the command added), and, where the service holds the data directory and the statement would
+ * write, that reads go through its read-only access.
  */
-function readOnlyThroughService(w: Warehouse, err: unknown): unknown {
-  if (!w.service || clickHouseCode(err) !== String(ClickHouseCode.READONLY))
-    return err;
+function userQueryError(w: Warehouse, err: unknown, format: string): unknown {
+  const code = clickHouseCode(err);
+  if (code === undefined) return err;
+  const said = (err as Error).message
+    .replace(/^Code: \d+\. DB::Exception: /, "")
+    .replace(`\nFORMAT ${format}`, "")
+    .trim();
+  if (w.service && code === String(ClickHouseCode.READONLY))
+    return new SinkError(
+      "READ_ONLY_THROUGH_SERVICE",
+      `${said} (${w.location} is held by the running service, pid ${w.service.pid}, and read through its read-only access)`,
+      {
+        cause: err,
+        hint: "stop the service (SIGTERM or Ctrl-C) to change the data directory, or leave the writing to it",
+      },
+    );
   return new SinkError(
-    "READ_ONLY_THROUGH_SERVICE",
-    `${(err as Error).message.trim()} (${w.location} is held by the running service, pid ${w.service.pid}, and read through its read-only access)`,
+    "QUERY_REFUSED",
+    `ClickHouse refused the statement (code ${code}): ${said}`,
     {
       cause: err,
-      hint: "stop the service (SIGTERM or Ctrl-C) to change the data directory, or leave the writing to it",
+      hint: "SHOW TABLES lists the tables and DESCRIBE TABLE <name> their columns; docs/tables.md says what each holds",
     },
   );
 }

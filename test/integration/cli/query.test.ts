@@ -181,6 +181,48 @@ describe("query --format: any output format of the engine", () => {
   });
 });
 
+describe("query: statements other than SELECT, and refused ones", () => {
+  it("answers SHOW TABLES, DESCRIBE TABLE and EXPLAIN, in a table and in a format", async () => {
+    const shown = new SlowReader(1 << 16);
+    await runQuery(w, "SHOW TABLES", "table", shown);
+    expect(shown.chunks.join("")).toMatch(/│ sessions +│/);
+    const described = new SlowReader(1 << 16);
+    await runQuery(w, "DESCRIBE TABLE sessions", "TSV", described);
+    expect(described.chunks.join("")).toMatch(/^id\tString\t/m);
+    const explained = new SlowReader(1 << 16);
+    await runQuery(
+      w,
+      "EXPLAIN SELECT user_key FROM sessions WHERE start_time > now()",
+      "TSV",
+      explained,
+    );
+    expect(explained.chunks.join("")).toContain("Filter column: start_time");
+  });
+
+  it("names a statement the engine refuses with the engine's own words, and where the tables are described", async () => {
+    for (const [sql, said] of [
+      ["SELEC 1", /Syntax error/],
+      // Refused while the result streams, not when it starts.
+      [
+        "SELECT nosuchcol FROM sessions",
+        /Unknown expression identifier `nosuchcol`/,
+      ],
+    ] as const)
+      for (const format of ["table", "CSV"]) {
+        const failure = runQuery(w, sql, format, new SlowReader(1 << 16));
+        await expect(failure).rejects.toThrow(
+          /^ClickHouse refused the statement \(code \d+\): /,
+        );
+        await expect(failure).rejects.toThrow(said);
+        await expect(failure).rejects.not.toThrow(/FORMAT /);
+        await expect(failure).rejects.toMatchObject({
+          code: "QUERY_REFUSED",
+          hint: expect.stringContaining("SHOW TABLES") as unknown,
+        });
+      }
+  });
+});
+
 /** A reader that keeps the bytes it was given. */
 class BytesReader extends Writable {
   readonly #chunks: Buffer[] = [];
