@@ -26,6 +26,7 @@ import {
 } from "../../helpers/replaced-panels.js";
 import {
   loadDashboards,
+  queryVariables,
   type Dashboard,
   type Panel,
 } from "../../helpers/dashboards.js";
@@ -168,7 +169,7 @@ describe("user variables over rolled-up days and raw days", () => {
     "%s: the options of the query it replaced",
     async (_what, r) => {
       const d = dashboards.find((x) => x.dashboard.uid === r.uid)?.dashboard;
-      const v = d?.templating.list.find((x) => x.name === r.name);
+      const v = d && queryVariables(d).find((x) => x.name === r.name);
       if (!d || !v) throw new Error(`no ${r.uid} / ${r.name}`);
       const once = r.sql.replace("FROM sessions\n", "FROM sessions FINAL\n");
       expect(once).not.toBe(r.sql);
