@@ -109,3 +109,33 @@ ORDER BY sessions DESC, resource_name, data_labels
 LIMIT 1000`,
   },
 ];
+
+/** The query each rewritten variable had, by dashboard uid and variable name. */
+export const REPLACED_VARIABLES: { uid: string; name: string; sql: string }[] =
+  [
+    ...[
+      "sessionhouse-sessions-overview",
+      "sessionhouse-who-accessed-what",
+      "sessionhouse-first-seen",
+    ].map((uid) => ({
+      uid,
+      name: "user",
+      // Every session of the range read from sessions.
+      sql: `SELECT encodeURLComponent(user) AS value, user_key AS user
+FROM sessions
+WHERE $__timeFilter(start_time) AND user != ''
+GROUP BY user
+ORDER BY count() DESC, user
+LIMIT 1000`,
+    })),
+    {
+      uid: "sessionhouse-ai-llm-activity",
+      name: "user",
+      sql: `SELECT encodeURLComponent(user) AS value, user_key AS user
+FROM sessions
+WHERE $__timeFilter(start_time) AND resource_technology IN ('llm', 'mcp') AND user != ''
+GROUP BY user
+ORDER BY count() DESC, user
+LIMIT 1000`,
+    },
+  ];

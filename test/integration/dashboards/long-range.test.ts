@@ -20,9 +20,13 @@ import {
   storeLongHistory,
 } from "../../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
-import { REPLACED_PANELS } from "../../helpers/replaced-panels.js";
+import {
+  REPLACED_PANELS,
+  REPLACED_VARIABLES,
+} from "../../helpers/replaced-panels.js";
 import {
   loadDashboards,
+  queryVariables,
   type Dashboard,
   type Panel,
 } from "../../helpers/dashboards.js";
@@ -142,6 +146,89 @@ async function rolledUpDays(): Promise<string[]> {
 }
 
 const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+// The user variables read the whole rolled-up days of their range, at any length,
+// from session_rollups_daily and the other days from sessions FINAL: they offer the options of
+// the queries they replaced (test/helpers/replaced-panels.ts), in the same order, when those
+// count each session once (they counted every stored read of a session, a number merges change).
+describe("user variables over rolled-up days and raw days", () => {
+  const dashboards = loadDashboards();
+  const ranges: [string, TimeRange][] = [
+    ["30 d", { fromMs: NOW - 30 * DAY, toMs: NOW }],
+    ["long", { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW }],
+    [
+      "within a day",
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ],
+  ];
+
+  it.each(REPLACED_VARIABLES.map((r) => [`${r.uid} ${r.name}`, r] as const))(
+    "%s: the options of the query it replaced",
+    async (_what, r) => {
+      const d = dashboards.find((x) => x.dashboard.uid === r.uid)?.dashboard;
+      const v = d && queryVariables(d).find((x) => x.name === r.name);
+      if (!d || !v) throw new Error(`no ${r.uid} / ${r.name}`);
+      const once = r.sql.replace("FROM sessions\n", "FROM sessions FINAL\n");
+      expect(once).not.toBe(r.sql);
+      for (const [name, range] of ranges)
+        for (const chosen of [
+          new Map<string, string[]>(),
+          new Map([["technology", ["postgres"]]]),
+        ])
+          // At the variable's cap, and at a cap of 3 that cuts the options.
+          for (const cap of ["1000", "3"]) {
+            const { variables } = await resolveVariables(w, d, {
+              range,
+              chosen,
+            });
+            const sql = (raw: string) =>
+              renderQuery(raw.replaceAll("LIMIT 1000", `LIMIT ${cap}`), {
+                range,
+                intervalMs: queryInterval(range),
+                variables,
+              });
+            const what = `${name} ${JSON.stringify([...chosen])} LIMIT ${cap}`;
+            const want = await run(w, sql(once));
+            expect(want.rows.length, what).toBeGreaterThan(0);
+            expect((await run(w, sql(v.query))).rows, what).toEqual(want.rows);
+          }
+    },
+  );
+
+  it("count the sessions of a rolled-up day from the rollup", async () => {
+    const day = dayText(TODAY - 10 * DAY);
+    expect(await rolledUpDays()).toContain(day);
+    const range = ranges[0]?.[1];
+    if (!range) throw new Error("no range");
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      w.client.command({
+        query: `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
+            connector_name, session_status, sessions, computed_at)
+          VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', '', 'completed', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      });
+    const firstOptions = async () => {
+      const first: string[] = [];
+      for (const r of REPLACED_VARIABLES) {
+        const d = dashboards.find((x) => x.dashboard.uid === r.uid)?.dashboard;
+        if (!d) throw new Error(`no ${r.uid}`);
+        const { variables } = await resolveVariables(w, d, { range });
+        first.push(variables.find((v) => v.name === r.name)?.options[0] ?? "");
+      }
+      return first;
+    };
+    const before = await firstOptions();
+    await rollupRow(1000, 0);
+    expect(await firstOptions()).toEqual(
+      REPLACED_VARIABLES.map(() => "zz-nobody"),
+    );
+    await rollupRow(0, 1);
+    expect(await firstOptions()).toEqual(before);
+  });
+});
 
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
