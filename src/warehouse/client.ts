@@ -463,26 +463,33 @@ async function openEmbedded(
     kind: "embedded",
     location: dataDir,
     insertClients,
-    queryBlocks: async function* (query, format, signal) {
-      let stream: AsyncIterable<{ raw(): Uint8Array }>;
-      try {
-        stream = connection.chdb.queryStream(query, { format, signal });
-      } catch (err) {
-        // The engine streams only a SELECT; SHOW, DESCRIBE, EXISTS and EXPLAIN it answers in one
-        // piece (their results are a few rows).
-        if (!isNotStreamable(err)) throw err;
-        yield (
-          await connection.chdb.queryAsync(query, { format, signal })
-        ).bytes();
-        return;
-      }
-      for await (const block of stream) yield block.raw();
-    },
+    queryBlocks: (query, format, signal) =>
+      embeddedBlocks(connection, query, format, signal),
     close: async () => {
       for (const c of insertClients) await c.close();
       await client.close();
     },
   };
+}
+
+/** A result of the embedded engine, block by block as it produces them. */
+async function* embeddedBlocks(
+  connection: ChdbConnection,
+  query: string,
+  format: string,
+  signal: AbortSignal,
+): AsyncIterable<Uint8Array> {
+  let stream: AsyncIterable<{ raw(): Uint8Array }>;
+  try {
+    stream = connection.chdb.queryStream(query, { format, signal });
+  } catch (err) {
+    // The engine streams only a SELECT; SHOW, DESCRIBE, EXISTS and EXPLAIN it answers in one
+    // piece (their results are a few rows).
+    if (!isNotStreamable(err)) throw err;
+    yield (await connection.chdb.queryAsync(query, { format, signal })).bytes();
+    return;
+  }
+  for await (const block of stream) yield block.raw();
 }
 
 /** The embedded engine refused to stream a statement (it streams a SELECT only). */
