@@ -14,6 +14,26 @@ export const SCALE_PARTS: ReadonlySet<string> = new Set(
 
 const DAY = 86_400_000;
 
+/**
+ * BENCH_SCALE_RANGES: which of the dashboards' ranges are measured, as a comma list of `24h`,
+ * `30d` and `365d` (default all three); a range the load window does not hold is never measured.
+ */
+export function rangesAsked(
+  env: Readonly<Record<string, string | undefined>>,
+): ReadonlySet<string> {
+  const all = ["24h", "30d", "365d"];
+  const asked = (env.BENCH_SCALE_RANGES ?? all.join(","))
+    .split(",")
+    .map((r) => r.replaceAll(" ", "").trim())
+    .filter((r) => r !== "");
+  for (const r of asked)
+    if (!all.includes(r))
+      throw new Error(
+        `BENCH_SCALE_RANGES=${env.BENCH_SCALE_RANGES}: "${r}" is not a range; give a comma list of 24h, 30d and 365d`,
+      );
+  return new Set(asked);
+}
+
 /** The first day of a month `YYYY-MM` and of the month after it, as `YYYY-MM-DD`. */
 export function monthBounds(month: string): { from: string; to: string } {
   const m = /^(\d{4})-(\d{2})$/.exec(month);

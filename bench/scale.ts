@@ -26,6 +26,7 @@ import {
   loadWindow,
   monthBounds,
   SCALE_PARTS,
+  rangesAsked,
   windowCovers,
 } from "./scale-options.js";
 import {
@@ -107,6 +108,13 @@ export const SCALE_RANGES = [
 /** Whether a range's sessions are all loaded, so its dashboards measure what the year would. */
 export const rangeLoaded = (days: number): boolean =>
   windowCovers(SCALE_WINDOW, END_MS, days);
+
+/** The ranges BENCH_SCALE_RANGES asks for, as SCALE_RANGES names them without the space. */
+const RANGES_ASKED = rangesAsked(process.env);
+
+/** Whether a range of SCALE_RANGES is asked for (BENCH_SCALE_RANGES). */
+export const rangeAsked = (name: string): boolean =>
+  RANGES_ASKED.has(name.replaceAll(" ", ""));
 
 /** What the sample day's check found (bench/sample-day.ts). */
 export interface ScaleSample {
@@ -303,6 +311,14 @@ async function load(
 
 const RUNS = Number(process.env.BENCH_SCALE_RUNS ?? 5);
 
+/**
+ * BENCH_SCALE_QUERY_CAP: seconds after which the engine stops a dashboard query (default 120):
+ * it is printed as over the cap, and not run again.
+ */
+export const QUERY_CAP_SECONDS = Number(
+  process.env.BENCH_SCALE_QUERY_CAP ?? 120,
+);
+
 /** The chosen user and resource: the busiest pair of the last day (what someone would look at). */
 interface Chosen {
   user: string;
@@ -359,11 +375,12 @@ async function dashboardsAt(
               ),
             }),
             RUNS,
+            QUERY_CAP_SECONDS,
           ),
         );
     for (const panel of dashboard.panels)
       for (const sql of panelSql(panel, range, variables))
-        note(panel.title, await measure(w, sql, RUNS));
+        note(panel.title, await measure(w, sql, RUNS, QUERY_CAP_SECONDS));
   }
   return out;
 }
@@ -409,7 +426,7 @@ async function allDashboards(w: Warehouse): Promise<ScaleLatency[]> {
   );
   const latencies: ScaleLatency[] = [];
   for (const [name, days] of SCALE_RANGES) {
-    if (!rangeLoaded(days)) continue;
+    if (!rangeLoaded(days) || !rangeAsked(name)) continue;
     const range = { fromMs: END_MS - days * DAY, toMs: END_MS };
     latencies.push(...(await dashboardsAt(w, range, name, undefined)));
     latencies.push(...(await dashboardsAt(w, range, name, busiest)));

@@ -1,7 +1,11 @@
 // The scale bench's load window: BENCH_SCALE_MONTH and BENCH_SCALE_DAYS read into the start
 // times loaded, and which of the dashboards' ranges they cover.
 import { describe, expect, it } from "vitest";
-import { loadWindow, windowCovers } from "../../../bench/scale-options.js";
+import {
+  loadWindow,
+  rangesAsked,
+  windowCovers,
+} from "../../../bench/scale-options.js";
 
 const DAY = 86_400_000;
 const END = Date.UTC(2026, 10, 16);
@@ -51,6 +55,23 @@ describe("the scale bench's load window", () => {
     ).toThrow(/both set/);
     expect(loadWindow({ BENCH_SCALE_DAYS: "365" }, END)?.fromMs).toBe(
       END - 365 * DAY,
+    );
+  });
+});
+
+describe("BENCH_SCALE_RANGES", () => {
+  it("is every range by default, or the ones listed", () => {
+    expect([...rangesAsked({})]).toEqual(["24h", "30d", "365d"]);
+    expect([...rangesAsked({ BENCH_SCALE_RANGES: "365d" })]).toEqual(["365d"]);
+    expect([...rangesAsked({ BENCH_SCALE_RANGES: "24 h, 30d" })]).toEqual([
+      "24h",
+      "30d",
+    ]);
+  });
+
+  it("names a range it does not know and the ones it does", () => {
+    expect(() => rangesAsked({ BENCH_SCALE_RANGES: "7d" })).toThrow(
+      /"7d" is not a range; give a comma list of 24h, 30d and 365d/,
     );
   });
 });
