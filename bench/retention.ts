@@ -110,8 +110,18 @@ async function timed(
       ? {}
       : { clickhouse_settings: { max_execution_time: capSeconds } }),
   });
-  const body = (await rs.json()) as unknown as { data: unknown[] };
-  return { ms: performance.now() - started, rows: body.data.length };
+  try {
+    const body = (await rs.json()) as unknown as { data: unknown[] };
+    return { ms: performance.now() - started, rows: body.data.length };
+  } catch (err) {
+    // Stopped at the cap after its answer had begun: the engine ends the body with the error.
+    const ms = performance.now() - started;
+    if (capSeconds !== undefined && ms >= capSeconds * 1000)
+      throw Object.assign(new Error("stopped at the cap"), {
+        code: TIMEOUT_EXCEEDED,
+      });
+    throw err;
+  }
 }
 
 /** ClickHouse's TIMEOUT_EXCEEDED: a query ran past its max_execution_time. */

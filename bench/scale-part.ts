@@ -236,7 +236,7 @@ function latencies(
       continue;
     }
     const of = r.latencies.filter((l) => l.range === range);
-    const slow = of.filter((l) => l.p50 >= limit);
+    const slow = of.filter((l) => !(l.p50 < limit));
     say(
       `${range}: slowest p50 ${ms(Math.max(...of.map((l) => l.p50)))} ms; at or over ${limit} ms: ${slow.length} of ${of.length}${slow.length > 0 ? ` (${slow.map((l) => `${l.query} [${l.filter}] ${ms(l.p50)}`).join("; ")})` : ""}.`,
     );
@@ -249,7 +249,11 @@ function latencies(
 
 /** Milliseconds as printed; a query the engine stopped at the cap is over it. */
 const ms = (n: number): string =>
-  n === Infinity ? `over ${fmt(QUERY_CAP_SECONDS * 1000)}` : fmt(n);
+  Number.isNaN(n)
+    ? "failed"
+    : n === Infinity
+      ? `over ${fmt(QUERY_CAP_SECONDS * 1000)}`
+      : fmt(n);
 
 export async function benchScale(
   say: (s: string) => void,

@@ -346,7 +346,7 @@ async function dashboardsAt(
     const note = (
       query: string,
       m: { p50: number; p95: number; rows: number },
-    ) =>
+    ) => {
       out.push({
         dashboard: dashboard.title,
         query,
@@ -354,6 +354,11 @@ async function dashboardsAt(
         filter,
         ...m,
       });
+      // As it goes, so that a run stopped early still says what it measured.
+      process.stderr.write(
+        `bench: scale, ${dashboard.title} / ${query} / ${rangeName} / ${filter}: p50 ${Math.round(m.p50)} ms, p95 ${Math.round(m.p95)} ms, ${m.rows} rows\n`,
+      );
+    };
     const { variables } = await resolveVariables(w, dashboard, {
       range,
       chosen: picks,
@@ -363,7 +368,7 @@ async function dashboardsAt(
       if (v.type === "query")
         note(
           `variable ${v.name}`,
-          await measure(
+          await measureOrSay(
             w,
             renderQuery(v.query, {
               range,
@@ -374,15 +379,31 @@ async function dashboardsAt(
                   .some((before) => before.name === x.name),
               ),
             }),
-            RUNS,
-            QUERY_CAP_SECONDS,
           ),
         );
     for (const panel of dashboard.panels)
       for (const sql of panelSql(panel, range, variables))
-        note(panel.title, await measure(w, sql, RUNS, QUERY_CAP_SECONDS));
+        note(panel.title, await measureOrSay(w, sql));
   }
   return out;
+}
+
+/**
+ * A query measured with the cap; one the engine refuses is said, and counts as NaN (NOT met),
+ * so that one query does not end the run.
+ */
+async function measureOrSay(
+  w: Warehouse,
+  sql: string,
+): Promise<{ p50: number; p95: number; rows: number }> {
+  try {
+    return await measure(w, sql, RUNS, QUERY_CAP_SECONDS);
+  } catch (err) {
+    process.stderr.write(
+      `bench: scale, a query failed: ${(err as Error).message.slice(0, 300)}\n${sql.slice(0, 300)}\n`,
+    );
+    return { p50: NaN, p95: NaN, rows: 0 };
+  }
 }
 
 /** The tables' rows and disk, and the sessions table's columns, largest first. */
