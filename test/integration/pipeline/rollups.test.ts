@@ -208,6 +208,29 @@ async function expectRolledUp(days: readonly string[]) {
   expect(groups).toEqual(await groupsFromSessions(days));
 }
 
+/** The INSERT statements of migration `version`, rendered for this database. */
+function migrationInserts(version: number): string[] {
+  const file = readMigrations().find((m) => m.version === version);
+  return renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
+    s.startsWith("INSERT"),
+  );
+}
+
+/** Empties `table`, then runs the one INSERT of migration `version` that fills it. */
+async function refill(table: string, version: number): Promise<void> {
+  await w.client.command({
+    query: `TRUNCATE TABLE \`${w.database}\`.${table}`,
+  });
+  const [count] = await select<{ n: string }>(
+    w,
+    `SELECT count() AS n FROM {db}.${table}`,
+  );
+  expect(Number(count?.n)).toBe(0);
+  const fill = migrationInserts(version);
+  expect(fill).toHaveLength(1);
+  for (const query of fill) await w.client.command({ query });
+}
+
 /** A day's sessions: several people, resources and statuses, children, varied durations. */
 function dayOf(dayIndex: number, n: number): Spec[] {
   const base = D1 + dayIndex * DAY;
@@ -341,10 +364,7 @@ describe("daily rollups", () => {
     const before = await listed();
     expect(before).toEqual([...days, "2026-10-05"]);
     // The statement of 0020 that marks the days rolled up before its columns existed.
-    const file = readMigrations().find((m) => m.version === 20);
-    const marks = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
-      s.startsWith("INSERT"),
-    );
+    const marks = migrationInserts(20);
     expect(marks).toHaveLength(1);
     for (const query of marks) await w.client.command({ query });
     expect(await listed()).toEqual(before);
@@ -357,16 +377,7 @@ describe("daily rollups", () => {
   });
 
   it("migration 0021 fills the per-technology rollup of the days rolled up before it", async () => {
-    await w.client.command({
-      query: `TRUNCATE TABLE \`${w.database}\`.session_technology_rollups_daily`,
-    });
-    expect(await technologyFromRollups()).toEqual([]);
-    const file = readMigrations().find((m) => m.version === 21);
-    const fill = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
-      s.startsWith("INSERT"),
-    );
-    expect(fill).toHaveLength(1);
-    for (const query of fill) await w.client.command({ query });
+    await refill("session_technology_rollups_daily", 21);
     const days = (
       await select<{ day: string }>(
         w,
@@ -384,16 +395,7 @@ describe("daily rollups", () => {
   it("migration 0038 fills the per-group rollup of the days rolled up before it", async () => {
     const want = await groupsFromRollups();
     expect(want.length).toBeGreaterThan(0);
-    await w.client.command({
-      query: `TRUNCATE TABLE \`${w.database}\`.group_resource_rollups_daily`,
-    });
-    expect(await groupsFromRollups()).toEqual([]);
-    const file = readMigrations().find((m) => m.version === 38);
-    const fill = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
-      s.startsWith("INSERT"),
-    );
-    expect(fill).toHaveLength(1);
-    for (const query of fill) await w.client.command({ query });
+    await refill("group_resource_rollups_daily", 38);
     expect(await groupsFromRollups()).toEqual(want);
   });
 });
