@@ -167,6 +167,7 @@ async function tableSpecs(w: Warehouse): Promise<TableSpec[]> {
     },
     await whole("session_rollups_daily", (day) => `day = '${day}'`),
     await whole("session_technology_rollups_daily", (day) => `day = '${day}'`),
+    await whole("group_resource_rollups_daily", (day) => `day = '${day}'`),
     await whole("rollup_days", (day) => `day = '${day}'`),
   ];
 }

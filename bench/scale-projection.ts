@@ -9,6 +9,7 @@ export const PROJECTED_SESSIONS = 100_000_000;
 
 export const PROJECTION_METHOD =
   "each table's bytes a row as measured; rows: `sessions` and `session_keys` one a session, " +
+  "`group_resource_rollups_daily` in proportion to sessions (an upper bound: its keys are a day's distinct group × resource pairs), " +
   "`session_technology_rollups_daily` rows fixed (a day and technology) and bytes in proportion to sessions (an upper bound: its uniq and t-digest states grow with a day's distinct users and durations), " +
   "the rollups and first-seen tables as the expected distinct keys of n draws from P (P × (1 − e^(−n/P)); " +
   "P = a day's accounts × favourite resources × 365 for `session_rollups_daily`, accounts × 365 for `user_active_days` " +
@@ -28,6 +29,7 @@ function growthOf(table: string, p: Population, notChildren: number): Growth {
   switch (table) {
     case "sessions":
     case "session_keys":
+    case "group_resource_rollups_daily":
       return { kind: "sessions" };
     case "session_technology_rollups_daily":
       return { kind: "states" };

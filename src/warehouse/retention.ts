@@ -69,6 +69,7 @@ export function retentionSettings(config: {
       },
       rollup(Tables.sessionRollupsDaily),
       rollup(Tables.sessionTechnologyRollupsDaily),
+      rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

@@ -1,7 +1,7 @@
-// The daily rollups (migrations/0013, 0020, 0021): which days changed since they were computed,
-// which are settled, and the computation of a set of days from the deduplicated rows (per
-// person × resource × technology × connector × status, and per technology), superseding the
-// rows an earlier computation of the same days wrote.
+// The daily rollups (migrations/0013, 0020, 0021, 0038): which days changed since they were
+// computed, which are settled, and the computation of a set of days from the deduplicated rows
+// (per person × resource × technology × connector × status, per technology, and per user group
+// × resource × technology), superseding the rows an earlier computation of the same days wrote.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -203,6 +203,7 @@ export async function computeSessionRollups(
           FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()})`,
     query_params: params,
   });
+  await computeGroupResourceRollups(w, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
     `SELECT toString(toDate(start_time)) AS day, count() AS n
@@ -212,6 +213,37 @@ export async function computeSessionRollups(
   const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
   await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
   return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+const GROUP_RESOURCE_KEYS = "user_group, resource_name, resource_technology";
+
+/**
+ * The rollup per day × user group × resource (× technology) of the days in `params`: a session
+ * once under each group of its user, superseding the same way.
+ */
+async function computeGroupResourceRollups(
+  w: Warehouse,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const current = `SELECT toDate(start_time) AS day, arrayJoin(user_groups) AS user_group,
+        resource_name, resource_technology, start_time, user_key
+      FROM ${qualified(w, Tables.sessions)} FINAL
+      WHERE ${sessionDaysFilter()}`;
+  await w.client.command({
+    query: `INSERT INTO ${qualified(w, Tables.groupResourceRollupsDaily)}
+      (day, ${GROUP_RESOURCE_KEYS}, sessions, users, first_start_time, last_start_time, computed_at)
+      SELECT day, ${GROUP_RESOURCE_KEYS}, count(), uniqState(toString(user_key)),
+        min(start_time), max(start_time), toDateTime64({at:String}, 3, 'UTC')
+      FROM (${current})
+      GROUP BY day, ${GROUP_RESOURCE_KEYS}
+      UNION ALL
+      SELECT day, ${GROUP_RESOURCE_KEYS}, 0, users, first_start_time, last_start_time,
+        toDateTime64({at:String}, 3, 'UTC')
+      FROM ${qualified(w, Tables.groupResourceRollupsDaily)} FINAL
+      WHERE day IN {days:Array(Date)} AND sessions > 0
+        AND (day, ${GROUP_RESOURCE_KEYS}) NOT IN (SELECT day, ${GROUP_RESOURCE_KEYS} FROM (${current}))`,
+    query_params: params,
+  });
 }
 
 /** The data-label rollup of `days` for an aggregation job, superseding the same way. */

@@ -92,6 +92,26 @@ GROUP BY time, resource_technology
 ORDER BY time, resource_technology`,
   },
   {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Groups × resources",
+    picks: "resource",
+    // Every session of the range, once under each group of its user.
+    sql: `SELECT arrayJoin(user_groups) AS user_group,
+       resource_name AS resource,
+       count() AS sessions,
+       uniq(user_key) AS users,
+       min(start_time) AS first_access,
+       max(start_time) AS last_access,
+       encodeURLComponent(user_group) AS user_group_url,
+       encodeURLComponent(resource) AS resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND notEmpty(user_groups)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user_group, resource
+ORDER BY sessions DESC, user_group, resource
+LIMIT 1000`,
+  },
+  {
     uid: "sessionhouse-sensitive-inventory",
     title: "Sessions on resources holding labelled data",
     picks: "inventory_label",

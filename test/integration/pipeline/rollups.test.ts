@@ -1,6 +1,7 @@
 // The daily rollups against the same summary computed from `sessions FINAL`: for every day, with
 // a session read open first and completed later, reads repeated, a late session arriving for a
-// day already rolled up, and a session whose status changed after its day was rolled up.
+// day already rolled up, and a session whose status (and its user's groups) changed after its day
+// was rolled up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
 import type { Config } from "../../../src/config/index.js";
@@ -44,7 +45,16 @@ interface Spec {
   connector?: string;
   durationS?: number;
   parent?: string;
+  /** The user's groups; by default those of GROUPS. */
+  groups?: string[];
 }
+
+/** The groups of each user (the others are in none). */
+const GROUPS: Record<string, string[]> = {
+  alice: ["analysts", "admins"],
+  bob: ["analysts"],
+  dave: ["contractors"],
+};
 
 function session(spec: Spec) {
   const start = new Date(spec.startMs).toISOString();
@@ -63,7 +73,11 @@ function session(spec: Spec) {
       type: "human",
       username: spec.user,
       formal: {
-        user: { id: `usr_${spec.user}`, email: `${spec.user}@acme.example` },
+        user: {
+          id: `usr_${spec.user}`,
+          email: `${spec.user}@acme.example`,
+          groups: spec.groups ?? GROUPS[spec.user] ?? [],
+        },
       },
     },
     resource: {
@@ -155,12 +169,66 @@ async function technologyFromSessions(days: readonly string[]) {
   );
 }
 
-/** Both rollups equal the summaries of `days` from sessions FINAL. */
+const GROUP_KEYS = "user_group, resource_name, resource_technology";
+
+/** The per-group rollup's summary per day, group, resource and technology. */
+async function groupsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${GROUP_KEYS}, sum(sessions) AS sessions,
+            uniqMerge(users) AS users, toString(min(first_start_time)) AS first_start,
+            toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.group_resource_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${GROUP_KEYS} ORDER BY day, ${GROUP_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions: each session once under each group. */
+async function groupsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, arrayJoin(user_groups) AS user_group,
+            resource_name, resource_technology, count() AS sessions, uniq(user_key) AS users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, ${GROUP_KEYS} ORDER BY day, ${GROUP_KEYS}`,
+    { days },
+  );
+}
+
+/** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
   expect(await technologyFromRollups()).toEqual(
     await technologyFromSessions(days),
   );
+  const groups = await groupsFromRollups();
+  expect(groups.length).toBeGreaterThan(0);
+  expect(groups).toEqual(await groupsFromSessions(days));
+}
+
+/** The INSERT statements of migration `version`, rendered for this database. */
+function migrationInserts(version: number): string[] {
+  const file = readMigrations().find((m) => m.version === version);
+  return renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
+    s.startsWith("INSERT"),
+  );
+}
+
+/** Empties `table`, then runs the one INSERT of migration `version` that fills it. */
+async function refill(table: string, version: number): Promise<void> {
+  await w.client.command({
+    query: `TRUNCATE TABLE \`${w.database}\`.${table}`,
+  });
+  const [count] = await select<{ n: string }>(
+    w,
+    `SELECT count() AS n FROM {db}.${table}`,
+  );
+  expect(Number(count?.n)).toBe(0);
+  const fill = migrationInserts(version);
+  expect(fill).toHaveLength(1);
+  for (const query of fill) await w.client.command({ query });
 }
 
 /** A day's sessions: several people, resources and statuses, children, varied durations. */
@@ -243,6 +311,7 @@ describe("daily rollups", () => {
       status: "idle",
       user: "frank",
       resource: "orders",
+      groups: ["night-shift"],
     };
     const t3 = Date.parse("2026-10-06T00:10:00Z");
     await store([...dayOf(4, 12), stuck], t3);
@@ -252,8 +321,19 @@ describe("daily rollups", () => {
     expect(r).toMatchObject({ sessionDays: 1, unsettledDays: 0 });
     await expectRolledUp([...days, day]);
 
+    expect(
+      (await groupsFromRollups()).filter((g) => g.day === day),
+    ).toContainEqual(expect.objectContaining({ user_group: "night-shift" }));
+    // Completed, its user now in another group: the day's night-shift key is superseded.
     await store(
-      [{ ...stuck, status: "completed", durationS: 100 }],
+      [
+        {
+          ...stuck,
+          status: "completed",
+          durationS: 100,
+          groups: ["day-shift"],
+        },
+      ],
       later + 60_000,
     );
     await rollUp({ config, warehouse: w, logger }, later + 120_000);
@@ -264,6 +344,12 @@ describe("daily rollups", () => {
       rolled.filter((row) => row.user_key === "frank@acme.example"),
     ).toEqual([
       expect.objectContaining({ session_status: "completed", sessions: 1 }),
+    ]);
+    const shifts = (await groupsFromRollups()).filter((g) =>
+      String(g.user_group).endsWith("-shift"),
+    );
+    expect(shifts).toEqual([
+      expect.objectContaining({ day, user_group: "day-shift", sessions: 1 }),
     ]);
   });
 
@@ -278,10 +364,7 @@ describe("daily rollups", () => {
     const before = await listed();
     expect(before).toEqual([...days, "2026-10-05"]);
     // The statement of 0020 that marks the days rolled up before its columns existed.
-    const file = readMigrations().find((m) => m.version === 20);
-    const marks = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
-      s.startsWith("INSERT"),
-    );
+    const marks = migrationInserts(20);
     expect(marks).toHaveLength(1);
     for (const query of marks) await w.client.command({ query });
     expect(await listed()).toEqual(before);
@@ -294,16 +377,7 @@ describe("daily rollups", () => {
   });
 
   it("migration 0021 fills the per-technology rollup of the days rolled up before it", async () => {
-    await w.client.command({
-      query: `TRUNCATE TABLE \`${w.database}\`.session_technology_rollups_daily`,
-    });
-    expect(await technologyFromRollups()).toEqual([]);
-    const file = readMigrations().find((m) => m.version === 21);
-    const fill = renderSql(file?.text ?? "", { db: w.database }).filter((s) =>
-      s.startsWith("INSERT"),
-    );
-    expect(fill).toHaveLength(1);
-    for (const query of fill) await w.client.command({ query });
+    await refill("session_technology_rollups_daily", 21);
     const days = (
       await select<{ day: string }>(
         w,
@@ -316,6 +390,13 @@ describe("daily rollups", () => {
     expect(exact(await technologyFromRollups())).toEqual(
       exact(await technologyFromSessions(days)),
     );
+  });
+
+  it("migration 0038 fills the per-group rollup of the days rolled up before it", async () => {
+    const want = await groupsFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("group_resource_rollups_daily", 38);
+    expect(await groupsFromRollups()).toEqual(want);
   });
 });
 
