@@ -62,6 +62,11 @@ export interface ScaleLatency {
   p50: number;
   p95: number;
   rows: number;
+  /**
+   * The query did not finish: the engine stopped it at BENCH_SCALE_QUERY_CAP, or refused it
+   * (p50 and p95 are then 0: the latencies travel as JSON, which has no Infinity or NaN).
+   */
+  stopped?: "cap" | "error";
 }
 
 export interface ScaleBench {
@@ -347,12 +352,17 @@ async function dashboardsAt(
       query: string,
       m: { p50: number; p95: number; rows: number },
     ) => {
+      const stopped = Number.isNaN(m.p50)
+        ? "error"
+        : m.p50 === Infinity
+          ? "cap"
+          : undefined;
       out.push({
         dashboard: dashboard.title,
         query,
         range: rangeName,
         filter,
-        ...m,
+        ...(stopped ? { p50: 0, p95: 0, rows: 0, stopped } : m),
       });
       // As it goes, so that a run stopped early still says what it measured.
       process.stderr.write(
