@@ -61,13 +61,15 @@ WHERE ${SUSPENSION_FILTER}`,
     sql: `SELECT p.id AS suspension_id, p.policy_id AS policy_id, s.id AS session_id,
        ${T("s.start_time")} AS start_time, s.user_key AS user, s.resource_name AS resource,
        s.native_username AS native_user
-FROM (${SUSPENSIONS}) AS p
-CROSS JOIN (
+FROM (
   SELECT id, start_time, user_id, end_user_id, user_groups, end_user_groups, user_key,
          resource_name, native_username
   FROM {{db}}.sessions FINAL
   WHERE ${IN_PERIOD} AND ({resource:String} = '' OR resource_name = {resource:String})
 ) AS s
+-- The suspensions on the right: a join holds its right side in memory, and the period's
+-- sessions (millions) stream past them.
+CROSS JOIN (${SUSPENSIONS}) AS p
 WHERE s.start_time >= p.created_at AND (p.expire_at IS NULL OR s.start_time < p.expire_at)
   AND (p.removed_at IS NULL OR s.start_time < p.removed_at)
   AND multiIf(
