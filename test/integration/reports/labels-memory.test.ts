@@ -2,12 +2,8 @@
 // on a resource whose columns hold many labels: the report gathers each person's distinct
 // labels, never every session's list of them, so its memory does not grow with the person's
 // sessions. Built under a query memory cap that a list of every session's labels exceeds.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { reportFrom } from "../../../src/reports/produce.js";
-import { testTmpDir } from "../../helpers/run-tmp.js";
-import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { beforeAll, expect, it } from "vitest";
+import { cappedReportCsv } from "../../helpers/capped-report.js";
 
 const SESSIONS = 500_000;
 const LABELS = 40;
@@ -16,49 +12,28 @@ const MEMORY_CAP = 96 * 2 ** 20;
 const FROM = "2026-10-01";
 const TO = "2026-10-02";
 
-let root: string;
 let csv: string;
 
 beforeAll(async () => {
-  const config = await testConfig();
-  const database = config.clickhouse.database;
-  const w = await migratedWarehouse(config);
-  root = mkdtempSync(join(testTmpDir(), "labels-memory-"));
-  try {
-    await w.client.command({
-      query: `INSERT INTO ${database}.inventory_columns (id, kind, resource_id, resource_name, path, name, data_label, data_labels, observed_at, version)
+  csv = await cappedReportCsv({
+    kind: "access-review",
+    fill: [
+      `INSERT INTO {db}.inventory_columns (id, kind, resource_id, resource_name, path, name, data_label, data_labels, observed_at, version)
         SELECT concat('col-', toString(number)), 'column', 'res-1', 'db-1', 'public.t', concat('c', toString(number)),
                label, [label], toDateTime64('${FROM} 00:00:00', 3, 'UTC'), 1
         FROM (SELECT number, concat('label-', leftPad(toString(number), 2, '0')) AS label FROM numbers(${LABELS}))`,
-    });
-    await w.client.command({
-      query: `INSERT INTO ${database}.sessions (id, start_time, user_type, user_username, user_name, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
+      `INSERT INTO {db}.sessions (id, start_time, user_type, user_username, user_name, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
         SELECT concat('s-', toString(number)), toDateTime64('${FROM} 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 150),
                'human', 'alice.example', 'alice.example', 'analyst', 'res-1', 'db-1', 'postgres',
                toDateTime64('${TO} 00:00:00', 3, 'UTC'), 1
         FROM numbers(${SESSIONS})`,
-    });
-    // The embedded session keeps a setting for the queries after it: the report's included.
-    await w.client.command({
-      query: `SET max_memory_usage = ${MEMORY_CAP}`,
-    });
-    await reportFrom(w, config, {
-      kind: "access-review",
-      fromMs: Date.parse(FROM),
-      toMs: Date.parse(TO),
-      out: join(root, "report"),
-      formats: ["csv"],
-      filters: {},
-    });
-    csv = readFileSync(join(root, "report", "access-per-person.csv"), "utf8");
-  } finally {
-    await w.close();
-  }
+    ],
+    memoryCap: MEMORY_CAP,
+    from: FROM,
+    to: TO,
+    csv: "access-per-person.csv",
+  });
 }, 120_000);
-
-afterAll(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
-});
 
 it("lists the person's distinct labels once, under the memory cap", () => {
   const [header, row] = csv.split("\r\n");

@@ -2,12 +2,8 @@
 // the report joins the period's sessions against the suspensions held in memory, never the
 // other way round, so its memory does not grow with the period's sessions. Built under a query
 // memory cap that the sessions held at once exceed.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { reportFrom } from "../../../src/reports/produce.js";
-import { testTmpDir } from "../../helpers/run-tmp.js";
-import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { beforeAll, expect, it } from "vitest";
+import { cappedReportCsv } from "../../helpers/capped-report.js";
 
 const SESSIONS = 1_000_000;
 /** Above what the report needs, below the period's sessions held in a join (over 100 MB). */
@@ -17,49 +13,27 @@ const TO = "2026-10-02";
 /** Sessions start every 50 ms; the suspension is in force for the first 100 of them. */
 const UNDER = 100;
 
-let root: string;
 let csv: string;
 
 beforeAll(async () => {
-  const config = await testConfig();
-  const database = config.clickhouse.database;
-  const w = await migratedWarehouse(config);
-  root = mkdtempSync(join(testTmpDir(), "policy-memory-"));
-  try {
-    await w.client.command({
-      query: `INSERT INTO ${database}.sessions (id, start_time, user_type, user_id, user_username, user_name, user_groups, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
+  csv = await cappedReportCsv({
+    kind: "policy-exceptions",
+    fill: [
+      `INSERT INTO {db}.sessions (id, start_time, user_type, user_id, user_username, user_name, user_groups, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
         SELECT concat('s-', toString(number)), toDateTime64('${FROM} 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 50),
                'human', 'u-1', 'alice.example', 'alice.example', ['analysts', 'everyone'], 'analyst', 'res-1', 'db-1', 'postgres',
                toDateTime64('${TO} 00:00:00', 3, 'UTC'), 1
         FROM numbers(${SESSIONS})`,
-    });
-    await w.client.command({
-      query: `INSERT INTO ${database}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
+      `INSERT INTO {db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
         VALUES ('sus-1', 'pol-1', 'user', 'u-1', 'temporary', toDateTime64('${FROM} 00:00:05', 3, 'UTC'), toDateTime64('${FROM} 00:00:00', 3, 'UTC'),
                 toDateTime64('${FROM} 00:00:00', 3, 'UTC'), 'h1', toDateTime64('${FROM} 00:00:00', 3, 'UTC'))`,
-    });
-    // The embedded session keeps a setting for the queries after it: the report's included.
-    await w.client.command({ query: `SET max_memory_usage = ${MEMORY_CAP}` });
-    await reportFrom(w, config, {
-      kind: "policy-exceptions",
-      fromMs: Date.parse(FROM),
-      toMs: Date.parse(TO),
-      out: join(root, "report"),
-      formats: ["csv"],
-      filters: {},
-    });
-    csv = readFileSync(
-      join(root, "report", "policy-sessions-under-suspensions.csv"),
-      "utf8",
-    );
-  } finally {
-    await w.close();
-  }
+    ],
+    memoryCap: MEMORY_CAP,
+    from: FROM,
+    to: TO,
+    csv: "policy-sessions-under-suspensions.csv",
+  });
 }, 120_000);
-
-afterAll(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
-});
 
 it("lists exactly the sessions under the suspension, under the memory cap", () => {
   const rows = csv.split("\r\n").filter((l) => l !== "");
