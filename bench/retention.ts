@@ -129,20 +129,20 @@ const TIMEOUT_EXCEEDED = "159";
 
 /**
  * One warm-up, then `runs` runs. With `capSeconds`, the engine stops a query that runs longer:
- * then no further run is made and the query's p50 and p95 are Infinity (over the cap).
+ * then no further run is made and the result says `stopped: "cap"` (p50 and p95 0).
  */
 export async function measure(
   w: Warehouse,
   sql: string,
   runs = 7,
   capSeconds?: number,
-): Promise<{ p50: number; p95: number; rows: number }> {
+): Promise<{ p50: number; p95: number; rows: number; stopped?: "cap" }> {
   const run = () => timed(w, sql, capSeconds);
   try {
     await run();
   } catch (err) {
     if ((err as { code?: unknown }).code !== TIMEOUT_EXCEEDED) throw err;
-    return { p50: Infinity, p95: Infinity, rows: 0 };
+    return { p50: 0, p95: 0, rows: 0, stopped: "cap" };
   }
   const times: number[] = [];
   let rows = 0;

@@ -350,23 +350,18 @@ async function dashboardsAt(
   for (const { dashboard } of loadDashboards()) {
     const note = (
       query: string,
-      m: { p50: number; p95: number; rows: number },
+      m: Pick<ScaleLatency, "p50" | "p95" | "rows" | "stopped">,
     ) => {
-      const stopped = Number.isNaN(m.p50)
-        ? "error"
-        : m.p50 === Infinity
-          ? "cap"
-          : undefined;
       out.push({
         dashboard: dashboard.title,
         query,
         range: rangeName,
         filter,
-        ...(stopped ? { p50: 0, p95: 0, rows: 0, stopped } : m),
+        ...m,
       });
       // As it goes, so that a run stopped early still says what it measured.
       process.stderr.write(
-        `bench: scale, ${dashboard.title} / ${query} / ${rangeName} / ${filter}: p50 ${Math.round(m.p50)} ms, p95 ${Math.round(m.p95)} ms, ${m.rows} rows\n`,
+        `bench: scale, ${dashboard.title} / ${query} / ${rangeName} / ${filter}: ${m.stopped ? `stopped (${m.stopped})` : `p50 ${Math.round(m.p50)} ms, p95 ${Math.round(m.p95)} ms, ${m.rows} rows`}\n`,
       );
     };
     const { variables } = await resolveVariables(w, dashboard, {
@@ -399,20 +394,20 @@ async function dashboardsAt(
 }
 
 /**
- * A query measured with the cap; one the engine refuses is said, and counts as NaN (NOT met),
+ * A query measured with the cap; one the engine refuses is said, and marked `stopped: "error"`,
  * so that one query does not end the run.
  */
 async function measureOrSay(
   w: Warehouse,
   sql: string,
-): Promise<{ p50: number; p95: number; rows: number }> {
+): Promise<Pick<ScaleLatency, "p50" | "p95" | "rows" | "stopped">> {
   try {
     return await measure(w, sql, RUNS, QUERY_CAP_SECONDS);
   } catch (err) {
     process.stderr.write(
       `bench: scale, a query failed: ${(err as Error).message.slice(0, 300)}\n${sql.slice(0, 300)}\n`,
     );
-    return { p50: NaN, p95: NaN, rows: 0 };
+    return { p50: 0, p95: 0, rows: 0, stopped: "error" };
   }
 }
 
