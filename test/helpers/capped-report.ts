@@ -7,6 +7,9 @@ import { reportFrom } from "../../src/reports/produce.js";
 import { testTmpDir } from "./run-tmp.js";
 import { migratedWarehouse, testConfig } from "./warehouse.js";
 
+/** The threads of every query of a capped report: this machine's two cores. */
+const REPORT_THREADS = 2;
+
 export async function cappedReportCsv(o: {
   kind: ReportKind;
   /** Statements run first; `{db}` is the test's database. */
@@ -25,8 +28,11 @@ export async function cappedReportCsv(o: {
       await w.client.command({
         query: sql.replaceAll("{db}", config.clickhouse.database),
       });
-    // The embedded session keeps a setting for the queries after it: the report's included.
+    // The embedded session keeps a setting for the queries after it: the report's included. A
+    // query's memory grows with its threads, each reading blocks of its own, so the threads are
+    // fixed: the cap then means the same on a machine of any number of cores.
     await w.client.command({ query: `SET max_memory_usage = ${o.memoryCap}` });
+    await w.client.command({ query: `SET max_threads = ${REPORT_THREADS}` });
     await reportFrom(w, config, {
       kind: o.kind,
       fromMs: Date.parse(o.from),

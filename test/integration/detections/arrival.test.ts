@@ -59,10 +59,18 @@ afterAll(async () => {
   await w.close();
 });
 
-/** Stores sessions of the postgres account as a sync stores them, fetched at `fetchedAtMs`. */
+/**
+ * Stores sessions as a sync stores them, fetched at `fetchedAtMs`, through the postgres account
+ * unless a session names another.
+ */
 async function store(
   fetchedAtMs: number,
-  ...sessions: { id: string; start: string; address?: string }[]
+  ...sessions: {
+    id: string;
+    start: string;
+    address?: string;
+    native?: string;
+  }[]
 ): Promise<void> {
   const api = ControlPlaneApi.fromConfig(config);
   try {
@@ -77,7 +85,7 @@ async function store(
               fixtureSession(
                 {
                   startTime: s.start,
-                  user: { native: { username: "postgres" } },
+                  user: { native: { username: s.native ?? "postgres" } },
                   network: { clientIpAddress: s.address ?? "10.0.0.10" },
                 },
                 s.id,
@@ -202,11 +210,14 @@ describe("the detections job of run", () => {
     const plan = planJobs(config).find((p) => p.name === "detections");
     expect(plan).toMatchObject({ kind: "detections", schedule: "* * * * *" });
     // A session from a public address, stored a minute ago, of a person last active in January:
-    // external-address-session, public-address-logon and access-after-quiet-spell fire.
+    // external-address-session, public-address-logon and access-after-quiet-spell fire. It goes
+    // through an unprivileged account: its start is the wall clock's, and through postgres outside
+    // working hours privileged-native-off-hours would fire too.
     await store(Date.now() - 60_000, {
       id: "public",
       start: new Date(Date.now() - 600_000).toISOString(),
       address: "198.51.100.7",
+      native: "analyst",
     });
     const api = ControlPlaneApi.fromConfig(config);
     try {
