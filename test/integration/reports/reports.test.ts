@@ -352,6 +352,40 @@ describe("access-review", () => {
     }
   });
 
+  it("systems reached per person agree with the sessions in ClickHouse, native users included", async () => {
+    const { out } = await defaultReport("access-review");
+    const expected = await select<{
+      person: string;
+      system: string;
+      sessions: string;
+      native_users: string;
+    }>(
+      f.w,
+      `SELECT person, resource_name AS system, count() AS sessions,
+              arrayStringConcat(arraySort(groupUniqArray(native_username)), ', ') AS native_users
+       FROM ${await sessionsWithPerson()}
+       WHERE start_time >= fromUnixTimestamp64Milli({from:Int64}) AND start_time < fromUnixTimestamp64Milli({to:Int64})
+       GROUP BY person, system ORDER BY person, system`,
+      { from: FROM, to: TO },
+    );
+    // Some pair ran as more than one native user, so the list is checked, not one name.
+    expect(expected.some((r) => r.native_users.includes(", "))).toBe(true);
+    const want = expected.map((r) => [
+      r.person,
+      r.system,
+      Number(r.sessions),
+      r.native_users,
+    ]);
+    expect(
+      csvRows(out, "access-per-person-system").map((r) => [
+        r.person,
+        r.system,
+        Number(r.sessions),
+        r.native_users,
+      ]),
+    ).toEqual(want);
+  });
+
   it("policy hits per person agree with the aggregation rows in ClickHouse", async () => {
     const { out } = await defaultReport("access-review");
     const expected = await select<{
