@@ -47,7 +47,7 @@ interface Timed {
   seconds: number;
   /** CPU seconds, user and system: what a loaded machine's wait does not inflate. */
   cpuSeconds: number;
-  rssMB: number;
+  rssMiB: number;
   ok: boolean;
   /** The command's last line of stderr when it failed. */
   error: string;
@@ -92,7 +92,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Timed> {
       done({
         seconds: Number(m?.[1] ?? NaN),
         cpuSeconds: Number(m?.[3] ?? NaN) + Number(m?.[4] ?? NaN),
-        rssMB: Math.round(Number(m?.[2] ?? NaN) / 1024),
+        rssMiB: Math.round(Number(m?.[2] ?? NaN) / 1024),
         ok: code === 0,
         error: code === 0 ? "" : (lines.pop() ?? `exit ${code}`),
         stdout: out,
@@ -102,7 +102,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Timed> {
 }
 
 const line = (t: Timed) =>
-  `${fmt(t.seconds, 1)} s (CPU ${fmt(t.cpuSeconds, 1)} s), peak RSS ${fmt(t.rssMB)} MB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
+  `${fmt(t.seconds, 1)} s (CPU ${fmt(t.cpuSeconds, 1)} s), peak RSS ${fmt(t.rssMiB)} MiB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
 
 async function archives(
   say: (s: string) => void,
@@ -150,7 +150,7 @@ async function archives(
   say(`| archive verify (reads the Parquet back) | ${line(verified)} |`);
   say(`| archive restore (into an empty data directory) | ${line(restored)} |`);
   say("");
-  const under = (t: Timed) => t.ok && t.rssMB < 1024;
+  const under = (t: Timed) => t.ok && t.rssMiB < 1024;
   targets.push(
     `scale: archive export ≥ 0.8 × the engine's own Parquet write: ${fmt(ratio, 2)} — ${verdict(exported.ok && ratio >= 0.8)}`,
     `scale: archive export, verify, restore each peak RSS < 1 GiB: ${verdict(under(exported) && under(verified) && under(restored))}`,
@@ -189,13 +189,13 @@ async function reports(
       return t;
     };
     const month = await run(from, to);
-    monthOk &&= month.ok && month.seconds < 60 && month.rssMB < 2048;
+    monthOk &&= month.ok && month.seconds < 60 && month.rssMiB < 2048;
     if (!year) {
       say(`| ${kind} | ${line(month)} |`);
       continue;
     }
     const whole = await run("2025-11-16", "2026-11-16");
-    yearOk &&= whole.ok && whole.seconds < 300 && whole.rssMB < 2048;
+    yearOk &&= whole.ok && whole.seconds < 300 && whole.rssMiB < 2048;
     say(`| ${kind} | ${line(month)} | ${line(whole)} |`);
   }
   say("");
