@@ -175,7 +175,13 @@ const LOCAL_READ = {
   input_format_parquet_memory_high_watermark: String(64 * MiB),
 };
 
-/** The restore's insert on the embedded engine: blocks of 8,192 rows read, 16,384 inserted. */
+/**
+ * The restore's insert on the embedded engine: blocks of 8,192 rows read, at most 16,384 rows
+ * or 8 MiB inserted. What the insert holds grows with its block's bytes (each column's buffers
+ * of the part being written, and the views on `sessions` fed the same block): at a month of
+ * 8.5 million sessions, 16 MiB blocks held about 0.95 GiB, 8 MiB blocks about 0.75 GiB, and the
+ * block size of the Parquet read or one reader thread changed nothing.
+ */
 const EMBEDDED_RESTORE = {
   ...LOCAL_READ,
   input_format_parquet_max_block_size: "8192",
@@ -183,7 +189,7 @@ const EMBEDDED_RESTORE = {
   max_block_size: "8192",
   max_insert_block_size: "16384",
   min_insert_block_size_rows: "16384",
-  min_insert_block_size_bytes: String(16 * MiB),
+  min_insert_block_size_bytes: String(8 * MiB),
 };
 
 /** `LOCAL_READ` as a SETTINGS clause, for the engines that take SQL only (the scratch engine). */
@@ -279,22 +285,27 @@ export async function restoreFile(
 }
 
 /**
- * Runs `load` with the embedded engine's background merges stopped, and starts them again
- * after. The engine runs in this process: merging the parts a restore writes while it writes
- * them took memory that grew with the month (a 1 GB month's file: 1.0 GiB peak with merges,
- * 0.75 GiB without); the parts are merged later, in the background of the process that opens
- * the data directory next. A server merges in its own memory, as it always does.
+ * Runs `load` with the embedded engine's background merges of `sessions` stopped, and starts
+ * them again after. The engine runs in this process: merging the session parts a restore
+ * writes while it writes them took memory that grew with the month (a 1 GB month's file: 1.0 GiB
+ * peak with merges, 0.75 GiB without); they are merged later, in the background of the process
+ * that opens the data directory next. The small tables the views on `sessions` feed
+ * (`session_keys` and the first-seen tables) merge as they are written: stopped too, they held
+ * a part per insert block, and the restore's read of every session key (retireSupersededKeys)
+ * read those hundreds of parts side by side, 1.5 GB at 8.5 million sessions. A server merges
+ * in its own memory, as it always does.
  */
 export async function withMergesPaused<T>(
   w: Warehouse,
   load: () => Promise<T>,
 ): Promise<T> {
   if (w.kind !== "embedded") return load();
-  await w.client.command({ query: "SYSTEM STOP MERGES" });
+  const sessions = qualified(w, Tables.sessions);
+  await w.client.command({ query: `SYSTEM STOP MERGES ${sessions}` });
   try {
     return await load();
   } finally {
-    await w.client.command({ query: "SYSTEM START MERGES" });
+    await w.client.command({ query: `SYSTEM START MERGES ${sessions}` });
   }
 }
 
