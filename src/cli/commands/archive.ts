@@ -126,8 +126,12 @@ export async function runArchiveRestore(
       allowUnsigned: o.allowUnsigned === true,
     });
     for (const note of r.notes) process.stderr.write(`warning: ${note}\n`);
+    const restored =
+      r.tables.length === 0
+        ? "the archive holds no rows"
+        : `${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows`;
     process.stdout.write(
-      `${o.month} restored into ${w.database}: ${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows\n`,
+      `${o.month} restored into ${w.database}: ${restored}\n`,
     );
   });
 }

@@ -179,6 +179,15 @@ describe("archive through the CLI", () => {
       /^2026-10 restored into \S+: sessions 3 rows\n$/,
     );
     expect(keyed.stderr).toBe("");
+    // September was exported without a session: restoring it says so.
+    const empty = await archive(
+      ["restore", "--month", "2026-09", "--from", root],
+      { ...env, SESSIONHOUSE_PUBLIC_KEY_FILE: pub },
+    );
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout).toMatch(
+      /^2026-09 restored into \S+: the archive holds no rows\n$/,
+    );
 
     const unsignedRoot = join(tmp, "unsigned");
     cpSync(root, unsignedRoot, { recursive: true });
