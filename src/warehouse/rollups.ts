@@ -159,55 +159,57 @@ export async function computeSessionRollups(
   const params = { ...dayParams(days.map((d) => d.day)), at };
   const q = ROLLUP_DURATION_QUANTILES.join(", ");
   const td = ROLLUP_TDIGEST_QUANTILES.join(", ");
-  const current = `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS}
-       FROM ${qualified(w, Tables.sessions)} FINAL
-       WHERE ${sessionDaysFilter()}`;
-  await w.client.command({
-    query: `INSERT INTO ${qualified(w, Tables.sessionRollupsDaily)}
-      (day, ${ROLLUP_KEYS}, sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles,
-       user_type, duration_sessions, duration_ms_max, last_start_time, duration_tdigest, computed_at)
-      SELECT toDate(start_time) AS day, ${ROLLUP_KEYS},
+  const sessions = `FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()}`;
+  await supersedingInsert(w, {
+    table: Tables.sessionRollupsDaily,
+    keys: ROLLUP_KEYS,
+    columns: `sessions, distinct_sessions, child_sessions, duration_ms_sum, duration_quantiles,
+       user_type, duration_sessions, duration_ms_max, last_start_time, duration_tdigest`,
+    computed: `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS},
         count(), uniqExact(id), countIf(parent_session_id != ''), sum(ifNull(duration_ms, 0)),
         quantilesState(${q})(duration_ms),
         any(user_type), count(duration_ms), max(ifNull(duration_ms, 0)), max(start_time),
-        quantilesTDigestState(${td})(duration_ms), toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.sessions)} FINAL
-      WHERE ${sessionDaysFilter()}
-      GROUP BY day, ${ROLLUP_KEYS}
-      UNION ALL
-      SELECT day, ${ROLLUP_KEYS}, 0, 0, 0, 0, duration_quantiles,
-        user_type, 0, 0, last_start_time, duration_tdigest, toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
-      WHERE day IN {days:Array(Date)} AND sessions > 0
-        AND (day, ${ROLLUP_KEYS}) NOT IN (${current})`,
-    query_params: params,
+        quantilesTDigestState(${td})(duration_ms), ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, ${ROLLUP_KEYS}`,
+    zeroed: `0, 0, 0, 0, duration_quantiles, user_type, 0, 0, last_start_time, duration_tdigest`,
+    count: "sessions",
+    current: `SELECT toDate(start_time) AS day, ${ROLLUP_KEYS} ${sessions}`,
+    params,
   });
-  await w.client.command({
-    query: `INSERT INTO ${qualified(w, Tables.sessionTechnologyRollupsDaily)}
-      (day, resource_technology, sessions, duration_sessions, duration_ms_max, duration_tdigest,
-       users, resources, computed_at)
-      SELECT toDate(start_time) AS day, resource_technology,
+  await supersedingInsert(w, {
+    table: Tables.sessionTechnologyRollupsDaily,
+    keys: "resource_technology",
+    columns: `sessions, duration_sessions, duration_ms_max, duration_tdigest, users, resources`,
+    computed: `SELECT toDate(start_time) AS day, resource_technology,
         count(), count(duration_ms), max(ifNull(duration_ms, 0)),
         quantilesTDigestState(${td})(duration_ms), uniqState(toString(user_key)),
-        uniqState(toString(resource_name)), toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.sessions)} FINAL
-      WHERE ${sessionDaysFilter()}
-      GROUP BY day, resource_technology
-      UNION ALL
-      SELECT day, resource_technology, 0, 0, 0, duration_tdigest, users, resources,
-        toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.sessionTechnologyRollupsDaily)} FINAL
-      WHERE day IN {days:Array(Date)} AND sessions > 0
-        AND (day, resource_technology) NOT IN (
-          SELECT toDate(start_time), resource_technology
-          FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()})`,
-    query_params: params,
+        uniqState(toString(resource_name)), ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, resource_technology`,
+    zeroed: "0, 0, 0, duration_tdigest, users, resources",
+    count: "sessions",
+    current: `SELECT toDate(start_time), resource_technology ${sessions}`,
+    params,
   });
-  await computeGroupResourceRollups(w, params);
+  const groups = `SELECT toDate(start_time) AS day, arrayJoin(user_groups) AS user_group,
+        resource_name, resource_technology, start_time, user_key ${sessions}`;
+  await supersedingInsert(w, {
+    table: Tables.groupResourceRollupsDaily,
+    keys: GROUP_RESOURCE_KEYS,
+    columns: "sessions, users, first_start_time, last_start_time",
+    computed: `SELECT day, ${GROUP_RESOURCE_KEYS}, count(), uniqState(toString(user_key)),
+        min(start_time), max(start_time), ${COMPUTED_AT}
+      FROM (${groups})
+      GROUP BY day, ${GROUP_RESOURCE_KEYS}`,
+    zeroed: "0, users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT day, ${GROUP_RESOURCE_KEYS} FROM (${groups})`,
+    params,
+  });
   const counts = await selectRows<{ day: string; n: string }>(
     w,
-    `SELECT toString(toDate(start_time)) AS day, count() AS n
-     FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()} GROUP BY day`,
+    `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
     params,
   );
   const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
@@ -215,34 +217,44 @@ export async function computeSessionRollups(
   return [...byDay.values()].reduce((a, b) => a + b, 0);
 }
 
+/** The keys of group_resource_rollups_daily after its day: a session once under each group of its user. */
 const GROUP_RESOURCE_KEYS = "user_group, resource_name, resource_technology";
 
+/** The computation time every row of one rollup pass carries (`{at}` of its parameters). */
+const COMPUTED_AT = "toDateTime64({at:String}, 3, 'UTC')";
+
 /**
- * The rollup per day × user group × resource (× technology) of the days in `params`: a session
- * once under each group of its user, superseding the same way.
+ * Writes a daily rollup's rows for `{days}` and supersedes the rest: `computed` selects the
+ * days' rows (day, `keys`, `columns`, then COMPUTED_AT), and every key an earlier computation
+ * of those days held with `count` > 0 and `current` (day and `keys` of the days' source rows)
+ * no longer has is written again from the table's own row with `zeroed` as its `columns`. Read
+ * with FINAL, the table then holds exactly this computation's keys with a nonzero `count`.
  */
-async function computeGroupResourceRollups(
+async function supersedingInsert(
   w: Warehouse,
-  params: Record<string, unknown>,
+  o: {
+    table: string;
+    keys: string;
+    columns: string;
+    computed: string;
+    zeroed: string;
+    count: string;
+    current: string;
+    /** Narrows the superseded rows further (e.g. to one job), ANDed to the days. */
+    where?: string;
+    params: Record<string, unknown>;
+  },
 ): Promise<void> {
-  const current = `SELECT toDate(start_time) AS day, arrayJoin(user_groups) AS user_group,
-        resource_name, resource_technology, start_time, user_key
-      FROM ${qualified(w, Tables.sessions)} FINAL
-      WHERE ${sessionDaysFilter()}`;
+  const table = qualified(w, o.table);
   await w.client.command({
-    query: `INSERT INTO ${qualified(w, Tables.groupResourceRollupsDaily)}
-      (day, ${GROUP_RESOURCE_KEYS}, sessions, users, first_start_time, last_start_time, computed_at)
-      SELECT day, ${GROUP_RESOURCE_KEYS}, count(), uniqState(toString(user_key)),
-        min(start_time), max(start_time), toDateTime64({at:String}, 3, 'UTC')
-      FROM (${current})
-      GROUP BY day, ${GROUP_RESOURCE_KEYS}
+    query: `INSERT INTO ${table} (day, ${o.keys}, ${o.columns}, computed_at)
+      ${o.computed}
       UNION ALL
-      SELECT day, ${GROUP_RESOURCE_KEYS}, 0, users, first_start_time, last_start_time,
-        toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.groupResourceRollupsDaily)} FINAL
-      WHERE day IN {days:Array(Date)} AND sessions > 0
-        AND (day, ${GROUP_RESOURCE_KEYS}) NOT IN (SELECT day, ${GROUP_RESOURCE_KEYS} FROM (${current}))`,
-    query_params: params,
+      SELECT day, ${o.keys}, ${o.zeroed}, ${COMPUTED_AT}
+      FROM ${table} FINAL
+      WHERE day IN {days:Array(Date)} AND ${o.count} > 0 ${o.where ? `AND ${o.where}` : ""}
+        AND (day, ${o.keys}) NOT IN (${o.current})`,
+    query_params: o.params,
   });
 }
 
@@ -257,17 +269,18 @@ export async function computeDataLabelRollups(
   const at = chTime(computedAtMs);
   const labels = `FROM ${qualified(w, Tables.aggHistogram)} FINAL
       WHERE job = {job:String} AND level = 1 AND toDate(bucket_time) IN {days:Array(Date)}`;
-  await w.client.command({
-    query: `INSERT INTO ${qualified(w, Tables.dataLabelRollupsDaily)} (day, job, data_label, count, computed_at)
-      SELECT toDate(bucket_time) AS day, job, key1 AS data_label, sum(count), toDateTime64({at:String}, 3, 'UTC')
+  await supersedingInsert(w, {
+    table: Tables.dataLabelRollupsDaily,
+    keys: "job, data_label",
+    columns: "count",
+    computed: `SELECT toDate(bucket_time) AS day, job, key1 AS data_label, sum(count), ${COMPUTED_AT}
       ${labels}
-      GROUP BY day, job, data_label
-      UNION ALL
-      SELECT day, job, data_label, 0, toDateTime64({at:String}, 3, 'UTC')
-      FROM ${qualified(w, Tables.dataLabelRollupsDaily)} FINAL
-      WHERE job = {job:String} AND day IN {days:Array(Date)} AND count > 0
-        AND (day, data_label) NOT IN (SELECT toDate(bucket_time), key1 ${labels})`,
-    query_params: { job, days: days.map((d) => d.day), at },
+      GROUP BY day, job, data_label`,
+    zeroed: "0",
+    count: "count",
+    current: `SELECT toDate(bucket_time), job, key1 ${labels}`,
+    where: "job = {job:String}",
+    params: { job, days: days.map((d) => d.day), at },
   });
   await recordDays(
     w,

@@ -11,6 +11,7 @@ import { createLogger } from "../../../src/util/logger.js";
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
 import { chTime } from "../../../src/warehouse/format.js";
+import { computeDataLabelRollups } from "../../../src/warehouse/rollups.js";
 import { insertRows } from "../../../src/warehouse/insert.js";
 import { readMigrations, renderSql } from "../../../src/warehouse/migrate.js";
 import { retireSupersededKeys } from "../../../src/warehouse/session-keys.js";
@@ -397,6 +398,50 @@ describe("daily rollups", () => {
     expect(want.length).toBeGreaterThan(0);
     await refill("group_resource_rollups_daily", 38);
     expect(await groupsFromRollups()).toEqual(want);
+  });
+});
+
+describe("the data-label rollup", () => {
+  it("counts a job's labels per day, and supersedes a label its day no longer has", async () => {
+    const day = "2026-09-10";
+    // The job's label counts of the day, read (fetched) at `fetched`: each label's windows.
+    const histogram = (fetched: string, counts: Record<string, number>) =>
+      w.client.command({
+        query: `INSERT INTO {db:Identifier}.agg_histogram (job, bucket_time, interval_s, level, field1, key1, count, window_start, fetched_at)
+          SELECT 'labels', toDateTime('${day} 00:00:00', 'UTC') + number * 3600, 3600, 1,
+                 'response.returned_columns.data_label', label, n, toDateTime('${day} 00:00:00', 'UTC'),
+                 toDateTime64('${fetched}', 3, 'UTC')
+          FROM (SELECT arrayJoin([${Object.entries(counts)
+            .map(([l, n]) => `('${l}', ${n})`)
+            .join(", ")}]) AS e, e.1 AS label, e.2 AS n) AS l,
+               numbers(2) AS w`,
+        query_params: { db: config.clickhouse.database },
+      });
+    const rolledUp = () =>
+      select<{ data_label: string; n: string }>(
+        w,
+        `SELECT data_label, toString(count) AS n FROM {db}.data_label_rollups_daily FINAL
+         WHERE job = 'labels' AND day = '${day}' AND count > 0 ORDER BY data_label`,
+      );
+    const compute = (fetched: string, atMs: number) =>
+      computeDataLabelRollups(
+        w,
+        "labels",
+        [{ day, fetchedMax: fetched }],
+        atMs,
+      );
+
+    await histogram("2026-09-11 00:00:00", { email: 3, iban: 5 });
+    await compute("2026-09-11 00:00:00", Date.parse("2026-09-11T01:00:00Z"));
+    expect(await rolledUp()).toEqual([
+      { data_label: "email", n: "6" },
+      { data_label: "iban", n: "10" },
+    ]);
+
+    // Read again: iban's windows now count 0, email's 4.
+    await histogram("2026-09-12 00:00:00", { email: 4, iban: 0 });
+    await compute("2026-09-12 00:00:00", Date.parse("2026-09-12T01:00:00Z"));
+    expect(await rolledUp()).toEqual([{ data_label: "email", n: "8" }]);
   });
 });
 
