@@ -39,6 +39,13 @@ import {
 
 export interface Warehouse {
   readonly client: ClickHouseClient;
+  /**
+   * A client whose every statement the engine runs under readonly = 1: no write, no DDL, no
+   * change of a setting, whatever the SQL says. For SQL that exists only to read and whose text
+   * comes from outside the code (a rule file, a report filter, a user's query): a statement that
+   * would write is refused by the engine itself (READONLY), not by a check of its text.
+   */
+  readonly reader: ClickHouseClient;
   /** Database holding every table; validated as an identifier by the config schema. */
   readonly database: string;
   /** How the client talks: in process (embedded) or over HTTP (server, or the service's reads). */
@@ -177,6 +184,8 @@ function throughService(
   const client = serviceClient(record, ch.database, ch.requestTimeoutMs);
   return {
     client,
+    // The service's read access runs every request under readonly = 1 (src/http-front/policy.ts).
+    reader: client,
     database: ch.database,
     kind: "server",
     location: dataDir,
@@ -207,13 +216,18 @@ async function openServer(ch: ClickHouseConfig, url: URL): Promise<Warehouse> {
     await bootstrap.close();
   }
   const client = connect(ch.database, clientSettings(cluster));
+  const reader = readOnlyServerClient(ch, url, ch.database);
   return {
     client,
+    reader,
     database: ch.database,
     kind: "server",
     location,
     cluster,
-    close: () => client.close(),
+    close: async () => {
+      await reader.close();
+      await client.close();
+    },
   };
 }
 
@@ -246,6 +260,31 @@ export function serverClient(
     clickhouse_settings: settings,
     ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
     // Its own log lines bypass our secret scrubber; every failure reaches us as an error.
+    log: { level: ClickHouseLogLevel.OFF },
+  });
+}
+
+/**
+ * A client for the server at `url` whose every query asks for readonly = 1 and sets nothing
+ * else: on a user that may write, the engine then refuses writes; on a user that is readonly = 1
+ * already (Grafana's reader profile), asking for the level it has is no change, which the server
+ * allows. No response compression: it would set enable_http_compression, which readonly = 1
+ * refuses to change.
+ */
+export function readOnlyServerClient(
+  ch: ClickHouseConfig,
+  url: URL,
+  database: string | undefined,
+): ClickHouseClient {
+  return createClient({
+    url: url.origin + url.pathname.replace(/\/+$/, ""),
+    username: decodeURIComponent(url.username) || ch.user,
+    password: decodeURIComponent(url.password) || ch.password,
+    ...(database === undefined ? {} : { database }),
+    request_timeout: ch.requestTimeoutMs,
+    compression: { request: false, response: false },
+    clickhouse_settings: { readonly: "1" },
+    ...(ch.caFile ? { tls: { ca_cert: readFileSync(ch.caFile) } } : {}),
     log: { level: ClickHouseLogLevel.OFF },
   });
 }
@@ -446,11 +485,15 @@ async function openEmbedded(
   }
   await removeStaleInsertFiles();
   const insertClients: ClickHouseClient[] = [];
+  const readers: ClickHouseClient[] = [];
   try {
     for (let i = 0; i < EMBEDDED_INSERT_CLIENTS; i++)
       insertClients.push(open());
+    readers.push(await openEmbeddedReader(connect()));
   } catch (err) {
-    await Promise.all([client, ...insertClients].map((c) => c.close()));
+    await Promise.all(
+      [client, ...insertClients, ...readers].map((c) => c.close()),
+    );
     throw new SinkError(
       "EMBEDDED_OPEN_FAILED",
       `the embedded engine cannot open a connection for inserts on ${dataDir}: ${(err as Error).message}`,
@@ -463,13 +506,32 @@ async function openEmbedded(
     kind: "embedded",
     location: dataDir,
     insertClients,
+    reader: readers[0] as ClickHouseClient,
     queryBlocks: (query, format, signal) =>
       embeddedBlocks(connection, query, format, signal),
     close: async () => {
       for (const c of insertClients) await c.close();
+      for (const c of readers) await c.close();
       await client.close();
     },
   };
+}
+
+/**
+ * A client on its own embedded connection, whose session is set to readonly = 1 before anything
+ * else runs on it: the embedded session keeps a setting for every later statement, and
+ * readonly = 1 cannot be undone from inside it. Every query also asks for readonly = 1 again
+ * (no change, so allowed), which holds should the session ever be a fresh one.
+ */
+async function openEmbeddedReader(
+  connection: ChdbConnection,
+): Promise<ClickHouseClient> {
+  const reader = createClient({
+    connection: connection as never,
+    clickhouse_settings: { readonly: "1" },
+  });
+  await reader.command({ query: "SET readonly = 1" });
+  return reader;
 }
 
 /** A result of the embedded engine, block by block as it produces them. */

@@ -50,6 +50,7 @@ beforeAll(async () => {
   const client = serviceClient(record, demo.warehouse.database, 30_000);
   viaService = {
     client,
+    reader: client,
     database: demo.warehouse.database,
     kind: "server",
     location: record.url,
