@@ -18,10 +18,17 @@ export function parseInstant(
     if (ms !== undefined) return nowMs - ms;
   }
   if (/^\d{9,11}$/.test(text)) return Number(text) * 1000;
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)) {
+  const date = DATE_TIME.exec(text);
+  if (date) {
+    const [, y, mo, d, h, mi, sec] = date.map(Number);
+    const problem = calendarProblem(y ?? 0, mo ?? 0, d ?? 0, h, mi, sec);
+    if (problem !== undefined)
+      throw new UsageError(`${flag} "${value}" is not a date: ${problem}`, {
+        hint: "give a day the calendar has, e.g. 2026-02-28 or 2026-03-01",
+      });
     // A date-time without a zone is read as UTC, never as the machine's local time.
     const iso =
-      /T|\s/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text)
+      /T|\s/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text)
         ? `${text}Z`
         : text;
     const ms = Date.parse(iso.replace(" ", "T"));
@@ -30,6 +37,59 @@ export function parseInstant(
   throw new UsageError(`${flag} "${value}" is not a date`, {
     hint: `write it as 2026-11-01, 2026-11-01T10:00:00Z, Unix seconds, "now" or a relative time such as -7d`,
   });
+}
+
+/**
+ * A date with an optional time of day and zone: 2026-11-01, 2026-11-01T10:00, 2026-11-01 10:00:00,
+ * 2026-11-01T10:00:00.250Z, 2026-11-01T10:00:00+02:00. The groups are year, month, day, hour,
+ * minute, second.
+ */
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+export const MONTH_NAMES = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+] as const;
+
+/** Days in a month (1–12) of the Gregorian calendar. */
+export function daysInMonth(year: number, month: number): number {
+  if (month === 2)
+    return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * What no calendar has in a date and time of day (a month 13, February 30, an hour 24, a minute
+ * or second 60): the one check behind every date read from a person or from the control plane,
+ * since Date.parse rolls "2026-02-30" over to March 2. Undefined when the calendar has it.
+ */
+export function calendarProblem(
+  year: number,
+  month: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+): string | undefined {
+  if (month < 1 || month > 12) return `there is no month ${month}`;
+  const days = daysInMonth(year, month);
+  if (day < 1 || day > days)
+    return `${MONTH_NAMES[month - 1]} ${year} has ${days} days`;
+  if (hour > 23) return `there is no hour ${hour} in a day`;
+  if (minute > 59) return `there is no minute ${minute} in an hour`;
+  if (second > 59) return `there is no second ${second} in a minute`;
+  return undefined;
 }
 
 export function floorTo(ms: number, stepMs: number): number {

@@ -1,11 +1,8 @@
 // Session record → row of the `sessions` table: the column contract (names, types, and the SQL
 // the engine builds each value with) the migrations and the writer share, the value checks a
 // record passes before it is sent, and the input row that carries it.
-import {
-  daysInMonth,
-  durationStringMs,
-  timestampMs,
-} from "../api/schemas/common.js";
+import { durationStringMs, timestampMs } from "../api/schemas/common.js";
+import { calendarProblem } from "../util/time.js";
 import type { Session } from "../api/schemas/session.js";
 import type { BodyFormat } from "./insert.js";
 import {
@@ -199,21 +196,6 @@ const inDateTime64 = (ms: number) =>
 const plausibleStart = (startMs: number, fetchedAtMs: number) =>
   startMs >= START_FLOOR_MS && startMs <= fetchedAtMs + START_AHEAD_MS;
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
-
 /** Digits of `v` from `at`, as a number (the schema has checked that they are digits). */
 function digits(v: string, at: number, n: number): number {
   let x = 0;
@@ -231,15 +213,16 @@ function instantProblem(
   v: string,
   ms: number,
 ): string | undefined {
-  const year = digits(v, 0, 4);
-  const month = digits(v, 5, 2);
-  const day = digits(v, 8, 2);
-  if (month < 1 || month > 12)
-    return `${field}: "${v}" is not a valid date (there is no month ${month})`;
-  if (day < 1 || day > daysInMonth(year, month))
-    return `${field}: "${v}" is not a valid date (${MONTHS[month - 1]} ${year} has ${daysInMonth(year, month)} days)`;
-  if (digits(v, 11, 2) > 23 || digits(v, 14, 2) > 59 || digits(v, 17, 2) > 59)
-    return `${field}: "${v}" is not a valid time of day`;
+  const problem = calendarProblem(
+    digits(v, 0, 4),
+    digits(v, 5, 2),
+    digits(v, 8, 2),
+    digits(v, 11, 2),
+    digits(v, 14, 2),
+    digits(v, 17, 2),
+  );
+  if (problem !== undefined)
+    return `${field}: "${v}" is not a valid date and time (${problem})`;
   if (!inDateTime64(ms))
     return `${field}: "${v}" is out of range (a DateTime64 holds 1900-01-01 to 2299-12-31 UTC)`;
   return undefined;

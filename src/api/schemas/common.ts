@@ -16,13 +16,6 @@ export function isTimestamp(v: string): boolean {
   return RFC3339.test(v) && Number.isFinite(Date.parse(v));
 }
 
-/** Days in a month (1–12) of the Gregorian calendar. */
-export function daysInMonth(year: number, month: number): number {
-  if (month === 2)
-    return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
 /** An RFC 3339 timestamp string. */
 export const timestamp = z.string().refine(isTimestamp, {
   message: "expected an RFC 3339 timestamp",

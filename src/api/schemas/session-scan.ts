@@ -10,7 +10,8 @@
 // test/slow/api/session-scan.test.ts holds the two equal on the simulator's records broken at random.
 // The bytes must be valid UTF-8 (the page splitter checks that).
 import type { z } from "zod";
-import { daysInMonth, str, strArray } from "./common.js";
+import { daysInMonth } from "../../util/time.js";
+import { str, strArray } from "./common.js";
 import { sessionObjects as objects } from "./session.js";
 
 /** What the writer reads of a record the scan accepted. */

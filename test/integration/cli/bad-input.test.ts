@@ -230,6 +230,35 @@ describe("bad input changes nothing and says what is wrong", () => {
     );
   });
 
+  it("a day the calendar does not have, never rolled over to the next month", async () => {
+    await mistake(
+      [
+        "hold",
+        "add",
+        "--user",
+        "alice@example.com",
+        "--reason",
+        "matter 2",
+        "--until",
+        "2027-02-30",
+      ],
+      {},
+      {
+        code: 2,
+        error: /--until "2027-02-30" is not a date: February 2027 has 28 days/,
+        hint: /2026-02-28/,
+      },
+    );
+    await mistake(
+      ["report", "access-review", "--from", "2026-02-30", "--to", "2026-03-31"],
+      {},
+      {
+        code: 2,
+        error: /--from "2026-02-30" is not a date: February 2026 has 28 days/,
+      },
+    );
+  });
+
   it("an unknown job name", async () => {
     await mistake(
       ["sync", "aggregations", "--job", "logs_by_colour"],

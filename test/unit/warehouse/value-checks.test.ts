@@ -52,7 +52,7 @@ describe("session value checks", () => {
 
   it("names impossible calendar dates and times of day, which Date.parse would move to the next month", () => {
     expect(problem({ startTime: "2026-02-30T10:00:00Z" })).toBe(
-      'startTime: "2026-02-30T10:00:00Z" is not a valid date (February 2026 has 28 days)',
+      'startTime: "2026-02-30T10:00:00Z" is not a valid date and time (February 2026 has 28 days)',
     );
     expect(problem({ startTime: "2025-02-29T10:00:00Z" })).toMatch(
       /^startTime: .*February 2025 has 28 days/,
@@ -61,10 +61,10 @@ describe("session value checks", () => {
       /^startTime: .*April 2026 has 30 days/,
     );
     expect(problem({ startTime: "2026-11-16T24:00:00Z" })).toBe(
-      'startTime: "2026-11-16T24:00:00Z" is not a valid time of day',
+      'startTime: "2026-11-16T24:00:00Z" is not a valid date and time (there is no hour 24 in a day)',
     );
     expect(problem({ endTime: "2026-11-31T10:30:00Z" })).toMatch(
-      /^endTime: .*is not a valid date \(November 2026 has 30 days\)/,
+      /^endTime: .*is not a valid date and time \(November 2026 has 30 days\)/,
     );
   });
 

@@ -1,0 +1,101 @@
+// The one reader of instants typed by a person (--from, --to, --until, --window): every day the
+// calendar has is read as that day at 00:00 UTC, and every day it does not have is refused with
+// the day named, never rolled over to another day. The calendar it is checked against is built
+// here day by day from 1970-01-01 (its own leap rule), not from Date.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { UsageError } from "../../../src/util/errors.js";
+import { parseInstant } from "../../../src/util/time.js";
+
+const DAY_MS = 86_400_000;
+const NOW = Date.UTC(2026, 10, 28);
+
+/** Every real day from 1970 to 2099 as "YYYY-MM-DD" → epoch ms, counted one day at a time. */
+function independentCalendar(): Map<string, number> {
+  const lengths = (y: number) => [
+    31,
+    y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28,
+    31,
+    30,
+    31,
+    30,
+    31,
+    31,
+    30,
+    31,
+    30,
+    31,
+  ];
+  const days = new Map<string, number>();
+  let ms = 0;
+  for (let y = 1970; y < 2100; y++)
+    lengths(y).forEach((n, m) => {
+      for (let d = 1; d <= n; d++) {
+        const key = `${y}-${String(m + 1).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
+        days.set(key, ms);
+        ms += DAY_MS;
+      }
+    });
+  return days;
+}
+
+const calendar = independentCalendar();
+const pad = (n: number) => String(n).padStart(2, "0");
+
+describe("parseInstant", () => {
+  it("reads every day the calendar has as that day, and refuses every other", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1970, max: 2099 }),
+        fc.integer({ min: 0, max: 14 }),
+        fc.integer({ min: 0, max: 33 }),
+        (y, m, d) => {
+          const text = `${y}-${pad(m)}-${pad(d)}`;
+          const expected = calendar.get(text);
+          if (expected !== undefined)
+            expect(parseInstant(text, "--from", NOW)).toBe(expected);
+          else
+            expect(() => parseInstant(text, "--from", NOW)).toThrow(UsageError);
+        },
+      ),
+      { seed: 41, numRuns: 5_000 },
+    );
+  });
+
+  it("names the day that does not exist and the flag", () => {
+    expect(() => parseInstant("2027-02-30", "--until", NOW)).toThrow(
+      '--until "2027-02-30" is not a date: February 2027 has 28 days',
+    );
+    expect(() => parseInstant("2026-13-01", "--from", NOW)).toThrow(
+      '--from "2026-13-01" is not a date: there is no month 13',
+    );
+    expect(() => parseInstant("2026-11-31", "--from", NOW)).toThrow(
+      "November 2026 has 30 days",
+    );
+    expect(() => parseInstant("2028-02-29", "--from", NOW)).not.toThrow();
+  });
+
+  it("refuses a time of day no clock shows", () => {
+    for (const [text, problem] of [
+      ["2026-11-01T24:00:00Z", "there is no hour 24 in a day"],
+      ["2026-11-01 10:60", "there is no minute 60 in an hour"],
+      ["2026-11-01T10:00:60Z", "there is no second 60 in a minute"],
+    ] as const)
+      expect(() => parseInstant(text, "--to", NOW)).toThrow(problem);
+  });
+
+  it("reads times, zones, Unix seconds, now and relative times", () => {
+    expect(parseInstant("2026-11-01T10:00:00Z", "--from", NOW)).toBe(
+      Date.UTC(2026, 10, 1, 10),
+    );
+    expect(parseInstant("2026-11-01 10:00", "--from", NOW)).toBe(
+      Date.UTC(2026, 10, 1, 10),
+    );
+    expect(parseInstant("2026-11-01T12:00:00+02:00", "--from", NOW)).toBe(
+      Date.UTC(2026, 10, 1, 10),
+    );
+    expect(parseInstant("1793491200", "--from", NOW)).toBe(1793491200_000);
+    expect(parseInstant("now", "--from", NOW)).toBe(NOW);
+    expect(parseInstant("-7d", "--from", NOW)).toBe(NOW - 7 * DAY_MS);
+  });
+});
