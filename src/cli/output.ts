@@ -12,7 +12,32 @@ export function printTable(
   const head = Object.keys(rows[0] as object);
   const table = new Table({ head, style: { head: [], border: [] } });
   for (const row of rows) table.push(head.map((k) => cell(row[k])));
-  out.write(`${table.toString()}\n`);
+  out.write(`${compact(table.toString())}\n`);
+}
+
+/**
+ * The table with its rule under the head only, a row a line as a person scans a listing: the
+ * table draws the same rule between every two rows (a cell of several lines still reads as one
+ * row, its lines side by side).
+ */
+function compact(drawn: string): string {
+  let rules = 0;
+  return drawn
+    .split("\n")
+    .filter((line) => !line.startsWith("├") || rules++ === 0)
+    .join("\n");
+}
+
+/** Listings longer than this begin with a line that says how many items follow. */
+const SUMMARY_FROM = 20;
+
+/** "1 window", "2 windows": a count with its noun in the right number. */
+export function counted(
+  n: number,
+  singular: string,
+  plural = `${singular}s`,
+): string {
+  return `${n} ${n === 1 ? singular : plural}`;
 }
 
 /**
@@ -26,6 +51,8 @@ export function printListing<T>(
     json: (item: T) => unknown;
     row: (item: T) => Record<string, unknown>;
     none: string;
+    /** What one item is called, for the count before a long listing ("window"). */
+    noun?: string;
   },
 ): void {
   if (json) {
@@ -36,6 +63,8 @@ export function printListing<T>(
     process.stdout.write(`${form.none}\n`);
     return;
   }
+  if (items.length > SUMMARY_FROM)
+    process.stdout.write(`${counted(items.length, form.noun ?? "row")}:\n`);
   printTable(items.map(form.row));
 }
 

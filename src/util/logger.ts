@@ -109,6 +109,17 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/**
+ * How a log line reads on a terminal: one line per event (its fields after the message, not one
+ * line each), the local time, and not the process id and host, the same on every line.
+ */
+export const PRETTY_OPTIONS = {
+  sync: true,
+  singleLine: true,
+  translateTime: "SYS:HH:MM:ss.l",
+  ignore: "pid,hostname,service",
+} as const;
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   for (const s of options.secrets ?? []) rememberSecret(s);
   const scrub = lineScrubber(options.secrets ?? []);
@@ -118,7 +129,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const stream =
     options.destination ??
     (usePretty
-      ? pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l" })
+      ? pretty({ ...PRETTY_OPTIONS, colorize: true })
       : pino.destination({ sync: true }));
   if (!options.destination) endQuietlyOnBrokenPipe(stream);
   return pino(

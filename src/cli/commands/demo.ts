@@ -22,6 +22,7 @@ import {
   SESSIONS_STREAM,
 } from "../../pipeline/names.js";
 import { syncStream } from "../../pipeline/streams.js";
+import { counted } from "../output.js";
 
 const AGGREGATION_DAYS = 2;
 
@@ -86,7 +87,7 @@ async function syncDemoSessions(
   );
   const seconds = (performance.now() - started) / 1000;
   out.write(
-    `synced ${sessions.rows} session reads over ${sessions.windows} windows (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
+    `synced ${counted(sessions.rows, "session read")} over ${counted(sessions.windows, "window")} (${new Date(sessions.startMs).toISOString()} → ${new Date(sessions.endMs).toISOString()}) in ${seconds.toFixed(1)} s` +
       (sessions.deadLetters ? `, ${sessions.deadLetters} dead-lettered` : "") +
       "\n",
   );

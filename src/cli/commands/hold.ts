@@ -90,6 +90,7 @@ export async function runHoldList(
       json: (h) => ({ ...h, active: isActive(h, nowMs) }),
       row: (h) => holdLine(h, nowMs),
       none: `no ${o.all ? "" : "active "}legal holds`,
+      noun: "legal hold",
     });
   });
 }

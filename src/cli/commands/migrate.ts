@@ -8,6 +8,7 @@ import {
   type Warehouse,
 } from "../../warehouse/index.js";
 import { configFrom, loggerFor, type GlobalOptions } from "../runtime.js";
+import { counted } from "../output.js";
 
 interface MigrateOptions {
   dryRun?: boolean;
@@ -32,7 +33,7 @@ export async function runMigrate(
       to: o.to,
     });
     process.stdout.write(
-      `${w.database} at ${w.location}: ${r.applied.length} migration(s) applied, ${r.alreadyApplied} already in place\n`,
+      `${w.database} at ${w.location}: ${counted(r.applied.length, "migration")} applied, ${r.alreadyApplied} already in place\n`,
     );
   } finally {
     await w.close();
@@ -43,7 +44,7 @@ export async function runMigrate(
 async function printPlan(w: Warehouse, to: number | undefined): Promise<void> {
   const pending = await pendingMigrations(w, { to });
   const out: string[] = [
-    `-- ${w.database} at ${w.location}: ${pending.length} migration(s) pending (dry run: nothing was written)`,
+    `-- ${w.database} at ${w.location}: ${counted(pending.length, "migration")} pending (dry run: nothing was written)`,
   ];
   for (const { file, statements } of pending) {
     const done = statements.filter((s) => s.done).length;

@@ -2,6 +2,7 @@
 // computed, and the legal holds in force with the sessions they hold (src/ops/status.ts reads them).
 import type { RetentionStatus } from "../../ops/status.js";
 import { heading, printTable } from "../output.js";
+import { counted } from "../output.js";
 
 export function printRetention(
   r: RetentionStatus,
@@ -28,7 +29,7 @@ export function printRetention(
     );
   for (const ru of r.rollups)
     out.write(
-      `  rollups ${ru.source}: ${ru.days} day(s), latest ${ru.lastDay ?? "none"}, computed ${ru.lastComputedAt ?? "never"}\n`,
+      `  rollups ${ru.source}: ${counted(ru.days, "day")}, latest ${ru.lastDay ?? "none"}, computed ${ru.lastComputedAt ?? "never"}\n`,
     );
   heading("Legal holds", out);
   if (r.activeHolds.length === 0) out.write("  none active\n");
@@ -44,5 +45,5 @@ export function printRetention(
       })),
       out,
     );
-  out.write(`  ${r.heldSessions} session(s) held from deletion\n`);
+  out.write(`  ${counted(r.heldSessions, "session")} held from deletion\n`);
 }

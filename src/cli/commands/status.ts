@@ -12,6 +12,7 @@ import { openWarehouse } from "../../warehouse/index.js";
 import { heading, printTable } from "../output.js";
 import { printRetention } from "./status-retention.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
+import { counted } from "../output.js";
 
 // What the command prints is the read model: callers of the command (tests, programs reading its
 // JSON) find it here too.
@@ -102,7 +103,7 @@ export function printStatus(
     );
     for (const j of pending)
       out.write(
-        `  ${j.job}: ${j.pendingWindows ?? 0} window(s), see sessionhouse windows list --job ${j.job}\n`,
+        `  ${j.job}: ${counted(j.pendingWindows ?? 0, "window")}, see sessionhouse windows list --job ${j.job}\n`,
       );
   }
   const poisoned = report.jobs.filter((j) => j.poisonedWindows.length > 0);

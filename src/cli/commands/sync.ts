@@ -24,6 +24,7 @@ import { parseRange, type ParsedRange, type RangeFlags } from "../args.js";
 import { createProgressObserver } from "../progress.js";
 import { configFrom, withRuntime } from "../runtime.js";
 import type { GlobalOptions, Runtime } from "../runtime.js";
+import { counted } from "../output.js";
 
 type ReconcileFlags = RangeFlags & { days?: number };
 type AggregationFlags = RangeFlags & { job?: string };
@@ -49,7 +50,7 @@ export async function runSyncRollups(globals: GlobalOptions): Promise<void> {
     async (rt) => {
       const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
       process.stdout.write(
-        `rollups: ${r.sessionDays} session day(s) computed (${r.sessions} sessions), ${r.unsettledDays} waiting for open sessions, ${r.dataLabelDays} data-label day(s)\n`,
+        `rollups: ${counted(r.sessionDays, "session day")} computed (${counted(r.sessions, "session")}), ${r.unsettledDays} waiting for open sessions, ${counted(r.dataLabelDays, "data-label day")}\n`,
       );
     },
   );
@@ -65,7 +66,7 @@ export async function runSyncSessions(
       syncStream(ctx, SESSIONS_STREAM, range),
     );
     process.stdout.write(
-      `sessions: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered, ${r.openRefreshed} open sessions re-read\n`,
+      `sessions: ${counted(r.rows, "row")} over ${counted(r.windows, "window")}, ${r.deadLetters} dead-lettered, ${counted(r.openRefreshed, "open session")} re-read\n`,
     );
   });
 }
@@ -91,7 +92,7 @@ export async function runReconcile(
       reconcileSessions(ctx, await reconcileRange(ctx, range, days)),
     );
     process.stdout.write(
-      `reconcile: ${r.windows} windows, ${r.missing} missing stored, ${r.differing} windows differing\n`,
+      `reconcile: ${counted(r.windows, "window")}, ${r.missing} missing stored, ${counted(r.differing, "window")} differing\n`,
     );
   });
 }
@@ -123,11 +124,11 @@ export async function runSyncAggregations(
         syncStream(ctx, AGGREGATIONS, { ...range, job }),
       );
       process.stdout.write(
-        `${job.name}: ${r.rows} rows over ${r.windows} windows, ${r.deadLetters} dead-lettered${r.shrunk > 0 ? `, ${r.shrunk} shrunk (stored counts kept)` : ""}\n`,
+        `${job.name}: ${counted(r.rows, "row")} over ${counted(r.windows, "window")}, ${r.deadLetters} dead-lettered${r.shrunk > 0 ? `, ${r.shrunk} shrunk (stored counts kept)` : ""}\n`,
       );
       if (r.poisoned.length > 0)
         process.stdout.write(
-          `${job.name}: ${r.poisoned.length} poisoned window(s) hold the checkpoint: see \`sessionhouse windows list --job ${job.name}\`\n`,
+          `${job.name}: ${counted(r.poisoned.length, "poisoned window")} ${r.poisoned.length === 1 ? "holds" : "hold"} the checkpoint: see \`sessionhouse windows list --job ${job.name}\`\n`,
         );
     }
   });

@@ -67,6 +67,7 @@ function printWindows(
       "skipped by": r.skippedBy ? `${r.skippedBy}: ${r.skipReason}` : "",
     }),
     none: `no ${o.all ? "" : "pending or poisoned "}windows${job ? ` for job ${job}` : ""}`,
+    noun: "window",
   });
 }
 

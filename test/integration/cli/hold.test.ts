@@ -90,7 +90,7 @@ describe("hold", () => {
     expect(report.retention.heldSessions).toBe(1);
     const text = await cli("status");
     expect(text.stdout).toMatch(/Legal holds/);
-    expect(text.stdout).toContain("1 session(s) held from deletion");
+    expect(text.stdout).toContain("1 session held from deletion");
 
     const release = await cli(
       "hold",

@@ -59,7 +59,7 @@ describe("migrate --dry-run", () => {
     expect(dry.code, dry.stderr).toBe(0);
     const pending = FILES.filter((f) => f.version > 19);
     expect(dry.stdout).toContain(
-      `${pending.length} migration(s) pending (dry run: nothing was written)`,
+      `${pending.length} ${pending.length === 1 ? "migration" : "migrations"} pending (dry run: nothing was written)`,
     );
     for (const f of pending) expect(dry.stdout).toContain(`-- ${f.name}: `);
     for (const f of FILES.filter((x) => x.version <= 19))
@@ -77,7 +77,7 @@ describe("migrate --dry-run", () => {
     const database = freshDatabaseName();
     const dry = await runCli(cli(), ["migrate", "--dry-run"], envFor(database));
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain(`${FILES.length} migration(s) pending`);
+    expect(dry.stdout).toContain(`${FILES.length} migrations pending`);
     expect(dry.stdout).toContain(
       `CREATE DATABASE IF NOT EXISTS \`${database}\``,
     );
