@@ -263,7 +263,39 @@ interface StopListener {
   detach(): void;
 }
 
-/** The first SIGTERM or SIGINT requests a graceful stop; a second one ends the process at once. */
+/** How often a service started by npm looks whether npm is still its parent. */
+const PARENT_POLL_MS = 1_000;
+
+/** The parent this process had when it started: a parent that ends before `run` serves counts. */
+const PARENT_AT_START = process.ppid;
+
+/** npm sets npm_command in every process it starts (npx, npm exec, an npm script). */
+function startedByNpm(): boolean {
+  return process.env.npm_command !== undefined;
+}
+
+/**
+ * Calls `gone` once when this process's parent has ended (it is then re-parented, and its
+ * parent's id changes); returns the function that stops looking. npm ends on SIGTERM without
+ * passing the signal to the service it started (`npx sessionhouse run`), which would go on as
+ * an orphan holding the data directory; under systemd, a container or nohup a parent that ends
+ * is no reason to stop, so only a service started by npm follows its parent.
+ */
+function followParent(gone: () => void): () => void {
+  const parent = PARENT_AT_START;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    gone();
+  }, PARENT_POLL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * The first SIGTERM or SIGINT (or, for a service started by npm, the end of npm) requests a
+ * graceful stop; a second signal ends the process at once.
+ */
 function listenForStop(
   signals: Pick<NodeJS.Process, "on" | "off">,
   die: (signal: StopSignal) => void,
@@ -290,9 +322,19 @@ function listenForStop(
   };
   const onTerm = () => onSignal("SIGTERM");
   const onInt = () => onSignal("SIGINT");
+  const unfollow = startedByNpm()
+    ? followParent(() => {
+        logger.warn(
+          { parent: "npm" },
+          "npm, which started this service, has ended: stopping as on SIGTERM",
+        );
+        onSignal("SIGTERM");
+      })
+    : () => undefined;
   const detach = () => {
     signals.off("SIGTERM", onTerm);
     signals.off("SIGINT", onInt);
+    unfollow();
   };
   signals.on("SIGTERM", onTerm);
   signals.on("SIGINT", onInt);
