@@ -15,7 +15,12 @@ export {
 export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";
-export { existingTables, migrate, pendingMigrations } from "./migrate.js";
+export {
+  appliedVersion,
+  existingTables,
+  migrate,
+  pendingMigrations,
+} from "./migrate.js";
 export { selectRows, type ExecutedQuery, type QueryLog } from "./select.js";
 
 // Writing rows.

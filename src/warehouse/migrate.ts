@@ -149,6 +149,13 @@ export async function pendingMigrations(
   return pending;
 }
 
+/** The highest version applied to the database; 0 when none is (or it has no ledger yet). */
+export async function appliedVersion(w: Warehouse): Promise<number> {
+  if (!(await existingTables(w)).has(Tables.schemaMigrations)) return 0;
+  const { applied } = await readLedger(w);
+  return Math.max(0, ...applied.keys());
+}
+
 function migrationFiles(options: {
   dir?: string | undefined;
   to?: number | undefined;

@@ -1,12 +1,16 @@
 // `sessionhouse migrate`: creates or upgrades the ClickHouse tables on their own; every sync and
 // `run` does the same before it starts. --dry-run prints the statements it would run instead.
+import { UsageError } from "../../util/errors.js";
 import {
+  appliedVersion,
   migrate,
   openWarehouse,
   pendingMigrations,
   retentionSettings,
   type Warehouse,
 } from "../../warehouse/index.js";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { configFrom, loggerFor, type GlobalOptions } from "../runtime.js";
 import { counted } from "../output.js";
 
@@ -21,8 +25,20 @@ export async function runMigrate(
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
   const logger = loggerFor(config);
+  if (
+    o.dryRun &&
+    !config.clickhouse.url &&
+    !existsSync(config.clickhouse.dataDir)
+  ) {
+    // A dry run writes nothing, the data directory included.
+    process.stdout.write(
+      `-- ${config.clickhouse.database} at ${resolve(config.clickhouse.dataDir)}: the data directory does not exist yet, so every migration is pending (dry run: nothing was written)\n`,
+    );
+    return;
+  }
   const w = await openWarehouse(config, { logger });
   try {
+    await refuseGoingBack(w, o.to);
     if (o.dryRun) {
       await printPlan(w, o.to);
       return;
@@ -38,6 +54,23 @@ export async function runMigrate(
   } finally {
     await w.close();
   }
+}
+
+/** Migrations only go forward: --to a version before the database's is refused, nothing done. */
+async function refuseGoingBack(
+  w: Warehouse,
+  to: number | undefined,
+): Promise<void> {
+  if (to === undefined) return;
+  const at = await appliedVersion(w);
+  if (at <= to) return;
+  const v = (n: number) => String(n).padStart(4, "0");
+  throw new UsageError(
+    `${w.database} at ${w.location} is at migration ${v(at)}, past --to ${v(to)}: migrations only go forward, and nothing was changed`,
+    {
+      hint: `leave out --to (or give ${v(at)} or later); to get an older schema back, restore a backup or an archive into a new database`,
+    },
+  );
 }
 
 /** What `migrate` would run: each pending file, then its statements as rendered for the mode. */

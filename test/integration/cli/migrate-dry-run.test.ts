@@ -1,10 +1,13 @@
 // `migrate --dry-run` prints each pending migration file and its statements as they would run
 // (the database's name and the cluster clause filled in) and writes nothing; `--to` applies the
 // files up to a number.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import { readMigrations } from "../../../src/warehouse/migrate.js";
 import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 import { rowsOf, schemaOf } from "../../helpers/schema-snapshot.js";
 import {
   freshDatabaseName,
@@ -49,7 +52,7 @@ describe("migrate --dry-run", () => {
     const env = envFor(database);
     const to = await runCli(cli(), ["migrate", "--to", "0019"], env);
     expect(to.code, to.stderr).toBe(0);
-    expect(to.stdout).toMatch(/: \d+ migration\(s\) applied/);
+    expect(to.stdout).toMatch(/: \d+ migrations applied/);
     const before = await state(database);
     expect(before.ledger.filter((r) => Number(r.version) > 0)).toHaveLength(
       FILES.filter((f) => f.version <= 19).length,
@@ -115,4 +118,35 @@ describe("migrate --dry-run", () => {
     expect(r.stderr).toContain("there is no migration numbered 12");
     expect(r.stderr).toContain("0011, 0013");
   });
+
+  it("refuses --to a version before the database's, changing nothing", async () => {
+    const database = freshDatabaseName();
+    const env = envFor(database);
+    const all = await runCli(cli(), ["migrate"], env);
+    expect(all.code, all.stderr).toBe(0);
+    const before = await state(database);
+    const last = String(FILES.at(-1)?.version).padStart(4, "0");
+    const r = await runCli(cli(), ["migrate", "--to", "0005"], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `is at migration ${last}, past --to 0005: migrations only go forward, and nothing was changed`,
+    );
+    expect(r.stderr).toMatch(/\nhint: leave out --to/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await state(database)).toEqual(before);
+  });
+
+  it.skipIf(process.env.CLICKHOUSE_URL !== undefined)(
+    "a dry run on a data directory that does not exist creates none",
+    async () => {
+      const dir = join(testTmpDir(), `never-made-${Date.now()}`);
+      const r = await runCli(cli(), ["migrate", "--dry-run"], {
+        ...envFor(freshDatabaseName()),
+        SESSIONHOUSE_DATA_DIR: dir,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain("the data directory does not exist yet");
+      expect(existsSync(dir)).toBe(false);
+    },
+  );
 });
