@@ -56,6 +56,8 @@ export interface ApiClientOptions {
   maxRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** A person waits on the command: a connection that cannot be made fails at once (retry.ts). */
+  personWaits?: boolean | undefined;
   connections?: number;
   caFile?: string | undefined;
   logger?: Logger | undefined;

@@ -94,10 +94,15 @@ export class ControlPlaneApi {
     this.#format = timestampFormat;
   }
 
+  /**
+   * The API of the configuration. `personWaits`: the caller is a command a person waits on, whose
+   * requests give up at once on a connection that cannot be made (the service keeps retrying).
+   */
   static fromConfig(
     config: Config,
     logger?: Logger,
     observer?: ApiObserver,
+    personWaits = false,
   ): ControlPlaneApi {
     const a = config.api;
     const client = new ControlPlaneClient({
@@ -112,6 +117,7 @@ export class ControlPlaneApi {
       maxRetries: a.maxRetries,
       retryBaseMs: a.retryBaseMs,
       retryMaxMs: a.retryMaxMs,
+      personWaits,
       connections: a.connections,
       caFile: a.caFile,
       logger,

@@ -91,13 +91,17 @@ const URL_HINT =
   "check SESSIONHOUSE_API_URL: it must be the control plane's API base URL";
 
 /** Every code's verdict and hint; an HTTP_<status> code is judged as the Connect code it stands for. */
+/** A failure of the service (or a proxy) that usually passes: what the operator can do. */
+const SERVICE_FAILING_HINT =
+  "the control plane (or a proxy before it) kept failing: nothing past the last checkpoint was lost, and running the command again (or the service's next run) resumes from it; if it persists, check the control plane's status page or lower SESSIONHOUSE_MAX_RPS";
+
 const FAILURES: Readonly<
   Record<FixedCode, { verdict: FailureVerdict; hint?: string }>
 > = {
   canceled: { verdict: "fatal" },
   unknown: { verdict: "retry" },
   invalid_argument: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
-  deadline_exceeded: { verdict: "retry" },
+  deadline_exceeded: { verdict: "retry", hint: SERVICE_FAILING_HINT },
   not_found: { verdict: "fatal", hint: URL_HINT },
   already_exists: { verdict: "fatal" },
   permission_denied: {
@@ -109,11 +113,11 @@ const FAILURES: Readonly<
     hint: "the API kept rate-limiting the exporter: lower SESSIONHOUSE_MAX_RPS; the next run resumes from the checkpoint",
   },
   failed_precondition: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
-  aborted: { verdict: "retry" },
+  aborted: { verdict: "retry", hint: SERVICE_FAILING_HINT },
   out_of_range: { verdict: "fatal", hint: REFUSED_REQUEST_HINT },
   unimplemented: { verdict: "fatal", hint: URL_HINT },
-  internal: { verdict: "retry" },
-  unavailable: { verdict: "retry" },
+  internal: { verdict: "retry", hint: SERVICE_FAILING_HINT },
+  unavailable: { verdict: "retry", hint: SERVICE_FAILING_HINT },
   data_loss: { verdict: "fatal" },
   unauthenticated: {
     verdict: "refused",
@@ -127,7 +131,7 @@ const FAILURES: Readonly<
     verdict: "retry",
     hint: "the API did not answer in time: raise SESSIONHOUSE_REQUEST_TIMEOUT (waiting for the answer) or SESSIONHOUSE_BODY_IDLE_TIMEOUT (a body that stops sending), or lower SESSIONHOUSE_PAGE_SIZE",
   },
-  BODY_CUT: { verdict: "retry" },
+  BODY_CUT: { verdict: "retry", hint: SERVICE_FAILING_HINT },
   BAD_RESPONSE: {
     verdict: "retry",
     hint: "the API answered with something that is not this operation's answer, also on retries: nothing past it was checkpointed; the next run tries again. If it persists, report the message to the vendor",
@@ -193,6 +197,28 @@ export function refusesEveryCall(err: unknown): boolean {
 
 /** Longest service message kept in an error: a proxy may send a whole page as the message. */
 const MAX_MESSAGE_CHARS = 500;
+
+/** OpenSSL's answer when the server speaks plain HTTP where TLS was expected (https:// to http). */
+const NOT_TLS = /WRONG_VERSION_NUMBER|wrong version number/;
+
+/**
+ * Node's codes of a connection that could not be made at all: nothing listens there, or the host
+ * name does not resolve. A person waiting on a command is told at once (retry.ts).
+ */
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/** True when no connection to the API could be made (refused, unknown host, no route). */
+export function isConnectFailure(err: ApiError): boolean {
+  return (
+    err.code === "NETWORK" && CONNECT_FAILURES.has(errorCode(err.cause) ?? "")
+  );
+}
 
 /** Node/OpenSSL error codes of a certificate the client does not trust: no retry fixes them. */
 const TLS_ERROR = /CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_(GET|VERIFY)/;
@@ -303,9 +329,9 @@ export function transportError(
   signal: AbortSignal,
   ctx: TransportContext,
 ): ApiError {
-  const { code, message } = transportFailure(err, signal, ctx);
+  const { code, message, hint } = transportFailure(err, signal, ctx);
   return new ApiError(
-    { code, httpStatus: 0, procedure, message },
+    { code, httpStatus: 0, procedure, message, ...(hint ? { hint } : {}) },
     { cause: err },
   );
 }
@@ -314,7 +340,7 @@ function transportFailure(
   err: unknown,
   signal: AbortSignal,
   ctx: TransportContext,
-): { code: TransportCode; message: string } {
+): { code: TransportCode; message: string; hint?: string } {
   if (err instanceof undiciErrors.BodyTimeoutError) {
     return {
       code: "TIMEOUT",
@@ -334,6 +360,12 @@ function transportFailure(
   if (signal.aborted)
     return { code: "ABORTED", message: "the call was cancelled" };
   const detail = errorCode(err) ?? (err as Error).message;
+  if (NOT_TLS.test(detail))
+    return {
+      code: "TLS",
+      message: `${ctx.origin} does not speak TLS: it answered the TLS handshake in plain text (${detail})`,
+      hint: `the server at ${ctx.origin} is a plain HTTP server: write http:// in SESSIONHOUSE_API_URL, or give the port where the control plane serves HTTPS`,
+    };
   if (TLS_ERROR.test(detail))
     return {
       code: "TLS",

@@ -2,14 +2,23 @@
 // failure's verdict (errors.ts classifyFailure), the per-request limit, the server's own wait
 // and the run's budget. The client acts on it (waits, pauses its pacing, logs).
 import { backoffMs } from "../util/backoff.js";
-import { ApiError, classifyFailure } from "./errors.js";
+import { ApiError, classifyFailure, isConnectFailure } from "./errors.js";
 import { MAX_SERVER_WAIT_MS } from "./pacing.js";
 
 export interface RetryPolicy {
   maxRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * A person waits on the command (sync, demo, detect, doctor): a connection that cannot be made
+   * at all (refused, unknown host) gets one short retry, then fails with one message, instead of
+   * every retry of the policy. The service (`run`) keeps retrying it. Default false.
+   */
+  personWaits?: boolean;
 }
+
+/** The one retry a person waiting on a command gets for a connection that could not be made. */
+const PERSON_RETRY_MS = 500;
 
 /**
  * Milliseconds before the next try of attempt `attempt` (0 for the first) that failed with
@@ -28,6 +37,14 @@ export function retryWaitMs(
   if (verdict === "refused") budget?.refuse(err);
   if (verdict !== "retry") throw err;
   const tries = `${attempt + 1} ${attempt === 0 ? "try" : "tries"}`;
+  if (policy.personWaits && isConnectFailure(err)) {
+    if (attempt >= 1 || policy.maxRetries === 0)
+      throw err.gaveUp(
+        `gave up after ${tries}: nothing answers there`,
+        "check SESSIONHOUSE_API_URL (host and port) and that the control plane is reachable from here; `sessionhouse run` keeps retrying such failures, a command gives up at once",
+      );
+    return Math.min(PERSON_RETRY_MS, policy.retryBaseMs);
+  }
   if (attempt >= policy.maxRetries) {
     throw err.gaveUp(
       `gave up after ${tries}: at most ${policy.maxRetries} retries per request`,

@@ -93,6 +93,11 @@ export async function openRuntime(
     apiObserver?: ApiObserver;
     /** Told of the runs marked abandoned. */
     runObserver?: RunObserver;
+    /**
+     * A person waits on the command (default): a connection to the API that cannot be made fails
+     * at once. `run` sets false: the service keeps retrying what may recover.
+     */
+    personWaits?: boolean;
   } = {},
 ): Promise<Runtime> {
   const logger = options.logger ?? loggerFor(config);
@@ -114,7 +119,12 @@ export async function openRuntime(
     await warehouse.close();
     throw err;
   }
-  const api = ControlPlaneApi.fromConfig(config, logger, options.apiObserver);
+  const api = ControlPlaneApi.fromConfig(
+    config,
+    logger,
+    options.apiObserver,
+    options.personWaits ?? true,
+  );
   let closed = false;
   return {
     config,

@@ -2,6 +2,9 @@
 import { UsageError } from "./errors.js";
 import { parseDurationMs } from "./duration.js";
 
+/** The forms an instant is written in, for messages. */
+const FORMS = `write it as 2026-11-01, 2026-11-01T10:00:00Z, Unix seconds, "now" or a relative time such as -7d`;
+
 /**
  * Parses `--from/--to` values: RFC 3339 / ISO 8601 (`2026-11-01`, `2026-11-01T10:00:00Z`),
  * Unix seconds, `now`, or a relative `-7d` / `-2h` (before `nowMs`).
@@ -24,7 +27,7 @@ export function parseInstant(
     const problem = calendarProblem(y ?? 0, mo ?? 0, d ?? 0, h, mi, sec);
     if (problem !== undefined)
       throw new UsageError(`${flag} "${value}" is not a date: ${problem}`, {
-        hint: "give a day the calendar has, e.g. 2026-02-28 or 2026-03-01",
+        hint: `give a day the calendar has; ${FORMS}`,
       });
     // A date-time without a zone is read as UTC, never as the machine's local time.
     const iso =
@@ -35,7 +38,7 @@ export function parseInstant(
     if (Number.isFinite(ms)) return ms;
   }
   throw new UsageError(`${flag} "${value}" is not a date`, {
-    hint: `write it as 2026-11-01, 2026-11-01T10:00:00Z, Unix seconds, "now" or a relative time such as -7d`,
+    hint: FORMS,
   });
 }
 

@@ -134,6 +134,8 @@ async function openService(
     logger,
     apiObserver: metrics,
     runObserver: metrics,
+    // The service keeps retrying a connection that cannot be made: the API may come back.
+    personWaits: false,
   });
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
   metrics.watchCheckpoints(() => checkpointPositions(rt.warehouse, plans));

@@ -81,6 +81,7 @@ export class ApiProbe {
       },
       undefined,
       observer,
+      true,
     );
     return this.#api;
   }

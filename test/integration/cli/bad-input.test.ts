@@ -246,7 +246,7 @@ describe("bad input changes nothing and says what is wrong", () => {
       {
         code: 2,
         error: /--until "2027-02-30" is not a date: February 2027 has 28 days/,
-        hint: /2026-02-28/,
+        hint: /give a day the calendar has; write it as 2026-11-01/,
       },
     );
     await mistake(
@@ -296,6 +296,29 @@ describe("bad input changes nothing and says what is wrong", () => {
   });
 
   it("an unreachable API URL", async () => {
+    // The default retry settings: a person is told after one short retry, not seven.
+    await mistake(
+      ["sync", "sessions", "--from", FROM, "--to", TO],
+      { SESSIONHOUSE_API_URL: `http://127.0.0.1:${closedPort}` },
+      {
+        code: 1,
+        error:
+          /\(ECONNREFUSED\) \(gave up after 2 tries: nothing answers there\)/,
+        hint: /check SESSIONHOUSE_API_URL \(host and port\)/,
+        failedRun: /ECONNREFUSED/,
+      },
+    );
+    // https:// to a server that speaks plain HTTP: named as such.
+    await mistake(
+      ["sync", "sessions", "--from", FROM, "--to", TO],
+      { SESSIONHOUSE_API_URL: sim.url.replace("http://", "https://") },
+      {
+        code: 1,
+        error: /does not speak TLS/,
+        hint: /plain HTTP server: write http:\/\//,
+        failedRun: /does not speak TLS/,
+      },
+    );
     await mistake(
       [
         "--config",

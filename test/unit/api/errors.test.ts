@@ -46,7 +46,9 @@ describe("classifyFailure", () => {
     // The same hint as the code it stands for.
     expect(err("HTTP_401").hint).toBe(err("unauthenticated").hint);
     expect(err("HTTP_405").hint).toBe(err("unimplemented").hint);
-    expect(err("HTTP_502").hint).toBeUndefined();
+    // A 503 give-up says what to do: a rerun resumes from the checkpoint.
+    expect(err("HTTP_502").hint).toMatch(/resumes from it/);
+    expect(err("HTTP_503").hint).toBe(err("unavailable").hint);
   });
 
   it("calls anything that is not a failed call fatal", () => {
@@ -163,5 +165,43 @@ describe("retryWaitMs", () => {
     expect(() => retryWaitMs(err("unavailable"), 0, POLICY, budget)).toThrow(
       /the run's retry budget of 1 retries is spent/,
     );
+  });
+});
+
+describe("a person waiting on a command", () => {
+  const ctx = {
+    origin: "https://api.example",
+    requestTimeoutMs: 1234,
+    bodyIdleTimeoutMs: 1,
+  };
+  const live = new AbortController().signal;
+  const failure = (code: string) =>
+    transportError(Object.assign(new Error(code), { code }), "S/M", live, ctx);
+  const PERSON = { ...POLICY, maxRetries: 6, personWaits: true };
+
+  it("gets one short retry for a connection that cannot be made, then one message", () => {
+    for (const code of ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]) {
+      expect(retryWaitMs(failure(code), 0, PERSON, undefined)).toBe(100);
+      expect(() => retryWaitMs(failure(code), 1, PERSON, undefined)).toThrow(
+        /gave up after 2 tries: nothing answers there/,
+      );
+    }
+  });
+
+  it("while the service keeps retrying it, and a person still waits out a 5xx", () => {
+    expect(
+      retryWaitMs(failure("ECONNREFUSED"), 1, POLICY, undefined),
+    ).toBeGreaterThan(0);
+    expect(
+      retryWaitMs(err("unavailable"), 3, PERSON, undefined),
+    ).toBeGreaterThan(0);
+  });
+
+  it("is told that https:// reached a plain HTTP server, not that a certificate is untrusted", () => {
+    const notTls = failure("ERR_SSL_WRONG_VERSION_NUMBER");
+    expect(notTls.code).toBe("TLS");
+    expect(notTls.detail).toMatch(/^https:\/\/api.example does not speak TLS/);
+    expect(notTls.hint).toMatch(/plain HTTP server: write http:\/\//);
+    expect(classifyFailure(notTls)).toBe("fatal");
   });
 });
