@@ -1,5 +1,6 @@
 // Opens what a command needs (logger, API, warehouse) from the configuration, and closes it
 // once, in reverse order.
+import { writeSync } from "node:fs";
 import { ControlPlaneApi } from "../api/control-plane.js";
 import type { ApiObserver } from "../api/client.js";
 import {
@@ -82,6 +83,30 @@ export function loggerFor(
 }
 
 /**
+ * Until the returned function is called, Ctrl-C (SIGINT) or SIGTERM ends the command as the signal
+ * would, after one line that says what the interruption left and how to go on: every checkpoint
+ * is behind the rows it covers, so the same command resumes. The line is written synchronously:
+ * the process ends by the signal right after (never through exit hooks while the embedded
+ * engine may be running a query).
+ */
+function sayHowToResume(command: string): () => void {
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  const on = (signal: NodeJS.Signals) => {
+    detach();
+    writeSync(
+      2,
+      `interrupted: sessionhouse ${command} stopped before it finished (${signal}); what it stored is kept and no checkpoint is ahead of its rows, so running the same command again resumes where it stopped\n`,
+    );
+    process.kill(process.pid, signal);
+  };
+  const detach = () => {
+    for (const s of signals) process.off(s, on);
+  };
+  for (const s of signals) process.on(s, on);
+  return detach;
+}
+
+/**
  * Opens what a command that writes needs (run, sync, demo: every one starts here): migrates the
  * warehouse, then marks abandoned the runs its host left `running` when their process died.
  */
@@ -155,6 +180,7 @@ export async function withRuntime<T>(
   fn: (rt: LeasedRuntime) => Promise<T>,
 ): Promise<T> {
   const rt = await openRuntime(config);
+  const stopSaying = sayHowToResume(command);
   const lease = new ServiceLease({
     warehouse: rt.warehouse,
     logger: rt.logger,
@@ -167,6 +193,7 @@ export async function withRuntime<T>(
     await lease.take();
     return await fn({ ...rt, signal: lease.lost });
   } finally {
+    stopSaying();
     await lease.release();
     await rt.close();
   }
