@@ -91,14 +91,19 @@ export async function runDetectTest(
     try {
       // Every rule's SQL is one read, or none of the fixtures runs.
       await refusingRules(() => checkRules(rt.warehouse, rules, "arrived"));
-      await withRun(rt, "detect.test", async (ctx) => {
-        for (const rule of rules)
-          for (let i = 0; i < rule.fixtures.length; i++) {
-            const outcome = await runFixture(ctx, rule, i);
-            outcomes.push(outcome);
-            process.stdout.write(`${describeOutcome(outcome)}\n`);
-          }
-      });
+      // The engine refuses what only reading the SQL let through (file(), url()): refused too.
+      await refusingRules(
+        () =>
+          withRun(rt, "detect.test", async (ctx) => {
+            for (const rule of rules)
+              for (let i = 0; i < rule.fixtures.length; i++) {
+                const outcome = await runFixture(ctx, rule, i);
+                outcomes.push(outcome);
+                process.stdout.write(`${describeOutcome(outcome)}\n`);
+              }
+          }),
+        RuleNotAReadError,
+      );
     } finally {
       await rt.close();
     }
