@@ -15,7 +15,7 @@ import {
 } from "../warehouse/index.js";
 import { DETECTIONS_JOB, detectionStream } from "../pipeline/names.js";
 import type { Rule } from "./rule.js";
-import { findHits, type Window } from "./query.js";
+import { checkRules, findHits, type Window } from "./query.js";
 
 /** Hits of `found` whose key the table does not hold yet (and each key once). */
 async function newHits(
@@ -58,13 +58,15 @@ export interface EvaluationResult {
 /**
  * One evaluation of every rule: the window of each from its checkpoint (or `initialLookbackMs`
  * before the end, the first time) to the end of what is stored; hits recorded before the
- * checkpoint moves.
+ * checkpoint moves. Every rule is checked to be one read first (checkRules).
  */
 export async function evaluateRules(
   w: Warehouse,
   rules: readonly Rule[],
   options: { insert: InsertOptions; initialLookbackMs: number; nowMs: number },
 ): Promise<EvaluationResult[]> {
+  // A rule whose SQL is not a read stops the evaluation before any rule runs or records.
+  await checkRules(w, rules, "arrived");
   const running = await earliestRunningStart(w, DETECTIONS_JOB, options.nowMs);
   const endMs = Math.min(options.nowMs, running ?? options.nowMs);
   const results: EvaluationResult[] = [];

@@ -4,8 +4,12 @@
 // range of a hunt), may read any other table of the database, and may use the window's bounds
 // as the parameters {window_from:DateTime64(3, 'UTC')} and {window_to:DateTime64(3, 'UTC')}.
 // It returns `session_id` and `event_time`, optionally `hit_key` (default: the session id),
-// `session_ids` and `arrived_at`; every other column is kept as a field of the hit.
+// `session_ids` and `arrived_at`; every other column is kept as a field of the hit. It is one
+// read: checked on the engine's own parse (checkReadStatement) and run on the warehouse's reader,
+// which the engine holds to readonly = 1; the hits are written by the exporter's own inserts.
+import { FatalError } from "../util/errors.js";
 import {
+  checkReadStatement,
   chTime,
   detectionRows,
   scopedSelect,
@@ -16,7 +20,7 @@ import {
   type SigmaQuery,
   type Warehouse,
 } from "../warehouse/index.js";
-import { DetectionRuleError, type Rule } from "./rule.js";
+import { DetectionRuleError, RuleNotAReadError, type Rule } from "./rule.js";
 import { compileSigma } from "./sigma.js";
 
 export interface Window {
@@ -63,7 +67,58 @@ export function ruleSql(rule: Rule, db: string, scope: Scope): string {
   return scoped;
 }
 
-/** What a rule found in a window, as hits (not yet compared with those recorded). */
+/** The window's bounds, the parameters of a rule's query. */
+function windowParams(window: Window): Record<string, string> {
+  return {
+    window_from: chTime(window.fromMs),
+    window_to: chTime(window.toMs),
+  };
+}
+
+/** The line of a rule's logic: its `sql:`, or the Sigma rule's first line. */
+function logicLine(rule: Rule): number {
+  return rule.logic.kind === "sql" ? rule.logic.line : 1;
+}
+
+/** A rule refused as its SQL is not one read (NOT_A_READ), naming the file, line and rule. */
+function refusedRule(rule: Rule, err: FatalError): RuleNotAReadError {
+  return new RuleNotAReadError(
+    `${rule.file}:${logicLine(rule)}: rule ${rule.id}: not run, as a rule may only read: ${err.message}`,
+    {
+      cause: err,
+      hint: `make the rule's sql one SELECT over ${SESSIONS_PLACEHOLDER} (no INSERT, ALTER, DROP, TRUNCATE, OPTIMIZE, SYSTEM, KILL, SET, SETTINGS, INTO OUTFILE, file() or second statement), or remove the file; docs/detections.md, "SQL rules"`,
+    },
+  );
+}
+
+const isNotARead = (err: unknown): err is FatalError =>
+  err instanceof FatalError && err.code === "NOT_A_READ";
+
+/**
+ * Refuses, before any of them runs, a rule whose SQL (its own, or its Sigma rule compiled) is
+ * not one read (checkReadStatement, on the engine's own parse): a write, DDL, SYSTEM, KILL, INTO
+ * OUTFILE, a SETTINGS clause, two statements. Every evaluation checks its rule again and runs it
+ * on the reader, which the engine holds to readonly = 1.
+ */
+export async function checkRules(
+  w: Warehouse,
+  rules: readonly Rule[],
+  scope: Scope,
+): Promise<void> {
+  const params = windowParams({ fromMs: 0, toMs: 1, scope });
+  for (const rule of rules) {
+    try {
+      await checkReadStatement(w, ruleSql(rule, w.database, scope), params);
+    } catch (err) {
+      throw isNotARead(err) ? refusedRule(rule, err) : err;
+    }
+  }
+}
+
+/**
+ * What a rule found in a window, as hits (not yet compared with those recorded): its SQL read
+ * through the warehouse's reader, never written by it.
+ */
 export async function findHits(
   w: Warehouse,
   rule: Rule,
@@ -73,13 +128,11 @@ export async function findHits(
   const sql = ruleSql(rule, w.database, window.scope);
   let rows;
   try {
-    rows = await detectionRows(w, sql, {
-      window_from: chTime(window.fromMs),
-      window_to: chTime(window.toMs),
-    });
+    rows = await detectionRows(w, sql, windowParams(window));
   } catch (err) {
+    if (isNotARead(err)) throw refusedRule(rule, err);
     throw new DetectionRuleError(
-      `${rule.file}:1: rule ${rule.id}: its query failed: ${(err as Error).message.split("\n")[0]}`,
+      `${rule.file}:${logicLine(rule)}: rule ${rule.id}: its query failed: ${(err as Error).message.split("\n")[0]}`,
       {
         cause: err,
         hint: "run the rule with `sessionhouse detect run --rule ID` and check its SQL against docs/detections.md",

@@ -16,7 +16,12 @@ import { SessionhouseError } from "../util/errors.js";
 
 /** A rule file, or a detection in one, that cannot be used: names the file, rule and line. */
 export class DetectionRuleError extends SessionhouseError {
-  readonly code = "DETECTION_RULE";
+  readonly code: string = "DETECTION_RULE";
+}
+
+/** A rule whose SQL is not one read: refused before it runs, or by the engine (readonly = 1). */
+export class RuleNotAReadError extends DetectionRuleError {
+  override readonly code: string = "RULE_NOT_A_READ";
 }
 
 /** detections/ at the package root, from src/detections or dist/detections alike. */
@@ -135,9 +140,9 @@ export interface Rule {
   readonly tags: readonly string[];
   readonly owner: string;
   readonly source: string | undefined;
-  /** The rule's SQL, or its Sigma detection as the YAML it was read from. */
+  /** The rule's SQL and the line of its `sql:`, or its Sigma detection as the YAML it was read from. */
   readonly logic:
-    | { kind: "sql"; sql: string }
+    | { kind: "sql"; sql: string; line: number }
     | { kind: "sigma"; src: YamlSource; path: readonly (string | number)[] };
   readonly fixtures: readonly Fixture[];
   /** The rule's file, and the line of each fixture (for messages). */
@@ -156,6 +161,36 @@ function readYaml(file: string, text = readFileSync(file, "utf8")): YamlSource {
       { hint: "fix the YAML syntax at that line" },
     );
   return { file, doc, lines };
+}
+
+/**
+ * The Sigma rule a rule file names by path (`sigma: sigma/x.yml`, next to the file). Text of
+ * several lines is a rule written as a block of text (`sigma: |`), which is refused: the rule
+ * is given as a mapping or a path.
+ */
+function includedSigma(src: YamlSource, id: string, path: string): YamlSource {
+  const where = `${src.file}:${lineOf(src, ["sigma"])}: rule ${id}: sigma`;
+  if (/[\n\r]/.test(path))
+    throw new DetectionRuleError(
+      `${where}: a block of text (sigma: |) is neither a Sigma rule nor the path of one`,
+      {
+        hint: "give the rule as a mapping (the Sigma rule's keys indented under sigma:, without |) or a path (sigma: sigma/x.yml, next to the rule file)",
+      },
+    );
+  const file = resolve(dirname(src.file), path);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new DetectionRuleError(
+      `${where}: cannot read the Sigma rule ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        cause: err,
+        hint: "give the rule as a mapping or a path (the path of a Sigma rule file, relative to the rule file)",
+      },
+    );
+  }
+  return readYaml(file, text);
 }
 
 /** One rule file, checked. */
@@ -188,11 +223,11 @@ function readRule(file: string): Rule {
     source: r.source,
     logic:
       r.sql !== undefined
-        ? { kind: "sql", sql: r.sql }
+        ? { kind: "sql", sql: r.sql, line: lineOf(src, ["sql"]) }
         : typeof r.sigma === "string"
           ? {
               kind: "sigma",
-              src: readYaml(resolve(dirname(file), r.sigma)),
+              src: includedSigma(src, r.id, r.sigma),
               path: [],
             }
           : { kind: "sigma", src, path: ["sigma"] },

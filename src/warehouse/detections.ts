@@ -1,8 +1,12 @@
 // The detections' side of the warehouse (migrations/0026_detections.sql): a rule's query run
-// with the database as the current one, the hits already recorded and new hits written.
+// through the reader with the database as the current one, the hits already recorded and new
+// hits written (by the exporter's own inserts, never by a rule's SQL).
 import type { Warehouse } from "./client.js";
+import { ClickHouseCode, clickHouseCode } from "./clickhouse-codes.js";
+import { SinkError } from "./errors.js";
 import { chTime } from "./format.js";
 import { insertRows, type InsertOptions } from "./insert.js";
+import { checkReadStatement } from "./read-statement.js";
 import { selectRows } from "./select.js";
 import {
   literalBatches,
@@ -30,18 +34,40 @@ export interface DetectionHit {
 }
 
 /**
- * The rows of a rule's query. Table names in it are those of the configured database: the
- * embedded engine keeps session state, so USE makes the database current; a server client
- * sends it with every query.
+ * The rows of a rule's query, read through the warehouse's reader: the engine runs it under
+ * readonly = 1, after checkReadStatement has refused, before it runs, anything but one read
+ * (NOT_A_READ). Whatever a rule file says, its SQL changes no table and writes no file; the hits
+ * are written by the caller, from these rows. No setting goes with the query (readonly = 1
+ * refuses a change of any). Table names in it are those of the configured database: the
+ * embedded reader keeps session state, so USE makes the database current on it; a server
+ * client sends it with every query.
  */
 export async function detectionRows(
   w: Warehouse,
   sql: string,
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown>[]> {
+  await checkReadStatement(w, sql, params);
   if (w.kind === "embedded")
-    await w.client.command({ query: `USE ${quoteIdent(w.database)}` });
-  return selectRows<Record<string, unknown>>(w, sql, params);
+    await w.reader.command({ query: `USE ${quoteIdent(w.database)}` });
+  try {
+    const rs = await w.reader.query({
+      query: sql,
+      query_params: params,
+      format: "JSONEachRow",
+    });
+    return await rs.json<Record<string, unknown>>();
+  } catch (err) {
+    if (clickHouseCode(err) !== String(ClickHouseCode.READONLY)) throw err;
+    throw new SinkError(
+      "NOT_A_READ",
+      `the engine refused it, as it runs read-only (readonly = 1): ${(err as Error).message.split("\n")[0]}`,
+      {
+        cause: err,
+        hint: "a rule reads the tables of the database only: no write, no setting, no file(), url() or other table function that reaches outside it",
+      },
+    );
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // fixtures on an embedded engine of its own; `run` hunts with one rule over the sessions that
 // started in a range of the configured warehouse (nothing recorded); `compile` writes the Grafana
 // alert rules of every rule.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Config } from "../../config/index.js";
@@ -11,12 +11,18 @@ import {
   compileAlertRules,
   ALERT_RULES_FILE,
 } from "../../detections/grafana.js";
-import { findHits } from "../../detections/query.js";
-import { loadRules, ruleDirs, type Rule } from "../../detections/rule.js";
+import { checkRules, findHits } from "../../detections/query.js";
+import {
+  DetectionRuleError,
+  loadRules,
+  ruleDirs,
+  RuleNotAReadError,
+  type Rule,
+} from "../../detections/rule.js";
 import { withRun } from "../../pipeline/context.js";
 import { tableCsv } from "../../reports/csv.js";
 import { FatalError, UsageError } from "../../util/errors.js";
-import { writePrivateFile } from "../../util/private-files.js";
+import { makePrivateDir, writePrivateFile } from "../../util/private-files.js";
 import { parseInstant } from "../../util/time.js";
 import type { DetectionHit } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
@@ -31,9 +37,30 @@ interface RunFlags {
   out?: string;
 }
 
-function rulesOf(config: Config, dir: string | undefined): Rule[] {
-  return loadRules(
-    dir === undefined ? ruleDirs(config.detections.dir) : [resolve(dir)],
+/**
+ * `fn`, a rule it refuses (an error of class `refused`) being refused input (exit 2): a file
+ * that does not fit the rule format, a Sigma rule that cannot be read, SQL that is not a read.
+ */
+async function refusingRules<T>(
+  fn: () => T | Promise<T>,
+  refused: typeof DetectionRuleError = DetectionRuleError,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof refused)) throw err;
+    throw new UsageError(err.message, {
+      cause: err,
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+    });
+  }
+}
+
+function rulesOf(config: Config, dir: string | undefined): Promise<Rule[]> {
+  return refusingRules(() =>
+    loadRules(
+      dir === undefined ? ruleDirs(config.detections.dir) : [resolve(dir)],
+    ),
   );
 }
 
@@ -42,7 +69,7 @@ export async function runDetectTest(
   o: { dir?: string },
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
-  const rules = rulesOf(config, o.dir);
+  const rules = await rulesOf(config, o.dir);
   const scratch = mkdtempSync(join(tmpdir(), "sessionhouse-detect-"));
   // The fixtures run on an embedded engine in a directory of their own, never on the warehouse.
   const own: Config = {
@@ -62,14 +89,21 @@ export async function runDetectTest(
   try {
     const rt = await openRuntime(own);
     try {
-      await withRun(rt, "detect.test", async (ctx) => {
-        for (const rule of rules)
-          for (let i = 0; i < rule.fixtures.length; i++) {
-            const outcome = await runFixture(ctx, rule, i);
-            outcomes.push(outcome);
-            process.stdout.write(`${describeOutcome(outcome)}\n`);
-          }
-      });
+      // Every rule's SQL is one read, or none of the fixtures runs.
+      await refusingRules(() => checkRules(rt.warehouse, rules, "arrived"));
+      // The engine refuses what only reading the SQL let through (file(), url()): refused too.
+      await refusingRules(
+        () =>
+          withRun(rt, "detect.test", async (ctx) => {
+            for (const rule of rules)
+              for (let i = 0; i < rule.fixtures.length; i++) {
+                const outcome = await runFixture(ctx, rule, i);
+                outcomes.push(outcome);
+                process.stdout.write(`${describeOutcome(outcome)}\n`);
+              }
+          }),
+        RuleNotAReadError,
+      );
     } finally {
       await rt.close();
     }
@@ -117,14 +151,18 @@ export async function runHunt(
       hint: "give a range that ends after it starts",
     });
   const config = configFrom(globals, {}, { needsApi: false });
-  const rule = rulesOf(config, undefined).find((r) => r.id === o.rule);
+  const rule = (await rulesOf(config, undefined)).find((r) => r.id === o.rule);
   if (rule === undefined)
     throw new UsageError(`no rule has the id ${o.rule}`, {
       hint: "the rules are the files of detections/ and of detections.dir (SESSIONHOUSE_DETECTIONS_DIR)",
     });
-  const hits = await withWarehouse(config, "read", (w) =>
-    findHits(w, rule, { fromMs, toMs, scope: "started" }, nowMs),
-  );
+  const hits = await withWarehouse(config, "read", async (w) => {
+    await refusingRules(() => checkRules(w, [rule], "started"));
+    return refusingRules(
+      () => findHits(w, rule, { fromMs, toMs, scope: "started" }, nowMs),
+      RuleNotAReadError,
+    );
+  });
   const text = formatHits(hits, o.format);
   if (o.out === undefined) process.stdout.write(text);
   else
@@ -170,20 +208,22 @@ function formatHits(hits: readonly DetectionHit[], format: string): string {
   return out;
 }
 
-export function runDetectCompile(
+export async function runDetectCompile(
   globals: GlobalOptions,
   o: { out?: string },
-): void {
+): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
-  const text = compileAlertRules(rulesOf(config, undefined));
+  const text = compileAlertRules(await rulesOf(config, undefined));
   if (o.out === undefined) {
     process.stdout.write(text);
     return;
   }
-  // Grafana's provisioning reads it (it holds no secret): written with the usual modes.
+  // As every file the exporter writes: the directory 0700 when it makes it, the file 0600
+  // (0750/0640 with files.groupReadable, for a Grafana of the owner's group to read).
   const dir = resolve(o.out);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, ALERT_RULES_FILE), text);
+  const sharing = { groupReadable: config.files.groupReadable };
+  makePrivateDir(dir, sharing);
+  writePrivateFile(join(dir, ALERT_RULES_FILE), text, sharing);
   process.stdout.write(
     `alert rules written to ${join(dir, ALERT_RULES_FILE)}\n`,
   );

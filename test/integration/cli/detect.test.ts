@@ -1,6 +1,7 @@
 // `sessionhouse detect` as a user runs it (the built CLI, a child process): `test` runs the
 // shipped rules' fixtures and passes (this is how CI runs them); a rule whose fixture is wrong
-// fails the command, naming the rule, its file, the fixture and its line; `run` hunts over
+// fails the command, naming the rule, its file, the fixture and its line; a rule file that
+// cannot be used is refused (exit 2), a Sigma rule written as a block of text too; `run` hunts over
 // sessions a sync stored, and finds exactly the sessions the rule describes.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -93,10 +94,38 @@ fixtures:
       "id: bad\ntitle: x\ndescription: x\nseverity: severe\nowner: x\nsql: x\nfixtures: []\n",
     );
     const r = await testRules(dir);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain(
       `${join(dir, "bad.yaml")}:4: rule bad: severity: `,
     );
+  }, 60_000);
+
+  it("refuses a Sigma rule written as a block of text, naming the file and the line", async () => {
+    const dir = mkdtempSync(join(testTmpDir(), "detect-cli-"));
+    writeFileSync(
+      join(dir, "block.yaml"),
+      `id: block
+title: Sessions as postgres
+description: a Sigma rule given as a block of text
+severity: low
+owner: tests
+sigma: |
+  logsource: { product: sessionhouse, category: database }
+  detection:
+    sel: { user.name: postgres }
+    condition: sel
+fixtures:
+  - { name: postgres, fires: true, sessions: [{ user: { native: { username: postgres } } }] }
+  - { name: alice, fires: false, sessions: [{}] }
+`,
+    );
+    const r = await testRules(dir);
+    expect(r.stderr).toBe(
+      `error: ${join(dir, "block.yaml")}:6: rule block: sigma: a block of text (sigma: |) is neither a Sigma rule nor the path of one\n` +
+        "hint: give the rule as a mapping (the Sigma rule's keys indented under sigma:, without |) or a path (sigma: sigma/x.yml, next to the rule file)\n",
+    );
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
   }, 60_000);
 });
 

@@ -1,7 +1,8 @@
 // What the commands leave on disk is for the owner only: the embedded engine's data directory
-// (also one an older version made open to others) and a report's directory and files, under a
-// umask that would leave them readable by every local user. SESSIONHOUSE_GROUP_READABLE shares
-// them with the group on purpose.
+// (also one an older version made open to others), a report's directory and files, and the
+// Grafana alert rules `detect compile --out` writes, under a umask that would leave them
+// readable by every local user. SESSIONHOUSE_GROUP_READABLE shares them with the group on
+// purpose.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,5 +118,29 @@ describe("files and permissions", () => {
     expect(mode(dataDir)).toBe(0o750);
     expect(mode(out)).toBe(0o750);
     for (const f of readdirSync(out)) expect(mode(join(out, f)), f).toBe(0o640);
+  });
+
+  it("detect compile --out writes the alert rules 0600 in directories it makes 0700 (0640/0750 shared)", async () => {
+    for (const [shared, dirMode, fileMode] of [
+      ["false", 0o700, 0o600],
+      ["true", 0o750, 0o640],
+    ] as const) {
+      const parent = join(root, `alerting-${shared}`);
+      const out = join(parent, "provisioning");
+      const r = await runCli(
+        cli,
+        ["detect", "compile", "--out", out],
+        env(join(root, "unused-data"), {
+          SESSIONHOUSE_GROUP_READABLE: shared,
+        }),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(
+        `alert rules written to ${join(out, "detections.yaml")}\n`,
+      );
+      expect(mode(parent)).toBe(dirMode);
+      expect(mode(out)).toBe(dirMode);
+      expect(mode(join(out, "detections.yaml"))).toBe(fileMode);
+    }
   });
 });

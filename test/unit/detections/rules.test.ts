@@ -179,6 +179,19 @@ describe("a rule that cannot be used", () => {
       /rule\.yaml:\d+: not valid YAML/,
     );
   });
+
+  it("whose Sigma rule is a block of text is refused at its line, not read as a path", () => {
+    const block = `${HEAD}sigma: |\n  logsource: { product: sessionhouse }\n  detection:\n${"    a: { database.name: x }\n".repeat(200)}    condition: a\n${FIXTURES}`;
+    expect(problemOf(block)).toMatch(
+      /rule\.yaml:7: rule r1: sigma: a block of text \(sigma: \|\) is neither a Sigma rule nor the path of one$/,
+    );
+  });
+
+  it("whose Sigma path cannot be read is refused at its line, naming the path", () => {
+    expect(problemOf(`${HEAD}sigma: sigma/missing.yml\n${FIXTURES}`)).toMatch(
+      /rule\.yaml:7: rule r1: sigma: cannot read the Sigma rule \S+\/sigma\/missing\.yml: ENOENT$/,
+    );
+  });
 });
 
 describe("the Sigma subset", () => {
