@@ -40,6 +40,7 @@ export const WIRE_FAULT_KINDS = [
   "lateSession",
   "badDates",
   "badWindow",
+  "otherObject",
 ] as const;
 
 const FAULT_KINDS = [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS] as const;
@@ -327,6 +328,15 @@ export class FaultInjector {
     if (l > 0 && hashUnit(this.seed, "lateSession", sessionId) < l)
       return "lateSession";
     return undefined;
+  }
+
+  /**
+   * Whether a Get of `id` (GetSession, GetUser) is answered with another object (otherObject):
+   * the same answer every time.
+   */
+  answersOtherObject(id: string): boolean {
+    const rate = this.rates.otherObject;
+    return rate > 0 && hashUnit(this.seed, "otherObject", id) < rate;
   }
 
   /** False while a late session is not listed yet. */
