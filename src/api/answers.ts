@@ -163,9 +163,11 @@ function shownId(id: string): string {
 
 /**
  * What is wrong with the answer of a Get operation asked for `id`, or undefined: it must hold
- * the object member, and that object's `id` must be the id asked for. An answer for another
- * object (or one that does not say whose it is) is not this request's answer: believed, it
- * would store an object never asked for and leave the one asked for unread, or take it as gone.
+ * the object member, and that object must not name another id. An answer for another object is
+ * not this request's answer: believed, it would store an object never asked for and leave the
+ * one asked for unread, or take it as gone. An object without an id names no other object: it
+ * is a record that cannot be stored, dead-lettered by its stream like any such record, and
+ * proves nothing gone.
  */
 export function getAnswerProblem(
   operation: GetOperation,
@@ -176,9 +178,8 @@ export function getAnswerProblem(
   const shape = objectMemberProblem(answer, member);
   if (shape !== undefined) return shape;
   const got = (answer as Record<string, Record<string, unknown>>)[member]?.id;
-  if (got === id) return undefined;
-  if (got === undefined || got === null || got === "")
-    return `"${member}" has no "id": the answer does not say whose it is (asked for ${member} ${shownId(id)})`;
+  if (got === id || got === undefined || got === null || got === "")
+    return undefined;
   if (typeof got !== "string")
     return `"${member}.id" is ${kindOf(got)}, not the id asked for, ${shownId(id)}`;
   return `the answer is for ${member} ${shownId(got)}, not for ${member} ${shownId(id)} that was asked for`;
