@@ -146,9 +146,43 @@ function objectMemberProblem(
   return undefined;
 }
 
-/** What is wrong with a GetSession answer, or undefined. */
-export function getSessionProblem(answer: unknown): string | undefined {
-  return objectMemberProblem(answer, LIST_MEMBERS.getSession);
+/**
+ * The Get operations: the request member that names the object asked for, and the answer's
+ * member that holds it. Every Get answer must prove whose it is (getAnswerProblem).
+ */
+export const GET_ANSWERS = {
+  getSession: { request: "sessionId", member: "session" },
+  getUser: { request: "id", member: "user" },
+} as const;
+export type GetOperation = keyof typeof GET_ANSWERS;
+
+/** An id as a message shows it: quoted, at most 100 characters. */
+function shownId(id: string): string {
+  return JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id);
+}
+
+/**
+ * What is wrong with the answer of a Get operation asked for `id`, or undefined: it must hold
+ * the object member, and that object must not name another id. An answer for another object is
+ * not this request's answer: believed, it would store an object never asked for and leave the
+ * one asked for unread, or take it as gone. An object without an id names no other object: it
+ * is a record that cannot be stored, dead-lettered by its stream like any such record, and
+ * proves nothing gone.
+ */
+export function getAnswerProblem(
+  operation: GetOperation,
+  answer: unknown,
+  id: string,
+): string | undefined {
+  const { member } = GET_ANSWERS[operation];
+  const shape = objectMemberProblem(answer, member);
+  if (shape !== undefined) return shape;
+  const got = (answer as Record<string, Record<string, unknown>>)[member]?.id;
+  if (got === id || got === undefined || got === null || got === "")
+    return undefined;
+  if (typeof got !== "string")
+    return `"${member}.id" is ${kindOf(got)}, not the id asked for, ${shownId(id)}`;
+  return `the answer is for ${member} ${shownId(got)}, not for ${member} ${shownId(id)} that was asked for`;
 }
 
 /**
@@ -182,9 +216,9 @@ export function logAggregationsProblem(answer: unknown): string | undefined {
  */
 export const LIST_MEMBERS = {
   listSessionsV2: SESSIONS_MEMBER,
-  getSession: "session",
+  getSession: GET_ANSWERS.getSession.member,
   listLogAggregations: "aggregations",
-  getUser: "user",
+  getUser: GET_ANSWERS.getUser.member,
   listUserDevices: "devices",
   listNativeUsers: "nativeUsers",
   listIdentityLinks: "links",
@@ -229,9 +263,4 @@ export function checkListPage(
   if (meta.nextCursor !== "" && items.length === 0)
     return { problem: `a nextCursor on a page with no ${member}` };
   return { items, listMetadata: meta };
-}
-
-/** What is wrong with a GetUser answer, or undefined. */
-export function getUserProblem(answer: unknown): string | undefined {
-  return objectMemberProblem(answer, LIST_MEMBERS.getUser);
 }

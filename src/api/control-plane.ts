@@ -5,8 +5,9 @@ import type { Logger } from "../util/logger.js";
 import {
   checkListPage,
   checkSessionsPage,
-  getSessionProblem,
-  getUserProblem,
+  getAnswerProblem,
+  GET_ANSWERS,
+  type GetOperation,
   LIST_MEMBERS,
   type ListPage,
   logAggregationsProblem,
@@ -51,32 +52,6 @@ const LIST_LIMITS = {
   listIntegrationClouds: 0,
 } as const;
 export type DirectoryList = keyof typeof LIST_LIMITS;
-
-/**
- * A Get operation: its procedure, the request member that names the object, the answer's member
- * that holds it (also the object's name in messages), and the check of the answer.
- */
-interface GetOperation {
-  procedure: string;
-  idMember: string;
-  member: string;
-  check: (answer: unknown) => string | undefined;
-}
-
-const GETS = {
-  session: {
-    procedure: PROCEDURES.getSession,
-    idMember: "sessionId",
-    member: LIST_MEMBERS.getSession,
-    check: getSessionProblem,
-  },
-  user: {
-    procedure: PROCEDURES.getUser,
-    idMember: "id",
-    member: LIST_MEMBERS.getUser,
-    check: getUserProblem,
-  },
-} as const satisfies Record<string, GetOperation>;
 
 export interface SessionPageRequest {
   startMs: number;
@@ -182,7 +157,7 @@ export class ControlPlaneApi {
     sessionId: string,
     options: CallOptions = {},
   ): Promise<unknown> {
-    return this.#getOne(GETS.session, sessionId, options);
+    return this.#getOne("getSession", sessionId, options);
   }
 
   /**
@@ -213,26 +188,31 @@ export class ControlPlaneApi {
 
   /** GetUser; undefined when the service does not know the user (not_found). */
   async getUser(id: string, options: CallOptions = {}): Promise<unknown> {
-    return this.#getOne(GETS.user, id, options);
+    return this.#getOne("getUser", id, options);
   }
 
-  /** A Get* call's `member` object (checked by `check`); undefined when it is not_found. */
+  /**
+   * A Get* call's object, checked by the answer contract (getAnswerProblem: its shape, and that
+   * it is the object asked for: an answer for another id is a BAD_RESPONSE); undefined when it
+   * is not_found.
+   */
   async #getOne(
-    get: GetOperation,
+    operation: GetOperation,
     id: string,
     options: CallOptions,
   ): Promise<unknown> {
+    const { request, member } = GET_ANSWERS[operation];
     try {
       const res = (await this.client.call(
-        get.procedure,
-        { [get.idMember]: id },
+        PROCEDURES[operation],
+        { [request]: id },
         {
           ...options,
-          context: `${get.member} ${id.slice(0, 100)}`,
-          check: get.check,
+          context: `${member} ${id.slice(0, 100)}`,
+          check: (answer) => getAnswerProblem(operation, answer, id),
         },
       )) as Record<string, unknown>;
-      return res[get.member];
+      return res[member];
     } catch (err) {
       if (err instanceof ApiError && err.code === "not_found") return undefined;
       throw err;

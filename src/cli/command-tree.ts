@@ -368,7 +368,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
   },
   "windows forget": {
     description:
-      "delete every row and checkpoint of an aggregation job, so that it starts again from nothing",
+      "delete every row and checkpoint of an aggregation job, so that it starts again from nothing; a window an operator skipped stays skipped, with who and why",
     args: [["<job>", "the aggregation job"]],
     options: [
       { flags: "--yes", help: "confirm: the job's stored rows are deleted" },

@@ -1,8 +1,9 @@
 // The keys a config file may hold, read from the schema (schema.ts): a key the schema does not
 // name is a mistake (a misspelling, a key put in the wrong section) that would otherwise be
-// ignored and leave its setting at the default. Each is named with the known key nearest to it.
+// ignored and leave its setting at the default. Each is named with the known key nearest to it,
+// or, under a mapping of named sections (retention.tables), with the names it holds.
 import { z } from "zod";
-import { nearest } from "../util/nearest.js";
+import { byNearness, nearest } from "../util/nearest.js";
 import { configSchema } from "./schema.js";
 
 /** A zod schema of the configuration, as this walk reads it. */
@@ -27,10 +28,25 @@ function unwrap(schema: Schema): Schema {
 const isMapping = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A key the schema does not name: its path, and the paths of the keys it names beside it. */
+/**
+ * A key the schema does not name: its path, and the paths of the keys it names beside it; for a
+ * key under a mapping of named sections (every member itself a mapping, below the top level:
+ * `retention.tables`, one per table), that mapping's path and names.
+ */
 interface UnknownKey {
   path: string;
   siblings: string[];
+  names?: { parent: string; names: string[] };
+}
+
+/** Whether the mapping at `path` names sections (every member a mapping) rather than settings. */
+function namesSections(shape: Record<string, Schema>, path: readonly string[]) {
+  const members = Object.values(shape);
+  return (
+    path.length > 0 &&
+    members.length > 0 &&
+    members.every((m) => unwrap(m) instanceof z.ZodObject)
+  );
 }
 
 function unknownKeys(
@@ -46,7 +62,12 @@ function unknownKeys(
       const member = Object.hasOwn(shape, key) ? shape[key] : undefined;
       if (member !== undefined) return unknownKeys(member, v, at(key));
       const siblings = Object.keys(shape).map((k) => at(k).join("."));
-      return [{ path: at(key).join("."), siblings }];
+      const names = namesSections(shape, path)
+        ? { parent: path.join("."), names: Object.keys(shape) }
+        : undefined;
+      return [
+        { path: at(key).join("."), siblings, ...(names ? { names } : {}) },
+      ];
     });
   }
   if (s instanceof z.ZodArray && Array.isArray(value))
@@ -92,7 +113,13 @@ function nearestKey(key: UnknownKey): string | undefined {
  */
 export function unknownFileKeys(tree: unknown, file: string): string[] {
   return unknownKeys(configSchema, tree, []).map((key) => {
+    const unknown = `config file ${file}: unknown key ${key.path}`;
+    if (key.names !== undefined) {
+      const { parent, names } = key.names;
+      const named = byNearness(lastSegment(key.path), names).join(", ");
+      return `${unknown} (the names under ${parent}, nearest first: ${named})`;
+    }
     const near = nearestKey(key);
-    return `config file ${file}: unknown key ${key.path}${near === undefined ? "" : ` (did you mean ${near}?)`}`;
+    return `${unknown}${near === undefined ? "" : ` (did you mean ${near}?)`}`;
   });
 }

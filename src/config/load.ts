@@ -160,6 +160,70 @@ function setPath(tree: Tree, path: string, value: unknown): void {
   node[keys[keys.length - 1] ?? ""] = value;
 }
 
+/** Where a setting was given: the variable that set it, the config file, or the command. */
+type Source =
+  | { kind: "env"; name: string }
+  | { kind: "file"; file: string }
+  | { kind: "command" };
+
+/**
+ * The source of every setting given, by config path; a later source of a path (the
+ * environment over the file, the command over both) replaces an earlier one, as the values do.
+ */
+class Sources {
+  readonly #byPath = new Map<string, Source>();
+
+  set(path: string, source: Source): void {
+    this.#byPath.set(path, source);
+  }
+
+  /** Every path of a config file's tree (each mapping and its members, each list element). */
+  setTree(value: unknown, file: string, path: readonly string[] = []): void {
+    if (path.length > 0) this.set(path.join("."), { kind: "file", file });
+    if (Array.isArray(value))
+      value.forEach((v, i) => this.setTree(v, file, [...path, String(i)]));
+    else if (typeof value === "object" && value !== null)
+      for (const [k, v] of Object.entries(value))
+        this.setTree(v, file, [...path, k]);
+  }
+
+  /** The source of `path`, or of the nearest mapping above it that was given whole. */
+  of(path: string): Source | undefined {
+    for (
+      let p = path;
+      p !== "";
+      p = p.slice(0, Math.max(0, p.lastIndexOf(".")))
+    ) {
+      const source = this.#byPath.get(p);
+      if (source !== undefined) return source;
+    }
+    return undefined;
+  }
+
+  /**
+   * A setting as its source names it: the variable that set it, `path in <file>`, the path
+   * given by the command, or (given nowhere) its variable and path.
+   */
+  nameOf(path: string): string {
+    const source = this.of(path);
+    const env = ENV_OF_PATH.get(path);
+    if (source?.kind === "env") return source.name;
+    if (source?.kind === "file") return `${path} in ${source.file}`;
+    if (source?.kind === "command" || env === undefined) return path;
+    return `${env} (${path})`;
+  }
+
+  /**
+   * The name a setting goes by in a message about another one (no file named): the variable
+   * that set it, its path when the file or the command gave it, else its variable.
+   */
+  shortName(path: string): string {
+    const source = this.#byPath.get(path);
+    if (source?.kind === "env") return source.name;
+    return source === undefined ? (ENV_OF_PATH.get(path) ?? path) : path;
+  }
+}
+
 function parseHeaders(
   text: string,
   problems: string[],
@@ -238,14 +302,47 @@ export function deepMerge(base: Tree, top: Tree): Tree {
   return out;
 }
 
-function describeProblem(problem: z.core.$ZodIssue): string {
+/**
+ * A schema problem, naming the setting as it was given: a value from the environment by its
+ * variable (as the schema's messages do), one from the config file by its path in the file, one
+ * given nowhere (a required setting) by its variable and path.
+ */
+function describeProblem(problem: z.core.$ZodIssue, sources: Sources): string {
   const path = problem.path.map(String).join(".");
   const env = ENV_OF_PATH.get(path);
-  const where = env ? `${env} (${path})` : path || "config";
-  // Messages that already name the variable read better on their own.
-  return env && problem.message.includes(env)
-    ? problem.message
-    : `${where}: ${problem.message}`;
+  const source = path === "" ? undefined : sources.of(path);
+  if (source === undefined || source.kind === "env") {
+    const where = env ? `${env} (${path})` : path || "config";
+    // Messages that already name the variable read better on their own.
+    return env && problem.message.includes(env)
+      ? problem.message
+      : `${where}: ${problem.message}`;
+  }
+  return `${sources.nameOf(path)}: ${messageAbout(problem.message, path, sources)}`;
+}
+
+/**
+ * A schema message for a setting given in the file or by the command: without the subject the
+ * schema wrote it with (`SESSIONHOUSE_PAGE_SIZE must be …` is `must be …`), and every other
+ * variable it names as that setting was given.
+ */
+function messageAbout(message: string, path: string, sources: Sources): string {
+  const subjects = [
+    ENV_OF_PATH.get(path),
+    path,
+    path.slice(path.lastIndexOf(".") + 1),
+  ];
+  let text = message;
+  for (const subject of subjects)
+    if (subject !== undefined && text.startsWith(`${subject} `)) {
+      text = text.slice(subject.length + 1);
+      break;
+    }
+  for (const [name, other] of ENV_VARS)
+    text = text.replace(new RegExp(`\\b${name}\\b`, "g"), () =>
+      sources.shortName(other),
+    );
+  return text;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -276,38 +373,50 @@ export function loadConfig(options: LoadOptions = {}): Config {
     log: {},
   };
   let hint: string | undefined;
+  const sources = new Sources();
   if (options.configFile) {
     const file = readFileTree(options.configFile, problems);
     const unknown = unknownFileKeys(file, options.configFile);
     if (unknown.length > 0) hint = UNKNOWN_KEY_HINT;
     problems.push(...unknown);
+    sources.setTree(file, options.configFile);
     tree = deepMerge(tree, file);
   }
-  tree = deepMerge(tree, readEnvTree(env, problems));
+  tree = deepMerge(tree, readEnvTree(env, problems, sources));
   if (options.needsApi === false) fillApiPlaceholders(tree);
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
-    if (value !== undefined) setPath(tree, path, value);
+    if (value === undefined) continue;
+    setPath(tree, path, value);
+    sources.set(path, { kind: "command" });
   }
-  return validate(tree, problems, hint);
+  return validate(tree, problems, hint, sources);
 }
 
-/** The settings of the environment variables (ENV_VARS and SESSIONHOUSE_API_KEY_FILE) as a tree. */
-function readEnvTree(env: Env, problems: string[]): Tree {
+/**
+ * The settings of the environment variables (ENV_VARS and SESSIONHOUSE_API_KEY_FILE) as a tree;
+ * each one's variable noted in `sources` when given.
+ */
+function readEnvTree(env: Env, problems: string[], sources?: Sources): Tree {
   const fromEnv: Tree = {};
+  const set = (name: string, path: string, value: unknown) => {
+    setPath(fromEnv, path, value);
+    sources?.set(path, { kind: "env", name });
+  };
   for (const [name, path] of ENV_VARS) {
     const raw = env[name];
     if (raw === undefined || raw === "") continue;
     if (name === "SESSIONHOUSE_API_EXTRA_HEADERS") {
       const headers = parseHeaders(raw, problems);
-      if (headers) setPath(fromEnv, path, headers);
+      if (headers) set(name, path, headers);
     } else {
-      setPath(fromEnv, path, raw);
+      set(name, path, raw);
     }
   }
   const keyFile = env.SESSIONHOUSE_API_KEY_FILE;
   if (keyFile) {
     const apiKey = readKeyFile(keyFile, env, problems);
-    if (apiKey !== undefined) setPath(fromEnv, "api.apiKey", apiKey);
+    if (apiKey !== undefined)
+      set("SESSIONHOUSE_API_KEY_FILE", "api.apiKey", apiKey);
   }
   return fromEnv;
 }
@@ -352,17 +461,20 @@ function validate(
   tree: Tree,
   problems: string[],
   hint: string | undefined,
+  sources: Sources,
 ): Config {
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success)
-    problems.push(...parsed.error.issues.map(describeProblem));
+    problems.push(
+      ...parsed.error.issues.map((i) => describeProblem(i, sources)),
+    );
   if (problems.length > 0 || !parsed.success)
     throw new ConfigError(problems, hint);
 
   const config = parsed.data;
   const jobs = config.aggregations.jobs ?? defaultAggregationJobs();
-  problems.push(...duplicateJobNames(jobs));
-  problems.push(...clusterProblems(config.clickhouse));
+  problems.push(...duplicateJobNames(jobs, sources));
+  problems.push(...clusterProblems(config.clickhouse, sources));
   if (problems.length > 0) throw new ConfigError(problems, hint);
   return deepFreeze({
     ...config,
@@ -370,42 +482,47 @@ function validate(
   });
 }
 
-/** Cluster settings that cannot work together, each with the reason. */
-function clusterProblems(ch: Config["clickhouse"]): string[] {
+/** Cluster settings that cannot work together, each with the reason, named as they were given. */
+function clusterProblems(ch: Config["clickhouse"], sources: Sources): string[] {
   const problems: string[] = [];
+  const given = (key: string) => sources.nameOf(`clickhouse.${key}`);
+  const other = (key: string) => sources.shortName(`clickhouse.${key}`);
   if (!ch.cluster) {
     if (ch.replicated)
       problems.push(
-        "CLICKHOUSE_REPLICATED (clickhouse.replicated) needs CLICKHOUSE_CLUSTER: the replicated tables are created ON CLUSTER",
+        `${given("replicated")} needs ${other("cluster")}: the replicated tables are created ON CLUSTER`,
       );
     if (ch.distributed)
       problems.push(
-        "CLICKHOUSE_DISTRIBUTED (clickhouse.distributed) needs CLICKHOUSE_CLUSTER: the Distributed tables name the cluster",
+        `${given("distributed")} needs ${other("cluster")}: the Distributed tables name the cluster`,
       );
     return problems;
   }
   if (!ch.url)
     problems.push(
-      "CLICKHOUSE_CLUSTER (clickhouse.cluster) needs CLICKHOUSE_URL: the embedded engine is one process, not a cluster",
+      `${given("cluster")} needs ${other("url")}: the embedded engine is one process, not a cluster`,
     );
   else if (isCloudHost(ch.url))
     problems.push(
-      "CLICKHOUSE_CLUSTER (clickhouse.cluster) is set for ClickHouse Cloud, which replicates by itself: leave CLICKHOUSE_CLUSTER, CLICKHOUSE_REPLICATED and CLICKHOUSE_DISTRIBUTED unset",
+      `${given("cluster")} is set for ClickHouse Cloud, which replicates by itself: leave ${other("cluster")}, ${other("replicated")} and ${other("distributed")} unset`,
     );
   if (ch.distributed && !ch.replicated)
     problems.push(
-      "CLICKHOUSE_DISTRIBUTED (clickhouse.distributed) needs CLICKHOUSE_REPLICATED=true: the checkpoints and other bookkeeping are kept on every node by replication, or a node would read another's state",
+      `${given("distributed")} needs ${other("replicated")}=true: the checkpoints and other bookkeeping are kept on every node by replication, or a node would read another's state`,
     );
   return problems;
 }
 
-function duplicateJobNames(jobs: readonly { name: string }[]): string[] {
+function duplicateJobNames(
+  jobs: readonly { name: string }[],
+  sources: Sources,
+): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
   for (const job of jobs) {
     if (seen.has(job.name))
       problems.push(
-        `aggregations.jobs: the job name "${job.name}" is used twice`,
+        `${sources.nameOf("aggregations.jobs")}: the job name "${job.name}" is used twice`,
       );
     seen.add(job.name);
   }

@@ -213,9 +213,10 @@ class StreamRun {
             err instanceof ApiError || err instanceof FatalError
               ? err.code
               : "ERROR";
-          read.failures.push({ parent, code });
+          const message = err instanceof Error ? err.message : "";
+          read.failures.push({ parent, code, message });
           this.ctx.logger.warn(
-            { parent, code, err: err instanceof Error ? err.message : "" },
+            { parent, code, err: message },
             "parent could not be read; its stored objects are kept, it is read again on the next run",
           );
         }
@@ -455,9 +456,14 @@ function parentsFailed(
       ? ` and ${sorted.length - NAMED_PARENTS} more`
       : "";
   const what = directorySpec(stream).read.kind === "get" ? "ids" : "parents";
+  const first = sorted.find((f) => f.message)?.message;
+  const why =
+    first === undefined
+      ? ""
+      : `; the first: ${first.split("\n")[0]?.slice(0, 500)}`;
   return new FatalError(
     "PARENTS_FAILED",
-    `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were`,
+    `${stream}: ${failures.length} ${what} could not be read: ${named}${more}; everything else was stored, their stored objects are kept as they were${why}`,
     {
       hint: "they are read again on the next run; the checkpoint stays until every one of them answers or is skipped (`sessionhouse windows list`, `sessionhouse windows skip STREAM --parent ID --reason ...`)",
     },

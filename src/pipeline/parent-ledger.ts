@@ -13,10 +13,12 @@ import {
 } from "../warehouse/index.js";
 import type { JobContext } from "./context.js";
 
-/** A parent whose read failed this run, and the code it failed with. */
+/** A parent whose read failed this run, the code it failed with (recorded) and its message. */
 export interface ParentFailure {
   parent: string;
   code: string;
+  /** What the failure said (the run's error quotes the first one); not recorded. */
+  message?: string;
 }
 
 export class ParentLedger {

@@ -42,7 +42,19 @@ export const WIRE_FAULT_KINDS = [
   "badWindow",
 ] as const;
 
-const FAULT_KINDS = [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS] as const;
+/**
+ * A Get (GetSession, GetUser) answered with another object: no retry and no later run stores
+ * anything of it, so the object asked for stays pending (and a run that reads it fails) for as
+ * long as the service answers so. Apart from the wire faults, which a long run meets and still
+ * completes; switched on by name like them.
+ */
+const OTHER_OBJECT_FAULT_KINDS = ["otherObject"] as const;
+
+const FAULT_KINDS = [
+  ...CLASSIC_FAULT_KINDS,
+  ...WIRE_FAULT_KINDS,
+  ...OTHER_OBJECT_FAULT_KINDS,
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultOptions {
@@ -329,6 +341,15 @@ export class FaultInjector {
     return undefined;
   }
 
+  /**
+   * Whether a Get of `id` (GetSession, GetUser) is answered with another object (otherObject):
+   * the same answer every time.
+   */
+  answersOtherObject(id: string): boolean {
+    const rate = this.rates.otherObject;
+    return rate > 0 && hashUnit(this.seed, "otherObject", id) < rate;
+  }
+
   /** False while a late session is not listed yet. */
   listed(sessionId: string, startMs: number, nowMs: number): boolean {
     if (this.rates.lateSession <= 0) return true;
@@ -483,7 +504,7 @@ const notNegative = (v: number): string | undefined =>
 /**
  * CLI form: `rate429=0.05,wrong-shape=0.02,…,seed=7,slowMs=500,hugeRecordBytes=1048576,
  * lateMs=10800000`. Names are camelCase or kebab-case (`bad-utf8` = `badUtf8`). `all=<rate>`
- * sets the nine classic faults (CLASSIC_FAULT_KINDS), never the wire faults; explicit rates
+ * sets the nine classic faults (CLASSIC_FAULT_KINDS), never the wire faults nor otherObject; explicit rates
  * override it whatever their position.
  */
 export function parseFaultSpec(spec: string): FaultOptions {
@@ -492,7 +513,10 @@ export function parseFaultSpec(spec: string): FaultOptions {
     noun: "fault",
     kinds: FAULT_KINDS,
     allKinds: CLASSIC_FAULT_KINDS,
-    shown: [...CLASSIC_FAULT_KINDS, ...WIRE_FAULT_KINDS.map(kebabCase)],
+    shown: [
+      ...CLASSIC_FAULT_KINDS,
+      ...[...WIRE_FAULT_KINDS, ...OTHER_OBJECT_FAULT_KINDS].map(kebabCase),
+    ],
     options: {
       seed: integer,
       slowMs: notNegative,

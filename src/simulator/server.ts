@@ -57,6 +57,7 @@ import { DEFAULT_BRAND_MEMBER, wireEncoder, type WireEncoder } from "./wire.js";
 import { ConcurrencyGate, sendPaced, type LatencyOptions } from "./latency.js";
 import { Directory } from "./directory.js";
 import { directoryRoutes } from "./directory-routes.js";
+import { otherObjectRequest, type OtherObject } from "./other-object.js";
 import {
   Mutator,
   sessionIdsIn,
@@ -202,6 +203,11 @@ export interface Simulator {
   faultedSessions(fromMs: number, toMs: number): FaultedSession[];
   /** Every poisoned aggregation window answered so far. */
   brokenWindows(): BrokenWindow[];
+  /**
+   * Every Get answered with another object so far (the otherObject fault), one per operation
+   * and id asked for, as last answered.
+   */
+  otherObjects(): OtherObject[];
   /** Whether ListLogAggregations of this query, grouping and window start is poisoned. */
   isBrokenWindow(
     query: string,
@@ -403,6 +409,7 @@ class SimulatorServer implements Simulator {
   private readonly faulted = new Map<string, FaultedRecord>();
   private readonly poisoned = new Map<string, BrokenWindow>();
   private readonly corrections = new Map<string, StartCorrection>();
+  private readonly others = new Map<string, OtherObject>();
   private readonly counters: SimulatorStats = {
     requests: 0,
     byMethod: {},
@@ -524,6 +531,10 @@ class SimulatorServer implements Simulator {
 
   brokenRecords(): BrokenRecord[] {
     return [...this.broken.values()];
+  }
+
+  otherObjects(): OtherObject[] {
+    return [...this.others.values()].map((o) => ({ ...o }));
   }
 
   faultedRecords(): FaultedRecord[] {
@@ -846,20 +857,21 @@ class SimulatorServer implements Simulator {
       seed: this.seed,
     };
     const requestFaults = fault;
+    const request = this.otherObject(path, message, ctx.nowMs);
     try {
       // The built-in session list takes the request's page faults (duplicate, wrong shape,
       // cursor cycle) as well.
       let answer: unknown = await (handler === this.builtinListSessions
-        ? this.listSessions(message, ctx, requestFaults)
-        : handler(message, ctx));
+        ? this.listSessions(request, ctx, requestFaults)
+        : handler(request, ctx));
       if (this.mutating) {
         const json: unknown =
           answer instanceof RawJson
             ? JSON.parse(answer.bytes.toString("utf8"))
             : answer;
-        answer = this.mutator.mutate(path, message, json, ctx.nowMs);
+        answer = this.mutator.mutate(path, request, json, ctx.nowMs);
       }
-      const result = this.answerFaults(path, message, answer, requestFaults);
+      const result = this.answerFaults(path, request, answer, requestFaults);
       const bytes =
         result instanceof RawJson
           ? result.bytes
@@ -941,6 +953,34 @@ class SimulatorServer implements Simulator {
       });
     }
     return new RawJson(page.body);
+  }
+
+  /**
+   * The request as the handler answers it: a Get whose id meets the otherObject fault names
+   * another object (other-object.ts); not with replayed sessions, whose ids are the file's.
+   */
+  private otherObject(
+    path: string,
+    body: Record<string, unknown>,
+    nowMs: number,
+  ): Record<string, unknown> {
+    if (this.faults.rate("otherObject") <= 0) return body;
+    if (this.o.replaySessions !== undefined && path === GET_SESSION_PATH)
+      return body;
+    const other = otherObjectRequest(path, body, {
+      generator: this.generator,
+      directory: this.directory,
+      seed: this.faults.seed,
+      nowMs,
+      meets: (id) => this.faults.answersOtherObject(id),
+    });
+    if (other === undefined) return body;
+    this.countFault("otherObject");
+    this.others.set(
+      `${other.served.operation}|${other.served.askedId}`,
+      other.served,
+    );
+    return other.body;
   }
 
   /** GetSession of a vanished (open) or a not yet listed late session: not_found. */

@@ -1,5 +1,5 @@
 // The nearest of some names to one that is none of them, by edit distance: what a "did you
-// mean …" names.
+// mean …" names, and the names a refusal offers, nearest first.
 
 /** Levenshtein distance (insertions, deletions, substitutions), ignoring case. */
 function distance(a: string, b: string): number {
@@ -49,4 +49,12 @@ export function nearest(
     }
   }
   return best;
+}
+
+/** `names` ordered by their distance to `name`, nearest first (equals keep their order). */
+export function byNearness(name: string, names: Iterable<string>): string[] {
+  return [...names]
+    .map((n, i) => ({ n, i, d: distance(name, n) }))
+    .sort((a, b) => a.d - b.d || a.i - b.i)
+    .map((x) => x.n);
 }

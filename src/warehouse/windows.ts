@@ -7,7 +7,12 @@ import { qualified } from "./sql.js";
 import { mutationTarget, SINGLE } from "./cluster.js";
 import { chTime, chTimeSeconds, fromChTime } from "./format.js";
 import { existingTables } from "./migrate.js";
-import { selectCount, selectLogged, type QueryLog } from "./select.js";
+import {
+  selectCount,
+  selectLogged,
+  selectRows,
+  type QueryLog,
+} from "./select.js";
 import { Tables } from "./tables.js";
 import { insertRows, versionWriter, type InsertOptions } from "./insert.js";
 
@@ -348,37 +353,123 @@ export async function recordJobDefinition(
   );
 }
 
-/** Tables holding an aggregation job's rows, keyed by `job`. */
+/** Tables holding an aggregation job's rows, keyed by `job` (stream_windows apart: forgetJob). */
 const JOB_TABLES = [
   Tables.aggHistogram,
   Tables.aggTopValues,
   Tables.aggWindows,
-  Tables.streamWindows,
   Tables.aggJobs,
 ] as const;
 
+/** What forgetJob deleted, counted as a reader sees the rows (FINAL) before and after. */
+export interface ForgetResult {
+  /** Rows deleted, by table (stream_windows: the job's windows of time). */
+  rows: Record<string, number>;
+  /** Checkpoints deleted: the job's stream and its backfills. */
+  checkpoints: number;
+  /** The job's windows an operator skipped: kept, with who and why. */
+  keptSkips: WindowRecord[];
+}
+
+/** The aggregation jobs the warehouse holds rows of (their definition, or a window stored). */
+export async function storedAggregationJobs(w: Warehouse): Promise<string[]> {
+  const existing = await existingTables(w);
+  const parts = [Tables.aggJobs, Tables.aggWindows]
+    .filter((t) => existing.has(t))
+    .map((t) => `SELECT DISTINCT job FROM ${qualified(w, t)}`);
+  if (parts.length === 0) return [];
+  const rows = await selectRows<{ job: string }>(
+    w,
+    `SELECT DISTINCT job FROM (${parts.join(" UNION ALL ")}) ORDER BY job`,
+  );
+  return rows.map((r) => r.job);
+}
+
+/** The rows of each table, and the checkpoints, that forgetJob deletes, as FINAL reads them. */
+async function forgettable(
+  w: Warehouse,
+  job: string,
+  streams: { stream: string; backfillPrefix: string },
+): Promise<{ rows: Record<string, number>; checkpoints: number }> {
+  const existing = await existingTables(w);
+  const rows: Record<string, number> = {};
+  for (const table of JOB_TABLES)
+    if (existing.has(table))
+      rows[table] = await selectCount(
+        w,
+        `SELECT count() AS n FROM ${qualified(w, table)} FINAL WHERE job = {job:String}`,
+        { job },
+      );
+  if (existing.has(Tables.streamWindows))
+    rows[Tables.streamWindows] = await selectCount(
+      w,
+      `SELECT count() AS n FROM ${qualified(w, Tables.streamWindows)} FINAL WHERE ${JOB_WINDOWS} AND state != 'skipped'`,
+      { job },
+    );
+  const checkpoints = await selectCount(
+    w,
+    `SELECT count(DISTINCT stream) AS n FROM ${qualified(w, Tables.checkpoints)} WHERE ${JOB_CHECKPOINTS}`,
+    { stream: streams.stream, backfill: streams.backfillPrefix },
+  );
+  return { rows, checkpoints };
+}
+
+/** An aggregation job's windows of time in stream_windows (a parent's row is an entity stream's). */
+const JOB_WINDOWS = "job = {job:String} AND parent = ''";
+/** An aggregation job's checkpoints: its stream and every backfill of it. */
+const JOB_CHECKPOINTS =
+  "stream = {stream:String} OR startsWith(stream, {backfill:String})";
+
 /**
  * Deletes every row of an aggregation job and its checkpoints (incremental and backfills), so
- * that the job starts again from nothing under its current definition.
+ * that the job starts again from nothing under its current definition. A window an operator
+ * skipped stays, with who and why: that decision is part of the record, and the job does not
+ * read the window again. Returns what was deleted, counted before and after.
  */
 export async function forgetJob(
   w: Warehouse,
   job: string,
   streams: { stream: string; backfillPrefix: string },
-): Promise<void> {
-  const { stream, backfillPrefix } = streams;
-  for (const table of JOB_TABLES) {
+): Promise<ForgetResult> {
+  const before = await forgettable(w, job, streams);
+  const keptSkips = (await hasWindowTables(w))
+    ? (await listWindows(w, { job, states: ["skipped"] })).filter(
+        (r) => r.parent === "",
+      )
+    : [];
+  const existing = await existingTables(w);
+  const mutate = async (
+    table: string,
+    where: string,
+    params: Record<string, unknown>,
+  ) => {
+    if (!existing.has(table)) return;
     await w.client.command({
-      query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, table)} DELETE WHERE job = {job:String}`,
-      query_params: { job },
+      query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, table)} DELETE WHERE ${where}`,
+      query_params: params,
       clickhouse_settings: { mutations_sync: "2" },
     });
-  }
-  await w.client.command({
-    query: `ALTER TABLE ${mutationTarget(w.cluster ?? SINGLE, w.database, Tables.checkpoints)} DELETE WHERE stream = {stream:String} OR startsWith(stream, {backfill:String})`,
-    query_params: { stream, backfill: backfillPrefix },
-    clickhouse_settings: { mutations_sync: "2" },
+  };
+  for (const table of JOB_TABLES)
+    await mutate(table, "job = {job:String}", { job });
+  await mutate(
+    Tables.streamWindows,
+    `${JOB_WINDOWS} AND window_start NOT IN {kept:Array(DateTime('UTC'))}`,
+    { job, kept: keptSkips.map((r) => chTimeSeconds(r.startMs)) },
+  );
+  await mutate(Tables.checkpoints, JOB_CHECKPOINTS, {
+    stream: streams.stream,
+    backfill: streams.backfillPrefix,
   });
+  const after = await forgettable(w, job, streams);
+  const rows: Record<string, number> = {};
+  for (const [table, n] of Object.entries(before.rows))
+    rows[table] = n - (after.rows[table] ?? 0);
+  return {
+    rows,
+    checkpoints: before.checkpoints - after.checkpoints,
+    keptSkips,
+  };
 }
 
 const AGGREGATION_ROW_TABLES = [

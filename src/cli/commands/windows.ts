@@ -1,18 +1,21 @@
 // `sessionhouse windows …`: the windows of the aggregation jobs and of the sessions stream that
 // are not stored yet, and what an operator does about one that keeps failing. `list` reads only;
 // `skip` records who let the checkpoint pass a window and why; `forget` drops every row of an
-// aggregation job so that it starts again.
+// aggregation job so that it starts again (never an operator's skip, and nothing of any other
+// stream).
 import { describe } from "../../sources/session-pages.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import {
   forgetJob,
+  type ForgetResult,
   hasWindowTables,
   listWindows,
   type Warehouse,
   WINDOW_STATES,
   type WindowRecord,
   type WindowState,
+  storedAggregationJobs,
   writeWindows,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
@@ -22,8 +25,10 @@ import { configFrom, type GlobalOptions } from "../runtime.js";
 import {
   aggregationName,
   backfillPrefix,
+  ENTITY_STREAMS,
   SESSIONS_STREAM,
 } from "../../pipeline/names.js";
+import { byNearness } from "../../util/nearest.js";
 
 interface ListFlags {
   job?: string;
@@ -148,7 +153,12 @@ async function waitingWindow(
   );
 }
 
-/** `windows forget`: deletes every row and checkpoint of a job, only with --yes. */
+/**
+ * `windows forget`: deletes every row and checkpoint of an aggregation job, only with --yes,
+ * and prints what it deleted. Only an aggregation job (configured, or with rows stored) can be
+ * forgotten: any other name is refused naming those jobs, nearest first; a window an operator
+ * skipped stays on record.
+ */
 export async function runWindowsForget(
   globals: GlobalOptions,
   name: string,
@@ -162,22 +172,66 @@ export async function runWindowsForget(
         hint: "to let the sessions checkpoint pass a window, use `sessionhouse windows skip sessions --window T --reason ...`",
       },
     );
-  if (!o.yes)
-    throw new UsageError(
-      `forget deletes every stored row of aggregation job ${job}`,
-      { hint: "add --yes to confirm" },
-    );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
+    const jobs = await forgettableJobs(w, config.aggregations.jobs);
+    if (!jobs.includes(job)) throw notForgettable(job, jobs);
+    if (!o.yes)
+      throw new UsageError(
+        `forget deletes every stored row of aggregation job ${job}`,
+        { hint: "add --yes to confirm" },
+      );
     const stream = aggregationName({ name: job });
-    await forgetJob(w, job, {
+    const done = await forgetJob(w, job, {
       stream,
       backfillPrefix: backfillPrefix(stream),
     });
-    process.stdout.write(
-      `${job}: every row and checkpoint deleted; its next run starts from nothing\n`,
-    );
+    process.stdout.write(forgotten(job, done));
   });
+}
+
+/** The aggregation jobs forget knows: configured, or with rows stored (a job since removed). */
+async function forgettableJobs(
+  w: Warehouse,
+  configured: readonly { name: string }[],
+): Promise<string[]> {
+  const names = new Set(configured.map((j) => j.name));
+  for (const job of await storedAggregationJobs(w)) names.add(job);
+  return [...names];
+}
+
+/** The refusal of a name that is no aggregation job: what it is, and the jobs, nearest first. */
+function notForgettable(job: string, jobs: readonly string[]): UsageError {
+  const offered =
+    jobs.length === 0
+      ? "no aggregation job is configured or stored"
+      : `the aggregation jobs, nearest first: ${byNearness(job, jobs).join(", ")}`;
+  if ((ENTITY_STREAMS as readonly string[]).includes(job))
+    return new UsageError(
+      `forget deletes the rows of an aggregation job; ${job} is an entity stream, whose waiting parents and the decisions taken about them are kept`,
+      {
+        hint: `to let its checkpoint pass a parent it cannot read, use \`sessionhouse windows skip ${job} --parent ID --reason ...\`; ${offered}`,
+      },
+    );
+  return new UsageError(`no aggregation job named ${JSON.stringify(job)}`, {
+    hint: `${offered}; nothing was deleted`,
+  });
+}
+
+/** What forget prints: the rows and checkpoints it deleted, and the skips it kept. */
+function forgotten(job: string, done: ForgetResult): string {
+  const counted = Object.entries(done.rows).filter(([, n]) => n > 0);
+  const rows = counted.reduce((sum, [, n]) => sum + n, 0);
+  const lines = [
+    rows === 0 && done.checkpoints === 0
+      ? `${job}: nothing was stored; deleted 0 rows and 0 checkpoints`
+      : `${job}: deleted ${rows} rows${counted.length > 0 ? ` (${counted.map(([t, n]) => `${t} ${n}`).join(", ")})` : ""} and ${done.checkpoints} checkpoint${done.checkpoints === 1 ? "" : "s"}; its next run starts from nothing`,
+  ];
+  for (const r of done.keptSkips)
+    lines.push(
+      `${job} window ${describe(r)}: kept skipped by ${r.skippedBy} (${r.skipReason}); an operator's decision stays on record, and the job does not read this window again`,
+    );
+  return `${lines.join("\n")}\n`;
 }
 
 /** An aggregation job's name; its run name (`aggregations.NAME`) is taken as well. */

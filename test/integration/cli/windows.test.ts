@@ -496,7 +496,7 @@ describe("windows", () => {
     }
   });
 
-  it("forgets a job's rows only with --yes", async () => {
+  it("forgets a job's rows only with --yes (test/integration/cli/windows-forget.test.ts: what it deletes and keeps)", async () => {
     const base = await testConfig();
     const env: Record<string, string> = {
       SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
@@ -504,10 +504,15 @@ describe("windows", () => {
       SESSIONHOUSE_LOG_LEVEL: "silent",
       ...(base.clickhouse.url ? { CLICKHOUSE_URL: base.clickhouse.url } : {}),
     };
-    const refused = await cli(env, "windows", "forget", "tech");
+    // A default job (no config file names the jobs), nothing stored yet.
+    const refused = await cli(env, "windows", "forget", "logs_by_technology");
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain("--yes");
-    const done = await cli(env, "windows", "forget", "tech", "--yes");
+    const done = await cli(
+      env,
+      ...["windows", "forget", "logs_by_technology", "--yes"],
+    );
     expect(done.status).toBe(0);
+    expect(done.stdout).toMatch(/^logs_by_technology: nothing was stored/);
   });
 });

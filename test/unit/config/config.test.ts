@@ -243,6 +243,67 @@ describe("configuration", () => {
     ).toBe(5000);
   });
 
+  it("names a setting given in the config file by its path in the file, one from the environment by its variable", () => {
+    const file = writeConfigFile("sessionhouse.yaml", [
+      "api:",
+      "  url: not a url",
+      "sessions:",
+      "  pageSize: lots",
+      "  windowMs: soon",
+      "service:",
+      "  leaseTtlMs: 10s",
+      "  leaseRenewMs: 6s",
+      "clickhouse:",
+      "  replicated: true",
+    ]);
+    const env = { SESSIONHOUSE_API_KEY: "k-123456" };
+    const fromFile = problems(env, file);
+    expect(fromFile).toEqual(
+      expect.arrayContaining([
+        `api.url in ${file}: must be an http:// or https:// URL`,
+        `sessions.pageSize in ${file}: must be a number`,
+        `sessions.windowMs in ${file}: must be a duration such as 30s, 15m, 1h, 7d or milliseconds, got "soon"`,
+        `service.leaseRenewMs in ${file}: must be at most half of service.leaseTtlMs, so that a renewal that fails once is retried before the lease expires`,
+      ]),
+    );
+    expect(fromFile.join("\n")).not.toMatch(
+      /SESSIONHOUSE_(API_URL|PAGE_SIZE|WINDOW|LEASE)/,
+    );
+    // The environment wins over the file, and is named by its variable.
+    const both = problems(
+      { ...env, SESSIONHOUSE_PAGE_SIZE: "many", SESSIONHOUSE_WINDOW: "1h" },
+      file,
+    );
+    expect(both).toContain("SESSIONHOUSE_PAGE_SIZE must be a number");
+    expect(both.join("\n")).not.toMatch(/sessions\.(pageSize|windowMs)/);
+    // A rule across settings names each as it was given.
+    const cluster = writeConfigFile("cluster.yaml", [
+      "clickhouse:",
+      "  replicated: true",
+    ]);
+    expect(problems(base, cluster)).toEqual([
+      `clickhouse.replicated in ${cluster} needs CLICKHOUSE_CLUSTER: the replicated tables are created ON CLUSTER`,
+    ]);
+    expect(problems({ ...base, CLICKHOUSE_REPLICATED: "true" })).toEqual([
+      "CLICKHOUSE_REPLICATED needs CLICKHOUSE_CLUSTER: the replicated tables are created ON CLUSTER",
+    ]);
+  });
+
+  it("offers the table names for an unknown key under retention.tables, nearest first", () => {
+    const file = writeConfigFile("sessionhouse.yaml", [
+      "retention:",
+      "  tables:",
+      "    nosuchtable:",
+      "      hotDays: 7",
+      "    agg_histogrm:",
+      "      retentionDays: 30",
+    ]);
+    expect(problems(base, file)).toEqual([
+      `config file ${file}: unknown key retention.tables.nosuchtable (the names under retention.tables, nearest first: sessions, agg_histogram, agg_top_values)`,
+      `config file ${file}: unknown key retention.tables.agg_histogrm (the names under retention.tables, nearest first: agg_histogram, sessions, agg_top_values)`,
+    ]);
+  });
+
   it("reads the reconciliation and open-session settings, with their defaults", () => {
     const d = loadConfig({ env: base }).sessions;
     expect(d.reconcileSchedule).toBe("17 * * * *");

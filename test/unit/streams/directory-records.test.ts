@@ -1,7 +1,7 @@
 // Directory records before they are stored: the shape checks of a list page, the secrets a
 // native user loses, and an inventory object of each of the six kinds turned into column rows.
 import { describe, expect, it } from "vitest";
-import { checkListPage, getUserProblem } from "../../../src/api/answers.js";
+import { checkListPage, getAnswerProblem } from "../../../src/api/answers.js";
 import {
   DROPPED_SECRET_FIELDS,
   redactNativeUser,
@@ -54,10 +54,18 @@ describe("list page checks", () => {
     expect(problem({ listMetadata: "x" })).toMatch(/listMetadata/);
   });
 
-  it("checks a GetUser answer", () => {
-    expect(getUserProblem({ user: { id: "u" } })).toBeUndefined();
-    expect(getUserProblem({})).toMatch(/no "user"/);
-    expect(getUserProblem({ user: [] })).toMatch(/not an object/);
+  it("checks a GetUser answer: its shape, and that it is the user asked for", () => {
+    const problem = (answer: unknown) =>
+      getAnswerProblem("getUser", answer, "u");
+    expect(problem({ user: { id: "u" } })).toBeUndefined();
+    expect(problem({})).toMatch(/no "user"/);
+    expect(problem({ user: [] })).toMatch(/not an object/);
+    expect(problem({ user: { id: "v" } })).toBe(
+      'the answer is for user "v", not for user "u" that was asked for',
+    );
+    // Without an id it names no other user: a record its stream dead-letters.
+    expect(problem({ user: { name: "U" } })).toBeUndefined();
+    expect(problem({ user: { id: 7 } })).toMatch(/"user.id" is a number/);
   });
 });
 
