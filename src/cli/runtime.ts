@@ -8,6 +8,8 @@ import {
   RECOMMENDED_SECRET_LENGTH,
   secretsOf,
   shortSecrets,
+  unknownEnvironmentVariables,
+  unknownVariableProblem,
   type Config,
   type LoadOptions,
 } from "../config/index.js";
@@ -52,16 +54,30 @@ export interface Runtime {
 export function configFrom(
   globals: GlobalOptions,
   overrides: LoadOptions["overrides"] = {},
-  options: { needsApi?: boolean } = {},
+  options: {
+    needsApi?: boolean;
+    /**
+     * Whether a SESSIONHOUSE_* variable nothing reads is warned of on stderr (default true);
+     * doctor and run report it among their checks instead.
+     */
+    warnUnknown?: boolean;
+  } = {},
 ): Config {
-  return loadConfig({
-    ...options,
+  const { warnUnknown = true, ...load } = options;
+  const config = loadConfig({
+    ...load,
     configFile: globals.config,
     overrides: {
       ...(globals.logLevel ? { "log.level": globals.logLevel } : {}),
       ...overrides,
     },
   });
+  if (warnUnknown)
+    for (const v of unknownEnvironmentVariables(process.env))
+      process.stderr.write(
+        `warning: ${unknownVariableProblem(v)}: what it was meant to set stays as configured otherwise\n`,
+      );
+  return config;
 }
 
 /** The logger of a command; `extraSecrets` are redacted too (a token the process made). */

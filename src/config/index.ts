@@ -6,6 +6,7 @@ export {
   RECOMMENDED_SECRET_LENGTH,
   ConfigError,
   unknownEnvironmentVariables,
+  unknownVariableProblem,
   deepMerge,
   type LoadOptions,
 } from "./load.js";

@@ -136,6 +136,14 @@ export function unknownEnvironmentVariables(
     .map((name) => ({ name, nearest: nearest(name, read) }));
 }
 
+/** What is said of an unknown variable: "X is set, and no setting reads it (did you mean Y?)". */
+export function unknownVariableProblem(v: {
+  name: string;
+  nearest: string | undefined;
+}): string {
+  return `${v.name} is set, and no setting reads it${v.nearest === undefined ? "" : ` (did you mean ${v.nearest}?)`}`;
+}
+
 export interface LoadOptions {
   env?: Env;
   /** Path of a YAML or JSON config file (`--config`). */
@@ -389,7 +397,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
     setPath(tree, path, value);
     sources.set(path, { kind: "command" });
   }
-  return validate(tree, problems, hint, sources);
+  try {
+    return validate(tree, problems, hint, sources);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // A setting reported missing or wrong may be one whose variable is misspelt.
+    const misspelt = unknownEnvironmentVariables(env).map(
+      unknownVariableProblem,
+    );
+    if (misspelt.length === 0) throw err;
+    throw new ConfigError([...err.problems, ...misspelt], err.hint);
+  }
 }
 
 /**

@@ -40,7 +40,7 @@ export function readStatementRefusal(ast: string): string | undefined {
   const root = lines[0]?.trim().split(" ")[0] ?? "";
   const children = READ_STATEMENTS.get(root);
   if (children === undefined)
-    return `a ${describeRoot(root)} statement is not a read`;
+    return `${withArticle(describeRoot(root))} statement is not a read`;
   for (const line of lines.slice(1)) {
     // Direct children of the root are indented by one space.
     if (!/^ \S/.test(line)) continue;
@@ -53,6 +53,11 @@ export function readStatementRefusal(ast: string): string | undefined {
         : `a ${root} with a ${child} is not a read`;
   }
   return undefined;
+}
+
+/** "an ALTER", "a SYSTEM": the word with its article, as spoken. */
+function withArticle(word: string): string {
+  return `${/^[AEIOU]/.test(word) ? "an" : "a"} ${word}`;
 }
 
 function describeRoot(root: string): string {

@@ -16,7 +16,7 @@ export async function runDoctorCommand(
   globals: GlobalOptions,
   o: { json?: boolean },
 ): Promise<void> {
-  const config = configFrom(globals);
+  const config = configFrom(globals, {}, { warnUnknown: false });
   // As `run` does before anything: a schedule that does not parse is a configuration error.
   checkSchedules(serviceSchedules(config));
   const results = await runDoctor(config);

@@ -34,7 +34,7 @@ import {
 
 /** `run`: the service, configured by the global options, until stopped. */
 export async function runServiceCommand(globals: GlobalOptions): Promise<void> {
-  await runService(configFrom(globals));
+  await runService(configFrom(globals, {}, { warnUnknown: false }));
 }
 
 type StopSignal = "SIGTERM" | "SIGINT";

@@ -5,6 +5,7 @@ import {
   RECOMMENDED_SECRET_LENGTH,
   shortSecrets,
   unknownEnvironmentVariables,
+  unknownVariableProblem,
   type Config,
 } from "../../config/index.js";
 import { nextRuns } from "../../scheduler/index.js";
@@ -139,7 +140,7 @@ function secrets(ctx: ConfigCheckContext): Finding {
 function environment(ctx: ConfigCheckContext): Finding {
   const unknown = unknownEnvironmentVariables(ctx.env).map(
     ({ name, nearest }) => ({
-      found: `${name} is set, and no setting reads it${nearest === undefined ? "" : ` (did you mean ${nearest}?)`}`,
+      found: unknownVariableProblem({ name, nearest }),
       fix:
         nearest === undefined
           ? `unset ${name}`

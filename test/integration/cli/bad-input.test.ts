@@ -295,6 +295,25 @@ describe("bad input changes nothing and says what is wrong", () => {
     );
   });
 
+  it("a misspelt variable: named with the one meant, refused when its setting is required", async () => {
+    const r = await mistake(
+      ["sync", "sessions", "--from", FROM, "--to", TO],
+      { SESSIONHOUSE_API_KEY: undefined, SESSIONHOUSE_API_KYE: API_KEY },
+      {
+        code: 2,
+        error:
+          /SESSIONHOUSE_API_KYE is set, and no setting reads it \(did you mean SESSIONHOUSE_API_KEY\?\)/,
+      },
+    );
+    expect(r.stderr).not.toContain(API_KEY);
+    // Not required: the command goes on, and says what it did not read.
+    const q = await cli$(["status"], { SESSIONHOUSE_RETENTON_DAYS: "30" });
+    expect(q.code, q.stderr).toBe(0);
+    expect(q.stderr).toContain(
+      "warning: SESSIONHOUSE_RETENTON_DAYS is set, and no setting reads it (did you mean SESSIONHOUSE_RETENTION_DAYS?)",
+    );
+  });
+
   it("an unreachable API URL", async () => {
     // The default retry settings: a person is told after one short retry, not seven.
     await mistake(

@@ -123,6 +123,17 @@ describe("configuration", () => {
     expect(text).toMatch(/CLICKHOUSE_DATABASE/);
   });
 
+  it("names a misspelt variable beside the setting it left missing", () => {
+    const p = problems({
+      SESSIONHOUSE_API_URL: "https://api.example.com",
+      SESSIONHOUSE_API_KYE: "a-key-long-enough-0000",
+    });
+    expect(p).toContain(
+      "SESSIONHOUSE_API_KYE is set, and no setting reads it (did you mean SESSIONHOUSE_API_KEY?)",
+    );
+    expect(p.join("\n")).toMatch(/SESSIONHOUSE_API_KEY.*required/i);
+  });
+
   it("reads the API key from a file, and refuses both forms at once", () => {
     const dir = mkdtempSync(join(testTmpDir(), "cfg-"));
     const file = join(dir, "key");
