@@ -296,6 +296,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         flags: "--json",
         help: "print JSON for programs instead of one line per check",
       },
+      {
+        flags: "--offline",
+        help: "check the configuration alone, without the network or ClickHouse: every setting's value and where it came from, unknown and misspelt names; works without the API settings",
+      },
     ],
     run: runDoctorCommand,
   },

@@ -7,6 +7,9 @@ export {
   ConfigError,
   unknownEnvironmentVariables,
   unknownVariableProblem,
+  apiNotConfigured,
+  loadSettingsReport,
+  type SettingLine,
   deepMerge,
   type LoadOptions,
 } from "./load.js";

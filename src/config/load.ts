@@ -9,6 +9,7 @@ import { defaultAggregationJobs } from "./jobs.js";
 import { isCloudHost } from "./cloud.js";
 import { unknownFileKeys } from "./keys.js";
 import { nearest } from "../util/nearest.js";
+import { scrubber } from "../util/logger.js";
 
 export class ConfigError extends SessionhouseError {
   readonly code = "CONFIG_INVALID";
@@ -136,6 +137,66 @@ export function unknownEnvironmentVariables(
     .map((name) => ({ name, nearest: nearest(name, read) }));
 }
 
+/** One setting as the offline check shows it: its path, variable, value and where it came from. */
+export interface SettingLine {
+  setting: string;
+  variable: string;
+  value: string;
+  from: string;
+}
+
+/**
+ * The configuration as `loadConfig` reads it (the API settings may be absent), with every
+ * setting that has a variable: what it resolved to (secrets replaced) and where that came from
+ * (the variable, the file, the command line, or the default).
+ */
+export function loadSettingsReport(options: LoadOptions): {
+  config: Config;
+  settings: SettingLine[];
+} {
+  const { config, sources } = loadWithSources({ ...options, needsApi: false });
+  const scrub = scrubber(secretsOf(config));
+  const settings = ENV_VARS.map(([variable, path]): SettingLine => {
+    const source = sources.exact(path);
+    const value = valueAt(config, path);
+    const missing =
+      source === undefined && (path === "api.url" || path === "api.apiKey");
+    return {
+      setting: path,
+      variable,
+      value: missing ? "(not set)" : scrub(shown(value)),
+      from:
+        source === undefined
+          ? missing
+            ? "nowhere: sync, run and doctor's online checks need it"
+            : "default"
+          : source.kind === "env"
+            ? source.name
+            : source.kind === "file"
+              ? source.file
+              : "command line",
+    };
+  });
+  return { config, settings };
+}
+
+function valueAt(tree: unknown, path: string): unknown {
+  let node = tree;
+  for (const key of path.split(".")) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean")
+    return String(value);
+  return JSON.stringify(value);
+}
+
 /** What is said of an unknown variable: "X is set, and no setting reads it (did you mean Y?)". */
 export function unknownVariableProblem(v: {
   name: string;
@@ -206,6 +267,11 @@ class Sources {
       if (source !== undefined) return source;
     }
     return undefined;
+  }
+
+  /** The source that gave `path` itself; undefined when it was given with no mapping above it either. */
+  exact(path: string): Source | undefined {
+    return this.#byPath.get(path);
   }
 
   /**
@@ -363,6 +429,13 @@ function deepFreeze<T>(value: T): T {
 
 /** Reads and validates the configuration; throws ConfigError listing every problem. */
 export function loadConfig(options: LoadOptions = {}): Config {
+  return loadWithSources(options).config;
+}
+
+function loadWithSources(options: LoadOptions): {
+  config: Config;
+  sources: Sources;
+} {
   const env = options.env ?? process.env;
   const problems: string[] = [];
   // Lowest first: the sections, the config file, the environment, then the overrides.
@@ -398,7 +471,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     sources.set(path, { kind: "command" });
   }
   try {
-    return validate(tree, problems, hint, sources);
+    return { config: validate(tree, problems, hint, sources), sources };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // A setting reported missing or wrong may be one whose variable is misspelt.
@@ -463,13 +536,22 @@ function readKeyFile(
 
 /** The key of a command that never calls the API when none is set: no secret. */
 const API_KEY_PLACEHOLDER = "not-configured";
+const API_URL_PLACEHOLDER = "http://api.not-configured.invalid";
+
+/** True when the API settings were not given (a command that never calls the API filled them in). */
+export function apiNotConfigured(config: Config): boolean {
+  return (
+    config.api.url === API_URL_PLACEHOLDER ||
+    config.api.apiKey === API_KEY_PLACEHOLDER
+  );
+}
 
 /** For commands that never call the API: a URL and key that pass validation where none are set. */
 function fillApiPlaceholders(tree: Tree): void {
   const api = (tree.api ?? {}) as Tree;
   tree.api = {
     ...api,
-    url: api.url ?? "http://api.not-configured.invalid",
+    url: api.url ?? API_URL_PLACEHOLDER,
     apiKey: api.apiKey ?? API_KEY_PLACEHOLDER,
   };
 }

@@ -10,25 +10,31 @@ import {
 import { checkSchedules } from "../../scheduler/index.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
 import { FatalError } from "../../util/errors.js";
+import { loadSettingsReport, type SettingLine } from "../../config/index.js";
+import { counted, heading, printTable } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
 export async function runDoctorCommand(
   globals: GlobalOptions,
-  o: { json?: boolean },
+  o: { json?: boolean; offline?: boolean },
 ): Promise<void> {
-  const config = configFrom(globals, {}, { warnUnknown: false });
+  const { config, settings } = o.offline
+    ? offlineConfig(globals)
+    : { config: configFrom(globals, {}, { warnUnknown: false }), settings: [] };
   // As `run` does before anything: a schedule that does not parse is a configuration error.
   checkSchedules(serviceSchedules(config));
-  const results = await runDoctor(config);
+  const results = await runDoctor(config, { offline: o.offline === true });
   const status = overallStatus(results);
   if (o.json)
     process.stdout.write(
-      `${JSON.stringify({ status, checks: results }, null, 2)}\n`,
+      `${JSON.stringify({ status, checks: results, ...(o.offline ? { settings } : {}) }, null, 2)}\n`,
     );
-  else
+  else {
+    if (o.offline) printSettings(settings);
     process.stdout.write(
       `${results.map(formatResult).join("\n")}\n\n${summary(results)}\n`,
     );
+  }
   const failed = results.filter((r) => r.status === "fail");
   if (failed.length > 0)
     throw new FatalError(
@@ -38,6 +44,27 @@ export async function runDoctorCommand(
         hint: "fix what each failed line says, then run sessionhouse doctor again",
       },
     );
+}
+
+/**
+ * The configuration with every setting's value and source, read without the API settings (an
+ * offline check is for a machine that has none yet).
+ */
+function offlineConfig(globals: GlobalOptions) {
+  return loadSettingsReport({
+    configFile: globals.config,
+    overrides: globals.logLevel ? { "log.level": globals.logLevel } : {},
+  });
+}
+
+/** The settings given somewhere (or missing), then how many are at their default. */
+function printSettings(settings: readonly SettingLine[]): void {
+  const given = settings.filter((l) => l.from !== "default");
+  heading("Settings given, their values and where they came from");
+  printTable(given.map((l) => ({ ...l })));
+  process.stdout.write(
+    `and ${counted(settings.length - given.length, "setting")} at the default (doctor --offline --json lists every one)\n\n`,
+  );
 }
 
 function summary(results: readonly CheckResult[]): string {

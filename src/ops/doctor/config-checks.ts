@@ -2,6 +2,7 @@
 // likely wants (a schedule that never fires within a year, rollups deleted before the sessions
 // they stand for, …). Pure: the configuration and the time in, a finding out.
 import {
+  apiNotConfigured,
   RECOMMENDED_SECRET_LENGTH,
   shortSecrets,
   unknownEnvironmentVariables,
@@ -157,6 +158,11 @@ const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/i;
 
 /** An API key sent in clear beyond this host. */
 function apiUrl(ctx: ConfigCheckContext): Finding {
+  if (apiNotConfigured(ctx.config))
+    return warn(
+      "SESSIONHOUSE_API_URL or SESSIONHOUSE_API_KEY is not set",
+      "set both (or api.url and api.apiKey in the config file) before sync, run or doctor without --offline",
+    );
   const url = new URL(ctx.config.api.url);
   if (url.protocol === "http:" && !LOOPBACK.test(url.hostname))
     return warn(

@@ -42,6 +42,8 @@ function doctorChecks(config: Config): CheckSpec<DoctorContext>[] {
 interface DoctorOptions {
   /** Only the checks `run` performs at start. */
   fast?: boolean;
+  /** Only the configuration's own checks: nothing is opened, nothing is asked over the network. */
+  offline?: boolean;
   nowMs?: number;
   /** The environment the configuration was read from (default this process's). */
   env?: Readonly<Record<string, string | undefined>>;
@@ -69,6 +71,7 @@ export async function runDoctor(
   try {
     for (const spec of doctorChecks(config)) {
       if (options.fast && !spec.fast) continue;
+      if (options.offline && spec.family !== "config") continue;
       let finding;
       try {
         finding = await spec.run(ctx);
