@@ -7,11 +7,7 @@
 // Opening the warehouse, and the SQL text written by hand.
 export { openWarehouse, type Warehouse } from "./client.js";
 export { quoteIdent, quoteString } from "./sql.js";
-export {
-  checkReadStatement,
-  READ_STATEMENT_KINDS,
-  readStatementRefusal,
-} from "./read-statement.js";
+export { checkReadStatement, readStatementRefusal } from "./read-statement.js";
 export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";

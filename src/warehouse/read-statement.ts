@@ -23,7 +23,7 @@ const READ_STATEMENTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
 ]);
 
 /** The kinds a reader may run, for messages and documentation. */
-export const READ_STATEMENT_KINDS: readonly string[] = [
+const READ_STATEMENT_KINDS: readonly string[] = [
   "SELECT (with UNION, INTERSECT, EXCEPT, WITH, FORMAT)",
   "SHOW TABLES, SHOW SETTINGS",
   "SHOW CREATE TABLE",
