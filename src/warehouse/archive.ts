@@ -418,6 +418,28 @@ function monthPartition(month: MonthRange): string {
   return month.from.slice(0, 7).replace("-", "");
 }
 
+/** A flagged table's rows of the month fetched before `{before}` and not marked archived. */
+function unmarkedWhere(spec: ArchiveSpec): string {
+  const t = spec.timeColumn;
+  return `${t} >= toDateTime64({from:String}, 3, 'UTC') AND ${t} < toDateTime64({to:String}, 3, 'UTC')
+    AND fetched_at < fromUnixTimestamp64Milli({before:Int64}, 'UTC') AND archived = false`;
+}
+
+/** How many rows of a table's month markArchived would mark (0 for a table not flagged). */
+export async function unmarkedRows(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  month: MonthRange,
+  fetchedBeforeMs: number,
+): Promise<number> {
+  if (spec.flagged !== true) return 0;
+  return selectCount(
+    w,
+    `SELECT count() AS n FROM ${qualified(w, spec.table)} WHERE ${unmarkedWhere(spec)}`,
+    { ...month, before: fetchedBeforeMs },
+  );
+}
+
 /**
  * Marks archived the rows of a flagged table (ArchiveSpec.flagged) in `month` fetched before
  * `fetchedBeforeMs` (the instant the export began reading: rows fetched later may not be in the
@@ -432,22 +454,13 @@ export async function markArchived(
   month: MonthRange,
   fetchedBeforeMs: number,
 ): Promise<number> {
-  if (spec.flagged !== true) return 0;
-  const t = spec.timeColumn;
-  const where = `${t} >= toDateTime64({from:String}, 3, 'UTC') AND ${t} < toDateTime64({to:String}, 3, 'UTC')
-    AND fetched_at < fromUnixTimestamp64Milli({before:Int64}, 'UTC') AND archived = false`;
-  const params = { ...month, before: fetchedBeforeMs };
-  const rows = await selectCount(
-    w,
-    `SELECT count() AS n FROM ${qualified(w, spec.table)} WHERE ${where}`,
-    params,
-  );
+  const rows = await unmarkedRows(w, spec, month, fetchedBeforeMs);
   if (rows === 0) return 0;
   const target = mutationTarget(w.cluster ?? SINGLE, w.database, spec.table);
   const partition = `IN PARTITION ID ${quoteString(monthPartition(month))}`;
   await w.client.command({
-    query: `ALTER TABLE ${target} UPDATE archived = true ${partition} WHERE ${where}`,
-    query_params: params,
+    query: `ALTER TABLE ${target} UPDATE archived = true ${partition} WHERE ${unmarkedWhere(spec)}`,
+    query_params: { ...month, before: fetchedBeforeMs },
     clickhouse_settings: { mutations_sync: "2" },
   });
   if (/\bTTL\b/.test(await storageTableDdl(w, spec.table)))
@@ -489,7 +502,11 @@ export async function thinnedSessionDays(
   w: Warehouse,
   month: MonthRange,
 ): Promise<ThinnedDay[]> {
-  const rows = await selectRows<{ day: string; recorded: string; stored: string }>(
+  const rows = await selectRows<{
+    day: string;
+    recorded: string;
+    stored: string;
+  }>(
     w,
     `SELECT toString(r.day) AS day, r.recorded AS recorded, ifNull(s.stored, 0) AS stored
      FROM (

@@ -135,8 +135,10 @@ export {
 } from "./rollups.js";
 export {
   appliedRetention,
+  keepingEverything,
   retentionSettings,
   type AppliedRetention,
+  type RetentionSettings,
 } from "./retention.js";
 export {
   activeHolds,
@@ -159,11 +161,16 @@ export {
   archiveSpec,
   archiveSpecs,
   exportMonth,
+  markArchived,
+  monthRows,
   openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
+  refusePatternPath,
   restoreFile,
+  thinnedSessionDays,
+  unmarkedRows,
   withMergesPaused,
   storedColumns,
   type ArchiveSpec,

@@ -84,6 +84,20 @@ export function retentionSettings(config: {
   };
 }
 
+/**
+ * The same settings deleting nothing: the cold tiers kept, every retention 0. `archive restore`
+ * migrates its target with them, whatever the environment's retention: restored rows are
+ * older than any retention, and would go at their next merge.
+ */
+export function keepingEverything(
+  settings: RetentionSettings,
+): RetentionSettings {
+  return {
+    ...settings,
+    tables: settings.tables.map((t) => ({ ...t, retentionDays: 0 })),
+  };
+}
+
 /** The TTL clause (after `MODIFY TTL`) for a table, or "" for none. */
 function ttlClause(t: TableRetention, coldVolume: string | undefined): string {
   const parts: string[] = [];
