@@ -28,6 +28,7 @@ import {
   ARCHIVE_FORMAT,
   ARCHIVE_TABLES,
   archiveFileName,
+  archivedColumns,
   archiveSpec,
   type ArchiveSpec,
   archiveSpecs,
@@ -553,7 +554,7 @@ async function exportTables(
 ): Promise<ArchivedTable[]> {
   const tables: ArchivedTable[] = [];
   for (const spec of await archiveSpecs(w)) {
-    const columns = await storedColumns(w, spec.table);
+    const columns = await archivedColumns(w, spec);
     const file = archiveFileName(spec.table);
     const stats = await exportTable(
       w,
@@ -1138,6 +1139,12 @@ export async function restoreArchive(
     archived: t.rows,
   }));
   checkLanded(w, options.month, tables, before);
+  // The rows loaded are archived: marked so, as the export marked them where they came from.
+  await markMonth(
+    w,
+    options.month,
+    Date.parse(manifest.fetchedBefore ?? manifest.exportedAt),
+  );
   // A restored session row has the flag of the day it was archived, and as a read of the same
   // version it may replace the stored row in a merge: the holds of this database flag it again
   // now, as their next application would (and, like it, nothing when there is no hold).

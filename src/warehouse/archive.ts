@@ -129,6 +129,21 @@ export async function storedColumns(
   );
 }
 
+/**
+ * The columns a table's rows are archived with: its stored columns but the `archived` flag of a
+ * flagged table, which says what this database did with the row, not what the row is (a
+ * restore marks the rows it loads archived).
+ */
+export async function archivedColumns(
+  w: Warehouse,
+  spec: ArchiveSpec,
+): Promise<ColumnType[]> {
+  const columns = await storedColumns(w, spec.table);
+  return spec.flagged === true
+    ? columns.filter((c) => c.name !== "archived")
+    : columns;
+}
+
 /** Row count and time range of a set of rows, times as epoch milliseconds. */
 export interface RowStats {
   rows: number;

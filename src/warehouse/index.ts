@@ -158,6 +158,7 @@ export {
   DEFAULT_ARCHIVE_DIR,
   ARCHIVE_TABLES,
   archiveFileName,
+  archivedColumns,
   archiveSpec,
   archiveSpecs,
   exportMonth,

@@ -71,7 +71,7 @@ function markedLine(config: Config, marked: number | undefined): string {
     : "SESSIONHOUSE_ARCHIVE_DIR is not set: the retention deletes by age, archived or not";
   return marked === undefined
     ? `rows not marked archived here (the service's read access cannot write): ${config.archive.dir ? "the service's rollups job marks them at its next run; until then the retention keeps them" : "set SESSIONHOUSE_ARCHIVE_DIR for the service to mark them"}\n`
-    : `${marked} rows marked archived (${retention})\n`;
+    : `checked as archive verify checks it; ${marked} rows marked archived (${retention})\n`;
 }
 
 /** `archive export`: reads, then marks the month's rows archived (not through the service). */
@@ -102,7 +102,7 @@ export async function runArchiveExport(
       ? `skipped (recorded in the manifest): ${r.skipped.months.join(", ")} by ${r.skipped.by}: ${r.skipped.reason}\n`
       : "";
     process.stdout.write(
-      `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}, verified\n` +
+      `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
         skipped +
         markedLine(config, r.marked) +
         `chain head (keep it in write-once storage): ${r.head}\n`,
@@ -179,7 +179,7 @@ export async function runArchiveRestore(
       const restored =
         r.tables.length === 0
           ? "the archive holds no rows"
-          : `${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows of ${o.month} in ${w.database} after the load (the archive's: ${r.tables.map((t) => t.archived).join(", ")})`;
+          : `${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows (counted in ${w.database} after the load; the archive holds ${r.tables.map((t) => t.archived).join(", ")})`;
       process.stdout.write(
         `${o.month} restored into ${w.database}: ${restored}\n`,
       );
