@@ -227,7 +227,7 @@ export async function exportArchive(
         groupReadable: options.groupReadable,
       },
     );
-    await checkWritten(w, root, options.month);
+    await checkWritten(w, root, options.month, scratch);
     return {
       dir,
       tables,
@@ -357,13 +357,20 @@ async function checkWhole(
 const msOf = (plain: string): number =>
   Date.parse(`${plain.replace(" ", "T")}Z`);
 
-/** The month just written, checked as verify checks it; a problem removes it (see exportArchive). */
+/**
+ * The month just written, checked as verify checks it, read back by the engine that read its
+ * files (one scratch engine a process); a problem removes it (see exportArchive).
+ */
 async function checkWritten(
   w: Warehouse,
   root: string,
   month: string,
+  scratch: () => Promise<ScratchEngine>,
 ): Promise<void> {
-  const check = await checkWithEngine(w, root, month, { allowUnsigned: true });
+  const check = await checkMonth(root, month, {
+    allowUnsigned: true,
+    reader: w.kind === "embedded" ? warehouseReader(w) : await scratch(),
+  });
   if (check.problems.length > 0)
     throw new FatalError(
       "ARCHIVE_INVALID",
@@ -1035,6 +1042,7 @@ export async function verifyArchive(
     expectHead?: string | undefined;
   } = {},
 ): Promise<VerifyResult> {
+  refusePatternPath(resolve(root));
   const months = archivedMonths(resolve(root));
   const problems: string[] = [];
   if (months.length === 0)

@@ -523,7 +523,7 @@ export async function thinnedSessionDays(
     stored: string;
   }>(
     w,
-    `SELECT toString(r.day) AS day, r.recorded AS recorded, ifNull(s.stored, 0) AS stored
+    `SELECT toString(r.day) AS day, r.recorded AS recorded, s.stored AS stored
      FROM (
        SELECT day, argMax(rows, computed_at) AS recorded
        FROM ${qualified(w, Tables.rollupDays)}
@@ -537,9 +537,9 @@ export async function thinnedSessionDays(
        WHERE start_time >= toDateTime64({from:String}, 3, 'UTC') AND start_time < toDateTime64({to:String}, 3, 'UTC')
        GROUP BY day
      ) AS s ON s.day = r.day
-     WHERE ifNull(s.stored, 0) < r.recorded
-     ORDER BY r.day
-     SETTINGS join_use_nulls = 1`,
+     -- A day without a stored session joins with stored = 0 (join_use_nulls is off).
+     WHERE s.stored < r.recorded
+     ORDER BY r.day`,
     { ...month, source: SESSIONS_ROLLUP_SOURCE },
   );
   return rows.map((r) => ({
