@@ -177,7 +177,7 @@ async function sync(env: Env, m: (typeof MONTHS)[number]): Promise<void> {
 const REFUSALS = new Set(["USAGE", "MONTH_NOT_SYNCED"]);
 
 async function step(env: Env, op: Op): Promise<string> {
-  const { w, config, root } = env;
+  const { w, config } = env;
   switch (op.kind) {
     case "sync":
       await sync(env, MONTHS[op.month] as (typeof MONTHS)[number]);
@@ -312,7 +312,7 @@ async function broken(env: Env): Promise<string[]> {
   const held = new Set(
     (await activeHolds(env.w, Date.now())).map((h) => h.value),
   );
-  for (const [id, user] of env.model.stored)
+  for (const id of env.model.stored.keys())
     if (!kept.has(id) && !archived.has(id))
       out.push(`b) ${id} is neither in sessions nor in an archived month`);
   for (const [id, user] of env.model.heldKept)
