@@ -143,8 +143,10 @@ export {
 } from "./rollups.js";
 export {
   appliedRetention,
+  keepingEverything,
   retentionSettings,
   type AppliedRetention,
+  type RetentionSettings,
 } from "./retention.js";
 export {
   activeHolds,
@@ -164,14 +166,20 @@ export {
   DEFAULT_ARCHIVE_DIR,
   ARCHIVE_TABLES,
   archiveFileName,
+  archivedColumns,
   archiveSpec,
   archiveSpecs,
   exportMonth,
+  markArchived,
+  monthRows,
   openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
+  refusePatternPath,
   restoreFile,
+  thinnedSessionDays,
+  unmarkedRows,
   withMergesPaused,
   storedColumns,
   type ArchiveSpec,
