@@ -5,7 +5,7 @@
 // (test/architecture/imports.test.ts).
 
 // Opening the warehouse, and the SQL text written by hand.
-export { openWarehouse, type Warehouse } from "./client.js";
+export { openWarehouse, readerView, type Warehouse } from "./client.js";
 export { quoteIdent, quoteString } from "./sql.js";
 export {
   checkReadStatement,

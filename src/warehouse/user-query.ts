@@ -162,6 +162,15 @@ function userQueryError(w: Warehouse, err: unknown, format: string): unknown {
         hint: "stop the service (SIGTERM or Ctrl-C) to change the data directory, or leave the writing to it",
       },
     );
+  if (w.readOnly && code === String(ClickHouseCode.READONLY))
+    return new SinkError(
+      "QUERY_REFUSED",
+      `ClickHouse refused the statement (code ${code}): ${said} (this query runs read-only)`,
+      {
+        cause: err,
+        hint: "query runs one read, read-only; a statement that writes or changes a setting runs only with query --write, which needs a user that may write",
+      },
+    );
   return new SinkError(
     "QUERY_REFUSED",
     `ClickHouse refused the statement (code ${code}): ${said}`,

@@ -13,6 +13,7 @@ import { FatalError } from "../../util/errors.js";
 import {
   migrate,
   openScratchEngine,
+  openWarehouse,
   retentionSettings,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
@@ -39,13 +40,18 @@ interface RestoreFlags {
   allowUnsigned?: boolean;
 }
 
-/** `archive export`: reads only, through the service's read access while it runs. */
+/**
+ * `archive export`: reads the data, but opens the writer: it migrates first, and the embedded
+ * engine writes the Parquet files itself. While the running service holds the data directory,
+ * through the service's read access (the service migrated it and encodes the Parquet).
+ */
 export async function runArchiveExport(
   globals: GlobalOptions,
   o: { month: string; to: string },
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
-  await withWarehouse(config, "read", async (w) => {
+  const w = await openWarehouse(config, { readThroughService: true });
+  try {
     // The running service has migrated its database; its read access cannot write.
     if (w.service === undefined)
       await migrate(w, { retention: retentionSettings(config) });
@@ -65,7 +71,9 @@ export async function runArchiveExport(
       `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
         `chain head (keep it in write-once storage): ${r.head}\n`,
     );
-  });
+  } finally {
+    await w.close();
+  }
 }
 
 /** `archive verify`: the files alone, read by an engine of its own. */
