@@ -168,7 +168,14 @@ describe("the read commands with a readonly = 1 user", () => {
   });
 
   it("export, windows list, hold list and detect run print the same", async () => {
-    const ocsf = await sameAsWriter("export", "ocsf", "--from", FROM, "--to", TO);
+    const ocsf = await sameAsWriter(
+      "export",
+      "ocsf",
+      "--from",
+      FROM,
+      "--to",
+      TO,
+    );
     expect(ocsf.split("\n").length).toBeGreaterThan(100);
     await sameAsWriter("windows", "list", "--all", "--json");
     await sameAsWriter("hold", "list", "--all");
@@ -210,7 +217,9 @@ describe("a command that writes, given the reader", () => {
     expect(r.stderr).toMatch(
       /^error: ClickHouse at http:\/\/127\.0\.0\.1:\d+ does not let the exporter's inserts set async_insert=0, insert_deduplicate=1: the user is read-only \(readonly = 1\), and this command writes, so it needs a user that may write/,
     );
-    expect(r.stderr).toMatch(/\nhint: the commands that write need the exporter's user/);
+    expect(r.stderr).toMatch(
+      /\nhint: the commands that write need the exporter's user/,
+    );
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.stderr).not.toContain(READER_TOKEN);
   });
