@@ -401,7 +401,7 @@ export function serverClient(
  * allows. No response compression: it would set enable_http_compression, which readonly = 1
  * refuses to change.
  */
-export function readOnlyServerClient(
+function readOnlyServerClient(
   ch: ClickHouseConfig,
   url: URL,
   database: string | undefined,
@@ -638,12 +638,20 @@ async function openEmbedded(
       await client.close();
     },
   };
-  READER_VIEWS.set(w, {
+  READER_VIEWS.set(w, embeddedReaderView(w, readerConnection));
+  return w;
+}
+
+/** The reader view of an embedded warehouse: its blocks stream on the reader's connection. */
+function embeddedReaderView(
+  w: Warehouse,
+  readerConnection: ChdbConnection,
+): Warehouse {
+  return {
     ...readOnlyOf(w),
     queryBlocks: (query, format, signal) =>
       embeddedBlocks(readerConnection, query, format, signal),
-  });
-  return w;
+  };
 }
 
 /** The reader views of the embedded warehouses opened here: their reader streams on its own connection. */
