@@ -396,9 +396,9 @@ export function serverClient(
 
 /**
  * A client for the server at `url` whose every query asks for readonly = 1 and sets nothing
- * else but `settings` (each one of READER_SETTINGS, see readerSettings): on a user that may write, the engine then refuses writes; on a user that is readonly = 1
- * already (Grafana's reader profile), asking for the level it has is no change, which the server
- * allows. No response compression: it would set enable_http_compression, which readonly = 1
+ * else but `settings` (each one of READER_SETTINGS, see readerSettings): on a user that may
+ * write, the engine then refuses writes; on a user that is readonly = 1 already (Grafana's
+ * reader profile), asking for the level it has is no change, which the server allows. No response compression: it would set enable_http_compression, which readonly = 1
  * refuses to change.
  */
 function readOnlyServerClient(
@@ -608,10 +608,11 @@ async function openEmbedded(
   await removeStaleInsertFiles();
   const insertClients: ClickHouseClient[] = [];
   const readers: ClickHouseClient[] = [];
-  const readerConnection = connect();
+  let readerConnection: ChdbConnection;
   try {
     for (let i = 0; i < EMBEDDED_INSERT_CLIENTS; i++)
       insertClients.push(open());
+    readerConnection = connect();
     readers.push(await openEmbeddedReader(readerConnection));
   } catch (err) {
     await Promise.all(
@@ -654,7 +655,7 @@ function embeddedReaderView(
   };
 }
 
-/** The reader views of the embedded warehouses opened here: their reader streams on its own connection. */
+/** The reader views of the embedded warehouses opened here, each streaming on its reader's connection. */
 const READER_VIEWS = new WeakMap<Warehouse, Warehouse>();
 
 /** `w` with its reader as every client, no insert client, no block stream, closed with `w`. */
