@@ -160,6 +160,23 @@ describe("a read command where nothing was exported yet", () => {
     },
   );
 
+  it("query --write on a database that does not exist: the engine's refusal, no stack", async () => {
+    const missing = freshDatabaseName();
+    const r = await mainInProcess(
+      { ...env, CLICKHOUSE_DATABASE: missing },
+      "query",
+      "--write",
+      "SELECT count() FROM sessions",
+    );
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^error: ClickHouse refused the statement \\(code 81\\): .*${missing}`,
+      ),
+    );
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it("query on a data directory that does not exist: names it, exit 2, the directory is not made", async () => {
     const absent = join(dir, "never-made");
     const r = await mainInProcess(
