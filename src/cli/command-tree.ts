@@ -10,7 +10,10 @@ import {
 import { ALERT_RULES_FILE } from "../detections/grafana.js";
 import { ENTITY_STREAMS, type EntityStream } from "../pipeline/names.js";
 import { FILTER_KEYS } from "../reports/build.js";
-import { DEFAULT_ARCHIVE_DIR } from "../warehouse/index.js";
+import {
+  DEFAULT_ARCHIVE_DIR,
+  READ_STATEMENT_KINDS,
+} from "../warehouse/index.js";
 import { intArg } from "./args.js";
 import {
   runArchiveExport,
@@ -285,7 +288,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
       {
         flags: "--write",
-        help: "run a statement that writes (ALTER, INSERT, OPTIMIZE, SYSTEM …) with the writer's access: for the owner, who needs a user that may write; without it the statement must be one read (SELECT, SHOW, DESCRIBE, EXISTS, EXPLAIN), run read-only",
+        help: `run a statement that writes (ALTER, INSERT, OPTIMIZE, SYSTEM …) with the writer's access: for the owner, who needs a user that may write; without it the statement must be one read, run read-only: ${READ_STATEMENT_KINDS.join("; ")}`,
       },
     ],
     more:
