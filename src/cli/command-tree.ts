@@ -10,7 +10,10 @@ import {
 import { ALERT_RULES_FILE } from "../detections/grafana.js";
 import { ENTITY_STREAMS, type EntityStream } from "../pipeline/names.js";
 import { FILTER_KEYS } from "../reports/build.js";
-import { DEFAULT_ARCHIVE_DIR } from "../warehouse/index.js";
+import {
+  DEFAULT_ARCHIVE_DIR,
+  READ_STATEMENT_KINDS,
+} from "../warehouse/index.js";
 import { intArg } from "./args.js";
 import {
   runArchiveExport,
@@ -108,9 +111,10 @@ const archivePublicKeyFlag = (signedBy: string) =>
   );
 
 const ARCHIVE_EXPORT_HELP =
-  "\nOnly reads the database: while sessionhouse run holds the embedded data directory, the\n" +
-  "export goes through the service's read-only access (the service encodes the Parquet and\n" +
-  "this process writes the files).";
+  "\nReads the database, but needs a user that may write: it migrates first, and the embedded\n" +
+  "engine writes the Parquet files itself. While sessionhouse run holds the embedded data\n" +
+  "directory, the export goes through the service's read-only access (the service encodes\n" +
+  "the Parquet and this process writes the files).";
 
 export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
   demo: {
@@ -282,10 +286,15 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "table, or any ClickHouse output format (TSV, CSVWithNames, JSONEachRow, Pretty, Markdown, Parquet, …); binary formats only to a file or a pipe; row formats (CSV, TSV, JSONEachRow, …) stream block by block",
         default: TABLE_FORMAT,
       },
+      {
+        flags: "--write",
+        help: `run a statement that writes (ALTER, INSERT, OPTIMIZE, SYSTEM …) with the writer's access: for the owner, who needs a user that may write; without it the statement must be one read, run read-only: ${READ_STATEMENT_KINDS.join("; ")}`,
+      },
     ],
     more:
       READS_THROUGH_SERVICE +
-      "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
+      "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory;\n" +
+      "query --write is refused while the service holds the data directory.",
     run: runQueryCommand,
   },
   doctor: {

@@ -1,4 +1,4 @@
-// The warehouse a command opens for its work (hold, windows, report, archive), closed once
+// The warehouse a command opens for its work (hold, windows, report, export, detect), closed once
 // whatever happens; commands that sync open the whole runtime with withRuntime (runtime.ts).
 import type { Config } from "../config/index.js";
 import {
@@ -10,10 +10,11 @@ import {
 } from "../warehouse/index.js";
 
 /**
- * Runs `fn` on the warehouse and closes it. "read" goes through the running service's read-only
- * access when the service holds the embedded data directory; "write" is refused then
- * (DATA_DIR_IN_USE), and migrates the warehouse before `fn`, with the configuration's
- * retention unless `retention` is given.
+ * Runs `fn` on the warehouse and closes it. "read": a warehouse the engine holds read-only
+ * (openWarehouse with access "read": a reader's credentials serve it, nothing is created, a
+ * missing database is refused), through the running service's read-only access when the service
+ * holds the embedded data directory. "write": refused then (DATA_DIR_IN_USE); migrates the
+ * warehouse before `fn`, with the configuration's retention unless `retention` is given.
  */
 export async function withWarehouse<T>(
   config: Config,

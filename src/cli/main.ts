@@ -2,7 +2,7 @@
 // over to the pipeline, scheduler or simulator. Exit status: 0 done, 1 failed, 2 bad input.
 import { Command, CommanderError } from "commander";
 import { ConfigError, secretsOfEnvironment } from "../config/index.js";
-import { SessionhouseError, UsageError } from "../util/errors.js";
+import { RefusedError, SessionhouseError, UsageError } from "../util/errors.js";
 import { VERSION } from "../util/version.js";
 import { endQuietlyOnBrokenPipe } from "../util/broken-pipe.js";
 import { rememberedSecrets, scrubber } from "../util/logger.js";
@@ -57,7 +57,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (err instanceof SessionhouseError) {
       write(`error: ${err.message}\n`);
       if (err.hint) write(`hint: ${err.hint}\n`);
-      return err instanceof ConfigError || err instanceof UsageError ? 2 : 1;
+      return err instanceof ConfigError ||
+        err instanceof UsageError ||
+        err instanceof RefusedError
+        ? 2
+        : 1;
     }
     write(
       `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,

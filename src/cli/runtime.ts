@@ -34,7 +34,9 @@ export const WRITES_DATA_DIR =
 
 /** The help of the commands that read, on the embedded engine beside a running service. */
 export const READS_THROUGH_SERVICE =
-  "\nOn the embedded engine, while sessionhouse run holds the data directory, this\n" +
+  "\nThis command only reads: ClickHouse runs it read-only (readonly = 1), so a reader's\n" +
+  "credentials serve it, and it creates nothing (a database not created yet is refused).\n" +
+  "On the embedded engine, while sessionhouse run holds the data directory, this\n" +
   "command reads through the service's read-only access (found in\n" +
   "<dataDir>/.sessionhouse-service.json); otherwise it opens the data directory.";
 

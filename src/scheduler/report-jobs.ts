@@ -9,6 +9,7 @@ import { MANIFEST_FILE } from "../evidence/manifest.js";
 import { withRun } from "../pipeline/context.js";
 import { previousPeriod, reportDirName } from "../reports/period.js";
 import { parseFilters, reportFrom } from "../reports/produce.js";
+import { readerView } from "../warehouse/index.js";
 import { DEFAULT_RUN_DEADLINE_MS, type PipelineDeps } from "./jobs.js";
 import type { ScheduledJob } from "./scheduler.js";
 
@@ -47,14 +48,19 @@ export function reportJobs(
             return;
           }
           rmSync(dir, { recursive: true, force: true });
-          const written = await reportFrom(deps.warehouse, deps.config, {
-            kind: s.kind,
-            fromMs,
-            toMs,
-            out: dir,
-            formats: s.format,
-            filters,
-          });
+          // Read-only, as the report command reads: the engine refuses any write.
+          const written = await reportFrom(
+            readerView(deps.warehouse),
+            deps.config,
+            {
+              kind: s.kind,
+              fromMs,
+              toMs,
+              out: dir,
+              formats: s.format,
+              filters,
+            },
+          );
           ctx.logger.info(
             { dir, files: written.files.length, signed: written.signed },
             "report written",

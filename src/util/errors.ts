@@ -34,6 +34,12 @@ export class FatalError extends SessionhouseError {
   }
 }
 
+/**
+ * A request refused as it stands, not a failure of the run: a warehouse not created yet, SQL
+ * that is not a read where only reads run. Exit status 2, as for a UsageError; `code` names it.
+ */
+export class RefusedError extends FatalError {}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
-import { consistentReadSettings, SINGLE } from "./cluster.js";
+import { consistentReadSettings } from "./cluster.js";
 import { chTime, fromChTime } from "./format.js";
 import { insertRows, insertVersions, type InsertOptions } from "./insert.js";
 import { selectLogged, selectRows, type QueryLog } from "./select.js";
@@ -61,7 +61,7 @@ export async function readCheckpoint(
     query: CHECKPOINT_ROWS(w, "stream = {stream:String}"),
     query_params: { stream },
     format: "JSONEachRow",
-    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
+    clickhouse_settings: consistentReadSettings(w),
   });
   const [row] = await rs.json<CheckpointRow>();
   return row ? checkpointOf(row) : undefined;
@@ -80,7 +80,7 @@ export async function readCheckpoints(
       params: { prefix },
     },
     log,
-    consistentReadSettings(w.cluster ?? SINGLE),
+    consistentReadSettings(w),
   );
   return rows.map(checkpointOf);
 }

@@ -14,6 +14,7 @@
 //   bookkeeping and entity tables (UNSHARDED) are not distributed: one replica on every node
 //   of the cluster, read locally wherever the exporter connects and joined locally by views.
 import type { Config } from "../config/index.js";
+import type { Warehouse } from "./client.js";
 import { quoteIdent } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { Tables } from "./tables.js";
@@ -148,12 +149,16 @@ const QUORUM_TABLES: ReadonlySet<string> = new Set([
 /**
  * Settings of a read that must see the latest checkpoint: on a replicated table a replica that
  * misses a quorum write refuses the read instead of answering with older state; on Cloud the
- * replica fetches the latest metadata first.
+ * replica fetches the latest metadata first. None for a read-only warehouse: a reader may change
+ * no setting (readonly = 1), decides nothing from what it reads, and shows what the replica it
+ * reaches holds.
  */
 export function consistentReadSettings(
-  mode: ClusterMode,
+  w: Pick<Warehouse, "cluster" | "readOnly">,
 ): Record<string, number> {
-  return isReplicated(mode) ? { select_sequential_consistency: 1 } : {};
+  return !w.readOnly && isReplicated(w.cluster ?? SINGLE)
+    ? { select_sequential_consistency: 1 }
+    : {};
 }
 
 /**

@@ -5,9 +5,13 @@
 // (test/architecture/imports.test.ts).
 
 // Opening the warehouse, and the SQL text written by hand.
-export { openWarehouse, type Warehouse } from "./client.js";
+export { openWarehouse, readerView, type Warehouse } from "./client.js";
 export { quoteIdent, quoteString } from "./sql.js";
-export { checkReadStatement, readStatementRefusal } from "./read-statement.js";
+export {
+  checkReadStatement,
+  READ_STATEMENT_KINDS,
+  readStatementRefusal,
+} from "./read-statement.js";
 export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";

@@ -134,7 +134,7 @@ async function selectRowsConsistent<T>(
     query,
     query_params: params,
     format: "JSONEachRow",
-    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
+    clickhouse_settings: consistentReadSettings(w),
   });
   return rs.json<T>();
 }

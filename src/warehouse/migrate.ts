@@ -319,7 +319,7 @@ async function readLedger(w: Warehouse): Promise<{
   const rs = await w.client.query({
     query: `SELECT version, name, checksum FROM ${quoteIdent(w.database)}.schema_migrations`,
     format: "JSONEachRow",
-    clickhouse_settings: consistentReadSettings(w.cluster ?? SINGLE),
+    clickhouse_settings: consistentReadSettings(w),
   });
   const rows = await rs.json<AppliedMigration>();
   const statements: AppliedStatement[] = [];

@@ -91,7 +91,10 @@ export async function openProbe(config: Config): Promise<ClickHouseProbe> {
     }
     return probeOf(client, "server", url.origin, undefined);
   }
-  const w = await openWarehouse(config, { access: "read", keepModes: true });
+  const w = await openWarehouse(config, {
+    access: "read",
+    allowMissingDatabase: true,
+  });
   return {
     ...probeOf(w.client, w.kind, w.location, w.service),
     close: () => w.close(),

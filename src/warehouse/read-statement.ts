@@ -20,15 +20,19 @@ const READ_STATEMENTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["ShowCreateTableQuery", new Set(["Identifier"])],
   ["DescribeQuery", new Set(["TableExpression", "Identifier"])],
   ["ExistsTableQuery", new Set(["Identifier"])],
+  // EXPLAIN (PLAN, PIPELINE, ESTIMATE, AST …) of a SELECT, with EXPLAIN's own options (a Set
+  // child: `indexes = 1`) and its FORMAT; it runs nothing of the SELECT. Not INTO OUTFILE.
+  ["Explain", new Set(["SelectWithUnionQuery", "Identifier", "Set"])],
 ]);
 
 /** The kinds a reader may run, for messages and documentation. */
-const READ_STATEMENT_KINDS: readonly string[] = [
+export const READ_STATEMENT_KINDS: readonly string[] = [
   "SELECT (with UNION, INTERSECT, EXCEPT, WITH, FORMAT)",
   "SHOW TABLES, SHOW SETTINGS",
   "SHOW CREATE TABLE",
   "DESCRIBE",
   "EXISTS",
+  "EXPLAIN of a SELECT",
 ];
 
 /**
@@ -78,15 +82,18 @@ async function parsedStatement(
     format: "JSONEachRow",
   });
   const [row] = await formatted.json<{ q: string }>();
-  // The client appends its FORMAT to the text, where the explained statement takes it (a child
-  // Identifier); EXPLAIN then answers in the default format: TabSeparated on a server, CSV in
-  // the embedded engine, whose quotes are taken off here.
-  const explained = await client.query({
+  // Sent as it is (exec): a FORMAT the client appended would be parsed as the explained
+  // statement's, which a SYSTEM or KILL statement takes for a syntax error. EXPLAIN answers in
+  // the default format: TabSeparated on a server, CSV in the embedded engine, whose quotes are
+  // taken off here.
+  const { stream } = await client.exec({
     query: `EXPLAIN AST ${row?.q ?? ""}`,
     query_params: params,
-    format: "TabSeparatedRaw",
   });
-  return (await explained.text())
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks)
+    .toString("utf8")
     .split("\n")
     .map((l) =>
       l.length > 1 && l.startsWith('"') && l.endsWith('"')

@@ -10,4 +10,8 @@ export const READER_SETTINGS: ReadonlyMap<string, string> = new Map([
     "max_execution_time",
     "the Grafana data source sets its query timeout with it on every query",
   ],
+  [
+    "distributed_product_mode",
+    "on a cluster whose tables are distributed, the read commands (status, report, query …) set it to global on every query, as the exporter's own client does: an IN or JOIN subquery over a Distributed table inside a query over another then runs once and is sent to the shards, instead of being refused",
+  ],
 ]);

@@ -62,9 +62,9 @@ export async function userQueryRows(
   sql: string,
   limit: number,
 ): Promise<ShownRows> {
-  await useDatabase(w);
   const shown: ShownRows = { rows: [], total: 0 };
   try {
+    await useDatabase(w);
     // Only the rows shown are parsed; the others are counted.
     for await (const line of resultLines(
       w,
@@ -92,9 +92,9 @@ export async function writeUserQuery(
   format: OutputFormat,
   out: NodeJS.WritableStream,
 ): Promise<void> {
-  await useDatabase(w);
   const abort = new AbortController();
   try {
+    await useDatabase(w);
     // A block can be large (the engine's blocks hold up to a million rows): it is written a
     // slice at a time.
     for await (const block of resultBlocks(w, sql, format.name, abort.signal)) {
@@ -160,6 +160,15 @@ function userQueryError(w: Warehouse, err: unknown, format: string): unknown {
       {
         cause: err,
         hint: "stop the service (SIGTERM or Ctrl-C) to change the data directory, or leave the writing to it",
+      },
+    );
+  if (w.readOnly && code === String(ClickHouseCode.READONLY))
+    return new SinkError(
+      "QUERY_REFUSED",
+      `ClickHouse refused the statement (code ${code}): ${said} (this query runs read-only)`,
+      {
+        cause: err,
+        hint: "query runs one read, read-only; a statement that writes or changes a setting runs only with query --write, which needs a user that may write",
       },
     );
   return new SinkError(

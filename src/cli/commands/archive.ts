@@ -15,6 +15,7 @@ import {
   keepingEverything,
   migrate,
   openScratchEngine,
+  openWarehouse,
   retentionSettings,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
@@ -74,14 +75,20 @@ function markedLine(config: Config, marked: number | undefined): string {
     : `checked as archive verify checks it; ${marked} rows marked archived (${retention})\n`;
 }
 
-/** `archive export`: reads, then marks the month's rows archived (not through the service). */
+/**
+ * `archive export`: reads the data, but opens the writer: it migrates first, the embedded engine
+ * writes the Parquet files itself, and the month's rows are marked archived after. While the
+ * running service holds the data directory, through the service's read access (the service
+ * migrated it and encodes the Parquet; its rollups job marks the rows).
+ */
 export async function runArchiveExport(
   globals: GlobalOptions,
   o: ExportFlags,
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
   const skip = skipGap(o);
-  await withWarehouse(config, "read", async (w) => {
+  const w = await openWarehouse(config, { readThroughService: true });
+  try {
     // The running service has migrated its database; its read access cannot write.
     if (w.service === undefined)
       await migrate(w, { retention: retentionSettings(config) });
@@ -107,7 +114,9 @@ export async function runArchiveExport(
         markedLine(config, r.marked) +
         `chain head (keep it in write-once storage): ${r.head}\n`,
     );
-  });
+  } finally {
+    await w.close();
+  }
 }
 
 /** `archive verify`: the files alone, read by an engine of its own. */

@@ -1,31 +1,55 @@
 // `sessionhouse query "SELECT …"`: SQL against the configured ClickHouse, with the configured
-// database as the current one.
+// database as the current one: one read on a read-only warehouse, or with --write any statement
+// on the writer.
 import {
+  checkReadStatement,
   openWarehouse,
   outputFormat,
   userQueryRows,
   type Warehouse,
   writeUserQuery,
 } from "../../warehouse/index.js";
-import { UsageError } from "../../util/errors.js";
+import {
+  RefusedError,
+  SessionhouseError,
+  UsageError,
+} from "../../util/errors.js";
 import { printTable } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
 /** The query command's own format: a table of the first rows, for people. */
 export const TABLE_FORMAT = "table";
 
-/** `query SQL`: through the warehouse's read access. */
+/**
+ * `query SQL`: one read, checked to be one (checkReadStatement) and run on a warehouse the engine
+ * holds read-only; `query --write SQL`: any statement, on the writer (the owner's).
+ */
 export async function runQueryCommand(
   globals: GlobalOptions,
   sql: string,
-  o: { format: string },
+  o: { format: string; write?: boolean },
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
-  const w = await openWarehouse(config, { access: "read" });
+  const w = await openWarehouse(config, { access: o.write ? "write" : "read" });
   try {
+    if (!o.write) await checkRead(w, sql);
     await runQuery(w, sql, o.format);
   } finally {
     await w.close();
+  }
+}
+
+/** Refuses (exit 2) SQL that is not one read, saying how the owner runs it. */
+async function checkRead(w: Warehouse, sql: string): Promise<void> {
+  try {
+    await checkReadStatement(w, sql);
+  } catch (err) {
+    if (!(err instanceof SessionhouseError && err.code === "NOT_A_READ"))
+      throw err;
+    throw new RefusedError("NOT_A_READ", err.message, {
+      cause: err,
+      hint: `${err.hint ?? ""}; a statement that writes runs only with query --write, which needs a user that may write (and, on the embedded engine, no running service)`,
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 // The queries of the compliance reports: SQL text kept here, run with typed parameters, and
 // recorded exactly as run (with the database filled in) for the report's manifest.
-import type { Warehouse } from "../client.js";
+import { EMBEDDED_READ_SETTINGS, type Warehouse } from "../client.js";
 import { quoteIdent } from "../sql.js";
 import { existingTables } from "../migrate.js";
 import { selectRows, type ExecutedQuery } from "../select.js";
@@ -16,16 +16,15 @@ export interface ReportQuery {
 export type Row = Record<string, unknown>;
 
 /**
- * What a report's aggregation or sort may hold in memory before the engine writes it to disk and
- * goes on from there. Embedded, the engine runs in the report's own process, so the bound is the
- * process's: access-review over a month of 8.5 million sessions peaked at 2.49 GB without it and
- * 1.24 GB with it (at about a quarter more CPU). A server keeps its own settings (a read-only user
- * may not change them), and so does a data directory read through a running service.
+ * The clause that ends a report query on an embedded warehouse that writes (the manifest records
+ * it with the query): EMBEDDED_READ_SETTINGS, which the session of a read-only embedded warehouse
+ * has already (set before readonly = 1, which refuses the clause). A server keeps its own settings
+ * (a read-only user may not change them), and so does a data directory read through a running
+ * service.
  */
-const SPILL_BYTES = 400_000_000;
-
-/** The clause that ends an embedded report query (the manifest records it with the query). */
-const SPILL_CLAUSE = `SETTINGS max_bytes_before_external_group_by = ${SPILL_BYTES}, max_bytes_before_external_sort = ${SPILL_BYTES}`;
+const SPILL_CLAUSE = `SETTINGS ${Object.entries(EMBEDDED_READ_SETTINGS)
+  .map(([k, v]) => `${k} = ${v}`)
+  .join(", ")}`;
 
 /**
  * Runs report queries against what the warehouse holds: a query whose tables are absent is not
@@ -112,7 +111,10 @@ export class ReportReader {
     params: Record<string, string>,
   ): { sql: string; used: Record<string, string> } {
     const text = q.sql.replaceAll("{{db}}", quoteIdent(this.#w.database));
-    const sql = this.#w.kind === "embedded" ? `${text}\n${SPILL_CLAUSE}` : text;
+    const sql =
+      this.#w.kind === "embedded" && !this.#w.readOnly
+        ? `${text}\n${SPILL_CLAUSE}`
+        : text;
     const all = { ...params, db: this.#w.database };
     const used = Object.fromEntries(
       Object.entries(all)

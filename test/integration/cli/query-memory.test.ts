@@ -2,7 +2,7 @@
 // written a block at a time as the engine produces it, so the process holds a block, not the
 // result (the engine's client would answer with the whole result in one buffer).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -19,6 +19,8 @@ let dir: string;
 beforeAll(async () => {
   cli = await buildCli();
   dir = mkdtempSync(join(testTmpDir(), "query-memory-"));
+  // A read command creates no data directory: the engine's own, with its `default` database.
+  mkdirSync(join(dir, "data"), { mode: 0o700 });
 });
 
 afterAll(() => {

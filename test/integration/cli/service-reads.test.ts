@@ -318,17 +318,25 @@ describe("the embedded engine while sessionhouse run holds it", () => {
         )
       ).code,
     ).toBe("516");
-    // The query command through the service is readonly too.
+    // The query command through the service runs one read, read-only; a write is refused
+    // before it is sent, and query --write is refused while the service holds the directory.
     const write = await cli1([
       "query",
       `INSERT INTO checkpoints SELECT * FROM checkpoints`,
     ]);
-    expect(write.code).toBe(1);
-    expect(write.stderr).toMatch(/Cannot execute query in readonly mode/);
-    expect(write.stderr).toContain(
-      `(${dataDir} is held by the running service, pid ${service.child.pid}, and read through its read-only access)`,
+    expect(write.code).toBe(2);
+    expect(write.stderr).toMatch(/an INSERT statement is not a read/);
+    expect(write.stderr).toMatch(/hint: .*query --write/);
+    const owner = await cli1([
+      "query",
+      "--write",
+      `INSERT INTO checkpoints SELECT * FROM checkpoints`,
+    ]);
+    expect(owner.code).toBe(1);
+    expect(owner.stderr).toContain(
+      `is in use by the running service (sessionhouse run, pid ${service.child.pid})`,
     );
-    expect(write.stderr).toMatch(/hint: stop the service/);
+    expect(owner.stderr).toMatch(/hint: stop the service/);
 
     // Nor in the metrics.
     const ops = service.logs.find((l) => l.msg === "ops server listening");

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { Warehouse } from "../../../src/warehouse/client.js";
+import { READER_SETTINGS } from "../../../src/warehouse/reader-settings.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import {
   loadDashboards,
@@ -33,25 +34,42 @@ const ENV = {
 let w: Warehouse;
 let statements: string[];
 
-beforeAll(async () => {
-  w = await migratedWarehouse(await testConfig());
+/** The statements the script gives `clickhouse client` with `env`, every call's in order. */
+function scriptStatements(env: Record<string, string>): string[] {
   const dir = mkdtempSync(join(testTmpDir(), "grafana-reader-"));
   const fake = join(dir, "clickhouse");
   writeFileSync(
     fake,
-    `#!/bin/bash\nprintf '%s\\n' "$*" > "${dir}/args"\ncat > "${dir}/sql"\n`,
+    `#!/bin/bash\nprintf '%s\\n' "$*" >> "${dir}/args"\ncat >> "${dir}/sql"\n`,
   );
   chmodSync(fake, 0o755);
   execFileSync("bash", [SCRIPT], {
-    env: { PATH: `${dir}:${process.env.PATH ?? ""}`, ...ENV },
+    env: { PATH: `${dir}:${process.env.PATH ?? ""}`, ...env },
   });
-  expect(readFileSync(join(dir, "args"), "utf8")).toContain(
-    `client --user ${ENV.CLICKHOUSE_USER} --password ${ENV.CLICKHOUSE_PASSWORD}`,
-  );
-  statements = readFileSync(join(dir, "sql"), "utf8")
+  for (const args of readFileSync(join(dir, "args"), "utf8").trim().split("\n"))
+    expect(args).toContain(
+      `client --user ${ENV.CLICKHOUSE_USER} --password ${ENV.CLICKHOUSE_PASSWORD}`,
+    );
+  return readFileSync(join(dir, "sql"), "utf8")
     .split(/;\n/)
     .map((s) => s.trim())
     .filter((s) => s !== "");
+}
+
+/** The settings a profile statement marks CHANGEABLE_IN_READONLY (or WRITABLE), sorted. */
+function changeable(profile: string): string[] {
+  return [
+    ...profile.matchAll(
+      /\b(\w+)(?: = [^,]*?)?(?: MIN \S+)?(?: MAX \S+)? (?:CHANGEABLE_IN_READONLY|WRITABLE)\b/g,
+    ),
+  ]
+    .map((m) => m[1] ?? "")
+    .sort();
+}
+
+beforeAll(async () => {
+  w = await migratedWarehouse(await testConfig());
+  statements = scriptStatements(ENV);
 }, 60_000);
 
 afterAll(async () => {
@@ -97,7 +115,7 @@ describe("grafana-reader.sh", () => {
     expect((await scalar(`SELECT 1 AS ${db}`)).name).toBe(ENV.CLICKHOUSE_DB);
   });
 
-  it("gives the user readonly = 1, caps on memory, time and a result's size, and only max_execution_time to change", async () => {
+  it("gives the user readonly = 1, caps on memory, time and a result's size, and only the settings a reader may set (READER_SETTINGS) to change", async () => {
     const [profile] = find(/^CREATE SETTINGS PROFILE/);
     const text = await formatted(profile ?? "");
     expect(text).toMatch(/\breadonly = 1 CONST\b/);
@@ -111,7 +129,8 @@ describe("grafana-reader.sh", () => {
       ) ?? [];
     expect(Number(min)).toBeGreaterThanOrEqual(1);
     expect(Number(value)).toBeLessThanOrEqual(Number(max));
-    expect(text.match(/CHANGEABLE_IN_READONLY|WRITABLE/g)).toHaveLength(1);
+    // Exactly the settings a reader may set, the one list.
+    expect(changeable(text)).toEqual([...READER_SETTINGS.keys()].sort());
     // The data source's query timeout is what the plugin sets max_execution_time to.
     const ds = parse(
       readFileSync(
@@ -188,5 +207,57 @@ describe("grafana-reader.sh", () => {
         expect(sql).not.toMatch(/SELECT\s+\*|\.\*/);
       }
     }
+  });
+});
+
+describe("grafana-reader.sh with READER_CLICKHOUSE_USER", () => {
+  const READER = {
+    READER_CLICKHOUSE_USER: "audit`or",
+    READER_CLICKHOUSE_PASSWORD: "an'other\\pass",
+  };
+  let all: string[];
+  let reader: string[];
+  beforeAll(() => {
+    all = scriptStatements({ ...ENV, ...READER });
+    reader = all.slice(statements.length);
+  });
+
+  it("creates Grafana's user as without it, then the CLI readers' user", () => {
+    expect(all.slice(0, statements.length)).toEqual(statements);
+    expect(reader.map((s) => s.split(" ").slice(0, 2).join(" "))).toEqual([
+      "CREATE SETTINGS",
+      "CREATE USER",
+      "ALTER USER",
+      "REVOKE ALL",
+      "GRANT SELECT",
+    ]);
+  });
+
+  it("gives it readonly = 1 with exactly the settings a reader may set changeable, and no cap on a result", async () => {
+    const text = await formatted(reader[0] ?? "");
+    expect(text).toMatch(/\breadonly = 1 CONST\b/);
+    expect(changeable(text)).toEqual([...READER_SETTINGS.keys()].sort());
+    expect(text).not.toMatch(/max_result_rows|max_result_bytes/);
+    expect(text).toMatch(
+      /^CREATE SETTINGS PROFILE OR REPLACE `audit\\`or_profile` SETTINGS /,
+    );
+    expect(await formatted(reader[2] ?? "")).toMatch(
+      /DROP ALL SETTINGS, DROP ALL PROFILES, ADD PROFILE `audit\\`or_profile`/,
+    );
+  });
+
+  it("quotes its name and password, and grants SELECT on the database only, raw columns included", async () => {
+    const [, user = "", password = ""] =
+      /^CREATE USER IF NOT EXISTS (`(?:[^`\\]|\\.)*`) .* BY ('(?:[^'\\]|\\.)*')$/.exec(
+        reader[1] ?? "",
+      ) ?? [];
+    expect((await scalar(`SELECT 1 AS ${user}`)).name).toBe(
+      READER.READER_CLICKHOUSE_USER,
+    );
+    expect((await scalar(`SELECT ${password}`)).value).toBe(
+      READER.READER_CLICKHOUSE_PASSWORD,
+    );
+    expect(reader[3]).toMatch(/^REVOKE ALL ON \*\.\* FROM /);
+    expect(reader[4]).toMatch(/^GRANT SELECT ON `[^.]+`\.\* TO /);
   });
 });

@@ -229,10 +229,14 @@ describe("rendering for a cluster", () => {
       insert_quorum_parallel: 0,
     });
     expect(clusterInsertSettings(SINGLE, "checkpoints")).toEqual({});
-    expect(consistentReadSettings(replicated)).toEqual({
+    expect(consistentReadSettings({ cluster: replicated })).toEqual({
       select_sequential_consistency: 1,
     });
-    expect(consistentReadSettings(SINGLE)).toEqual({});
+    expect(consistentReadSettings({ cluster: SINGLE })).toEqual({});
+    // A reader may change no setting, and decides nothing from what it reads.
+    expect(
+      consistentReadSettings({ cluster: replicated, readOnly: true }),
+    ).toEqual({});
     expect(clientSettings(distributed)).toEqual({
       insert_distributed_sync: 1,
       load_balancing: "in_order",
