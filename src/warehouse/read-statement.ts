@@ -29,6 +29,7 @@ export const READ_STATEMENT_KINDS: readonly string[] = [
   "SHOW CREATE TABLE",
   "DESCRIBE",
   "EXISTS",
+  "EXPLAIN AST (without options)",
 ];
 
 /**
@@ -37,10 +38,17 @@ export const READ_STATEMENT_KINDS: readonly string[] = [
  */
 export function readStatementRefusal(ast: string): string | undefined {
   const lines = ast.split("\n").filter((l) => l.trim() !== "");
+  // EXPLAIN AST only parses the statement it is given, and runs nothing (checkReadStatement
+  // itself sends one through the reader, which on the embedded engine held by `run` is the HTTP
+  // front): one child, the statement, and no options (a Set child).
+  if (/^Explain EXPLAIN AST \(children 1\)$/.test(lines[0]?.trim() ?? ""))
+    return undefined;
   const root = lines[0]?.trim().split(" ")[0] ?? "";
   const children = READ_STATEMENTS.get(root);
-  if (children === undefined)
-    return `a ${describeRoot(root)} statement is not a read`;
+  if (children === undefined) {
+    const kind = describeRoot(root);
+    return `${/^[AEIOU]/.test(kind) ? "an" : "a"} ${kind} statement is not a read`;
+  }
   for (const line of lines.slice(1)) {
     // Direct children of the root are indented by one space.
     if (!/^ \S/.test(line)) continue;

@@ -1114,7 +1114,7 @@ describe("a readonly front", () => {
     const attempts = [
       [
         "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') FORMAT LineAsString",
-        "Cannot execute query in readonly mode. (READONLY)",
+        "Cannot execute query in readonly mode: an INSERT statement is not a read",
       ],
       [
         "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') UNION ALL SELECT line FROM file('/etc/hostname', 'LineAsString') FORMAT LineAsString",
