@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { Warehouse } from "../../../src/warehouse/client.js";
+import { READER_SETTINGS } from "../../../src/warehouse/reader-settings.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import {
   loadDashboards,
@@ -97,7 +98,7 @@ describe("grafana-reader.sh", () => {
     expect((await scalar(`SELECT 1 AS ${db}`)).name).toBe(ENV.CLICKHOUSE_DB);
   });
 
-  it("gives the user readonly = 1, caps on memory, time and a result's size, and only max_execution_time to change", async () => {
+  it("gives the user readonly = 1, caps on memory, time and a result's size, and only the readers' settings to change", async () => {
     const [profile] = find(/^CREATE SETTINGS PROFILE/);
     const text = await formatted(profile ?? "");
     expect(text).toMatch(/\breadonly = 1 CONST\b/);
@@ -111,7 +112,14 @@ describe("grafana-reader.sh", () => {
       ) ?? [];
     expect(Number(min)).toBeGreaterThanOrEqual(1);
     expect(Number(value)).toBeLessThanOrEqual(Number(max));
-    expect(text.match(/CHANGEABLE_IN_READONLY|WRITABLE/g)).toHaveLength(1);
+    // Exactly the settings of the readers' allow-list may change, none otherwise.
+    expect(text.match(/CHANGEABLE_IN_READONLY|WRITABLE/g)).toHaveLength(
+      READER_SETTINGS.size,
+    );
+    for (const name of READER_SETTINGS.keys())
+      expect(text).toMatch(
+        new RegExp(`\\b${name}\\b[^,]*CHANGEABLE_IN_READONLY`),
+      );
     // The data source's query timeout is what the plugin sets max_execution_time to.
     const ds = parse(
       readFileSync(
