@@ -20,6 +20,8 @@ const READ_STATEMENTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["ShowCreateTableQuery", new Set(["Identifier"])],
   ["DescribeQuery", new Set(["TableExpression", "Identifier"])],
   ["ExistsTableQuery", new Set(["Identifier"])],
+  // The grants of a user (doctor reads the exporter's and Grafana reader's).
+  ["ShowGrantsQuery", new Set(["Identifier"])],
 ]);
 
 /** The kinds a reader may run, for messages and documentation. */
@@ -29,6 +31,7 @@ export const READ_STATEMENT_KINDS: readonly string[] = [
   "SHOW CREATE TABLE",
   "DESCRIBE",
   "EXISTS",
+  "SHOW GRANTS",
   "EXPLAIN AST (without options)",
 ];
 

@@ -4,7 +4,8 @@
 // (dashboards/provisioning/clickhouse/grafana-reader.sh marks exactly these
 // CHANGEABLE_IN_READONLY; doctor checks the profile against this list) and what the exporter's
 // own read commands send. Every other setting is refused to a reader, the HTTP interface's own
-// (enable_http_compression, …) included, as a readonly = 1 server refuses them. None names a
+// (http_zlib_compression_level, send_progress_in_http_headers, …) included, as a readonly = 1
+// server refuses them. None names a
 // path, a schema file, a URL or a directory, or changes what is read: the integration test
 // test/integration/warehouse/reader-settings.test.ts checks each entry against the engine's own
 // description in system.settings.
@@ -18,6 +19,10 @@ export const READER_SETTINGS: ReadonlyMap<string, string> = new Map([
   [
     "max_execution_time",
     "the Grafana data source sets its query timeout with it on every query (clickhouse-go adds it from the request's deadline); the HTTP front caps it",
+  ],
+  [
+    "enable_http_compression",
+    "@clickhouse/client asks for a compressed answer with it when response compression is on (its default; the exporter's server client and doctor's probe do); it changes only how the answer is encoded on the wire",
   ],
   [
     "output_format_parquet_row_group_size",

@@ -7,7 +7,8 @@
 #     differ), marked CHANGEABLE_IN_READONLY (needs
 #     access_control_improvements.settings_constraints_replace_previous, set by
 #     access-control.xml): max_execution_time, which the plugin sets on every query (its query
-#     timeout), within 1..300 s, and the row groups of a Parquet answer (archive export);
+#     timeout), within 1..300 s, enable_http_compression (a compressed answer) and the row
+#     groups of a Parquet answer (archive export);
 #     a query gets 60 s and 4 GB of memory at most, and a result of more
 #     than 1,000,000 rows or 1 GiB fails whole (TOO_MANY_ROWS_OR_BYTES) rather than arriving cut;
 #   - SELECT on the database, except the `raw` columns of sessions, dead_letters, the entity
@@ -36,7 +37,7 @@ password=$(literal "${GRAFANA_CLICKHOUSE_PASSWORD}")
 
 clickhouse client --user "${CLICKHOUSE_USER}" --password "${CLICKHOUSE_PASSWORD}" --multiquery <<SQL
 CREATE DATABASE IF NOT EXISTS ${db};
-CREATE SETTINGS PROFILE OR REPLACE ${profile} SETTINGS readonly = 1 CONST, max_execution_time = 60 MIN 1 MAX 300 CHANGEABLE_IN_READONLY, output_format_parquet_row_group_size CHANGEABLE_IN_READONLY, output_format_parquet_row_group_size_bytes CHANGEABLE_IN_READONLY, max_memory_usage = 4000000000 CONST, max_result_rows = 1000000 CONST, max_result_bytes = 1073741824 CONST, result_overflow_mode = 'throw' CONST;
+CREATE SETTINGS PROFILE OR REPLACE ${profile} SETTINGS readonly = 1 CONST, max_execution_time = 60 MIN 1 MAX 300 CHANGEABLE_IN_READONLY, enable_http_compression CHANGEABLE_IN_READONLY, output_format_parquet_row_group_size CHANGEABLE_IN_READONLY, output_format_parquet_row_group_size_bytes CHANGEABLE_IN_READONLY, max_memory_usage = 4000000000 CONST, max_result_rows = 1000000 CONST, max_result_bytes = 1073741824 CONST, result_overflow_mode = 'throw' CONST;
 CREATE USER IF NOT EXISTS ${user} IDENTIFIED WITH sha256_password BY ${password};
 ALTER USER ${user} IDENTIFIED WITH sha256_password BY ${password} SETTINGS PROFILE ${profile};
 REVOKE ALL ON *.* FROM ${user};

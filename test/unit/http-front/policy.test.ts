@@ -49,21 +49,29 @@ describe("a readonly front's settings", () => {
     ).toThrow(`Cannot modify '${name}' setting in readonly mode`);
   });
 
-  it("refuses the HTTP layer's settings as a readonly = 1 server does", () => {
-    expect(() =>
+  it("refuses the HTTP layer's settings as a readonly = 1 server does, but those of the list", () => {
+    for (const name of [
+      "http_zlib_compression_level",
+      "send_progress_in_http_headers",
+    ]) {
+      expect(() =>
+        sessionPrelude(readonly, request({}, { [name]: "1" }), "POST"),
+      ).toThrow(`Cannot modify '${name}' setting`);
+      expect(
+        sessionPrelude(
+          { readonly: false },
+          request({}, { [name]: "1" }),
+          "POST",
+        ),
+      ).toBe("");
+    }
+    expect(
       sessionPrelude(
         readonly,
         request({}, { enable_http_compression: "1" }),
         "POST",
       ),
-    ).toThrow("Cannot modify 'enable_http_compression' setting");
-    expect(
-      sessionPrelude(
-        { readonly: false },
-        request({}, { enable_http_compression: "1" }),
-        "POST",
-      ),
-    ).toBe("");
+    ).toBe("SET max_execution_time = '30'; SET readonly = 1");
   });
 
   it("finds a changed setting of the session that is neither the engine's own, the front's, nor the readers'", () => {
