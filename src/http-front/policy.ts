@@ -23,6 +23,7 @@ import {
   readableTables,
   readerTableRefusal,
   readStatementRefusal,
+  type ReaderTables,
 } from "../warehouse/index.js";
 import type { EngineSession } from "./engine.js";
 import { FrontError } from "./errors.js";
@@ -381,10 +382,8 @@ export async function refuseInSession(
     );
   const databases = policy.readerDatabases;
   if (databases === undefined) return;
-  const denied = readerTableRefusal(rows, {
-    databases,
-    current: database ?? "default",
-  });
+  const where: ReaderTables = { databases, current: database ?? "default" };
+  const denied = readerTableRefusal(rows, where);
   if (denied !== undefined)
     throw new FrontError(
       "ACCESS_DENIED",
