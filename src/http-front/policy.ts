@@ -358,22 +358,36 @@ export async function prepareSession(
 }
 
 /**
- * The refusals in the request's engine session, before the statement runs there, for a readonly
- * front: on the statement as the engine formats it (formatQuery: one statement, no comments),
- * the file-reading functions; on the engine's syntax tree of it (EXPLAIN AST), the one
- * allow-list of reads (readStatementRefusal), and for a reader the allow-list of tables
- * (readerTableRefusal), unqualified names in `database`.
+ * The refusals before a readonly request's statement runs, made in `checker`, an engine session
+ * of their own (the request's own session has a reader's caps on a result's rows, and a syntax
+ * tree has more rows than that): its query parameters set and its database in use (as the
+ * request's), under readonly = 1. On the statement as the engine formats it (formatQuery: one
+ * statement, no comments), the file-reading functions; on the engine's syntax tree of it
+ * (EXPLAIN AST), the one allow-list of reads (readStatementRefusal), and for a reader the
+ * allow-list of tables (readerTableRefusal), unqualified names in `database`.
  */
 export async function refuseInSession(
   policy: Policy,
-  session: EngineSession,
+  checker: EngineSession,
   userText: string,
+  request: RequestParams,
   database: string | undefined,
 ): Promise<void> {
   if (!policy.readonly) return;
-  const canonical = await formattedQuery(session, userText);
+  const prelude = [...request.queryParams].map(
+    ([name, value]) => `param_${name} = ${quoteString(value)}`,
+  );
+  await checker.queryAsync(
+    [
+      ...(prelude.length > 0 ? [`SET ${prelude.join(", ")}`] : []),
+      ...(request.database ? [`USE ${quoteIdent(request.database)}`] : []),
+      "SET readonly = 1",
+    ].join("; "),
+    { format: "TSV" },
+  );
+  const canonical = await formattedQuery(checker, userText);
   refuseFileFunctions(canonical);
-  const rows = await syntaxTreeRows(session, canonical);
+  const rows = await syntaxTreeRows(checker, canonical);
   const refusal = readStatementRefusal(rows.join("\n"));
   if (refusal !== undefined)
     throw new FrontError(

@@ -369,7 +369,7 @@ class Front {
     const format =
       plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
     const result = await this.#gate.run(() =>
-      this.#execute(plan, session, format),
+      this.#execute(plan, { ...session, request }, format),
     );
     return { plan, format, result };
   }
@@ -380,10 +380,15 @@ class Front {
 
   async #execute(
     plan: Plan,
-    { policy, prelude }: { policy: Policy; prelude: string },
+    prepared: { policy: Policy; prelude: string; request: RequestParams },
     format: string,
   ): Promise<EngineResult> {
+    const { policy, prelude, request } = prepared;
     const session = new this.Session(this.engine.dataDir);
+    // A readonly request's statement is checked in a session of its own (refuseInSession).
+    const checker = policy.readonly
+      ? new this.Session(this.engine.dataDir)
+      : undefined;
     try {
       const database = await prepareSession(
         policy,
@@ -391,12 +396,20 @@ class Front {
         prelude,
         this.engine.baseline,
       );
-      await refuseInSession(policy, session, plan.userText, database);
+      if (checker)
+        await refuseInSession(
+          policy,
+          checker,
+          plan.userText,
+          request,
+          database,
+        );
       return await session.queryAsync(plan.sql, { format });
     } catch (err) {
       throw explainResultCap(this.#policy, inTermsOfTheRequest(err, plan));
     } finally {
       session.close();
+      checker?.close();
     }
   }
 
