@@ -69,7 +69,10 @@ export function readStatementRefusal(ast: string): string | undefined {
 function describeRoot(root: string): string {
   if (root === "") return "empty";
   if (root === "SYSTEM") return "SYSTEM";
-  return root.replace(/Query$/, "").toUpperCase();
+  return root
+    .replace(/Query$/, "")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toUpperCase();
 }
 
 /** The statement as the engine parses it: one statement, else the engine's error. */
