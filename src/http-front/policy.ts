@@ -3,12 +3,28 @@
 // request.ts) must match the front's user and password or token (or readers' token). A front
 // started with `readonly` (the read access of `sessionhouse run`, whose tokens other processes
 // hold) runs every statement in an engine session with readonly = 1 and the caps on time, memory
-// and, for readers, the size of a result (a larger result fails with the caps in its message),
-// refuses any change of settings but max_execution_time (itself capped) and the answer's
-// encoding (output_format_*), takes a body no larger than a query, and refuses what readonly = 1 would still let through: INTO OUTFILE, FROM INFILE, the
-// file-reading functions and KILL.
+// and, for readers, the size of a result (a larger result fails with the caps in its message);
+// lets a request set only the settings of the one allow-list READER_SETTINGS
+// (src/warehouse/reader-settings.ts: max_execution_time, itself capped, and the row groups of a
+// Parquet answer), the HTTP interface's own settings included; takes a body no larger than a
+// query; runs only the statements of the one allow-list of reads (readStatementRefusal:
+// SELECT, SHOW, DESCRIBE, EXISTS, EXPLAIN AST — not KILL, SYSTEM, INTO OUTFILE, SETTINGS),
+// refuses the words OUTFILE and INFILE and the file-reading functions; and lets a reader (the
+// readers' token) read only the allow-listed tables (readerTableRefusal: the warehouse's database
+// and the system tables that list databases, tables, columns and functions — not
+// system.processes nor anything else that shows other clients' SQL).
 import { timingSafeEqual } from "node:crypto";
-import { ClickHouseCode, quoteIdent, quoteString } from "../warehouse/index.js";
+import {
+  ClickHouseCode,
+  quoteIdent,
+  quoteString,
+  READ_STATEMENT_KINDS,
+  READER_SETTINGS,
+  readableTables,
+  readerTableRefusal,
+  readStatementRefusal,
+  type ReaderTables,
+} from "../warehouse/index.js";
 import type { EngineSession } from "./engine.js";
 import { FrontError } from "./errors.js";
 import { INLINE_BODY_BYTES } from "./planning.js";
@@ -64,10 +80,19 @@ export function checkCredentials(
   return caller;
 }
 
-/** The policy for one caller: the owner's requests without the caps on a result. */
+/**
+ * The policy for one caller: the owner's requests without the caps on a result and without the
+ * readers' allow-list of tables (the owner's commands read the system tables they check, and the
+ * owner holds the data directory itself).
+ */
 export function policyFor(policy: Policy, caller: Caller): Policy {
   return caller === "owner"
-    ? { ...policy, maxResultRows: undefined, maxResultBytes: undefined }
+    ? {
+        ...policy,
+        maxResultRows: undefined,
+        maxResultBytes: undefined,
+        readerDatabases: undefined,
+      }
     : policy;
 }
 
@@ -90,15 +115,25 @@ export interface Policy {
   maxResultRows?: number | undefined;
   /** Cap on the bytes (in memory) of one result (max_result_bytes); a larger result fails. */
   maxResultBytes?: number | undefined;
+  /**
+   * On a readonly front, the databases a reader may read (with the allow-listed system tables);
+   * without it, the tables are not checked.
+   */
+  readerDatabases?: readonly string[] | undefined;
 }
 
 /**
- * The settings a request may still set on a readonly front: its time (capped below) and how its
- * answer is encoded (output_format_*: the row groups of a Parquet answer, say), which change
- * neither what is read nor what is stored.
+ * A setting a request may not set: on a readonly front, every setting but those of the one
+ * allow-list READER_SETTINGS, as a readonly = 1 server refuses every setting not marked
+ * CHANGEABLE_IN_READONLY (the HTTP layer's own, enable_http_compression and the like, too).
  */
-const READONLY_SETTABLE = (name: string): boolean =>
-  name === "max_execution_time" || name.startsWith("output_format_");
+function refuseSetting(policy: Policy, name: string): void {
+  if (!policy.readonly || READER_SETTINGS.has(name)) return;
+  throw new FrontError(
+    "READONLY",
+    `Cannot modify '${name}' setting in readonly mode: this read-only access lets a request set only ${[...READER_SETTINGS.keys()].join(", ")}`,
+  );
+}
 
 /** Scalar functions that read files of the host; readonly = 1 lets them run, the front does not. */
 const FILE_READING_FUNCTIONS = new Set(["file", "catboostevaluate"]);
@@ -106,7 +141,13 @@ const FILE_READING_FUNCTIONS = new Set(["file", "catboostevaluate"]);
 /**
  * The statements that prepare the request's engine session: the settings (the front's caps
  * first, then the URL's), the query parameters, the default database, and readonly last so
- * that it does not refuse the others.
+ * that it does not refuse the others. readonly cannot come first here: the embedded engine has
+ * no settings profiles (CREATE SETTINGS PROFILE is refused: it has no user directories), so a
+ * setting cannot be marked CHANGEABLE_IN_READONLY, and under readonly = 1 no setting may change.
+ * So a setting off the allow-list is refused here, before anything runs (refuseSetting), and
+ * once the session is prepared the engine's own account of its changed settings is checked
+ * against the same list before the statement runs (prepareSession): a setting that reached the
+ * session in any other way fails the request, whatever this function let through.
  */
 export function sessionPrelude(
   policy: Policy,
@@ -130,16 +171,13 @@ export function sessionPrelude(
     settings.set("result_overflow_mode", "throw");
   // GET requests are readonly = 2 on a server: settings may change, data may not.
   let readonly = policy.readonly ? 1 : method === "POST" ? 0 : 2;
+  for (const name of request.httpSettings.keys()) refuseSetting(policy, name);
   for (const [name, value] of request.settings) {
     if (name === "readonly") {
       readonly = readonlyLevel(readonly, value);
       continue;
     }
-    if (policy.readonly && !READONLY_SETTABLE(name))
-      throw new FrontError(
-        "READONLY",
-        `Cannot modify '${name}' setting in readonly mode`,
-      );
+    refuseSetting(policy, name);
     if (name === "max_execution_time" && timeCap !== undefined)
       settings.set(name, String(capped(value, timeCap)));
     else if (name === "max_memory_usage" && memoryCap !== undefined)
@@ -237,15 +275,152 @@ export function refuseBeforeRun(
 }
 
 /**
- * The refusal in the request's engine session, before the statement runs there: for a readonly
- * front, the statement as the engine reads it (refuseFileAccessCanonical).
+ * The settings the front itself sets in a readonly request's session, besides those of
+ * READER_SETTINGS: readonly and the caps.
+ */
+const FRONT_SETTINGS: ReadonlySet<string> = new Set([
+  "readonly",
+  "max_execution_time",
+  "max_memory_usage",
+  "max_result_rows",
+  "max_result_bytes",
+  "result_overflow_mode",
+]);
+
+/** The engine's changed settings, by name: what a fresh session of the engine starts with. */
+export type SettingValues = ReadonlyMap<string, string>;
+
+/**
+ * The settings changed in a session (`[name, value]`, from the engine's system.settings) that
+ * are neither what a fresh session has (`baseline`) nor set by the front (FRONT_SETTINGS) nor on
+ * the readers' allow-list.
+ */
+export function settingsBeyondList(
+  changed: readonly (readonly [string, string])[],
+  baseline: SettingValues,
+): string[] {
+  return changed
+    .filter(
+      ([name, value]) =>
+        baseline.get(name) !== value &&
+        !FRONT_SETTINGS.has(name) &&
+        !READER_SETTINGS.has(name),
+    )
+    .map(([name]) => name);
+}
+
+const CHANGED_SETTINGS =
+  "SELECT currentDatabase(), groupArray((name, value)) FROM system.settings WHERE changed";
+
+/** The changed settings of a fresh engine session: what the engine itself sets. */
+export async function engineBaseline(
+  session: EngineSession,
+): Promise<SettingValues> {
+  const [, changed] = await changedSettings(session, CHANGED_SETTINGS);
+  return new Map(changed);
+}
+
+async function changedSettings(
+  session: EngineSession,
+  sql: string,
+): Promise<[string, [string, string][]]> {
+  const r = await session.queryAsync(sql, { format: "JSONCompactEachRow" });
+  const text = Buffer.from(r.bytes()).toString("utf8").trim();
+  return JSON.parse(text) as [string, [string, string][]];
+}
+
+/**
+ * Prepares the request's engine session with `prelude` (sessionPrelude). On a readonly front,
+ * checks then, in the same call, the engine's own account of the session's changed settings
+ * against the allow-list (settingsBeyondList), and returns the session's current database.
+ */
+export async function prepareSession(
+  policy: Policy,
+  session: EngineSession,
+  prelude: string,
+  baseline: SettingValues,
+): Promise<string | undefined> {
+  if (!policy.readonly) {
+    if (prelude !== "") await session.queryAsync(prelude, { format: "TSV" });
+    return undefined;
+  }
+  const [database, changed] = await changedSettings(
+    session,
+    `${prelude}; ${CHANGED_SETTINGS}`,
+  );
+  const beyond = settingsBeyondList(changed, baseline);
+  if (beyond.length > 0)
+    throw new FrontError(
+      "READONLY",
+      `Cannot execute query in readonly mode: the engine session has ${beyond.join(", ")} set, which this read-only access does not allow; nothing ran`,
+    );
+  return database;
+}
+
+/**
+ * The refusals before a readonly request's statement runs, made in `checker`, an engine session
+ * of their own (the request's own session has a reader's caps on a result's rows, and a syntax
+ * tree has more rows than that): its query parameters set and its database in use (as the
+ * request's), under readonly = 1. On the statement as the engine formats it (formatQuery: one
+ * statement, no comments), the file-reading functions; on the engine's syntax tree of it
+ * (EXPLAIN AST), the one allow-list of reads (readStatementRefusal), and for a reader the
+ * allow-list of tables (readerTableRefusal), unqualified names in `database`.
  */
 export async function refuseInSession(
   policy: Policy,
-  session: EngineSession,
+  checker: EngineSession,
   userText: string,
+  request: RequestParams,
+  database: string | undefined,
 ): Promise<void> {
-  if (policy.readonly) await refuseFileAccessCanonical(session, userText);
+  if (!policy.readonly) return;
+  const prelude = [...request.queryParams].map(
+    ([name, value]) => `param_${name} = ${quoteString(value)}`,
+  );
+  await checker.queryAsync(
+    [
+      ...(prelude.length > 0 ? [`SET ${prelude.join(", ")}`] : []),
+      ...(request.database ? [`USE ${quoteIdent(request.database)}`] : []),
+      "SET readonly = 1",
+    ].join("; "),
+    { format: "TSV" },
+  );
+  const canonical = await formattedQuery(checker, userText);
+  refuseFileFunctions(canonical);
+  const rows = await syntaxTreeRows(checker, canonical);
+  const refusal = readStatementRefusal(rows.join("\n"));
+  if (refusal !== undefined)
+    throw new FrontError(
+      "READONLY",
+      `Cannot execute query in readonly mode: ${refusal}; this read-only access runs ${READ_STATEMENT_KINDS.join("; ")}`,
+    );
+  const databases = policy.readerDatabases;
+  if (databases === undefined) return;
+  const where: ReaderTables = { databases, current: database ?? "default" };
+  const denied = readerTableRefusal(rows, where);
+  if (denied !== undefined)
+    throw new FrontError(
+      "ACCESS_DENIED",
+      `${denied}: a reader of this access reads ${readableTables(databases)}`,
+    );
+}
+
+/**
+ * The rows of the engine's `EXPLAIN AST` of one formatted statement, as TSV: one node a row, a
+ * line feed in a name escaped inside its row. The statement's FORMAT clause is its own (a child
+ * of its tree); the answer's format is the call's.
+ */
+async function syntaxTreeRows(
+  session: EngineSession,
+  canonical: string,
+): Promise<string[]> {
+  const r = await session.queryAsync(`EXPLAIN AST ${canonical}`, {
+    format: "TSV",
+  });
+  return Buffer.from(r.bytes())
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 }
 
 /** Refusals the server makes before running a statement that came over HTTP. */
@@ -295,17 +470,13 @@ function refuseFileAccess(text: string): void {
 }
 
 /**
- * In readonly mode, the second check reads the statement as the engine formats it (formatQuery):
- * one statement, no comments, identifiers unescaped. readonly = 1 lets the scalar function
- * file() read any file of the host, and KILL QUERY stop other requests' queries; both are refused.
+ * In readonly mode, a check of the statement as the engine formats it (formatQuery): one
+ * statement, no comments, identifiers unescaped. readonly = 1 lets the scalar function file()
+ * read any file of the host; it is refused (a SELECT may call it, so the allow-list of
+ * statements does not cover it).
  */
-async function refuseFileAccessCanonical(
-  session: EngineSession,
-  text: string,
-): Promise<void> {
-  const canonical = await formattedQuery(session, text);
+function refuseFileFunctions(canonical: string): void {
   let previous: { name: string } | undefined;
-  let first = true;
   for (const t of tokens(canonical)) {
     const name =
       t.kind === "word"
@@ -313,12 +484,6 @@ async function refuseFileAccessCanonical(
         : t.kind === "quoted"
           ? t.text.slice(1, -1).toLowerCase()
           : undefined;
-    if (first && name === "kill")
-      throw new FrontError(
-        "READONLY",
-        "Cannot execute query in readonly mode: KILL is not allowed through a readonly front",
-      );
-    first = false;
     if (
       previous &&
       t.kind === "open" &&

@@ -19,6 +19,8 @@ export function newReadToken(): string {
 interface ReadAccessOptions {
   /** The data directory the service's engine has open. */
   dataDir: string;
+  /** The warehouse's database: the one database (with a few system tables) a reader may read. */
+  database: string;
   host: string;
   port: number;
   /** Cap on one query's execution time, in seconds. */
@@ -49,7 +51,8 @@ export interface ReadAccess {
 /**
  * Serves the data directory read-only (readonly = 1, the caps on time and memory, a token
  * required: the owner's, whose commands read whole results, or the readers', whose results are
- * capped in rows and bytes) and writes the service file. The front opens its own engine sessions on the same
+ * capped in rows and bytes and who read only the warehouse's database and the system tables that
+ * list it) and writes the service file. The front opens its own engine sessions on the same
  * path: in one process, sessions on the data directory the engine has open share that engine.
  */
 export async function startReadAccess(
@@ -69,6 +72,7 @@ export async function startReadAccess(
     maxMemoryUsage: options.maxMemoryUsage,
     maxResultRows: options.maxResultRows,
     maxResultBytes: options.maxResultBytes,
+    readerDatabases: [options.database],
   });
   const file = serviceFilePath(options.dataDir);
   try {

@@ -135,6 +135,11 @@ export interface RequestParams {
   settings: Map<string, string>;
   /** Values of param_<name>, as sent (ClickHouse's escaped text format). */
   queryParams: Map<string, string>;
+  /**
+   * The settings of the HTTP layer that were given (HTTP_SETTINGS): the front acts on them
+   * itself and none reaches the engine, but a readonly = 1 server refuses them as any other.
+   */
+  httpSettings: Map<string, string>;
   compression: { enabled: boolean; level: number };
 }
 
@@ -148,6 +153,7 @@ export function readParams(
   const out: RequestParams = {
     settings: new Map(),
     queryParams: new Map(),
+    httpSettings: new Map(),
     compression: { enabled: false, level: 3 },
   };
   const database =
@@ -177,17 +183,20 @@ export function readParams(
       out.queryParams.set(name, value);
       continue;
     }
-    if (key === "enable_http_compression") {
-      out.compression.enabled = truthy(value);
-      continue;
-    }
-    if (key === "http_zlib_compression_level") {
+    if (HTTP_SETTINGS.has(key)) {
+      out.httpSettings.set(key, value);
+      if (key === "enable_http_compression")
+        out.compression.enabled = truthy(value);
       const level = Number(value);
-      if (Number.isInteger(level) && level >= 1 && level <= 9)
+      if (
+        key === "http_zlib_compression_level" &&
+        Number.isInteger(level) &&
+        level >= 1 &&
+        level <= 9
+      )
         out.compression.level = level;
       continue;
     }
-    if (HTTP_SETTINGS.has(key)) continue;
     if (!NAME.test(key))
       throw new FrontError("UNKNOWN_SETTING", `Unknown setting '${key}'`);
     out.settings.set(key, value);

@@ -37,14 +37,17 @@ import {
 } from "./planning.js";
 import {
   checkCredentials,
+  engineBaseline,
   policyFor,
   explainResultCap,
   maxBodyBytes,
+  prepareSession,
   refuseBeforeRun,
   refuseInSession,
   sessionPrelude,
   type FrontAuth,
   type Policy,
+  type SettingValues,
 } from "./policy.js";
 import {
   credentialsOf,
@@ -79,6 +82,12 @@ interface HttpFrontOptions {
   maxResultRows?: number;
   /** Cap on the bytes (in memory) of one result: a larger one fails, its message naming the cap. */
   maxResultBytes?: number;
+  /**
+   * With readonly: the databases a reader (the readers' token, or the one login of a front
+   * without one) may read, besides the allow-listed system tables; without it, tables are not
+   * checked. The owner's token is not held to it.
+   */
+  readerDatabases?: readonly string[];
   /** Queries running at once (default 2); more wait. */
   maxConcurrentQueries?: number;
   /** Queries waiting (default 64); more are refused with TOO_MANY_SIMULTANEOUS_QUERIES. */
@@ -113,7 +122,22 @@ export async function startHttpFront(
     const [version, timezone] = JSON.parse(
       Buffer.from(info.bytes()).toString("utf8"),
     ) as [string, string];
-    front = new Front(options, Session, engine.path, version, timezone);
+    // What a fresh session of the engine has changed by itself (not `engine`, whose own
+    // session may have set more), for the check of each readonly request's settings.
+    const fresh = new Session(engine.path);
+    let baseline: SettingValues;
+    try {
+      baseline = await engineBaseline(fresh);
+    } finally {
+      fresh.close();
+    }
+    front = new Front(
+      options,
+      Session,
+      { dataDir: engine.path, baseline },
+      version,
+      timezone,
+    );
   } catch (err) {
     owned?.close();
     throw err;
@@ -170,7 +194,7 @@ class Front {
   constructor(
     private readonly options: HttpFrontOptions,
     private readonly Session: SessionConstructor,
-    private readonly dataDir: string,
+    private readonly engine: { dataDir: string; baseline: SettingValues },
     private readonly version: string,
     private readonly timezone: string,
   ) {
@@ -180,6 +204,7 @@ class Front {
       maxMemoryUsage: options.maxMemoryUsage,
       maxResultRows: options.maxResultRows,
       maxResultBytes: options.maxResultBytes,
+      readerDatabases: options.readerDatabases,
     };
     this.#gate = new Gate(
       options.maxConcurrentQueries ?? 2,
@@ -259,7 +284,7 @@ class Front {
     let bodyRead = false;
     let answer: () => Promise<void>;
     try {
-      const { request, prelude, body } = await this.#readRequest(
+      const { request, policy, prelude, body } = await this.#readRequest(
         req,
         params,
         method,
@@ -270,7 +295,7 @@ class Front {
         params.get("query") ?? "",
         body,
         request,
-        prelude,
+        { policy, prelude },
         temporary,
       );
       answer = () =>
@@ -299,7 +324,12 @@ class Front {
     req: IncomingMessage,
     params: URLSearchParams,
     method: string,
-  ): Promise<{ request: RequestParams; prelude: string; body: Body }> {
+  ): Promise<{
+    request: RequestParams;
+    policy: Policy;
+    prelude: string;
+    body: Body;
+  }> {
     const policy = policyFor(
       this.#policy,
       checkCredentials(credentialsOf(req, params), this.options.auth),
@@ -320,7 +350,7 @@ class Front {
       inlineBytes: INLINE_BODY_BYTES,
       tempDir: this.#tempDir,
     });
-    return { request, prelude, body };
+    return { request, policy, prelude, body };
   }
 
   /** Plans the statement, makes the server's refusals, and runs it when the gate lets it. */
@@ -328,7 +358,7 @@ class Front {
     urlQuery: string,
     body: Body,
     request: RequestParams,
-    prelude: string,
+    session: { policy: Policy; prelude: string },
     temporary: string[],
   ): Promise<{ plan: Plan; format: string; result: EngineResult }> {
     const plan = await planStatement(urlQuery, body, {
@@ -339,7 +369,7 @@ class Front {
     const format =
       plan.statement.outputFormat ?? request.defaultFormat ?? "TabSeparated";
     const result = await this.#gate.run(() =>
-      this.#execute(plan, prelude, format),
+      this.#execute(plan, { ...session, request }, format),
     );
     return { plan, format, result };
   }
@@ -350,18 +380,36 @@ class Front {
 
   async #execute(
     plan: Plan,
-    prelude: string,
+    prepared: { policy: Policy; prelude: string; request: RequestParams },
     format: string,
   ): Promise<EngineResult> {
-    const session = new this.Session(this.dataDir);
+    const { policy, prelude, request } = prepared;
+    const session = new this.Session(this.engine.dataDir);
+    // A readonly request's statement is checked in a session of its own (refuseInSession).
+    const checker = policy.readonly
+      ? new this.Session(this.engine.dataDir)
+      : undefined;
     try {
-      if (prelude !== "") await session.queryAsync(prelude, { format: "TSV" });
-      await refuseInSession(this.#policy, session, plan.userText);
+      const database = await prepareSession(
+        policy,
+        session,
+        prelude,
+        this.engine.baseline,
+      );
+      if (checker)
+        await refuseInSession(
+          policy,
+          checker,
+          plan.userText,
+          request,
+          database,
+        );
       return await session.queryAsync(plan.sql, { format });
     } catch (err) {
       throw explainResultCap(this.#policy, inTermsOfTheRequest(err, plan));
     } finally {
       session.close();
+      checker?.close();
     }
   }
 

@@ -12,6 +12,12 @@ export {
   READ_STATEMENT_KINDS,
   readStatementRefusal,
 } from "./read-statement.js";
+export { READER_SETTINGS } from "./reader-settings.js";
+export {
+  readableTables,
+  readerTableRefusal,
+  type ReaderTables,
+} from "./reader-tables.js";
 export { Tables } from "./tables.js";
 export { chTime, chTimeSeconds, fromChTime } from "./format.js";
 export { ClickHouseCode, type ClickHouseCodeName } from "./clickhouse-codes.js";

@@ -23,6 +23,8 @@ const READ_STATEMENTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   // EXPLAIN (PLAN, PIPELINE, ESTIMATE, AST …) of a SELECT, with EXPLAIN's own options (a Set
   // child: `indexes = 1`) and its FORMAT; it runs nothing of the SELECT. Not INTO OUTFILE.
   ["Explain", new Set(["SelectWithUnionQuery", "Identifier", "Set"])],
+  // The grants of a user (doctor reads the exporter's and Grafana reader's).
+  ["ShowGrantsQuery", new Set(["Identifier"])],
 ]);
 
 /** The kinds a reader may run, for messages and documentation. */
@@ -33,6 +35,8 @@ export const READ_STATEMENT_KINDS: readonly string[] = [
   "DESCRIBE",
   "EXISTS",
   "EXPLAIN of a SELECT",
+  "SHOW GRANTS",
+  "EXPLAIN AST (without options)",
 ];
 
 /**
@@ -41,6 +45,11 @@ export const READ_STATEMENT_KINDS: readonly string[] = [
  */
 export function readStatementRefusal(ast: string): string | undefined {
   const lines = ast.split("\n").filter((l) => l.trim() !== "");
+  // EXPLAIN AST only parses the statement it is given, and runs nothing (checkReadStatement
+  // itself sends one through the reader, which on the embedded engine held by `run` is the HTTP
+  // front): one child, the statement, and no options (a Set child).
+  if (/^Explain EXPLAIN AST \(children 1\)$/.test(lines[0]?.trim() ?? ""))
+    return undefined;
   const root = lines[0]?.trim().split(" ")[0] ?? "";
   const children = READ_STATEMENTS.get(root);
   if (children === undefined)
@@ -67,7 +76,10 @@ function withArticle(word: string): string {
 function describeRoot(root: string): string {
   if (root === "") return "empty";
   if (root === "SYSTEM") return "SYSTEM";
-  return root.replace(/Query$/, "").toUpperCase();
+  return root
+    .replace(/Query$/, "")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toUpperCase();
 }
 
 /** The statement as the engine parses it: one statement, else the engine's error. */

@@ -163,9 +163,10 @@ export function serviceClient(
     password: record.token,
     database,
     request_timeout: requestTimeoutMs,
-    // Response compression only: the front refuses settings of readonly requests, and
-    // enable_http_compression steers its HTTP layer, which it allows.
-    compression: { request: false, response: true },
+    // No compression: on loopback it saves nothing, and asking for a compressed answer is the
+    // setting enable_http_compression, which a readonly front refuses as a readonly = 1 server
+    // does (src/warehouse/reader-settings.ts).
+    compression: { request: false, response: false },
     log: { level: ClickHouseLogLevel.OFF },
   });
 }

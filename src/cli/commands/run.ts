@@ -184,6 +184,7 @@ async function startReads(service: Service): Promise<ReadAccess | undefined> {
   try {
     const reads = await startReadAccess({
       dataDir: rt.warehouse.location,
+      database: rt.warehouse.database,
       host: s.readHost,
       port: s.readPort,
       maxExecutionTimeS: Math.max(

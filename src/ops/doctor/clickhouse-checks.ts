@@ -2,7 +2,10 @@
 // reader's, the insert settings, the cluster with its macros and Keeper, the cold volume of
 // the tiers and the free disk. Every question is a read (src/warehouse/preflight.ts).
 import type { Config } from "../../config/index.js";
-import type { ClickHouseProbe } from "../../warehouse/index.js";
+import {
+  READER_SETTINGS,
+  type ClickHouseProbe,
+} from "../../warehouse/index.js";
 import {
   fail,
   ok,
@@ -13,7 +16,11 @@ import {
   type Finding,
   familySpecs,
 } from "./check.js";
-import { missingExporterGrants, readerGrantProblems } from "./grants.js";
+import {
+  missingExporterGrants,
+  readerGrantProblems,
+  readerProfileProblems,
+} from "./grants.js";
 
 export interface ClickHouseCheckContext {
   config: Config;
@@ -124,12 +131,14 @@ async function readerGrants(ctx: ClickHouseCheckContext): Promise<Finding> {
     problems.push(
       `its settings profile ${profileName} does not set readonly = 1`,
     );
+  if (profile.state === "found")
+    problems.push(...readerProfileProblems(profile.statement));
   if (problems.length > 0)
     return fail(`Grafana's reader ${reader}: ${problems.join("; ")}`, fix);
   const profileText =
     profile.state === "denied"
       ? `; its profile not read (the exporter's user may not SHOW SETTINGS PROFILES)`
-      : `, profile ${profileName} readonly = 1`;
+      : `, profile ${profileName} readonly = 1 (changeable: ${[...READER_SETTINGS.keys()].join(", ")})`;
   return ok(
     `Grafana's reader ${reader} may SELECT on ${db} only, without sessions.raw${profileText}`,
   );

@@ -1,6 +1,8 @@
 // Reading SHOW GRANTS answers: what the exporter's user lacks on the database, and whether
 // Grafana's reader is what dashboards/provisioning/clickhouse/grafana-reader.sh makes it (SELECT
-// on the database only, without the `raw` column of sessions). Pure: the answer's lines in.
+// on the database only, without the `raw` column of sessions; a profile that lets it change
+// exactly the settings of READER_SETTINGS). Pure: the answer's lines in.
+import { READER_SETTINGS } from "../../warehouse/index.js";
 
 /** One privilege of a GRANT or REVOKE line, on one target. */
 interface Privilege {
@@ -177,5 +179,39 @@ export function readerGrantProblems(
   );
   if (!rawRevoked)
     problems.push(`SELECT(raw) ON ${database}.sessions is not revoked`);
+  return problems;
+}
+
+/**
+ * How the settings Grafana's reader may change under readonly = 1 (CHANGEABLE_IN_READONLY or
+ * WRITABLE in its profile, `statement` as SHOW CREATE SETTINGS PROFILE prints it) differ from
+ * the readers' allow-list READER_SETTINGS: each problem as a sentence.
+ */
+export function readerProfileProblems(statement: string): string[] {
+  const at = statement.search(/\sSETTINGS\s/i);
+  const entries =
+    at < 0
+      ? []
+      : splitOutside(
+          statement.slice(at).replace(/^\s*SETTINGS\s+/i, ""),
+          ",",
+          "`",
+        );
+  const changeable = entries
+    .filter((e) => /\b(CHANGEABLE_IN_READONLY|WRITABLE)\s*$/i.test(e.trim()))
+    .map((e) => unquote(e.trim().split(/[\s=]/)[0] ?? ""));
+  const problems: string[] = [];
+  const beyond = changeable.filter((n) => !READER_SETTINGS.has(n));
+  if (beyond.length > 0)
+    problems.push(
+      `its profile lets it change ${beyond.join(", ")}, which a reader may not set`,
+    );
+  const missing = [...READER_SETTINGS.keys()].filter(
+    (n) => !changeable.includes(n),
+  );
+  if (missing.length > 0)
+    problems.push(
+      `its profile does not let it change ${missing.join(", ")} (CHANGEABLE_IN_READONLY), which readers set`,
+    );
   return problems;
 }

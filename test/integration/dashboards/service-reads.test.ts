@@ -1,6 +1,6 @@
 // Grafana pointed at a running service on the embedded default: every dashboard's variables and
 // panels, expanded as the plugin expands them, run through the service's read access (HTTP,
-// the token as password, readonly) and answer what the engine answers in process.
+// the readers' token as password, readonly) and answer what the engine answers in process.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Warehouse } from "../../../src/warehouse/client.js";
@@ -36,6 +36,7 @@ beforeAll(async () => {
   await useDatabase(demo.warehouse);
   reads = await startReadAccess({
     dataDir: demo.warehouse.location,
+    database: demo.warehouse.database,
     host: "127.0.0.1",
     port: 0,
     maxExecutionTimeS: 30,
@@ -43,11 +44,16 @@ beforeAll(async () => {
     maxResultRows: 1_000_000,
     maxResultBytes: 2 ** 30,
   });
-  // What Grafana is given: the URL and token of the service file.
+  // What Grafana is given: the URL and the readers' token of the service file (results capped,
+  // the warehouse's database and the system tables that list it, nothing else).
   const record = JSON.parse(
     readFileSync(serviceFilePath(demo.warehouse.location), "utf8"),
   ) as ServiceRecord;
-  const client = serviceClient(record, demo.warehouse.database, 30_000);
+  const client = serviceClient(
+    { ...record, token: record.readerToken ?? "" },
+    demo.warehouse.database,
+    30_000,
+  );
   viaService = {
     client,
     reader: client,

@@ -1108,13 +1108,38 @@ describe("a readonly front", () => {
       ).toBe(String(code));
     }
   });
+  it("runs only the statements of the one allow-list of reads", async () => {
+    const runs = [
+      "EXPLAIN AST SYSTEM STOP MERGES",
+      "SHOW GRANTS",
+      "SHOW TABLES",
+      "DESCRIBE TABLE events",
+      "EXISTS TABLE events",
+      "SHOW CREATE TABLE events",
+    ];
+    for (const sql of runs) {
+      const a = await call(reader, {}, { body: sql, headers: asReader });
+      expect(a.status, `${sql}: ${a.text}`).toBe(200);
+    }
+    for (const sql of [
+      "SYSTEM STOP MERGES",
+      "SHOW PROCESSLIST",
+      "EXPLAIN PLAN SELECT 1",
+      "EXPLAIN AST graph = 1 SELECT 1",
+    ]) {
+      const a = await call(reader, {}, { body: sql, headers: asReader });
+      expectError(a, 164, "READONLY", 500);
+      expect(a.text).toContain("this read-only access runs SELECT");
+    }
+  });
+
   it("refuses an INSERT that reads its data with input(), and a file() beside it", async () => {
-    // The engine refuses the INSERT; the file() the front puts in place of input() is not the
+    // The INSERT is not a read; the file() the front puts in place of input() is not the
     // user's, the one the user wrote is refused before the engine sees the statement.
     const attempts = [
       [
         "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') FORMAT LineAsString",
-        "Cannot execute query in readonly mode. (READONLY)",
+        "Cannot execute query in readonly mode: an INSERT statement is not a read",
       ],
       [
         "INSERT INTO FUNCTION null('line String') SELECT line FROM input('line String') UNION ALL SELECT line FROM file('/etc/hostname', 'LineAsString') FORMAT LineAsString",

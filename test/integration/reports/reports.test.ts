@@ -887,6 +887,7 @@ describe("beside a running service", () => {
     if (f.w.kind !== "embedded") return;
     const reads = await startReadAccess({
       dataDir: f.w.location,
+      database: f.w.database,
       host: "127.0.0.1",
       port: 0,
       maxExecutionTimeS: 60,

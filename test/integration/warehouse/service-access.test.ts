@@ -36,6 +36,7 @@ beforeAll(async () => {
   dataDir = w.location;
   reads = await startReadAccess({
     dataDir,
+    database: w.database,
     host: "127.0.0.1",
     port: 0,
     maxExecutionTimeS: 5,

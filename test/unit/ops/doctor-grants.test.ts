@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import {
   missingExporterGrants,
   readerGrantProblems,
+  readerProfileProblems,
 } from "../../../src/ops/doctor/grants.js";
+import { READER_SETTINGS } from "../../../src/warehouse/reader-settings.js";
 
 const EMBEDDED_DEFAULT = [
   "GRANT SOURCES ON *.* TO default",
@@ -90,6 +92,31 @@ describe("doctor: Grafana reader's grants", () => {
     expect(readerGrantProblems([], "sessionhouse")).toEqual([
       "no SELECT on sessionhouse.*",
       "SELECT(raw) ON sessionhouse.sessions is not revoked",
+    ]);
+  });
+});
+
+describe("doctor: Grafana reader's profile", () => {
+  const changeable = [...READER_SETTINGS.keys()]
+    .map((n) => `${n} CHANGEABLE_IN_READONLY`)
+    .join(", ");
+  const profile = (extra: string) =>
+    `CREATE SETTINGS PROFILE grafana_reader_profile SETTINGS readonly = 1 CONST, ${extra}max_memory_usage = 4000000000 CONST, result_overflow_mode = 'throw' CONST`;
+
+  it("lets the reader change exactly the readers' settings: no problem", () => {
+    expect(readerProfileProblems(profile(`${changeable}, `))).toEqual([]);
+  });
+
+  it("names a setting the profile lets it change beyond the list, and one of the list it does not", () => {
+    expect(
+      readerProfileProblems(
+        profile(
+          `max_execution_time = 60 MIN 1 MAX 300 CHANGEABLE_IN_READONLY, \`output_format_schema\` WRITABLE, `,
+        ),
+      ),
+    ).toEqual([
+      "its profile lets it change output_format_schema, which a reader may not set",
+      `its profile does not let it change ${[...READER_SETTINGS.keys()].filter((n) => n !== "max_execution_time").join(", ")} (CHANGEABLE_IN_READONLY), which readers set`,
     ]);
   });
 });
