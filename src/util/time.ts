@@ -3,7 +3,7 @@ import { UsageError } from "./errors.js";
 import { parseDurationMs } from "./duration.js";
 
 /** The forms an instant is written in, for messages. */
-const FORMS = `write it as 2026-11-01, 2026-11-01T10:00:00Z, Unix seconds, "now" or a relative time such as -7d`;
+const FORMS = `write it as 2026-11-01, 2026-11-01T10:00:00Z, a month (2026-11), an ISO week (2026-W44), Unix seconds, "now" or a relative time such as -7d`;
 
 /**
  * Parses `--from/--to` values: RFC 3339 / ISO 8601 (`2026-11-01`, `2026-11-01T10:00:00Z`),
@@ -21,6 +21,8 @@ export function parseInstant(
     if (ms !== undefined) return nowMs - ms;
   }
   if (/^\d{9,11}$/.test(text)) return Number(text) * 1000;
+  const period = periodStartMs(text, flag);
+  if (period !== undefined) return period;
   const date = DATE_TIME.exec(text);
   if (date) {
     const [, y, mo, d, h, mi, sec] = date.map(Number);
@@ -93,6 +95,48 @@ export function calendarProblem(
   if (minute > 59) return `there is no minute ${minute} in an hour`;
   if (second > 59) return `there is no second ${second} in a minute`;
   return undefined;
+}
+
+const MONTH_FORM = /^(\d{4})-(\d{2})$/;
+const ISO_WEEK_FORM = /^(\d{4})-W(\d{2})$/i;
+const DAY_MS = 86_400_000;
+
+/** ISO weeks in `year`: 53 when it starts on a Thursday, or is a leap year starting on a Wednesday. */
+function isoWeeksIn(year: number): number {
+  const jan1 = new Date(Date.UTC(year, 0, 1)).getUTCDay();
+  const leap = daysInMonth(year, 2) === 29;
+  return jan1 === 4 || (leap && jan1 === 3) ? 53 : 52;
+}
+
+/**
+ * The first instant of a month (2026-11) or an ISO week (2026-W44, its Monday 00:00 UTC);
+ * undefined for text of neither form; a usage error naming the value for a month or week no
+ * calendar has.
+ */
+function periodStartMs(text: string, flag: string): number | undefined {
+  const month = MONTH_FORM.exec(text);
+  if (month) {
+    const [y, m] = [Number(month[1]), Number(month[2])];
+    const problem = calendarProblem(y, m, 1);
+    if (problem !== undefined)
+      throw new UsageError(`${flag} "${text}" is not a month: ${problem}`, {
+        hint: FORMS,
+      });
+    return Date.UTC(y, m - 1, 1);
+  }
+  const week = ISO_WEEK_FORM.exec(text);
+  if (!week) return undefined;
+  const [y, w] = [Number(week[1]), Number(week[2])];
+  const weeks = isoWeeksIn(y);
+  if (w < 1 || w > weeks)
+    throw new UsageError(
+      `${flag} "${text}" is not an ISO week: ${y} has weeks 1 to ${weeks}`,
+      { hint: FORMS },
+    );
+  // Week 1 holds January 4; its Monday is the week's first day.
+  const jan4 = Date.UTC(y, 0, 4);
+  const weekday = (new Date(jan4).getUTCDay() + 6) % 7;
+  return jan4 - weekday * DAY_MS + (w - 1) * 7 * DAY_MS;
 }
 
 export function floorTo(ms: number, stepMs: number): number {

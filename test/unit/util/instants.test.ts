@@ -98,4 +98,53 @@ describe("parseInstant", () => {
     expect(parseInstant("now", "--from", NOW)).toBe(NOW);
     expect(parseInstant("-7d", "--from", NOW)).toBe(NOW - 7 * DAY_MS);
   });
+
+  it("reads a month as its first instant, refusing one the calendar has not", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1970, max: 2099 }),
+        fc.integer({ min: 0, max: 14 }),
+        (y, m) => {
+          const text = `${y}-${pad(m)}`;
+          const first = calendar.get(`${text}-01`);
+          if (first !== undefined)
+            expect(parseInstant(text, "--from", NOW)).toBe(first);
+          else
+            expect(() => parseInstant(text, "--from", NOW)).toThrow(
+              `--from "${text}" is not a month: there is no month ${m}`,
+            );
+        },
+      ),
+      { seed: 41, numRuns: 500 },
+    );
+  });
+
+  it("reads an ISO week as its Monday: week 1 holds January 4, weeks follow each other, the last is 52 or 53", () => {
+    // 1970-01-01 was a Thursday: weekday 0 is Monday in this count.
+    const weekday = (ms: number) => (Math.floor(ms / DAY_MS) + 3) % 7;
+    fc.assert(
+      fc.property(fc.integer({ min: 1971, max: 2098 }), (y) => {
+        const week = (w: number) =>
+          parseInstant(`${y}-W${pad(w)}`, "--from", NOW);
+        const jan4 = calendar.get(`${y}-01-04`) ?? NaN;
+        const first = week(1);
+        expect(weekday(first)).toBe(0);
+        expect(jan4 - first).toBeGreaterThanOrEqual(0);
+        expect(jan4 - first).toBeLessThan(7 * DAY_MS);
+        // The year has as many weeks as Mondays before next year's week 1.
+        const nextFirst =
+          (calendar.get(`${y + 1}-01-04`) ?? NaN) -
+          weekday(calendar.get(`${y + 1}-01-04`) ?? NaN) * DAY_MS;
+        const weeks = (nextFirst - first) / (7 * DAY_MS);
+        expect([52, 53]).toContain(weeks);
+        expect(week(weeks)).toBe(first + (weeks - 1) * 7 * DAY_MS);
+        expect(() => week(weeks + 1)).toThrow(
+          `is not an ISO week: ${y} has weeks 1 to ${weeks}`,
+        );
+        expect(() => week(0)).toThrow(UsageError);
+      }),
+      { seed: 41, numRuns: 300 },
+    );
+    expect(parseInstant("2026-W44", "--from", NOW)).toBe(Date.UTC(2026, 9, 26));
+  });
 });
