@@ -78,6 +78,7 @@ export {
   recordJobDefinition,
   SETTLED_STATES,
   storedAggregationJobs,
+  windowJobs,
   WINDOW_STATES,
   writeWindows,
   type ForgetResult,
@@ -160,6 +161,7 @@ export {
   isActive,
   listHolds,
   releaseHold,
+  seenInSessions,
   type HoldScope,
   type LegalHold,
 } from "./holds.js";
