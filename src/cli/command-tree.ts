@@ -225,6 +225,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
   sync: {
     description: "sync one stream now, incrementally or as a backfill",
     access: "writes",
+    names: { kind: ["stream", "streams"] },
   },
   "sync sessions": {
     description:
@@ -392,6 +393,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
   report: {
     description:
       "compliance reports: a directory with report.html, report.pdf, CSVs, report.json and a signed manifest",
+    names: { kind: ["report kind", "report kinds"], list: REPORT_KINDS },
   },
   ...Object.fromEntries(
     REPORT_KINDS.map((kind): [string, CommandSpec] => [
@@ -452,6 +454,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "end of the hold (default: until released)",
       },
       byFlag("places it"),
+      {
+        flags: "--force",
+        help: "hold a person or resource no stored session names yet (without it, one is refused naming the nearest that are stored)",
+      },
     ],
     access: "writes",
     run: runHoldAdd,

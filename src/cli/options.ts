@@ -3,6 +3,7 @@
 // them on commander (the tree itself: command-tree.ts); with the flags several commands share
 // (--json, --all, --by, --reason, --from/--to, --public-key), each written once here.
 import { Option, type Command } from "commander";
+import { noSuchName } from "../util/nearest.js";
 import {
   READS_THROUGH_SERVICE,
   WRITES_DATA_DIR,
@@ -41,6 +42,15 @@ export interface CommandSpec {
   more?: string;
   /** What it does; none on a group, which only holds its subcommands. */
   run?: CommandHandler;
+  /**
+   * On a group: what the word after it names (singular, plural; default "<group> command") and,
+   * when not every subcommand is one, which are (default: every subcommand). A word that is
+   * none of them is refused naming them, nearest first.
+   */
+  names?: {
+    kind: readonly [one: string, many: string];
+    list?: readonly string[];
+  };
 }
 
 /**
@@ -52,6 +62,7 @@ export function registerCommands(
   tree: Readonly<Record<string, CommandSpec>>,
   globals: () => GlobalOptions,
 ): void {
+  refuseUnknownWords(program, "", { description: "" });
   const declared = new Map<string, Command>([["", program]]);
   for (const [path, spec] of Object.entries(tree)) {
     const words = path.split(" ");
@@ -60,6 +71,7 @@ export function registerCommands(
     if (parent === undefined)
       throw new Error(`command "${path}" comes before its parent`);
     const command = subcommand(parent, name, spec);
+    if (spec.run === undefined) refuseUnknownWords(command, path, spec);
     const run = spec.run;
     // Commander hands the action the positional arguments, the options and the command itself,
     // untyped: the handler gets the arguments and the options; its parameters say what they are.
@@ -69,6 +81,28 @@ export function registerCommands(
       );
     declared.set(path, command);
   }
+}
+
+/**
+ * A word after the group `path` ("" for the program) that names none of its subcommands is
+ * refused (exit 2) naming them, nearest first, instead of commander's "unknown command".
+ */
+function refuseUnknownWords(
+  group: Command,
+  path: string,
+  spec: CommandSpec,
+): void {
+  group.on("command:*", (operands: string[]) => {
+    const word = operands[0] ?? "";
+    const list = spec.names?.list ?? group.commands.map((c) => c.name());
+    const words = path === "" ? "" : `${path} `;
+    throw noSuchName(
+      spec.names?.kind ?? [`${words}command`, `${words}commands`],
+      word,
+      list,
+      `\`sessionhouse ${words}--help\` describes each`,
+    );
+  });
 }
 
 /** Declares `name` under `parent` as `spec` says, without its action. */

@@ -1,5 +1,6 @@
 // The nearest of some names to one that is none of them, by edit distance: what a "did you
 // mean …" names, and the names a refusal offers, nearest first.
+import { UsageError } from "./errors.js";
 
 /** Levenshtein distance (insertions, deletions, substitutions), ignoring case. */
 function distance(a: string, b: string): number {
@@ -57,4 +58,30 @@ export function byNearness(name: string, names: Iterable<string>): string[] {
     .map((n, i) => ({ n, i, d: distance(name, n) }))
     .sort((a, b) => a.d - b.d || a.i - b.i)
     .map((x) => x.n);
+}
+
+/** How many names a refusal offers at most (the nearest); the rest are counted. */
+const OFFERED = 8;
+
+/**
+ * The refusal of a name that is none of `names` (exit 2): `no <kind> named "<name>"`, with the
+ * names nearest first (at most OFFERED, the rest counted) and, after them, `more` (what else to
+ * do, what was left as it was). `kind` is the noun, singular and plural.
+ */
+export function noSuchName(
+  kind: readonly [one: string, many: string],
+  name: string,
+  names: Iterable<string>,
+  more?: string,
+): UsageError {
+  const ranked = byNearness(name, new Set(names));
+  const shown = ranked.slice(0, OFFERED);
+  const rest = ranked.length - shown.length;
+  const offered =
+    ranked.length === 0
+      ? `there are no ${kind[1]}`
+      : `the ${kind[1]}, nearest first: ${shown.join(", ")}${rest > 0 ? ` (and ${rest} more)` : ""}`;
+  return new UsageError(`no ${kind[0]} named ${JSON.stringify(name)}`, {
+    hint: more === undefined ? offered : `${offered}; ${more}`,
+  });
 }

@@ -224,6 +224,12 @@ export function holdMatcher(
 }
 
 /**
+ * The column of `sessions` a hold on a person or a resource compares its value with, as
+ * holdMatcher compares sessionUserKey and the resource's name.
+ */
+const NAMED_BY = { user: "user_key", resource: "resource_name" } as const;
+
+/**
  * The same as SQL on `sessions` columns. The holds' values are literals of the statement's text,
  * which travels in the request body: a query parameter travels in the URL, whose length a server
  * bounds (http_max_uri_size). A row's flag depends on every hold at once, so the statement is
@@ -234,7 +240,35 @@ function heldSql(holds: readonly LegalHold[]): string {
   const n = named(holds);
   const list = (values: readonly string[]) =>
     `CAST([${stringList(values)}], 'Array(String)')`;
-  return `(hasAny(${list(n.session)}, [id, parent_session_id]) OR has(${list(n.user)}, user_key) OR has(${list(n.resource)}, resource_name))`;
+  return `(hasAny(${list(n.session)}, [id, parent_session_id]) OR has(${list(n.user)}, ${NAMED_BY.user}) OR has(${list(n.resource)}, ${NAMED_BY.resource}))`;
+}
+
+/** How many names a refusal of an unseen person or resource reads to offer the nearest. */
+const SEEN_READ_LIMIT = 100_000;
+
+/**
+ * Whether a stored session names `value` as its person (`user`) or resource. When none does,
+ * `others` holds the names stored sessions give instead (at most SEEN_READ_LIMIT of them), for
+ * the nearest to be offered.
+ */
+export async function seenInSessions(
+  w: Warehouse,
+  scope: "user" | "resource",
+  value: string,
+): Promise<{ seen: boolean; others: string[] }> {
+  const table = qualified(w, Tables.sessions);
+  const column = NAMED_BY[scope];
+  const found = await selectCount(
+    w,
+    `SELECT count() AS n FROM (SELECT 1 FROM ${table} WHERE ${column} = {value:String} LIMIT 1)`,
+    { value },
+  );
+  if (found > 0) return { seen: true, others: [] };
+  const rows = await selectRows<{ name: string }>(
+    w,
+    `SELECT DISTINCT ${column} AS name FROM ${table} WHERE ${column} != '' LIMIT ${SEEN_READ_LIMIT}`,
+  );
+  return { seen: false, others: rows.map((r) => r.name) };
 }
 
 /** The settings that let the engine parse `query`: none when it is within the default. */

@@ -84,6 +84,7 @@ export {
   recordJobDefinition,
   SETTLED_STATES,
   storedAggregationJobs,
+  windowJobs,
   WINDOW_STATES,
   writeWindows,
   type ForgetResult,
@@ -168,6 +169,7 @@ export {
   isActive,
   listHolds,
   releaseHold,
+  seenInSessions,
   type HoldScope,
   type LegalHold,
 } from "./holds.js";

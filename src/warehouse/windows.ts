@@ -501,6 +501,16 @@ export async function aggregationRowCounts(
 }
 
 /** Whether migrations/0007_stream_windows.sql was applied to this database. */
+/** The jobs with a window or a parent in stream_windows, in any state; none without the table. */
+export async function windowJobs(w: Warehouse): Promise<string[]> {
+  if (!(await hasWindowTables(w))) return [];
+  const rows = await selectRows<{ job: string }>(
+    w,
+    `SELECT DISTINCT job FROM ${qualified(w, Tables.streamWindows)} ORDER BY job`,
+  );
+  return rows.map((r) => r.job);
+}
+
 export async function hasWindowTables(w: Warehouse): Promise<boolean> {
   return (await existingTables(w)).has(Tables.streamWindows);
 }

@@ -22,6 +22,7 @@ import {
 import { withRun } from "../../pipeline/context.js";
 import { tableCsv } from "../../reports/csv.js";
 import { FatalError, UsageError } from "../../util/errors.js";
+import { noSuchName } from "../../util/nearest.js";
 import { makePrivateDir, writePrivateFile } from "../../util/private-files.js";
 import { parseInstant } from "../../util/time.js";
 import type { DetectionHit } from "../../warehouse/index.js";
@@ -151,11 +152,15 @@ export async function runHunt(
       hint: "give a range that ends after it starts",
     });
   const config = configFrom(globals, {}, { needsApi: false });
-  const rule = (await rulesOf(config, undefined)).find((r) => r.id === o.rule);
+  const rules = await rulesOf(config, undefined);
+  const rule = rules.find((r) => r.id === o.rule);
   if (rule === undefined)
-    throw new UsageError(`no rule has the id ${o.rule}`, {
-      hint: "the rules are the files of detections/ and of detections.dir (SESSIONHOUSE_DETECTIONS_DIR)",
-    });
+    throw noSuchName(
+      ["rule", "rules"],
+      o.rule,
+      rules.map((r) => r.id),
+      "the rules are the files of detections/ and of detections.dir (SESSIONHOUSE_DETECTIONS_DIR)",
+    );
   const hits = await withWarehouse(config, "read", async (w) => {
     await refusingRules(() => checkRules(w, [rule], "started"));
     return refusingRules(

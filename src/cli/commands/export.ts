@@ -3,6 +3,7 @@
 // pipe, or to a new file only its owner can read.
 import { rmSync } from "node:fs";
 import { UsageError } from "../../util/errors.js";
+import { noSuchName } from "../../util/nearest.js";
 import { openPrivateFile } from "../../util/private-files.js";
 import { parseInstant } from "../../util/time.js";
 import {
@@ -71,7 +72,5 @@ export async function runExport(
 function standardName(standard: string): StandardName {
   const name = standard.toLowerCase();
   if ((STANDARD_NAMES as string[]).includes(name)) return name as StandardName;
-  throw new UsageError(`"${standard}" is not a standard export knows`, {
-    hint: `use ${STANDARD_NAMES.join(" or ")}`,
-  });
+  throw noSuchName(["standard", "standards"], standard, STANDARD_NAMES);
 }

@@ -2,6 +2,7 @@
 // session (and its children); the sessions it names are never deleted by the retention while it
 // is active. Every change is logged (legal_hold_events) and shown by `status`.
 import { UsageError } from "../../util/errors.js";
+import { noSuchName } from "../../util/nearest.js";
 import { parseInstant } from "../../util/time.js";
 import {
   addHold,
@@ -12,7 +13,9 @@ import {
   type LegalHold,
   listHolds,
   releaseHold,
+  seenInSessions,
   Tables,
+  type Warehouse,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
 import { decision, type DecisionFlags } from "../operator.js";
@@ -24,6 +27,7 @@ type AddFlags = DecisionFlags & {
   resource?: string;
   session?: string;
   until?: string;
+  force?: boolean;
 };
 
 function target(o: AddFlags): { scope: HoldScope; value: string } {
@@ -63,6 +67,7 @@ export async function runHoldAdd(
     });
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
+    const unseen = await checkSeen(w, what, o.force === true);
     const h = await addHold(
       w,
       { ...what, reason, createdBy: by, untilMs },
@@ -72,7 +77,39 @@ export async function runHoldAdd(
     process.stdout.write(
       `${h.holdId}: ${h.scope} ${h.value} held${h.until ? ` until ${h.until}` : " until released"} by ${by}; ${rows} stored session row(s) flagged\n`,
     );
+    if (unseen)
+      process.stdout.write(
+        `no stored session names ${h.scope === "user" ? "the person" : "the resource"} ${h.value} yet: the hold keeps the sessions that name it from the next sync on\n`,
+      );
   });
+}
+
+const SCOPE_NOUN = {
+  user: ["person", "people"],
+  resource: ["resource", "resources"],
+} as const;
+
+/**
+ * A person or resource no stored session names is refused, offering those that are named,
+ * nearest first, unless `force` (a hold placed ahead of the data); returns whether it was
+ * unseen. A session id is taken as given.
+ */
+async function checkSeen(
+  w: Warehouse,
+  what: { scope: HoldScope; value: string },
+  force: boolean,
+): Promise<boolean> {
+  if (what.scope === "session") return false;
+  const { seen, others } = await seenInSessions(w, what.scope, what.value);
+  if (seen) return false;
+  if (force) return true;
+  const [one, many] = SCOPE_NOUN[what.scope];
+  throw noSuchName(
+    [`${one} seen in the stored sessions`, `${many} seen`],
+    what.value,
+    others,
+    `no hold was placed; to hold ${what.scope === "user" ? "a person" : "a resource"} no session names yet, add --force`,
+  );
 }
 
 export async function runHoldList(

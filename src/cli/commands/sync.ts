@@ -20,6 +20,7 @@ import {
   type ReconcileOptions,
 } from "../../pipeline/reconcile.js";
 import { UsageError } from "../../util/errors.js";
+import { noSuchName } from "../../util/nearest.js";
 import { parseRange, type ParsedRange, type RangeFlags } from "../args.js";
 import { createProgressObserver } from "../progress.js";
 import { configFrom, withRuntime } from "../runtime.js";
@@ -142,11 +143,13 @@ function selectAggregationJobs(
   const jobs = config.aggregations.jobs.filter((j) =>
     name ? j.name === name : j.enabled,
   );
-  if (name && jobs.length === 0) {
-    throw new UsageError(`there is no aggregation job named "${name}"`, {
-      hint: `the configured jobs are: ${config.aggregations.jobs.map((j) => j.name).join(", ")}`,
-    });
-  }
+  if (name && jobs.length === 0)
+    throw noSuchName(
+      ["aggregation job", "configured aggregation jobs"],
+      name,
+      config.aggregations.jobs.map((j) => j.name),
+      "nothing was synced",
+    );
   return jobs;
 }
 

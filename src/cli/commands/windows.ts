@@ -16,6 +16,7 @@ import {
   type WindowRecord,
   type WindowState,
   storedAggregationJobs,
+  windowJobs,
   writeWindows,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
@@ -28,7 +29,8 @@ import {
   ENTITY_STREAMS,
   SESSIONS_STREAM,
 } from "../../pipeline/names.js";
-import { byNearness } from "../../util/nearest.js";
+import { byNearness, noSuchName } from "../../util/nearest.js";
+import type { Config } from "../../config/index.js";
 
 interface ListFlags {
   job?: string;
@@ -46,6 +48,7 @@ export async function runWindowsList(
   const job = o.job === undefined ? undefined : jobName(o.job);
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "read", async (w) => {
+    if (job !== undefined) await checkJob(w, config, job, "nothing was listed");
     const states: readonly WindowState[] = o.all
       ? WINDOW_STATES
       : ["pending", "poisoned"];
@@ -90,6 +93,7 @@ export async function runWindowsSkip(
   );
   const config = configFrom(globals, {}, { needsApi: false });
   await withWarehouse(config, "write", async (w) => {
+    await checkJob(w, config, job, "nothing was skipped");
     const waiting = await waitingWindow(w, job, target);
     await writeWindows(
       w,
@@ -109,6 +113,28 @@ export async function runWindowsSkip(
         : `${job} parent ${waiting.parent} skipped by ${by}; it is still read on every run, and its failure no longer holds the checkpoint\n`,
     );
   });
+}
+
+/**
+ * Refuses a job that has no windows and can have none: the names `windows` knows are sessions,
+ * the configured aggregation jobs, the entity streams and any job with a window stored (one
+ * since removed from the configuration); they are offered nearest first.
+ */
+async function checkJob(
+  w: Warehouse,
+  config: Config,
+  job: string,
+  nothingDone: string,
+): Promise<void> {
+  const known = new Set<string>([
+    SESSIONS_STREAM,
+    ...config.aggregations.jobs.map((j) => j.name),
+    ...ENTITY_STREAMS,
+  ]);
+  if (known.has(job)) return;
+  const stored = await windowJobs(w);
+  if (stored.includes(job)) return;
+  throw noSuchName(["job", "jobs"], job, [...known, ...stored], nothingDone);
 }
 
 /** What `windows skip` names: a window by its start, or a parent. */
@@ -213,9 +239,12 @@ function notForgettable(job: string, jobs: readonly string[]): UsageError {
         hint: `to let its checkpoint pass a parent it cannot read, use \`sessionhouse windows skip ${job} --parent ID --reason ...\`; ${offered}`,
       },
     );
-  return new UsageError(`no aggregation job named ${JSON.stringify(job)}`, {
-    hint: `${offered}; nothing was deleted`,
-  });
+  return noSuchName(
+    ["aggregation job", "aggregation jobs"],
+    job,
+    jobs,
+    "nothing was deleted",
+  );
 }
 
 /** What forget prints: the rows and checkpoints it deleted, and the skips it kept. */

@@ -265,8 +265,8 @@ describe("bad input changes nothing and says what is wrong", () => {
       {},
       {
         code: 2,
-        error: /there is no aggregation job named "logs_by_colour"/,
-        hint: /logs_by_technology/,
+        error: /no aggregation job named "logs_by_colour"/,
+        hint: /the configured aggregation jobs, nearest first: logs_by_technology/,
       },
     );
   });

@@ -142,7 +142,7 @@ describe("export", () => {
     const unknown = await exportCli("cef", [FROM, TO]);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(
-      /"cef" is not a standard.*\nhint: use ocsf or ecs\n/,
+      /no standard named "cef"\nhint: the standards, nearest first: ocsf, ecs\n/,
     );
 
     const empty = join(dir, "empty.jsonl");
