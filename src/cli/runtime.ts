@@ -5,6 +5,7 @@ import { ControlPlaneApi } from "../api/control-plane.js";
 import type { ApiObserver } from "../api/client.js";
 import {
   loadConfig,
+  LOG_LEVELS,
   RECOMMENDED_SECRET_LENGTH,
   secretsOf,
   shortSecrets,
@@ -22,7 +23,7 @@ import {
   type Warehouse,
 } from "../warehouse/index.js";
 import { ServiceLease } from "../scheduler/lease.js";
-import { errorMessage } from "../util/errors.js";
+import { errorMessage, UsageError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { ownerGone, thisProcess } from "../util/process.js";
 
@@ -66,6 +67,7 @@ export function configFrom(
   } = {},
 ): Config {
   const { warnUnknown = true, ...load } = options;
+  checkLogLevel(globals.logLevel);
   const config = loadConfig({
     ...load,
     configFile: globals.config,
@@ -80,6 +82,15 @@ export function configFrom(
         `warning: ${unknownVariableProblem(v)}: what it was meant to set stays as configured otherwise\n`,
       );
   return config;
+}
+
+/** A --log-level the logger has not: refused by the flag's own name, with the levels there are. */
+function checkLogLevel(level: string | undefined): void {
+  if (level === undefined || (LOG_LEVELS as readonly string[]).includes(level))
+    return;
+  throw new UsageError(`--log-level "${level}" is not a log level`, {
+    hint: `give one of ${LOG_LEVELS.join(", ")}`,
+  });
 }
 
 /** The logger of a command; `extraSecrets` are redacted too (a token the process made). */

@@ -17,6 +17,7 @@ export {
   configSchema,
   aggregationJobSchema,
   MAX_GROUP_BY_FIELDS,
+  LOG_LEVELS,
   REPORT_FORMATS,
   REPORT_KINDS,
   type Config,

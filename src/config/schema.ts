@@ -127,6 +127,17 @@ const reportScheduleSchema = z.object({
 });
 export type ReportScheduleConfig = z.infer<typeof reportScheduleSchema>;
 
+/** The log levels, most severe first (`log.level`, `--log-level`). */
+export const LOG_LEVELS = [
+  "fatal",
+  "error",
+  "warn",
+  "info",
+  "debug",
+  "trace",
+  "silent",
+] as const;
+
 export const configSchema = z.object({
   api: z.object({
     /** Base URL of the control plane, e.g. https://api.example.com (required; no default). */
@@ -521,9 +532,7 @@ export const configSchema = z.object({
       .default(false),
   }),
   log: z.object({
-    level: z
-      .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
-      .default("info"),
+    level: z.enum(LOG_LEVELS).default("info"),
     /** pretty on a terminal, json otherwise (auto). */
     format: z.enum(["auto", "json", "pretty"]).default("auto"),
   }),

@@ -288,6 +288,16 @@ describe("bad input changes nothing and says what is wrong", () => {
     expect(r.stderr).toMatch(/SESSIONHOUSE_API_URL must be an http/);
     expect(r.stderr).toMatch(/SESSIONHOUSE_PAGE_SIZE must be at least 1/);
     expect(r.stderr).toMatch(/SESSIONHOUSE_WINDOW/);
+    // A flag is named as the flag, not as the variable it stands in for.
+    await mistake(
+      ["--log-level", "verbose", "sync", "sessions"],
+      {},
+      {
+        code: 2,
+        error: /--log-level "verbose" is not a log level/,
+        hint: /give one of fatal, error, warn, info, debug, trace, silent/,
+      },
+    );
     await mistake(
       ["--config", join(workDir, "missing.yaml"), "sync", "sessions"],
       {},
