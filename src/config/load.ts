@@ -466,6 +466,7 @@ function loadWithSources(options: LoadOptions): {
     tree = deepMerge(tree, file);
   }
   tree = deepMerge(tree, readEnvTree(env, problems, sources));
+  problems.push(...sessionsRetentionAlias(tree, sources));
   if (options.needsApi === false) fillApiPlaceholders(tree);
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
     if (value === undefined) continue;
@@ -549,6 +550,28 @@ export function apiNotConfigured(config: Config): boolean {
 }
 
 /** For commands that never call the API: a URL and key that pass validation where none are set. */
+/**
+ * retention.tables.sessions.retentionDays, written where the other tables' retention is, sets
+ * clickhouse.retentionDays (the one setting of the sessions' retention) when nothing else set it;
+ * the environment still wins over the file. Given both ways with different values, a problem.
+ */
+function sessionsRetentionAlias(tree: Tree, sources: Sources): string[] {
+  const tables = valueAt(tree, "retention.tables.sessions") as Tree | undefined;
+  const alias = tables?.retentionDays;
+  if (alias === undefined) return [];
+  const given = valueAt(tree, "clickhouse.retentionDays");
+  if (given === undefined) {
+    setPath(tree, "clickhouse.retentionDays", alias);
+    return [];
+  }
+  if (sources.exact("clickhouse.retentionDays")?.kind === "env") return [];
+  return String(given) === String(alias)
+    ? []
+    : [
+        `${sources.nameOf("retention.tables.sessions.retentionDays")} (${String(alias)}) and ${sources.nameOf("clickhouse.retentionDays")} (${String(given)}) both set the sessions' retention: give one`,
+      ];
+}
+
 function fillApiPlaceholders(tree: Tree): void {
   const api = (tree.api ?? {}) as Tree;
   tree.api = {

@@ -463,6 +463,16 @@ export const configSchema = z.object({
         sessions: z
           .object({
             hotDays: intFrom("SESSIONHOUSE_HOT_DAYS", 0, 100_000).default(0),
+            /**
+             * The sessions' retention written beside the other tables' in a config file: the
+             * same setting as clickhouse.retentionDays (SESSIONHOUSE_RETENTION_DAYS), which it
+             * sets when that is not given.
+             */
+            retentionDays: intFrom(
+              "retention.tables.sessions.retentionDays",
+              0,
+              100_000,
+            ).optional(),
           })
           .default({ hotDays: 0 }),
         agg_histogram: tierSchema("agg_histogram"),

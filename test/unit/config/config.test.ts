@@ -300,6 +300,38 @@ describe("configuration", () => {
     ]);
   });
 
+  it("takes the sessions' retention where the other tables' is, as the same setting", () => {
+    const file = writeConfigFile("sessions-retention.yaml", [
+      "retention:",
+      "  tables:",
+      "    sessions:",
+      "      retentionDays: 30",
+      "    agg_histogram:",
+      "      retentionDays: 90",
+    ]);
+    const config = loadConfig({ env: base, configFile: file });
+    expect(config.clickhouse.retentionDays).toBe(30);
+    expect(config.retention.tables.agg_histogram.retentionDays).toBe(90);
+    // The environment wins over the file, as for every setting.
+    expect(
+      loadConfig({
+        env: { ...base, SESSIONHOUSE_RETENTION_DAYS: "60" },
+        configFile: file,
+      }).clickhouse.retentionDays,
+    ).toBe(60);
+    const both = writeConfigFile("sessions-retention-twice.yaml", [
+      "clickhouse:",
+      "  retentionDays: 45",
+      "retention:",
+      "  tables:",
+      "    sessions:",
+      "      retentionDays: 30",
+    ]);
+    expect(problems(base, both)).toEqual([
+      `retention.tables.sessions.retentionDays in ${both} (30) and clickhouse.retentionDays in ${both} (45) both set the sessions' retention: give one`,
+    ]);
+  });
+
   it("offers the table names for an unknown key under retention.tables, nearest first", () => {
     const file = writeConfigFile("sessionhouse.yaml", [
       "retention:",
