@@ -565,10 +565,10 @@ function sessionsRetentionAlias(tree: Tree, sources: Sources): string[] {
     return [];
   }
   if (sources.exact("clickhouse.retentionDays")?.kind === "env") return [];
-  return String(given) === String(alias)
+  return shown(given) === shown(alias)
     ? []
     : [
-        `${sources.nameOf("retention.tables.sessions.retentionDays")} (${String(alias)}) and ${sources.nameOf("clickhouse.retentionDays")} (${String(given)}) both set the sessions' retention: give one`,
+        `${sources.nameOf("retention.tables.sessions.retentionDays")} (${shown(alias)}) and ${sources.nameOf("clickhouse.retentionDays")} (${shown(given)}) both set the sessions' retention: give one`,
       ];
 }
 
