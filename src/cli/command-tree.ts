@@ -472,11 +472,19 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       monthFlag("the month (UTC), e.g. 2026-10"),
       {
         flags: "--to <dir>",
-        help: "archive directory (one YYYY-MM directory per month)",
-        default: DEFAULT_ARCHIVE_DIR,
+        help: `archive directory (one YYYY-MM directory per month; default SESSIONHOUSE_ARCHIVE_DIR, else ${DEFAULT_ARCHIVE_DIR})`,
       },
+      {
+        flags: "--skip-gap",
+        help: "leave the months between the archive's last month and this one out of the chain for good (recorded in the manifest; needs --reason)",
+      },
+      {
+        flags: "--reason <text>",
+        help: "why the months are skipped (with --skip-gap)",
+      },
+      byFlag("skips them"),
     ],
-    more: `${ARCHIVE_EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
+    more: `${ARCHIVE_EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch; and only when\nthe sessions stream's checkpoints cover it whole and no session of it is gone. The\nmonth's rows are then marked archived: with SESSIONHOUSE_ARCHIVE_DIR set, the retention\ndeletes only those. Exit 2: a bad --month, a path or a gap refused; 1: a month not\nended, not synced or thinned, or a failure.`,
     run: runArchiveExport,
   },
   "archive verify": {

@@ -486,6 +486,16 @@ export const configSchema = z.object({
       "SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK",
     ).default(86_400_000),
   }),
+  archive: z.object({
+    /**
+     * The directory of the monthly archives (`archive export` writes one YYYY-MM directory per
+     * month into it; its default --to). Set, archiving is configured: the retention's TTL then
+     * deletes a row of sessions, agg_histogram or agg_top_values only once `archive export` has
+     * written and read back the month it belongs to and marked it archived (default none: the
+     * retention deletes by age alone).
+     */
+    dir: z.string().min(1).optional(),
+  }),
   evidence: z.object({
     /**
      * Ed25519 private key (PEM) that signs the manifest.json of every report and archive

@@ -20,11 +20,15 @@ import {
 } from "../evidence/manifest.js";
 import { FatalError, UsageError, errorMessage } from "../util/errors.js";
 import { makePrivateDir, type Sharing } from "../util/private-files.js";
+import { SESSIONS_STREAM } from "./names.js";
+import { allCheckpoints, coveredSpans } from "./status.js";
 import {
+  appliedRetention,
   applyHolds,
   ARCHIVE_FORMAT,
   ARCHIVE_TABLES,
   archiveFileName,
+  archivedColumns,
   archiveSpec,
   type ArchiveSpec,
   archiveSpecs,
@@ -32,18 +36,23 @@ import {
   exportMonth,
   isActive,
   listHolds,
+  markArchived,
   type MonthRange,
+  monthRows,
   openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
   restoreFile,
+  refusePatternPath,
   retireSupersededKeys,
   type RowStats,
   type ScratchEngine,
   selectRows,
   storedColumns,
   Tables,
+  thinnedSessionDays,
+  unmarkedRows,
   type Warehouse,
   withMergesPaused,
 } from "../warehouse/index.js";
@@ -60,12 +69,26 @@ export interface ArchivedTable {
   columns: ColumnType[];
 }
 
+/** Months an operator chose to leave out of the chain before this one, with who and why. */
+export interface SkippedMonths {
+  months: string[];
+  by: string;
+  reason: string;
+}
+
 export interface ArchiveManifestFields {
   format: typeof ARCHIVE_FORMAT;
   month: string;
   database: string;
   exportedAt: string;
+  /**
+   * The instant the export began reading (absent in months archived before it was kept): rows
+   * fetched before it are in the files, and are the rows marked archived.
+   */
+  fetchedBefore?: string | undefined;
   previous: { month: string; manifestSha256: string } | null;
+  /** The months between `previous` and this one, skipped on purpose (absent: none). */
+  skipped?: SkippedMonths | undefined;
   tables: ArchivedTable[];
 }
 
@@ -75,9 +98,17 @@ const manifestFieldsSchema = z.object({
   month: z.string(),
   database: z.string(),
   exportedAt: z.string(),
+  fetchedBefore: z.string().optional(),
   previous: z
     .object({ month: z.string(), manifestSha256: z.string() })
     .nullable(),
+  skipped: z
+    .object({
+      months: z.array(z.string()),
+      by: z.string(),
+      reason: z.string(),
+    })
+    .optional(),
   tables: z.array(
     z.object({
       table: z.string(),
@@ -137,13 +168,20 @@ export interface ExportResult {
   head: string;
   rows: number;
   ms: number;
+  /** Rows marked archived; undefined when this access cannot write (see markArchives). */
+  marked: number | undefined;
+  skipped: SkippedMonths | undefined;
 }
 
 /**
  * Writes the month's archive under `root/month`, chained to the latest month archived before
- * it. A month already archived, or one before the latest archived month, is refused: archives
- * are never rewritten, and the chain only grows at its end. So is a month that has not ended
- * `settleMs` ago (see archiveSettleMs): what arrived later would reach no archive.
+ * it, checks it as verify does, and marks the month's rows archived (what lets the retention
+ * delete them when an archive directory is configured). Refused before anything is written: a
+ * month already archived, or one before the latest archived month (archives are never
+ * rewritten, and the chain only grows at its end); a month after a gap in the chain unless the
+ * operator skips the months between (`skipGap`, recorded in the manifest); a month that has not
+ * ended `settleMs` ago (see archiveSettleMs); a month the sessions stream's checkpoints do not
+ * cover whole (not synced); and a month some of whose sessions are gone (the retention).
  */
 export async function exportArchive(
   w: Warehouse,
@@ -152,8 +190,14 @@ export async function exportArchive(
   const started = Date.now();
   const nowMs = options.nowMs ?? Date.now();
   const range = monthRange(options.month);
+  refusePatternPath(resolve(options.root));
   checkSettled(options.month, range, nowMs, options.settleMs ?? 0);
   const { root, dir, last } = newMonthDir(options.root, options.month);
+  const skipped = checkGap(options.month, last, options.skipGap);
+  await checkSynced(w, options.month, range);
+  await checkWhole(w, options.month, range);
+  // Rows fetched from here on may be missing from the files: they are not marked archived.
+  const fetchedBefore = new Date().toISOString();
   makePrivateDir(dir, options);
   let engine: ScratchEngine | undefined;
   const scratch = async () => (engine ??= await openScratchEngine());
@@ -164,6 +208,7 @@ export async function exportArchive(
       month: options.month,
       database: w.database,
       exportedAt: new Date(nowMs).toISOString(),
+      fetchedBefore,
       previous:
         last === undefined
           ? null
@@ -171,6 +216,7 @@ export async function exportArchive(
               month: last,
               manifestSha256: readManifest(join(root, last)).sha256,
             },
+      ...(skipped === undefined ? {} : { skipped }),
       tables,
     };
     const { sha256 } = writeManifest(
@@ -181,16 +227,20 @@ export async function exportArchive(
         groupReadable: options.groupReadable,
       },
     );
+    await checkWritten(w, root, options.month, scratch);
     return {
       dir,
       tables,
       head: sha256,
       rows: tables.reduce((n, t) => n + t.rows, 0),
       ms: Date.now() - started,
+      marked: await markWritten(w, options.month, Date.parse(fetchedBefore)),
+      skipped,
     };
   } catch (err) {
     // No half archive is left to be taken for a whole one.
-    rmSync(dir, { recursive: true, force: true });
+    if (!(err instanceof MarkError))
+      rmSync(dir, { recursive: true, force: true });
     throw err;
   } finally {
     engine?.close();
@@ -206,6 +256,252 @@ export interface ExportOptions {
   /** After the month's end, how long its data still changes (default 0). */
   settleMs?: number;
   nowMs?: number;
+  /** Leave the months between the chain's last month and this one out, recording who and why. */
+  skipGap?: { by: string; reason: string } | undefined;
+}
+
+/** The months after `after` and before `before`, in order ("2026-08", "2026-11": 09 and 10). */
+function monthsBetween(after: string, before: string): string[] {
+  const out: string[] = [];
+  let [y, m] = after.split("-").map(Number) as [number, number];
+  for (;;) {
+    m++;
+    if (m === 13) [y, m] = [y + 1, 1];
+    const month = `${y}-${String(m).padStart(2, "0")}`;
+    if (month >= before) return out;
+    out.push(month);
+  }
+}
+
+/**
+ * The chain has no silent gap: a month that does not follow the chain's last month is refused,
+ * unless the operator skips the months between (`skipGap`), which the new month's manifest
+ * records and verify names.
+ */
+function checkGap(
+  month: string,
+  last: string | undefined,
+  skipGap: ExportOptions["skipGap"],
+): SkippedMonths | undefined {
+  const gap = last === undefined ? [] : monthsBetween(last, month);
+  if (gap.length === 0) {
+    if (skipGap !== undefined)
+      throw new UsageError(
+        `--skip-gap: ${month} follows ${last ?? "no archived month"} directly, there is no month to skip`,
+        { hint: "leave out --skip-gap" },
+      );
+    return undefined;
+  }
+  if (skipGap === undefined)
+    throw new UsageError(
+      `the archive's last month is ${String(last)}: ${month} would leave ${gap.join(", ")} out of the chain`,
+      {
+        hint: `archive ${gap[0] ?? ""} first; or, if ${gap.length > 1 ? "those months are" : "that month is"} to stay out of the archive for good, export ${month} with --skip-gap --reason "…" (recorded in its manifest, and named by archive verify)`,
+      },
+    );
+  return { months: gap, by: skipGap.by, reason: skipGap.reason };
+}
+
+/**
+ * Refuses a month the sessions stream's checkpoints do not cover whole (coveredSpans): its
+ * sessions were not all synced, and an archive is never rewritten.
+ */
+async function checkSynced(
+  w: Warehouse,
+  month: string,
+  range: MonthRange,
+): Promise<void> {
+  const period = { fromMs: msOf(range.from), toMs: msOf(range.to) };
+  const checkpoints = await allCheckpoints(w);
+  const { missing } = coveredSpans(
+    SESSIONS_STREAM,
+    checkpoints,
+    period,
+    (r) => `${iso(r.fromMs)} to ${iso(r.toMs)}`,
+  );
+  if (missing.length === 0) return;
+  const spans = missing.map((m) => `${iso(m.fromMs)} to ${iso(m.toMs)}`);
+  const first = missing[0] as { fromMs: number; toMs: number };
+  throw new FatalError(
+    "MONTH_NOT_SYNCED",
+    `${month} is not synced whole: no checkpoint of the sessions stream covers ${spans.join(", ")}, so its sessions may be missing, and an archived month is never rewritten`,
+    {
+      hint: `sync the missing range first (sessionhouse sync sessions --from ${String(iso(first.fromMs))} --to ${String(iso(first.toMs))}), then export ${month}`,
+    },
+  );
+}
+
+/**
+ * Refuses a month some of whose sessions are gone: a day holding fewer sessions than the rollups
+ * counted when they computed it (the retention deleted rows before the month was archived).
+ */
+async function checkWhole(
+  w: Warehouse,
+  month: string,
+  range: MonthRange,
+): Promise<void> {
+  const thinned = await thinnedSessionDays(w, range);
+  if (thinned.length === 0) return;
+  const recorded = thinned.reduce((n, d) => n + d.recorded, 0);
+  const stored = thinned.reduce((n, d) => n + d.stored, 0);
+  const days = thinned.map((d) => `${d.day} ${d.stored} of ${d.recorded}`);
+  throw new FatalError(
+    "MONTH_THINNED",
+    `${month} is not whole: on ${thinned.length} day(s) the rollups counted ${recorded} sessions stored, and ${stored} remain (${days.slice(0, 5).join(", ")}${days.length > 5 ? ", …" : ""}); the retention (SESSIONHOUSE_RETENTION_DAYS) deleted the others before the month was archived`,
+    {
+      hint: `set SESSIONHOUSE_ARCHIVE_DIR (the retention then waits for the archive), sync ${month} again from the control plane while it still holds it (sessionhouse sync sessions --from ${range.from.slice(0, 10)} --to ${range.to.slice(0, 10)}), then export ${month}; an archived month is never rewritten`,
+    },
+  );
+}
+
+const msOf = (plain: string): number =>
+  Date.parse(`${plain.replace(" ", "T")}Z`);
+
+/**
+ * The month just written, checked as verify checks it, read back by the engine that read its
+ * files (one scratch engine a process); a problem removes it (see exportArchive).
+ */
+async function checkWritten(
+  w: Warehouse,
+  root: string,
+  month: string,
+  scratch: () => Promise<ScratchEngine>,
+): Promise<void> {
+  const check = await checkMonth(root, month, {
+    allowUnsigned: true,
+    reader: w.kind === "embedded" ? warehouseReader(w) : await scratch(),
+  });
+  if (check.problems.length > 0)
+    throw new FatalError(
+      "ARCHIVE_INVALID",
+      `the archive of ${month} just written does not verify:\n  ${check.problems.map((p) => p.message).join("\n  ")}`,
+      { hint: "export it again; nothing was kept" },
+    );
+}
+
+/** A month written and checked whose rows could not be marked archived (kept, marked later). */
+class MarkError extends FatalError {}
+
+/** Marks the month's rows archived; undefined through an access that cannot write. */
+async function markWritten(
+  w: Warehouse,
+  month: string,
+  fetchedBeforeMs: number,
+): Promise<number | undefined> {
+  if (w.service !== undefined) return undefined;
+  try {
+    return await markMonth(w, month, fetchedBeforeMs);
+  } catch (err) {
+    throw new MarkError(
+      "ARCHIVE_NOT_MARKED",
+      `${month} is archived, but its rows could not be marked archived: ${errorMessage(err)}`,
+      {
+        cause: err,
+        hint: "the archive is whole; the rollups job marks the rows of every archived month of SESSIONHOUSE_ARCHIVE_DIR (sessionhouse sync rollups), until then the retention keeps them",
+      },
+    );
+  }
+}
+
+/**
+ * Marks the rows of every month archived in `root` that are not marked yet (those fetched before
+ * the month's export began), each month checked as verify checks it first: the months exported
+ * through the running service's read access, or whose marking failed. The rollups job runs it
+ * when an archive directory is configured. A month that does not verify is left unmarked (its
+ * rows stay) and named. Returns the rows marked per month and the months refused.
+ */
+export async function markArchives(
+  w: Warehouse,
+  root: string,
+): Promise<{ marked: Record<string, number>; refused: string[] }> {
+  refusePatternPath(resolve(root));
+  const marked: Record<string, number> = {};
+  const refused: string[] = [];
+  for (const month of archivedMonths(resolve(root))) {
+    const manifest = manifestOf(root, month);
+    const before = Date.parse(
+      manifest?.fetchedBefore ?? manifest?.exportedAt ?? "",
+    );
+    if (!Number.isFinite(before) || !(await unmarked(w, month, before)))
+      continue;
+    const check = await checkWithEngine(w, root, month, {
+      allowUnsigned: true,
+    });
+    if (check.problems.length > 0) {
+      refused.push(
+        `${month}: ${check.problems.map((p) => p.message).join("; ")}`,
+      );
+      continue;
+    }
+    marked[month] = await markMonth(w, month, before);
+  }
+  return { marked, refused };
+}
+
+/** A month's manifest fields as written, or undefined when it is not an archive manifest. */
+function manifestOf(
+  root: string,
+  month: string,
+): ArchiveManifestFields | undefined {
+  try {
+    const parsed = manifestFieldsSchema.safeParse(
+      readManifest(join(resolve(root), month)).manifest,
+    );
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a flagged table holds rows of `month` fetched before `beforeMs` not marked archived. */
+async function unmarked(
+  w: Warehouse,
+  month: string,
+  beforeMs: number,
+): Promise<boolean> {
+  const range = monthRange(month);
+  for (const spec of await archiveSpecs(w))
+    if (
+      spec.flagged === true &&
+      (await unmarkedRows(w, spec, range, beforeMs)) > 0
+    )
+      return true;
+  return false;
+}
+
+/**
+ * A month of the archive checked as verify checks it (checkMonth), its files read back by the
+ * warehouse's engine (embedded) or a scratch one (a server cannot read this machine's files).
+ */
+async function checkWithEngine(
+  w: Warehouse,
+  root: string,
+  month: string,
+  options: Omit<CheckOptions, "reader">,
+): Promise<MonthCheck> {
+  let scratch: ScratchEngine | undefined;
+  try {
+    const reader =
+      w.kind === "embedded"
+        ? warehouseReader(w)
+        : (scratch = await openScratchEngine());
+    return await checkMonth(root, month, { ...options, reader });
+  } finally {
+    scratch?.close();
+  }
+}
+
+/** Marks archived every flagged table's rows of `month` fetched before `fetchedBeforeMs`. */
+async function markMonth(
+  w: Warehouse,
+  month: string,
+  fetchedBeforeMs: number,
+): Promise<number> {
+  const range = monthRange(month);
+  let marked = 0;
+  for (const spec of await archiveSpecs(w))
+    marked += await markArchived(w, spec, range, fetchedBeforeMs);
+  return marked;
 }
 
 /** Refuses a month that has not ended `settleMs` ago. */
@@ -265,7 +561,7 @@ async function exportTables(
 ): Promise<ArchivedTable[]> {
   const tables: ArchivedTable[] = [];
   for (const spec of await archiveSpecs(w)) {
-    const columns = await storedColumns(w, spec.table);
+    const columns = await archivedColumns(w, spec);
     const file = archiveFileName(spec.table);
     const stats = await exportTable(
       w,
@@ -432,6 +728,7 @@ async function checkMonth(
   const listed = new Set(evidence.manifest.files.map((f) => f.path));
   const readable = checkTables(dir, m.tables, listed, result);
   checkLink(root, month, m.previous, result);
+  checkSkipped(month, m.previous, m.skipped, result);
   if (options.reader !== undefined)
     await readBack(options.reader, dir, readable, result);
   return result;
@@ -673,6 +970,42 @@ function checkLink(
     );
 }
 
+/**
+ * The months between the month a manifest is chained to and itself must be the ones it records
+ * as skipped, by whom and why: the chain has no silent gap.
+ */
+function checkSkipped(
+  month: string,
+  link: ArchiveManifestFields["previous"],
+  skipped: SkippedMonths | undefined,
+  result: MonthCheck,
+): void {
+  if (link === null || !MONTH.test(link.month) || link.month >= month) {
+    if (skipped !== undefined)
+      addProblem(
+        result,
+        "ARCHIVE_CHAIN_BROKEN",
+        `records ${skipped.months.join(", ")} as skipped, and follows no month`,
+      );
+    return;
+  }
+  const gap = monthsBetween(link.month, month).join(", ");
+  const recorded = skipped?.months.join(", ") ?? "";
+  if (gap === recorded) return;
+  addProblem(
+    result,
+    "ARCHIVE_CHAIN_BROKEN",
+    gap === ""
+      ? `follows ${link.month} directly, yet records ${recorded} as skipped`
+      : `follows ${link.month}: ${gap} ${recorded === "" ? "missing from the chain, and no skip is recorded" : `missing from the chain, while the skip recorded names ${recorded}`}`,
+  );
+}
+
+/** "2026-09 skipped by alice: reason", for verify's output. */
+function skippedLine(month: string, s: SkippedMonths): string {
+  return `${s.months.join(", ")} skipped before ${month} by ${s.by}: ${s.reason}`;
+}
+
 export interface VerifyResult {
   months: string[];
   /** SHA-256 of the last month's manifest. */
@@ -685,6 +1018,8 @@ export interface VerifyResult {
   /** Months whose signature was checked against the key given. */
   signaturesVerified: number;
   rowsChecked: number;
+  /** The months left out of the chain on purpose, with who and why: one line each. */
+  skipped: string[];
 }
 
 /** The sentences `archive verify` prints for what it did not check. */
@@ -707,6 +1042,7 @@ export async function verifyArchive(
     expectHead?: string | undefined;
   } = {},
 ): Promise<VerifyResult> {
+  refusePatternPath(resolve(root));
   const months = archivedMonths(resolve(root));
   const problems: string[] = [];
   if (months.length === 0)
@@ -714,6 +1050,7 @@ export async function verifyArchive(
   let signed = 0;
   let signaturesVerified = 0;
   let rowsChecked = 0;
+  const skipped: string[] = [];
   let head: string | null = null;
   for (const month of months) {
     const check = await checkMonth(root, month, {
@@ -725,6 +1062,8 @@ export async function verifyArchive(
       problems.push(
         `${month}: chained to ${check.previousAbsent}, which is not in the archive (a month was removed)`,
       );
+    const skip = check.manifest?.skipped;
+    if (skip !== undefined) skipped.push(skippedLine(month, skip));
     if (check.signature.state !== "unsigned") signed++;
     if (check.signature.state === "verified") signaturesVerified++;
     rowsChecked += check.rowsChecked;
@@ -746,11 +1085,16 @@ export async function verifyArchive(
     signed,
     signaturesVerified,
     rowsChecked,
+    skipped,
   };
 }
 
 export interface RestoreResult {
-  tables: Array<{ table: string; rows: number }>;
+  /**
+   * Per table loaded: the month's rows in the target after the load (FINAL, as the archive
+   * counts them), and the rows the archive holds.
+   */
+  tables: Array<{ table: string; rows: number; archived: number }>;
   /** What the restore did not check or accepted on request, for stderr. */
   notes: string[];
 }
@@ -759,28 +1103,35 @@ export interface RestoreResult {
  * Loads a month's archive into `w` (migrated) when it passes the checks `archive verify` makes
  * of it (checkMonth): a signed month needs the key it must be signed by (`trusted`), an
  * unsigned one `allowUnsigned`, and every archived table's columns must be exactly the target
- * table's. Nothing is written unless everything passes, and only the archive's data tables are
- * written; restored sessions are flagged by the active holds of `w`, and one stored since under
- * another start time keeps only its latest key (session-keys.ts). Restoring the same month
- * again changes nothing (see restoreFile).
+ * table's. The target's tables must delete nothing (a retention TTL would remove the restored
+ * rows at their next merge). Nothing is written unless everything passes, and only the
+ * archive's data tables are written; then the month's rows in the target are counted and must
+ * be the archive's (checkLanded). Restored sessions are flagged by the active holds of `w`, and
+ * one stored since under another start time keeps only its latest key (session-keys.ts).
+ * Restoring the same month again changes nothing (see restoreFile).
  */
 export async function restoreArchive(
   w: Warehouse,
   options: RestoreOptions,
 ): Promise<RestoreResult> {
-  monthRange(options.month);
+  const range = monthRange(options.month);
+  refusePatternPath(resolve(options.root));
   const dir = join(resolve(options.root), options.month);
   if (!existsSync(join(dir, MANIFEST_FILE)))
     throw new UsageError(`${dir} holds no archive (no ${MANIFEST_FILE})`, {
       hint: "give the directory archive export wrote to (--from) and an archived month",
     });
-  const check = await checkForRestore(w, options);
+  const check = await checkWithEngine(w, options.root, options.month, {
+    trusted: options.trusted,
+    allowUnsigned: options.allowUnsigned === true,
+  });
   const { manifest, notes } = trustedMonth(check, options, dir);
   const files = manifest.tables.filter((t) => t.file !== "");
   await checkColumns(w, files, options.month);
-  const tables: RestoreResult["tables"] = [];
+  await checkKeepsAll(w, files);
+  const before = await countMonth(w, files, range);
   await withMergesPaused(w, async () => {
-    for (const t of files) {
+    for (const t of files)
       await restoreFile(
         w,
         t.table,
@@ -788,9 +1139,20 @@ export async function restoreArchive(
         join(dir, archiveFileName(t.table)),
         `archive:${String(check.manifestSha256)}:${t.table}`,
       );
-      tables.push({ table: t.table, rows: t.rows });
-    }
   });
+  const after = await countMonth(w, files, range);
+  const tables = files.map((t) => ({
+    table: t.table,
+    rows: after.get(t.table) ?? 0,
+    archived: t.rows,
+  }));
+  checkLanded(w, options.month, tables, before);
+  // The rows loaded are archived: marked so, as the export marked them where they came from.
+  await markMonth(
+    w,
+    options.month,
+    Date.parse(manifest.fetchedBefore ?? manifest.exportedAt),
+  );
   // A restored session row has the flag of the day it was archived, and as a read of the same
   // version it may replace the stored row in a merge: the holds of this database flag it again
   // now, as their next application would (and, like it, nothing when there is no hold).
@@ -809,32 +1171,75 @@ export async function restoreArchive(
   return { tables, notes };
 }
 
+/** The month's rows of each table in `w`, as the archive counts them (monthRows). */
+async function countMonth(
+  w: Warehouse,
+  files: readonly ArchivedTable[],
+  range: MonthRange,
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const t of files) {
+    const spec = archiveSpec(t.table);
+    if (spec !== undefined)
+      counts.set(t.table, await monthRows(w, spec, range));
+  }
+  return counts;
+}
+
+/**
+ * Refuses a target whose tables would delete restored rows: a retention recorded for one of
+ * them (retention_settings; `archive restore` migrates its target without one).
+ */
+async function checkKeepsAll(
+  w: Warehouse,
+  files: readonly ArchivedTable[],
+): Promise<void> {
+  const loaded = new Set(files.map((t) => t.table));
+  const deleting = (await appliedRetention(w)).filter(
+    (r) => loaded.has(r.table) && r.retentionDays > 0,
+  );
+  if (deleting.length === 0) return;
+  throw new FatalError(
+    "RESTORE_TARGET_DELETES",
+    `the tables of ${w.database} delete rows by age (${deleting.map((r) => `${r.table} after ${r.retentionDays} days`).join(", ")}): restored rows older than that would go at their next merge`,
+    {
+      hint: "restore into a database migrated without retention (sessionhouse archive restore migrates its target so; --database)",
+    },
+  );
+}
+
+/**
+ * The rows that landed must be the archive's: as many as it holds when the target held none of
+ * the month before, at least as many otherwise (rows already there collapse with the archive's
+ * under FINAL). Fewer means rows were dropped (an insert taken for a repeat of an earlier
+ * restore, a table that deletes): exit 1, naming each table.
+ */
+function checkLanded(
+  w: Warehouse,
+  month: string,
+  tables: RestoreResult["tables"],
+  before: ReadonlyMap<string, number>,
+): void {
+  const short = tables.filter((t) =>
+    (before.get(t.table) ?? 0) === 0
+      ? t.rows !== t.archived
+      : t.rows < t.archived,
+  );
+  if (short.length === 0) return;
+  throw new FatalError(
+    "RESTORE_ROWS_MISMATCH",
+    `${month} was loaded into ${w.database}, but its rows there are not the archive's: ${short.map((t) => `${t.table} ${t.rows} rows of ${month} (${before.get(t.table) ?? 0} before the load), the archive holds ${t.archived}`).join("; ")}`,
+    {
+      hint: "restore into a fresh database (--database <new name>): an insert repeating an earlier restore of the same month is dropped by the engine's deduplication",
+    },
+  );
+}
+
 interface RestoreOptions {
   month: string;
   root: string;
   trusted?: KeyObject | undefined;
   allowUnsigned?: boolean;
-}
-
-/** The month checked as verify checks it, its files read back by the engine or a scratch one. */
-async function checkForRestore(
-  w: Warehouse,
-  options: RestoreOptions,
-): Promise<MonthCheck> {
-  let scratch: ScratchEngine | undefined;
-  try {
-    const reader =
-      w.kind === "embedded"
-        ? warehouseReader(w)
-        : (scratch = await openScratchEngine());
-    return await checkMonth(options.root, options.month, {
-      trusted: options.trusted,
-      allowUnsigned: options.allowUnsigned === true,
-      reader,
-    });
-  } finally {
-    scratch?.close();
-  }
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   type Warehouse,
   writeCheckpoint,
 } from "../warehouse/index.js";
+import { markArchives } from "./archive.js";
 import { ROLLUPS_JOB, ROLLUPS_KEYS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;
@@ -45,6 +46,8 @@ export interface RollupResult {
   keysRetired: number;
   /** Keys of `session_keys` whose sessions the retention deleted, deleted with them. */
   keysDeleted: number;
+  /** Rows marked archived, of months of the archive directory exported without marking them. */
+  archivedRowsMarked: number;
 }
 
 export interface RollupDeps {
@@ -68,6 +71,7 @@ export async function rollUp(
 ): Promise<RollupResult> {
   const { config, warehouse: w, logger } = deps;
   const holdRowsChanged = await applyActiveHolds(w, "rollups", nowMs);
+  const archivedRowsMarked = await markArchiveDir(deps);
   const keysDeleted = await deleteKeysOfDeletedSessions(
     w,
     config.clickhouse.retentionDays,
@@ -106,9 +110,27 @@ export async function rollUp(
     holdRowsChanged,
     keysRetired,
     keysDeleted,
+    archivedRowsMarked,
   };
   logger.info(result, "rollups computed");
   return result;
+}
+
+/**
+ * With an archive directory configured, marks the rows of its months that are not marked yet
+ * (exported through the service's read access, or whose marking failed), so the retention can
+ * delete them; a month that does not verify is left unmarked and logged.
+ */
+async function markArchiveDir(deps: RollupDeps): Promise<number> {
+  const dir = deps.config.archive.dir;
+  if (dir === undefined) return 0;
+  const { marked, refused } = await markArchives(deps.warehouse, dir);
+  for (const problem of refused)
+    deps.logger.warn(
+      { archiveDir: dir, problem },
+      "an archived month does not verify: its rows are not marked archived, and the retention keeps them",
+    );
+  return Object.values(marked).reduce((a, b) => a + b, 0);
 }
 
 /**

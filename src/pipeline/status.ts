@@ -4,6 +4,7 @@
 // /metrics read it, and so do every report's first page and the coverage-and-integrity report
 // (src/reports/coverage.ts): each read tells an optional QueryLog the SQL it ran, which a
 // report's manifest records.
+import { parseBackfillStream } from "./names.js";
 import {
   COVERS_FROM_KEY,
   failedRunsIn,
@@ -117,4 +118,59 @@ export async function failedRunsOf(
   log?: QueryLog,
 ): Promise<RunRecord[]> {
   return failedRunsIn(w, period, limit, log);
+}
+
+/** A part of a period some checkpoint says is complete, and which one ("checkpoint", a backfill). */
+export interface CoveredSpan extends Period {
+  by: string;
+}
+
+/**
+ * What of a period a stream's checkpoints say is complete (`known`, in order) and what not
+ * (`missing`): the one rule of coverage, which the reports' page one and `archive export` read.
+ * The stream's own checkpoint covers from where its first sync started (`coversFromMs`; one that
+ * does not say covers everything before its position) up to its position; a backfill's
+ * (backfillStream) covers its range from its start up to its position, so a backfill
+ * interrupted halfway covers its first part. A checkpoint is written only after the rows it
+ * covers are stored. `label` names a backfill's range in `by`.
+ */
+export function coveredSpans(
+  stream: string,
+  checkpoints: readonly Omit<StreamCheckpoint, "updatedAtMs">[],
+  period: Period,
+  label: (range: Period) => string,
+): { known: CoveredSpan[]; missing: Period[] } {
+  const spans: CoveredSpan[] = [];
+  const own = checkpoints.find((c) => c.stream === stream);
+  if (own)
+    spans.push({
+      fromMs: own.coversFromMs ?? -Infinity,
+      toMs: own.positionMs,
+      by: "checkpoint",
+    });
+  for (const c of checkpoints) {
+    const range = parseBackfillStream(stream, c.stream);
+    if (!range) continue;
+    spans.push({
+      fromMs: range.fromMs,
+      toMs: Math.min(c.positionMs, range.toMs),
+      by: `backfill ${label(range)}`,
+    });
+  }
+  const known = spans
+    .map((k) => ({
+      fromMs: Math.max(k.fromMs, period.fromMs),
+      toMs: Math.min(k.toMs, period.toMs),
+      by: k.by,
+    }))
+    .filter((k) => k.fromMs < k.toMs)
+    .sort((a, b) => a.fromMs - b.fromMs || b.toMs - a.toMs);
+  const missing: Period[] = [];
+  let at = period.fromMs;
+  for (const k of known) {
+    if (k.fromMs > at) missing.push({ fromMs: at, toMs: k.fromMs });
+    at = Math.max(at, k.toMs);
+  }
+  if (at < period.toMs) missing.push({ fromMs: at, toMs: period.toMs });
+  return { known, missing };
 }

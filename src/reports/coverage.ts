@@ -4,9 +4,10 @@
 // streams not exported. The coverage-and-integrity report shows the tables behind it. The
 // checkpoints, windows and runs are read through the status read model (src/pipeline/status.ts),
 // the one `status` reads; the manifest records the SQL it ran.
-import { parseBackfillStream, SESSIONS_STREAM } from "../pipeline/names.js";
+import { SESSIONS_STREAM } from "../pipeline/names.js";
 import {
   allCheckpoints,
+  coveredSpans,
   failedRunsOf,
   runsIn,
   unsettledWindowsIn,
@@ -362,11 +363,8 @@ const msOf = (plain: string): number =>
 const plainOf = (ms: number): string => plainTime(new Date(ms).toISOString());
 
 /**
- * What of the period a stream's checkpoints say is complete. Its own checkpoint covers from
- * where its first sync started (`coversFrom`; a checkpoint that does not say covers everything
- * before its position) up to its position; a backfill's (backfillStream) covers its range from
- * its start up to its position, so a backfill interrupted halfway covers its first part. A
- * checkpoint is written only after the rows it covers are stored.
+ * What of the period a stream's checkpoints say is complete, in the report's plain times (the
+ * rule is coveredSpans, src/pipeline/status.ts).
  */
 export function streamCoverage(
   stream: string,
@@ -377,41 +375,17 @@ export function streamCoverage(
   }[],
   period: { from: string; to: string },
 ): StreamCoverage {
-  const fromMs = Date.parse(period.from);
-  const toMs = Date.parse(period.to);
-  const ownRow = checkpoints.find((c) => c.stream === stream);
-  const own = ownRow?.position ?? null;
-  const spans: { fromMs: number; toMs: number; by: string }[] = [];
-  if (ownRow)
-    spans.push({
-      fromMs: ownRow.coversFrom ? msOf(ownRow.coversFrom) : -Infinity,
-      toMs: msOf(ownRow.position),
-      by: "checkpoint",
-    });
-  for (const c of checkpoints) {
-    const range = parseBackfillStream(stream, c.stream);
-    if (!range) continue;
-    spans.push({
-      fromMs: range.fromMs,
-      toMs: Math.min(msOf(c.position), range.toMs),
-      by: `backfill ${plainOf(range.fromMs)} to ${plainOf(range.toMs)}`,
-    });
-  }
-  const known = spans
-    .map((k) => ({
-      fromMs: Math.max(k.fromMs, fromMs),
-      toMs: Math.min(k.toMs, toMs),
-      by: k.by,
-    }))
-    .filter((k) => k.fromMs < k.toMs)
-    .sort((a, b) => a.fromMs - b.fromMs || b.toMs - a.toMs);
-  const missing: { fromMs: number; toMs: number }[] = [];
-  let at = fromMs;
-  for (const k of known) {
-    if (k.fromMs > at) missing.push({ fromMs: at, toMs: k.fromMs });
-    at = Math.max(at, k.toMs);
-  }
-  if (at < toMs) missing.push({ fromMs: at, toMs });
+  const own = checkpoints.find((c) => c.stream === stream)?.position ?? null;
+  const { known, missing } = coveredSpans(
+    stream,
+    checkpoints.map((c) => ({
+      stream: c.stream,
+      positionMs: msOf(c.position),
+      coversFromMs: c.coversFrom ? msOf(c.coversFrom) : undefined,
+    })),
+    { fromMs: Date.parse(period.from), toMs: Date.parse(period.to) },
+    (r) => `${plainOf(r.fromMs)} to ${plainOf(r.toMs)}`,
+  );
   return {
     stream,
     checkpoint: own,

@@ -9,11 +9,14 @@ import {
   type Sharing,
 } from "../util/private-files.js";
 import { pipeline } from "node:stream/promises";
+import { UsageError } from "../util/errors.js";
 import type { Warehouse } from "./client.js";
+import { mutationTarget, SINGLE } from "./cluster.js";
 import { qualified, quoteString } from "./sql.js";
 import { SinkError } from "./errors.js";
 import { existingTables } from "./migrate.js";
-import { selectRows } from "./select.js";
+import { SESSIONS_ROLLUP_SOURCE } from "./rollups.js";
+import { selectCount, selectRows, storageTableDdl } from "./select.js";
 import { Tables } from "./tables.js";
 
 /** A table as archived: the time column that places a row in a month, and the file's order. */
@@ -28,6 +31,12 @@ export interface ArchiveSpec {
    * archived before them lacks them, and its rows take the default when restored.
    */
   laterColumns?: readonly string[];
+  /**
+   * The table has a retention and the `archived` flag (migrations/0039): `archive export` marks
+   * the month's rows archived, and with an archive directory configured the TTL deletes only
+   * those. The table is partitioned by the month of its time column.
+   */
+  flagged?: boolean;
 }
 
 /** The `format` of an archive month's manifest. */
@@ -46,20 +55,26 @@ export const ARCHIVE_TABLES: readonly ArchiveSpec[] = [
     table: Tables.sessions,
     timeColumn: "start_time",
     orderBy: "start_time, id",
-    // Archived from FINAL, every row is a live one (0023).
-    laterColumns: ["is_deleted"],
+    // Archived from FINAL, every row is a live one (0023); a row is archived once its month's
+    // archive is written (0039).
+    laterColumns: ["is_deleted", "archived"],
+    flagged: true,
   },
   {
     table: Tables.aggHistogram,
     timeColumn: "bucket_time",
     orderBy: "job, level, bucket_time, key1, key2, key3",
     filter: "count > 0",
+    laterColumns: ["archived"],
+    flagged: true,
   },
   {
     table: Tables.aggTopValues,
     timeColumn: "window_start",
     orderBy: "job, member, window_start, key",
     filter: "count > 0",
+    laterColumns: ["archived"],
+    flagged: true,
   },
   {
     table: Tables.aggWindows,
@@ -112,6 +127,21 @@ export async function storedColumns(
      ORDER BY position`,
     { db: w.database, table },
   );
+}
+
+/**
+ * The columns a table's rows are archived with: its stored columns but the `archived` flag of a
+ * flagged table, which says what this database did with the row, not what the row is (a
+ * restore marks the rows it loads archived).
+ */
+export async function archivedColumns(
+  w: Warehouse,
+  spec: ArchiveSpec,
+): Promise<ColumnType[]> {
+  const columns = await storedColumns(w, spec.table);
+  return spec.flagged === true
+    ? columns.filter((c) => c.name !== "archived")
+    : columns;
 }
 
 /** Row count and time range of a set of rows, times as epoch milliseconds. */
@@ -197,6 +227,32 @@ const LOCAL_READ_CLAUSE = `SETTINGS ${Object.entries(LOCAL_READ)
   .map(([k, v]) => `${k} = ${quoteString(v)}`)
   .join(", ")}`;
 
+/**
+ * What the engine's file() reads as a pattern, not as a name: `*`, `?` and `{a,b}` / `{1..9}`
+ * (the engine offers no escape for them: a backslash is taken as part of the name). A path with
+ * one would have the engine write nothing (its file() of a pattern is read-only) or read other
+ * files than those hashed, so an archive path holding one is refused.
+ */
+const FILE_PATTERN = /[*?{}]/;
+
+/** Refuses a path the engine's file() would read as a pattern (FILE_PATTERN). */
+export function refusePatternPath(path: string): void {
+  const found = FILE_PATTERN.exec(path);
+  if (found === null) return;
+  throw new UsageError(
+    `the archive path ${JSON.stringify(path)} holds ${JSON.stringify(found[0])}, which the engine reads as a file name pattern (* ? { }): it would read other files than the ones hashed`,
+    {
+      hint: "keep archives in a directory whose path holds none of * ? { }: rename it, or give another directory",
+    },
+  );
+}
+
+/** A local path as the argument of the engine's file(): a name, never a pattern. */
+function fileArg(path: string): string {
+  refusePatternPath(path);
+  return quoteString(path);
+}
+
 /** A month: its first instant and the next month's, as "YYYY-MM-DD 00:00:00". */
 export interface MonthRange {
   from: string;
@@ -225,7 +281,7 @@ export async function exportMonth(
     ORDER BY ${spec.orderBy}`;
   if (w.kind === "embedded") {
     await w.client.command({
-      query: `INSERT INTO FUNCTION file(${quoteString(path)}, 'Parquet') ${select}`,
+      query: `INSERT INTO FUNCTION file(${fileArg(path)}, 'Parquet') ${select}`,
       query_params: { ...month },
       clickhouse_settings: EMBEDDED_WRITE,
     });
@@ -270,7 +326,7 @@ export async function restoreFile(
   };
   if (w.kind === "embedded") {
     await w.client.command({
-      query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${quoteString(path)}, 'Parquet')`,
+      query: `INSERT INTO ${qualified(w, table)} (${names}) SELECT ${names} FROM file(${fileArg(path)}, 'Parquet')`,
       clickhouse_settings: { ...EMBEDDED_RESTORE, ...settings },
     });
     return;
@@ -311,7 +367,7 @@ export async function withMergesPaused<T>(
 
 /** Rows and time range of a Parquet file, read back by an engine that reads local files. */
 export function parquetStatsSql(path: string, timeColumn: string): string {
-  return `SELECT ${STATS(timeColumn)} FROM file(${quoteString(path)}, 'Parquet') ${LOCAL_READ_CLAUSE}`;
+  return `SELECT ${STATS(timeColumn)} FROM file(${fileArg(path)}, 'Parquet') ${LOCAL_READ_CLAUSE}`;
 }
 
 /** The same, read by `w`'s engine from a file on this machine (the embedded engine). */
@@ -370,4 +426,125 @@ export async function openScratchEngine(): Promise<ScratchEngine> {
       ),
     close: () => session.cleanup(),
   };
+}
+
+/** The partition of a month in a table partitioned by toYYYYMM of its time column. */
+function monthPartition(month: MonthRange): string {
+  return month.from.slice(0, 7).replace("-", "");
+}
+
+/** A flagged table's rows of the month fetched before `{before}` and not marked archived. */
+function unmarkedWhere(spec: ArchiveSpec): string {
+  const t = spec.timeColumn;
+  return `${t} >= toDateTime64({from:String}, 3, 'UTC') AND ${t} < toDateTime64({to:String}, 3, 'UTC')
+    AND fetched_at < fromUnixTimestamp64Milli({before:Int64}, 'UTC') AND archived = false`;
+}
+
+/** How many rows of a table's month markArchived would mark (0 for a table not flagged). */
+export async function unmarkedRows(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  month: MonthRange,
+  fetchedBeforeMs: number,
+): Promise<number> {
+  if (spec.flagged !== true) return 0;
+  return selectCount(
+    w,
+    `SELECT count() AS n FROM ${qualified(w, spec.table)} WHERE ${unmarkedWhere(spec)}`,
+    { ...month, before: fetchedBeforeMs },
+  );
+}
+
+/**
+ * Marks archived the rows of a flagged table (ArchiveSpec.flagged) in `month` fetched before
+ * `fetchedBeforeMs` (the instant the export began reading: rows fetched later may not be in the
+ * files, and stay unmarked), then has the engine apply the TTL to them again (the flag's
+ * mutation alone does not; see applyHolds). Waits for both mutations; returns the rows marked.
+ * Superseded rows (a re-read's older version, a tombstone, a count of 0) are marked too: they
+ * are not history, and FINAL never shows them.
+ */
+export async function markArchived(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  month: MonthRange,
+  fetchedBeforeMs: number,
+): Promise<number> {
+  const rows = await unmarkedRows(w, spec, month, fetchedBeforeMs);
+  if (rows === 0) return 0;
+  const target = mutationTarget(w.cluster ?? SINGLE, w.database, spec.table);
+  const partition = `IN PARTITION ID ${quoteString(monthPartition(month))}`;
+  await w.client.command({
+    query: `ALTER TABLE ${target} UPDATE archived = true ${partition} WHERE ${unmarkedWhere(spec)}`,
+    query_params: { ...month, before: fetchedBeforeMs },
+    clickhouse_settings: { mutations_sync: "2" },
+  });
+  if (/\bTTL\b/.test(await storageTableDdl(w, spec.table)))
+    await w.client.command({
+      query: `ALTER TABLE ${target} MATERIALIZE TTL ${partition}`,
+      clickhouse_settings: { mutations_sync: "2" },
+    });
+  return rows;
+}
+
+/** Rows of a table in `month` as the archive counts them: FINAL, with the spec's filter. */
+export async function monthRows(
+  w: Warehouse,
+  spec: ArchiveSpec,
+  month: MonthRange,
+): Promise<number> {
+  return selectCount(
+    w,
+    `SELECT count() AS n FROM ${qualified(w, spec.table)} FINAL WHERE ${monthWhere(spec)}`,
+    { ...month },
+  );
+}
+
+/** A day whose stored sessions are fewer than the rollups counted when they computed it. */
+export interface ThinnedDay {
+  day: string;
+  /** Sessions of the day when its rollup was last computed (`rollup_days`). */
+  recorded: number;
+  /** Sessions of the day stored now (FINAL, as the rollup and the archive count them). */
+  stored: number;
+}
+
+/**
+ * The days of `month` that hold fewer sessions than the rollups recorded: rows the retention
+ * (or anything else) removed since. The rollups compute a day again whenever its rows change,
+ * but never a day the retention may have begun to delete, so their count is what was stored.
+ */
+export async function thinnedSessionDays(
+  w: Warehouse,
+  month: MonthRange,
+): Promise<ThinnedDay[]> {
+  const rows = await selectRows<{
+    day: string;
+    recorded: string;
+    stored: string;
+  }>(
+    w,
+    `SELECT toString(r.day) AS day, r.recorded AS recorded, s.stored AS stored
+     FROM (
+       SELECT day, argMax(rows, computed_at) AS recorded
+       FROM ${qualified(w, Tables.rollupDays)}
+       WHERE source = {source:String}
+         AND day >= toDate({from:String}) AND day < toDate({to:String})
+       GROUP BY day
+     ) AS r
+     LEFT JOIN (
+       SELECT toDate(start_time) AS day, count() AS stored
+       FROM ${qualified(w, Tables.sessions)} FINAL
+       WHERE start_time >= toDateTime64({from:String}, 3, 'UTC') AND start_time < toDateTime64({to:String}, 3, 'UTC')
+       GROUP BY day
+     ) AS s ON s.day = r.day
+     -- A day without a stored session joins with stored = 0 (join_use_nulls is off).
+     WHERE s.stored < r.recorded
+     ORDER BY r.day`,
+    { ...month, source: SESSIONS_ROLLUP_SOURCE },
+  );
+  return rows.map((r) => ({
+    day: r.day,
+    recorded: Number(r.recorded),
+    stored: Number(r.stored),
+  }));
 }

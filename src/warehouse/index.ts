@@ -147,8 +147,10 @@ export {
 } from "./rollups.js";
 export {
   appliedRetention,
+  keepingEverything,
   retentionSettings,
   type AppliedRetention,
+  type RetentionSettings,
 } from "./retention.js";
 export {
   activeHolds,
@@ -168,14 +170,20 @@ export {
   DEFAULT_ARCHIVE_DIR,
   ARCHIVE_TABLES,
   archiveFileName,
+  archivedColumns,
   archiveSpec,
   archiveSpecs,
   exportMonth,
+  markArchived,
+  monthRows,
   openScratchEngine,
   parquetFileStats,
   parquetStats,
   parquetStatsSql,
+  refusePatternPath,
   restoreFile,
+  thinnedSessionDays,
+  unmarkedRows,
   withMergesPaused,
   storedColumns,
   type ArchiveSpec,

@@ -1,6 +1,7 @@
 // The TTL of every table the retention settings govern: rows older than `hotDays` move to the
 // cold volume (when the table's storage policy has one), rows older than `retentionDays` are
-// deleted, held sessions never. The TTL a table was given is recorded in `retention_settings`
+// deleted, held sessions never, and, with an archive directory configured, only rows whose month
+// `archive export` has archived (the `archived` flag, migrations/0039). The TTL a table was given is recorded in `retention_settings`
 // and given again only when the settings change (`ALTER TABLE … MODIFY TTL`, or `REMOVE TTL`).
 import type { Config } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
@@ -25,6 +26,8 @@ export interface TableRetention {
   retentionDays: number;
   /** Rows with the legal-hold flag are exempt from deletion. */
   holdExempt: boolean;
+  /** Only rows with the archive flag are deleted (archiving configured, an archived table). */
+  archivedOnly: boolean;
 }
 
 export interface RetentionSettings {
@@ -36,14 +39,17 @@ export interface RetentionSettings {
 export function retentionSettings(config: {
   clickhouse: Pick<Config["clickhouse"], "retentionDays">;
   retention: Config["retention"];
+  archive?: Config["archive"] | undefined;
 }): RetentionSettings {
   const r = config.retention;
+  const archivedOnly = config.archive?.dir !== undefined;
   const rollup = (table: string): TableRetention => ({
     table,
     timeExpr: "day",
     hotDays: 0,
     retentionDays: r.rollupRetentionDays,
     holdExempt: false,
+    archivedOnly: false,
   });
   return {
     coldVolume: r.coldVolume,
@@ -54,24 +60,41 @@ export function retentionSettings(config: {
         hotDays: r.tables.sessions.hotDays,
         retentionDays: config.clickhouse.retentionDays,
         holdExempt: true,
+        archivedOnly,
       },
       {
         table: Tables.aggHistogram,
         timeExpr: "bucket_time",
         ...r.tables.agg_histogram,
         holdExempt: false,
+        archivedOnly,
       },
       {
         table: Tables.aggTopValues,
         timeExpr: "window_start",
         ...r.tables.agg_top_values,
         holdExempt: false,
+        archivedOnly,
       },
       rollup(Tables.sessionRollupsDaily),
       rollup(Tables.sessionTechnologyRollupsDaily),
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
+  };
+}
+
+/**
+ * The same settings deleting nothing: the cold tiers kept, every retention 0. `archive restore`
+ * migrates its target with them, whatever the environment's retention: restored rows are
+ * older than any retention, and would go at their next merge.
+ */
+export function keepingEverything(
+  settings: RetentionSettings,
+): RetentionSettings {
+  return {
+    ...settings,
+    tables: settings.tables.map((t) => ({ ...t, retentionDays: 0 })),
   };
 }
 
@@ -82,9 +105,13 @@ function ttlClause(t: TableRetention, coldVolume: string | undefined): string {
     parts.push(
       `${t.timeExpr} + INTERVAL ${t.hotDays} DAY TO VOLUME '${coldVolume}'`,
     );
+  const kept = [
+    ...(t.holdExempt ? ["legal_hold = false"] : []),
+    ...(t.archivedOnly ? ["archived = true"] : []),
+  ];
   if (t.retentionDays > 0)
     parts.push(
-      `${t.timeExpr} + INTERVAL ${t.retentionDays} DAY DELETE${t.holdExempt ? " WHERE legal_hold = false" : ""}`,
+      `${t.timeExpr} + INTERVAL ${t.retentionDays} DAY DELETE${kept.length > 0 ? ` WHERE ${kept.join(" AND ")}` : ""}`,
     );
   return parts.join(", ");
 }

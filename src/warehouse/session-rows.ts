@@ -137,6 +137,9 @@ export const SESSION_COLUMNS: readonly SessionColumn[] = [
   // 1 only in a tombstone, which retires a key the session is no longer stored under
   // (session-keys.ts); a read is never one.
   { name: "is_deleted", type: "UInt8", defaulted: true },
+  // Set by `archive export` on the rows of a month it archived (migrations/0039); a read is
+  // never archived when stored.
+  { name: "archived", type: "Bool", defaulted: true },
 ];
 
 /**

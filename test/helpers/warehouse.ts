@@ -5,6 +5,8 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "../../src/config/index.js";
+import { backfillStream, SESSIONS_STREAM } from "../../src/pipeline/names.js";
+import { writeCheckpoint } from "../../src/warehouse/bookkeeping.js";
 import { openWarehouse, type Warehouse } from "../../src/warehouse/client.js";
 import { migrate } from "../../src/warehouse/migrate.js";
 import { retentionSettings } from "../../src/warehouse/retention.js";
@@ -83,4 +85,25 @@ export async function select<T = Record<string, unknown>>(
     format: "JSONEachRow",
   });
   return rs.json<T>();
+}
+
+/**
+ * Records that the sessions stream is synced from `fromIso` to `toIso`, as a backfill of that
+ * range records it once its rows are stored (its own checkpoint stream; the incremental one is
+ * left as it is): for tests that insert rows themselves and archive their months (archive
+ * export refuses a month no checkpoint covers).
+ */
+export async function markSessionsSynced(
+  w: Warehouse,
+  fromIso: string,
+  toIso: string,
+): Promise<void> {
+  const [fromMs, toMs] = [Date.parse(fromIso), Date.parse(toIso)];
+  await writeCheckpoint(
+    w,
+    backfillStream(SESSIONS_STREAM, fromMs, toMs),
+    toMs,
+    {},
+    { retries: 0 },
+  );
 }

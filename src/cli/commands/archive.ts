@@ -9,13 +9,16 @@ import {
   restoreArchive,
   verifyArchive,
 } from "../../pipeline/archive.js";
-import { FatalError } from "../../util/errors.js";
+import { FatalError, UsageError } from "../../util/errors.js";
 import {
+  DEFAULT_ARCHIVE_DIR,
+  keepingEverything,
   migrate,
   openScratchEngine,
   retentionSettings,
 } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
+import { decision } from "../operator.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
 /** The key signatures are checked by: --public-key, else the configured public key or signing key. */
@@ -39,30 +42,69 @@ interface RestoreFlags {
   allowUnsigned?: boolean;
 }
 
-/** `archive export`: reads only, through the service's read access while it runs. */
+interface ExportFlags {
+  month: string;
+  to?: string;
+  skipGap?: boolean;
+  reason?: string;
+  by?: string;
+}
+
+/** --skip-gap with its --reason (and --by), or neither. */
+function skipGap(o: ExportFlags): { by: string; reason: string } | undefined {
+  const hint =
+    'say why the months are left out of the archive: --skip-gap --reason "…"';
+  if (o.skipGap !== true) {
+    if (o.reason !== undefined || o.by !== undefined)
+      throw new UsageError("--reason and --by go with --skip-gap", { hint });
+    return undefined;
+  }
+  if (o.reason === undefined)
+    throw new UsageError("--skip-gap needs --reason", { hint });
+  return decision({ reason: o.reason, by: o.by }, hint);
+}
+
+/** What became of the month's rows, for the operator. */
+function markedLine(config: Config, marked: number | undefined): string {
+  const retention = config.archive.dir
+    ? "the retention may delete them now"
+    : "SESSIONHOUSE_ARCHIVE_DIR is not set: the retention deletes by age, archived or not";
+  return marked === undefined
+    ? `rows not marked archived here (the service's read access cannot write): ${config.archive.dir ? "the service's rollups job marks them at its next run; until then the retention keeps them" : "set SESSIONHOUSE_ARCHIVE_DIR for the service to mark them"}\n`
+    : `checked as archive verify checks it; ${marked} rows marked archived (${retention})\n`;
+}
+
+/** `archive export`: reads, then marks the month's rows archived (not through the service). */
 export async function runArchiveExport(
   globals: GlobalOptions,
-  o: { month: string; to: string },
+  o: ExportFlags,
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
+  const skip = skipGap(o);
   await withWarehouse(config, "read", async (w) => {
     // The running service has migrated its database; its read access cannot write.
     if (w.service === undefined)
       await migrate(w, { retention: retentionSettings(config) });
     const r = await exportArchive(w, {
       month: o.month,
-      root: o.to,
+      root: o.to ?? config.archive.dir ?? DEFAULT_ARCHIVE_DIR,
       signingKeyFile: config.evidence.signingKeyFile,
       groupReadable: config.files.groupReadable,
       settleMs: archiveSettleMs(config),
+      skipGap: skip,
     });
     for (const t of r.tables)
       process.stdout.write(
         `  ${t.table}: ${t.rows} rows${t.file ? ` → ${t.file}` : ""}\n`,
       );
     const perS = r.ms > 0 ? Math.round((r.rows * 1000) / r.ms) : r.rows;
+    const skipped = r.skipped
+      ? `skipped (recorded in the manifest): ${r.skipped.months.join(", ")} by ${r.skipped.by}: ${r.skipped.reason}\n`
+      : "";
     process.stdout.write(
       `${o.month} archived in ${r.dir}: ${r.rows} rows in ${(r.ms / 1000).toFixed(1)} s (${perS} rows/s), ${config.evidence.signingKeyFile ? "signed" : "not signed"}\n` +
+        skipped +
+        markedLine(config, r.marked) +
         `chain head (keep it in write-once storage): ${r.head}\n`,
     );
   });
@@ -96,8 +138,10 @@ export async function runArchiveVerify(
       trusted === undefined
         ? `${r.signed} of ${months} signed, not checked`
         : `${r.signaturesVerified} of ${months} verified by ${trusted.source}`;
+    const skipped = r.skipped.map((s) => `skipped: ${s}\n`);
     process.stdout.write(
-      `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}): files, chain, ${r.rowsChecked} rows read back\n` +
+      `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}${r.skipped.length > 0 ? `, ${r.skipped.length} gap(s) skipped on record` : ", no gap"}): files, chain, ${r.rowsChecked} rows read back\n` +
+        skipped.join("") +
         `signatures: ${signatures}\n` +
         `chain head: ${String(r.head)}${o.expectHead === undefined ? "" : " (the expected head)"}\n` +
         unchecked.join(""),
@@ -118,20 +162,39 @@ export async function runArchiveRestore(
     { needsApi: false },
   );
   const trusted = trustedKey(config, o.publicKey);
-  await withWarehouse(config, "write", async (w) => {
-    const r = await restoreArchive(w, {
-      month: o.month,
-      root: o.from,
-      trusted: trusted?.key,
-      allowUnsigned: o.allowUnsigned === true,
-    });
-    for (const note of r.notes) process.stderr.write(`warning: ${note}\n`);
-    const restored =
-      r.tables.length === 0
-        ? "the archive holds no rows"
-        : `${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows`;
-    process.stdout.write(
-      `${o.month} restored into ${w.database}: ${restored}\n`,
-    );
-  });
+  // Restored rows are older than any retention: the target's tables get none.
+  const keep = keepingEverything(retentionSettings(config));
+  await withWarehouse(
+    config,
+    "write",
+    async (w) => {
+      const r = await restoreArchive(w, {
+        month: o.month,
+        root: o.from,
+        trusted: trusted?.key,
+        allowUnsigned: o.allowUnsigned === true,
+      });
+      for (const note of [...r.notes, ...serviceDatabaseNote(config, o)])
+        process.stderr.write(`warning: ${note}\n`);
+      const restored =
+        r.tables.length === 0
+          ? "the archive holds no rows"
+          : `${r.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows (counted in ${w.database} after the load; the archive holds ${r.tables.map((t) => t.archived).join(", ")})`;
+      process.stdout.write(
+        `${o.month} restored into ${w.database}: ${restored}\n`,
+      );
+    },
+    keep,
+  );
+}
+
+/** Restoring into the database the service syncs: its next start gives the tables their TTL back. */
+function serviceDatabaseNote(config: Config, o: RestoreFlags): string[] {
+  const deletes =
+    config.clickhouse.retentionDays > 0 ||
+    retentionSettings(config).tables.some((t) => t.retentionDays > 0);
+  if (o.database !== undefined || !deletes) return [];
+  return [
+    `${config.clickhouse.database} is the database the service syncs, and the retention is set: its TTL was removed for this restore, and the next migrate, sync or run gives it back, deleting restored rows older than the retention at their next merge; restore into a database of its own (--database)`,
+  ];
 }

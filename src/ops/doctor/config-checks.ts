@@ -9,6 +9,7 @@ import {
   unknownVariableProblem,
   type Config,
 } from "../../config/index.js";
+import { archiveSettleMs } from "../../pipeline/archive.js";
 import { nextRuns } from "../../scheduler/index.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
 import { ok, warn, type Finding, familySpecs } from "./check.js";
@@ -101,9 +102,50 @@ function retention(ctx: ConfigCheckContext): Finding {
         found: `${table}: rows are deleted after ${keep} days, before they move to the cold volume after ${hot} days`,
         fix: `set ${table}'s hotDays below its retention days, or 0`,
       });
+  problems.push(...archiveProblems(ctx.config));
   return findingOf(
     problems,
-    `sessions kept ${days(sessionsDays)}, rollups ${days(r.rollupRetentionDays)}`,
+    `sessions kept ${days(sessionsDays)}, rollups ${days(r.rollupRetentionDays)}${ctx.config.archive.dir === undefined ? "" : `, deleted only once archived in ${ctx.config.archive.dir}`}`,
+  );
+}
+
+/** The longest month, in days: a month is exported whole only after all of it is stored. */
+const LONGEST_MONTH_DAYS = 31;
+
+/**
+ * A retention that deletes a month's first days before the month can be exported (its end plus
+ * the archive's settle time), with no archive directory to hold the TTL back: monthly archives
+ * would seal what is left of such months (archive export refuses them once thinned).
+ */
+function archiveProblems(config: Config): { found: string; fix: string }[] {
+  if (config.archive.dir !== undefined) return [];
+  const r = config.retention.tables;
+  const needMs = LONGEST_MONTH_DAYS * DAY_MS + archiveSettleMs(config);
+  return [
+    [
+      "sessions",
+      config.clickhouse.retentionDays,
+      "SESSIONHOUSE_RETENTION_DAYS",
+    ],
+    [
+      "agg_histogram",
+      r.agg_histogram.retentionDays,
+      "retention.tables.agg_histogram.retentionDays",
+    ],
+    [
+      "agg_top_values",
+      r.agg_top_values.retentionDays,
+      "retention.tables.agg_top_values.retentionDays",
+    ],
+  ].flatMap(([table, keep, setting]) =>
+    Number(keep) > 0 && Number(keep) * DAY_MS < needMs
+      ? [
+          {
+            found: `${String(table)} rows are deleted after ${String(keep)} days (${String(setting)}), whether archived or not, and no archive directory is set: a month can be archived only ${(needMs / DAY_MS).toFixed(1)} days after it starts (its end plus the settle time), when its first days are gone`,
+            fix: `set SESSIONHOUSE_ARCHIVE_DIR (archive.dir) to the monthly archives' directory, so the retention deletes only rows archived; or raise ${String(setting)} to at least ${Math.ceil(needMs / DAY_MS)}`,
+          },
+        ]
+      : [],
   );
 }
 

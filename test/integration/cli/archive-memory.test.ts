@@ -15,6 +15,7 @@ import {
   type CliPackage,
 } from "../../helpers/cli.js";
 import {
+  markSessionsSynced,
   migratedWarehouse,
   select,
   testConfig,
@@ -47,6 +48,7 @@ beforeAll(async () => {
                toDateTime64('2026-11-01 00:00:00', 3, 'UTC'), 1
         FROM numbers(${SESSIONS})`,
     });
+    await markSessionsSynced(w, "2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z");
   } finally {
     await w.close();
   }

@@ -26,7 +26,13 @@ import {
   type CliPackage,
 } from "../../helpers/cli.js";
 import { sessionRow } from "../../helpers/session-row.js";
-import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import {
+  freshDatabaseName,
+  markSessionsSynced,
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 
 let cli: CliPackage;
@@ -36,6 +42,7 @@ let priv: string;
 let pub: string;
 let env: NodeJS.ProcessEnv;
 let signing: NodeJS.ProcessEnv;
+let dataDir: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-cli-"));
@@ -45,7 +52,7 @@ beforeAll(async () => {
   pub = join(tmp, "signing.pub");
   writeFileSync(priv, keys.privateKey.export({ type: "pkcs8", format: "pem" }));
   writeFileSync(pub, keys.publicKey.export({ type: "spki", format: "pem" }));
-  const dataDir = join(tmp, "data");
+  dataDir = join(tmp, "data");
   const config = await testConfig({ SESSIONHOUSE_DATA_DIR: dataDir });
   const w = await migratedWarehouse(config);
   const rows = [0, 1, 2].map((i) => {
@@ -73,6 +80,7 @@ beforeAll(async () => {
     );
   });
   await insertRows(w, "sessions", rows, { retries: 0 });
+  await markSessionsSynced(w, "2026-09-01T00:00:00Z", "2026-11-01T00:00:00Z");
   await w.close();
   cli = await buildCli();
   env = cleanEnv({
@@ -176,7 +184,7 @@ describe("archive through the CLI", () => {
     );
     expect(keyed.code, keyed.stderr).toBe(0);
     expect(keyed.stdout).toMatch(
-      /^2026-10 restored into \S+: sessions 3 rows\n$/,
+      /^2026-10 restored into (\S+): sessions 3 rows \(counted in \1 after the load; the archive holds 3\)\n$/,
     );
     expect(keyed.stderr).toBe("");
     // September was exported without a session: restoring it says so.
@@ -225,4 +233,36 @@ describe("archive through the CLI", () => {
       "warning: 2026-10 is not signed: restored because --allow-unsigned was given; nothing shows who wrote it\n",
     );
   }, 180_000);
+
+  it("restore loads into tables without the environment's retention, and prints the rows counted there", async () => {
+    const database = freshDatabaseName();
+    const r = await archive(
+      ["restore", "--month", "2026-10", "--from", root, "--database", database],
+      {
+        ...env,
+        SESSIONHOUSE_PUBLIC_KEY_FILE: pub,
+        SESSIONHOUSE_RETENTION_DAYS: "27",
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      `2026-10 restored into ${database}: sessions 3 rows (counted in ${database} after the load; the archive holds 3)\n`,
+    );
+    // October is past a 27-day retention: the restored rows stay through a merge.
+    const w = await migratedWarehouse(
+      await testConfig({ SESSIONHOUSE_DATA_DIR: dataDir }, database),
+    );
+    try {
+      await w.client.command({
+        query: `OPTIMIZE TABLE \`${database}\`.sessions FINAL`,
+      });
+      const [n] = await select<{ n: string }>(
+        w,
+        "SELECT count() AS n FROM {db}.sessions FINAL",
+      );
+      expect(Number(n?.n)).toBe(3);
+    } finally {
+      await w.close();
+    }
+  }, 120_000);
 });

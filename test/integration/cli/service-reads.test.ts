@@ -28,7 +28,12 @@ import {
 } from "../../helpers/cli.js";
 import { gatedProxy } from "../../helpers/servers.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
-import { freshDatabaseName } from "../../helpers/warehouse.js";
+import {
+  freshDatabaseName,
+  markSessionsSynced,
+  migratedWarehouse,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
@@ -390,6 +395,33 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       latency: { firstByteMs: 15_000, bytesPerSecond: 0, maxConcurrent: 0 },
     });
     const gate = await gatedProxy(slow.url);
+    // A month that has ended and settled (archive export refuses the month in progress), and
+    // that a backfill has synced (it refuses a month no checkpoint covers): recorded here
+    // before the service holds the data directory.
+    const simNow = new Date(SIM_NOW);
+    const monthStart = Date.UTC(
+      simNow.getUTCFullYear(),
+      simNow.getUTCMonth() - 2,
+      1,
+    );
+    const month = new Date(monthStart).toISOString().slice(0, 7);
+    const monthEnd = Date.UTC(
+      simNow.getUTCFullYear(),
+      simNow.getUTCMonth() - 1,
+      1,
+    );
+    const w = await migratedWarehouse(
+      await testConfig({ SESSIONHOUSE_DATA_DIR: dataDir }, database),
+    );
+    try {
+      await markSessionsSynced(
+        w,
+        new Date(monthStart).toISOString(),
+        new Date(monthEnd).toISOString(),
+      );
+    } finally {
+      await w.close();
+    }
     try {
       const service = startService(gate.url);
       const sessionRuns = (msg: string) =>
@@ -406,13 +438,6 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       const finishedBefore = sessionRuns("run finished");
       const out = mkdtempSync(join(testTmpDir(), "sessionhouse-report-"));
       const archive = mkdtempSync(join(testTmpDir(), "sessionhouse-archive-"));
-      // A month that has ended and settled (archive export refuses the month in progress).
-      const simNow = new Date(SIM_NOW);
-      const month = new Date(
-        Date.UTC(simNow.getUTCFullYear(), simNow.getUTCMonth() - 2, 1),
-      )
-        .toISOString()
-        .slice(0, 7);
       const [status, query, report, holds, exported] = await Promise.all([
         cli1(["status", "--json"]),
         cli1(["query", "SELECT count() AS n FROM sessions FINAL"]),

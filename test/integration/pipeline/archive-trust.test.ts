@@ -48,6 +48,7 @@ import { insertRows } from "../../../src/warehouse/insert.js";
 import { Tables } from "../../../src/warehouse/tables.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
+  markSessionsSynced,
   migratedWarehouse,
   select,
   testConfig,
@@ -133,6 +134,7 @@ beforeAll(async () => {
     })),
     { retries: 0 },
   );
+  await markSessionsSynced(w, "2026-09-01T00:00:00Z", "2026-11-01T00:00:00Z");
   await exportArchive(w, { month: "2026-09", root, signingKeyFile: keyFile });
   head = (
     await exportArchive(w, { month: MONTH, root, signingKeyFile: keyFile })
@@ -557,7 +559,8 @@ describe("archive export", () => {
       (e: unknown) => e as { code: string },
     );
     expect(now?.code).toBe("MONTH_NOT_ENDED");
-    // Settled: exported.
+    // Settled and synced: exported.
+    await markSessionsSynced(w, "2026-09-01T00:00:00Z", "2026-12-01T00:00:00Z");
     const done = await exportArchive(w, {
       month: "2026-11",
       root: fresh,

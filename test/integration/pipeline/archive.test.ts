@@ -24,6 +24,7 @@ import { selectRows } from "../../../src/warehouse/select.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   freshDatabaseName,
+  markSessionsSynced,
   migratedWarehouse,
   select,
   testConfig,
@@ -125,6 +126,7 @@ beforeAll(async () => {
     })),
     { retries: 0 },
   );
+  await markSessionsSynced(w, "2026-08-01T00:00:00Z", "2026-11-01T00:00:00Z");
 });
 afterAll(async () => {
   await w.close();

@@ -93,10 +93,39 @@ describe("doctor: configuration checks", () => {
     // Rollups outliving the sessions is what they are for.
     expect(
       await check("retention", {
-        SESSIONHOUSE_RETENTION_DAYS: "30",
+        SESSIONHOUSE_RETENTION_DAYS: "400",
         SESSIONHOUSE_ROLLUP_RETENTION_DAYS: "3650",
       }),
     ).toMatchObject({ status: "ok" });
+  });
+
+  it("a retention that deletes a month's first days before the month can be archived, with no archive directory, warns; with one it is ok", async () => {
+    const thin = await check("retention", {
+      SESSIONHOUSE_RETENTION_DAYS: "27",
+    });
+    expect(thin.status).toBe("warn");
+    expect(thin.found).toContain(
+      "sessions rows are deleted after 27 days (SESSIONHOUSE_RETENTION_DAYS), whether archived or not, and no archive directory is set",
+    );
+    expect(thin.fix).toContain("set SESSIONHOUSE_ARCHIVE_DIR (archive.dir)");
+    const histogram = await check(
+      "retention",
+      {},
+      { "retention.tables.agg_histogram.retentionDays": 20 },
+    );
+    expect(histogram.found).toContain(
+      "agg_histogram rows are deleted after 20 days",
+    );
+    const archived = await check("retention", {
+      SESSIONHOUSE_RETENTION_DAYS: "27",
+      SESSIONHOUSE_ARCHIVE_DIR: "/srv/archive",
+    });
+    expect(archived).toMatchObject({
+      status: "ok",
+      found: expect.stringContaining(
+        "deleted only once archived in /srv/archive",
+      ) as unknown,
+    });
   });
 
   it.each<{
