@@ -211,6 +211,11 @@ export { controlPlaneQueries } from "./reports/control-plane.js";
 export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {
+  filterSeenQuery,
+  filterValuesQuery,
+  type FilterKey,
+} from "./reports/filters.js";
+export {
   accessQueries,
   detectionHitsQuery,
   policyHitQueries,
