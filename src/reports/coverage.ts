@@ -370,7 +370,7 @@ function lateRecordNotice(
     msOf(from) < retention.nowMs - retention.days * 86_400_000;
   if (reachable)
     return warning(
-      `The oldest stored session started at ${oldest} UTC, after the period starts (${from}). The checkpoints show the sessions from ${from} to ${gapEnd} UTC were synced, and the retention deletes sessions older than ${retention.days} days: any session of that time was stored and has since been deleted, so the record no longer holds it.`,
+      `The oldest stored session started at ${oldest} UTC, after the period starts (${from}). The checkpoints show the sessions from ${from} to ${gapEnd} UTC were synced, and the retention deletes sessions older than ${retention.days} ${retention.days === 1 ? "day" : "days"}: any session of that time was stored and has since been deleted, so the record no longer holds it.`,
     );
   return {
     level: "info",
