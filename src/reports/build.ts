@@ -52,7 +52,7 @@ export interface BuiltReport {
 }
 
 /** What was read before the build: its reader (its queries go in the manifest) and page one's first notices. */
-export interface BuildStart {
+interface BuildStart {
   reader: ReportReader;
   notices: Notice[];
 }

@@ -217,7 +217,7 @@ interface CoverageRows {
 }
 
 /** The sessions' retention (days, 0 = kept forever) and the time it is reckoned from. */
-export interface Retention {
+interface Retention {
   days: number;
   nowMs: number;
 }
