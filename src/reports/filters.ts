@@ -2,11 +2,13 @@
 // that started before the period's end (a misspelt e-mail, say) is refused with the nearest
 // values seen, since a report of nobody would read as "no access"; with --force the report is
 // written and page one says the filter matches nothing stored. A value seen only before the
-// period is said on page one: nobody matched it in the period.
+// period is said on page one: nobody matched it in the period; so are filters each seen in the
+// period that no session matches all at once.
 import { UsageError } from "../util/errors.js";
 import { byNearness } from "../util/nearest.js";
 import {
   chTime,
+  filteredSessionsQuery,
   filterSeenQuery,
   filterValuesQuery,
   type ReportReader,
@@ -72,5 +74,34 @@ export async function checkFilters(
       text: `The filter ${key}=${value} matches no session stored up to the period's end (${offered}); the report was written with --force, and every figure of it is about nobody.`,
     });
   }
+  if (notices.length === 0)
+    notices.push(...(await together(reader, req, source)));
   return notices;
+}
+
+/** What page one says when filters each seen in the period match no session all at once. */
+async function together(
+  reader: ReportReader,
+  req: ReportRequest,
+  source: SessionSource,
+): Promise<Notice[]> {
+  const given = FILTER_KEYS.flatMap((k) => {
+    const v = req.filters[k];
+    return v ? [`${k}=${v}`] : [];
+  });
+  if (given.length < 2) return [];
+  const params: Record<string, string> = {
+    from: chTime(req.fromMs),
+    to: chTime(req.toMs),
+  };
+  for (const k of FILTER_KEYS) params[k] = req.filters[k] ?? "";
+  const [row] =
+    (await reader.rows(filteredSessionsQuery(source), params)) ?? [];
+  if (row === undefined || Number(row.sessions) > 0) return [];
+  return [
+    {
+      level: "warning",
+      text: `The filters ${given.join(", ")} matched nobody in the period together: each of them matched sessions in it, and no session matches them all. Every figure of this report is about nobody; it is not a finding of no access.`,
+    },
+  ];
 }

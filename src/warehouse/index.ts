@@ -211,6 +211,7 @@ export { controlPlaneQueries } from "./reports/control-plane.js";
 export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {
+  filteredSessionsQuery,
   filterSeenQuery,
   filterValuesQuery,
   type FilterKey,

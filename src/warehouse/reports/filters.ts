@@ -3,9 +3,14 @@
 // ones a refusal offers). A person is the sessions' user key, or with the control-plane streams
 // (sessions_enriched) also the e-mail or name of the human behind it, as the report's filter
 // matches them; a resource is its name; an environment comes from `resource_environments`.
-// Parameters: {from}, {to} (DateTime64(3, 'UTC') text) and {value} (the filter's value).
+// Parameters: {from}, {to} (DateTime64(3, 'UTC') text) and {value} (the filter's value); the
+// sessions every filter matches at once also {user}, {resource}, {environment} ('' = all).
 import type { ReportQuery } from "./query.js";
-import type { SessionSource } from "./session-queries.js";
+import {
+  periodSessionsSql,
+  sessionNeeds,
+  type SessionSource,
+} from "./session-queries.js";
 
 export type FilterKey = "user" | "resource" | "environment";
 
@@ -60,5 +65,14 @@ WHERE start_time < {to:DateTime64(3, 'UTC')} AND value != ''
 GROUP BY value
 ORDER BY value
 LIMIT 100000`,
+  };
+}
+
+/** The sessions of the period that every filter matches at once (as the report reads them). */
+export function filteredSessionsQuery(source: SessionSource): ReportQuery {
+  return {
+    id: "filter.sessions",
+    needs: sessionNeeds(source),
+    sql: `SELECT count() AS sessions FROM (${periodSessionsSql(source)})`,
   };
 }

@@ -134,6 +134,35 @@ describe("page one", () => {
     });
   });
 
+  it("filters each seen in the period that no session matches together are said first", async () => {
+    const [row] = await select<{ u: string; r: string }>(
+      f.w,
+      `SELECT u, r FROM (
+         SELECT DISTINCT user_key AS u FROM {db}.sessions FINAL
+         WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+       ) AS users CROSS JOIN (
+         SELECT DISTINCT resource_name AS r FROM {db}.sessions FINAL
+         WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+       ) AS resources
+       WHERE (u, r) NOT IN (
+         SELECT arrayJoin([user_key, person_email, person_name]), resource_name FROM {db}.sessions_enriched
+         WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+       )
+       ORDER BY u, r LIMIT 1`,
+      { from: plain(FROM), to: plain(TO) },
+    );
+    if (row === undefined) throw new Error("every person used every system");
+    const said = await notices({
+      fromMs: FROM,
+      toMs: TO,
+      filters: { user: row.u, resource: row.r },
+    });
+    expect(said[0]).toEqual({
+      level: "warning",
+      text: `The filters user=${row.u}, resource=${row.r} matched nobody in the period together: each of them matched sessions in it, and no session matches them all. Every figure of this report is about nobody; it is not a finding of no access.`,
+    });
+  });
+
   it("a period partly still to come says so", async () => {
     const now = TO - 3_600_000;
     const said = await notices({ fromMs: FROM, toMs: TO, nowMs: now });
