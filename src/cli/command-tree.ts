@@ -418,6 +418,14 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
             flags: "--filter <list>",
             help: `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
           },
+          {
+            flags: "--force",
+            help: "write the report although a filter value is in no session stored (page one says so)",
+          },
+          {
+            flags: "--replace",
+            help: "write over the leftover of an interrupted report in --out (never over a finished one)",
+          },
         ],
         access: "reads",
         run: (globals: GlobalOptions, o: ReportOptions) =>

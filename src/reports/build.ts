@@ -5,6 +5,7 @@ import type { Config, ReportKind } from "../config/index.js";
 import {
   chTime,
   type ExecutedQuery,
+  type FilterKey,
   ReportReader,
   type Warehouse,
 } from "../warehouse/index.js";
@@ -15,7 +16,7 @@ import type { KindContext } from "./kinds/context.js";
 import { coverageAndIntegrity } from "./kinds/coverage-and-integrity.js";
 import { policyExceptions } from "./kinds/policy-exceptions.js";
 import { sensitiveDataAccess } from "./kinds/sensitive-data-access.js";
-import type { Report } from "./model.js";
+import type { Notice, Report } from "./model.js";
 import type { CsvFiles } from "./table-rows.js";
 import type { Kind } from "./spec.js";
 
@@ -28,7 +29,11 @@ export const KINDS: Record<ReportKind, Kind> = {
 };
 
 /** Filters of a report: a person (e-mail, user key), a resource name, an environment. */
-export const FILTER_KEYS = ["user", "resource", "environment"] as const;
+export const FILTER_KEYS = [
+  "user",
+  "resource",
+  "environment",
+] as const satisfies readonly FilterKey[];
 export type ReportFilters = Partial<
   Record<(typeof FILTER_KEYS)[number], string>
 >;
@@ -46,6 +51,12 @@ export interface BuiltReport {
   queries: ExecutedQuery[];
 }
 
+/** What was read before the build: its reader (its queries go in the manifest) and page one's first notices. */
+interface BuildStart {
+  reader: ReportReader;
+  notices: Notice[];
+}
+
 /**
  * Builds the report; with `csv`, every table's rows are written to its CSV file there as they
  * are read (the report then holds the first TOP_ROWS of each).
@@ -55,8 +66,9 @@ export async function buildReport(
   config: Config,
   req: ReportRequest,
   csv?: CsvFiles,
+  start?: BuildStart,
 ): Promise<BuiltReport> {
-  const reader = await ReportReader.open(w);
+  const reader = start?.reader ?? (await ReportReader.open(w));
   const params: Record<string, string> = {
     from: chTime(req.fromMs),
     to: chTime(req.toMs),
@@ -72,7 +84,10 @@ export async function buildReport(
     params,
     config,
     source: reader.has("sessions_enriched") ? "enriched" : "plain",
-    coverage: await readCoverage(reader, params, period),
+    coverage: await readCoverage(reader, params, period, {
+      days: config.clickhouse.retentionDays,
+      nowMs: Date.now(),
+    }),
     csv,
   };
   const result = await KINDS[req.kind].build(ctx);
@@ -92,6 +107,7 @@ export async function buildReport(
       period,
       filters,
       notices: [
+        ...(start?.notices ?? []),
         ...result.notices.filter((n) => n.level === "warning"),
         ...notices,
         ...result.notices.filter((n) => n.level === "info"),

@@ -216,10 +216,17 @@ interface CoverageRows {
   notExported: string[];
 }
 
+/** The sessions' retention (days, 0 = kept forever) and the time it is reckoned from. */
+interface Retention {
+  days: number;
+  nowMs: number;
+}
+
 export async function readCoverage(
   reader: ReportReader,
   params: Record<string, string>,
   period: { from: string; to: string },
+  retention: Retention,
 ): Promise<CoverageRead> {
   const q = coverageQueries;
   const read = async (query: ReportQuery): Promise<HeldRead> => ({
@@ -259,7 +266,7 @@ export async function readCoverage(
     notExported: reader.missing(COVERAGE_NEEDS),
   };
   return {
-    forStreams: (streams) => coverageOf(streams, rows, period),
+    forStreams: (streams) => coverageOf(streams, rows, period, retention),
     read: { checkpoints, windows, deadLetters },
   };
 }
@@ -269,6 +276,7 @@ function coverageOf(
   streams: readonly string[],
   read: CoverageRows,
   period: { from: string; to: string },
+  retention: Retention,
 ): { coverage: Coverage; notices: Notice[] } {
   const checkpoints = read.checkpoints.map((r: Row) => ({
     stream: String(r.stream),
@@ -276,7 +284,12 @@ function coverageOf(
     coversFrom: typeof r.covers_from === "string" ? r.covers_from : "",
   }));
   const perStream = streams.map((s) => streamCoverage(s, checkpoints, period));
-  const extent = extentOf(read.extent, plainTime(period.from));
+  const extent = extentOf(
+    read.extent,
+    streamCoverage(SESSIONS_STREAM, checkpoints, period),
+    period,
+    retention,
+  );
   const windows = windowNotices(read.windows);
   const deadCount = read.deadLetters.reduce((n, r) => n + Number(r.records), 0);
   const notices: Notice[] = [
@@ -313,11 +326,19 @@ function coverageOf(
 
 const warning = (text: string): Notice => ({ level: "warning", text });
 
-/** The oldest and newest session, and what page one says when the record starts late. */
+/**
+ * The oldest and newest session, and what page one says when the record starts after the
+ * period does: what the record holds, told with what the sessions' checkpoints prove of that
+ * time, so that the two never contradict each other. Synced by a checkpoint, the time before
+ * the oldest session had no session, unless the retention could have reached it since.
+ */
 function extentOf(
   extent: Row | undefined,
-  from: string,
+  sessions: StreamCoverage,
+  period: { from: string; to: string },
+  retention: Retention,
 ): { oldest: string | null; newest: string | null; notices: Notice[] } {
+  const from = plainTime(period.from);
   const oldest =
     extent && String(extent.oldest) !== "" ? String(extent.oldest) : null;
   const newest =
@@ -326,12 +347,45 @@ function extentOf(
   if (extent && oldest === null)
     notices.push(warning("The sessions table holds no session at all."));
   else if (oldest !== null && oldest > from)
-    notices.push(
-      warning(
-        `The oldest stored session started at ${oldest} UTC, after the period starts (${from}): earlier sessions are not in the record (the export started later, or retention removed them).`,
-      ),
-    );
+    notices.push(lateRecordNotice(oldest, sessions, period, retention));
   return { oldest, newest, notices };
+}
+
+/** What page one says of a record whose oldest session started after the period began. */
+function lateRecordNotice(
+  oldest: string,
+  sessions: StreamCoverage,
+  period: { from: string; to: string },
+  retention: Retention,
+): Notice {
+  const from = plainTime(period.from);
+  const to = plainTime(period.to);
+  const gapEnd = oldest < to ? oldest : to;
+  if (!spansCover(sessions.known, from, gapEnd))
+    return warning(
+      `The oldest stored session started at ${oldest} UTC, after the period starts (${from}): the record holds no earlier session, and no checkpoint shows that the time before it was synced (the export started later, or retention removed them).`,
+    );
+  const reachable =
+    retention.days > 0 &&
+    msOf(from) < retention.nowMs - retention.days * 86_400_000;
+  if (reachable)
+    return warning(
+      `The oldest stored session started at ${oldest} UTC, after the period starts (${from}). The checkpoints show the sessions from ${from} to ${gapEnd} UTC were synced, and the retention deletes sessions older than ${retention.days} ${retention.days === 1 ? "day" : "days"}: any session of that time was stored and has since been deleted, so the record no longer holds it.`,
+    );
+  return {
+    level: "info",
+    text: `No session started from ${from} to ${gapEnd} UTC: the checkpoints show that time was synced, and the oldest stored session started at ${oldest} UTC.`,
+  };
+}
+
+/** Whether known spans cover [from, to) whole (plain UTC times, which sort as text). */
+function spansCover(known: readonly Span[], from: string, to: string): boolean {
+  let at = from;
+  for (const k of [...known].sort((a, b) => (a.from < b.from ? -1 : 1))) {
+    if (k.from > at) break;
+    if (k.to > at) at = k.to;
+  }
+  return at >= to;
 }
 
 /** Windows of the period not stored or skipped, each said on page one. */

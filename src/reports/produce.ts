@@ -1,15 +1,23 @@
 // Produces a report directory from an open warehouse: built from what it holds, written with
 // the configured Chromium and signing key. The report command and the scheduled reports of
 // `run` both come here.
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Browser } from "playwright-core";
 import type { Config, ReportFormat, ReportKind } from "../config/index.js";
 import { UsageError } from "../util/errors.js";
-import type { Warehouse } from "../warehouse/index.js";
+import { ReportReader, type Warehouse } from "../warehouse/index.js";
 import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
+import { checkFilters } from "./filters.js";
+import { findChromium } from "./pdf.js";
+import { futureNotices } from "./period.js";
 import type { CsvFiles } from "./table-rows.js";
-import { openReportDir, writeReport, type WrittenReport } from "./write.js";
+import {
+  openReportDir,
+  pdfNotWritten,
+  writeReport,
+  type WrittenReport,
+} from "./write.js";
 
 export interface ProduceOptions {
   kind: ReportKind;
@@ -21,11 +29,19 @@ export interface ProduceOptions {
   generatedAtMs?: number;
   /** A Chromium already running to print the PDF in. */
   browser?: Browser;
+  /** The time a period is compared with (default: the clock): one not begun is refused. */
+  nowMs?: number;
+  /** Write the report although a filter names nothing stored (page one says so). */
+  force?: boolean;
+  /** Write over the leftover of an interrupted report in `out` (never over a finished one). */
+  replace?: boolean;
 }
 
 /**
- * Builds a report from an open warehouse and writes its directory; when it fails, the CSV files
- * it wrote are removed (the directory is left empty, as it was found).
+ * Builds a report from an open warehouse and writes its directory; when it fails, the files it
+ * wrote are removed (the directory is left empty, as it was found). Refused before anything is
+ * written: a period not begun, a filter naming nothing stored (without `force`), a PDF asked for
+ * without a Chromium to print it.
  */
 export async function reportFrom(
   w: Warehouse,
@@ -33,16 +49,24 @@ export async function reportFrom(
   o: ProduceOptions,
 ): Promise<WrittenReport> {
   checkPeriod(o);
+  const periodNotices = futureNotices(o, o.nowMs ?? Date.now());
+  if (o.formats.includes("pdf") && o.browser === undefined) {
+    const chromium = findChromium(config.reports.chromiumPath);
+    if (!chromium.found) throw pdfNotWritten(chromium.reason);
+  }
+  const reader = await ReportReader.open(w);
+  const filterNotices = await checkFilters(reader, o);
   const dir = resolve(o.out);
   const sharing = { groupReadable: config.files.groupReadable };
-  openReportDir(dir, sharing);
-  const csv: CsvFiles = { dir, sharing, made: [], written: [] };
+  openReportDir(dir, sharing, o.replace);
+  const csv: CsvFiles = { dir, sharing, written: [] };
   try {
     const built = await buildReport(
       w,
       config,
       o,
       o.formats.includes("csv") ? csv : undefined,
+      { reader, notices: [...periodNotices, ...filterNotices] },
     );
     return await writeReport(
       dir,
@@ -58,7 +82,8 @@ export async function reportFrom(
       csv.written,
     );
   } catch (err) {
-    for (const name of csv.made) rmSync(join(dir, name), { force: true });
+    for (const name of readdirSync(dir))
+      rmSync(join(dir, name), { force: true });
     throw err;
   }
 }

@@ -10,12 +10,10 @@ import type { Row } from "../warehouse/index.js";
 import { csvHeader, csvLine } from "./csv.js";
 import { TOP_ROWS, typedRow, type Cell, type Column } from "./model.js";
 
-/** Where the tables' CSV files go, the files made there, and those complete (with their SHA-256). */
+/** Where the tables' CSV files go, and those complete (with their SHA-256). */
 export interface CsvFiles {
   dir: string;
   sharing: Sharing;
-  /** Every file made, complete or not (what to remove when the report fails). */
-  made: string[];
   written: ManifestFile[];
 }
 
@@ -91,7 +89,6 @@ class CsvOut {
       ...files.sharing,
       flag: "wx",
     });
-    files.made.push(name);
     return new CsvOut(name, columns, handle, files);
   }
 

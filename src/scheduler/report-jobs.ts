@@ -65,11 +65,6 @@ export function reportJobs(
             { dir, files: written.files.length, signed: written.signed },
             "report written",
           );
-          if (written.pdfSkipped !== null)
-            ctx.logger.warn(
-              { reason: written.pdfSkipped },
-              "report.pdf skipped",
-            );
         }),
     };
   });

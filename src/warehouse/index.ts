@@ -219,6 +219,12 @@ export { controlPlaneQueries } from "./reports/control-plane.js";
 export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {
+  filteredSessionsQuery,
+  filterSeenQuery,
+  filterValuesQuery,
+  type FilterKey,
+} from "./reports/filters.js";
+export {
   accessQueries,
   detectionHitsQuery,
   policyHitQueries,

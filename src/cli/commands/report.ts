@@ -28,6 +28,8 @@ export interface ReportOptions {
   out?: string;
   format: string;
   filter?: string;
+  force?: boolean;
+  replace?: boolean;
 }
 
 /** `report <kind>`: the period defaults to the previous month. */
@@ -50,6 +52,8 @@ export async function runReport(
     out: o.out ?? join("reports", reportDirName(kind, fromMs, toMs)),
     formats: parseFormats(o.format),
     filters: parseFilters(o.filter ?? ""),
+    force: o.force === true,
+    replace: o.replace === true,
   });
   printWritten(written);
 }
@@ -61,6 +65,14 @@ export function runReportVerify(
   o: { publicKey?: string },
 ): void {
   const check = verifyEvidence(dir, { publicKeyFile: o.publicKey });
+  if (check.problems.length === 0 && check.manifest.files.length === 0)
+    throw new FatalError(
+      "EVIDENCE_EMPTY",
+      `${dir}: its manifest.json lists no file: there is no report in it to rely on`,
+      {
+        hint: "produce the report again (sessionhouse report KIND --from … --to …); every format asked for is written, or the report fails",
+      },
+    );
   if (check.problems.length > 0)
     throw new FatalError(
       "EVIDENCE_INVALID",
@@ -113,6 +125,4 @@ function printWritten(w: WrittenReport): void {
   process.stdout.write(
     `report written to ${w.dir}: ${w.files.join(", ")}, manifest.json (SHA-256 ${w.manifestSha256}${w.signed ? ", signed" : ", not signed"})\n`,
   );
-  if (w.pdfSkipped !== null)
-    process.stderr.write(`report.pdf skipped: ${w.pdfSkipped}\n`);
 }

@@ -4,7 +4,13 @@
 // changed byte and another key; page one saying what the record does not cover.
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -25,6 +31,7 @@ import {
 } from "../../../src/config/index.js";
 import { verifyEvidence } from "../../../src/evidence/manifest.js";
 import { findChromium } from "../../../src/reports/pdf.js";
+import type { FatalError } from "../../../src/util/errors.js";
 import { select } from "../../helpers/warehouse.js";
 import {
   FROM,
@@ -250,7 +257,7 @@ describe("every kind", () => {
   for (const kind of REPORT_KINDS) {
     it(`${kind}: renders in Chromium without a console error or a request, and its PDF has its sections`, async () => {
       const { out, written } = await defaultReport(kind);
-      expect(written.pdfSkipped).toBeNull();
+      expect(written.files).toContain("report.pdf");
       const files = readdirSync(out);
       for (const name of [
         "report.html",
@@ -565,22 +572,29 @@ describe("output", () => {
     }
   });
 
-  it("without Chromium the PDF is skipped with the reason and the rest is written", async () => {
-    const { out, written } = await produce("coverage-and-integrity", {
-      config: withConfig({ "reports.chromiumPath": "/nonexistent/chromium" }),
-    });
-    expect(written.pdfSkipped).toMatch(
-      /\/nonexistent\/chromium .* not an executable/,
+  it("a PDF asked for without Chromium fails, naming report.pdf, why and what to do, and writes nothing", async () => {
+    const out = join(f.outDir, "no-chromium");
+    const failed = await reportFrom(
+      f.w,
+      withConfig({ "reports.chromiumPath": "/nonexistent/chromium" }),
+      {
+        kind: "coverage-and-integrity",
+        fromMs: FROM,
+        toMs: TO,
+        out,
+        formats: ["html", "pdf", "json"],
+        filters: {},
+      },
+    ).then(
+      () => undefined,
+      (err: unknown) => err as FatalError,
     );
-    const files = readdirSync(out);
-    expect(files).not.toContain("report.pdf");
-    expect(files).toEqual(
-      expect.arrayContaining(["report.html", "report.json", "manifest.json"]),
+    expect(failed?.code).toBe("REPORT_PDF_NOT_WRITTEN");
+    expect(failed?.message).toMatch(
+      /report\.pdf was asked for .* not written: .*\/nonexistent\/chromium .* not an executable/,
     );
-    const manifest = JSON.parse(
-      readFileSync(join(out, "manifest.json"), "utf8"),
-    ) as { pdf: string };
-    expect(manifest.pdf).toMatch(/^skipped: /);
+    expect(failed?.hint).toMatch(/install Chromium .* --format html,csv,json/);
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
   });
 });
 

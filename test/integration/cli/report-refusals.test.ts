@@ -1,0 +1,213 @@
+// `sessionhouse report` through the real CLI over simulator data: a filter value no stored
+// session has is refused (exit 2) with the nearest ones seen, unless --force; a period not begun
+// is refused; a PDF asked for without Chromium fails (exit 1) and writes nothing; `report
+// verify` of a manifest listing no file fails; a directory an interrupted report left is named
+// as such, with what to do, and --replace writes over it (never over a finished report).
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { writeManifest } from "../../../src/evidence/manifest.js";
+import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
+import { FROM, TO, reportFixture } from "../../helpers/report-fixture.js";
+import { select } from "../../helpers/warehouse.js";
+
+const cli = privateCli();
+let env: NodeJS.ProcessEnv;
+let outDir: string;
+/** A person with sessions in the period, as the report names people (e-mail when known). */
+let person: string;
+
+const day = (ms: number) => new Date(ms).toISOString();
+const PERIOD = ["--from", day(FROM), "--to", day(TO)];
+
+beforeAll(async () => {
+  const f = await reportFixture();
+  const [row] = await select<{ p: string }>(
+    f.w,
+    `SELECT person_email AS p FROM {db}.sessions_enriched
+     WHERE person_email != '' AND start_time >= {from:DateTime64(3, 'UTC')}
+     ORDER BY p LIMIT 1`,
+    { from: day(FROM).replace("T", " ").replace("Z", "") },
+  );
+  person = String(row?.p);
+  outDir = f.outDir;
+  env = cleanEnv({
+    SESSIONHOUSE_DATA_DIR: f.config.clickhouse.dataDir,
+    CLICKHOUSE_DATABASE: f.w.database,
+    CLICKHOUSE_URL: f.config.clickhouse.url,
+    SESSIONHOUSE_LOG_LEVEL: "silent",
+  });
+  // The CLI opens the data directory itself.
+  await f.w.close();
+  await f.sim.close();
+}, 180_000);
+
+const report = (...args: string[]) =>
+  runCli(cli(), ["report", "access-review", ...PERIOD, ...args], env);
+
+/** A misspelling of `s`: its first letter of the local part doubled. */
+const typo = (s: string) => `${s.slice(0, 1)}${s}`;
+
+describe("report filters", () => {
+  it("refuses a user nobody stored has (exit 2), naming the nearest seen; --force writes it and page one says so", async () => {
+    expect(person).toContain("@");
+    const out = join(outDir, "typo");
+    const refused = await report(
+      "--filter",
+      `user=${typo(person)}`,
+      "--format",
+      "json",
+      "--out",
+      out,
+    );
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(
+      `--filter user=${typo(person)}: no session stored up to the period's end has this user (the nearest seen: ${person}`,
+    );
+    expect(refused.stderr).toMatch(/--force/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
+
+    const forced = await report(
+      "--filter",
+      `user=${typo(person)}`,
+      "--format",
+      "json",
+      "--out",
+      out,
+      "--force",
+    );
+    expect(forced.code, forced.stderr).toBe(0);
+    const json = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as {
+      notices: { level: string; text: string }[];
+    };
+    expect(json.notices[0]).toEqual({
+      level: "warning",
+      text: expect.stringContaining(
+        `The filter user=${typo(person)} matches no session stored up to the period's end`,
+      ) as unknown,
+    });
+  });
+
+  it("a real user is not refused", async () => {
+    const ok = await report(
+      "--filter",
+      `user=${person}`,
+      "--format",
+      "json",
+      "--out",
+      join(outDir, "real"),
+    );
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+});
+
+describe("report periods", () => {
+  it("refuses a period that has not begun (exit 2)", async () => {
+    const r = await runCli(
+      cli(),
+      [
+        "report",
+        "access-review",
+        "--from",
+        "2099-01-01",
+        "--to",
+        "2099-02-01",
+        "--format",
+        "json",
+        "--out",
+        join(outDir, "future"),
+      ],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /the period 2099-01-01 00:00:00 to 2099-02-01 00:00:00 UTC has not begun/,
+    );
+    expect(existsSync(join(outDir, "future"))).toBe(false);
+  });
+});
+
+describe("report formats", () => {
+  it("a PDF asked for without Chromium fails (exit 1), names report.pdf, why and what to do, and writes nothing", async () => {
+    const out = join(outDir, "no-pdf");
+    const r = await runCli(
+      cli(),
+      [
+        "report",
+        "access-review",
+        ...PERIOD,
+        "--format",
+        "html,pdf",
+        "--out",
+        out,
+      ],
+      { ...env, SESSIONHOUSE_CHROMIUM_PATH: "/nonexistent/chromium" },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(
+      /report\.pdf was asked for \(--format pdf\) and was not written: the configured Chromium \/nonexistent\/chromium .* is not an executable file/,
+    );
+    expect(r.stderr).toMatch(/SESSIONHOUSE_CHROMIUM_PATH/);
+    expect(r.stdout).not.toMatch(/report written/);
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
+  });
+
+  it("report verify of a manifest that lists no file fails (exit 1) and says so", async () => {
+    const dir = join(outDir, "empty-manifest");
+    mkdirSync(dir);
+    writeManifest(dir, { kind: "access-review" }, {});
+    const r = await runCli(cli(), ["report", "verify", dir], env);
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stderr).toContain("its manifest.json lists no file");
+    expect(r.stdout).not.toMatch(/^OK/);
+  });
+});
+
+describe("an interrupted report", () => {
+  it("is named as the leftover of an interrupted run with what to do; --replace writes over it", async () => {
+    const out = join(outDir, "interrupted");
+    mkdirSync(out);
+    // What a report stopped before its manifest leaves: its first files, a CSV cut short.
+    writeFileSync(join(out, "report.html"), "<html>");
+    writeFileSync(join(out, "access-people.csv"), "person,sys");
+    const again = await report("--format", "json,csv", "--out", out);
+    expect(again.code, again.stderr).toBe(2);
+    expect(again.stderr).toContain(
+      `the report directory ${out} holds the leftover of an interrupted report: access-people.csv, report.html and no manifest.json`,
+    );
+    expect(again.stderr).toContain(`rm -r ${out}`);
+    expect(again.stderr).toContain("--replace");
+
+    const replaced = await report(
+      "--format",
+      "json,csv",
+      "--out",
+      out,
+      "--replace",
+    );
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(readdirSync(out)).toContain("manifest.json");
+    expect(readdirSync(out)).not.toContain("report.html");
+    const verify = await runCli(cli(), ["report", "verify", out], env);
+    expect(verify.code, verify.stderr).toBe(0);
+
+    // A finished report is never written over, --replace or not.
+    const finished = await report(
+      "--format",
+      "json",
+      "--out",
+      out,
+      "--replace",
+    );
+    expect(finished.code).toBe(2);
+    expect(finished.stderr).toContain("holds a finished report");
+    expect(readdirSync(out)).toContain("manifest.json");
+  });
+});
