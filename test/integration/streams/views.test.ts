@@ -35,9 +35,10 @@ describe("entity views", () => {
       new Map(cols.filter((c) => c.table === t).map((c) => [c.name, c.type]));
     const sessions = of("sessions");
     const enriched = of("sessions_enriched");
-    // legal_hold is the retention's flag (0014), added to sessions after this view (0010), and
-    // is_deleted marks tombstones (0023), which the view's FINAL never returns.
-    const later = new Set(["legal_hold", "is_deleted"]);
+    // legal_hold and archived are the retention's flags (0014, 0039), added to sessions after
+    // this view (0010), and is_deleted marks tombstones (0023), which the view's FINAL never
+    // returns.
+    const later = new Set(["legal_hold", "archived", "is_deleted"]);
     for (const [name, type] of sessions)
       if (!later.has(name)) expect(enriched.get(name), name).toBe(type);
     expect(enriched.get("person_id")).toBe("String");
