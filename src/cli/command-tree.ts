@@ -7,43 +7,9 @@ import {
   REPORT_KINDS,
   type ReportKind,
 } from "../config/index.js";
-import { ALERT_RULES_FILE } from "../detections/grafana.js";
 import { ENTITY_STREAMS, type EntityStream } from "../pipeline/names.js";
-import { FILTER_KEYS } from "../reports/build.js";
-import { DEFAULT_ARCHIVE_DIR } from "../warehouse/index.js";
+import type { ReportOptions } from "./commands/report.js";
 import { intArg } from "./args.js";
-import {
-  runArchiveExport,
-  runArchiveRestore,
-  runArchiveVerify,
-} from "./commands/archive.js";
-import { runDemo } from "./commands/demo.js";
-import { runDetectCompile, runDetectTest, runHunt } from "./commands/detect.js";
-import { runDoctorCommand } from "./commands/doctor.js";
-import { runExport, STANDARD_NAMES } from "./commands/export.js";
-import { runHoldAdd, runHoldList, runHoldRelease } from "./commands/hold.js";
-import { runMigrate } from "./commands/migrate.js";
-import { runQueryCommand, TABLE_FORMAT } from "./commands/query.js";
-import {
-  runReport,
-  runReportVerify,
-  type ReportOptions,
-} from "./commands/report.js";
-import { runServiceCommand } from "./commands/run.js";
-import { runSimulateCommand } from "./commands/simulate.js";
-import { runStatus } from "./commands/status.js";
-import {
-  runReconcile,
-  runSyncAggregations,
-  runSyncEntity,
-  runSyncRollups,
-  runSyncSessions,
-} from "./commands/sync.js";
-import {
-  runWindowsForget,
-  runWindowsList,
-  runWindowsSkip,
-} from "./commands/windows.js";
 import {
   allFlag,
   byFlag,
@@ -51,11 +17,47 @@ import {
   JSON_FLAG,
   publicKeyFlag,
   rangeFlags,
+  READS_THROUGH_SERVICE,
   reasonFlag,
+  type CommandHandler,
   type CommandSpec,
   type OptionSpec,
 } from "./options.js";
-import { READS_THROUGH_SERVICE, type GlobalOptions } from "./runtime.js";
+import { TABLE_FORMAT } from "./output.js";
+import type { GlobalOptions } from "./runtime.js";
+
+/**
+ * The handler `name` of the module `load` imports, imported when the command runs: `--help`, a
+ * version or a mistake in the arguments loads no command's code (the engine, the API client, the
+ * simulator, the report renderer).
+ */
+function lazy<K extends string, M extends Record<K, CommandHandler>>(
+  load: () => Promise<M>,
+  name: K,
+): CommandHandler {
+  return async (globals, ...args) => (await load())[name](globals, ...args);
+}
+
+/**
+ * Lists the help names that their owners define in modules that load heavy code: copied here so
+ * that the help loads none of it; command-tree.test.ts holds each copy to its owner.
+ */
+export const HELP_LISTS = {
+  /** STANDARD_VIEWS' names, src/warehouse/standards/views.ts */
+  standards: ["ocsf", "ecs"],
+  /** FILTER_KEYS, src/reports/build.ts */
+  reportFilters: ["user", "resource", "environment"],
+  /** DEFAULT_ARCHIVE_DIR, src/warehouse/archive.ts */
+  archiveDir: "./archive",
+  /** ALERT_RULES_FILE, src/detections/grafana.ts */
+  alertRulesFile: "detections.yaml",
+} as const;
+
+const archive = () => import("./commands/archive.js");
+const detect = () => import("./commands/detect.js");
+const hold = () => import("./commands/hold.js");
+const sync = () => import("./commands/sync.js");
+const windows = () => import("./commands/windows.js");
 
 const REPORT_KIND_HELP: Record<ReportKind, string> = {
   "access-review":
@@ -131,7 +133,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: runDemo,
+    run: lazy(() => import("./commands/demo.js"), "runDemo"),
   },
   simulate: {
     description:
@@ -199,7 +201,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         default: 512,
       },
     ],
-    run: runSimulateCommand,
+    run: lazy(() => import("./commands/simulate.js"), "runSimulateCommand"),
   },
   migrate: {
     description:
@@ -216,7 +218,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: runMigrate,
+    run: lazy(() => import("./commands/migrate.js"), "runMigrate"),
   },
   sync: {
     description: "sync one stream now, incrementally or as a backfill",
@@ -227,7 +229,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
     options: backfillFlags("-7d"),
     access: "writes",
-    run: runSyncSessions,
+    run: lazy(sync, "runSyncSessions"),
   },
   "sync reconcile": {
     description:
@@ -244,7 +246,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ),
     ],
     access: "writes",
-    run: runReconcile,
+    run: lazy(sync, "runReconcile"),
   },
   "sync aggregations": {
     description:
@@ -254,13 +256,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...backfillFlags("-30d"),
     ],
     access: "writes",
-    run: runSyncAggregations,
+    run: lazy(sync, "runSyncAggregations"),
   },
   "sync rollups": {
     description:
       "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
     access: "writes",
-    run: runSyncRollups,
+    run: lazy(sync, "runSyncRollups"),
   },
   ...Object.fromEntries(
     ENTITY_STREAMS.map((stream): [string, CommandSpec] => [
@@ -268,7 +270,8 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       {
         description: ENTITY_STREAM_HELP[stream],
         access: "writes",
-        run: (globals: GlobalOptions) => runSyncEntity(globals, stream),
+        run: async (globals: GlobalOptions) =>
+          (await sync()).runSyncEntity(globals, stream),
       },
     ]),
   ),
@@ -286,7 +289,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     more:
       READS_THROUGH_SERVICE +
       "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
-    run: runQueryCommand,
+    run: lazy(() => import("./commands/query.js"), "runQueryCommand"),
   },
   doctor: {
     description:
@@ -301,7 +304,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "check the configuration alone, without the network or ClickHouse: every setting's value and where it came from, unknown and misspelt names; works without the API settings",
       },
     ],
-    run: runDoctorCommand,
+    run: lazy(() => import("./commands/doctor.js"), "runDoctorCommand"),
   },
   run: {
     description:
@@ -315,7 +318,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
       "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
       "or expires; sync is refused while it is held (docs/scale-out.md).",
-    run: runServiceCommand,
+    run: lazy(() => import("./commands/run.js"), "runServiceCommand"),
   },
   status: {
     description:
@@ -327,7 +330,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runStatus,
+    run: lazy(() => import("./commands/status.js"), "runStatus"),
   },
   windows: {
     description:
@@ -345,7 +348,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       JSON_FLAG,
     ],
     access: "reads",
-    run: runWindowsList,
+    run: lazy(windows, "runWindowsList"),
   },
   "windows skip": {
     description:
@@ -368,7 +371,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...decisionFlags("why the window is skipped (recorded)", "skips it"),
     ],
     access: "writes",
-    run: runWindowsSkip,
+    run: lazy(windows, "runWindowsSkip"),
   },
   "windows forget": {
     description:
@@ -378,7 +381,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
     ],
     access: "writes",
-    run: runWindowsForget,
+    run: lazy(windows, "runWindowsForget"),
   },
   report: {
     description:
@@ -405,12 +408,12 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
           },
           {
             flags: "--filter <list>",
-            help: `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
+            help: `only these: ${HELP_LISTS.reportFilters.map((k) => `${k}=…`).join(",")}`,
           },
         ],
         access: "reads",
-        run: (globals: GlobalOptions, o: ReportOptions) =>
-          runReport(globals, kind, o),
+        run: async (globals: GlobalOptions, o: ReportOptions) =>
+          (await import("./commands/report.js")).runReport(globals, kind, o),
       },
     ]),
   ),
@@ -421,7 +424,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     options: [
       publicKeyFlag("Ed25519 public key (PEM) the manifest must be signed by"),
     ],
-    run: runReportVerify,
+    run: lazy(() => import("./commands/report.js"), "runReportVerify"),
   },
   hold: {
     description:
@@ -445,13 +448,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       byFlag("places it"),
     ],
     access: "writes",
-    run: runHoldAdd,
+    run: lazy(hold, "runHoldAdd"),
   },
   "hold list": {
     description: "list the active holds (--all: released and expired too)",
     options: [allFlag("released and expired holds"), JSON_FLAG],
     access: "reads",
-    run: runHoldList,
+    run: lazy(hold, "runHoldList"),
   },
   "hold release": {
     description:
@@ -459,7 +462,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     args: [["<id>", "the hold, as `hold list` shows it"]],
     options: decisionFlags("why it is released (recorded)", "releases it"),
     access: "writes",
-    run: runHoldRelease,
+    run: lazy(hold, "runHoldRelease"),
   },
   archive: {
     description:
@@ -473,11 +476,11 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       {
         flags: "--to <dir>",
         help: "archive directory (one YYYY-MM directory per month)",
-        default: DEFAULT_ARCHIVE_DIR,
+        default: HELP_LISTS.archiveDir,
       },
     ],
     more: `${ARCHIVE_EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
-    run: runArchiveExport,
+    run: lazy(archive, "runArchiveExport"),
   },
   "archive verify": {
     description:
@@ -491,7 +494,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     more: "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
-    run: runArchiveVerify,
+    run: lazy(archive, "runArchiveVerify"),
   },
   "archive restore": {
     description: "load an archived month back (again: changes nothing)",
@@ -510,12 +513,12 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     ],
     more: "\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.",
     access: "writes",
-    run: runArchiveRestore,
+    run: lazy(archive, "runArchiveRestore"),
   },
   export: {
     description:
       "the sessions that started in a range as JSON Lines of a standard schema: ocsf (OCSF 1.8 Datastore Activity) or ecs (Elastic Common Schema 8)",
-    args: [["<standard>", STANDARD_NAMES.join(" or ")]],
+    args: [["<standard>", HELP_LISTS.standards.join(" or ")]],
     options: [
       {
         flags: "--from <time>",
@@ -533,7 +536,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runExport,
+    run: lazy(() => import("./commands/export.js"), "runExport"),
   },
   detect: {
     description:
@@ -548,7 +551,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "the rules of this directory (default: the shipped rules and detections.dir)",
       },
     ],
-    run: runDetectTest,
+    run: lazy(detect, "runDetectTest"),
   },
   "detect run": {
     description:
@@ -576,16 +579,16 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runHunt,
+    run: lazy(detect, "runHunt"),
   },
   "detect compile": {
-    description: `write the Grafana alert-rule provisioning file of every rule (${ALERT_RULES_FILE})`,
+    description: `write the Grafana alert-rule provisioning file of every rule (${HELP_LISTS.alertRulesFile})`,
     options: [
       {
         flags: "--out <dir>",
         help: "directory to write it in (default: standard output)",
       },
     ],
-    run: runDetectCompile,
+    run: lazy(detect, "runDetectCompile"),
   },
 };

@@ -8,11 +8,8 @@ import {
   writeUserQuery,
 } from "../../warehouse/index.js";
 import { UsageError } from "../../util/errors.js";
-import { printTable } from "../output.js";
+import { printTable, TABLE_FORMAT } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
-
-/** The query command's own format: a table of the first rows, for people. */
-export const TABLE_FORMAT = "table";
 
 /** `query SQL`: through the warehouse's read access. */
 export async function runQueryCommand(
