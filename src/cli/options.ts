@@ -67,7 +67,9 @@ export function registerCommands(
     const parent = declared.get(words.join(" "));
     if (parent === undefined)
       throw new Error(`command "${path}" comes before its parent`);
-    const command = subcommand(parent, name, spec);
+    const command = subcommand(parent, name, spec).showHelpAfterError(
+      `hint: run sessionhouse ${path} --help for its arguments and options`,
+    );
     const run = spec.run;
     // Commander hands the action the positional arguments, the options and the command itself,
     // untyped: the handler gets the arguments and the options; its parameters say what they are.
