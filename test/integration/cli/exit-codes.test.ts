@@ -50,6 +50,8 @@ interface Row {
 
 const NO_SUCH = "no-such-name-7";
 const BAD_DATE = "2026-02-30";
+/** A data directory no command stored anything in (under the test run's directory). */
+const EMPTY = join(testTmpDir(), `exit-codes-empty-${process.pid}`);
 const refused = (
   mistake: string,
   args: readonly string[],
@@ -104,6 +106,12 @@ const ROWS: Record<string, Row> = {
   },
   simulate: {
     cases: [
+      refused(
+        "a bad value",
+        ["simulate", "--api-key", "k", "--clock", "sometimes"],
+        /^--clock: unknown clock "sometimes"/,
+        /simulate --help/,
+      ),
       missing(["simulate"], "--api-key"),
       parsing(
         "a bad value",
@@ -153,13 +161,32 @@ const ROWS: Record<string, Row> = {
     dataDir: ["sync", "reconcile"],
   },
   "sync aggregations": {
-    cases: [badDate(["sync", "aggregations", "--from", BAD_DATE], "--from")],
+    cases: [
+      badDate(["sync", "aggregations", "--from", BAD_DATE], "--from"),
+      refused(
+        "an unknown name",
+        ["sync", "aggregations", "--job", NO_SUCH],
+        new RegExp(`no aggregation job named "${NO_SUCH}"`),
+        /the configured jobs are: /,
+      ),
+    ],
     config: ["sync", "aggregations"],
     dataDir: ["sync", "aggregations"],
   },
   "sync rollups": { config: ["sync", "rollups"], dataDir: ["sync", "rollups"] },
   query: {
-    cases: [missing(["query"], "sql")],
+    cases: [
+      missing(["query"], "sql"),
+      {
+        mistake: "a data directory nothing was stored in",
+        args: ["query", "SELECT 1"],
+        env: { SESSIONHOUSE_DATA_DIR: EMPTY },
+        code: 1,
+        message:
+          /the database sessionhouse does not exist in .*: nothing was migrated or synced there/,
+        hint: /run sessionhouse migrate/,
+      },
+    ],
     config: ["query", "SELECT 1"],
     dataDir: ["query", "SELECT 1"],
   },
@@ -193,6 +220,12 @@ const ROWS: Record<string, Row> = {
   "hold add": {
     cases: [
       missing(["hold", "add", "--user", "a@example.com"], "--reason <text>"),
+      refused(
+        "a missing argument",
+        ["hold", "add", "--reason", "r"],
+        /give exactly one of --user, --resource or --session/,
+        /one hold names one person, resource or session/,
+      ),
       badDate(
         [
           "hold",
@@ -214,7 +247,15 @@ const ROWS: Record<string, Row> = {
   },
   archive: {},
   "archive export": {
-    cases: [missing(["archive", "export"], "--month <YYYY-MM>")],
+    cases: [
+      missing(["archive", "export"], "--month <YYYY-MM>"),
+      refused(
+        "a bad date",
+        ["archive", "export", "--month", "2026-13"],
+        /--month must be YYYY-MM, got "2026-13"/,
+        /--month 2026-10/,
+      ),
+    ],
   },
   "archive verify": { cases: [missing(["archive", "verify"], "dir")] },
   "archive restore": {
@@ -238,7 +279,16 @@ const ROWS: Record<string, Row> = {
     dataDir: ["export", "ocsf", ...RANGE],
   },
   detect: {},
-  "detect test": {},
+  "detect test": {
+    cases: [
+      refused(
+        "an unknown name",
+        ["detect", "test", "--dir", `/${NO_SUCH}`],
+        new RegExp(`cannot read the detections directory /${NO_SUCH}`),
+        /SESSIONHOUSE_DETECTIONS_DIR/,
+      ),
+    ],
+  },
   "detect run": {
     cases: [
       missing(["detect", "run", "--from", "-1d"], "--rule <id>"),
@@ -266,7 +316,21 @@ for (const path of Object.keys(COMMAND_TREE).filter(
 )) {
   const words = path.split(" ");
   ROWS[path] = {
-    cases: [badDate([...words, "--from", BAD_DATE], "--from")],
+    cases: [
+      badDate([...words, "--from", BAD_DATE], "--from"),
+      refused(
+        "a bad value",
+        [...words, "--format", "xml"],
+        /"xml" is not a report format/,
+        /html,pdf,csv,json/,
+      ),
+      refused(
+        "an unknown name",
+        [...words, "--filter", `${NO_SUCH}=1`],
+        new RegExp(`"${NO_SUCH}=1" is not key=value with a known key`),
+        /user=/,
+      ),
+    ],
     config: words,
     dataDir: words,
   };
