@@ -31,11 +31,11 @@ import type { GlobalOptions } from "./runtime.js";
  * version or a mistake in the arguments loads no command's code (the engine, the API client, the
  * simulator, the report renderer).
  */
-function lazy<K extends string, M extends Record<K, CommandHandler>>(
+function lazy<M>(
   load: () => Promise<M>,
-  name: K,
+  pick: (module: M) => CommandHandler,
 ): CommandHandler {
-  return async (globals, ...args) => (await load())[name](globals, ...args);
+  return async (globals, ...args) => pick(await load())(globals, ...args);
 }
 
 /**
@@ -133,7 +133,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: lazy(() => import("./commands/demo.js"), "runDemo"),
+    run: lazy(
+      () => import("./commands/demo.js"),
+      (m) => m.runDemo,
+    ),
   },
   simulate: {
     description:
@@ -201,7 +204,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         default: 512,
       },
     ],
-    run: lazy(() => import("./commands/simulate.js"), "runSimulateCommand"),
+    run: lazy(
+      () => import("./commands/simulate.js"),
+      (m) => m.runSimulateCommand,
+    ),
   },
   migrate: {
     description:
@@ -218,7 +224,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: lazy(() => import("./commands/migrate.js"), "runMigrate"),
+    run: lazy(
+      () => import("./commands/migrate.js"),
+      (m) => m.runMigrate,
+    ),
   },
   sync: {
     description: "sync one stream now, incrementally or as a backfill",
@@ -229,7 +238,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
     options: backfillFlags("-7d"),
     access: "writes",
-    run: lazy(sync, "runSyncSessions"),
+    run: lazy(sync, (m) => m.runSyncSessions),
   },
   "sync reconcile": {
     description:
@@ -246,7 +255,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ),
     ],
     access: "writes",
-    run: lazy(sync, "runReconcile"),
+    run: lazy(sync, (m) => m.runReconcile),
   },
   "sync aggregations": {
     description:
@@ -256,13 +265,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...backfillFlags("-30d"),
     ],
     access: "writes",
-    run: lazy(sync, "runSyncAggregations"),
+    run: lazy(sync, (m) => m.runSyncAggregations),
   },
   "sync rollups": {
     description:
       "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
     access: "writes",
-    run: lazy(sync, "runSyncRollups"),
+    run: lazy(sync, (m) => m.runSyncRollups),
   },
   ...Object.fromEntries(
     ENTITY_STREAMS.map((stream): [string, CommandSpec] => [
@@ -289,7 +298,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     more:
       READS_THROUGH_SERVICE +
       "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory.",
-    run: lazy(() => import("./commands/query.js"), "runQueryCommand"),
+    run: lazy(
+      () => import("./commands/query.js"),
+      (m) => m.runQueryCommand,
+    ),
   },
   doctor: {
     description:
@@ -304,7 +316,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "check the configuration alone, without the network or ClickHouse: every setting's value and where it came from, unknown and misspelt names; works without the API settings",
       },
     ],
-    run: lazy(() => import("./commands/doctor.js"), "runDoctorCommand"),
+    run: lazy(
+      () => import("./commands/doctor.js"),
+      (m) => m.runDoctorCommand,
+    ),
   },
   run: {
     description:
@@ -318,7 +333,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
       "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
       "or expires; sync is refused while it is held (docs/scale-out.md).",
-    run: lazy(() => import("./commands/run.js"), "runServiceCommand"),
+    run: lazy(
+      () => import("./commands/run.js"),
+      (m) => m.runServiceCommand,
+    ),
   },
   status: {
     description:
@@ -330,7 +348,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: lazy(() => import("./commands/status.js"), "runStatus"),
+    run: lazy(
+      () => import("./commands/status.js"),
+      (m) => m.runStatus,
+    ),
   },
   windows: {
     description:
@@ -348,7 +369,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       JSON_FLAG,
     ],
     access: "reads",
-    run: lazy(windows, "runWindowsList"),
+    run: lazy(windows, (m) => m.runWindowsList),
   },
   "windows skip": {
     description:
@@ -371,7 +392,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...decisionFlags("why the window is skipped (recorded)", "skips it"),
     ],
     access: "writes",
-    run: lazy(windows, "runWindowsSkip"),
+    run: lazy(windows, (m) => m.runWindowsSkip),
   },
   "windows forget": {
     description:
@@ -381,7 +402,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
     ],
     access: "writes",
-    run: lazy(windows, "runWindowsForget"),
+    run: lazy(windows, (m) => m.runWindowsForget),
   },
   report: {
     description:
@@ -424,7 +445,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     options: [
       publicKeyFlag("Ed25519 public key (PEM) the manifest must be signed by"),
     ],
-    run: lazy(() => import("./commands/report.js"), "runReportVerify"),
+    run: lazy(
+      () => import("./commands/report.js"),
+      (m) => m.runReportVerify,
+    ),
   },
   hold: {
     description:
@@ -448,13 +472,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       byFlag("places it"),
     ],
     access: "writes",
-    run: lazy(hold, "runHoldAdd"),
+    run: lazy(hold, (m) => m.runHoldAdd),
   },
   "hold list": {
     description: "list the active holds (--all: released and expired too)",
     options: [allFlag("released and expired holds"), JSON_FLAG],
     access: "reads",
-    run: lazy(hold, "runHoldList"),
+    run: lazy(hold, (m) => m.runHoldList),
   },
   "hold release": {
     description:
@@ -462,7 +486,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     args: [["<id>", "the hold, as `hold list` shows it"]],
     options: decisionFlags("why it is released (recorded)", "releases it"),
     access: "writes",
-    run: lazy(hold, "runHoldRelease"),
+    run: lazy(hold, (m) => m.runHoldRelease),
   },
   archive: {
     description:
@@ -480,7 +504,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     more: `${ARCHIVE_EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch.`,
-    run: lazy(archive, "runArchiveExport"),
+    run: lazy(archive, (m) => m.runArchiveExport),
   },
   "archive verify": {
     description:
@@ -494,7 +518,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     more: "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
-    run: lazy(archive, "runArchiveVerify"),
+    run: lazy(archive, (m) => m.runArchiveVerify),
   },
   "archive restore": {
     description: "load an archived month back (again: changes nothing)",
@@ -513,7 +537,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     ],
     more: "\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.",
     access: "writes",
-    run: lazy(archive, "runArchiveRestore"),
+    run: lazy(archive, (m) => m.runArchiveRestore),
   },
   export: {
     description:
@@ -536,7 +560,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: lazy(() => import("./commands/export.js"), "runExport"),
+    run: lazy(
+      () => import("./commands/export.js"),
+      (m) => m.runExport,
+    ),
   },
   detect: {
     description:
@@ -551,7 +578,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "the rules of this directory (default: the shipped rules and detections.dir)",
       },
     ],
-    run: lazy(detect, "runDetectTest"),
+    run: lazy(detect, (m) => m.runDetectTest),
   },
   "detect run": {
     description:
@@ -579,7 +606,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: lazy(detect, "runHunt"),
+    run: lazy(detect, (m) => m.runHunt),
   },
   "detect compile": {
     description: `write the Grafana alert-rule provisioning file of every rule (${HELP_LISTS.alertRulesFile})`,
@@ -589,6 +616,6 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "directory to write it in (default: standard output)",
       },
     ],
-    run: lazy(detect, "runDetectCompile"),
+    run: lazy(detect, (m) => m.runDetectCompile),
   },
 };
