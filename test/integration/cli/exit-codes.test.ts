@@ -6,6 +6,7 @@
 // A command added to the tree without a row here fails the test. Most mistakes are refused while
 // the arguments are parsed: no simulator, no engine; one data directory, migrated once, serves
 // the few that read it, and the cases run a few at a time.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,7 @@ import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import {
   buildCli,
   cleanEnv,
+  ROOT,
   removeCli,
   runCli,
   type CliPackage,
@@ -477,6 +479,44 @@ describe("detect run --format csv", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("rule,hit_key,session_id,event_time,arrived_at\n");
   }, 60_000);
+});
+
+/** The uid and gid of `nobody` when this process may run a child as them (as root). */
+function nobody(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) =>
+    Number(spawnSync("id", [flag, "nobody"], { encoding: "utf8" }).stdout);
+  const [uid, gid] = [id("-u"), id("-g")];
+  return uid > 0 && gid > 0 ? { uid, gid } : undefined;
+}
+
+describe("a data directory of another user", () => {
+  const user = nobody();
+  it.runIf(user !== undefined)(
+    "is refused for permission, exit 1, with the setting to change and no stack",
+    () => {
+      // The package as the build left it in the repository (readable by others), run as nobody
+      // on a directory of root's that only root may enter.
+      const r = spawnSync(
+        process.execPath,
+        [join(ROOT, "bin", "sessionhouse.js"), "status"],
+        {
+          ...user,
+          cwd: "/",
+          encoding: "utf8",
+          env: env({ HOME: "/", SESSIONHOUSE_DATA_DIR: join(work, "data") }),
+          timeout: 60_000,
+        },
+      );
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(
+        /^error: the data directory .* cannot be used: permission denied to this user$/m,
+      );
+      expect(r.stderr).toMatch(/^hint: set SESSIONHOUSE_DATA_DIR/m);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    },
+    60_000,
+  );
 });
 
 describe("every command's exit code and message, for each kind of mistake", () => {
