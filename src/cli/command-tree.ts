@@ -7,46 +7,9 @@ import {
   REPORT_KINDS,
   type ReportKind,
 } from "../config/index.js";
-import { ALERT_RULES_FILE } from "../detections/grafana.js";
 import { ENTITY_STREAMS, type EntityStream } from "../pipeline/names.js";
-import { FILTER_KEYS } from "../reports/build.js";
-import {
-  DEFAULT_ARCHIVE_DIR,
-  READ_STATEMENT_KINDS,
-} from "../warehouse/index.js";
+import type { ReportOptions } from "./commands/report.js";
 import { intArg } from "./args.js";
-import {
-  runArchiveExport,
-  runArchiveRestore,
-  runArchiveVerify,
-} from "./commands/archive.js";
-import { runDemo } from "./commands/demo.js";
-import { runDetectCompile, runDetectTest, runHunt } from "./commands/detect.js";
-import { runDoctorCommand } from "./commands/doctor.js";
-import { runExport, STANDARD_NAMES } from "./commands/export.js";
-import { runHoldAdd, runHoldList, runHoldRelease } from "./commands/hold.js";
-import { runMigrate } from "./commands/migrate.js";
-import { runQueryCommand, TABLE_FORMAT } from "./commands/query.js";
-import {
-  runReport,
-  runReportVerify,
-  type ReportOptions,
-} from "./commands/report.js";
-import { runServiceCommand } from "./commands/run.js";
-import { runSimulateCommand } from "./commands/simulate.js";
-import { runStatus } from "./commands/status.js";
-import {
-  runReconcile,
-  runSyncAggregations,
-  runSyncEntity,
-  runSyncRollups,
-  runSyncSessions,
-} from "./commands/sync.js";
-import {
-  runWindowsForget,
-  runWindowsList,
-  runWindowsSkip,
-} from "./commands/windows.js";
 import {
   allFlag,
   byFlag,
@@ -54,11 +17,58 @@ import {
   JSON_FLAG,
   publicKeyFlag,
   rangeFlags,
+  READS_THROUGH_SERVICE,
   reasonFlag,
+  type CommandHandler,
   type CommandSpec,
   type OptionSpec,
 } from "./options.js";
-import { READS_THROUGH_SERVICE, type GlobalOptions } from "./runtime.js";
+import { TABLE_FORMAT } from "./output.js";
+import type { GlobalOptions } from "./runtime.js";
+
+/**
+ * The handler `name` of the module `load` imports, imported when the command runs: `--help`, a
+ * version or a mistake in the arguments loads no command's code (the engine, the API client, the
+ * simulator, the report renderer).
+ */
+function lazy<M>(
+  load: () => Promise<M>,
+  pick: (module: M) => CommandHandler,
+): CommandHandler {
+  return async (globals, ...args) => pick(await load())(globals, ...args);
+}
+
+/**
+ * Lists the help names that their owners define in modules that load heavy code: copied here so
+ * that the help loads none of it; command-tree.test.ts holds each copy to its owner.
+ */
+export const HELP_LISTS = {
+  /** STANDARD_VIEWS' names, src/warehouse/standards/views.ts */
+  standards: ["ocsf", "ecs"],
+  /** FILTER_KEYS, src/reports/build.ts */
+  reportFilters: ["user", "resource", "environment"],
+  /** DEFAULT_ARCHIVE_DIR, src/warehouse/archive.ts */
+  archiveDir: "./archive",
+  /** ALERT_RULES_FILE, src/detections/grafana.ts */
+  alertRulesFile: "detections.yaml",
+  /** READ_STATEMENT_KINDS, src/warehouse/read-statement.ts */
+  readStatements: [
+    "SELECT (with UNION, INTERSECT, EXCEPT, WITH, FORMAT)",
+    "SHOW TABLES, SHOW SETTINGS",
+    "SHOW CREATE TABLE",
+    "DESCRIBE",
+    "EXISTS",
+    "EXPLAIN of a SELECT",
+    "SHOW GRANTS",
+    "EXPLAIN AST (without options)",
+  ],
+} as const;
+
+const archive = () => import("./commands/archive.js");
+const detect = () => import("./commands/detect.js");
+const hold = () => import("./commands/hold.js");
+const sync = () => import("./commands/sync.js");
+const windows = () => import("./commands/windows.js");
 
 const REPORT_KIND_HELP: Record<ReportKind, string> = {
   "access-review":
@@ -135,7 +145,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: runDemo,
+    run: lazy(
+      () => import("./commands/demo.js"),
+      (m) => m.runDemo,
+    ),
   },
   simulate: {
     description:
@@ -203,7 +216,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         default: 512,
       },
     ],
-    run: runSimulateCommand,
+    run: lazy(
+      () => import("./commands/simulate.js"),
+      (m) => m.runSimulateCommand,
+    ),
   },
   migrate: {
     description:
@@ -220,7 +236,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: runMigrate,
+    run: lazy(
+      () => import("./commands/migrate.js"),
+      (m) => m.runMigrate,
+    ),
   },
   sync: {
     description: "sync one stream now, incrementally or as a backfill",
@@ -232,7 +251,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "page ListSessionsV2 into the sessions table (continues from the checkpoint without --from)",
     options: backfillFlags("-7d"),
     access: "writes",
-    run: runSyncSessions,
+    run: lazy(sync, (m) => m.runSyncSessions),
   },
   "sync reconcile": {
     description:
@@ -249,7 +268,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ),
     ],
     access: "writes",
-    run: runReconcile,
+    run: lazy(sync, (m) => m.runReconcile),
   },
   "sync aggregations": {
     description:
@@ -259,13 +278,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...backfillFlags("-30d"),
     ],
     access: "writes",
-    run: runSyncAggregations,
+    run: lazy(sync, (m) => m.runSyncAggregations),
   },
   "sync rollups": {
     description:
       "compute the daily rollups of every settled day that changed since it was computed (no API requests)",
     access: "writes",
-    run: runSyncRollups,
+    run: lazy(sync, (m) => m.runSyncRollups),
   },
   ...Object.fromEntries(
     ENTITY_STREAMS.map((stream): [string, CommandSpec] => [
@@ -273,7 +292,8 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       {
         description: ENTITY_STREAM_HELP[stream],
         access: "writes",
-        run: (globals: GlobalOptions) => runSyncEntity(globals, stream),
+        run: async (globals: GlobalOptions) =>
+          (await sync()).runSyncEntity(globals, stream),
       },
     ]),
   ),
@@ -289,14 +309,17 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
       {
         flags: "--write",
-        help: `run a statement that writes (ALTER, INSERT, OPTIMIZE, SYSTEM …) with the writer's access: for the owner, who needs a user that may write; without it the statement must be one read, run read-only: ${READ_STATEMENT_KINDS.join("; ")}`,
+        help: `run a statement that writes (ALTER, INSERT, OPTIMIZE, SYSTEM …) with the writer's access: for the owner, who needs a user that may write; without it the statement must be one read, run read-only: ${HELP_LISTS.readStatements.join("; ")}`,
       },
     ],
     more:
       READS_THROUGH_SERVICE +
       "\nThrough the service a query is read-only (readonly = 1) and capped in time and memory;\n" +
       "query --write is refused while the service holds the data directory.",
-    run: runQueryCommand,
+    run: lazy(
+      () => import("./commands/query.js"),
+      (m) => m.runQueryCommand,
+    ),
   },
   doctor: {
     description:
@@ -311,7 +334,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "check the configuration alone, without the network or ClickHouse: every setting's value and where it came from, unknown and misspelt names; works without the API settings",
       },
     ],
-    run: runDoctorCommand,
+    run: lazy(
+      () => import("./commands/doctor.js"),
+      (m) => m.runDoctorCommand,
+    ),
   },
   run: {
     description:
@@ -325,7 +351,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       "\nOne process at a time runs the jobs of a database: it holds the service lease. Another\n" +
       "run waits as a standby (live, not ready) and takes over once the lease is released\n" +
       "or expires; sync is refused while it is held (docs/scale-out.md).",
-    run: runServiceCommand,
+    run: lazy(
+      () => import("./commands/run.js"),
+      (m) => m.runServiceCommand,
+    ),
   },
   status: {
     description:
@@ -337,7 +366,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runStatus,
+    run: lazy(
+      () => import("./commands/status.js"),
+      (m) => m.runStatus,
+    ),
   },
   windows: {
     description:
@@ -355,7 +387,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       JSON_FLAG,
     ],
     access: "reads",
-    run: runWindowsList,
+    run: lazy(windows, (m) => m.runWindowsList),
   },
   "windows skip": {
     description:
@@ -378,7 +410,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       ...decisionFlags("why the window is skipped (recorded)", "skips it"),
     ],
     access: "writes",
-    run: runWindowsSkip,
+    run: lazy(windows, (m) => m.runWindowsSkip),
   },
   "windows forget": {
     description:
@@ -388,7 +420,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       { flags: "--yes", help: "confirm: the job's stored rows are deleted" },
     ],
     access: "writes",
-    run: runWindowsForget,
+    run: lazy(windows, (m) => m.runWindowsForget),
   },
   report: {
     description:
@@ -416,7 +448,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
           },
           {
             flags: "--filter <list>",
-            help: `only these: ${FILTER_KEYS.map((k) => `${k}=…`).join(",")}`,
+            help: `only these: ${HELP_LISTS.reportFilters.map((k) => `${k}=…`).join(",")}`,
           },
           {
             flags: "--force",
@@ -428,8 +460,8 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
           },
         ],
         access: "reads",
-        run: (globals: GlobalOptions, o: ReportOptions) =>
-          runReport(globals, kind, o),
+        run: async (globals: GlobalOptions, o: ReportOptions) =>
+          (await import("./commands/report.js")).runReport(globals, kind, o),
       },
     ]),
   ),
@@ -440,7 +472,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     options: [
       publicKeyFlag("Ed25519 public key (PEM) the manifest must be signed by"),
     ],
-    run: runReportVerify,
+    run: lazy(
+      () => import("./commands/report.js"),
+      (m) => m.runReportVerify,
+    ),
   },
   hold: {
     description:
@@ -468,13 +503,13 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "writes",
-    run: runHoldAdd,
+    run: lazy(hold, (m) => m.runHoldAdd),
   },
   "hold list": {
     description: "list the active holds (--all: released and expired too)",
     options: [allFlag("released and expired holds"), JSON_FLAG],
     access: "reads",
-    run: runHoldList,
+    run: lazy(hold, (m) => m.runHoldList),
   },
   "hold release": {
     description:
@@ -482,7 +517,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     args: [["<id>", "the hold, as `hold list` shows it"]],
     options: decisionFlags("why it is released (recorded)", "releases it"),
     access: "writes",
-    run: runHoldRelease,
+    run: lazy(hold, (m) => m.runHoldRelease),
   },
   archive: {
     description:
@@ -495,7 +530,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       monthFlag("the month (UTC), e.g. 2026-10"),
       {
         flags: "--to <dir>",
-        help: `archive directory (one YYYY-MM directory per month; default SESSIONHOUSE_ARCHIVE_DIR, else ${DEFAULT_ARCHIVE_DIR})`,
+        help: `archive directory (one YYYY-MM directory per month; default SESSIONHOUSE_ARCHIVE_DIR, else ${HELP_LISTS.archiveDir})`,
       },
       {
         flags: "--skip-gap",
@@ -508,7 +543,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       byFlag("skips them"),
     ],
     more: `${ARCHIVE_EXPORT_HELP}\nA month is exported once it has ended and settled: its end plus the longer of the\nsessions lookback (SESSIONHOUSE_LOOKBACK) and the aggregations' refetch; and only when\nthe sessions stream's checkpoints cover it whole and no session of it is gone. The\nmonth's rows are then marked archived: with SESSIONHOUSE_ARCHIVE_DIR set, the retention\ndeletes only those. Exit 2: a bad --month, a path or a gap refused; 1: a month not\nended, not synced or thinned, or a failure.`,
-    run: runArchiveExport,
+    run: lazy(archive, (m) => m.runArchiveExport),
   },
   "archive verify": {
     description:
@@ -522,7 +557,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     more: "\nNeeds no database: it reads the files with an engine of its own, so it also runs\nwhile sessionhouse run holds the data directory. It says what it could not check\n(no public key, no head).",
-    run: runArchiveVerify,
+    run: lazy(archive, (m) => m.runArchiveVerify),
   },
   "archive restore": {
     description: "load an archived month back (again: changes nothing)",
@@ -541,12 +576,12 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
     ],
     more: "\nThe month is checked as archive verify checks it, and is refused when anything is wrong:\na signed month needs the public key, an unsigned one --allow-unsigned. Only the\narchive's data tables are written.",
     access: "writes",
-    run: runArchiveRestore,
+    run: lazy(archive, (m) => m.runArchiveRestore),
   },
   export: {
     description:
       "the sessions that started in a range as JSON Lines of a standard schema: ocsf (OCSF 1.8 Datastore Activity) or ecs (Elastic Common Schema 8)",
-    args: [["<standard>", STANDARD_NAMES.join(" or ")]],
+    args: [["<standard>", HELP_LISTS.standards.join(" or ")]],
     options: [
       {
         flags: "--from <time>",
@@ -564,7 +599,10 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runExport,
+    run: lazy(
+      () => import("./commands/export.js"),
+      (m) => m.runExport,
+    ),
   },
   detect: {
     description:
@@ -579,7 +617,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         help: "the rules of this directory (default: the shipped rules and detections.dir)",
       },
     ],
-    run: runDetectTest,
+    run: lazy(detect, (m) => m.runDetectTest),
   },
   "detect run": {
     description:
@@ -607,16 +645,16 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
       },
     ],
     access: "reads",
-    run: runHunt,
+    run: lazy(detect, (m) => m.runHunt),
   },
   "detect compile": {
-    description: `write the Grafana alert-rule provisioning file of every rule (${ALERT_RULES_FILE})`,
+    description: `write the Grafana alert-rule provisioning file of every rule (${HELP_LISTS.alertRulesFile})`,
     options: [
       {
         flags: "--out <dir>",
         help: "directory to write it in (default: standard output)",
       },
     ],
-    run: runDetectCompile,
+    run: lazy(detect, (m) => m.runDetectCompile),
   },
 };

@@ -28,7 +28,7 @@ function buildProgram(): Command {
       "fatal, error, warn, info (default), debug, trace or silent",
     )
     .showHelpAfterError(
-      "(run sessionhouse --help for the commands and their options)",
+      "hint: run sessionhouse --help for the commands and their options",
     )
     .configureOutput({ outputError: (str, write) => write(str) })
     .exitOverride();
@@ -48,7 +48,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // --help and --version end here too, with exit code 0.
+      // --help and --version end here too, with exit code 0. A group without its command
+      // (`sessionhouse sync`) printed its usage on stderr: say what is missing under it.
+      if (err.code === "commander.help" && err.exitCode !== 0)
+        process.stderr.write(
+          "error: a command is missing: the usage above lists the commands of this group\nhint: add one of them, e.g. the first one listed\n",
+        );
       return err.exitCode === 0 ? 0 : 2;
     }
     // Also what the config turned out to hold (a key file, a config file): known by now.

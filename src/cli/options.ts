@@ -4,11 +4,21 @@
 // (--json, --all, --by, --reason, --from/--to, --public-key), each written once here.
 import { Option, type Command } from "commander";
 import { noSuchName } from "../util/nearest.js";
-import {
-  READS_THROUGH_SERVICE,
-  WRITES_DATA_DIR,
-  type GlobalOptions,
-} from "./runtime.js";
+import type { GlobalOptions } from "./runtime.js";
+
+/** The help of the commands that write, on the embedded engine beside a running service. */
+const WRITES_DATA_DIR =
+  "\nOn the embedded engine this command writes to the data directory: while\n" +
+  "sessionhouse run holds it, the command is refused (DATA_DIR_IN_USE); stop the\n" +
+  "service first (SIGTERM or Ctrl-C), or let the service do the work on its schedule.";
+
+/** The help of the commands that read, on the embedded engine beside a running service. */
+export const READS_THROUGH_SERVICE =
+  "\nThis command only reads: ClickHouse runs it read-only (readonly = 1), so a reader's\n" +
+  "credentials serve it, and it creates nothing (a database not created yet is refused).\n" +
+  "On the embedded engine, while sessionhouse run holds the data directory, this\n" +
+  "command reads through the service's read-only access (found in\n" +
+  "<dataDir>/.sessionhouse-service.json); otherwise it opens the data directory.";
 
 export interface OptionSpec {
   /** As commander reads them, e.g. "--by <name>". */
@@ -26,7 +36,7 @@ export interface OptionSpec {
  * What a command runs: the global options, then what commander hands its action (the positional
  * arguments in order, then the options as the handler's own flags type says).
  */
-type CommandHandler = (
+export type CommandHandler = (
   globals: GlobalOptions,
   ...args: never[]
 ) => void | Promise<void>;
@@ -70,7 +80,9 @@ export function registerCommands(
     const parent = declared.get(words.join(" "));
     if (parent === undefined)
       throw new Error(`command "${path}" comes before its parent`);
-    const command = subcommand(parent, name, spec);
+    const command = subcommand(parent, name, spec).showHelpAfterError(
+      `hint: run sessionhouse ${path} --help for its arguments and options`,
+    );
     if (spec.run === undefined) refuseUnknownWords(command, path, spec);
     const run = spec.run;
     // Commander hands the action the positional arguments, the options and the command itself,

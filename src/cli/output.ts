@@ -1,6 +1,9 @@
 // Plain tables for people, JSON lines for programs.
 import Table from "cli-table3";
 
+/** The query command's own format: a table of the first rows, for people. */
+export const TABLE_FORMAT = "table";
+
 export function printTable(
   rows: readonly Record<string, unknown>[],
   out: NodeJS.WritableStream = process.stdout,

@@ -27,20 +27,6 @@ import { errorMessage, UsageError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { ownerGone, thisProcess } from "../util/process.js";
 
-/** The help of the commands that write, on the embedded engine beside a running service. */
-export const WRITES_DATA_DIR =
-  "\nOn the embedded engine this command writes to the data directory: while\n" +
-  "sessionhouse run holds it, the command is refused (DATA_DIR_IN_USE); stop the\n" +
-  "service first (SIGTERM or Ctrl-C), or let the service do the work on its schedule.";
-
-/** The help of the commands that read, on the embedded engine beside a running service. */
-export const READS_THROUGH_SERVICE =
-  "\nThis command only reads: ClickHouse runs it read-only (readonly = 1), so a reader's\n" +
-  "credentials serve it, and it creates nothing (a database not created yet is refused).\n" +
-  "On the embedded engine, while sessionhouse run holds the data directory, this\n" +
-  "command reads through the service's read-only access (found in\n" +
-  "<dataDir>/.sessionhouse-service.json); otherwise it opens the data directory.";
-
 export interface GlobalOptions {
   config?: string;
   logLevel?: string;

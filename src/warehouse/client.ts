@@ -1,7 +1,13 @@
 // One @clickhouse/client for everything. CLICKHOUSE_URL selects a server; without it the
 // embedded engine (chdb) plugs into the same client through its Connection seam, under the
 // data directory. Same SQL either way.
-import { existsSync, readFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readFileSync,
+  statSync,
+} from "node:fs";
 import { resolve } from "node:path";
 import {
   ClickHouseLogLevel,
@@ -24,6 +30,7 @@ import { RefusedError } from "../util/errors.js";
 import { nearest } from "../util/nearest.js";
 import { removeStaleInsertFiles } from "./block-files.js";
 import type { Logger } from "../util/logger.js";
+import { errorMessage } from "../util/errors.js";
 import {
   closeToOthers,
   makePrivateDir,
@@ -162,6 +169,7 @@ async function openDataDir(
   const access =
     options.access === "read" || options.readThroughService ? "read" : "write";
   const dataDir = resolve(ch.dataDir);
+  refuseUnusableDataDir(dataDir);
   const first = await findService(dataDir);
   if (first.state === "running")
     return throughService(ch, dataDir, first.record, access);
@@ -192,6 +200,42 @@ async function openDataDir(
   // says otherwise (its process alive but not answering: a reused pid) is stale.
   if (first.state === "silent") removeServiceFile(dataDir, first.record.pid);
   return embedded;
+}
+
+/** Why a file system error makes a data directory unusable, in words. */
+const UNUSABLE_BECAUSE: Readonly<Record<string, string>> = {
+  ENOTDIR: "a part of its path is a file, not a directory",
+  EACCES: "permission denied to this user",
+  EPERM: "the operation is not permitted to this user",
+  ELOOP: "its path has a loop of symbolic links",
+  ENAMETOOLONG: "its path is too long",
+};
+
+/**
+ * Refuses (DATA_DIR_UNUSABLE) a data directory this process cannot read and write, before
+ * anything looks into it: a path through a file, a directory of another user, a file. A missing
+ * directory is fine: opening the engine creates it.
+ */
+function refuseUnusableDataDir(dataDir: string): void {
+  const refuse = (why: string, cause?: unknown) =>
+    new SinkError(
+      "DATA_DIR_UNUSABLE",
+      `the data directory ${dataDir} cannot be used: ${why}`,
+      {
+        cause,
+        hint: "set SESSIONHOUSE_DATA_DIR (clickhouse.dataDir) to a directory this user can read and write, or give this user the directory (chown, chmod 700)",
+      },
+    );
+  try {
+    if (!statSync(dataDir).isDirectory())
+      throw refuse("it is a file, not a directory");
+    accessSync(dataDir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch (err) {
+    if (err instanceof SinkError) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? "";
+    if (code === "ENOENT") return;
+    throw refuse(UNUSABLE_BECAUSE[code] ?? errorMessage(err), err);
+  }
 }
 
 /** The running service's read access for a command that reads; DATA_DIR_IN_USE for one that writes. */

@@ -43,8 +43,21 @@ export async function outputFormat(
 async function useDatabase(w: Warehouse): Promise<void> {
   // The embedded engine keeps session state, so USE makes the database current; a server
   // client already sends it with every query.
-  if (w.kind === "embedded")
+  if (w.kind !== "embedded") return;
+  try {
     await w.client.command({ query: `USE ${quoteIdent(w.database)}` });
+  } catch (err) {
+    if (clickHouseCode(err) !== String(ClickHouseCode.UNKNOWN_DATABASE))
+      throw userQueryError(w, err, "");
+    throw new SinkError(
+      "NO_DATABASE",
+      `the database ${w.database} does not exist in ${w.location}: nothing was migrated or synced there`,
+      {
+        cause: err,
+        hint: "run sessionhouse migrate (or sync, demo) first, or set SESSIONHOUSE_DATA_DIR and CLICKHOUSE_DATABASE to where the data is",
+      },
+    );
+  }
 }
 
 /** The first rows of a result for people, and how many rows it had in all. */

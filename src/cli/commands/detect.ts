@@ -180,6 +180,15 @@ export async function runHunt(
     );
 }
 
+/** The columns of every hit, first in each row (then the rule's own fields). */
+const HIT_COLUMNS = [
+  "rule",
+  "hit_key",
+  "session_id",
+  "event_time",
+  "arrived_at",
+] as const;
+
 function hitRow(h: DetectionHit): Record<string, string> {
   return {
     rule: h.ruleId,
@@ -200,7 +209,10 @@ function formatHits(hits: readonly DetectionHit[], format: string): string {
     )}\n`;
   const rows = hits.map(hitRow);
   if (format === "csv") {
-    const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    // The header is written with no hit too: a program reading the file finds its columns.
+    const keys = [
+      ...new Set([...HIT_COLUMNS, ...rows.flatMap((r) => Object.keys(r))]),
+    ];
     return tableCsv({
       columns: keys.map((key) => ({ key, label: key, kind: "text" })),
       rows,

@@ -20,7 +20,7 @@ interface ExportFlags {
   out?: string;
 }
 
-export const STANDARD_NAMES = Object.keys(STANDARD_VIEWS) as StandardName[];
+const STANDARD_NAMES = Object.keys(STANDARD_VIEWS) as StandardName[];
 
 export async function runExport(
   globals: GlobalOptions,

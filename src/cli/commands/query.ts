@@ -14,11 +14,8 @@ import {
   SessionhouseError,
   UsageError,
 } from "../../util/errors.js";
-import { printTable } from "../output.js";
+import { printTable, TABLE_FORMAT } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
-
-/** The query command's own format: a table of the first rows, for people. */
-export const TABLE_FORMAT = "table";
 
 /**
  * `query SQL`: one read, checked to be one (checkReadStatement) and run on a warehouse the engine

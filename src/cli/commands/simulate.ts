@@ -27,11 +27,18 @@ interface SimulateOptions {
   replaySessions?: string;
 }
 
+/** A spec the simulator refuses is a usage error naming the option once, with its help. */
 function usage<T>(what: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    throw new UsageError(`${what}: ${(err as Error).message}`);
+    const message = (err as Error).message;
+    throw new UsageError(
+      message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
+      {
+        hint: `run sessionhouse simulate --help for what ${what} takes (and src/simulator/README.md)`,
+      },
+    );
   }
 }
 

@@ -220,8 +220,60 @@ async function tls(ctx: ApiCheckContext): Promise<Finding> {
   return ok(`the certificate of ${url.host} is trusted by ${by}`);
 }
 
+/** A refusal of the key itself: every read refused for it has one cause, the key. */
+function keyRefusal(o: Outcome): ApiError | undefined {
+  return !o.ok &&
+    o.err instanceof ApiError &&
+    (o.err.code === "unauthenticated" || o.err.code === "permission_denied")
+    ? o.err
+    : undefined;
+}
+
+/**
+ * The reads of `reads` refused with the code of `refusal`, in the checks' order: one cause, so
+ * one failure, the first read's; the others are folded into it.
+ */
+async function refusedAlike(
+  ctx: ApiCheckContext,
+  reads: readonly ProbeRead[],
+  refusal: ApiError,
+): Promise<ProbeRead[]> {
+  const outcomes = await Promise.all(reads.map((r) => ctx.api.outcome(r)));
+  return reads.filter((_, i) => {
+    const other = keyRefusal(outcomes[i] as Outcome);
+    return other !== undefined && other.code === refusal.code;
+  });
+}
+
+/** The failure of the first read refused, naming how many others the same key refusal covers. */
+function refusedFinding(
+  read: ProbeRead,
+  refusal: ApiError,
+  alike: readonly ProbeRead[],
+): Finding {
+  const first = alike[0] ?? read;
+  if (first.operation !== read.operation)
+    return skipped(
+      `used by ${read.usedBy}: the key is refused as for ${first.operation} (${refusal.code}): one cause, reported once under api key: ${first.operation}`,
+    );
+  const more = alike.length - 1;
+  const others =
+    more === 0
+      ? ""
+      : `; and ${more} more operation${more === 1 ? "" : "s"} refused the same key (${alike
+          .slice(1)
+          .map((r) => r.operation)
+          .join(", ")})`;
+  return fail(
+    `used by ${read.usedBy}: the key is refused (${refusal.code}: ${refusal.detail})${others}`,
+    refusal.hint ?? "check SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE)",
+  );
+}
+
+/** The key check of `read`, one of `reads` (every key check of the configuration). */
 function keyCheck(
   read: ProbeRead,
+  reads: readonly ProbeRead[],
 ): readonly [string, CheckSpec<ApiCheckContext>["run"]] {
   return [
     `key: ${read.operation}`,
@@ -238,11 +290,12 @@ function keyCheck(
       if (!(err instanceof ApiError)) throw err;
       if (err.httpStatus === 0)
         return skipped("no answer from the API (see api reachable, api tls)");
-      if (err.code === "unauthenticated" || err.code === "permission_denied")
-        return fail(
-          `${what}: the key is refused (${err.code}: ${err.detail})`,
-          err.hint ??
-            "check SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE)",
+      const refusal = keyRefusal(o);
+      if (refusal !== undefined)
+        return refusedFinding(
+          read,
+          refusal,
+          await refusedAlike(ctx, reads, refusal),
         );
       // A read of an id nobody has answers not_found: the key was accepted to get there.
       if (err.code === "not_found" && read.madeUpId)
@@ -330,7 +383,7 @@ export function apiChecks(config: Config): CheckSpec<ApiCheckContext>[] {
   return familySpecs<ApiCheckContext>("api", false, [
     ["reachable", reachable],
     ["tls", tls],
-    ...keys.map(keyCheck),
+    ...keys.map((read) => keyCheck(read, keys)),
     ["rate limit", rateLimit],
     ["clock", clock],
   ]);

@@ -241,16 +241,30 @@ describe("sessionhouse doctor", () => {
     );
   }, 120_000);
 
-  it("a wrong key: every read fails naming the refusal and the setting to fix, exit 1", async () => {
+  it("a wrong key: one failure, the first read's, naming the refusal, the setting to fix and how many other reads it covers, exit 1", async () => {
     const wrong = "not-the-key-3c9e1f77aa";
     const r = await doctor({ SESSIONHOUSE_API_KEY: wrong });
     expect(r.code).toBe(1);
-    for (const op of ["ListSessionsV2", "ListLogAggregations", "GetUser"])
+    const keyLines = r.stdout
+      .split("\n")
+      .filter((l) => /^\S+\s+api key: /.test(l));
+    expect(keyLines.length).toBeGreaterThan(2);
+    expect(keyLines.filter((l) => l.startsWith("fail"))).toEqual([
+      line(r, "api key: ListSessionsV2"),
+    ]);
+    expect(line(r, "api key: ListSessionsV2")).toMatch(
+      new RegExp(
+        `^fail\\s.*the key is refused \\(unauthenticated.*; and ${keyLines.length - 1} more operations refused the same key \\(.*GetUser.*\\).*fix: .*SESSIONHOUSE_API_KEY`,
+      ),
+    );
+    for (const op of ["ListLogAggregations", "GetUser"])
       expect(line(r, `api key: ${op}`)).toMatch(
-        /^fail\s.*the key is refused \(unauthenticated.*fix: .*SESSIONHOUSE_API_KEY/,
+        /^skipped\s.*the key is refused as for ListSessionsV2 \(unauthenticated\)/,
       );
     expect(line(r, "api reachable")).toMatch(/^ok\s/);
-    expect(r.stderr).toMatch(/checks failed: api key: ListSessionsV2/);
+    expect(r.stderr).toMatch(
+      /error: 1 check failed: api key: ListSessionsV2$/m,
+    );
     expect(r.stdout + r.stderr).not.toContain(wrong.slice(0, 10));
   }, 120_000);
 

@@ -149,6 +149,36 @@ describe("the static imports of src/", () => {
   });
 });
 
+describe("the command line's entry", () => {
+  it("loads no command's code: --help and a mistake in the arguments open nothing heavy", () => {
+    // What a command needs (the engine, the API client, the simulator, the report renderer,
+    // the jobs) is imported when it runs (lazy in command-tree.ts).
+    const heavy = [
+      "src/api/",
+      "src/http-front/",
+      "src/ops/",
+      "src/reports/",
+      "src/scheduler/",
+      "src/simulator/",
+      "src/sources/",
+      "src/warehouse/",
+      "src/evidence/",
+      "src/detections/",
+      "src/cli/commands/",
+    ];
+    const loaded = [...reachable(graph, "src/cli/main.ts")];
+    expect(loaded).toContain("src/cli/command-tree.ts");
+    expect(
+      loaded.filter((f) => heavy.some((folder) => f.startsWith(folder))),
+    ).toEqual([]);
+    expect(
+      loaded.filter(
+        (f) => f.startsWith("src/pipeline/") && f !== "src/pipeline/names.ts",
+      ),
+    ).toEqual([]);
+  });
+});
+
 describe("the cycle finder", () => {
   it("names each cycle in import order, and a module that imports itself", () => {
     const g = new Map([
