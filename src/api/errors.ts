@@ -213,6 +213,26 @@ const CONNECT_FAILURES = new Set([
   "ENETUNREACH",
 ]);
 
+/**
+ * What keeps every call of a run from reaching the control plane, in a few words, when `err`
+ * (or a cause of it) is such a failure: no connection can be made, the key is refused
+ * (401/403), or TLS fails. Undefined for anything that may pass by itself (a 5xx, a timeout, a
+ * bad answer) and for a failure of something else.
+ */
+export function apiTrouble(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 6; depth++) {
+    if (e instanceof ApiError) {
+      if (isConnectFailure(e)) return `cannot be reached (${e.detail})`;
+      if (e.code === "TLS") return `fails TLS (${e.detail})`;
+      if (classifyFailure(e) === "refused")
+        return `refuses the API key (${e.code}${e.httpStatus ? `, HTTP ${e.httpStatus}` : ""})`;
+      return undefined;
+    }
+    e = e.cause;
+  }
+  return undefined;
+}
+
 /** True when no connection to the API could be made (refused, unknown host, no route). */
 export function isConnectFailure(err: ApiError): boolean {
   return (

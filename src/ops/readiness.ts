@@ -1,6 +1,7 @@
 // /readyz: ClickHouse answers, no window is poisoned (an aggregation job's or the sessions
 // stream's: it failed aggregations.maxWindowAttempts times and holds its checkpoint until an
-// operator skips it), and no job is overdue. A job is overdue when its last successful
+// operator skips it), no job's last run found the control plane out of reach, refusing the key or
+// failing TLS (at once: those do not pass by themselves), and no job is overdue. A job is overdue when its last successful
 // run is older than three of its schedule periods plus its run deadline — long enough that one
 // or two failed runs in a row are not an alarm, short enough that a stuck job is. A process
 // that just started counts from its start, so it has that long for the first success. A process
@@ -148,6 +149,11 @@ export async function checkReadiness(
     (source.nowMs ?? Date.now)(),
     source.startedAtMs,
   );
+  for (const job of source.jobs())
+    if (job.lastApiTrouble !== undefined)
+      reasons.push(
+        `job ${job.job}: the control plane ${job.lastApiTrouble}; the job keeps retrying on its schedule`,
+      );
   for (const o of overdue) {
     reasons.push(
       `job ${o.job} has not succeeded ${o.lastSuccessAt ? `since ${o.lastSuccessAt}` : "since the service started"} (allowed ${Math.round(o.overdueAfterMs / 1000)} s)`,

@@ -7,6 +7,7 @@
 // jobs share their "every five minutes" ticks and would otherwise starve each other under a
 // limit of two. The queue is bounded by the number of jobs, because a job that is already
 // waiting or running has its tick skipped and counted.
+import { apiTrouble } from "../api/errors.js";
 import { createTask, type ScheduledTask } from "node-cron";
 import type { Logger } from "../util/logger.js";
 import { errorMessage } from "../util/errors.js";
@@ -64,6 +65,11 @@ export interface JobState {
   lastEndMs: number | undefined;
   lastSuccessMs: number | undefined;
   lastError: string | undefined;
+  /**
+   * Set when the last run failed because the control plane cannot be reached, refuses the key
+   * or fails TLS (apiTrouble): what readiness reports at once, not after the overdue limit.
+   */
+  lastApiTrouble?: string | undefined;
   /** Next tick (epoch ms), undefined once the scheduler stopped. */
   nextRunMs: number | undefined;
 }
@@ -262,6 +268,7 @@ export class Scheduler {
         });
         state.lastSuccessMs = Date.now();
         state.lastError = undefined;
+        state.lastApiTrouble = undefined;
         this.#opts.observer?.onJobSuccess?.({
           job: job.name,
           atMs: state.lastSuccessMs,
@@ -269,6 +276,7 @@ export class Scheduler {
       } catch (err) {
         // The job logs its own failure (withRun); here it only matters for the state.
         state.lastError = errorMessage(err);
+        state.lastApiTrouble = apiTrouble(err);
       } finally {
         clearTimeout(deadline);
         state.lastEndMs = Date.now();

@@ -189,12 +189,13 @@ describe("a person waiting on a command", () => {
   });
 
   it("while the service keeps retrying it, and a person still waits out a 5xx", () => {
+    // Another try is a wait (the backoff's jitter may make it 0 ms), not the final error.
     expect(
       retryWaitMs(failure("ECONNREFUSED"), 1, POLICY, undefined),
-    ).toBeGreaterThan(0);
+    ).toBeGreaterThanOrEqual(0);
     expect(
       retryWaitMs(err("unavailable"), 3, PERSON, undefined),
-    ).toBeGreaterThan(0);
+    ).toBeGreaterThanOrEqual(0);
   });
 
   it("is told that https:// reached a plain HTTP server, not that a certificate is untrusted", () => {
