@@ -634,14 +634,7 @@ async function openEmbedded(
     connection = connect();
     client = open(connection);
   } catch (err) {
-    throw new SinkError(
-      "EMBEDDED_OPEN_FAILED",
-      `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`,
-      {
-        cause: err,
-        hint: "another sessionhouse process may be using this data directory (a sync, a migrate, or a service started without read access); stop it or set SESSIONHOUSE_DATA_DIR",
-      },
-    );
+    throw embeddedOpenFailed(dataDir, err);
   }
   try {
     await checkPinnedSettings(client, dataDir);
@@ -753,14 +746,7 @@ async function openEmbeddedReadOnly(
     connection = createChdbConnection({ path: dataDir }) as ChdbConnection;
     reader = await openEmbeddedReader(connection);
   } catch (err) {
-    throw new SinkError(
-      "EMBEDDED_OPEN_FAILED",
-      `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`,
-      {
-        cause: err,
-        hint: "another sessionhouse process may be using this data directory (a sync, a migrate, or a service started without read access); stop it or set SESSIONHOUSE_DATA_DIR",
-      },
-    );
+    throw embeddedOpenFailed(dataDir, err);
   }
   try {
     if (!options.allowMissingDatabase)
@@ -815,6 +801,18 @@ async function openEmbeddedReader(
     connection: connection as never,
     clickhouse_settings: { readonly: "1" },
   });
+}
+
+/** The engine could not open the data directory: most often another process holds it. */
+function embeddedOpenFailed(dataDir: string, err: unknown): SinkError {
+  return new SinkError(
+    "EMBEDDED_OPEN_FAILED",
+    `the embedded engine cannot open ${dataDir}: ${(err as Error).message}`,
+    {
+      cause: err,
+      hint: "another sessionhouse process may be using this data directory (a sync, a migrate, or a service started without read access); stop it or set SESSIONHOUSE_DATA_DIR",
+    },
+  );
 }
 
 /** A result of the embedded engine, block by block as it produces them. */
