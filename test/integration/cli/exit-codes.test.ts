@@ -169,7 +169,7 @@ const ROWS: Record<string, Row> = {
         "an unknown name",
         ["sync", "aggregations", "--job", NO_SUCH],
         new RegExp(`no aggregation job named "${NO_SUCH}"`),
-        /the configured jobs are: /,
+        /the configured aggregation jobs, nearest first: /,
       ),
     ],
     config: ["sync", "aggregations"],
@@ -183,10 +183,10 @@ const ROWS: Record<string, Row> = {
         mistake: "a data directory nothing was stored in",
         args: ["query", "SELECT 1"],
         env: { SESSIONHOUSE_DATA_DIR: EMPTY },
-        code: 1,
+        code: 2,
         message:
-          /the database sessionhouse does not exist in .*: nothing was migrated or synced there/,
-        hint: /run sessionhouse migrate/,
+          /the embedded data directory .* does not exist: nothing has been exported there yet, and this command only reads/,
+        hint: /sessionhouse migrate \(or a sync, or run\) creates it/,
       },
     ],
     config: ["query", "SELECT 1"],
@@ -273,8 +273,8 @@ const ROWS: Record<string, Row> = {
       refused(
         "an unknown name",
         ["export", NO_SUCH, ...RANGE],
-        new RegExp(NO_SUCH),
-        /use ocsf or ecs/,
+        new RegExp(`no standard named "${NO_SUCH}"`),
+        /the standards, nearest first: ocsf, ecs/,
       ),
     ],
     config: ["export", "ocsf", ...RANGE],
@@ -388,10 +388,13 @@ function casesOf(path: string): Case[] {
   ];
   if (spec?.run === undefined) {
     cases.push(
-      parsing(
+      refused(
         "an unknown command",
         [...words, NO_SUCH],
-        new RegExp(`unknown command '${NO_SUCH}'`),
+        new RegExp(`no [a-z ]+ named "${NO_SUCH}"`),
+        new RegExp(
+          `nearest first: .*\`sessionhouse ${words.join(" ")} --help\` describes each`,
+        ),
       ),
       refused(
         "a missing command",
