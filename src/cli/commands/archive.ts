@@ -21,6 +21,7 @@ import {
 import { withWarehouse } from "../command-warehouse.js";
 import { decision } from "../operator.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
+import { counted } from "../output.js";
 
 /** The key signatures are checked by: --public-key, else the configured public key or signing key. */
 function trustedKey(config: Config, publicKey: string | undefined) {
@@ -149,7 +150,7 @@ export async function runArchiveVerify(
         : `${r.signaturesVerified} of ${months} verified by ${trusted.source}`;
     const skipped = r.skipped.map((s) => `skipped: ${s}\n`);
     process.stdout.write(
-      `${months} month(s) checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}${r.skipped.length > 0 ? `, ${r.skipped.length} gap(s) skipped on record` : ", no gap"}): files, chain, ${r.rowsChecked} rows read back\n` +
+      `${counted(months, "month")} checked (${r.months[0] ?? ""} … ${r.months.at(-1) ?? ""}${r.skipped.length > 0 ? `, ${counted(r.skipped.length, "gap")} skipped on record` : ", no gap"}): files, chain, ${r.rowsChecked} rows read back\n` +
         skipped.join("") +
         `signatures: ${signatures}\n` +
         `chain head: ${String(r.head)}${o.expectHead === undefined ? "" : " (the expected head)"}\n` +

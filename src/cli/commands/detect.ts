@@ -29,6 +29,7 @@ import type { DetectionHit } from "../../warehouse/index.js";
 import { withWarehouse } from "../command-warehouse.js";
 import { printTable } from "../output.js";
 import { configFrom, openRuntime, type GlobalOptions } from "../runtime.js";
+import { counted } from "../output.js";
 
 interface RunFlags {
   rule: string;
@@ -129,10 +130,10 @@ function describeOutcome(x: FixtureOutcome): string {
   const where = `${x.rule.id} (${x.rule.file}:${x.line}): ${x.fixture.name}`;
   if (x.passed) return `ok   ${where}`;
   if (x.again > 0)
-    return `FAIL ${where}: a second evaluation of the same window fired ${x.again} more time(s)`;
+    return `FAIL ${where}: a second evaluation of the same window fired ${counted(x.again, "more time")}`;
   return x.fixture.fires
     ? `FAIL ${where}: must fire, no hit`
-    : `FAIL ${where}: must not fire, ${x.hits} hit(s)`;
+    : `FAIL ${where}: must not fire, ${counted(x.hits, "hit")}`;
 }
 
 export async function runHunt(

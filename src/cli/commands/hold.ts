@@ -21,6 +21,7 @@ import { withWarehouse } from "../command-warehouse.js";
 import { decision, type DecisionFlags } from "../operator.js";
 import { printListing } from "../output.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
+import { counted } from "../output.js";
 
 type AddFlags = DecisionFlags & {
   user?: string;
@@ -75,7 +76,7 @@ export async function runHoldAdd(
     );
     const rows = await applyActiveHolds(w, by, nowMs);
     process.stdout.write(
-      `${h.holdId}: ${h.scope} ${h.value} held${h.until ? ` until ${h.until}` : " until released"} by ${by}; ${rows} stored session row(s) flagged\n`,
+      `${h.holdId}: ${h.scope} ${h.value} held${h.until ? ` until ${h.until}` : " until released"} by ${by}; ${counted(rows, "stored session row")} flagged\n`,
     );
     if (unseen)
       process.stdout.write(
@@ -174,7 +175,7 @@ export async function runHoldRelease(
     await releaseHold(w, h, { by, reason }, nowMs);
     const rows = await applyActiveHolds(w, by, nowMs);
     process.stdout.write(
-      `${h.holdId} released by ${by}; ${rows} stored session row(s) no longer held (normal retention resumes for them)\n`,
+      `${h.holdId} released by ${by}; ${counted(rows, "stored session row")} no longer held (normal retention resumes for them)\n`,
     );
   });
 }

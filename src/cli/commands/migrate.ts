@@ -83,7 +83,7 @@ async function printPlan(w: Warehouse, to: number | undefined): Promise<void> {
     const done = statements.filter((s) => s.done).length;
     out.push(
       "",
-      `-- ${file.name}: ${statements.length} statement(s)` +
+      `-- ${file.name}: ${counted(statements.length, "statement")}` +
         (done ? `, ${done} already applied by an interrupted run` : ""),
     );
     for (const s of statements)

@@ -80,7 +80,7 @@ fixtures:
       `ok   wrong (${join(dir, "wrong.yaml")}:8): a postgres session\n`,
     );
     expect(r.stdout).toContain(
-      `FAIL wrong (${join(dir, "wrong.yaml")}:11): another postgres session: must not fire, 1 hit(s)\n`,
+      `FAIL wrong (${join(dir, "wrong.yaml")}:11): another postgres session: must not fire, 1 hit\n`,
     );
     expect(r.stderr).toContain(
       "error: 1 fixture failed: wrong / another postgres session\n",

@@ -103,7 +103,7 @@ describe("hold", () => {
     );
     expect(release.status, release.stderr).toBe(0);
     expect(release.stdout).toContain(
-      `${id} released by counsel; 1 stored session row(s) no longer held`,
+      `${id} released by counsel; 1 stored session row no longer held`,
     );
     expect((await cli("hold", "list")).stdout).toBe("no active legal holds\n");
     const all = await cli("hold", "list", "--all", "--json");
