@@ -65,7 +65,7 @@ describe("hold", () => {
     );
     expect(add.status, add.stderr).toBe(0);
     expect(add.stdout).toMatch(
-      /^hold_\w+: user alice@acme.example held until released by counsel; 1 stored session row\(s\) flagged\n$/,
+      /^hold_\w+: user alice@acme.example held until released by counsel; 1 stored session row flagged\n$/,
     );
     const id = add.stdout.split(":")[0] as string;
 

@@ -249,7 +249,7 @@ describe("a hold on a person or resource no stored session names", () => {
     );
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toMatch(
-      /^hold_\w+: user nobody@nowhere.example held until released by counsel; 0 stored session row\(s\) flagged\nno stored session names the person nobody@nowhere.example yet: /,
+      /^hold_\w+: user nobody@nowhere.example held until released by counsel; 0 stored session rows flagged\nno stored session names the person nobody@nowhere.example yet: /,
     );
     const seen = await cli$(
       "hold",
@@ -263,7 +263,7 @@ describe("a hold on a person or resource no stored session names", () => {
     );
     expect(seen.code, seen.stderr).toBe(0);
     expect(seen.stdout).toMatch(
-      /^hold_\w+: resource orders held until released by counsel; 1 stored session row\(s\) flagged\n$/,
+      /^hold_\w+: resource orders held until released by counsel; 1 stored session row flagged\n$/,
     );
     const list = await cli$("hold", "list", "--json");
     expect(
