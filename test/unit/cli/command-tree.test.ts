@@ -6,7 +6,6 @@ import { ALERT_RULES_FILE } from "../../../src/detections/grafana.js";
 import { FILTER_KEYS } from "../../../src/reports/build.js";
 import {
   DEFAULT_ARCHIVE_DIR,
-  READ_STATEMENT_KINDS,
   STANDARD_VIEWS,
 } from "../../../src/warehouse/index.js";
 
@@ -17,7 +16,6 @@ describe("the help's copies of names defined elsewhere", () => {
       reportFilters: [...FILTER_KEYS],
       archiveDir: DEFAULT_ARCHIVE_DIR,
       alertRulesFile: ALERT_RULES_FILE,
-      readStatements: [...READ_STATEMENT_KINDS],
     });
   });
 });
