@@ -7,6 +7,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { testTmpDir } from "./run-tmp.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DIST = join(ROOT, "dist");
@@ -36,7 +37,24 @@ export function distIsFresh(): boolean {
   return oldestOutput > newestInput;
 }
 
+/** Where the run's migrated schema is written (schema-template.ts replays it). */
+export function schemaTemplatePath(): string {
+  return join(testTmpDir(), "schema-template.json");
+}
+
 export async function setup(): Promise<void> {
+  await build();
+  // The migrated schema every fresh test database replays (schema-template.ts).
+  const out = schemaTemplatePath();
+  if (existsSync(out)) return;
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, "scripts", "schema-template.mjs"), out],
+    { cwd: ROOT },
+  );
+}
+
+async function build(): Promise<void> {
   if (distIsFresh()) return;
   try {
     await promisify(execFile)(

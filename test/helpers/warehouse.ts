@@ -12,6 +12,7 @@ import { migrate } from "../../src/warehouse/migrate.js";
 import { retentionSettings } from "../../src/warehouse/retention.js";
 import { quoteIdent } from "../../src/warehouse/sql.js";
 import { testTmpDir } from "./run-tmp.js";
+import { replaySchema } from "./schema-template.js";
 
 let dataDir: string | undefined;
 let containerUrl: string | undefined;
@@ -70,6 +71,8 @@ export async function testConfig(
 
 export async function migratedWarehouse(config: Config): Promise<Warehouse> {
   const w = await openWarehouse(config);
+  // The run's migrated schema replayed (schema-template.ts), then `migrate` as on any database.
+  await replaySchema(w);
   await migrate(w, { retention: retentionSettings(config) });
   return w;
 }
