@@ -4,7 +4,7 @@
 // file directly.
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { exportArchive } from "../src/pipeline/archive.js";
+import { exportArchive } from "../src/pipeline/archive/index.js";
 import { SESSIONS_STREAM } from "../src/pipeline/names.js";
 import { rollUp } from "../src/pipeline/rollups.js";
 import { createLogger } from "../src/util/logger.js";

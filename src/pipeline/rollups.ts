@@ -24,7 +24,7 @@ import {
   type Warehouse,
   writeCheckpoint,
 } from "../warehouse/index.js";
-import { markArchives } from "./archive.js";
+import { markArchives } from "./archive/index.js";
 import { ROLLUPS_JOB, ROLLUPS_KEYS_STREAM } from "./names.js";
 
 const DAY_MS = 86_400_000;

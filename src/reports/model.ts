@@ -1,6 +1,7 @@
 // A compliance report as data: what every output (HTML, PDF, CSV, JSON) is rendered from. Built
 // by a kind (src/reports/kinds), rendered by html.ts and csv.ts, written by write.ts.
 import type { ReportKind } from "../config/index.js";
+import { FatalError } from "../util/errors.js";
 import { type Row, text } from "../warehouse/index.js";
 
 export type Cell = string | number | boolean;
@@ -82,13 +83,29 @@ export function column(spec: string): Column {
   };
 }
 
-/** A row of a query made to the columns' types: numbers as numbers, booleans as booleans. */
+/** Where a table is in its report: what an error about its rows names. */
+export interface TablePlace {
+  /** The kind's title. */
+  report: string;
+  /** The section's title. */
+  section: string;
+  /** The table's id (its CSV's name). */
+  table: string;
+}
+
+/**
+ * A row of a query made to the columns' types: numbers as numbers, booleans as booleans. A row
+ * without one of the columns is refused (a spec naming a column its query does not return):
+ * the column would otherwise read as empty or 0.
+ */
 export function typedRow(
   r: Row,
   cols: readonly Column[],
+  place: TablePlace,
 ): Record<string, Cell> {
   const out: Record<string, Cell> = {};
   for (const c of cols) {
+    if (!Object.hasOwn(r, c.key)) throw columnMissing(r, c.key, place);
     const v = r[c.key];
     out[c.key] =
       c.kind === "number"
@@ -98,4 +115,16 @@ export function typedRow(
           : text(v);
   }
   return out;
+}
+
+/** The error of a row that lacks a column its table shows. */
+function columnMissing(r: Row, key: string, place: TablePlace): FatalError {
+  const returned = Object.keys(r);
+  return new FatalError(
+    "REPORT_COLUMN_MISSING",
+    `the ${place.report} report, section "${place.section}", table ${place.table}: its spec names the column ${key}, and its query returns no such column (it returns ${returned.length === 0 ? "none" : returned.join(", ")})`,
+    {
+      hint: `make the table's query return ${key} (SELECT … AS ${key}, src/warehouse/reports/) or take the column out of its spec (src/reports/kinds/); test/unit/reports/spec-columns.test.ts finds this without an engine`,
+    },
+  );
 }

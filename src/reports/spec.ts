@@ -49,9 +49,15 @@ export interface TableSpec<F> {
   chart?: string;
   /** Said in the HTML when the table has no rows (default: no rows in the period). */
   empty?: string;
-  /** The rows: one query (the streams it needs not exported: no rows), or a reader. */
+  /**
+   * The rows: one query (the streams it needs not exported: no rows), chosen by the context
+   * alone, or a reader; a reader whose rows are one query's as it answers names that query, so
+   * that its columns are checked against the table's like a query's.
+   */
   rows:
-    ReportQuery | From<F, ReportQuery> | { read: From<F, Promise<TableRead>> };
+    | ReportQuery
+    | ((ctx: KindContext) => ReportQuery)
+    | { read: From<F, Promise<TableRead>>; query?: ReportQuery };
   /** The streams said not exported when the query's tables are absent (default: its needs). */
   notExported?: From<F, readonly string[]>;
   /** Only in the report when this holds. */
@@ -79,8 +85,16 @@ export interface KindSpec<F> {
 
 /** A kind ready to build (its facts' type is its own business), and the layout of its tables. */
 export interface Kind {
+  title: string;
   sections: readonly { id: string; title: string }[];
-  tables: readonly { id: string; section: string }[];
+  tables: readonly {
+    id: string;
+    section: string;
+    /** The keys of the columns it shows: each must be a column of its query's rows. */
+    columns: readonly string[];
+    /** The query its rows come from; undefined: rows built by code. */
+    query: ((ctx: KindContext) => ReportQuery) | undefined;
+  }[];
   build(ctx: KindContext): Promise<KindResult>;
 }
 
@@ -89,10 +103,30 @@ export function defineKind<F>(spec: KindSpec<F>): Kind {
     ...new Map(spec.tables.map((t) => [t.section.id, t.section])).values(),
   ];
   return {
+    title: spec.title,
     sections,
-    tables: spec.tables.map((t) => ({ id: t.id, section: t.section.id })),
+    tables: spec.tables.map((t) => ({
+      id: t.id,
+      section: t.section.id,
+      columns: t.columns.map(
+        (c) => (typeof c === "string" ? column(c) : c).key,
+      ),
+      query: tableQuery(t.rows),
+    })),
     build: (ctx) => buildKind(spec, sections, ctx),
   };
+}
+
+/** The query a table's rows come from, as a function of the context; undefined: none. */
+function tableQuery<F>(
+  rows: TableSpec<F>["rows"],
+): ((ctx: KindContext) => ReportQuery) | undefined {
+  if (typeof rows === "function") return rows;
+  if ("read" in rows) {
+    const q = rows.query;
+    return q === undefined ? undefined : () => q;
+  }
+  return () => rows;
 }
 
 async function buildKind<F>(
@@ -104,7 +138,7 @@ async function buildKind<F>(
   const built = new Map<string, ReportTable>();
   for (const t of spec.tables)
     if (!t.when || t.when(ctx, facts))
-      built.set(t.id, await buildTable(t, ctx, facts));
+      built.set(t.id, await buildTable(t, ctx, facts, spec.title));
   const sections = layout.map((s) => ({
     id: s.id,
     title: s.title,
@@ -130,6 +164,7 @@ async function buildTable<F>(
   t: TableSpec<F>,
   ctx: KindContext,
   facts: F,
+  report: string,
 ): Promise<ReportTable> {
   const read = await readRows(t, ctx, facts);
   const note =
@@ -137,7 +172,8 @@ async function buildTable<F>(
     (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
   const columns = t.columns.map((c) => (typeof c === "string" ? column(c) : c));
   const label = columns[0]?.key;
-  const rows = await readTableRows(t.id, columns, read.rows ?? [], ctx.csv);
+  const place = { report, section: t.section.title, table: t.id };
+  const rows = await readTableRows(place, columns, read.rows ?? [], ctx.csv);
   return {
     id: t.id,
     title: t.title,
@@ -158,7 +194,7 @@ async function readRows<F>(
   facts: F,
 ): Promise<TableRead> {
   if ("read" in t.rows) return t.rows.read(ctx, facts);
-  const q = typeof t.rows === "function" ? t.rows(ctx, facts) : t.rows;
+  const q = typeof t.rows === "function" ? t.rows(ctx) : t.rows;
   return {
     rows: ctx.reader.stream(q, ctx.params),
     notExported: t.notExported

@@ -8,7 +8,13 @@ import type { ManifestFile } from "../evidence/manifest.js";
 import { openPrivateFile, type Sharing } from "../util/private-files.js";
 import type { Row } from "../warehouse/index.js";
 import { csvHeader, csvLine } from "./csv.js";
-import { TOP_ROWS, typedRow, type Cell, type Column } from "./model.js";
+import {
+  TOP_ROWS,
+  typedRow,
+  type Cell,
+  type Column,
+  type TablePlace,
+} from "./model.js";
 
 /** Where the tables' CSV files go, and those complete (with their SHA-256). */
 export interface CsvFiles {
@@ -30,20 +36,23 @@ const WRITE_CHUNK = 1 << 20;
 
 /**
  * Reads `rows` (held ones, or a query's as they arrive) into the first TOP_ROWS and the count,
- * writing every row to `<id>.csv` in `files.dir` on the way when `files` is given.
+ * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given. A row
+ * without a column of `columns` fails the table (typedRow).
  */
 export async function readTableRows(
-  id: string,
+  place: TablePlace,
   columns: readonly Column[],
   rows: Iterable<Row> | AsyncIterable<Row>,
   files: CsvFiles | undefined,
 ): Promise<ReadTable> {
-  const out = files ? await CsvOut.open(id, columns, files) : undefined;
+  const out = files
+    ? await CsvOut.open(place.table, columns, files)
+    : undefined;
   const top: Record<string, Cell>[] = [];
   let total = 0;
   try {
     for await (const raw of rows) {
-      const row = typedRow(raw, columns);
+      const row = typedRow(raw, columns, place);
       if (top.length < TOP_ROWS) top.push(row);
       total++;
       await out?.row(row);

@@ -2,7 +2,7 @@
 // the HTTP front and the bench use of the ClickHouse side, and nothing they do not. Code outside
 // src/warehouse/ imports from here only (eslint.config.js refuses a deep import). Opening a
 // warehouse loads no server code: nothing here reaches src/http-front/ by a static import
-// (test/architecture/imports.test.ts).
+// (test/unit/architecture/imports.test.ts).
 
 // Opening the warehouse, and the SQL text written by hand.
 export { openWarehouse, readerView, type Warehouse } from "./client.js";

@@ -8,7 +8,7 @@ import {
   exportArchive,
   restoreArchive,
   verifyArchive,
-} from "../../pipeline/archive.js";
+} from "../../pipeline/archive/index.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import {
   DEFAULT_ARCHIVE_DIR,

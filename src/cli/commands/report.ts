@@ -45,7 +45,7 @@ export async function runReport(
     ? parseInstant(o.from, "--from", nowMs)
     : fallback.fromMs;
   const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
-  const written = await produceReport(config, {
+  const written = await reportWithReadAccess(config, {
     kind,
     fromMs,
     toMs,
@@ -94,7 +94,7 @@ export function runReportVerify(
 }
 
 /** Builds a report from the warehouse (read access) and writes its directory. */
-export async function produceReport(
+export async function reportWithReadAccess(
   config: Config,
   o: ProduceOptions,
 ): Promise<WrittenReport> {

@@ -9,7 +9,7 @@ import {
   unknownVariableProblem,
   type Config,
 } from "../../config/index.js";
-import { archiveSettleMs } from "../../pipeline/archive.js";
+import { archiveSettleMs } from "../../pipeline/archive/index.js";
 import { nextRuns } from "../../scheduler/index.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
 import { ok, warn, type Finding, familySpecs } from "./check.js";

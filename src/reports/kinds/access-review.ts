@@ -128,7 +128,7 @@ export const accessReview = defineKind<Facts>({
       section: SYSTEMS,
       title: "Policy hits per person",
       columns: ["person", "policy", "hits:number", "first_hit", "last_hit"],
-      rows: { read: policyHits },
+      rows: { read: policyHits, query: policyHitQueries.perPerson },
     },
     {
       id: "access-detection-hits",

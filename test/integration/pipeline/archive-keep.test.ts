@@ -21,7 +21,7 @@ import {
   restoreArchive,
   verifyArchive,
   warehouseReader,
-} from "../../../src/pipeline/archive.js";
+} from "../../../src/pipeline/archive/index.js";
 import { rollUp } from "../../../src/pipeline/rollups.js";
 import { createLogger } from "../../../src/util/logger.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";

@@ -36,7 +36,7 @@ import {
   warehouseReader,
   type ArchiveManifestFields,
   type ArchiveReader,
-} from "../../../src/pipeline/archive.js";
+} from "../../../src/pipeline/archive/index.js";
 import { storedColumns } from "../../../src/warehouse/archive.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
 import {

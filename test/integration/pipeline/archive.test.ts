@@ -12,7 +12,7 @@ import {
   exportArchive,
   restoreArchive,
   verifyArchive,
-} from "../../../src/pipeline/archive.js";
+} from "../../../src/pipeline/archive/index.js";
 import {
   ARCHIVE_TABLES,
   storedColumns,

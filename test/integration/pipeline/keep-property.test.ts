@@ -26,7 +26,7 @@ import {
   restoreArchive,
   verifyArchive,
   warehouseReader,
-} from "../../../src/pipeline/archive.js";
+} from "../../../src/pipeline/archive/index.js";
 import type { Warehouse } from "../../../src/warehouse/client.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
 import {

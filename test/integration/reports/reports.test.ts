@@ -16,7 +16,7 @@ import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reportFrom } from "../../../src/reports/produce.js";
 import { ControlPlaneApi } from "../../../src/api/control-plane.js";
-import { produceReport } from "../../../src/cli/commands/report.js";
+import { reportWithReadAccess } from "../../../src/cli/commands/report.js";
 import { main } from "../../../src/cli/main.js";
 import { reportJobs } from "../../../src/scheduler/report-jobs.js";
 import { createLogger } from "../../../src/util/logger.js";
@@ -925,7 +925,7 @@ describe("beside a running service", () => {
       expect(seen.service?.pid).toBe(process.ppid);
       await seen.close();
       const out = join(f.outDir, "through-service");
-      const written = await produceReport(config, {
+      const written = await reportWithReadAccess(config, {
         kind: "access-review",
         fromMs: FROM,
         toMs: TO,
