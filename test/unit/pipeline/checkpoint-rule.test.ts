@@ -56,13 +56,13 @@ const events = (windows: number) =>
     fc.array(
       fc.record({
         window: fc.integer({ min: 0, max: windows - 1 }),
-        kind: fc.constantFrom(
+        kind: fc.constantFrom<Event["kind"]>(
           "stored",
           "shrunk",
           "failed",
           "failed",
           "skip",
-        ) as fc.Arbitrary<Event["kind"]>,
+        ),
       }),
       { maxLength: 4 },
     ),
