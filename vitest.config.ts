@@ -7,7 +7,8 @@ import { defineConfig } from "vitest/config";
 //   test/integration/  the simulator over real HTTP, the embedded engine, the CLI as a child
 //   test/slow/         minutes each: the chaos runs, the Docker cluster
 // Inside each tier the sub-folders name the area (test/unit/api/…, test/integration/cli/…);
-// modules shared by tests live in test/helpers/. `npm test` runs all three tiers.
+// modules shared by tests live in test/helpers/. `npm test` (scripts/test.mjs) runs the unit tier
+// first and the other two only when it passed.
 const TIERS = ["unit", "integration", "slow"] as const;
 
 // A test file anywhere else would belong to no project and silently never run.

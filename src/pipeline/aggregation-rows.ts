@@ -7,7 +7,7 @@ import {
   type TopValueMember,
 } from "../api/schemas/logs.js";
 import type { AggregationJobConfig } from "../config/index.js";
-import { describe } from "../sources/session-pages.js";
+import { windowLabel } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import { chTimeSeconds } from "../warehouse/index.js";
 import type { Proof, Rejected } from "./answer.js";
@@ -221,7 +221,7 @@ function readAnswer(
   if (!parsed.success) {
     const reason = `ListLogAggregations response: ${validationReason(parsed.error)}`;
     ctx.logger.warn(
-      { window: describe(window), reason },
+      { window: windowLabel(window), reason },
       "aggregation response dead-lettered",
     );
     return refused(window, reason, [letter(reason, raw)]);
@@ -237,7 +237,7 @@ function readAnswer(
   if (disagreement !== undefined) {
     const reason = `ListLogAggregations response: ${disagreement}`;
     ctx.logger.warn(
-      { window: describe(window), reason },
+      { window: windowLabel(window), reason },
       "aggregation response dead-lettered",
     );
     return refused(window, reason, [letter(reason, raw)]);

@@ -4,7 +4,7 @@
 // retention expired, or a wrong answer) supersedes nothing: the stored counts stay and the
 // window's agg_windows row says `shrunk`. The warehouse is meant to outlive the service's logs.
 import type { AggregationJobConfig } from "../config/index.js";
-import { describe } from "../sources/session-pages.js";
+import { windowLabel } from "../sources/session-pages.js";
 import type { Window } from "../sources/windows.js";
 import {
   chTime,
@@ -141,7 +141,7 @@ function addFetched(
     const fallen = stored && fallenStep(previous, f.window, f.data);
     if (fallen) {
       ctx.logger.warn(
-        { window: describe(f.window), problem: fallen },
+        { window: windowLabel(f.window), problem: fallen },
         "aggregation answer refused: a step counts fewer hits than stored while numHits did not fall",
       );
       rows.outcomes.push({
@@ -191,7 +191,7 @@ function addShrunk(
   rows.shrunk++;
   ctx.logger.warn(
     {
-      window: describe(f.window),
+      window: windowLabel(f.window),
       storedNumHits: stored.numHits,
       fetchedNumHits: countText(data.numHits),
     },

@@ -8,7 +8,7 @@ import {
   MAX_GROUP_BY_FIELDS,
   type AggregationJobConfig,
 } from "../config/index.js";
-import { describe } from "../sources/session-pages.js";
+import { windowLabel } from "../sources/session-pages.js";
 import { floorSecond, planWindows, type Window } from "../sources/windows.js";
 import {
   type JobDefinition,
@@ -21,7 +21,12 @@ import { floorTo } from "../util/time.js";
 import { fetchWindow, type FetchedWindow } from "./aggregation-rows.js";
 import { storeWindows } from "./aggregation-store.js";
 import type { JobContext } from "./context.js";
-import { advanceCheckpoint, resolveRange, type SyncRange } from "./range.js";
+import {
+  advanceCheckpoint,
+  resolveRange,
+  settledPrefixEnd,
+  type SyncRange,
+} from "./range.js";
 import { WindowLedger, type FailedWindow } from "./window-ledger.js";
 import { aggregationName, SESSIONS_STREAM } from "./names.js";
 import { forEachWindowInOrder } from "./window-pool.js";
@@ -93,7 +98,7 @@ export async function syncAggregations(
   await checkJobDefinition(ctx, job, intervalMs);
   const plan = await planSync(ctx, job, intervalMs, options);
   const sync = new WindowSync(ctx, job, intervalMs, plan);
-  await sync.advanceCheckpoint();
+  await sync.passSettledWindows();
   const concurrency = aggregationWindowConcurrency(ctx);
   await forEachWindowInOrder(
     plan.toFetch,
@@ -244,7 +249,7 @@ class WindowSync {
     const poisoned = now.filter((f) => f.state === "poisoned").length;
     if (poisoned > 0)
       ctx.observer.onWindowsPoisoned?.({ job: ctx.job, count: poisoned });
-    await this.advanceCheckpoint();
+    await this.passSettledWindows();
     this.#done += this.#batch.length;
     ctx.observer.onProgress?.({
       job: ctx.job,
@@ -257,17 +262,18 @@ class WindowSync {
     this.#batchRows = 0;
   }
 
-  /** Moves the checkpoint over the leading planned windows that are settled, and no further. */
-  async advanceCheckpoint(): Promise<void> {
+  /**
+   * Passes the leading planned windows that are settled (settledPrefixEnd) and moves the
+   * checkpoint to the end of the last of them (advanceCheckpoint), and no further.
+   */
+  async passSettledWindows(): Promise<void> {
     const { planned, ledger, range } = this.#plan;
-    let last: Window | undefined;
-    while (this.#settledCount < planned.length) {
-      const w = planned[this.#settledCount] as Window;
-      if (!ledger.settled(w)) break;
-      last = w;
-      this.#settledCount++;
-    }
-    if (last) await advanceCheckpoint(this.#ctx, range, last);
+    const end = settledPrefixEnd(planned, this.#settledCount, (w) =>
+      ledger.settled(w),
+    );
+    if (end === this.#settledCount) return;
+    this.#settledCount = end;
+    await advanceCheckpoint(this.#ctx, range, planned[end - 1] as Window);
   }
 
   /** The result once every window was stored; throws when some could not be. */
@@ -280,7 +286,7 @@ class WindowSync {
       throw windowsFailed(this.#job, this.#failed, this.#ctx);
     if (result.poisoned.length > 0)
       this.#ctx.logger.warn(
-        { poisoned: result.poisoned.map(describe) },
+        { poisoned: result.poisoned.map(windowLabel) },
         "poisoned aggregation windows hold the checkpoint until an operator skips them",
       );
     return result;
@@ -295,7 +301,7 @@ function windowsFailed(
   const max = ctx.config.aggregations.maxWindowAttempts;
   const lines = failed.map(
     (f) =>
-      `${describe(f.window)} attempt ${f.attempts} of ${max}, now ${f.state}: ${f.error}`,
+      `${windowLabel(f.window)} attempt ${f.attempts} of ${max}, now ${f.state}: ${f.error}`,
   );
   const poisoned = failed.some((f) => f.state === "poisoned");
   return new FatalError(

@@ -82,9 +82,10 @@ export async function syncEntityStream(
 
 /**
  * What one run read: the answer of each parent ("" for a listing of everything) read to its
- * end, which parents failed, and what in their answers could not be read.
+ * end, which parents failed, and what in their answers could not be read. In memory only: it
+ * decides which stored objects the run proves gone (provesGone).
  */
-class Reading {
+export class Reading {
   readonly accepted: EntityRecord[] = [];
   readonly rejected: Rejected[] = [];
   readonly failures: ParentFailure[] = [];

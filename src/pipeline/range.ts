@@ -5,7 +5,7 @@
 // what the caller re-reads) and only ever moves it forward: re-read windows lie behind it. Its
 // checkpoint keeps where its first sync started (`coversFromMs` in the detail): what it says
 // is complete starts there (a backfill's range is in its stream's name).
-import { describe } from "../sources/session-pages.js";
+import { windowLabel } from "../sources/session-pages.js";
 import { floorSecond, type Window } from "../sources/windows.js";
 import {
   COVERS_FROM_KEY,
@@ -109,28 +109,54 @@ export async function resolveRange(
   return { startMs, endMs, stream, positionMs: 0 };
 }
 
+/**
+ * How many of `planned` (in window order) lie in the settled prefix, given that the first
+ * `from` of them are already known to: the count grows over each following window that is
+ * settled and stops at the first that is not, so the checkpoint never passes a window that is
+ * pending, poisoned or not yet stored, whatever comes after it.
+ */
+export function settledPrefixEnd<W>(
+  planned: readonly W[],
+  from: number,
+  settled: (w: W) => boolean,
+): number {
+  let end = from;
+  while (end < planned.length && settled(planned[end] as W)) end++;
+  return end;
+}
+
+/**
+ * Where a checkpoint standing at `positionMs` moves once `window` and every window before it are
+ * stored: the window's end, or undefined (it stays) when that end is not past it. A checkpoint
+ * never moves back: re-read windows lie behind it.
+ */
+export function checkpointTarget(
+  positionMs: number,
+  window: Window,
+): number | undefined {
+  return window.endMs > positionMs ? window.endMs : undefined;
+}
+
 /** Moves the range's checkpoint to the end of `window` once its data is stored, never back. */
 export async function advanceCheckpoint(
   ctx: JobContext,
   range: SyncRange,
   window: Window,
 ): Promise<void> {
-  if (window.endMs <= range.positionMs) return;
+  const positionMs = checkpointTarget(range.positionMs, window);
+  if (positionMs === undefined) return;
   await writeCheckpoint(
     ctx.warehouse,
     range.stream,
-    window.endMs,
+    positionMs,
     {
-      window: describe(window),
+      window: windowLabel(window),
       ...(range.coversFromMs === undefined
         ? {}
         : { [COVERS_FROM_KEY]: range.coversFromMs }),
     },
     ctx.insert,
   );
-  range.positionMs = window.endMs;
-  ctx.observer.onCheckpoint?.({
-    stream: range.stream,
-    positionMs: window.endMs,
-  });
+  range.positionMs = positionMs;
+  ctx.observer.onCheckpoint?.({ stream: range.stream, positionMs });
 }

@@ -6,7 +6,7 @@
 import { IdHashSet } from "../sources/id-set.js";
 import { ApiError } from "../api/errors.js";
 import {
-  describe,
+  windowLabel,
   idOf,
   PagingError,
   type RawRecord,
@@ -88,7 +88,7 @@ export async function reconcileSessions(
       // keep the windows after it from being reconciled: they go on, and the run fails after.
       failed.push({ window, err });
       ctx.logger.warn(
-        { window: describe(window), err: err.message },
+        { window: windowLabel(window), err: err.message },
         "window not reconciled",
       );
     }
@@ -121,7 +121,7 @@ function incomplete(
     "RECONCILE_INCOMPLETE",
     `${failed.length} of ${total} window(s) could not be reconciled (the others were): ${failed
       .slice(0, 5)
-      .map((f) => describe(f.window))
+      .map((f) => windowLabel(f.window))
       .join(
         ", ",
       )}${failed.length > 5 ? ", …" : ""}; first: ${first.err.message}`,
@@ -152,7 +152,7 @@ function addWindow(
     result.differing++;
     ctx.observer.onReconcileWindowsDiffering?.({ job: ctx.job, count: 1 });
     ctx.logger.warn(
-      { window: describe(window), listed: w.listed, stored: w.stored },
+      { window: windowLabel(window), listed: w.listed, stored: w.stored },
       "sessions listed and stored differ for a window after reconciliation",
     );
   }

@@ -5,7 +5,7 @@
 // (window-ledger.ts) and fails the run; the checkpoint passes it only once it is read, or once
 // an operator skipped it (`sessionhouse windows skip sessions`), and a skipped window is not read.
 import {
-  describe,
+  windowLabel,
   sessionWindowBatches,
   type RawRecord,
 } from "../sources/session-pages.js";
@@ -178,7 +178,7 @@ async function fillLedgerWindow(
     ]);
     ctx.logger.warn(
       {
-        window: describe(window),
+        window: windowLabel(window),
         attempts: failed?.attempts,
         state: failed?.state,
       },
@@ -270,5 +270,5 @@ async function fillWindow(
     await writer.add(batch.records, Date.now());
     if (batch.endOfPage) ctx.counters.pages++;
   }
-  ctx.logger.debug({ window: describe(window), listed }, "window read");
+  ctx.logger.debug({ window: windowLabel(window), listed }, "window read");
 }

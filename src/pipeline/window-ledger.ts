@@ -72,6 +72,44 @@ export function windowFailure(
   return undefined;
 }
 
+/**
+ * Whether the checkpoint may move over `w`, given the ledger's record of the window starting
+ * where it starts: only when that record is settled (stored, shrunk, or skipped by an operator)
+ * and covers all of `w`. A window with no record was never stored.
+ */
+export function windowSettled(
+  record: Pick<WindowRecord, "state" | "endMs"> | undefined,
+  w: Window,
+): boolean {
+  return (
+    record !== undefined &&
+    SETTLED_STATES.has(record.state) &&
+    record.endMs >= w.endMs
+  );
+}
+
+/**
+ * A window's state after one fetch of it, from its record before (undefined: none): a stored or
+ * shrunk fetch settles it with no attempts counted; a failed one counts one more attempt after
+ * earlier failures (pending, poisoned), starting from one otherwise, and poisons the window at
+ * `maxAttempts`.
+ */
+export function nextWindowState(
+  before: Pick<WindowRecord, "state" | "attempts"> | undefined,
+  outcome: WindowOutcome,
+  maxAttempts: number,
+): { state: WindowState; attempts: number; lastError: string } {
+  if (outcome.kind !== "failed")
+    return { state: outcome.kind, attempts: 0, lastError: "" };
+  const failing = before?.state === "pending" || before?.state === "poisoned";
+  const attempts = (failing ? before.attempts : 0) + 1;
+  return {
+    state: attempts >= maxAttempts ? "poisoned" : "pending",
+    attempts,
+    lastError: outcome.error,
+  };
+}
+
 export class WindowLedger {
   readonly #job: string;
   readonly #maxAttempts: number;
@@ -144,10 +182,9 @@ export class WindowLedger {
       .map((r) => ({ startMs: r.startMs, endMs: r.endMs }));
   }
 
-  /** Whether the checkpoint may move over `w`. */
+  /** Whether the checkpoint may move over `w` (windowSettled). */
   settled(w: Window): boolean {
-    const r = this.#byStart.get(w.startMs);
-    return r !== undefined && SETTLED_STATES.has(r.state) && r.endMs >= w.endMs;
+    return windowSettled(this.#byStart.get(w.startMs), w);
   }
 
   /**
@@ -160,28 +197,24 @@ export class WindowLedger {
   ): Promise<FailedWindow[]> {
     const failed: FailedWindow[] = [];
     const records = outcomes.map(({ window, outcome }) => {
-      const before = this.#byStart.get(window.startMs);
-      let state: WindowState;
-      let attempts = 0;
-      let lastError = "";
-      if (outcome.kind === "failed") {
-        const failing =
-          before?.state === "pending" || before?.state === "poisoned";
-        attempts = (failing ? before.attempts : 0) + 1;
-        state = attempts >= this.#maxAttempts ? "poisoned" : "pending";
-        lastError = outcome.error;
-        failed.push({ window, state, attempts, error: outcome.error });
-      } else {
-        state = outcome.kind;
-      }
+      const next = nextWindowState(
+        this.#byStart.get(window.startMs),
+        outcome,
+        this.#maxAttempts,
+      );
+      if (outcome.kind === "failed")
+        failed.push({
+          window,
+          state: next.state,
+          attempts: next.attempts,
+          error: outcome.error,
+        });
       const record: WindowRecord = {
         job: this.#job,
         parent: "",
         startMs: window.startMs,
         endMs: window.endMs,
-        state,
-        attempts,
-        lastError,
+        ...next,
         skippedBy: "",
         skipReason: "",
         runId: ctx.runId,

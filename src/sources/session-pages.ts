@@ -183,7 +183,7 @@ export async function* sessionWindowBatches(
         if (!read.nextCursor) {
           counts.report(options.logger, {
             operation: "ListSessionsV2",
-            window: describe(window),
+            window: windowLabel(window),
           });
           return { pages };
         }
@@ -307,7 +307,7 @@ class WindowPass {
     if (this.#cursors.has(nextCursor) || nextCursor === this.cursor) {
       throw new PagingError(
         "CURSOR_REPEATED",
-        `ListSessionsV2 returned a cursor it had already returned for ${describe(this.#window)}`,
+        `ListSessionsV2 returned a cursor it had already returned for ${windowLabel(this.#window)}`,
         {
           hint: "the service's paging is looping; report it to the vendor and retry later, or use a smaller SESSIONHOUSE_WINDOW",
         },
@@ -317,7 +317,7 @@ class WindowPass {
     if (this.#stalled >= this.#maxStalledPages) {
       throw new PagingError(
         "PAGES_STALLED",
-        `ListSessionsV2 is looping for ${describe(this.#window)}: page ${this.#pages} and the ${this.#stalled - 1} before it held only sessions already returned by earlier pages of the window, yet each came with a new cursor`,
+        `ListSessionsV2 is looping for ${windowLabel(this.#window)}: page ${this.#pages} and the ${this.#stalled - 1} before it held only sessions already returned by earlier pages of the window, yet each came with a new cursor`,
         {
           hint: "the service's cursor is going round in circles: nothing past this window was checkpointed; retry later, or report it to the vendor",
         },
@@ -326,7 +326,7 @@ class WindowPass {
     if (this.#pages >= this.#maxPages) {
       throw new PagingError(
         "TOO_MANY_PAGES",
-        `ListSessionsV2 still had a next page for ${describe(this.#window)} after ${this.#pages} pages, the most one window may take (SESSIONHOUSE_MAX_PAGES_PER_WINDOW)`,
+        `ListSessionsV2 still had a next page for ${windowLabel(this.#window)} after ${this.#pages} pages, the most one window may take (SESSIONHOUSE_MAX_PAGES_PER_WINDOW)`,
         {
           hint: "if the window really holds that many sessions, raise SESSIONHOUSE_MAX_PAGES_PER_WINDOW or SESSIONHOUSE_PAGE_SIZE, or set a smaller SESSIONHOUSE_WINDOW; otherwise the service's paging does not end: report it to the vendor",
         },
@@ -356,7 +356,7 @@ class CursorRestarts {
     if (cursor === undefined || !isExpiredCursor(err)) throw err;
     const { budget, logger } = this.#options;
     const max = this.#options.maxCursorRestarts ?? DEFAULT_MAX_CURSOR_RESTARTS;
-    const window = describe(this.#window);
+    const window = windowLabel(this.#window);
     if (this.#restarts >= max || (budget && !budget.take())) {
       throw new PagingError(
         "CURSOR_EXPIRED",
@@ -376,6 +376,7 @@ class CursorRestarts {
   }
 }
 
-export function describe(w: Window): string {
+/** A window as log lines and messages name it: `[start, end)` in ISO 8601, UTC. */
+export function windowLabel(w: Window): string {
   return `[${new Date(w.startMs).toISOString()}, ${new Date(w.endMs).toISOString()})`;
 }

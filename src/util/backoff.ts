@@ -10,13 +10,24 @@ export interface BackoffOptions {
   random?: () => number;
 }
 
+/**
+ * The longest wait after attempt `attempt` (0 for the first): `baseMs` doubled with each attempt,
+ * never past `maxMs`. It never shrinks from one attempt to the next.
+ */
+export function backoffCeilingMs(
+  attempt: number,
+  opts: Pick<BackoffOptions, "baseMs" | "maxMs">,
+): number {
+  return Math.min(opts.maxMs, opts.baseMs * 2 ** attempt);
+}
+
 /** Exponential backoff with full jitter; a server's own wait wins when it is longer. */
 export function backoffMs(
   attempt: number,
   opts: BackoffOptions,
   serverWaitMs?: number,
 ): number {
-  const ceiling = Math.min(opts.maxMs, opts.baseMs * 2 ** attempt);
+  const ceiling = backoffCeilingMs(attempt, opts);
   const jittered = Math.floor((opts.random ?? Math.random)() * ceiling);
   return serverWaitMs !== undefined
     ? Math.max(serverWaitMs, jittered)

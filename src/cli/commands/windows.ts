@@ -3,7 +3,7 @@
 // `skip` records who let the checkpoint pass a window and why; `forget` drops every row of an
 // aggregation job so that it starts again (never an operator's skip, and nothing of any other
 // stream).
-import { describe } from "../../sources/session-pages.js";
+import { windowLabel } from "../../sources/session-pages.js";
 import { UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import {
@@ -68,7 +68,7 @@ function printWindows(
     json: windowJson,
     row: (r) => ({
       job: r.job,
-      window: r.parent === "" ? describe(r) : `parent ${r.parent}`,
+      window: r.parent === "" ? windowLabel(r) : `parent ${r.parent}`,
       state: r.state,
       attempts: r.attempts,
       "last error": r.lastError.split("\n")[0] ?? "",
@@ -109,7 +109,7 @@ export async function runWindowsSkip(
     );
     process.stdout.write(
       waiting.parent === ""
-        ? `${job} ${describe(waiting)} skipped by ${by}; the job's next run moves its checkpoint past it\n`
+        ? `${job} ${windowLabel(waiting)} skipped by ${by}; the job's next run moves its checkpoint past it\n`
         : `${job} parent ${waiting.parent} skipped by ${by}; it is still read on every run, and its failure no longer holds the checkpoint\n`,
     );
   });
@@ -258,7 +258,7 @@ function forgotten(job: string, done: ForgetResult): string {
   ];
   for (const r of done.keptSkips)
     lines.push(
-      `${job} window ${describe(r)}: kept skipped by ${r.skippedBy} (${r.skipReason}); an operator's decision stays on record, and the job does not read this window again`,
+      `${job} window ${windowLabel(r)}: kept skipped by ${r.skippedBy} (${r.skipReason}); an operator's decision stays on record, and the job does not read this window again`,
     );
   return `${lines.join("\n")}\n`;
 }

@@ -1,10 +1,18 @@
 // Windows side by side, finished in order: whatever order the work completes in, `done` sees a
 // contiguous prefix in window order, never more than `concurrency` windows are worked on at
 // once, and after a failure nothing starts and nothing passes the failed window.
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate as turn } from "node:timers/promises";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { forEachWindowInOrder } from "../../../src/pipeline/window-pool.js";
+
+/**
+ * Waits `n` turns of the event loop: windows that wait different numbers of turns finish in
+ * another order than they started, as timers would make them, without the milliseconds.
+ */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await turn();
+}
 
 describe("forEachWindowInOrder", () => {
   it("finishes windows in order with at most `concurrency` at once, whatever the timing", async () => {
@@ -26,14 +34,14 @@ describe("forEachWindowInOrder", () => {
             async (i) => {
               started.push(i);
               peak = Math.max(peak, ++running);
-              await sleep(delays[i] as number);
+              await turns(delays[i] as number);
               running--;
               return i * 10;
             },
             async (i, result) => {
               expect(result).toBe(i * 10);
               done.push(i);
-              await sleep(0);
+              await turns(1);
             },
           );
           expect(started).toEqual(delays.map((_, i) => i));
@@ -54,7 +62,7 @@ describe("forEachWindowInOrder", () => {
       async (i) => {
         events.push(`start ${i}`);
         // Window 1 is slow; window 3 fails while 1 still runs and later windows come and go.
-        await sleep(i === 1 ? 40 : i === 3 ? 10 : 1);
+        await turns(i === 1 ? 40 : i === 3 ? 10 : 1);
         if (i === 3) {
           events.push("fail 3");
           throw new Error("window 3 broke");
@@ -114,13 +122,13 @@ describe("forEachWindowInOrder", () => {
             async (i) => {
               started++;
               peakAhead = Math.max(peakAhead, started - passed);
-              await sleep(delays[i] as number);
+              await turns(delays[i] as number);
               return i;
             },
             async (i) => {
               done.push(i);
               passed++;
-              await sleep(0);
+              await turns(1);
             },
           );
           expect(done).toEqual(delays.map((_, i) => i));

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   SimClock,
@@ -259,7 +260,7 @@ describe("session generator", () => {
       historyStartMs: WEDNESDAY - 30 * DAY,
       intruderAddresses: addresses,
     });
-    const days = 3;
+    const days = 2;
     const plain = gen.sessionsStartingIn(WEDNESDAY, WEDNESDAY + days * DAY);
     const all = withIntruder.sessionsStartingIn(
       WEDNESDAY,
@@ -283,7 +284,9 @@ describe("session generator", () => {
           `${a} on day ${d}`,
         ).toHaveLength(1);
     // Every other session is the plain generator's, unchanged.
-    expect(all.filter((s) => !fromIntruder.includes(s))).toEqual(plain);
+    // expect's deep comparison of thousands of sessions only to show a difference (it is slow).
+    const others = all.filter((s) => !fromIntruder.includes(s));
+    if (!isDeepStrictEqual(others, plain)) expect(others).toEqual(plain);
     // An intruder's session is a human user's, and found again by its id.
     const users = new Map(withIntruder.org.users.map((u) => [u.id, u]));
     for (const s of fromIntruder) {

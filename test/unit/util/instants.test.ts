@@ -84,6 +84,49 @@ describe("parseInstant", () => {
       expect(() => parseInstant(text, "--to", NOW)).toThrow(problem);
   });
 
+  it("reads any time of day a clock shows as that instant in UTC, and refuses any other", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 47_000 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 65 }),
+        fc.integer({ min: 0, max: 65 }),
+        fc.constantFrom("T", " "),
+        fc.constantFrom("", "Z"),
+        (days, h, mi, s, sep, zone) => {
+          const day = new Date(days * DAY_MS).toISOString().slice(0, 10);
+          const text = `${day}${sep}${pad(h)}:${pad(mi)}:${pad(s)}${zone}`;
+          if (h < 24 && mi < 60 && s < 60)
+            expect(parseInstant(text, "--to", NOW)).toBe(
+              days * DAY_MS + ((h * 60 + mi) * 60 + s) * 1000,
+            );
+          else
+            expect(() => parseInstant(text, "--to", NOW)).toThrow(
+              `--to "${text}" is not a date: there is no`,
+            );
+        },
+      ),
+      { seed: 41, numRuns: 500 },
+    );
+  });
+
+  it("reads a date-time without a zone as UTC, whatever the machine's zone", () => {
+    const machine = process.env.TZ;
+    // Set and restored within this synchronous test: the unit files share one process.
+    process.env.TZ = "America/New_York";
+    try {
+      expect(parseInstant("2026-07-01 10:00", "--from", NOW)).toBe(
+        Date.UTC(2026, 6, 1, 10),
+      );
+      expect(parseInstant("2026-07-01T10:00:00", "--from", NOW)).toBe(
+        Date.UTC(2026, 6, 1, 10),
+      );
+    } finally {
+      if (machine === undefined) delete process.env.TZ;
+      else process.env.TZ = machine;
+    }
+  });
+
   it("reads times, zones, Unix seconds, now and relative times", () => {
     expect(parseInstant("2026-11-01T10:00:00Z", "--from", NOW)).toBe(
       Date.UTC(2026, 10, 1, 10),
