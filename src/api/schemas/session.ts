@@ -282,17 +282,16 @@ function fastSession(v: unknown): Session | undefined {
       !DURATION.test(duration.trim()))
   )
     return undefined;
-  const objects: Obj[] = [];
+  // Filled in place as fastStrings does: an omitted object is what the schema makes of it.
   for (const [key, members] of STRING_OBJECTS) {
     const o = fastStrings(v[key], members);
     if (o === false) return undefined;
-    objects.push(o ?? blank(members));
+    if (o === undefined) v[key] = blank(members);
   }
   const user = fastUser(v.user);
   if (user === undefined || fastStrings(v, TOP_STRINGS) === false)
     return undefined;
   v.duration = duration ?? "";
-  STRING_OBJECTS.forEach(([key], i) => (v[key] = objects[i]));
   v.user = user;
   return v as unknown as Session;
 }
