@@ -17,6 +17,7 @@ import { SinkError } from "./errors.js";
 import { existingTables } from "./migrate.js";
 import { SESSIONS_ROLLUP_SOURCE } from "./rollups.js";
 import { selectCount, selectRows, storageTableDdl } from "./select.js";
+import { sessionColumnsAddedAfter } from "./session-rows.js";
 import { Tables } from "./tables.js";
 
 /** A table as archived: the time column that places a row in a month, and the file's order. */
@@ -39,6 +40,13 @@ export interface ArchiveSpec {
   flagged?: boolean;
 }
 
+/**
+ * The oldest schema a month was archived under: the archive format was first written by a
+ * database migrated to 0018 (before 0023 added `is_deleted`). A table's columns added by a later
+ * migration may be absent from an archive's file (ArchiveSpec.laterColumns).
+ */
+const ARCHIVED_SINCE_MIGRATION = 18;
+
 /** The `format` of an archive month's manifest. */
 export const ARCHIVE_FORMAT = "sessionhouse-archive/1";
 
@@ -55,9 +63,9 @@ export const ARCHIVE_TABLES: readonly ArchiveSpec[] = [
     table: Tables.sessions,
     timeColumn: "start_time",
     orderBy: "start_time, id",
-    // Archived from FINAL, every row is a live one (0023); a row is archived once its month's
-    // archive is written (0039).
-    laterColumns: ["is_deleted", "archived"],
+    // Archived from FINAL, every row is a live one (is_deleted, 0023); a row is archived once
+    // its month's archive is written (archived, 0039): read from the sessions' column list.
+    laterColumns: sessionColumnsAddedAfter(ARCHIVED_SINCE_MIGRATION),
     flagged: true,
   },
   {

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import { configSchema } from "../config/index.js";
 import type { Logger } from "../util/logger.js";
 import { backoffMs } from "../util/backoff.js";
 import { writeBlockFile } from "./block-files.js";
@@ -23,9 +24,18 @@ export interface InsertOptions {
   signal?: AbortSignal | undefined;
   logger?: Logger | undefined;
   onRetry?: (() => void) | undefined;
-  /** Base of the backoff between tries (default 500 ms). */
+  /** Base of the backoff between tries (default: api.retryBaseMs's, INSERT_BACKOFF). */
   retryBaseMs?: number;
 }
+
+/**
+ * The backoff between two tries of an insert: the defaults the configuration schema gives the
+ * API's retries (api.retryBaseMs, api.retryMaxMs), read from it rather than written again here.
+ */
+const INSERT_BACKOFF = {
+  baseMs: configSchema.shape.api.shape.retryBaseMs.parse(undefined),
+  maxMs: configSchema.shape.api.shape.retryMaxMs.parse(undefined),
+};
 
 export async function insertRows(
   w: Warehouse,
@@ -151,8 +161,8 @@ export async function insertBody(
         );
       }
       const waitMs = backoffMs(attempt, {
-        baseMs: options.retryBaseMs ?? 500,
-        maxMs: 30_000,
+        baseMs: options.retryBaseMs ?? INSERT_BACKOFF.baseMs,
+        maxMs: INSERT_BACKOFF.maxMs,
       });
       attempt++;
       options.onRetry?.();

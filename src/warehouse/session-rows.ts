@@ -25,10 +25,18 @@ const RANK_STEP = 2 ** 42;
  * engine builds every row from the record as received; `materialized` columns are computed by
  * the table itself, and `defaulted` ones keep their DEFAULT in every row the writer inserts.
  */
-export type SessionColumn =
-  | { name: string; type: string; sql: string }
-  | { name: string; type: string; materialized: true }
-  | { name: string; type: string; defaulted: true };
+export type SessionColumn = {
+  name: string;
+  type: string;
+  /** The migration that added the column (migrations/NNNN_*.sql). */
+  since: number;
+  /**
+   * False for a column the Session detail dashboard's "Session" panel does not list
+   * (dashboards/session-detail.json): the record itself, which has a panel of its own, and what
+   * this database keeps about a row rather than what the session is.
+   */
+  inDetail?: false;
+} & ({ sql: string } | { materialized: true } | { defaulted: true });
 
 const DT = "DateTime64(3, 'UTC')";
 const LC = "LowCardinality(String)";
@@ -50,19 +58,12 @@ function identityColumns(
       type: "Array(String)",
       sql: `${member}.externalIds`,
     },
-  ];
+  ].map((c) => ({ ...c, since: 2 }));
 }
 
 /** An identity as the insert reads it; absent members are empty. */
 const IDENTITY_TUPLE =
   "Tuple(id String, name String, email String, type String, groups Array(String), externalIds Array(String))";
-
-/**
- * A session record as the insert reads it: every member a row is built from, in the wire's
- * names; absent members are empty, as proto3 omits zero values. The exporter has checked the
- * record's shape before (parseSession), so a member is never of another type here.
- */
-const RECORD_TUPLE = `Tuple(id String, startTime String, endTime String, duration String, sessionStatus String, network Tuple(clientIpAddress String, serverIpAddress String), sidecar Tuple(id String, name String, technology String), user Tuple(type String, username String, native Tuple(username String)), resource Tuple(type String, id String, name String, technology String), connector Tuple(id String, name String), parentSessionId String)`;
 
 /** The identities under the user's brand member (see findBrandKey). */
 const BRAND_TUPLE = `Tuple(user ${IDENTITY_TUPLE}, endUser ${IDENTITY_TUPLE})`;
@@ -80,67 +81,161 @@ const timeOf = (member: string) =>
 
 /** Every column of `sessions`, in the table's order: the one definition of the row. */
 export const SESSION_COLUMNS: readonly SessionColumn[] = [
-  { name: "id", type: "String", sql: "r.id" },
-  { name: "start_time", type: DT, sql: "start" },
+  { name: "id", type: "String", sql: "r.id", since: 2 },
+  { name: "start_time", type: DT, sql: "start", since: 2 },
   {
     name: "end_time",
+    since: 2,
     type: `Nullable(${DT})`,
     sql: `if(r.endTime = '', NULL, ${timeOf("r.endTime")})`,
   },
   {
     name: "duration_ms",
+    since: 2,
     type: "Nullable(UInt64)",
     // The Duration the service sent ("12.5s", rounded to the millisecond, halves up), or
     // end − start for a completed session that has none.
     sql: `multiIf(r.duration != '', toUInt64(floor(toFloat64(extract(r.duration, '-?[0-9]+(?:[.][0-9]+)?')) * 1000 + 0.5)), r.endTime = '', NULL, toUInt64(toUnixTimestamp64Milli(${timeOf("r.endTime")}) - toUnixTimestamp64Milli(start)))`,
   },
-  { name: "session_status", type: LC, sql: "r.sessionStatus" },
+  { name: "session_status", type: LC, sql: "r.sessionStatus", since: 2 },
   {
     name: "client_ip_address",
+    since: 2,
     type: "String",
     sql: "r.network.clientIpAddress",
   },
   {
     name: "server_ip_address",
+    since: 2,
     type: "String",
     sql: "r.network.serverIpAddress",
   },
-  { name: "sidecar_id", type: "String", sql: "r.sidecar.id" },
-  { name: "sidecar_name", type: LC, sql: "r.sidecar.name" },
-  { name: "sidecar_technology", type: LC, sql: "r.sidecar.technology" },
-  { name: "user_type", type: LC, sql: "r.user.type" },
-  { name: "user_username", type: "String", sql: "r.user.username" },
+  { name: "sidecar_id", type: "String", sql: "r.sidecar.id", since: 2 },
+  { name: "sidecar_name", type: LC, sql: "r.sidecar.name", since: 2 },
+  {
+    name: "sidecar_technology",
+    type: LC,
+    sql: "r.sidecar.technology",
+    since: 2,
+  },
+  { name: "user_type", type: LC, sql: "r.user.type", since: 2 },
+  { name: "user_username", type: "String", sql: "r.user.username", since: 2 },
   ...identityColumns("user", "b.user", "user_account_type"),
   ...identityColumns("end_user", "b.endUser", "end_user_type"),
-  { name: "native_username", type: "String", sql: "r.user.native.username" },
-  { name: "resource_type", type: LC, sql: "r.resource.type" },
-  { name: "resource_id", type: "String", sql: "r.resource.id" },
-  { name: "resource_name", type: LC, sql: "r.resource.name" },
-  { name: "resource_technology", type: LC, sql: "r.resource.technology" },
-  { name: "connector_id", type: "String", sql: "r.connector.id" },
-  { name: "connector_name", type: LC, sql: "r.connector.name" },
-  { name: "parent_session_id", type: "String", sql: "r.parentSessionId" },
-  { name: "raw", type: "String", sql: "raw" },
+  {
+    name: "native_username",
+    type: "String",
+    sql: "r.user.native.username",
+    since: 2,
+  },
+  { name: "resource_type", type: LC, sql: "r.resource.type", since: 2 },
+  { name: "resource_id", type: "String", sql: "r.resource.id", since: 2 },
+  { name: "resource_name", type: LC, sql: "r.resource.name", since: 2 },
+  {
+    name: "resource_technology",
+    type: LC,
+    sql: "r.resource.technology",
+    since: 2,
+  },
+  { name: "connector_id", type: "String", sql: "r.connector.id", since: 2 },
+  { name: "connector_name", type: LC, sql: "r.connector.name", since: 2 },
+  {
+    name: "parent_session_id",
+    type: "String",
+    sql: "r.parentSessionId",
+    since: 2,
+  },
+  // Shown whole by the panel "Raw record" of Session detail.
+  { name: "raw", type: "String", sql: "raw", since: 2, inDetail: false },
   {
     name: "fetched_at",
+    since: 2,
     type: DT,
     sql: "fromUnixTimestamp64Milli(fetched_ms, 'UTC')",
   },
   {
     name: "version",
+    since: 2,
     type: "UInt64",
     // Completed reads outrank open ones; among equals the later fetch wins (see the migration).
     sql: `if(r.sessionStatus IN (${[...FINAL_STATUSES].map((v) => `'${v}'`).join(", ")}), 2, 1) * ${RANK_STEP} + fetched_ms`,
   },
-  { name: "user_key", type: LC, materialized: true },
-  { name: "legal_hold", type: "Bool", sql: "held" },
+  { name: "user_key", type: LC, materialized: true, since: 6, inDetail: false },
+  { name: "legal_hold", type: "Bool", sql: "held", since: 14, inDetail: false },
   // 1 only in a tombstone, which retires a key the session is no longer stored under
   // (session-keys.ts); a read is never one.
-  { name: "is_deleted", type: "UInt8", defaulted: true },
+  {
+    name: "is_deleted",
+    type: "UInt8",
+    defaulted: true,
+    since: 23,
+    inDetail: false,
+  },
   // Set by `archive export` on the rows of a month it archived (migrations/0039); a read is
   // never archived when stored.
-  { name: "archived", type: "Bool", defaulted: true },
+  {
+    name: "archived",
+    type: "Bool",
+    defaulted: true,
+    since: 39,
+    inDetail: false,
+  },
 ];
+
+/** The start time as the insert computes it once per row (`start` in the columns' SQL). */
+const START_SQL = timeOf("r.startTime");
+
+/**
+ * The members of the session record the row is built from, as paths ("network.clientIpAddress"):
+ * every `r.…` the columns' SQL (and the start time's) reads, in order of first use. The record is
+ * read as exactly these (RECORD_TUPLE), so a column reading a new member needs nothing else here;
+ * test/unit/api/session-fast.test.ts holds each to a member the session schema declares.
+ */
+export const RECORD_MEMBERS: readonly string[] = [
+  ...new Set(
+    [START_SQL, ...SESSION_COLUMNS.map((c) => ("sql" in c ? c.sql : ""))]
+      .flatMap((sql) => [
+        ...sql.matchAll(/\br\.([A-Za-z]\w*(?:\.[A-Za-z]\w*)*)/g),
+      ])
+      .map((m) => m[1] as string),
+  ),
+];
+
+interface MemberTree {
+  [member: string]: MemberTree;
+}
+
+/** A named Tuple of the members under `tree`: a member with none under it is a String. */
+function tupleOf(tree: MemberTree): string {
+  return `Tuple(${Object.entries(tree)
+    .map(
+      ([k, t]) => `${k} ${Object.keys(t).length === 0 ? "String" : tupleOf(t)}`,
+    )
+    .join(", ")})`;
+}
+
+/**
+ * A session record as the insert reads it: RECORD_MEMBERS, each a String, nested as in the
+ * record; absent members are empty, as proto3 omits zero values. The exporter has checked the
+ * record's shape before (parseSession), so a member is never of another type here.
+ */
+const RECORD_TUPLE = tupleOf(
+  RECORD_MEMBERS.reduce<MemberTree>((tree, path) => {
+    let at = tree;
+    for (const key of path.split(".")) at = at[key] ??= {};
+    return tree;
+  }, {}),
+);
+
+/**
+ * The stored columns a later migration than `migration` added: what a row written under that
+ * migration's schema (an archived month) lacks, and takes the default of when loaded.
+ */
+export function sessionColumnsAddedAfter(migration: number): string[] {
+  return SESSION_COLUMNS.filter(
+    (c) => c.since > migration && !("materialized" in c),
+  ).map((c) => c.name);
+}
 
 /**
  * The person of a session as dashboards and holds name it: the e-mail of a human, the user name
@@ -175,7 +270,7 @@ FROM (
   SELECT fetched_ms, held, raw,
     JSONExtract(raw, '${RECORD_TUPLE}') AS r,
     JSONExtract(if(brand IS NULL, '{}', raw), 'user', ifNull(brand, ''), '${BRAND_TUPLE}') AS b,
-    ${timeOf("r.startTime")} AS start
+    ${START_SQL} AS start
   FROM ${source}
   WHERE throwIf(r.id = '', '${UNREADABLE}') = 0
 )`;

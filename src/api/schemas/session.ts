@@ -168,16 +168,29 @@ type Declared<T extends z.ZodRawShape, I> = {
 function declared<
   T extends z.ZodRawShape,
   I extends typeof str | typeof strArray,
->(schema: z.ZodObject<T>, is: I): Declared<T, I>[] {
+>(schema: { readonly shape: T }, is: I): Declared<T, I>[] {
   return Object.keys(schema.shape).filter(
     (k): k is Declared<T, I> => schema.shape[k] === is,
   );
 }
 
-const NETWORK = declared(networkSchema, str);
-const SIDECAR = declared(sidecarSchema, str);
-const RESOURCE = declared(resourceSchema, str);
-const CONNECTOR = declared(connectorSchema, str);
+/** The members of the session itself declared `str` (sessionStatus, parentSessionId, …). */
+const TOP_STRINGS = declared(sessionSchema, str);
+
+/**
+ * The members of the session that are objects of `str` members, which proto3 omits when empty
+ * (network, sidecar, resource, connector, …), each with its members: read from the schema.
+ */
+const STRING_OBJECTS: readonly (readonly [string, readonly string[]])[] =
+  Object.entries(sessionSchema.shape).flatMap(([key, member]) => {
+    if (!(member instanceof z.ZodPrefault)) return [];
+    const inner: unknown = member.def.innerType;
+    if (!(inner instanceof z.ZodObject)) return [];
+    const strings = declared<z.ZodRawShape, typeof str>(inner, str);
+    return strings.length === Object.keys(inner.shape).length
+      ? [[key, strings] as const]
+      : [];
+  });
 const USER = declared(userSchema, str);
 const NATIVE = declared(nativeSchema, str);
 const IDENTITY_STRINGS = declared(sessionIdentitySchema, str);
@@ -253,8 +266,7 @@ function fastUser(value: unknown): Session["user"] | undefined {
 
 function fastSession(v: unknown): Session | undefined {
   if (!isObj(v)) return undefined;
-  const { id, startTime, endTime, duration, sessionStatus, parentSessionId } =
-    v;
+  const { id, startTime, endTime, duration } = v;
   if (typeof id !== "string" || id === "") return undefined;
   if (typeof startTime !== "string" || !isTimestamp(startTime))
     return undefined;
@@ -270,27 +282,16 @@ function fastSession(v: unknown): Session | undefined {
       !DURATION.test(duration.trim()))
   )
     return undefined;
-  if (!optStr(sessionStatus) || !optStr(parentSessionId)) return undefined;
-  const network = fastStrings(v.network, NETWORK);
-  const sidecar = fastStrings(v.sidecar, SIDECAR);
-  const resource = fastStrings(v.resource, RESOURCE);
-  const connector = fastStrings(v.connector, CONNECTOR);
-  if (
-    network === false ||
-    sidecar === false ||
-    resource === false ||
-    connector === false
-  )
-    return undefined;
+  // Filled in place as fastStrings does: an omitted object is what the schema makes of it.
+  for (const [key, members] of STRING_OBJECTS) {
+    const o = fastStrings(v[key], members);
+    if (o === false) return undefined;
+    if (o === undefined) v[key] = blank(members);
+  }
   const user = fastUser(v.user);
-  if (user === undefined) return undefined;
+  if (user === undefined || fastStrings(v, TOP_STRINGS) === false)
+    return undefined;
   v.duration = duration ?? "";
-  v.sessionStatus = sessionStatus ?? "";
-  v.parentSessionId = parentSessionId ?? "";
-  v.network = network ?? blank(NETWORK);
-  v.sidecar = sidecar ?? blank(SIDECAR);
-  v.resource = resource ?? blank(RESOURCE);
-  v.connector = connector ?? blank(CONNECTOR);
   v.user = user;
   return v as unknown as Session;
 }

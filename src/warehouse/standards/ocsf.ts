@@ -12,6 +12,7 @@ import {
   type StandardField,
   type StandardView,
 } from "./fields.js";
+import { ocsfField, type ColumnNamer } from "./ocsf-fields.js";
 
 const OCSF_VERSION = "1.8.0";
 const CATEGORY_UID = 6;
@@ -51,6 +52,18 @@ function captionOf(id: string): string {
   return `transform(${id}, [${entries.map(([k]) => k).join(", ")}], [${entries.map(([, v]) => `'${v}'`).join(", ")}], 'Other')`;
 }
 
+/** A column of sessions_enriched as the view names it. */
+const S: ColumnNamer = (column) => `s.${column}`;
+
+/** SQL: the value of the OCSF field table's `path` (ocsf-fields.ts), over the view's columns. */
+const value = (path: string) => ocsfField(path).sql(S);
+
+/** SQL: that value, NULL (left out of the export) where it is empty. */
+const orAbsent = (path: string) => `nullIf(${value(path)}, '')`;
+
+/** SQL: that value as a String (a LowCardinality column's too), NULL where it is empty. */
+const textOrAbsent = (path: string) => `nullIf(toString(${value(path)}), '')`;
+
 const CLASSIFICATION_ITEMS: readonly ItemField[] = [
   { name: "category_id", kind: "integer" },
   { name: "category", kind: "string" },
@@ -67,7 +80,7 @@ const CLASSIFICATION_ITEMS: readonly ItemField[] = [
  * columns in the current inventory, `sessions_enriched.data_labels`), the label as the type of
  * data discovered; "none" is no label.
  */
-const CLASSIFICATIONS = `arrayMap(l -> CAST(tuple(toUInt8(${categoryIdOf("l")}), ${captionOf(categoryIdOf("l"))}, [CAST(tuple(l), 'Tuple(type String)')]), 'Tuple(category_id UInt8, category String, discovery_details Array(Tuple(type String)))'), arrayFilter(l -> l NOT IN ('', 'none'), s.data_labels))`;
+const CLASSIFICATIONS = `arrayMap(l -> CAST(tuple(toUInt8(${categoryIdOf("l")}), ${captionOf(categoryIdOf("l"))}, [CAST(tuple(l), 'Tuple(type String)')]), 'Tuple(category_id UInt8, category String, discovery_details Array(Tuple(type String)))'), arrayFilter(l -> l NOT IN ('', 'none'), ${value("unmapped.data_labels")}))`;
 
 const DATABASE_TYPE_ID = `toUInt8(multiIf(s.resource_technology IN ${sqlList(RELATIONAL_TECHNOLOGIES)}, 1, s.resource_technology IN ${sqlList(NOSQL_TECHNOLOGIES)}, 6, 99))`;
 
@@ -75,11 +88,6 @@ const DATABASE_TYPE_ID = `toUInt8(multiIf(s.resource_technology IN ${sqlList(REL
 const inDatabase = (value: string) => `if(NOT (${IS_BUCKET}), ${value}, NULL)`;
 /** SQL: `value` where the resource is a bucket, else NULL. */
 const inBucket = (value: string) => `if(${IS_BUCKET}, ${value}, NULL)`;
-
-/** SQL: the person is a human (or a machine acting for one). */
-const HUMAN = "s.end_user_id != '' OR s.user_type = 'human'";
-
-const millis = (column: string) => `toUnixTimestamp64Milli(${column})`;
 
 /** A member of `unmapped`: what the session has and OCSF no attribute for. */
 const unmapped = (name: string, sql: string, doc: string): StandardField =>
@@ -165,31 +173,31 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
     },
     {
       path: "status_detail",
-      sql: "nullIf(s.session_status, '')",
+      sql: orAbsent("status_detail"),
       kind: "string",
       doc: "the session's status as the control plane gives it (`active`, `idle`, `completed`)",
     },
     {
       path: "time",
-      sql: millis("s.start_time"),
+      sql: value("time"),
       kind: "timestamp",
       doc: "the session's start, ms since the epoch",
     },
     {
       path: "start_time",
-      sql: millis("s.start_time"),
+      sql: value("start_time"),
       kind: "timestamp",
       doc: "the session's start",
     },
     {
       path: "end_time",
-      sql: millis("s.end_time"),
+      sql: value("end_time"),
       kind: "timestamp",
       doc: "the session's end; absent while it is open",
     },
     {
       path: "duration",
-      sql: "s.duration_ms",
+      sql: value("duration"),
       kind: "long",
       doc: "the session's duration in ms; absent while it is open",
     },
@@ -225,49 +233,49 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
     },
     {
       path: "metadata.uid",
-      sql: "s.id",
+      sql: value("metadata.uid"),
       kind: "string",
       doc: "the session's id",
     },
     {
       path: "metadata.logged_time",
-      sql: millis("s.fetched_at"),
+      sql: value("metadata.logged_time"),
       kind: "timestamp",
       doc: "when sessionhouse read the session's latest state",
     },
     {
       path: "actor.user.uid",
-      sql: "nullIf(s.person_id, '')",
+      sql: orAbsent("actor.user.uid"),
       kind: "string",
       doc: "the person behind the session (`sessions_enriched.person_id`): the control plane's user, the end user a machine acted for, or the user or group of the native user's identity link",
     },
     {
       path: "actor.user.name",
-      sql: "nullIf(s.person_name, '')",
+      sql: orAbsent("actor.user.name"),
       kind: "string",
       doc: "that person's name",
     },
     {
       path: "actor.user.email_addr",
-      sql: "nullIf(s.person_email, '')",
+      sql: orAbsent("actor.user.email_addr"),
       kind: "string",
       doc: "that person's e-mail address",
     },
     {
       path: "actor.user.type_id",
-      sql: `toUInt8(multiIf(${HUMAN}, 1, s.user_type = 'machine', 4, 0))`,
+      sql: value("actor.user.type_id"),
       kind: "integer",
       doc: "1 (User) for a human or a machine acting for one, 4 (Service) for a machine, else 0 (Unknown)",
     },
     {
       path: "actor.user.type",
-      sql: `multiIf(${HUMAN}, 'User', s.user_type = 'machine', 'Service', 'Unknown')`,
+      sql: value("actor.user.type"),
       kind: "string",
       doc: "the caption of type_id",
     },
     {
       path: "actor.user.groups",
-      sql: "arrayMap(g -> CAST(tuple(toString(g)), 'Tuple(name String)'), if(s.person_via = 'brand', if(s.end_user_id != '', s.end_user_groups, s.user_groups), []))",
+      sql: `arrayMap(g -> CAST(tuple(toString(g)), 'Tuple(name String)'), ${value("actor.user.groups.name")})`,
       kind: "object",
       array: true,
       items: [{ name: "name", kind: "string" }],
@@ -275,7 +283,7 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
     },
     {
       path: "actor.user.account.name",
-      sql: "nullIf(s.native_username, '')",
+      sql: orAbsent("actor.user.account.name"),
       kind: "string",
       doc: "the native database account the session used",
     },
@@ -287,55 +295,57 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
     },
     {
       path: "actor.user.account.type",
+      // The value of OCSF_FIELDS' actor.user.account.type, NULL where that is empty, written as
+      // migration 0025 created the view.
       sql: "if(s.native_username != '', 'Native database user', NULL)",
       kind: "string",
       doc: "Native database user",
     },
     {
       path: "actor.session.uid",
-      sql: "s.id",
+      sql: value("actor.session.uid"),
       kind: "string",
       doc: "the session's id",
     },
     {
       path: "src_endpoint.ip",
-      sql: "nullIf(s.client_ip_address, '')",
+      sql: orAbsent("src_endpoint.ip"),
       kind: "string",
       doc: "the client's IP address",
     },
     {
       path: "dst_endpoint.ip",
-      sql: "nullIf(s.server_ip_address, '')",
+      sql: orAbsent("dst_endpoint.ip"),
       kind: "string",
       doc: "the resource's IP address",
     },
     {
       path: "dst_endpoint.name",
-      sql: "nullIf(toString(s.resource_name), '')",
+      sql: textOrAbsent("dst_endpoint.name"),
       kind: "string",
       doc: "the resource's name",
     },
     {
       path: "dst_endpoint.svc_name",
-      sql: "nullIf(toString(s.resource_technology), '')",
+      sql: textOrAbsent("dst_endpoint.svc_name"),
       kind: "string",
       doc: "the resource's technology",
     },
     {
       path: "database.uid",
-      sql: inDatabase("s.resource_id"),
+      sql: inDatabase(value("database.uid")),
       kind: "string",
       doc: "the resource's id (every resource but a bucket)",
     },
     {
       path: "database.name",
-      sql: inDatabase("toString(s.resource_name)"),
+      sql: inDatabase(`toString(${value("database.name")})`),
       kind: "string",
       doc: "the resource's name",
     },
     {
       path: "database.type",
-      sql: inDatabase("toString(s.resource_technology)"),
+      sql: inDatabase(`toString(${value("database.type")})`),
       kind: "string",
       doc: "the resource's technology",
     },
@@ -417,43 +427,43 @@ export const OCSF_DATASTORE_ACTIVITY: StandardView = {
     },
     unmapped(
       "person_via",
-      "toString(s.person_via)",
+      `toString(${value("unmapped.person_via")})`,
       "how the person was found: brand, link_user, link_group, none",
     ),
     unmapped(
       "user_username",
-      "nullIf(s.user_username, '')",
+      orAbsent("unmapped.user_username"),
       "the session user's username",
     ),
     unmapped(
       "resource_type",
-      "nullIf(toString(s.resource_type), '')",
+      textOrAbsent("unmapped.resource_type"),
       "the resource's type (aws, datastore, instance)",
     ),
     unmapped(
       "sidecar_id",
-      "nullIf(s.sidecar_id, '')",
+      orAbsent("unmapped.sidecar_id"),
       "the sidecar the session went through",
     ),
+    unmapped("sidecar_name", textOrAbsent("unmapped.sidecar_name"), "its name"),
     unmapped(
-      "sidecar_name",
-      "nullIf(toString(s.sidecar_name), '')",
-      "its name",
+      "connector_id",
+      orAbsent("unmapped.connector_id"),
+      "the connector",
     ),
-    unmapped("connector_id", "nullIf(s.connector_id, '')", "the connector"),
     unmapped(
       "connector_name",
-      "nullIf(toString(s.connector_name), '')",
+      textOrAbsent("unmapped.connector_name"),
       "its name",
     ),
     unmapped(
       "parent_session_id",
-      "nullIf(s.parent_session_id, '')",
+      orAbsent("unmapped.parent_session_id"),
       "the session this one was opened from",
     ),
     unmapped(
       "identity_link_id",
-      "nullIf(s.link_id, '')",
+      orAbsent("unmapped.identity_link_id"),
       "the identity link that named the person",
     ),
   ],

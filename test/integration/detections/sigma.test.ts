@@ -143,7 +143,7 @@ const CASES: Record<string, Case> = {
   },
   "1 of a pattern, all of them, parentheses and not": {
     detection:
-      "sel_a:\n  database.name: a-db\nsel_b:\n  database.name: b-db\nhuman:\n  actor.user.type: human\ncondition: (1 of sel_*) and not (all of them)",
+      "sel_a:\n  database.name: a-db\nsel_b:\n  database.name: b-db\nhuman:\n  actor.user.type: User\ncondition: (1 of sel_*) and not (all of them)",
     fires: [[resource("a-db")], [resource("b-db")]],
     quiet: [[resource("c-db")]],
   },

@@ -2,12 +2,23 @@
 // same rows; restoring twice changes nothing; a changed byte, a removed month, a head that is
 // not the expected one or another signing key fail the verification.
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
-import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
 import type { Config } from "../../../src/config/index.js";
-import { readPublicKey } from "../../../src/evidence/manifest.js";
+import {
+  MANIFEST_FILE,
+  readPublicKey,
+  writeManifest,
+} from "../../../src/evidence/manifest.js";
 import {
   exportArchive,
   restoreArchive,
@@ -252,6 +263,71 @@ describe("archives", () => {
       expect(await selectRows(target, hist.replace("{d}", database))).toEqual(
         await selectRows(w, hist.replace("{d}", w.database)),
       );
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("restores a month archived under the oldest schema the archive was written under (0018: no is_deleted)", async () => {
+    // The month as a database migrated to 0018 archived it: the sessions file and its manifest
+    // hold that schema's stored columns (upgrade fixture 0018-8f0c16b), unsigned.
+    const fixture = new URL(
+      "../../fixtures/upgrade/0018-8f0c16b/manifest.json",
+      import.meta.url,
+    );
+    const then = (
+      JSON.parse(readFileSync(fixture, "utf8")) as {
+        tables: { name: string; columns: string[] }[];
+      }
+    ).tables
+      .find((t) => t.name === "sessions")
+      ?.columns.map((c) => c.split(" ")[0] as string);
+    expect(then).not.toContain("is_deleted");
+    const oldRoot = join(
+      mkdtempSync(join(testTmpDir(), "sessionhouse-archive-0018-")),
+      "archive",
+    );
+    const dir = join(oldRoot, "2026-10");
+    cpSync(join(root, "2026-10"), dir, { recursive: true });
+    const file = join(dir, "sessions.parquet");
+    await w.client.command({
+      query: `INSERT INTO FUNCTION file('${file}.old', 'Parquet') SELECT ${(then ?? []).join(", ")} FROM file('${file}', 'Parquet')`,
+    });
+    renameSync(`${file}.old`, file);
+    const manifest = JSON.parse(
+      readFileSync(join(dir, MANIFEST_FILE), "utf8"),
+    ) as {
+      files?: unknown;
+      signature?: unknown;
+      tables: { table: string; columns: { name: string }[] }[];
+    };
+    delete manifest.files;
+    delete manifest.signature;
+    for (const t of manifest.tables)
+      if (t.table === "sessions")
+        t.columns = t.columns.filter((c) => then?.includes(c.name));
+    rmSync(join(dir, MANIFEST_FILE));
+    writeManifest(dir, manifest);
+
+    const database = freshDatabaseName();
+    const target = await migratedWarehouse({
+      ...config,
+      clickhouse: { ...config.clickhouse, database },
+    });
+    try {
+      await restoreArchive(target, {
+        month: "2026-10",
+        root: oldRoot,
+        allowUnsigned: true,
+      });
+      const rows = (x: Warehouse) =>
+        selectRows(
+          x,
+          `SELECT * FROM \`${x.database}\`.sessions FINAL WHERE ${OCTOBER} ORDER BY id`,
+        );
+      const original = await rows(w);
+      expect(original.length).toBeGreaterThan(30);
+      expect(await rows(target)).toEqual(original);
     } finally {
       await target.close();
     }

@@ -8,6 +8,8 @@ import type { Warehouse } from "../../../src/warehouse/client.js";
 import { exportStandard } from "../../../src/warehouse/standards/export.js";
 import type { FieldKind } from "../../../src/warehouse/standards/fields.js";
 import { STANDARD_VIEWS } from "../../../src/warehouse/standards/views.js";
+import { OCSF_FIELDS } from "../../../src/warehouse/standards/ocsf-fields.js";
+import { SIGMA_TAXONOMY_FIELDS } from "../../../src/warehouse/detection-fields.js";
 import { NOON } from "../../helpers/simulator.js";
 import { simulatedDay } from "../../helpers/simulated-day.js";
 import { select } from "../../helpers/warehouse.js";
@@ -206,5 +208,65 @@ describe("the exported records", () => {
       );
     }
     expect(records.some((r) => at(r, "user.effective.name"))).toBe(true);
+  });
+});
+
+// The one OCSF field table (standards/ocsf-fields.ts), which the OCSF view, its export and the
+// detections' Sigma field map read, against the migrated schema and the view built from it.
+describe("the OCSF field table", () => {
+  /** The columns of sessions_enriched an SQL of the table (or of the taxonomy) names. */
+  function named(sql: (c: (column: string) => string) => string): string[] {
+    const columns: string[] = [];
+    sql((c) => {
+      columns.push(c);
+      return c;
+    });
+    return columns;
+  }
+
+  it("names only columns of sessions_enriched, in its fields and in the Sigma taxonomy's own", async () => {
+    const live = await select<{ name: string }>(
+      w,
+      "SELECT name FROM system.columns WHERE database = {db:String} AND table = 'sessions_enriched'",
+      { db: w.database },
+    );
+    const columns = new Set(live.map((c) => c.name));
+    expect(columns.size).toBeGreaterThan(30);
+    const uses = [
+      ...Object.entries(OCSF_FIELDS),
+      ...Object.entries(SIGMA_TAXONOMY_FIELDS).flatMap(([name, t]) =>
+        "ocsf" in t ? [] : [[name, t] as const],
+      ),
+    ].flatMap(([name, f]) => named(f.sql).map((c) => `${name}: ${c}`));
+    expect(uses.length).toBeGreaterThan(30);
+    expect(
+      uses.filter((u) => !columns.has(u.slice(u.indexOf(": ") + 2))),
+    ).toEqual([]);
+  });
+
+  it("gives each name the value the OCSF view has under it, on every stored session", async () => {
+    const view = STANDARD_VIEWS.ocsf;
+    const S = (c: string) => `s.${c}`;
+    const shared = view.fields.filter(
+      (f) => f.kind !== "object" && OCSF_FIELDS[f.path] !== undefined,
+    );
+    expect(shared.length).toBeGreaterThan(25);
+    const [differing] = await select<Record<string, string | number>>(
+      w,
+      `SELECT ${shared
+        .map(
+          (f, i) =>
+            `countIf(isNotNull(${f.sql}) AND toString(${f.sql}) != toString(${OCSF_FIELDS[f.path]?.sql(S)})) AS f${i}`,
+        )
+        .join(", ")}
+       FROM {db}.sessions_enriched AS s`,
+    );
+    expect(
+      shared.flatMap((f, i) =>
+        Number(differing?.[`f${i}`]) === 0
+          ? []
+          : [`${f.path}: ${differing?.[`f${i}`]}`],
+      ),
+    ).toEqual([]);
   });
 });

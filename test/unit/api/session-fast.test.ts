@@ -7,7 +7,11 @@ import {
   type Session,
 } from "../../../src/api/schemas/session.js";
 import { RowBlock } from "../../../src/warehouse/row-block.js";
-import { SessionInputs } from "../../../src/warehouse/session-rows.js";
+import {
+  RECORD_MEMBERS,
+  SessionInputs,
+} from "../../../src/warehouse/session-rows.js";
+import { z } from "zod";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   brokenSessionRecords,
@@ -150,4 +154,77 @@ describe("parseSession agrees with the zod schema on every simulator shape, brok
       { numRuns: 3000, seed: 20261123 },
     );
   });
+});
+
+// The members the row is built from (RECORD_MEMBERS, read from the session column list) and the
+// members the schema declares: the fast path checks each as the schema does. A member added to
+// the schema or read by a new column that the fast path's lists do not follow fails here.
+describe("the members of a session record", () => {
+  /** The schema of a member under the wrappers that leave its members as they are. */
+  function unwrap(s: z.ZodType): z.ZodType {
+    if (
+      s instanceof z.ZodPrefault ||
+      s instanceof z.ZodOptional ||
+      s instanceof z.ZodDefault
+    )
+      return unwrap(s.def.innerType as z.ZodType);
+    if (s instanceof z.ZodPipe) return unwrap(s.def.in as z.ZodType);
+    return s;
+  }
+
+  /** The schema the session schema declares at `path`; undefined when it declares none. */
+  function declaredAt(path: string): z.ZodType | undefined {
+    let at: z.ZodType | undefined = sessionSchema;
+    for (const key of path.split(".")) {
+      const s: z.ZodType | undefined =
+        at === undefined ? undefined : unwrap(at);
+      at =
+        s instanceof z.ZodObject
+          ? (s.shape as Record<string, z.ZodType>)[key]
+          : undefined;
+    }
+    return at;
+  }
+
+  /** A copy of `record` with `value` at `path` (objects on the way created). */
+  function withMember(record: object, path: string, value: unknown): unknown {
+    const copy = structuredClone(record) as Record<string, unknown>;
+    const keys = path.split(".");
+    let at = copy;
+    for (const key of keys.slice(0, -1)) {
+      const next = at[key];
+      at = (
+        typeof next === "object" && next !== null ? next : (at[key] = {})
+      ) as Record<string, unknown>;
+    }
+    at[keys.at(-1) as string] = value;
+    return copy;
+  }
+
+  const topLevel = Object.keys(sessionSchema.shape);
+  const paths = [...new Set([...topLevel, ...RECORD_MEMBERS])];
+
+  it("every member the row is built from is one the session schema declares", () => {
+    expect(RECORD_MEMBERS).toContain("network.clientIpAddress");
+    expect(RECORD_MEMBERS.filter((p) => declaredAt(p) === undefined)).toEqual(
+      [],
+    );
+  });
+
+  it.each(paths)(
+    "%s: the fast path accepts and rejects what the schema does",
+    (path) => {
+      for (const value of [42, "x", "", {}, ["x"], null, undefined]) {
+        const record = withMember(base, path, value);
+        const fast = parseSession(structuredClone(record));
+        const slow = sessionSchema.safeParse(structuredClone(record));
+        expect([path, value, fast.success]).toEqual([
+          path,
+          value,
+          slow.success,
+        ]);
+        if (fast.success && slow.success) expect(fast.data).toEqual(slow.data);
+      }
+    },
+  );
 });
