@@ -74,6 +74,12 @@ export function printStatus(
       "The tables are not created yet: run `sessionhouse migrate` or start `sessionhouse run`.\n",
     );
   if (report.lease) out.write(`${leaseLine(report.lease)}\n`);
+  if (report.keyRefused) {
+    const { jobs, error } = report.keyRefused;
+    out.write(
+      `The control plane refuses the API key: the last run of ${jobs.join(", ")} failed (${error.split("\n")[0] ?? ""}). Check SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) and the key's permissions; the jobs retry on their schedule, and /readyz is false until one succeeds.\n`,
+    );
+  }
   heading("Jobs", out);
   printTable(
     report.jobs.map((j) => ({
