@@ -185,6 +185,29 @@ export function classifyFailure(err: unknown): FailureVerdict {
   return entryOf(err.code)?.verdict ?? "fatal";
 }
 
+/**
+ * The failure a refused key leaves in a run's recorded error (`runs.error`, an ApiError's message
+ * "<procedure>: <code> (HTTP <status>): …"): the codes with the verdict `refused` and the HTTP
+ * statuses that stand for them, as a re2/JavaScript regular expression without backslashes (it
+ * reads the same inside a SQL string literal). The "API key refused" alert rule of
+ * dashboards/provisioning/alerting/sessionhouse.yaml holds a copy; `status` reads runs with it
+ * (keyRefusedIn); test/unit/dashboards/health-rules.test.ts holds the copy to this.
+ */
+export const KEY_REFUSED_REGEX = (() => {
+  const refused = (Object.keys(FAILURES) as FixedCode[]).filter(
+    (c) => FAILURES[c].verdict === "refused",
+  );
+  const statuses = Object.entries(CODE_OF_STATUS)
+    .filter(([, code]) => (refused as string[]).includes(code))
+    .map(([status]) => `HTTP_${status}`);
+  return `: (${[...refused, ...statuses].join("|")})( [(]HTTP [0-9]+[)])?: `;
+})();
+
+/** True when a run's recorded error is a refusal of the key (KEY_REFUSED_REGEX). */
+export function keyRefusedIn(error: string): boolean {
+  return new RegExp(KEY_REFUSED_REGEX).test(error);
+}
+
 /** True when the same request may succeed later. */
 export function isRetryable(err: unknown): boolean {
   return classifyFailure(err) === "retry";

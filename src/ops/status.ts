@@ -4,6 +4,7 @@
 // running service. `sessionhouse status` prints it. How far a stream is and which windows wait
 // come from the status read model (src/pipeline/status.ts), which /metrics, /readyz and the
 // reports read too; this adds what needs the jobs' plans and schedules.
+import { keyRefusedIn } from "../api/errors.js";
 import type { Config } from "../config/index.js";
 import { nextRuns } from "../scheduler/cron.js";
 import {
@@ -104,6 +105,11 @@ export interface StatusReport {
   /** The service lease; null where its table is not created yet. */
   lease: LeaseStatus | null;
   jobs: JobStatus[];
+  /**
+   * The jobs whose last run failed because the control plane refused the API key or its
+   * permissions (keyRefusedIn), with the first one's error; null when none did.
+   */
+  keyRefused: { jobs: string[]; error: string } | null;
   retention: RetentionStatus;
 }
 
@@ -175,6 +181,7 @@ export async function collectStatus(
   const plans = planJobs(config, { includeDisabled: true });
   const stored = await readStored(w, config, plans, nowMs);
   const has = (t: string) => stored.tables.has(t);
+  const jobs = plans.map((plan) => jobStatus(plan, stored, nowMs));
   return {
     generatedAt: iso(nowMs),
     warehouse: {
@@ -188,9 +195,21 @@ export async function collectStatus(
         : null,
     },
     lease: await leaseStatus(w, stored.tables),
-    jobs: plans.map((plan) => jobStatus(plan, stored, nowMs)),
+    jobs,
+    keyRefused: keyRefusedOf(jobs),
     retention: await collectRetention(w, stored.tables, nowMs),
   };
+}
+
+/** The jobs whose last run the control plane refused for the key, and the first one's error. */
+function keyRefusedOf(
+  jobs: readonly JobStatus[],
+): { jobs: string[]; error: string } | null {
+  const refused = jobs.filter(
+    (j) => j.lastRun?.status === "failed" && keyRefusedIn(j.lastRun.error),
+  );
+  const first = refused[0]?.lastRun;
+  return first ? { jobs: refused.map((j) => j.job), error: first.error } : null;
 }
 
 async function readStored(

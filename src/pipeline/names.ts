@@ -54,6 +54,23 @@ export function backfillStream(
   return `${backfillPrefix(stream)}${fromMs}-${toMs}`;
 }
 
+/**
+ * The one rule of a live stream: every checkpoint stream but a backfill's. A backfill's position
+ * stands inside its range, which ended in the past, so its distance from the clock says nothing
+ * about how far the exporter is behind; the lag alert, the "Lag per stream" panel and /metrics
+ * leave backfills out by this rule. `BACKFILL_STREAM_REGEX` is its text for SQL (`match`,
+ * re2; written without backslashes, so it reads the same inside a SQL string literal, and without
+ * a dollar sign, which Grafana would read as a variable), copied into
+ * dashboards/provisioning/alerting/sessionhouse.yaml and dashboards/exporter-health.json;
+ * test/unit/dashboards/health-rules.test.ts holds the copies to it.
+ */
+export const BACKFILL_STREAM_REGEX = "[.]backfill[.][0-9]+-[0-9]+";
+
+/** True for a stream the lag of which means something: not a backfill (BACKFILL_STREAM_REGEX). */
+export function isLiveStream(name: string): boolean {
+  return !new RegExp(BACKFILL_STREAM_REGEX).test(name);
+}
+
 /** The range of a backfill stream of `stream` (backfillStream), or undefined for any other name. */
 export function parseBackfillStream(
   stream: string,

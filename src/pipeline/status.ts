@@ -4,7 +4,7 @@
 // /metrics read it, and so do every report's first page and the coverage-and-integrity report
 // (src/reports/coverage.ts): each read tells an optional QueryLog the SQL it ran, which a
 // report's manifest records.
-import { parseBackfillStream } from "./names.js";
+import { isLiveStream, parseBackfillStream } from "./names.js";
 import {
   COVERS_FROM_KEY,
   failedRunsIn,
@@ -52,14 +52,19 @@ export async function allCheckpoints(
   return (await readCheckpoints(w, "", log)).map(streamCheckpoint);
 }
 
-/** Where the checkpoint of each stream of `plans` is; other streams (backfills) are left out. */
+/**
+ * Where the checkpoint of each stream of `plans` is: live streams only (isLiveStream, the rule
+ * the lag alert and panel share), so a backfill never counts as behind.
+ */
 export async function checkpointPositions(
   w: Warehouse,
   plans: readonly { stream?: string | undefined }[],
   log?: QueryLog,
 ): Promise<StreamCheckpoint[]> {
   const streams = new Set(plans.flatMap((p) => (p.stream ? [p.stream] : [])));
-  return (await allCheckpoints(w, log)).filter((c) => streams.has(c.stream));
+  return (await allCheckpoints(w, log)).filter(
+    (c) => streams.has(c.stream) && isLiveStream(c.stream),
+  );
 }
 
 /** How far a checkpoint is behind now, in milliseconds (0 for a position in the future). */

@@ -16,6 +16,7 @@ import { floorSecond } from "../sources/windows.js";
 import type { Logger } from "../util/logger.js";
 import { readCheckpoint, type Warehouse } from "../warehouse/index.js";
 import type { RunControl, ScheduledJob } from "./scheduler.js";
+import { schedulePeriodMs } from "./cron.js";
 import {
   aggregationName,
   AGGREGATIONS,
@@ -48,6 +49,12 @@ export type JobKind =
   | "aggregation"
   | "entity"
   | "detections";
+
+/**
+ * The live jobs: the sync of new sessions and the detections over what it stored. The scheduler
+ * keeps a slot for them, so no other job's long run delays what people are detected doing.
+ */
+const LIVE_KINDS: ReadonlySet<JobKind> = new Set(["sessions", "detections"]);
 
 /** The kinds of job that sync a stream of the catalogue. */
 type StreamJobKind = "sessions" | "aggregation" | "entity";
@@ -183,8 +190,41 @@ export function pipelineJobs(
       name: plan.name,
       schedule: plan.schedule,
       deadlineMs: plan.deadlineMs,
+      live: LIVE_KINDS.has(plan.kind),
       run: (control: RunControl) => runPlan(deps, plan, control),
     }));
+}
+
+/** Why a job runs at the start of `run` rather than at its next tick. */
+export interface DueAtStart {
+  job: string;
+  reason: "the key's check" | "never succeeded" | "overdue";
+}
+
+/**
+ * The jobs `run` starts at once, without waiting for their tick, in plan order: the sessions job
+ * always (its first read is the check of the key: a refused key shows in /readyz and `status`
+ * within seconds), every job that never succeeded, and every job whose last success is older
+ * than its schedule's period (a tick was missed while nothing ran). `lastSuccess`: the last
+ * successful run of each job, from the runs table, by any process.
+ */
+export function dueAtStart(
+  plans: readonly JobPlan[],
+  lastSuccess: ReadonlyMap<string, number>,
+  nowMs: number,
+): DueAtStart[] {
+  const due: DueAtStart[] = [];
+  for (const plan of plans) {
+    if (!plan.enabled) continue;
+    const last = lastSuccess.get(plan.name);
+    if (plan.kind === "sessions")
+      due.push({ job: plan.name, reason: "the key's check" });
+    else if (last === undefined)
+      due.push({ job: plan.name, reason: "never succeeded" });
+    else if (nowMs - last > schedulePeriodMs(plan.schedule))
+      due.push({ job: plan.name, reason: "overdue" });
+  }
+  return due;
 }
 
 async function runPlan(

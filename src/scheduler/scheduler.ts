@@ -7,6 +7,12 @@
 // jobs share their "every five minutes" ticks and would otherwise starve each other under a
 // limit of two. The queue is bounded by the number of jobs, because a job that is already
 // waiting or running has its tick skipped and counted.
+//
+// One slot is kept for the live jobs (`live`: the sessions sync and the detections), so that they
+// never wait behind a long run of another job (an aggregation backfill, a directory read): the
+// other jobs take at most maxConcurrentJobs − 1 slots (at least one), and a live job starts when a
+// slot is free or when no other live job holds the kept one — at a limit of 1, beside the one
+// other job. Waiting live jobs start before waiting others. Without live jobs nothing is kept.
 import { apiTrouble } from "../api/errors.js";
 import { createTask, type ScheduledTask } from "node-cron";
 import type { Logger } from "../util/logger.js";
@@ -28,6 +34,8 @@ export interface ScheduledJob {
   readonly schedule: string;
   /** A run still going after this long is aborted; the next run resumes from the checkpoint. */
   readonly deadlineMs?: number | undefined;
+  /** A live job (sessions, detections): a slot is kept for it (see the file's header). */
+  readonly live?: boolean | undefined;
   run(control: RunControl): Promise<void>;
 }
 
@@ -93,6 +101,10 @@ export class Scheduler {
   readonly #queue: Slot[] = [];
   readonly #stopping = new AbortController();
   #running = 0;
+  /** Live jobs among the running ones. */
+  #runningLive = 0;
+  /** The slots the jobs that are not live may take. */
+  readonly #othersLimit: number;
   #started = false;
   /** Set first thing in shutdown, before any await, so no tick or queued job starts after it. */
   #stopped = false;
@@ -114,6 +126,10 @@ export class Scheduler {
       })),
     );
     this.#opts = options;
+    const keepsSlot = options.jobs.some((j) => j.live === true);
+    this.#othersLimit = keepsSlot
+      ? Math.max(1, options.maxConcurrentJobs - 1)
+      : options.maxConcurrentJobs;
     for (const job of options.jobs) {
       if (this.#slots.has(job.name))
         throw new RangeError(`job ${job.name} is scheduled twice`);
@@ -224,7 +240,7 @@ export class Scheduler {
       }
       return false;
     }
-    if (this.#running < this.#opts.maxConcurrentJobs) {
+    if (this.#canLaunch(slot)) {
       this.#launch(slot);
     } else {
       state.phase = "waiting";
@@ -237,9 +253,22 @@ export class Scheduler {
     return true;
   }
 
+  /** Whether a slot is free for this job now (the limit, the slot kept for the live jobs). */
+  #canLaunch(slot: Slot): boolean {
+    const max = this.#opts.maxConcurrentJobs;
+    if (slot.job.live === true)
+      return this.#running < max || this.#runningLive === 0;
+    return (
+      this.#running < max &&
+      this.#running - this.#runningLive < this.#othersLimit
+    );
+  }
+
   #launch(slot: Slot): void {
     const { job, state } = slot;
+    const live = job.live === true;
     this.#running++;
+    if (live) this.#runningLive++;
     state.phase = "running";
     state.runs++;
     state.lastStartMs = Date.now();
@@ -284,6 +313,7 @@ export class Scheduler {
         slot.current = undefined;
         slot.abort = undefined;
         this.#running--;
+        if (live) this.#runningLive--;
         this.#opts.observer?.onJobState?.({ job: job.name, running: false });
         if (slot.skippedThisRun > 1) {
           this.#opts.logger.warn(
@@ -300,12 +330,17 @@ export class Scheduler {
     })();
   }
 
-  /** Starts waiting jobs while slots are free. */
+  /** Starts waiting jobs while slots are free: the live ones first, each kind in FIFO order. */
   #pump(): void {
-    while (!this.#stopped && this.#running < this.#opts.maxConcurrentJobs) {
-      const next = this.#queue.shift();
-      if (!next) return;
-      this.#launch(next);
+    for (const live of [true, false]) {
+      let i = 0;
+      while (!this.#stopped && i < this.#queue.length) {
+        const next = this.#queue[i] as Slot;
+        if ((next.job.live === true) === live && this.#canLaunch(next)) {
+          this.#queue.splice(i, 1);
+          this.#launch(next);
+        } else i++;
+      }
     }
   }
 

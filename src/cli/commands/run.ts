@@ -11,13 +11,19 @@ import { checkReadiness } from "../../ops/readiness.js";
 import { checkpointPositions, waitingWindows } from "../../pipeline/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
 import { checkSchedules } from "../../scheduler/cron.js";
-import { pipelineJobs, planJobs, type JobPlan } from "../../scheduler/jobs.js";
+import {
+  dueAtStart,
+  pipelineJobs,
+  planJobs,
+  type JobPlan,
+} from "../../scheduler/jobs.js";
 import { reportJobNames, reportJobs } from "../../scheduler/report-jobs.js";
 import { serviceSchedules } from "../../scheduler/schedules.js";
 import { Scheduler } from "../../scheduler/scheduler.js";
 import { ServiceLease } from "../../scheduler/lease.js";
 import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
+import { lastSuccesses } from "../../warehouse/index.js";
 import { scrubber, type Logger } from "../../util/logger.js";
 import {
   newReadToken,
@@ -345,6 +351,32 @@ function listenForStop(
 }
 
 /**
+ * Starts at once, without waiting for their tick, the jobs due at start (dueAtStart): the
+ * sessions job, which checks the key, and every job that never succeeded or missed a tick. The
+ * scheduler's slots still apply: the live jobs first, the others one after another.
+ */
+async function startDueJobs(service: Service): Promise<void> {
+  const { rt, plans, scheduler } = service;
+  const names = plans.map((p) => p.name);
+  let last: ReadonlyMap<string, number> = new Map();
+  try {
+    last = await lastSuccesses(rt.warehouse, names);
+  } catch (err) {
+    rt.logger.warn(
+      { err: errorMessage(err) },
+      "the last successful runs cannot be read: every job starts now",
+    );
+  }
+  const due = dueAtStart(plans, last, Date.now());
+  for (const d of due) scheduler.trigger(d.job);
+  if (due.length > 0)
+    rt.logger.info(
+      { jobs: due.map((d) => `${d.job} (${d.reason})`) },
+      "jobs started at once, without waiting for their tick",
+    );
+}
+
+/**
  * Waits for the service lease, runs the scheduler until a stop is requested or the lease is
  * lost, then shuts down in order: scheduler (runs end or are aborted at the deadline), lease,
  * ops server, runtime. A lost lease ends the command with LEASE_LOST (exit status 1).
@@ -371,7 +403,10 @@ async function serveUntilStopped(
       },
       "service started",
     );
-    if (await lease.acquire(stop.signal)) scheduler.start();
+    if (await lease.acquire(stop.signal)) {
+      scheduler.start();
+      await startDueJobs(service);
+    }
     const end = await Promise.race([
       stopRequested.then((signal) => ({ signal, lost: undefined })),
       lost.then((reason) => ({ signal: undefined, lost: reason })),

@@ -74,6 +74,7 @@ export function printStatus(
       "The tables are not created yet: run `sessionhouse migrate` or start `sessionhouse run`.\n",
     );
   if (report.lease) out.write(`${leaseLine(report.lease)}\n`);
+  out.write(keyRefusedLine(report));
   heading("Jobs", out);
   printTable(
     report.jobs.map((j) => ({
@@ -136,6 +137,13 @@ export function printStatus(
     for (const j of failed)
       out.write(`  ${j.job}: ${j.lastRun?.error ?? ""}\n`);
   }
+}
+
+/** The line that names a refused key, above the tables; empty when no job's last run was refused. */
+function keyRefusedLine(report: StatusReport): string {
+  if (!report.keyRefused) return "";
+  const { jobs, error } = report.keyRefused;
+  return `The control plane refuses the API key: the last run of ${jobs.join(", ")} failed (${error.split("\n")[0] ?? ""}). Check SESSIONHOUSE_API_KEY (or SESSIONHOUSE_API_KEY_FILE) and the key's permissions; the jobs retry on their schedule, and /readyz is false until one succeeds.\n`;
 }
 
 /** Who runs the jobs against this database: the holder of the service lease, or the last one. */

@@ -86,6 +86,9 @@ function writeConfig(name: string, schedule: string, maxRps: number): string {
       `  schedule: "${schedule}"`,
       `  refreshSchedule: "${NEVER}"`,
       `  reconcileSchedule: "${NEVER}"`,
+      // Off: run starts a job that never succeeded at once, whatever its schedule, and the
+      // reconciliation would store sessions from before the syncs this file measures.
+      "  reconcileDays: 0",
       "  windowMs: 15m",
       "  pageSize: 50",
       "  lookbackMs: 1h",
@@ -379,7 +382,11 @@ describe("sessionhouse run (a real child process)", () => {
           job: "sessions",
           status: "succeeded",
         }) === 1 &&
-        sampleValue(x, "sessionhouse_job_running", { job: "sessions" }) === 0,
+        sampleValue(x, "sessionhouse_job_running", { job: "sessions" }) === 0 &&
+        // run starts the open-session refresh at once too while it never succeeded.
+        sampleValue(x, "sessionhouse_job_running", {
+          job: "sessions.refresh",
+        }) === 0,
     );
     const requests =
       (sim.stats().byMethod.ListSessionsV2 ?? 0) - requestsBefore;
@@ -429,7 +436,13 @@ describe("sessionhouse run (a real child process)", () => {
         "SELECT count() AS n FROM {db}.sessions WHERE fetched_at >= fromUnixTimestamp64Milli({t:Int64})",
         { t: startedAtMs },
       );
-      expect(rows).toBe(Number(written?.n));
+      // Rows written since the start: the sessions run's and those of the open-session refresh,
+      // which run starts at once while it never succeeded.
+      expect(
+        sumSamples(e, "sessionhouse_rows_inserted_total", {
+          table: "sessions",
+        }),
+      ).toBe(Number(written?.n));
       expect(
         sampleValue(e, "sessionhouse_pages_total", { job: "sessions" }),
       ).toBe(Number(run?.pages));
@@ -512,10 +525,12 @@ describe("sessionhouse run (a real child process)", () => {
         checkpoint: null,
         openSessions: Number(open?.n),
         vanishedSessions: 0,
-        lastRun: null,
       });
+      // Its schedule is once a year, but run started it at once: it had never succeeded.
+      expect(refresh?.lastRun?.status).not.toBe("failed");
       expect(reconcile).toMatchObject({
         kind: "reconcile",
+        enabled: false,
         schedule: NEVER,
         stream: null,
         lastRun: null,

@@ -233,6 +233,64 @@ describe("Scheduler", () => {
     expect(a.runs).toHaveLength(2);
   });
 
+  it("keeps a slot for the live jobs: two long backfills never hold every slot, and a waiting live job starts first", async () => {
+    const HOURLY = "0 0 * * * *";
+    const backfillA = controlledJob("aggregations.a", HOURLY);
+    const backfillB = controlledJob("aggregations.b", HOURLY);
+    const other = controlledJob("users", HOURLY);
+    const sessions = controlledJob("sessions", EVERY_SECOND, { live: true });
+    const detections = controlledJob("detections", EVERY_SECOND, {
+      live: true,
+    });
+    const { scheduler: s } = make(
+      [backfillA.job, backfillB.job, other.job, sessions.job, detections.job],
+      { max: 2 },
+    );
+    s.start();
+    // The two backfills and the other job are due at once: one of them runs, the others wait.
+    for (const name of ["aggregations.a", "aggregations.b", "users"])
+      s.trigger(name);
+    const phases = () =>
+      Object.fromEntries(s.jobs().map((j) => [j.job, j.phase]));
+    expect(phases()).toMatchObject({
+      "aggregations.a": "running",
+      "aggregations.b": "waiting",
+      users: "waiting",
+    });
+    // The live jobs' ticks find the kept slot; the second waits for it, not for a backfill.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(sessions.runs).toHaveLength(1);
+    expect(phases()).toMatchObject({
+      sessions: "running",
+      detections: "waiting",
+    });
+    sessions.runs[0]?.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    // Detections waited behind sessions only, and goes before the backfills queued earlier.
+    expect(detections.runs).toHaveLength(1);
+    expect(phases()).toMatchObject({
+      "aggregations.b": "waiting",
+      users: "waiting",
+    });
+    // At a limit of 1, a live job runs beside the one other job.
+    const solo = controlledJob("aggregations.solo", HOURLY);
+    const live = controlledJob("sessions", EVERY_SECOND, { live: true });
+    const one = new Scheduler({
+      jobs: [solo.job, live.job],
+      maxConcurrentJobs: 1,
+      shutdownDeadlineMs: 1_000,
+      logger: memoryLogger().logger,
+    });
+    one.start();
+    one.trigger("aggregations.solo");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(live.runs).toHaveLength(1);
+    expect(one.jobs().map((j) => j.phase)).toEqual(["running", "running"]);
+    solo.runs[0]?.finish();
+    live.runs[0]?.finish();
+    await one.shutdown();
+  });
+
   it("records a failed run and runs the job again on the next tick", async () => {
     const { job, runs } = controlledJob("flaky");
     const { scheduler: s } = make([job]);
