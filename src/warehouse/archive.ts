@@ -1,7 +1,7 @@
 // The archive format and its SQL: which tables a month is archived from and under which file
 // name, each as Parquet written by the engine (deduplicated with FINAL, sorted by the table's
 // key), the statistics a manifest records and a verifier recomputes from the file, and the
-// restore of a file. src/pipeline/archive.ts writes, checks and restores the months.
+// restore of a file. src/pipeline/archive/ exports, checks, verifies and restores the months.
 import { chmodSync, createReadStream } from "node:fs";
 import {
   modesFor,
