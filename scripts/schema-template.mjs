@@ -9,8 +9,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../dist/config/index.js";
-import { openWarehouse } from "../dist/warehouse/client.js";
-import { migrate } from "../dist/warehouse/migrate.js";
+import { migrate, openWarehouse } from "../dist/warehouse/index.js";
 
 /** A name no statement contains by chance, replaced by the test's database on replay. */
 const TEMPLATE_DB = "sessionhouse_schema_template_3f9c1e";
