@@ -1,5 +1,6 @@
 // The API client against scripted servers: how many tries each failure gets, what the server's
 // waits do, the request-rate ceiling, a refused key, and TLS with a private CA.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -311,17 +312,21 @@ describe("the service's waits", () => {
     );
     const rps = 25;
     const c = client(s.url, { maxRequestsPerSecond: rps, connections: 8 });
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    lag.enable();
     const started = performance.now();
     await Promise.all(
       Array.from({ length: 60 }, () =>
         c.call(PROC, {}, { budget: new RetryBudget(100) }),
       ),
     );
+    lag.disable();
     const arrivals = s.requests.map((r) => r.at);
     expect(arrivals.length).toBeGreaterThanOrEqual(75);
-    expect(maxInWindow(arrivals, 1000 - WIRE_JITTER_MS)).toBeLessThanOrEqual(
-      rps,
-    );
+    // An arrival is stamped when the server's handler runs on this process's event loop: a loop
+    // that fell behind by more than the slack stamps requests sent apart as if sent together.
+    const slack = Math.max(WIRE_JITTER_MS, lag.max / 1e6);
+    expect(maxInWindow(arrivals, 1000 - slack)).toBeLessThanOrEqual(rps);
     expect(performance.now() - started).toBeGreaterThanOrEqual(
       ((arrivals.length - 1) * 1000) / rps - 50,
     );
