@@ -451,6 +451,9 @@ describe("access-review", () => {
       arrivedAtMs: eventTimeMs,
       detectedAtMs: eventTimeMs,
       fields: {},
+      actor: "",
+      historical: false,
+      pages: true,
     });
     await insertHits(
       f.w,
