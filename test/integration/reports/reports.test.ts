@@ -482,6 +482,7 @@ describe("access-review", () => {
         person: session.user_key,
         system: session.resource,
         session_id: session.id,
+        alert: "paged",
       },
     ]);
   });
