@@ -29,6 +29,11 @@ import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
 import { benchScale, scaleSessions } from "./scale-part.js";
 import { benchSessions } from "./sessions.js";
+import type { AlertBench } from "./alerts.js";
+import {
+  ALERT_BUDGET_PER_DAY_PER_1000,
+  alertRate,
+} from "../src/detections/alerts.js";
 
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
@@ -37,7 +42,7 @@ const DASHBOARD_SESSIONS = Number(
 /** BENCH_SCALE=1m, 10m or 100m: the sessions of the scale part (bench/scale.ts). */
 const SCALE = process.env.BENCH_SCALE;
 /**
- * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, scale, comma-separated)
+ * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, alerts, scale, comma-separated)
  * runs only those parts. The full run has the scale part when BENCH_SCALE is set.
  */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -49,6 +54,7 @@ const runs = (
     | "dashboards"
     | "retention"
     | "detections"
+    | "alerts"
     | "scale",
 ) => (ONLY ? ONLY.includes(part) : part !== "scale" || SCALE !== undefined);
 /** Sessions of the day the detections run over. */
@@ -290,6 +296,7 @@ async function main(): Promise<void> {
       `every detection rule over a day of ${fmt(det.sessions)} sessions p50 < 1 s: ${verdict(slow.length === 0)}`,
     );
   }
+  if (runs("alerts")) await benchAlerts(say, targets);
   if (runs("retention")) {
     // 4. Retention: rollups of 10M sessions read for a year; a month's archive export.
     process.stderr.write(
@@ -340,6 +347,53 @@ async function main(): Promise<void> {
   // A partial run (BENCH_ONLY) prints its part but leaves the full results file alone.
   if (!ONLY)
     writeFileSync(join(ROOT, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
+}
+
+/** Days of the alert-volume scenario: an ordinary fortnight of the simulator's organisation. */
+const ALERT_DAYS = 14;
+
+/**
+ * The alert volume over an ordinary fortnight (the simulator without intruder options, its
+ * default organisation and sessions a day): the hits of every rule and the alerts of those that
+ * page, a day per 1,000 people, against the budget.
+ */
+async function benchAlerts(
+  say: (s: string) => void,
+  targets: string[],
+): Promise<void> {
+  process.stderr.write(`bench: alert volume over ${ALERT_DAYS} days…\n`);
+  const sim = await startSimulator(["--history-days", String(ALERT_DAYS + 30)]);
+  const a = await scenario<AlertBench>({
+    kind: "alerts",
+    url: sim.url,
+    apiKey: API_KEY,
+    dataDir: dataDir("alerts"),
+    fromMs: END_MS - ALERT_DAYS * DAY,
+    toMs: END_MS,
+  }).finally(() => stop(sim));
+  const rate = (n: number) => alertRate(n, a.days, a.people);
+  say(`## Alert volume: ${a.days} ordinary days of the simulated organisation`);
+  say("");
+  say(
+    `${fmt(a.people)} people, ${fmt(a.sessions)} sessions, no intruder option; every shipped rule over the days as if they had arrived live. Signals are every hit; alerts are what the rules that page fire (one per rule and actor while its hits come within ten minutes). Budget: ${ALERT_BUDGET_PER_DAY_PER_1000} alerts a day per 1,000 people (docs/detections.md, "Alert budget").`,
+  );
+  say("");
+  say(
+    "| rule | severity | pages | signals (hits) | alerts | alerts a day per 1,000 people |",
+  );
+  say("|---|---|---|---|---|---|");
+  for (const r of a.rules)
+    say(
+      `| ${r.rule} | ${r.severity} | ${r.pages ? "yes" : "no"} | ${fmt(r.hits)} | ${fmt(r.alerts)} | ${fmt(rate(r.alerts), 2)} |`,
+    );
+  const alerts = a.rules.reduce((n, r) => n + r.alerts, 0);
+  say(
+    `| all | | | ${fmt(a.rules.reduce((n, r) => n + r.hits, 0))} | ${fmt(alerts)} | ${fmt(rate(alerts), 2)} |`,
+  );
+  say("");
+  targets.push(
+    `alerts of the rules that page over an ordinary fortnight ≤ ${ALERT_BUDGET_PER_DAY_PER_1000} a day per 1,000 people (${fmt(rate(alerts), 2)}): ${verdict(rate(alerts) <= ALERT_BUDGET_PER_DAY_PER_1000)}`,
+  );
 }
 
 // The run's directory goes at the end, also when a part fails or the run is interrupted.

@@ -24,6 +24,7 @@ import {
 import { DEFAULT_BRAND_MEMBER } from "../src/simulator/wire.js";
 import { runDashboards } from "./dashboards.js";
 import { runDetections } from "./detections.js";
+import { runAlerts } from "./alerts.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
 import { runScale } from "./scale.js";
@@ -64,6 +65,14 @@ export type ScenarioArgs =
   | { kind: "dashboards"; dataDir: string; sessions: number }
   | { kind: "retention"; dataDir: string; sessions: number }
   | { kind: "detections"; dataDir: string; sessions: number }
+  | {
+      kind: "alerts";
+      url: string;
+      apiKey: string;
+      dataDir: string;
+      fromMs: number;
+      toMs: number;
+    }
   | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean };
 
 function config(a: {
@@ -227,6 +236,11 @@ async function main(): Promise<void> {
     }
     case "detections": {
       print(await runDetections(args.dataDir, args.sessions));
+      return;
+    }
+    case "alerts": {
+      rmSync(args.dataDir, { recursive: true, force: true });
+      print(await runAlerts(config(args), MIGRATIONS, args.fromMs, args.toMs));
       return;
     }
     case "scale": {

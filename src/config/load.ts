@@ -98,6 +98,7 @@ const ENV_VARS: ReadonlyArray<readonly [string, string]> = [
   ["SESSIONHOUSE_DETECTIONS_DIR", "detections.dir"],
   ["SESSIONHOUSE_DETECTIONS_SCHEDULE", "detections.schedule"],
   ["SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK", "detections.initialLookbackMs"],
+  ["SESSIONHOUSE_DETECTIONS_HISTORICAL_AFTER", "detections.historicalAfterMs"],
   ["SESSIONHOUSE_ARCHIVE_DIR", "archive.dir"],
   ["SESSIONHOUSE_SIGNING_KEY_FILE", "evidence.signingKeyFile"],
   ["SESSIONHOUSE_PUBLIC_KEY_FILE", "evidence.publicKeyFile"],

@@ -506,6 +506,13 @@ export const configSchema = z.object({
     initialLookbackMs: durationMs(
       "SESSIONHOUSE_DETECTIONS_INITIAL_LOOKBACK",
     ).default(86_400_000),
+    /**
+     * A hit whose event was older than this when its data arrived is historical: recorded and
+     * shown, never paged (default: the sessions lookback, sessions.lookbackMs).
+     */
+    historicalAfterMs: durationMs(
+      "SESSIONHOUSE_DETECTIONS_HISTORICAL_AFTER",
+    ).optional(),
   }),
   archive: z.object({
     /**

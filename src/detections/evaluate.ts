@@ -15,7 +15,14 @@ import {
 } from "../warehouse/index.js";
 import { DETECTIONS_JOB, detectionStream } from "../pipeline/names.js";
 import type { Rule } from "./rule.js";
-import { checkRules, findHits, type Window } from "./query.js";
+import {
+  checkRules,
+  findHits,
+  readsSessions,
+  type HitClock,
+  type Window,
+} from "./query.js";
+import { DEFAULT_HISTORICAL_AFTER_MS } from "./history.js";
 
 /** Hits of `found` whose key the table does not hold yet (and each key once). */
 async function newHits(
@@ -38,13 +45,9 @@ export async function recordWindow(
   rule: Rule,
   window: Window,
   insert: InsertOptions,
-  nowMs: number,
+  at: HitClock,
 ): Promise<DetectionHit[]> {
-  const hits = await newHits(
-    w,
-    rule.id,
-    await findHits(w, rule, window, nowMs),
-  );
+  const hits = await newHits(w, rule.id, await findHits(w, rule, window, at));
   await insertHits(w, hits, insert);
   return hits;
 }
@@ -53,7 +56,21 @@ export interface EvaluationResult {
   rule: string;
   window: Window | undefined;
   hits: number;
+  /** Of `hits`, those marked historical (never paged). */
+  historical: number;
 }
+
+/** What an evaluation needs: how to insert, the first window's reach, the clock and the age of history. */
+export interface EvaluationOptions {
+  insert: InsertOptions;
+  initialLookbackMs: number;
+  nowMs: number;
+  /** historicalAfterMs(config); default the sessions lookback's default. */
+  historicalAfterMs?: number | undefined;
+}
+
+const historicalCount = (hits: readonly DetectionHit[]): number =>
+  hits.filter((h) => h.historical).length;
 
 /**
  * One evaluation of every rule: the window of each from its checkpoint (or `initialLookbackMs`
@@ -63,8 +80,12 @@ export interface EvaluationResult {
 export async function evaluateRules(
   w: Warehouse,
   rules: readonly Rule[],
-  options: { insert: InsertOptions; initialLookbackMs: number; nowMs: number },
+  options: EvaluationOptions,
 ): Promise<EvaluationResult[]> {
+  const at: HitClock = {
+    nowMs: options.nowMs,
+    historicalAfterMs: options.historicalAfterMs ?? DEFAULT_HISTORICAL_AFTER_MS,
+  };
   // A rule whose SQL is not a read stops the evaluation before any rule runs or records.
   await checkRules(w, rules, "arrived");
   const running = await earliestRunningStart(w, DETECTIONS_JOB, options.nowMs);
@@ -75,17 +96,16 @@ export async function evaluateRules(
     const cp = await readCheckpoint(w, stream);
     const fromMs = cp?.positionMs ?? endMs - options.initialLookbackMs;
     if (fromMs >= endMs) {
-      results.push({ rule: rule.id, window: undefined, hits: 0 });
+      results.push({
+        rule: rule.id,
+        window: undefined,
+        hits: 0,
+        historical: 0,
+      });
       continue;
     }
     const window: Window = { fromMs, toMs: endMs, scope: "arrived" };
-    const hits = await recordWindow(
-      w,
-      rule,
-      window,
-      options.insert,
-      options.nowMs,
-    );
+    const hits = await recordWindow(w, rule, window, options.insert, at);
     await writeCheckpoint(
       w,
       stream,
@@ -93,7 +113,48 @@ export async function evaluateRules(
       { hits: hits.length },
       options.insert,
     );
-    results.push({ rule: rule.id, window, hits: hits.length });
+    results.push({
+      rule: rule.id,
+      window,
+      hits: hits.length,
+      historical: historicalCount(hits),
+    });
+  }
+  return results;
+}
+
+/**
+ * The hits of what a backfill stored: every rule that reads sessions, over the sessions that
+ * arrived since the backfill's run started (`fromMs`), recorded as the detections job records
+ * them. Its events are older than the age of history when they arrive, so their hits are
+ * historical; a backfill reaching into the last `historicalAfterMs` finds the rest as any sync
+ * would. No checkpoint moves: the job reads these sessions again and records nothing more.
+ */
+export async function recordBackfillHits(
+  w: Warehouse,
+  rules: readonly Rule[],
+  options: EvaluationOptions & { fromMs: number },
+): Promise<EvaluationResult[]> {
+  const sessionRules = rules.filter(readsSessions);
+  await checkRules(w, sessionRules, "arrived");
+  const at: HitClock = {
+    nowMs: options.nowMs,
+    historicalAfterMs: options.historicalAfterMs ?? DEFAULT_HISTORICAL_AFTER_MS,
+  };
+  const window: Window = {
+    fromMs: options.fromMs,
+    toMs: options.nowMs + 1,
+    scope: "arrived",
+  };
+  const results: EvaluationResult[] = [];
+  for (const rule of sessionRules) {
+    const hits = await recordWindow(w, rule, window, options.insert, at);
+    results.push({
+      rule: rule.id,
+      window,
+      hits: hits.length,
+      historical: historicalCount(hits),
+    });
   }
   return results;
 }

@@ -8,6 +8,7 @@ import type { JobContext } from "../pipeline/context.js";
 import { SessionWriter } from "../pipeline/session-writer.js";
 import { emptyTables, insertRows } from "../warehouse/index.js";
 import { recordWindow } from "./evaluate.js";
+import { historicalAfterMs } from "./history.js";
 import type { Fixture, Rule } from "./rule.js";
 
 /** The session record a fixture's session is merged over: complete, completed, a human via the brand member. */
@@ -124,8 +125,24 @@ export async function runFixture(
   );
   await store(ctx, sessions, fetchMs);
   const window = { fromMs, toMs: fetchMs + 1, scope: "arrived" as const };
-  const hits = await recordWindow(w, rule, window, ctx.insert, fetchMs + 1);
-  const again = await recordWindow(w, rule, window, ctx.insert, fetchMs + 2);
+  const clock = (nowMs: number) => ({
+    nowMs,
+    historicalAfterMs: historicalAfterMs(ctx.config),
+  });
+  const hits = await recordWindow(
+    w,
+    rule,
+    window,
+    ctx.insert,
+    clock(fetchMs + 1),
+  );
+  const again = await recordWindow(
+    w,
+    rule,
+    window,
+    ctx.insert,
+    clock(fetchMs + 2),
+  );
   return {
     rule,
     fixture,

@@ -14,6 +14,7 @@ import {
   detectionRows,
   scopedSelect,
   SESSIONS_PLACEHOLDER,
+  SESSION_PLACEHOLDERS,
   sigmaSelect,
   type DetectionHit,
   type Scope,
@@ -22,6 +23,7 @@ import {
 } from "../warehouse/index.js";
 import { DetectionRuleError, RuleNotAReadError, type Rule } from "./rule.js";
 import { compileSigma } from "./sigma.js";
+import { isHistorical, rulePages } from "./history.js";
 
 export interface Window {
   readonly fromMs: number;
@@ -35,6 +37,7 @@ const RESERVED = new Set([
   "session_ids",
   "event_time",
   "arrived_at",
+  "actor",
 ]);
 
 /** The rule's Sigma compiled, once (its errors name the rule's file and line). */
@@ -65,6 +68,13 @@ export function ruleSql(rule: Rule, db: string, scope: Scope): string {
       },
     );
   return scoped;
+}
+
+/** Whether a rule reads sessions (a Sigma rule always does), rather than another table by the window's bounds. */
+export function readsSessions(rule: Rule): boolean {
+  if (rule.logic.kind === "sigma") return true;
+  const { sql } = rule.logic;
+  return SESSION_PLACEHOLDERS.some((p) => sql.includes(p));
 }
 
 /** The window's bounds, the parameters of a rule's query. */
@@ -123,7 +133,7 @@ export async function findHits(
   w: Warehouse,
   rule: Rule,
   window: Window,
-  nowMs: number,
+  at: HitClock,
 ): Promise<DetectionHit[]> {
   const sql = ruleSql(rule, w.database, window.scope);
   let rows;
@@ -139,14 +149,38 @@ export async function findHits(
       },
     );
   }
-  return rows.map((row) => hitOf(rule, row, window, nowMs));
+  const pages = rulePages(rule);
+  return rows.map((row) => hitOf(rule, row, window, at, pages));
 }
+
+/** When hits are found, and the age past which an event is history on arrival. */
+export interface HitClock {
+  readonly nowMs: number;
+  readonly historicalAfterMs: number;
+}
+
+/**
+ * When a hit's data arrived: the rule's `arrived_at`; else, for a window of arrivals, its
+ * start (the earliest it can have arrived, so a rule without the column is never taken for
+ * history it is not); else, in a hunt, its event time.
+ */
+function arrivalOf(
+  row: Record<string, unknown>,
+  window: Window,
+  eventTimeMs: number,
+): number {
+  if (typeof row.arrived_at === "string") return chMs(row.arrived_at);
+  return window.scope === "arrived" ? window.fromMs : eventTimeMs;
+}
+
+const chMs = (t: string): number => Date.parse(t.replace(" ", "T") + "Z");
 
 function hitOf(
   rule: Rule,
   row: Record<string, unknown>,
   window: Window,
-  nowMs: number,
+  at: HitClock,
+  pages: boolean,
 ): DetectionHit {
   const sessionId = row.session_id;
   const eventTime = row.event_time;
@@ -177,6 +211,13 @@ function hitOf(
     : sessionId
       ? [sessionId]
       : [];
+  const eventTimeMs = chMs(eventTime);
+  const arrivedAtMs = arrivalOf(row, window, eventTimeMs);
+  const historical = isHistorical(
+    eventTimeMs,
+    arrivedAtMs,
+    at.historicalAfterMs,
+  );
   return {
     ruleId: rule.id,
     hitKey,
@@ -186,12 +227,12 @@ function hitOf(
     tags: rule.tags,
     sessionId,
     sessionIds: ids,
-    eventTimeMs: Date.parse(eventTime.replace(" ", "T") + "Z"),
-    arrivedAtMs:
-      typeof row.arrived_at === "string"
-        ? Date.parse(row.arrived_at.replace(" ", "T") + "Z")
-        : window.toMs,
-    detectedAtMs: nowMs,
+    eventTimeMs,
+    arrivedAtMs,
+    detectedAtMs: at.nowMs,
     fields,
+    actor: typeof row.actor === "string" ? row.actor : "",
+    historical,
+    pages: pages && !historical,
   };
 }

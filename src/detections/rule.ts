@@ -66,6 +66,11 @@ const ruleSchema = z
     title: z.string().min(1),
     description: z.string().min(1),
     severity: z.enum(SEVERITIES),
+    /**
+     * Whether the rule's hits page (compile to a Grafana alert); default: severity medium or
+     * above (rulePages, src/detections/history.ts).
+     */
+    alert: z.boolean().optional(),
     attack: z
       .array(
         z
@@ -136,6 +141,8 @@ export interface Rule {
   readonly title: string;
   readonly description: string;
   readonly severity: Severity;
+  /** `alert:` as the file gives it (rulePages decides). */
+  readonly alert: boolean | undefined;
   readonly attack: readonly string[];
   readonly tags: readonly string[];
   readonly owner: string;
@@ -217,6 +224,7 @@ function readRule(file: string): Rule {
     title: r.title,
     description: r.description,
     severity: r.severity,
+    alert: r.alert,
     attack: r.attack,
     tags: r.tags,
     owner: r.owner,

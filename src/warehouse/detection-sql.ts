@@ -43,6 +43,13 @@ const IN_SCOPE_PLACEHOLDER = "{{in_scope}}";
 /** An instant no session in scope started before. */
 const START_BOUND_PLACEHOLDER = "{{sessions_start_bound}}";
 
+/** Every placeholder that reads sessions: a rule with none reads another table by the window's bounds. */
+export const SESSION_PLACEHOLDERS: readonly string[] = [
+  SESSIONS_PLACEHOLDER,
+  IN_SCOPE_PLACEHOLDER,
+  START_BOUND_PLACEHOLDER,
+];
+
 /** Which sessions a window holds: those that arrived (were stored) in it, or those that started in it. */
 export type Scope = "arrived" | "started";
 
@@ -154,12 +161,15 @@ function conditionSql(c: Condition): string {
   }
 }
 
+/** Whom a session is about: its user key, as the SQL rules name it (a row of sessions_enriched). */
+const SESSION_ACTOR = "user_key";
+
 /** The SELECT of a compiled Sigma rule over the sessions placeholder. */
 export function sigmaSelect(q: SigmaQuery): string {
   const where = conditionSql(q.where);
   if (q.count === undefined)
     return `SELECT id AS session_id, start_time AS event_time, fetched_at AS arrived_at,
-  person_email, toString(resource_name) AS resource, client_ip_address
+  ${SESSION_ACTOR} AS actor, person_email, toString(resource_name) AS resource, client_ip_address
 FROM ${SESSIONS_PLACEHOLDER}
 WHERE ${where}`;
   const { by, distinct, op, threshold, timeframeSeconds } = q.count;
@@ -169,7 +179,12 @@ WHERE ${where}`;
   const keyParts = [...by.map((_b, i) => `by_${i}`), "toString(bucket)"];
   // Every stored session of the groups (by value and time bucket) that a session of the window
   // falls in, in one read: a session arriving late completes its group's count.
-  return `SELECT concat(${keyParts.join(", '|', ")}) AS hit_key, session_ids[1] AS session_id,
+  // The group is whom the hit is about (its actor); a count without `by` has one group.
+  const actor =
+    by.length === 0
+      ? "''"
+      : `concat(${by.map((_b, i) => `by_${i}`).join(", '|', ")})`;
+  return `SELECT concat(${keyParts.join(", '|', ")}) AS hit_key, session_ids[1] AS session_id, ${actor} AS actor,
   session_ids, event_time, arrived_at, toString(n) AS count${by.map((name, i) => `, by_${i} AS ${quoteIdent(name)}`).join("")}
 FROM (
   SELECT ${[...bySql.map((s, i) => `${s} AS by_${i}`), `${bucket} AS bucket`].join(", ")},
@@ -183,12 +198,16 @@ FROM (
 )`;
 }
 
-/** The query of a rule's Grafana alert: its hits recorded in the alert's range, one row per hit. */
+/**
+ * The query of a rule's Grafana alert: its hits that page (not historical) recorded in the
+ * alert's range, one row per actor (an alert instance, labelled `actor`) with the count of its
+ * hits as the value: a burst is one instance that says how big it is.
+ */
 export function detectionAlertSql(ruleId: string): string {
   return [
-    "SELECT hit_key, session_id, toFloat64(count()) AS hits",
+    "SELECT actor, toFloat64(count()) AS hits",
     `FROM ${Tables.detectionHits} FINAL`,
-    `WHERE rule_id = ${quoteString(ruleId)} AND $__timeFilter(detected_at)`,
-    "GROUP BY hit_key, session_id",
+    `WHERE rule_id = ${quoteString(ruleId)} AND pages AND $__timeFilter(detected_at)`,
+    "GROUP BY actor",
   ].join("\n");
 }

@@ -31,6 +31,12 @@ export interface DetectionHit {
   arrivedAtMs: number;
   detectedAtMs: number;
   fields: Readonly<Record<string, string>>;
+  /** Whom the hit is about: a person, or the rule's group key ('' for none). */
+  actor: string;
+  /** The event was older than the configured age when it arrived: shown, never paged. */
+  historical: boolean;
+  /** The rule pages and the hit is not historical: what the compiled alerts read. */
+  pages: boolean;
 }
 
 /**
@@ -115,6 +121,9 @@ export async function insertHits(
       arrived_at: chTime(h.arrivedAtMs),
       detected_at: chTime(h.detectedAtMs),
       fields: h.fields,
+      actor: h.actor,
+      historical: h.historical,
+      pages: h.pages,
     })),
     options,
   );

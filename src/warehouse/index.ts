@@ -117,6 +117,7 @@ export {
   detectionAlertSql,
   scopedSelect,
   SESSIONS_PLACEHOLDER,
+  SESSION_PLACEHOLDERS,
   sigmaSelect,
   type Condition,
   type FieldMatch,

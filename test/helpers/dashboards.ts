@@ -233,7 +233,7 @@ export function queryVariables(d: Dashboard): QueryVariable[] {
 /**
  * A value the data has for each textbox variable, so that the panels reading it show something
  * in the tests and the benchmark: Session detail is looked at for the stored session with the
- * most children.
+ * most children, Detections for the actor with the most hits that page.
  */
 export const TEXTBOX_SAMPLES: Readonly<Record<string, string>> = {
   session_id: `SELECT parent_session_id FROM sessions
@@ -241,6 +241,9 @@ export const TEXTBOX_SAMPLES: Readonly<Record<string, string>> = {
       SELECT id FROM sessions
       WHERE id IN (SELECT parent_session_id FROM sessions WHERE parent_session_id != ''))
     GROUP BY parent_session_id ORDER BY count() DESC, parent_session_id LIMIT 1`,
+  // The Detections dashboard narrowed to the actor with the most hits that page.
+  actor: `SELECT actor FROM detection_hits FINAL WHERE actor != '' AND pages
+    GROUP BY actor ORDER BY count() DESC, actor LIMIT 1`,
 };
 
 /** Variables holding one value typed or chosen from a fixed list, read as `'${name:percentencode}'`. */

@@ -12,6 +12,7 @@ import {
   ALERT_RULES_FILE,
 } from "../../detections/grafana.js";
 import { checkRules, findHits } from "../../detections/query.js";
+import { historicalAfterMs } from "../../detections/history.js";
 import {
   DetectionRuleError,
   loadRules,
@@ -165,7 +166,13 @@ export async function runHunt(
   const hits = await withWarehouse(config, "read", async (w) => {
     await refusingRules(() => checkRules(w, [rule], "started"));
     return refusingRules(
-      () => findHits(w, rule, { fromMs, toMs, scope: "started" }, nowMs),
+      () =>
+        findHits(
+          w,
+          rule,
+          { fromMs, toMs, scope: "started" },
+          { nowMs, historicalAfterMs: historicalAfterMs(config) },
+        ),
       RuleNotAReadError,
     );
   });
@@ -188,6 +195,9 @@ const HIT_COLUMNS = [
   "session_id",
   "event_time",
   "arrived_at",
+  "actor",
+  "historical",
+  "pages",
 ] as const;
 
 function hitRow(h: DetectionHit): Record<string, string> {
@@ -197,6 +207,9 @@ function hitRow(h: DetectionHit): Record<string, string> {
     session_id: h.sessionId,
     event_time: new Date(h.eventTimeMs).toISOString(),
     arrived_at: new Date(h.arrivedAtMs).toISOString(),
+    actor: h.actor,
+    historical: String(h.historical),
+    pages: String(h.pages),
     ...h.fields,
   };
 }

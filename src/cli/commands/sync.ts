@@ -26,6 +26,16 @@ import { createProgressObserver } from "../progress.js";
 import { configFrom, withRuntime } from "../runtime.js";
 import type { GlobalOptions, Runtime } from "../runtime.js";
 import { counted } from "../output.js";
+import {
+  recordBackfillHits,
+  type EvaluationResult,
+} from "../../detections/evaluate.js";
+import { historicalAfterMs } from "../../detections/history.js";
+import {
+  DetectionRuleError,
+  loadRules,
+  ruleDirs,
+} from "../../detections/rule.js";
 
 type ReconcileFlags = RangeFlags & { days?: number };
 type AggregationFlags = RangeFlags & { job?: string };
@@ -63,13 +73,57 @@ export async function runSyncSessions(
 ): Promise<void> {
   const range = parseRange(o);
   await withRuntime(configFrom(globals), "sync", async (rt) => {
-    const r = await withProgress(rt, SESSIONS_JOB, (ctx) =>
-      syncStream(ctx, SESSIONS_STREAM, range),
-    );
+    const { r, history } = await withProgress(rt, SESSIONS_JOB, async (ctx) => {
+      const storedFromMs = Date.now();
+      const synced = await syncStream(ctx, SESSIONS_STREAM, range);
+      // A backfill's sessions are history: their hits are recorded (historical, never paged)
+      // within its run, before the detections job reads them.
+      return {
+        r: synced,
+        history:
+          range.fromMs === undefined
+            ? undefined
+            : await backfillHits(ctx, storedFromMs),
+      };
+    });
     process.stdout.write(
       `sessions: ${counted(r.rows, "row")} over ${counted(r.windows, "window")}, ${r.deadLetters} dead-lettered, ${counted(r.openRefreshed, "open session")} re-read\n`,
     );
+    for (const h of history ?? [])
+      process.stdout.write(
+        `detections: ${h.rule}: ${counted(h.historical, "historical hit")}${h.hits > h.historical ? `, ${counted(h.hits - h.historical, "recent hit")} (events within the age of history, judged as any arrival)` : ""}\n`,
+      );
   });
+}
+
+/**
+ * The rules' hits on what a backfill stored (recordBackfillHits). A rule that cannot be read
+ * does not fail the backfill, whose sessions are stored: the line says so, and the detections job
+ * judges those sessions by their age when it reads them.
+ */
+async function backfillHits(
+  ctx: JobContext,
+  storedFromMs: number,
+): Promise<EvaluationResult[]> {
+  try {
+    return await recordBackfillHits(
+      ctx.warehouse,
+      loadRules(ruleDirs(ctx.config.detections.dir)),
+      {
+        insert: ctx.insert,
+        initialLookbackMs: 0,
+        nowMs: Date.now(),
+        historicalAfterMs: historicalAfterMs(ctx.config),
+        fromMs: storedFromMs,
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof DetectionRuleError)) throw err;
+    process.stderr.write(
+      `detections: not evaluated on the backfill: ${err.message}; the detections job marks its hits historical by age when it reads them\n`,
+    );
+    return [];
+  }
 }
 
 export async function runReconcile(

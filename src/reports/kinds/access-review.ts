@@ -134,7 +134,7 @@ export const accessReview = defineKind<Facts>({
       id: "access-detection-hits",
       section: DETECTIONS,
       title: "Detection hits",
-      note: "The hits of the detection rules (detections/, recorded by the detections job of `run` as sessions arrive) whose activity is in the period: the rule, its severity and ATT&CK techniques, and the person, system and session behind the hit when it is about one session.",
+      note: "The hits of the detection rules (detections/, recorded by the detections job of `run` as sessions arrive) whose activity is in the period: the rule, its severity and ATT&CK techniques, the person, system and session behind the hit when it is about one session, and whether it paged (alert: paged), is a signal of a hunting rule that never pages (signal), or is history loaded on purpose, as a backfill's, never paged (historical).",
       columns: [
         "event_time",
         "rule",
@@ -144,6 +144,7 @@ export const accessReview = defineKind<Facts>({
         "person",
         "system",
         "session_id",
+        "alert",
       ],
       rows: detectionHitsQuery,
     },

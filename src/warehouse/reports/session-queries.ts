@@ -235,13 +235,16 @@ ORDER BY person, policy`,
 /**
  * The detections' hits whose activity is in the period (detection_hits), with the person and
  * resource of their session when there is one; the user and resource filters apply to those.
+ * `alert`: paged (its rule pages and it is not history), signal (a hunting rule's hit) or
+ * historical (its event was older than the age of history when it arrived, never paged).
  */
 export const detectionHitsQuery = {
   id: "access.detection_hits",
   needs: ["detection_hits", "sessions"],
   sql: `SELECT formatDateTime(h.event_time, '%Y-%m-%d %H:%i:%S') AS event_time, h.rule_id AS rule,
        h.title AS title, h.severity AS severity, arrayStringConcat(h.attack, ', ') AS techniques,
-       ifNull(s.user_key, '') AS person, ifNull(toString(s.resource_name), '') AS system, h.session_id AS session_id
+       ifNull(s.user_key, '') AS person, ifNull(toString(s.resource_name), '') AS system, h.session_id AS session_id,
+       multiIf(h.historical, 'historical', h.pages, 'paged', 'signal') AS alert
 FROM {{db}}.detection_hits AS h FINAL
 LEFT JOIN (
   SELECT id, user_key, resource_name FROM {{db}}.sessions FINAL

@@ -480,7 +480,9 @@ describe("detect run --format csv", () => {
     );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("rule,hit_key,session_id,event_time,arrived_at\n");
+    expect(r.stdout).toBe(
+      "rule,hit_key,session_id,event_time,arrived_at,actor,historical,pages\n",
+    );
   }, 60_000);
 });
 

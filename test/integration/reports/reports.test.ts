@@ -451,6 +451,9 @@ describe("access-review", () => {
       arrivedAtMs: eventTimeMs,
       detectedAtMs: eventTimeMs,
       fields: {},
+      actor: "",
+      historical: false,
+      pages: true,
     });
     await insertHits(
       f.w,
@@ -479,6 +482,7 @@ describe("access-review", () => {
         person: session.user_key,
         system: session.resource,
         session_id: session.id,
+        alert: "paged",
       },
     ]);
   });

@@ -3,6 +3,7 @@
 // and the published text but for the logsource);
 // a bad rule is refused naming its file, its rule and the line; the Sigma subset refuses what it
 // does not support the same way; the committed Grafana provisioning is the compiler's output.
+import { rulePages } from "../../../src/detections/history.js";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -130,13 +131,19 @@ describe("the shipped rules", () => {
     }
   });
 
-  it("compile to the committed Grafana provisioning file, one alert per rule", () => {
+  it("compile to the committed Grafana provisioning file, one alert per rule that pages and none for a hunting rule", () => {
     const committed = readFileSync(
       join(REPO_ROOT, "dashboards/provisioning/alerting", ALERT_RULES_FILE),
       "utf8",
     );
     expect(committed).toBe(compileAlertRules(shipped));
-    for (const r of shipped) expect(committed).toContain(`uid: det-${r.id}\n`);
+    for (const r of shipped)
+      if (rulePages(r)) expect(committed).toContain(`uid: det-${r.id}\n`);
+      else expect(committed).not.toContain(`uid: det-${r.id}\n`);
+    // The hunting rules that fire on every office's public address page nobody.
+    for (const id of ["external-address-session", "public-address-logon"])
+      expect(committed).not.toContain(`det-${id}`);
+    expect(shipped.filter(rulePages).length).toBeGreaterThan(0);
   });
 });
 
