@@ -31,6 +31,7 @@ import {
 } from "../pipeline/names.js";
 import { syncStream, type StreamJob } from "../pipeline/streams.js";
 import { evaluateRules } from "../detections/evaluate.js";
+import { historicalAfterMs } from "../detections/history.js";
 import { loadRules, ruleDirs } from "../detections/rule.js";
 
 export { RECONCILE_JOB };
@@ -305,6 +306,7 @@ async function runDetections(ctx: JobContext): Promise<void> {
   const results = await evaluateRules(ctx.warehouse, rules, {
     insert: ctx.insert,
     initialLookbackMs: ctx.config.detections.initialLookbackMs,
+    historicalAfterMs: historicalAfterMs(ctx.config),
     nowMs: Date.now(),
   });
   const hits = results.reduce((n, r) => n + r.hits, 0);
