@@ -80,6 +80,32 @@ afterAll(async () => {
   await w?.close();
 });
 
+/**
+ * The variables of a dashboard over a range and a choice, resolved as Grafana resolves them,
+ * kept until the next write (`write`): a resolve runs every variable's query (seven on the
+ * sessions overview against the one query of a panel) and most cases here ask for the same few.
+ */
+const resolvedCache = new Map<string, ReturnType<typeof resolveVariables>>();
+function resolved(
+  d: Dashboard,
+  range: TimeRange,
+  chosen: ReadonlyMap<string, string[]> = new Map(),
+): ReturnType<typeof resolveVariables> {
+  const key = JSON.stringify([d.uid, range, [...chosen]]);
+  let r = resolvedCache.get(key);
+  if (!r) {
+    r = resolveVariables(w, d, { range, chosen });
+    resolvedCache.set(key, r);
+  }
+  return r;
+}
+
+/** A statement that changes rows: the variables resolved before it are resolved again. */
+async function write(query: string): Promise<void> {
+  resolvedCache.clear();
+  await w.client.command({ query });
+}
+
 /** The panel's rows over `range`, the variables resolved as Grafana resolves them. */
 async function panelRows(
   panel: Panel,
@@ -91,11 +117,8 @@ async function panelRows(
     rawOnly?: boolean;
   } = {},
 ): Promise<Result> {
-  const resolved = await resolveVariables(w, dashboard, {
-    range,
-    chosen: options.chosen ?? new Map(),
-  });
-  const variables: TemplateVariable[] = resolved.variables.map((v) =>
+  const { variables: all } = await resolved(dashboard, range, options.chosen);
+  const variables: TemplateVariable[] = all.map((v) =>
     options.rawOnly && v.name === "rolled_up_days"
       ? { ...v, current: "(SELECT toDate(0) AS day WHERE 0)" }
       : v,
@@ -180,10 +203,7 @@ describe("user variables over rolled-up days and raw days", () => {
         ])
           // At the variable's cap, and at a cap of 3 that cuts the options.
           for (const cap of ["1000", "3"]) {
-            const { variables } = await resolveVariables(w, d, {
-              range,
-              chosen,
-            });
+            const { variables } = await resolved(d, range, chosen);
             const sql = (raw: string) =>
               renderQuery(raw.replaceAll("LIMIT 1000", `LIMIT ${cap}`), {
                 range,
@@ -205,17 +225,17 @@ describe("user variables over rolled-up days and raw days", () => {
     if (!range) throw new Error("no range");
     // A rollup row no session backs, then the same key superseded with no sessions.
     const rollupRow = (sessions: number, later: number) =>
-      w.client.command({
-        query: `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
+      write(
+        `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
             connector_name, session_status, sessions, computed_at)
           VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', '', 'completed', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
-      });
+      );
     const firstOptions = async () => {
       const first: string[] = [];
       for (const r of REPLACED_VARIABLES) {
         const d = dashboards.find((x) => x.dashboard.uid === r.uid)?.dashboard;
         if (!d) throw new Error(`no ${r.uid}`);
-        const { variables } = await resolveVariables(w, d, { range });
+        const { variables } = await resolved(d, range);
         first.push(variables.find((v) => v.name === r.name)?.options[0] ?? "");
       }
       return first;
@@ -248,7 +268,7 @@ describe("Groups × resources over rolled-up days and raw days", () => {
     chosen: ReadonlyMap<string, string[]>,
   ): Promise<Result> {
     if (!who) throw new Error("no who-accessed-what dashboard");
-    const { variables } = await resolveVariables(w, who, { range, chosen });
+    const { variables } = await resolved(who, range, chosen);
     return run(
       w,
       renderQuery(sql, { range, intervalMs: queryInterval(range), variables }),
@@ -292,11 +312,11 @@ describe("Groups × resources over rolled-up days and raw days", () => {
       (await rowsOf(now, range, new Map())).rows[0]?.slice(0, 3);
     // A rollup row no session backs, then the same key superseded with no sessions.
     const rollupRow = (sessions: number, later: number) =>
-      w.client.command({
-        query: `INSERT INTO group_resource_rollups_daily (day, user_group, resource_name,
+      write(
+        `INSERT INTO group_resource_rollups_daily (day, user_group, resource_name,
             resource_technology, sessions, computed_at)
           VALUES ('${day}', 'zz-group', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
-      });
+      );
     const was = await first();
     await rollupRow(100_000, 0);
     expect(await first()).toEqual(["zz-group", "zz-nowhere", 100000]);
@@ -386,6 +406,7 @@ describe("sessions overview over a long range", () => {
   describe("once the TTL deleted the oldest raw rows", () => {
     beforeAll(async () => {
       const before = await countRaw("1");
+      resolvedCache.clear();
       await applyRetention(
         w,
         retentionSettings({
@@ -393,9 +414,7 @@ describe("sessions overview over a long range", () => {
           retention: config.retention,
         }),
       );
-      await w.client.command({
-        query: "OPTIMIZE TABLE sessions FINAL",
-      });
+      await write("OPTIMIZE TABLE sessions FINAL");
       expect(await countRaw("1")).toBeLessThan(before);
     }, 60_000);
 
@@ -466,15 +485,15 @@ describe("sessions overview over a long range", () => {
       const before = await panelRows(panel, short);
       const beforeLong = await panelRows(panel, beyond);
       // Rollup rows no session backs: only a read of the rollups can count them.
-      await w.client.command({
-        query: `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
+      await write(
+        `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
             connector_name, session_status, sessions, computed_at)
           VALUES ('${day}', 'nobody', 'nowhere', 'postgres', '', 'completed', 1000, now64(3))`,
-      });
-      await w.client.command({
-        query: `INSERT INTO session_technology_rollups_daily (day, resource_technology, sessions, computed_at)
+      );
+      await write(
+        `INSERT INTO session_technology_rollups_daily (day, resource_technology, sessions, computed_at)
           VALUES ('${day}', 'rdp', 1000, now64(3))`,
-      });
+      );
       expect((await panelRows(panel, short)).rows).toEqual(before.rows);
       expect(Number((await panelRows(panel, beyond)).rows[0]?.[0])).toBe(
         Number(beforeLong.rows[0]?.[0]) + 1000,

@@ -287,6 +287,22 @@ const comparable = (panel: Panel, r: Result | undefined) =>
     ? r?.rows.map((row) => row.slice(0, 1))
     : r?.rows;
 
+/**
+ * Each dashboard's variables with nothing chosen, resolved once: every case of a dashboard
+ * starts from them, and no test changes a row after beforeAll.
+ */
+const unchosen = new Map<string, ReturnType<typeof resolveVariables>>();
+function resolvedUnchosen(
+  dashboard: Dashboard,
+): ReturnType<typeof resolveVariables> {
+  let r = unchosen.get(dashboard.uid);
+  if (!r) {
+    r = resolveVariables(w, dashboard, { range: RANGE });
+    unchosen.set(dashboard.uid, r);
+  }
+  return r;
+}
+
 const cases = dashboards.flatMap(({ dashboard }) =>
   queryVariables(dashboard).map(
     (v) => [dashboard.title, v.name, dashboard] as const,
@@ -297,9 +313,7 @@ describe.each(cases)(
   "%s: variable %s",
   (_title, name, dashboard: Dashboard) => {
     it("offers every value as its text, under a value that needs no escaping", async () => {
-      const { variables, texts } = await resolveVariables(w, dashboard, {
-        range: RANGE,
-      });
+      const { variables, texts } = await resolvedUnchosen(dashboard);
       const options = variables.find((v) => v.name === name)?.options ?? [];
       const shown = texts.get(name) ?? [];
       expect(shown).toEqual(expect.arrayContaining(VALUES));
@@ -312,9 +326,7 @@ describe.each(cases)(
     it.each([...VALUES.map((v) => [v]), VALUES])(
       "matches exactly %j in every panel that filters by it",
       async (...picked: string[]) => {
-        const { variables: all, texts } = await resolveVariables(w, dashboard, {
-          range: RANGE,
-        });
+        const { variables: all, texts } = await resolvedUnchosen(dashboard);
         const v = all.find((x) => x.name === name);
         const shown = texts.get(name) ?? [];
         const values = picked.map((p) => v?.options[shown.indexOf(p)] ?? "");
