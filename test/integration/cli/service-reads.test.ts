@@ -235,7 +235,9 @@ describe("the embedded engine while sessionhouse run holds it", () => {
       (
         JSON.parse((await cli1(["status", "--json"])).stdout) as StatusReport
       ).jobs.find((j) => j.job === "sessions")?.rowsStored;
-    let [counted, storedBefore, storedAfter] = [-1, sessions?.rowsStored, -2];
+    let counted = -1;
+    let storedBefore = sessions?.rowsStored;
+    let storedAfter: number | null | undefined = -2;
     for (let i = 0; i < 10 && storedBefore !== storedAfter; i++) {
       if (i > 0) storedBefore = await stored();
       const query = await cli1([
