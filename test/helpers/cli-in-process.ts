@@ -27,6 +27,12 @@ export async function mainInProcess(
   const stderr = vi
     .spyOn(process.stderr, "write")
     .mockImplementation(keep(err));
+  // main adds an "error" listener to stdout and stderr (broken-pipe.ts) each time, as a
+  // process runs it once: the ones a run added go with it, or node warns of a leak on stderr
+  // after ten runs in one file.
+  const listening = [process.stdout, process.stderr].map(
+    (s) => [s, s.listeners("error")] as const,
+  );
   try {
     for (const k of Object.keys(process.env))
       if (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
@@ -35,6 +41,10 @@ export async function mainInProcess(
     const status = await main(["node", "sessionhouse", ...args]);
     return { status, stdout: out.join(""), stderr: err.join("") };
   } finally {
+    for (const [s, before] of listening)
+      for (const l of s.listeners("error"))
+        if (!before.includes(l))
+          s.removeListener("error", l as (...args: unknown[]) => void);
     stdout.mockRestore();
     stderr.mockRestore();
     process.env = saved;

@@ -110,3 +110,28 @@ export async function markSessionsSynced(
     { retries: 0 },
   );
 }
+
+/**
+ * Gives the embedded data directory `dataDir` (created when missing) the migrated schema in
+ * `database` (the configuration's default when not given), as `sessionhouse migrate` would
+ * leave it: the run's schema replayed (schema-template.ts), then `migrate`, which finds every
+ * file applied. The engine is closed afterwards, so a CLI child can open the directory; this
+ * process must hold no other data directory meanwhile (the engine allows one per process).
+ * For tests that start the CLI on a data directory and are not about its first migration.
+ */
+export async function migratedDataDir(
+  dataDir: string,
+  database?: string,
+): Promise<void> {
+  const config = loadConfig({
+    env: {
+      SESSIONHOUSE_API_URL: "http://127.0.0.1:1",
+      SESSIONHOUSE_API_KEY: "test-key-0000",
+      SESSIONHOUSE_DATA_DIR: dataDir,
+      SESSIONHOUSE_LOG_LEVEL: "silent",
+      ...(database === undefined ? {} : { CLICKHOUSE_DATABASE: database }),
+    },
+  });
+  const w = await migratedWarehouse(config);
+  await w.close();
+}

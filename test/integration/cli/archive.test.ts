@@ -4,7 +4,9 @@
 // and --allow-unsigned for an unsigned one, and says so on stderr.
 //
 // The embedded engine allows one process per data directory: this process opens the warehouse
-// only while no child runs.
+// only while no child runs. The refusal of the month in progress runs the built CLI as a child
+// (its exit status and stderr); the other commands run the CLI's main in this process
+// (cli-in-process.ts), which writes the same lines and files and returns the same status.
 import { generateKeyPairSync } from "node:crypto";
 import {
   cpSync,
@@ -25,6 +27,7 @@ import {
   runCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   freshDatabaseName,
@@ -95,8 +98,18 @@ afterAll(() => {
   removeCli(cli);
 });
 
-const archive = (args: string[], e: NodeJS.ProcessEnv = env) =>
-  runCli(cli, ["archive", ...args], e);
+/** `archive …` by the CLI's main in this process, or by the built CLI as a child. */
+async function archive(
+  args: string[],
+  e: NodeJS.ProcessEnv = env,
+  via: "child" | "in-process" = "in-process",
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (via === "child") return runCli(cli, ["archive", ...args], e);
+  const own: Record<string, string> = {};
+  for (const [k, v] of Object.entries(e)) if (v !== undefined) own[k] = v;
+  const r = await mainInProcess(own, "archive", ...args);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
 
 describe("archive through the CLI", () => {
   let head: string;
@@ -106,6 +119,7 @@ describe("archive through the CLI", () => {
     const early = await archive(
       ["export", "--month", current, "--to", root],
       signing,
+      "child",
     );
     expect(early.code).toBe(1);
     expect(early.stderr).toContain(

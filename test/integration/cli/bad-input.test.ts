@@ -4,7 +4,9 @@
 // what status and the health dashboard show), and nothing else is written.
 //
 // The embedded engine allows one process per data directory: this process opens the warehouse
-// only while no child runs.
+// only while no child runs. The mistakes run the CLI's main in this process (cli-in-process.ts:
+// main writes the error and hint lines and returns the status the bin wrapper sets); the edited
+// migration runs the built CLI as a child, from a copy of the package whose migrations/ differ.
 import { createServer, type Server } from "node:net";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +25,7 @@ import {
   type CliPackage,
   type CliResult,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { scriptedServer, type TestServer } from "../../helpers/servers.js";
 
 const HOUR = 3_600_000;
@@ -108,13 +111,25 @@ function env(
   });
 }
 
-const outputs: CliResult[] = [];
+/** What a run printed and its exit status. */
+type Ran = Pick<CliResult, "code" | "stdout" | "stderr">;
+
+const outputs: Ran[] = [];
+/** The CLI's main in this process; the built package `pkg` as a child when given. */
 async function cli$(
   args: string[],
   extra: Record<string, string | undefined> = {},
-  pkg = cli,
-): Promise<CliResult> {
-  const r = await runCli(pkg, args, env(extra));
+  pkg?: CliPackage,
+): Promise<Ran> {
+  let r: Ran;
+  if (pkg) r = await runCli(pkg, args, env(extra));
+  else {
+    const own: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env(extra)))
+      if (v !== undefined) own[k] = v;
+    const p = await mainInProcess(own, ...args);
+    r = { code: p.status, stdout: p.stdout, stderr: p.stderr };
+  }
   outputs.push(r);
   return r;
 }
@@ -175,8 +190,8 @@ async function mistake(
   args: string[],
   extra: Record<string, string | undefined>,
   expected: { code: number; error: RegExp; hint?: RegExp; failedRun?: RegExp },
-  pkg = cli,
-): Promise<CliResult> {
+  pkg?: CliPackage,
+): Promise<Ran> {
   const before = await state();
   const r = await cli$(args, extra, pkg);
   expect(r.code, r.stderr).toBe(expected.code);

@@ -3,6 +3,9 @@
 // same). A wrong key, a ClickHouse that does not answer, a user that may not write (the HTTP
 // front's read-only access), a data directory its owner may not write to, and one held by a
 // running service: exit 1, the failed line naming the problem and the fix, no secret printed.
+// The built CLI runs as a child where the child is what is checked (the first, all-good run and
+// the data directory held by a running `run`); the other cases run the CLI's main in process
+// (cli-in-process.ts): the same checks, exit status and output, without a node and engine start.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -14,6 +17,7 @@ import {
 import { spaceFinding } from "../../../src/ops/doctor/check.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import * as cli from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import {
   hasOpenssl,
   makeCertificates,
@@ -21,6 +25,7 @@ import {
 } from "../../helpers/servers.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
+import { migratedDataDir } from "../../helpers/warehouse.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
 const FRONT_TOKEN = "doctor-front-token-5b1e9d2c";
@@ -51,8 +56,7 @@ beforeAll(async () => {
   });
   root = mkdtempSync(join(testTmpDir(), "sessionhouse-doctor-"));
   dataDir = join(root, "data");
-  const migrated = await cli.runCli(pkg, ["migrate"], env());
-  expect(migrated.code, migrated.stderr).toBe(0);
+  await migratedDataDir(dataDir);
 }, 120_000);
 
 afterAll(async () => {
@@ -71,11 +75,29 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   });
 }
 
+/** What a doctor run printed and its exit status. */
+interface Doctored {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `doctor` in this process, or as the built CLI's child with `via: "child"`. */
 async function doctor(
   extra: Record<string, string> = {},
   args: string[] = [],
-): Promise<cli.CliResult> {
-  const r = await cli.runCli(pkg, ["doctor", ...args], env(extra));
+  via: "child" | "in-process" = "in-process",
+): Promise<Doctored> {
+  let r: Doctored;
+  if (via === "child")
+    r = await cli.runCli(pkg, ["doctor", ...args], env(extra));
+  else {
+    const own: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env(extra)))
+      if (v !== undefined) own[k] = v;
+    const p = await mainInProcess(own, "doctor", ...args);
+    r = { code: p.status, stdout: p.stdout, stderr: p.stderr };
+  }
   // The key is never echoed, not even in part.
   for (const text of [r.stdout, r.stderr])
     expect(text).not.toContain(API_KEY.slice(0, 8));
@@ -83,7 +105,7 @@ async function doctor(
 }
 
 /** The line of one check ("family name"). */
-function line(r: cli.CliResult, check: string): string {
+function line(r: Doctored, check: string): string {
   const found = r.stdout
     .split("\n")
     .find((l) => l.replace(/^\S+\s+/, "").startsWith(`${check}:`));
@@ -106,7 +128,7 @@ function machineWarnings(): string[] {
 }
 
 /** The checks that warn, as "family name". */
-function warned(r: cli.CliResult): string[] {
+function warned(r: Doctored): string[] {
   return r.stdout
     .split("\n")
     .filter((l) => l.startsWith("warn "))
@@ -168,8 +190,8 @@ const EVERY_CHECK = [
 ];
 
 describe("sessionhouse doctor", () => {
-  it("against the simulator and the embedded engine: exit 0, one line for every check", async () => {
-    const r = await doctor();
+  it("against the simulator and the embedded engine: exit 0, one line for every check (the built CLI)", async () => {
+    const r = await doctor({}, [], "child");
     expect(r.code, r.stdout + r.stderr).toBe(0);
     for (const check of EVERY_CHECK) line(r, check);
     expect(line(r, "clickhouse grants")).toMatch(/^ok\s.*embedded: all rights/);
@@ -411,7 +433,7 @@ describe("sessionhouse doctor", () => {
       expect(
         service.logs.find((l) => l.check === "data-dir held"),
       ).toMatchObject({ status: "ok" });
-      const r = await doctor();
+      const r = await doctor({}, [], "child");
       expect(r.code).toBe(1);
       expect(line(r, "data-dir held")).toMatch(
         new RegExp(

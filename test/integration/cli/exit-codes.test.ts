@@ -5,7 +5,10 @@
 // names the problem on stderr with a `hint:` line that names the fix, and prints no stack trace.
 // A command added to the tree without a row here fails the test. Most mistakes are refused while
 // the arguments are parsed: no simulator, no engine; one data directory, migrated once, serves
-// the few that read it, and the cases run a few at a time.
+// the few that read it. Every case runs the CLI's main in this process (cli-in-process.ts: main
+// writes the error and hint lines and returns the exit status the bin wrapper sets); the built
+// CLI as a child runs one case of each exit code, for the exit status of the real process and
+// its stderr without a stack trace, and `detect run --format csv`.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,7 +24,9 @@ import {
   type CliPackage,
   type CliResult,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
+import { migratedDataDir } from "../../helpers/warehouse.js";
 
 /** Exit status: 1 failed, 2 refused input (0 done and 130 interrupted are not mistakes). */
 type Code = 1 | 2;
@@ -352,9 +357,7 @@ beforeAll(async () => {
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, "a-file"), "not a directory\n");
   // The tables, for the mistakes found by reading them (an unknown job, an empty hunt).
-  const migrated = await runCli(cli, ["migrate"], env());
-  expect(migrated.stderr).toBe("");
-  expect(migrated.code).toBe(0);
+  await migratedDataDir(join(work, "data"));
 }, 120_000);
 
 afterAll(() => removeCli(cli));
@@ -426,19 +429,19 @@ function casesOf(path: string): Case[] {
   return cases;
 }
 
-/** Runs `jobs` at most `width` at a time. */
-async function limited<T>(
-  jobs: readonly (() => Promise<T>)[],
-  width: number,
-): Promise<T[]> {
-  const results: T[] = new Array<T>(jobs.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < jobs.length; i = next++)
-      results[i] = await (jobs[i] as () => Promise<T>)();
+/** A case run by the CLI's main in this process, as a child's result. */
+async function inProcess(c: Case): Promise<CliResult> {
+  const own: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env(c.env)))
+    if (v !== undefined) own[k] = v;
+  const r = await mainInProcess(own, ...c.args);
+  return {
+    code: r.status,
+    signal: null,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    logs: [],
   };
-  await Promise.all(Array.from({ length: width }, worker));
-  return results;
 }
 
 /** What is wrong with a case's result, in words; empty when it keeps the contract. */
@@ -531,14 +534,29 @@ describe("every command's exit code and message, for each kind of mistake", () =
 
   it("exits 2 (refused input) or 1 (failed), names the problem, gives a hint, prints no stack", async () => {
     const cases = Object.keys(COMMAND_TREE).flatMap(casesOf);
-    const results = await limited(
-      cases.map((c) => () => runCli(cli, c.args, env(c.env), 60_000)),
-      4,
-    );
-    const broken = cases.flatMap((c, i) =>
-      breaches(c, results[i] as CliResult),
-    );
+    // One at a time: main in process has this process's environment and output to itself.
+    const broken: string[] = [];
+    for (const c of cases) broken.push(...breaches(c, await inProcess(c)));
     expect(broken).toEqual([]);
     expect(cases.length).toBeGreaterThan(Object.keys(COMMAND_TREE).length * 2);
   }, 240_000);
+
+  it("the built CLI as a child: a case of each exit code exits with it, without a stack", async () => {
+    const cases = Object.keys(COMMAND_TREE).flatMap(casesOf);
+    // Refused while parsing (2), refused by the configuration (2), a data directory it cannot
+    // use (1): the three ways a case ends before any command's work.
+    const picked = [
+      cases.find((c) => c.mistake === "an unknown option"),
+      cases.find((c) => c.mistake === "a bad configuration value"),
+      cases.find((c) => c.code === 1),
+    ].filter((c) => c !== undefined);
+    expect(new Set(picked.map((c) => c.code))).toEqual(new Set([1, 2]));
+    const results = await Promise.all(
+      picked.map((c) => runCli(cli, c.args, env(c.env), 60_000)),
+    );
+    const broken = picked.flatMap((c, i) =>
+      breaches(c, results[i] as CliResult),
+    );
+    expect(broken).toEqual([]);
+  }, 120_000);
 });

@@ -3,6 +3,9 @@
 // is refused; a PDF asked for without Chromium fails (exit 1) and writes nothing; `report
 // verify` of a manifest listing no file fails; a directory an interrupted report left is named
 // as such, with what to do, and --replace writes over it (never over a finished report).
+// The first refusal runs the built CLI as a child (its exit status and stderr without a stack);
+// the other runs call the CLI's main in this process (cli-in-process.ts), which writes the same
+// lines and files and returns the status the bin wrapper sets.
 import {
   existsSync,
   mkdirSync,
@@ -14,6 +17,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeManifest } from "../../../src/evidence/manifest.js";
 import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { FROM, TO, reportFixture } from "../../helpers/report-fixture.js";
 import { select } from "../../helpers/warehouse.js";
 
@@ -48,8 +52,20 @@ beforeAll(async () => {
   await f.sim.close();
 }, 180_000);
 
+/** The CLI's main in this process: its exit status as `code`, and what it printed. */
+async function sessionhouse(
+  args: readonly string[],
+  extra: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const own: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...env, ...extra }))
+    if (v !== undefined) own[k] = v;
+  const r = await mainInProcess(own, ...args);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
 const report = (...args: string[]) =>
-  runCli(cli(), ["report", "access-review", ...PERIOD, ...args], env);
+  sessionhouse(["report", "access-review", ...PERIOD, ...args]);
 
 /** A misspelling of `s`: its first letter of the local part doubled. */
 const typo = (s: string) => `${s.slice(0, 1)}${s}`;
@@ -58,13 +74,21 @@ describe("report filters", () => {
   it("refuses a user nobody stored has (exit 2), naming the nearest seen; --force writes it and page one says so", async () => {
     expect(person).toContain("@");
     const out = join(outDir, "typo");
-    const refused = await report(
-      "--filter",
-      `user=${typo(person)}`,
-      "--format",
-      "json",
-      "--out",
-      out,
+    // The built CLI as a child.
+    const refused = await runCli(
+      cli(),
+      [
+        "report",
+        "access-review",
+        ...PERIOD,
+        "--filter",
+        `user=${typo(person)}`,
+        "--format",
+        "json",
+        "--out",
+        out,
+      ],
+      env,
     );
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain(
@@ -110,22 +134,18 @@ describe("report filters", () => {
 
 describe("report periods", () => {
   it("refuses a period that has not begun (exit 2)", async () => {
-    const r = await runCli(
-      cli(),
-      [
-        "report",
-        "access-review",
-        "--from",
-        "2099-01-01",
-        "--to",
-        "2099-02-01",
-        "--format",
-        "json",
-        "--out",
-        join(outDir, "future"),
-      ],
-      env,
-    );
+    const r = await sessionhouse([
+      "report",
+      "access-review",
+      "--from",
+      "2099-01-01",
+      "--to",
+      "2099-02-01",
+      "--format",
+      "json",
+      "--out",
+      join(outDir, "future"),
+    ]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(
       /the period 2099-01-01 00:00:00 to 2099-02-01 00:00:00 UTC has not begun/,
@@ -137,8 +157,7 @@ describe("report periods", () => {
 describe("report formats", () => {
   it("a PDF asked for without Chromium fails (exit 1), names report.pdf, why and what to do, and writes nothing", async () => {
     const out = join(outDir, "no-pdf");
-    const r = await runCli(
-      cli(),
+    const r = await sessionhouse(
       [
         "report",
         "access-review",
@@ -148,7 +167,7 @@ describe("report formats", () => {
         "--out",
         out,
       ],
-      { ...env, SESSIONHOUSE_CHROMIUM_PATH: "/nonexistent/chromium" },
+      { SESSIONHOUSE_CHROMIUM_PATH: "/nonexistent/chromium" },
     );
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(
@@ -163,7 +182,7 @@ describe("report formats", () => {
     const dir = join(outDir, "empty-manifest");
     mkdirSync(dir);
     writeManifest(dir, { kind: "access-review" }, {});
-    const r = await runCli(cli(), ["report", "verify", dir], env);
+    const r = await sessionhouse(["report", "verify", dir]);
     expect(r.code, r.stdout).toBe(1);
     expect(r.stderr).toContain("its manifest.json lists no file");
     expect(r.stdout).not.toMatch(/^OK/);
@@ -195,7 +214,7 @@ describe("an interrupted report", () => {
     expect(replaced.code, replaced.stderr).toBe(0);
     expect(readdirSync(out)).toContain("manifest.json");
     expect(readdirSync(out)).not.toContain("report.html");
-    const verify = await runCli(cli(), ["report", "verify", out], env);
+    const verify = await sessionhouse(["report", "verify", out]);
     expect(verify.code, verify.stderr).toBe(0);
 
     // A finished report is never written over, --replace or not.

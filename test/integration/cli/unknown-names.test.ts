@@ -6,7 +6,9 @@
 // output says plainly that no stored session names it yet.
 //
 // The embedded engine allows one process per data directory: this process opens the warehouse
-// only while no child runs.
+// only while no child runs. The first refusal runs the built CLI as a child (its exit status and
+// stderr, no stack); the others run the CLI's main in this process (cli-in-process.ts), which
+// writes the same lines and returns the status the bin wrapper sets.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionSchema } from "../../../src/api/schemas/session.js";
 import type { Config } from "../../../src/config/index.js";
@@ -20,6 +22,7 @@ import {
   type CliPackage,
   type CliResult,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { sessionRow } from "../../helpers/session-row.js";
 import {
   migratedWarehouse,
@@ -65,10 +68,10 @@ afterAll(() => {
   removeCli(cli);
 });
 
-function cli$(...args: string[]): Promise<CliResult> {
-  return runCli(
-    cli,
-    args,
+/** The environment of every run: the test's warehouse, an API nothing answers at. */
+function cliEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(
     cleanEnv({
       // An API nothing answers at: no refusal below may reach it.
       SESSIONHOUSE_API_URL: "http://127.0.0.1:9",
@@ -78,7 +81,23 @@ function cli$(...args: string[]): Promise<CliResult> {
       CLICKHOUSE_URL: config.clickhouse.url,
       SESSIONHOUSE_LOG_LEVEL: "silent",
     }),
-  );
+  ))
+    if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** What a run printed and its exit status. */
+type Ran = Pick<CliResult, "code" | "stdout" | "stderr">;
+
+/** The CLI's main in this process. */
+async function cli$(...args: string[]): Promise<Ran> {
+  const r = await mainInProcess(cliEnv(), ...args);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The built CLI as a child process. */
+function child$(...args: string[]): Promise<Ran> {
+  return runCli(cli, args, cliEnv());
 }
 
 /** A fingerprint of every table a command here could change, and how many tables there are. */
@@ -119,9 +138,10 @@ async function state(): Promise<Record<string, string>> {
 async function refused(
   args: string[],
   expected: { error: string; offered: string; nearest: string },
-): Promise<CliResult> {
+  run: (...args: string[]) => Promise<Ran> = cli$,
+): Promise<Ran> {
   const before = await state();
-  const r = await cli$(...args);
+  const r = await run(...args);
   expect(r.code, r.stderr).toBe(2);
   const [error, hint] = r.stderr.split("\n");
   expect(error).toBe(`error: ${expected.error}`);
@@ -139,11 +159,11 @@ async function refused(
 
 describe("a name that does not exist is refused, the nearest offered, nothing changed", () => {
   it("a stream, a report kind, a command", async () => {
-    await refused(["sync", "user"], {
-      error: 'no stream named "user"',
-      offered: "streams",
-      nearest: "users",
-    });
+    await refused(
+      ["sync", "user"],
+      { error: 'no stream named "user"', offered: "streams", nearest: "users" },
+      child$,
+    );
     await refused(["report", "acces-review", "--from", "2026-10-01"], {
       error: 'no report kind named "acces-review"',
       offered: "report kinds",
