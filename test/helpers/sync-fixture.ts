@@ -1,6 +1,7 @@
 // A sessions sync of one 6-hour window against a scripted server, with fast retries: what the
 // answer-check tests run, and what they read back (rows, dead letters, checkpoints).
 import type { ServerResponse } from "node:http";
+import { afterAll } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { syncSessions } from "../../src/pipeline/session-sync.js";
 import type { Warehouse } from "../../src/warehouse/client.js";
@@ -10,7 +11,13 @@ import {
   type StoredDeadLetter,
 } from "./expected.js";
 import { API_KEY, NOON, run, runDeps } from "./simulator.js";
-import { migratedWarehouse, select, testConfig } from "./warehouse.js";
+import {
+  freshDatabaseName,
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "./warehouse.js";
+import { quoteIdent } from "../../src/warehouse/sql.js";
 import { scriptedServer, type Recorded } from "./servers.js";
 import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
@@ -36,6 +43,51 @@ export function answer(res: ServerResponse, body: string | Buffer): void {
   res.end(body);
 }
 
+let sharedDatabase: string | undefined;
+let shared: { w: Warehouse; kept: Set<string> } | undefined;
+
+/**
+ * For the test file that calls this at its top level: its syncs share one migrated database,
+ * emptied before each (every table holding rows that the migration did not write is truncated),
+ * instead of a fresh one each, whose schema replay takes seconds. Each sync so starts from what
+ * a fresh database holds: no sessions, checkpoints, windows, runs or dead letters (a TRUNCATE
+ * also forgets the insert deduplication tokens a table kept, so the same rows store again).
+ */
+export function oneDatabaseForFile(): void {
+  sharedDatabase = freshDatabaseName();
+  afterAll(async () => {
+    await shared?.w.close();
+    shared = undefined;
+  });
+}
+
+/** The tables of `w` (views aside) holding rows, or whose row count the engine does not keep. */
+async function tablesWithRows(w: Warehouse): Promise<Set<string>> {
+  const rows = await select<{ name: string }>(
+    w,
+    "SELECT name FROM system.tables WHERE database = {db:String} AND engine NOT LIKE '%View' AND (total_rows IS NULL OR total_rows > 0)",
+    { db: w.database },
+  );
+  return new Set(rows.map((r) => r.name));
+}
+
+/** A migrated database as a fresh one is: the file's shared one emptied, or a new one. */
+async function freshWarehouse(config: Config): Promise<Warehouse> {
+  if (sharedDatabase === undefined) return migratedWarehouse(config);
+  if (!shared) {
+    const w = await migratedWarehouse(config);
+    shared = { w, kept: await tablesWithRows(w) };
+    return w;
+  }
+  const { w, kept } = shared;
+  for (const table of await tablesWithRows(w))
+    if (!kept.has(table))
+      await w.client.command({
+        query: `TRUNCATE TABLE ${quoteIdent(w.database)}.${quoteIdent(table)}`,
+      });
+  return w;
+}
+
 export async function syncAgainst(
   script: (n: number, req: Recorded, res: ServerResponse) => void,
   options: {
@@ -45,13 +97,16 @@ export async function syncAgainst(
   } = {},
 ): Promise<SyncOutcome> {
   const server = await scriptedServer(script);
-  const base = await testConfig({
-    SESSIONHOUSE_API_URL: server.url,
-    SESSIONHOUSE_API_KEY: API_KEY,
-    SESSIONHOUSE_WINDOW: "6h",
-    SESSIONHOUSE_MAX_RPS: "1000",
-    ...options.env,
-  });
+  const base = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: server.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_WINDOW: "6h",
+      SESSIONHOUSE_MAX_RPS: "1000",
+      ...options.env,
+    },
+    sharedDatabase,
+  );
   const config: Config = {
     ...base,
     api: {
@@ -63,7 +118,7 @@ export async function syncAgainst(
     },
     sessions: { ...base.sessions, ...options.sessions },
   };
-  const w: Warehouse = await migratedWarehouse(config);
+  const w = await freshWarehouse(config);
   const deps = runDeps(config, w);
   try {
     const error = await run(deps, SESSIONS_JOB, (ctx) =>
@@ -92,6 +147,6 @@ export async function syncAgainst(
   } finally {
     await deps.api.close();
     await server.close();
-    await w.close();
+    if (sharedDatabase === undefined) await w.close();
   }
 }
