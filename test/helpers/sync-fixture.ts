@@ -4,7 +4,6 @@ import type { ServerResponse } from "node:http";
 import { afterAll } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { syncSessions } from "../../src/pipeline/session-sync.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   storedDeadLetters,
   storedSessions,
@@ -12,12 +11,12 @@ import {
 } from "./expected.js";
 import { API_KEY, NOON, run, runDeps } from "./simulator.js";
 import {
-  freshDatabaseName,
   migratedWarehouse,
+  reusedDatabase,
   select,
   testConfig,
+  type ReusedDatabase,
 } from "./warehouse.js";
-import { quoteIdent } from "../../src/warehouse/sql.js";
 import { scriptedServer, type Recorded } from "./servers.js";
 import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
@@ -43,49 +42,17 @@ export function answer(res: ServerResponse, body: string | Buffer): void {
   res.end(body);
 }
 
-let sharedDatabase: string | undefined;
-let shared: { w: Warehouse; kept: Set<string> } | undefined;
+let shared: ReusedDatabase | undefined;
 
 /**
  * For the test file that calls this at its top level: its syncs share one migrated database,
- * emptied before each (every table holding rows that the migration did not write is truncated),
- * instead of a fresh one each, whose schema replay takes seconds. Each sync so starts from what
- * a fresh database holds: no sessions, checkpoints, windows, runs or dead letters (a TRUNCATE
- * also forgets the insert deduplication tokens a table kept, so the same rows store again).
+ * emptied before each (reusedDatabase in warehouse.ts), instead of a fresh one each, whose
+ * schema replay takes seconds. Each sync so starts from what a fresh database holds.
  */
 export function oneDatabaseForFile(): void {
-  sharedDatabase = freshDatabaseName();
-  afterAll(async () => {
-    await shared?.w.close();
-    shared = undefined;
-  });
-}
-
-/** The tables of `w` (views aside) holding rows, or whose row count the engine does not keep. */
-async function tablesWithRows(w: Warehouse): Promise<Set<string>> {
-  const rows = await select<{ name: string }>(
-    w,
-    "SELECT name FROM system.tables WHERE database = {db:String} AND engine NOT LIKE '%View' AND (total_rows IS NULL OR total_rows > 0)",
-    { db: w.database },
-  );
-  return new Set(rows.map((r) => r.name));
-}
-
-/** A migrated database as a fresh one is: the file's shared one emptied, or a new one. */
-async function freshWarehouse(config: Config): Promise<Warehouse> {
-  if (sharedDatabase === undefined) return migratedWarehouse(config);
-  if (!shared) {
-    const w = await migratedWarehouse(config);
-    shared = { w, kept: await tablesWithRows(w) };
-    return w;
-  }
-  const { w, kept } = shared;
-  for (const table of await tablesWithRows(w))
-    if (!kept.has(table))
-      await w.client.command({
-        query: `TRUNCATE TABLE ${quoteIdent(w.database)}.${quoteIdent(table)}`,
-      });
-  return w;
+  const db = reusedDatabase();
+  shared = db;
+  afterAll(() => db.close());
 }
 
 export async function syncAgainst(
@@ -105,7 +72,7 @@ export async function syncAgainst(
       SESSIONHOUSE_MAX_RPS: "1000",
       ...options.env,
     },
-    sharedDatabase,
+    shared?.name,
   );
   const config: Config = {
     ...base,
@@ -118,7 +85,9 @@ export async function syncAgainst(
     },
     sessions: { ...base.sessions, ...options.sessions },
   };
-  const w = await freshWarehouse(config);
+  const w = shared
+    ? await shared.fresh(config)
+    : await migratedWarehouse(config);
   const deps = runDeps(config, w);
   try {
     const error = await run(deps, SESSIONS_JOB, (ctx) =>
@@ -147,6 +116,6 @@ export async function syncAgainst(
   } finally {
     await deps.api.close();
     await server.close();
-    if (sharedDatabase === undefined) await w.close();
+    if (!shared) await w.close();
   }
 }
