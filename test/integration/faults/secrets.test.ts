@@ -5,11 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
-import {
-  migratedWarehouse,
-  select,
-  testConfig,
-} from "../../helpers/warehouse.js";
+import { select, testConfig } from "../../helpers/warehouse.js";
 import {
   buildCli,
   removeCli,
@@ -49,9 +45,6 @@ beforeAll(async () => {
     ),
   );
   config = await testConfig({});
-  // The schema replayed here rather than migrated by the first child (seconds): what the
-  // children print is what this file greps, and a migration prints no secret to hide.
-  await (await migratedWarehouse(config)).close();
   dir = mkdtempSync(join(testTmpDir(), "sessionhouse-secrets-"));
 }, 120_000);
 
