@@ -1,16 +1,22 @@
 // A sessions sync of one 6-hour window against a scripted server, with fast retries: what the
 // answer-check tests run, and what they read back (rows, dead letters, checkpoints).
 import type { ServerResponse } from "node:http";
+import { afterAll } from "vitest";
 import type { Config } from "../../src/config/index.js";
 import { syncSessions } from "../../src/pipeline/session-sync.js";
-import type { Warehouse } from "../../src/warehouse/client.js";
 import {
   storedDeadLetters,
   storedSessions,
   type StoredDeadLetter,
 } from "./expected.js";
 import { API_KEY, NOON, run, runDeps } from "./simulator.js";
-import { migratedWarehouse, select, testConfig } from "./warehouse.js";
+import {
+  migratedWarehouse,
+  reusedDatabase,
+  select,
+  testConfig,
+  type ReusedDatabase,
+} from "./warehouse.js";
 import { scriptedServer, type Recorded } from "./servers.js";
 import { SESSIONS_JOB } from "../../src/pipeline/names.js";
 
@@ -36,6 +42,19 @@ export function answer(res: ServerResponse, body: string | Buffer): void {
   res.end(body);
 }
 
+let shared: ReusedDatabase | undefined;
+
+/**
+ * For the test file that calls this at its top level: its syncs share one migrated database,
+ * emptied before each (reusedDatabase in warehouse.ts), instead of a fresh one each, whose
+ * schema replay takes seconds. Each sync so starts from what a fresh database holds.
+ */
+export function oneDatabaseForFile(): void {
+  const db = reusedDatabase();
+  shared = db;
+  afterAll(() => db.close());
+}
+
 export async function syncAgainst(
   script: (n: number, req: Recorded, res: ServerResponse) => void,
   options: {
@@ -45,13 +64,16 @@ export async function syncAgainst(
   } = {},
 ): Promise<SyncOutcome> {
   const server = await scriptedServer(script);
-  const base = await testConfig({
-    SESSIONHOUSE_API_URL: server.url,
-    SESSIONHOUSE_API_KEY: API_KEY,
-    SESSIONHOUSE_WINDOW: "6h",
-    SESSIONHOUSE_MAX_RPS: "1000",
-    ...options.env,
-  });
+  const base = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: server.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_WINDOW: "6h",
+      SESSIONHOUSE_MAX_RPS: "1000",
+      ...options.env,
+    },
+    shared?.name,
+  );
   const config: Config = {
     ...base,
     api: {
@@ -63,7 +85,9 @@ export async function syncAgainst(
     },
     sessions: { ...base.sessions, ...options.sessions },
   };
-  const w: Warehouse = await migratedWarehouse(config);
+  const w = shared
+    ? await shared.fresh(config)
+    : await migratedWarehouse(config);
   const deps = runDeps(config, w);
   try {
     const error = await run(deps, SESSIONS_JOB, (ctx) =>
@@ -92,6 +116,6 @@ export async function syncAgainst(
   } finally {
     await deps.api.close();
     await server.close();
-    await w.close();
+    if (!shared) await w.close();
   }
 }

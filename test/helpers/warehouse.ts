@@ -77,6 +77,63 @@ export async function migratedWarehouse(config: Config): Promise<Warehouse> {
   return w;
 }
 
+/** The tables of `w` (views aside) holding rows, or whose row count the engine does not keep. */
+async function tablesWithRows(w: Warehouse): Promise<Set<string>> {
+  const rows = await select<{ name: string }>(
+    w,
+    "SELECT name FROM system.tables WHERE database = {db:String} AND engine NOT LIKE '%View' AND (total_rows IS NULL OR total_rows > 0)",
+    { db: w.database },
+  );
+  return new Set(rows.map((r) => r.name));
+}
+
+export interface ReusedDatabase {
+  /** The database's name: the `database` of testConfig for every case that uses it. */
+  readonly name: string;
+  /**
+   * The database as a fresh migrated one is: migrated on the first call, on the next ones
+   * emptied (every table holding rows that the migration did not write is truncated; a
+   * TRUNCATE also forgets the insert deduplication tokens a table kept). Left open: `close`
+   * closes it.
+   */
+  fresh(config: Config): Promise<Warehouse>;
+  close(): Promise<void>;
+}
+
+/**
+ * One migrated database for the cases of a test file that each need a fresh one: emptying it
+ * takes a few statements where a new one replays the schema (seconds).
+ */
+export function reusedDatabase(): ReusedDatabase {
+  const name = freshDatabaseName();
+  let open: { w: Warehouse; kept: Set<string> } | undefined;
+  return {
+    name,
+    async fresh(config) {
+      if (config.clickhouse.database !== name)
+        throw new Error(
+          `reusedDatabase: the config names ${config.clickhouse.database}, not ${name}`,
+        );
+      if (!open) {
+        const w = await migratedWarehouse(config);
+        open = { w, kept: await tablesWithRows(w) };
+        return w;
+      }
+      const { w, kept } = open;
+      for (const table of await tablesWithRows(w))
+        if (!kept.has(table))
+          await w.client.command({
+            query: `TRUNCATE TABLE ${quoteIdent(w.database)}.${quoteIdent(table)}`,
+          });
+      return w;
+    },
+    async close() {
+      await open?.w.close();
+      open = undefined;
+    },
+  };
+}
+
 export async function select<T = Record<string, unknown>>(
   w: Warehouse,
   sql: string,

@@ -16,9 +16,13 @@ import {
   cursorOf,
   FROM,
   HOUR,
+  oneDatabaseForFile,
   syncAgainst,
   type SyncOutcome,
 } from "../../helpers/sync-fixture.js";
+
+// Every sync of the file in one database, emptied before each.
+oneDatabaseForFile();
 
 let sim: Simulator;
 let sessions: Record<string, unknown>[];

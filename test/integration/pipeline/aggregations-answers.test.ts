@@ -34,12 +34,25 @@ import {
 
 const HOUR = 3_600_000;
 let sim: Simulator;
+// One database for the file: each test syncs a job of its own name, and every read below
+// (stored windows, window states, dead letters, histogram rows) is by job.
+let config: Config;
+let w: Warehouse;
 
 beforeAll(async () => {
   sim = await testSimulator();
+  const made = await simulatorWarehouse(sim.url, {
+    SESSIONHOUSE_INITIAL_LOOKBACK: "2h",
+  });
+  config = {
+    ...made.config,
+    api: { ...made.config.api, maxRetries: 0 },
+  };
+  w = made.w;
 });
 afterAll(async () => {
-  await sim.close();
+  await w?.close();
+  await sim?.close();
 });
 
 const job = (name: string, groupBy = ["resource.technology"]) =>
@@ -50,13 +63,6 @@ const job = (name: string, groupBy = ["resource.technology"]) =>
     refetchMs: "2h",
     groupBy,
   });
-
-async function setup(): Promise<{ config: Config; w: Warehouse }> {
-  const { config, w } = await simulatorWarehouse(sim.url, {
-    SESSIONHOUSE_INITIAL_LOOKBACK: "2h",
-  });
-  return { config: { ...config, api: { ...config.api, maxRetries: 0 } }, w };
-}
 
 interface Step {
   datetime: string;
@@ -158,7 +164,6 @@ describe("an answer whose parts disagree", () => {
   it.each(DISAGREEING)(
     "%s: replaces nothing stored, keeps the window pending with the reason, dead-letters the answer; the next good answer is stored",
     async (name, change, reason) => {
-      const { config, w } = await setup();
       const j = job(`disagree_${DISAGREEING.findIndex((d) => d[0] === name)}`);
       const deps = runDeps(config, w);
       const sync = () =>
@@ -205,12 +210,10 @@ describe("an answer whose parts disagree", () => {
       expect(stored.histogram).toEqual(expected.histogram);
       expect(stored.numHits).toBe(expected.numHits);
       await deps.api.close();
-      await w.close();
     },
   );
 
   it("refuses a re-fetch whose step counts fewer hits than stored while numHits did not fall", async () => {
-    const { config, w } = await setup();
     const j = job("fallen_step");
     const deps = runDeps(config, w);
     const sync = () =>
@@ -247,11 +250,9 @@ describe("an answer whose parts disagree", () => {
         ?.state,
     ).toBe("stored");
     await deps.api.close();
-    await w.close();
   });
 
   it("stores an answer whose sibling buckets of a multi-valued field add up to more than their parent", async () => {
-    const { config, w } = await setup();
     const j = job("multi_valued", ["user.groups"]);
     const deps = runDeps(config, w);
     await run(deps, aggregationName(j), (ctx) =>
@@ -272,6 +273,5 @@ describe("an answer whose parts disagree", () => {
     });
     expect(open).toEqual([]);
     await deps.api.close();
-    await w.close();
   });
 });
