@@ -37,6 +37,7 @@ import {
 // One engine (or server connection) for the file; each case gets a database of its own.
 let base: Warehouse | undefined;
 afterAll(async () => {
+  if (walker) await drop(walker.w);
   await base?.close();
 });
 
