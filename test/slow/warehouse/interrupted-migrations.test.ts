@@ -1,12 +1,14 @@
 // A migration stopped between two statements (the process killed, a server error) is completed
-// by the next `migrate`: for every migration file and every statement boundary in it, a database
+// by the next `migrate`: for every migration file and the statement boundaries in it that can
+// differ (test/helpers/rerun-forms.ts: after every statement not a no-op when run again by its
+// form, after each such file's last statement, every boundary of the bootstrap), a database
 // holding sessions gets the migrations before it, then the file's first k statements as a
 // stopped run left them, then `migrate`; its tables, columns and rows must equal those of a
 // clean `migrate` over the same rows. Two kinds of stop: after statement k was recorded (killed
 // between two statements), and with statement k run but its ledger row not written (killed in
 // between, or a server error on that write): the next run runs statement k again, or for a
 // statement that must not run twice (src/warehouse/rerun-guards.ts) sees that it ran.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   openWarehouse,
   type Warehouse,
@@ -16,8 +18,16 @@ import {
   migrate,
   pendingMigrations,
   readMigrations,
+  renderSql,
+  type MigrationFile,
 } from "../../../src/warehouse/migrate.js";
+import { stopBoundaries } from "../../helpers/rerun-forms.js";
 import { onDatabase, rowsOf, schemaOf } from "../../helpers/schema-snapshot.js";
+import {
+  captureTemplate,
+  replayTemplate,
+  type SchemaTemplate,
+} from "../../helpers/schema-template.js";
 import {
   freshDatabaseName,
   select,
@@ -27,6 +37,7 @@ import {
 // One engine (or server connection) for the file; each case gets a database of its own.
 let base: Warehouse | undefined;
 afterAll(async () => {
+  if (walker) await drop(walker.w);
   await base?.close();
 });
 
@@ -36,6 +47,7 @@ async function freshDatabase(): Promise<Warehouse> {
 }
 
 const FILES = readMigrations();
+const BOOTSTRAP = FILES[0]?.version;
 
 /** Sessions over two months, one of them stored under two start times. */
 async function seed(w: Warehouse): Promise<void> {
@@ -55,15 +67,65 @@ async function seed(w: Warehouse): Promise<void> {
   });
 }
 
+// The state "migrated to the file before version v" is made once: one database walks the
+// migrations in order (a clean `migrate --to`), its tables, views and ledger are captured before
+// each file a case stops in, and every case's database gets that capture replayed (one CREATE
+// per object and the ledger's rows) instead of running every migration before it again.
+let walker: { w: Warehouse; at: number } | undefined;
+const captured = new Map<number, SchemaTemplate>();
+
+async function migratedBefore(version: number): Promise<SchemaTemplate> {
+  const done = captured.get(version);
+  if (done) return done;
+  const previous = FILES.filter((f) => f.version < version).at(-1);
+  if (!previous) throw new Error(`no migration before ${version}`);
+  if (!walker || walker.at > previous.version)
+    walker = { w: await freshDatabase(), at: 0 };
+  await migrate(walker.w, { to: previous.version });
+  walker.at = previous.version;
+  const template = await captureTemplate(walker.w);
+  // The replay must be the migrated state: same tables, columns and rows.
+  const check = await freshDatabase();
+  const statements = await replayTemplate(check, template);
+  expect(await snapshot(check)).toEqual(await snapshot(walker.w));
+  await drop(check);
+  const ordered = { ...template, statements };
+  captured.set(version, ordered);
+  return ordered;
+}
+
 /** A fresh database with the migrations before `version` applied and sessions stored. */
 async function before(version: number): Promise<Warehouse> {
   const w = await freshDatabase();
-  const previous = FILES.filter((f) => f.version < version).at(-1);
-  if (previous) {
-    await migrate(w, { to: previous.version });
-    await seed(w);
-  }
+  if (version === BOOTSTRAP) return w;
+  await replayTemplate(w, await migratedBefore(version));
+  await seed(w);
   return w;
+}
+
+type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+const references = new Map<
+  number,
+  Promise<{ clean: Snapshot; cleanFinal: Snapshot }>
+>();
+
+/** A clean `migrate` from the state before `version`: schema and rows, plain and under FINAL. */
+function cleanMigrate(
+  version: number,
+): Promise<{ clean: Snapshot; cleanFinal: Snapshot }> {
+  let reference = references.get(version);
+  if (!reference) {
+    reference = (async () => {
+      const w = await before(version);
+      await migrate(w);
+      const clean = await snapshot(w);
+      const cleanFinal = await snapshot(w, true);
+      await drop(w);
+      return { clean, cleanFinal };
+    })();
+    references.set(version, reference);
+  }
+  return reference;
 }
 
 /**
@@ -102,60 +164,71 @@ async function drop(w: Warehouse): Promise<void> {
   });
 }
 
-describe.each(FILES.map((f) => [f.name, f] as const))(
+/**
+ * Stops `file` after its first k statements, statement k recorded or run and not recorded, then
+ * runs `migrate`: the database's schema and rows (under FINAL for the second kind).
+ */
+async function stopAndResume(
+  file: MigrationFile,
+  k: number,
+  recorded: boolean,
+): Promise<Snapshot> {
+  const w = await before(file.version);
+  const pending = (await pendingMigrations(w, { to: file.version })).at(-1);
+  const todo = pending?.statements ?? [];
+  expect(todo.length).toBeGreaterThanOrEqual(k);
+  for (const s of todo.slice(0, k)) {
+    // The bootstrap's statements are never recorded (they run until the ledger exists).
+    if (file.version === BOOTSTRAP || !pending)
+      await w.client.command({ query: s.sql });
+    else if (recorded || s.index < k - 1)
+      await applyStatement(w, pending.file, s);
+    else
+      await expect(
+        applyStatement(
+          losingLedgerRow(w, `${file.name}#${s.index}`),
+          pending.file,
+          s,
+        ),
+      ).rejects.toThrow(/ledger row lost/);
+  }
+  await migrate(w);
+  const after = await snapshot(w, !recorded);
+  await drop(w);
+  return after;
+}
+
+// The boundaries stopped at (test/helpers/rerun-forms.ts says which and why): the stops after a
+// statement that is a no-op when run again by its form resume as the stop before it does.
+const STOPS = FILES.map((file) => {
+  const bootstrap = file.version === BOOTSTRAP;
+  const statements = renderSql(file.text, { db: "db" });
+  return {
+    file,
+    cases: stopBoundaries(statements, { bootstrap }).flatMap((k) =>
+      // The bootstrap writes no ledger row: there is one kind of stop.
+      (bootstrap ? [true] : [true, false]).map((recorded) => ({
+        k,
+        recorded,
+        kind: recorded ? "recorded" : "run, not recorded",
+        statement: (statements[k - 1] ?? "").replace(/\s+/g, " ").slice(0, 60),
+      })),
+    ),
+  };
+}).filter((f) => f.cases.length > 0);
+
+describe.each(STOPS.map((s) => [s.file.name, s] as const))(
   "migration %s stopped part way",
-  (_name, file) => {
-    let clean: Awaited<ReturnType<typeof snapshot>>;
-    let cleanFinal: Awaited<ReturnType<typeof snapshot>>;
-    let statements = 0;
-
-    beforeAll(async () => {
-      const w = await before(file.version);
-      statements =
-        (await pendingMigrations(w, { to: file.version })).at(-1)?.statements
-          .length ?? 0;
-      await migrate(w);
-      clean = await snapshot(w);
-      cleanFinal = await snapshot(w, true);
-      await drop(w);
-    });
-
-    it(
-      "is completed by the next migrate from every statement boundary",
-      { timeout: 900_000 },
-      async () => {
-        expect(statements).toBeGreaterThan(0);
-        for (let k = 1; k <= statements; k++) {
-          for (const recorded of [true, false]) {
-            const w = await before(file.version);
-            const pending = (
-              await pendingMigrations(w, { to: file.version })
-            ).at(-1);
-            const todo = pending?.statements ?? [];
-            for (const s of todo.slice(0, k)) {
-              // The bootstrap's statements are never recorded (they run until the ledger exists).
-              if (file.version === 1 || !pending)
-                await w.client.command({ query: s.sql });
-              else if (recorded || s.index < k - 1)
-                await applyStatement(w, pending.file, s);
-              else
-                await expect(
-                  applyStatement(
-                    losingLedgerRow(w, `${file.name}#${s.index}`),
-                    pending.file,
-                    s,
-                  ),
-                ).rejects.toThrow(/ledger row lost/);
-            }
-            await migrate(w);
-            const after = await snapshot(w, !recorded);
-            expect(
-              after,
-              `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
-            ).toEqual(recorded ? clean : cleanFinal);
-            await drop(w);
-          }
-        }
+  (_name, { file, cases }) => {
+    it.each(cases)(
+      "is completed by the next migrate after statement $k ($kind): $statement",
+      { timeout: 300_000 },
+      async ({ k, recorded }) => {
+        const { clean, cleanFinal } = await cleanMigrate(file.version);
+        expect(
+          await stopAndResume(file, k, recorded),
+          `${file.name} stopped after statement ${k} (${recorded ? "recorded" : "run, not recorded"})`,
+        ).toEqual(recorded ? clean : cleanFinal);
       },
     );
   },
@@ -163,12 +236,7 @@ describe.each(FILES.map((f) => [f.name, f] as const))(
 
 describe("a rebuild stopped inside ATTACH PARTITION ALL FROM", () => {
   it("attaches the partitions it had not attached yet, and no part twice", async () => {
-    const file = FILES.find((f) => f.version === 23);
-    if (!file) throw new Error("no migration 0023");
-    const reference = await before(23);
-    await migrate(reference);
-    const clean = await snapshot(reference);
-    await drop(reference);
+    const { clean } = await cleanMigrate(23);
 
     const w = await before(23);
     const pending = (await pendingMigrations(w, { to: 23 })).at(-1);
