@@ -13,7 +13,11 @@ import {
   writeCheckpoint,
   type DetectionHit,
 } from "../warehouse/index.js";
-import { DETECTIONS_JOB, detectionStream } from "../pipeline/names.js";
+import {
+  DETECTIONS_JOB,
+  SESSION_WRITING_JOBS,
+  detectionStream,
+} from "../pipeline/names.js";
 import type { Rule } from "./rule.js";
 import {
   checkRules,
@@ -88,10 +92,13 @@ export async function evaluateRules(
   };
   // A rule whose SQL is not a read stops the evaluation before any rule runs or records.
   await checkRules(w, rules, "arrived");
-  const running = await earliestRunningStart(w, DETECTIONS_JOB, options.nowMs);
-  const endMs = Math.min(options.nowMs, running ?? options.nowMs);
+  // A rule that reads sessions waits only for the runs that store sessions (an aggregation
+  // backfill or a directory stream never holds it back); a rule that reads another table waits
+  // for every run still writing.
+  const ends = await windowEnds(w, options.nowMs);
   const results: EvaluationResult[] = [];
   for (const rule of rules) {
+    const endMs = readsSessions(rule) ? ends.sessions : ends.any;
     const stream = detectionStream(rule.id);
     const cp = await readCheckpoint(w, stream);
     const fromMs = cp?.positionMs ?? endMs - options.initialLookbackMs;
@@ -157,4 +164,22 @@ export async function recordBackfillHits(
     });
   }
   return results;
+}
+
+/** Where the windows end: never past now, nor past the start of a run still writing. */
+async function windowEnds(
+  w: Warehouse,
+  nowMs: number,
+): Promise<{ sessions: number; any: number }> {
+  const any = await earliestRunningStart(w, DETECTIONS_JOB, nowMs);
+  const sessions = await earliestRunningStart(
+    w,
+    DETECTIONS_JOB,
+    nowMs,
+    SESSION_WRITING_JOBS,
+  );
+  return {
+    sessions: Math.min(nowMs, sessions ?? nowMs),
+    any: Math.min(nowMs, any ?? nowMs),
+  };
 }

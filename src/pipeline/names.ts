@@ -10,6 +10,17 @@ export const OPEN_REFRESH_JOB = `${SESSIONS_JOB}.refresh`;
 /** The reconciliation of the last days (moves no checkpoint). */
 export const RECONCILE_JOB = `${SESSIONS_JOB}.reconcile`;
 
+/**
+ * The jobs that store session rows (the sessions sync, its backfills, the open-session refresh
+ * and the reconciliation): a run of one of them still writing holds the window of the detection
+ * rules that read sessions; no other job's run does.
+ */
+export const SESSION_WRITING_JOBS = [
+  SESSIONS_JOB,
+  OPEN_REFRESH_JOB,
+  RECONCILE_JOB,
+] as const;
+
 /** The evaluation of the detection rules; each rule advances its own stream (detectionStream). */
 export const DETECTIONS_JOB = "detections";
 

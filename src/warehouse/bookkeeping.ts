@@ -376,15 +376,21 @@ export async function earliestRunningStart(
   w: Warehouse,
   exceptJob: string,
   nowMs: number,
+  /** Only runs of these jobs; absent: of every job. */
+  onlyJobs?: readonly string[],
 ): Promise<number | undefined> {
   const rows = await selectRows<{ started: string | null }>(
     w,
     `SELECT min(started_at) AS started FROM (
        SELECT job, started_at, status FROM ${qualified(w, Tables.runs)} FINAL
        WHERE started_at > {since:DateTime64(3, 'UTC')}
-     ) WHERE status = 'running' AND job != {job:String}
+     ) WHERE status = 'running' AND job != {job:String}${onlyJobs ? " AND job IN {jobs:Array(String)}" : ""}
      HAVING count() > 0`,
-    { job: exceptJob, since: chTime(nowMs - RUNNING_HORIZON_MS) },
+    {
+      job: exceptJob,
+      since: chTime(nowMs - RUNNING_HORIZON_MS),
+      ...(onlyJobs ? { jobs: [...onlyJobs] } : {}),
+    },
   );
   const started = rows[0]?.started;
   return started ? fromChTime(started) : undefined;

@@ -203,6 +203,34 @@ describe("windows on arrival", () => {
     );
     expect(Number(n?.n)).toBe(10_000);
   });
+
+  it("read past a run that stores no sessions: an aggregation backfill holds no session rule back", async () => {
+    const backfill = {
+      runId: "run-aggregation-backfill",
+      job: "aggregations.daily",
+      startedAtMs: T + 16 * MIN,
+      pages: 0,
+      rowsInserted: 0,
+      deadLetters: 0,
+      retries: 0,
+      error: "",
+    };
+    await recordRun(w, { ...backfill, status: "running" }, { retries: 0 });
+    await store(T + 17 * MIN, {
+      id: "beside-backfill",
+      start: "2026-01-05T12:16:00Z",
+    });
+    const during = await evaluate(T + 18 * MIN);
+    expect(during[0]).toMatchObject({
+      hits: 1,
+      window: { toMs: T + 18 * MIN },
+    });
+    await recordRun(
+      w,
+      { ...backfill, status: "succeeded", finishedAtMs: T + 19 * MIN },
+      { retries: 0 },
+    );
+  });
 });
 
 describe("the detections job of run", () => {
