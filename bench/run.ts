@@ -29,6 +29,7 @@ import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
 import { benchScale, scaleSessions } from "./scale-part.js";
 import { benchSessions } from "./sessions.js";
+import { benchTimeToDetect } from "./time-to-detect.js";
 
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
@@ -37,7 +38,7 @@ const DASHBOARD_SESSIONS = Number(
 /** BENCH_SCALE=1m, 10m or 100m: the sessions of the scale part (bench/scale.ts). */
 const SCALE = process.env.BENCH_SCALE;
 /**
- * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, scale, comma-separated)
+ * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, ttd, scale, comma-separated)
  * runs only those parts. The full run has the scale part when BENCH_SCALE is set.
  */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -49,6 +50,7 @@ const runs = (
     | "dashboards"
     | "retention"
     | "detections"
+    | "ttd"
     | "scale",
 ) => (ONLY ? ONLY.includes(part) : part !== "scale" || SCALE !== undefined);
 /** Sessions of the day the detections run over. */
@@ -290,6 +292,7 @@ async function main(): Promise<void> {
       `every detection rule over a day of ${fmt(det.sessions)} sessions p50 < 1 s: ${verdict(slow.length === 0)}`,
     );
   }
+  if (runs("ttd")) await benchTimeToDetect(say, targets);
   if (runs("retention")) {
     // 4. Retention: rollups of 10M sessions read for a year; a month's archive export.
     process.stderr.write(
