@@ -44,7 +44,11 @@ export function cpuSeconds(child: ChildProcess): number {
   }
 }
 
-export async function startSimulator(args: string[]): Promise<Sim> {
+/** A simulator in a process of its own; its clock the bench's fixed one unless given (`real`). */
+export async function startSimulator(
+  args: string[],
+  clock = `fixed:${CLOCK}`,
+): Promise<Sim> {
   const child = spawn(
     process.execPath,
     [
@@ -55,7 +59,7 @@ export async function startSimulator(args: string[]): Promise<Sim> {
       "--api-key",
       API_KEY,
       "--clock",
-      `fixed:${CLOCK}`,
+      clock,
       ...args,
     ],
     {

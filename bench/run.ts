@@ -34,6 +34,7 @@ import {
   ALERT_BUDGET_PER_DAY_PER_1000,
   alertRate,
 } from "../src/detections/alerts.js";
+import { benchTimeToDetect } from "./time-to-detect.js";
 
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
@@ -42,7 +43,7 @@ const DASHBOARD_SESSIONS = Number(
 /** BENCH_SCALE=1m, 10m or 100m: the sessions of the scale part (bench/scale.ts). */
 const SCALE = process.env.BENCH_SCALE;
 /**
- * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, alerts, scale, comma-separated)
+ * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, alerts, ttd, scale, comma-separated)
  * runs only those parts. The full run has the scale part when BENCH_SCALE is set.
  */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
@@ -55,6 +56,7 @@ const runs = (
     | "retention"
     | "detections"
     | "alerts"
+    | "ttd"
     | "scale",
 ) => (ONLY ? ONLY.includes(part) : part !== "scale" || SCALE !== undefined);
 /** Sessions of the day the detections run over. */
@@ -297,6 +299,7 @@ async function main(): Promise<void> {
     );
   }
   if (runs("alerts")) await benchAlerts(say, targets);
+  if (runs("ttd")) await benchTimeToDetect(say, targets);
   if (runs("retention")) {
     // 4. Retention: rollups of 10M sessions read for a year; a month's archive export.
     process.stderr.write(

@@ -26,6 +26,8 @@ const PREFIX = "sessionhouse_";
 type CheckpointPositions = ReadonlyArray<{
   stream: string;
   positionMs: number;
+  /** The period of the schedule the stream's job runs on, when the process schedules it. */
+  schedulePeriodMs?: number | undefined;
 }>;
 
 /** Where each stream's checkpoint is, read at scrape time. */
@@ -384,6 +386,18 @@ function checkpointGauges(
       for (const { stream, positionMs } of (await snapshot()) ?? []) {
         this.set({ stream }, checkpointLagMs(positionMs, nowMs) / 1000);
       }
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}stream_schedule_period_seconds`,
+    help: "Period of the schedule the stream's job runs on (the longest gap between two ticks): its lag may reach it with nothing wrong; the lag alert fires at lag minus this over 2 hours.",
+    labelNames: ["stream"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const { stream, schedulePeriodMs } of (await snapshot()) ?? [])
+        if (schedulePeriodMs !== undefined)
+          this.set({ stream }, schedulePeriodMs / 1000);
     },
   });
   new Gauge({

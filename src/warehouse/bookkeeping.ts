@@ -462,3 +462,44 @@ export async function deadLetterCounts(
   );
   return new Map(rows.map((r) => [r.job, Number(r.n)]));
 }
+
+/**
+ * The job whose schedule a checkpoint stream moves on, as SQL over `checkpoints.stream`: the job
+ * of the stream's name (sessions, aggregations.<job>, a directory stream), else the job its first
+ * part names (detections.<rule> → detections, rollups.session_keys → rollups). The lag alert
+ * (dashboards/provisioning/alerting/sessionhouse.yaml) and the "Lag per stream" panel
+ * (dashboards/exporter-health.json) copy this text and subtract that job's period;
+ * test/unit/dashboards/health-rules.test.ts holds the copies to it.
+ */
+export const STREAM_JOB_SQL = `if(stream IN (SELECT job FROM ${Tables.jobSchedules}), stream, splitByChar('.', stream)[1])`;
+
+/** A job's schedule as `run` starts it, and its period (the longest gap between two ticks). */
+interface JobSchedule {
+  job: string;
+  schedule: string;
+  periodMs: number;
+}
+
+/**
+ * Records the schedule of every job `run` schedules (migrations/0043_job_schedules.sql): the lag
+ * alert and the "Lag per stream" panel judge a stream against its job's period.
+ */
+export async function recordJobSchedules(
+  w: Warehouse,
+  schedules: readonly JobSchedule[],
+  options: InsertOptions,
+  atMs: number = Date.now(),
+): Promise<void> {
+  if (schedules.length === 0) return;
+  await insertRows(
+    w,
+    Tables.jobSchedules,
+    schedules.map((s) => ({
+      job: s.job,
+      schedule: s.schedule,
+      period_seconds: Math.round(s.periodMs / 1000),
+      recorded_at: chTime(atMs),
+    })),
+    options,
+  );
+}

@@ -37,7 +37,7 @@ export const CLOUD: ClusterMode = { kind: "cloud" };
  * Tables kept whole on every node when the others are sharded:
  * - the exporter's bookkeeping, which it reads to decide what to do next (checkpoints, window
  *   states, job definitions, the migration ledger, runs, poll misses, rollup days, retention
- *   settings, legal holds and their events, the service lease): small, and read right after it
+ *   settings, legal holds and their events, the service lease, the jobs' schedules): small, and read right after it
  *   is written;
  * - the entity (dimension) tables, which views join to sessions: ClickHouse refuses a JOIN of
  *   two Distributed tables (distributed_product_mode = deny), and a full copy on every node lets
@@ -56,6 +56,7 @@ const UNSHARDED: ReadonlySet<string> = new Set([
   Tables.legalHolds,
   Tables.legalHoldEvents,
   Tables.serviceLease,
+  Tables.jobSchedules,
   Tables.policySuspensions,
   Tables.users,
   Tables.usersHistory,

@@ -59,6 +59,7 @@ export {
   lastSuccesses,
   readCheckpoint,
   readCheckpoints,
+  recordJobSchedules,
   recordRun,
   runCountsIn,
   writeCheckpoint,

@@ -39,4 +39,5 @@ export const Tables = {
   retentionSettings: "retention_settings",
   serviceLease: "service_lease",
   detectionHits: "detection_hits",
+  jobSchedules: "job_schedules",
 } as const;

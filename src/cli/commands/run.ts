@@ -10,7 +10,7 @@ import { logResults, runDoctor } from "../../ops/doctor/index.js";
 import { checkReadiness } from "../../ops/readiness.js";
 import { checkpointPositions, waitingWindows } from "../../pipeline/status.js";
 import { startOpsServer, type OpsServer } from "../../ops/server.js";
-import { checkSchedules } from "../../scheduler/cron.js";
+import { checkSchedules, schedulePeriodMs } from "../../scheduler/cron.js";
 import {
   dueAtStart,
   pipelineJobs,
@@ -23,7 +23,7 @@ import { Scheduler } from "../../scheduler/scheduler.js";
 import { ServiceLease } from "../../scheduler/lease.js";
 import { parseFilters } from "../../reports/produce.js";
 import { FatalError, errorMessage } from "../../util/errors.js";
-import { lastSuccesses } from "../../warehouse/index.js";
+import { lastSuccesses, recordJobSchedules } from "../../warehouse/index.js";
 import { scrubber, type Logger } from "../../util/logger.js";
 import {
   newReadToken,
@@ -144,7 +144,17 @@ async function openService(
     personWaits: false,
   });
   // Only the scheduled streams: backfill checkpoints would grow the label set without bound.
-  metrics.watchCheckpoints(() => checkpointPositions(rt.warehouse, plans));
+  const periods = new Map(
+    plans.flatMap((p) =>
+      p.stream ? [[p.stream, schedulePeriodMs(p.schedule)] as const] : [],
+    ),
+  );
+  metrics.watchCheckpoints(async () =>
+    (await checkpointPositions(rt.warehouse, plans)).map((c) => ({
+      ...c,
+      schedulePeriodMs: periods.get(c.stream),
+    })),
+  );
   const scheduler = new Scheduler({
     jobs: [
       ...pipelineJobs({ ...rt, observer: metrics }, plans),
@@ -351,6 +361,31 @@ function listenForStop(
 }
 
 /**
+ * Records each job's schedule and its period (job_schedules), once the lease is held: the lag
+ * alert and panel judge a stream against its job's period, so a directory stream read once a day
+ * is not two hours late. A failure is logged; the streams are then judged as before.
+ */
+async function recordSchedules(service: Service): Promise<void> {
+  const { rt, plans } = service;
+  try {
+    await recordJobSchedules(
+      rt.warehouse,
+      plans.map((p) => ({
+        job: p.name,
+        schedule: p.schedule,
+        periodMs: schedulePeriodMs(p.schedule),
+      })),
+      { retries: rt.config.clickhouse.insertRetries, logger: rt.logger },
+    );
+  } catch (err) {
+    rt.logger.warn(
+      { err: errorMessage(err) },
+      "the jobs' schedules cannot be recorded: the lag alert judges every stream against 2 hours",
+    );
+  }
+}
+
+/**
  * Starts at once, without waiting for their tick, the jobs due at start (dueAtStart): the
  * sessions job, which checks the key, and every job that never succeeded or missed a tick. The
  * scheduler's slots still apply: the live jobs first, the others one after another.
@@ -404,6 +439,7 @@ async function serveUntilStopped(
       "service started",
     );
     if (await lease.acquire(stop.signal)) {
+      await recordSchedules(service);
       scheduler.start();
       await startDueJobs(service);
     }

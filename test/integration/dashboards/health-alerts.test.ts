@@ -7,11 +7,15 @@ import type { Config } from "../../../src/config/index.js";
 import { syncStream } from "../../../src/pipeline/streams.js";
 import {
   backfillStream,
+  detectionStream,
   SESSIONS_STREAM,
 } from "../../../src/pipeline/names.js";
+import { schedulePeriodMs } from "../../../src/scheduler/cron.js";
+import { planJobs } from "../../../src/scheduler/jobs.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import {
   insertDeadLetters,
+  recordJobSchedules,
   recordRun,
   writeCheckpoint,
   type Warehouse,
@@ -132,6 +136,54 @@ describe("exporter-health alert rules", () => {
     // Caught up: quiet.
     await writeCheckpoint(w, SESSIONS_STREAM, Date.now() - 60_000, {}, insert);
     expect(await firingNow("sessionhouse-exporter-lag")).toEqual([]);
+  });
+
+  it("lag: judges each stream against its job's schedule: a daily directory stream read 20 hours ago is quiet, 30 hours ago fires", async () => {
+    // The schedules as `run` records them, the defaults: inventory daily, detections each minute.
+    const plans = planJobs(config);
+    await recordJobSchedules(
+      w,
+      plans.map((p) => ({
+        job: p.name,
+        schedule: p.schedule,
+        periodMs: schedulePeriodMs(p.schedule),
+      })),
+      insert,
+    );
+    expect(plans.find((p) => p.name === "inventory")?.schedule).toBe(
+      "53 3 * * *",
+    );
+    const now = Date.now();
+    const rule3h = detectionStream("health-three-hours");
+    await writeCheckpoint(w, "inventory", now - 30 * HOUR_MS, {}, insert);
+    await writeCheckpoint(w, rule3h, now - 3 * HOUR_MS, {}, insert);
+    const firing = async () =>
+      (await firingNow("sessionhouse-exporter-lag"))
+        .map((i) => i.labels.stream)
+        .sort();
+    expect(await firing()).toEqual(["inventory", rule3h].sort());
+    // Read again twenty hours ago: within its day, quiet; the rule's stream (each minute) still fires.
+    await writeCheckpoint(w, "inventory", now - 20 * HOUR_MS, {}, insert);
+    expect(await firing()).toEqual([rule3h]);
+    // The panel reads the same: the daily stream 0 behind its schedule, the rule's about 3 hours.
+    const board = loadDashboards().find(
+      (d) => d.file === "exporter-health.json",
+    );
+    const panel = board?.dashboard.panels.find(
+      (p) => p.title === "Lag per stream",
+    );
+    if (!panel) throw new Error("no Lag per stream panel");
+    const [sql] = panelSql(panel, { fromMs: now - HOUR_MS, toMs: now }, [
+      { name: "job", current: ["$__all"], options: [] },
+    ]);
+    const lag = new Map(
+      (await run(w, sql ?? "")).rows.map((r) => [String(r[0]), Number(r[1])]),
+    );
+    expect(lag.get("inventory")).toBe(0);
+    expect(lag.get(rule3h)).toBeGreaterThan(3 * 3600 - 120);
+    // Caught up: quiet again.
+    await writeCheckpoint(w, rule3h, Date.now() - 60_000, {}, insert);
+    expect(await firing()).toEqual([]);
   });
 
   it("API key refused: fires for a job whose last run the control plane refused, not once the key works nor for a 5xx", async () => {

@@ -24,6 +24,9 @@ import {
   SESSIONS_STREAM,
   ENTITY_STREAMS,
 } from "../../../src/pipeline/names.js";
+import { STREAM_JOB_SQL } from "../../../src/warehouse/bookkeeping.js";
+import { planJobs } from "../../../src/scheduler/jobs.js";
+import { loadConfig } from "../../../src/config/index.js";
 import { clickhouseQuery, loadAlertRules } from "../../helpers/alerts.js";
 import { REPO_ROOT } from "../../helpers/dashboards.js";
 
@@ -71,6 +74,36 @@ describe("live streams", () => {
     const clause = `NOT match(stream, '${BACKFILL_STREAM_REGEX}')`;
     expect(rule("sessionhouse-exporter-lag")).toContain(clause);
     expect(lagPanelSql()).toContain(clause);
+  });
+});
+
+describe("a stream's schedule", () => {
+  it("the lag alert and the Lag per stream panel find a stream's job by the same text and subtract its period", () => {
+    for (const sql of [rule("sessionhouse-exporter-lag"), lagPanelSql()]) {
+      expect(sql).toContain(`${STREAM_JOB_SQL} AS job`);
+      expect(sql).toContain("argMax(period_seconds, recorded_at)");
+      expect(sql).toContain("- s.period_seconds");
+    }
+  });
+
+  it("every live stream's job is one `run` schedules, by that rule", () => {
+    // STREAM_JOB_SQL in words: the job of the stream's name, else the job its first part names.
+    const plans = planJobs(
+      loadConfig({
+        env: {
+          SESSIONHOUSE_API_URL: "https://cp.example.com",
+          SESSIONHOUSE_API_KEY: "k-123456789abcdef",
+        },
+      }),
+      { includeDisabled: true },
+    );
+    const jobs = new Set(plans.map((p) => p.name));
+    const jobOf = (stream: string) =>
+      jobs.has(stream) ? stream : stream.split(".")[0];
+    for (const p of plans.filter((p) => p.stream))
+      expect(jobOf(p.stream ?? ""), p.name).toBe(p.name);
+    expect(jobOf(detectionStream("a.b"))).toBe("detections");
+    expect(jobOf(ROLLUPS_KEYS_STREAM)).toBe("rollups");
   });
 });
 

@@ -193,9 +193,25 @@ describe("Metrics", () => {
           stream: "aggregations.logs_by_technology",
           positionMs: NOW - 3_600_000,
         },
+        {
+          stream: "inventory",
+          positionMs: NOW - 20 * 3_600_000,
+          schedulePeriodMs: 86_400_000,
+        },
       ]);
     });
     let e = parsePrometheusText(await m.text());
+    // The period a stream may lag with nothing wrong, where the process knows its schedule.
+    expect(
+      sampleValue(e, "sessionhouse_stream_schedule_period_seconds", {
+        stream: "inventory",
+      }),
+    ).toBe(86_400);
+    expect(
+      sampleValue(e, "sessionhouse_stream_schedule_period_seconds", {
+        stream: "sessions",
+      }),
+    ).toBeUndefined();
     expect(
       sampleValue(e, "sessionhouse_stream_lag_seconds", { stream: "sessions" }),
     ).toBe(90);
