@@ -112,22 +112,34 @@ export async function evaluateRules(
       continue;
     }
     const window: Window = { fromMs, toMs: endMs, scope: "arrived" };
-    const hits = await recordWindow(w, rule, window, options.insert, at);
+    const result = await windowResult(w, rule, window, options.insert, at);
     await writeCheckpoint(
       w,
       stream,
       endMs,
-      { hits: hits.length },
+      { hits: result.hits },
       options.insert,
     );
-    results.push({
-      rule: rule.id,
-      window,
-      hits: hits.length,
-      historical: historicalCount(hits),
-    });
+    results.push(result);
   }
   return results;
+}
+
+/** A rule's window recorded: how many hits it found, how many of them historical. */
+async function windowResult(
+  w: Warehouse,
+  rule: Rule,
+  window: Window,
+  insert: InsertOptions,
+  at: HitClock,
+): Promise<EvaluationResult> {
+  const hits = await recordWindow(w, rule, window, insert, at);
+  return {
+    rule: rule.id,
+    window,
+    hits: hits.length,
+    historical: historicalCount(hits),
+  };
 }
 
 /**
@@ -154,15 +166,8 @@ export async function recordBackfillHits(
     scope: "arrived",
   };
   const results: EvaluationResult[] = [];
-  for (const rule of sessionRules) {
-    const hits = await recordWindow(w, rule, window, options.insert, at);
-    results.push({
-      rule: rule.id,
-      window,
-      hits: hits.length,
-      historical: historicalCount(hits),
-    });
-  }
+  for (const rule of sessionRules)
+    results.push(await windowResult(w, rule, window, options.insert, at));
   return results;
 }
 
