@@ -1,9 +1,9 @@
 // Runs test files a second time against a ClickHouse server: the HTTP front over a real engine
 // (scripts/http-front.mjs), so that the server insert path, its retries and its error handling
 // run on machines without a ClickHouse server. Arguments are passed to vitest; without any, the
-// sync, aggregation, dashboard and query-output suites run (not the wire chaos run: the
-// first pass's two-services suite already kills exporters inserting through a front, and CI's
-// 25 minutes hold both passes only without it). Uses the build in dist/.
+// suites scripts/server-suites.mjs lists for the server pass run: the ones that run a source
+// branching on the warehouse's kind (the rest issue the same SQL through the same client on both
+// kinds, and the first pass proves them). Uses the build in dist/.
 //
 //   npm run build && node scripts/test-server.mjs [vitest args…]
 import { spawn } from "node:child_process";
@@ -12,32 +12,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { SERVER_SUITES } from "./server-suites.mjs";
 
-const SUITES = [
-  "test/integration/pipeline",
-  "test/integration/cli/query.test.ts",
-  "test/integration/dashboards/queries.test.ts",
-  "test/integration/faults/clickhouse-faults.test.ts",
-  "test/integration/faults/secrets.test.ts",
-  "test/integration/streams/directory-contract.test.ts",
-  "test/integration/streams/list-counts.test.ts",
-  "test/integration/cli/abandoned-runs.test.ts",
-  "test/integration/reports/backfill-coverage.test.ts",
-  "test/integration/faults/sessions-windows.test.ts",
-  "test/integration/streams/integrity-property.test.ts",
-  "test/integration/warehouse/bad-rows.test.ts",
-  "test/integration/warehouse/engine-rows.test.ts",
-  "test/integration/warehouse/session-columns.test.ts",
-  "test/integration/scheduler/lease.test.ts",
-  "test/integration/warehouse/checkpoint-monotonic.test.ts",
-  "test/integration/warehouse/standard-views.test.ts",
-  "test/integration/cli/export.test.ts",
-  "test/integration/warehouse/upgrade-fixtures.test.ts",
-  "test/integration/cli/migrate-dry-run.test.ts",
-  "test/integration/cli/migrate-killed.test.ts",
-  "test/integration/detections/arrival.test.ts",
-  "test/integration/detections/sigma.test.ts",
-];
+const SUITES = SERVER_SUITES.filter((s) => s.pass === "server").map(
+  (s) => s.suite,
+);
 
 // The front's engine directory is removed when the pass ends.
 const frontDir = mkdtempSync(join(tmpdir(), "sessionhouse-front-"));
