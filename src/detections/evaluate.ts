@@ -171,6 +171,35 @@ export async function recordBackfillHits(
   return results;
 }
 
+/** How long the detections job waits for a run storing sessions to end before it reads. */
+export const SESSION_WRITERS_WAIT_MS = 20_000;
+
+/**
+ * Waits until no run that stores sessions is running, polling every 250 ms, for at most `maxMs`
+ * or until `signal` aborts: the sessions job and the detections tick on the same minute, and a
+ * sessions run that ends within the wait (a minute of sessions takes a second or two) is read by
+ * this evaluation instead of the next one, a minute later. A run still going when the wait ends
+ * (an open-session refresh of thousands) holds the window's end at its start, as ever.
+ */
+export async function waitForSessionWriters(
+  w: Warehouse,
+  maxMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (signal?.aborted !== true) {
+    const now = Date.now();
+    const running = await earliestRunningStart(
+      w,
+      DETECTIONS_JOB,
+      now,
+      SESSION_WRITING_JOBS,
+    );
+    if (running === undefined || now >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 /** Where the windows end: never past now, nor past the start of a run still writing. */
 async function windowEnds(
   w: Warehouse,

@@ -30,7 +30,11 @@ import {
   type EntityStream,
 } from "../pipeline/names.js";
 import { syncStream, type StreamJob } from "../pipeline/streams.js";
-import { evaluateRules } from "../detections/evaluate.js";
+import {
+  evaluateRules,
+  SESSION_WRITERS_WAIT_MS,
+  waitForSessionWriters,
+} from "../detections/evaluate.js";
 import { historicalAfterMs } from "../detections/history.js";
 import { loadRules, ruleDirs } from "../detections/rule.js";
 
@@ -303,6 +307,11 @@ async function runJob(ctx: JobContext, plan: JobPlan): Promise<void> {
  */
 async function runDetections(ctx: JobContext): Promise<void> {
   const rules = loadRules(ruleDirs(ctx.config.detections.dir));
+  await waitForSessionWriters(
+    ctx.warehouse,
+    SESSION_WRITERS_WAIT_MS,
+    ctx.signal,
+  );
   const results = await evaluateRules(ctx.warehouse, rules, {
     insert: ctx.insert,
     initialLookbackMs: ctx.config.detections.initialLookbackMs,

@@ -70,14 +70,19 @@ function scopeParts(
       inScope: `start_time >= ${FROM} AND start_time < ${TO}`,
       startBound: FROM,
     };
-  // A session is in the window when its latest read (the row FINAL keeps, its fetched_at) is:
-  // a session read again later belongs to that later window. session_keys (small, with the
-  // range of read times of each granule) gives the earliest start among the keys read in the
-  // window; NULL when none was, and then no session is read at all.
+  // A session is in the window when its latest read (the row FINAL keeps, its fetched_at) is at
+  // or after the window's start. No upper bound: a session read again after the window's end
+  // and stored before this read (the sessions job re-reads its lookback every minute, beside the
+  // detections) has only that later read left, and a bound at the end would leave it out of this
+  // window and, read again each minute, out of every later one. Read twice, it fires once (its
+  // hit key is recorded); the window's end still bounds the checkpoint, since everything read
+  // before the end is stored. session_keys (small, with the range of read times of each
+  // granule) gives the earliest start among the keys read since the start; NULL when none was,
+  // and then no session is read at all.
   const keys = `${quoteIdent(db)}.${quoteIdent(Tables.sessionKeys)}`;
   return {
-    inScope: `fetched_at >= ${FROM} AND fetched_at < ${TO}`,
-    startBound: `(SELECT minOrNull(start_time) FROM ${keys} WHERE fetched_at >= ${FROM} AND fetched_at < ${TO})`,
+    inScope: `fetched_at >= ${FROM}`,
+    startBound: `(SELECT minOrNull(start_time) FROM ${keys} WHERE fetched_at >= ${FROM})`,
   };
 }
 

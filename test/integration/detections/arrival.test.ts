@@ -162,11 +162,18 @@ describe("windows on arrival", () => {
       id: "during-run",
       start: "2026-01-05T12:05:00Z",
     });
+    // What the run stored before the evaluation is read at once; the checkpoint stops at the
+    // run's start all the same.
     const during = await evaluate(T + 8 * MIN);
-    expect(during[0]).toMatchObject({ hits: 0, window: { toMs: T + 6 * MIN } });
+    expect(during[0]).toMatchObject({ hits: 1, window: { toMs: T + 6 * MIN } });
     expect(
       (await readCheckpoint(w, "detections.postgres-sessions"))?.positionMs,
     ).toBe(T + 6 * MIN);
+    // Read by the run before that evaluation, stored after it: the next window has it.
+    await store(T + 7.5 * MIN, {
+      id: "stored-late-in-run",
+      start: "2026-01-05T12:06:00Z",
+    });
 
     await recordRun(
       w,
@@ -182,6 +189,7 @@ describe("windows on arrival", () => {
       "a",
       "during-run",
       "late",
+      "stored-late-in-run",
     ]);
   });
 
@@ -231,6 +239,37 @@ describe("windows on arrival", () => {
       { retries: 0 },
     );
   });
+  it("fire on a session read again by every sessions run that overlaps the evaluation", async () => {
+    // The sessions job re-reads its lookback every minute, on the tick the detections share: the
+    // latest read of a session is then after the window's end by the time the window is read.
+    const ticks = [20, 22, 24];
+    for (const [i, tick] of ticks.entries()) {
+      const run = {
+        runId: `run-reread-${i}`,
+        job: "sessions",
+        startedAtMs: T + tick * MIN,
+        pages: 0,
+        rowsInserted: 0,
+        deadLetters: 0,
+        retries: 0,
+        error: "",
+      };
+      await recordRun(w, { ...run, status: "running" }, { retries: 0 });
+      // Read first on the first tick, and again on each later one, always before the evaluation.
+      await store(T + tick * MIN + 500, {
+        id: "re-read",
+        start: "2026-01-05T12:19:30Z",
+      });
+      const result = await evaluate(T + tick * MIN + 1_000);
+      expect(result[0]?.window?.toMs).toBe(T + tick * MIN);
+      await recordRun(
+        w,
+        { ...run, status: "succeeded", finishedAtMs: T + tick * MIN + 800 },
+        { retries: 0 },
+      );
+    }
+    expect((await hits()).map((h) => h.hit_key)).toContain("re-read");
+  });
 });
 
 describe("the detections job of run", () => {
@@ -277,5 +316,58 @@ describe("the detections job of run", () => {
       "SELECT status FROM {db}.runs FINAL WHERE job = 'detections'",
     );
     expect(run?.status).toBe("succeeded");
+  });
+  it("waits for a sessions run of the same tick to end, and reads what it stored", async () => {
+    const plan = planJobs(config).find((p) => p.name === "detections");
+    const startedAtMs = Date.now();
+    const run = {
+      runId: "run-same-tick",
+      job: "sessions",
+      startedAtMs,
+      pages: 0,
+      rowsInserted: 0,
+      deadLetters: 0,
+      retries: 0,
+      error: "",
+    };
+    await recordRun(w, { ...run, status: "running" }, { retries: 0 });
+    const api = ControlPlaneApi.fromConfig(config);
+    try {
+      const [job] = pipelineJobs(
+        {
+          config,
+          api,
+          warehouse: w,
+          logger: createLogger({ level: "silent" }),
+        },
+        plan ? [plan] : [],
+      );
+      const idle = new AbortController().signal;
+      const evaluation = job?.run({ signal: idle, stopping: idle });
+      // The sessions run stores a session a second after both started, then ends.
+      await new Promise((r) => setTimeout(r, 1_000));
+      await store(Date.now(), {
+        id: "same-tick",
+        start: new Date(Date.now() - 30_000).toISOString(),
+        address: "198.51.100.8",
+        native: "analyst",
+      });
+      await recordRun(
+        w,
+        { ...run, status: "succeeded", finishedAtMs: Date.now() },
+        { retries: 0 },
+      );
+      await evaluation;
+    } finally {
+      await api.close();
+    }
+    // The window reached past the run's start: it was read after the run ended.
+    const cp = await readCheckpoint(w, "detections.public-address-logon");
+    expect(cp?.positionMs).toBeGreaterThan(startedAtMs + 1_000);
+    const rows = await select<{ rule_id: string }>(
+      w,
+      "SELECT rule_id FROM {db}.detection_hits FINAL WHERE hit_key = 'same-tick' ORDER BY rule_id",
+    );
+    expect(rows.map((r) => r.rule_id)).toContain("public-address-logon");
   });
 });
