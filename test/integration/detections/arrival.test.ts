@@ -103,6 +103,37 @@ async function store(
   }
 }
 
+/** A run of `job` as the runs table records it, with nothing counted yet. */
+const runOf = (runId: string, job: string, startedAtMs: number) => ({
+  runId,
+  job,
+  startedAtMs,
+  pages: 0,
+  rowsInserted: 0,
+  deadLetters: 0,
+  retries: 0,
+  error: "",
+});
+
+/** The detections job as `run` schedules it, started now; resolves when its run ends. */
+function detectionsJob(): () => Promise<void> {
+  const plan = planJobs(config).find((p) => p.name === "detections");
+  const api = ControlPlaneApi.fromConfig(config);
+  const [job] = pipelineJobs(
+    { config, api, warehouse: w, logger: createLogger({ level: "silent" }) },
+    plan ? [plan] : [],
+  );
+  const idle = new AbortController().signal;
+  const running = job?.run({ signal: idle, stopping: idle });
+  return async () => {
+    try {
+      await running;
+    } finally {
+      await api.close();
+    }
+  };
+}
+
 const evaluate = (nowMs: number) =>
   evaluateRules(w, rules, {
     insert: { retries: 0 },
@@ -145,16 +176,7 @@ describe("windows on arrival", () => {
   });
 
   it("stop at the start of a run still writing, and read what it stored once it ended", async () => {
-    const run = {
-      runId: "run-writing",
-      job: "sessions",
-      startedAtMs: T + 6 * MIN,
-      pages: 0,
-      rowsInserted: 0,
-      deadLetters: 0,
-      retries: 0,
-      error: "",
-    };
+    const run = runOf("run-writing", "sessions", T + 6 * MIN);
     // The run's own clock is the wall clock's: the test's instants are in the past, so the
     // evaluation's `now` is too, and only the run bounds the window.
     await recordRun(w, { ...run, status: "running" }, { retries: 0 });
@@ -213,16 +235,11 @@ describe("windows on arrival", () => {
   });
 
   it("read past a run that stores no sessions: an aggregation backfill holds no session rule back", async () => {
-    const backfill = {
-      runId: "run-aggregation-backfill",
-      job: "aggregations.daily",
-      startedAtMs: T + 16 * MIN,
-      pages: 0,
-      rowsInserted: 0,
-      deadLetters: 0,
-      retries: 0,
-      error: "",
-    };
+    const backfill = runOf(
+      "run-aggregation-backfill",
+      "aggregations.daily",
+      T + 16 * MIN,
+    );
     await recordRun(w, { ...backfill, status: "running" }, { retries: 0 });
     await store(T + 17 * MIN, {
       id: "beside-backfill",
@@ -244,16 +261,7 @@ describe("windows on arrival", () => {
     // latest read of a session is then after the window's end by the time the window is read.
     const ticks = [20, 22, 24];
     for (const [i, tick] of ticks.entries()) {
-      const run = {
-        runId: `run-reread-${i}`,
-        job: "sessions",
-        startedAtMs: T + tick * MIN,
-        pages: 0,
-        rowsInserted: 0,
-        deadLetters: 0,
-        retries: 0,
-        error: "",
-      };
+      const run = runOf(`run-reread-${i}`, "sessions", T + tick * MIN);
       await recordRun(w, { ...run, status: "running" }, { retries: 0 });
       // Read first on the first tick, and again on each later one, always before the evaluation.
       await store(T + tick * MIN + 500, {
@@ -286,22 +294,7 @@ describe("the detections job of run", () => {
       address: "198.51.100.7",
       native: "analyst",
     });
-    const api = ControlPlaneApi.fromConfig(config);
-    try {
-      const [job] = pipelineJobs(
-        {
-          config,
-          api,
-          warehouse: w,
-          logger: createLogger({ level: "silent" }),
-        },
-        plan ? [plan] : [],
-      );
-      const idle = new AbortController().signal;
-      await job?.run({ signal: idle, stopping: idle });
-    } finally {
-      await api.close();
-    }
+    await detectionsJob()();
     const rows = await select<{ rule_id: string; hit_key: string }>(
       w,
       "SELECT rule_id, hit_key FROM {db}.detection_hits FINAL WHERE hit_key = 'public' ORDER BY rule_id",
@@ -318,49 +311,24 @@ describe("the detections job of run", () => {
     expect(run?.status).toBe("succeeded");
   });
   it("waits for a sessions run of the same tick to end, and reads what it stored", async () => {
-    const plan = planJobs(config).find((p) => p.name === "detections");
     const startedAtMs = Date.now();
-    const run = {
-      runId: "run-same-tick",
-      job: "sessions",
-      startedAtMs,
-      pages: 0,
-      rowsInserted: 0,
-      deadLetters: 0,
-      retries: 0,
-      error: "",
-    };
+    const run = runOf("run-same-tick", "sessions", startedAtMs);
     await recordRun(w, { ...run, status: "running" }, { retries: 0 });
-    const api = ControlPlaneApi.fromConfig(config);
-    try {
-      const [job] = pipelineJobs(
-        {
-          config,
-          api,
-          warehouse: w,
-          logger: createLogger({ level: "silent" }),
-        },
-        plan ? [plan] : [],
-      );
-      const idle = new AbortController().signal;
-      const evaluation = job?.run({ signal: idle, stopping: idle });
-      // The sessions run stores a session a second after both started, then ends.
-      await new Promise((r) => setTimeout(r, 1_000));
-      await store(Date.now(), {
-        id: "same-tick",
-        start: new Date(Date.now() - 30_000).toISOString(),
-        address: "198.51.100.8",
-        native: "analyst",
-      });
-      await recordRun(
-        w,
-        { ...run, status: "succeeded", finishedAtMs: Date.now() },
-        { retries: 0 },
-      );
-      await evaluation;
-    } finally {
-      await api.close();
-    }
+    const ended = detectionsJob();
+    // The sessions run stores a session a second after both started, then ends.
+    await new Promise((r) => setTimeout(r, 1_000));
+    await store(Date.now(), {
+      id: "same-tick",
+      start: new Date(Date.now() - 30_000).toISOString(),
+      address: "198.51.100.8",
+      native: "analyst",
+    });
+    await recordRun(
+      w,
+      { ...run, status: "succeeded", finishedAtMs: Date.now() },
+      { retries: 0 },
+    );
+    await ended();
     // The window reached past the run's start: it was read after the run ended.
     const cp = await readCheckpoint(w, "detections.public-address-logon");
     expect(cp?.positionMs).toBeGreaterThan(startedAtMs + 1_000);
