@@ -42,7 +42,13 @@ export async function evaluateAlert(
     let value = NaN;
     for (const [i, c] of result.columns.entries()) {
       if (c === numeric[0]) value = Number(row[i]);
-      else labels[c.name] = String(row[i]);
+      else if (/^(LowCardinality\()?String\)?$/.test(c.type))
+        labels[c.name] = String(row[i]);
+      // Grafana takes a label from a string column only.
+      else
+        throw new Error(
+          `${rule.uid}: label ${c.name} is ${c.type}, not a string`,
+        );
     }
     return {
       labels,

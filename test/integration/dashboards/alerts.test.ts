@@ -5,12 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRules, SHIPPED_RULES_DIR } from "../../../src/detections/rule.js";
 import { NOON } from "../../helpers/simulator.js";
-import {
-  clickhouseQuery,
-  loadAlertRules,
-  threshold,
-  type AlertRule,
-} from "../../helpers/alerts.js";
+import { loadAlertRules, type AlertRule } from "../../helpers/alerts.js";
+import { evaluateAlert, type AlertInstance } from "../../helpers/alert-eval.js";
 import {
   DAY_MS,
   DEMO_DAYS,
@@ -19,11 +15,6 @@ import {
   type DemoWarehouse,
 } from "../../helpers/demo-fixture.js";
 import { run, useDatabase } from "../../helpers/panels.js";
-import {
-  queryInterval,
-  renderQuery,
-  type TimeRange,
-} from "../../helpers/grafana-sql.js";
 
 const rules = new Map(loadAlertRules().map(({ rule }) => [rule.uid, rule]));
 let demo: DemoWarehouse;
@@ -43,49 +34,7 @@ function rule(uid: string): AlertRule {
   return r;
 }
 
-/** The rule's time range when evaluated at `atMs`. */
-function rangeAt(r: AlertRule, atMs: number): TimeRange {
-  const { from, to } = clickhouseQuery(r).relativeTimeRange;
-  return { fromMs: atMs - from * 1000, toMs: atMs - to * 1000 };
-}
-
-interface Instance {
-  labels: Record<string, string>;
-  value: number;
-  firing: boolean;
-}
-
-async function evaluate(r: AlertRule, range: TimeRange): Promise<Instance[]> {
-  const sql = renderQuery(clickhouseQuery(r).model.rawSql, {
-    range,
-    intervalMs: queryInterval(range),
-    variables: [],
-  });
-  const result = await run(demo.warehouse, sql);
-  const numeric = result.columns.filter((c) => /^(U?Int|Float)/.test(c.type));
-  expect(numeric, `${r.uid}: one number per row`).toHaveLength(1);
-  const { type, value: limit } = threshold(r);
-  return result.rows.map((row) => {
-    const labels: Record<string, string> = {};
-    let value = NaN;
-    for (const [i, c] of result.columns.entries()) {
-      if (c === numeric[0]) value = Number(row[i]);
-      else {
-        expect(c.type, `${r.uid}: label ${c.name}`).toMatch(
-          /^(LowCardinality\()?String\)?$/,
-        );
-        labels[c.name] = String(row[i]);
-      }
-    }
-    return {
-      labels,
-      value,
-      firing: type === "gt" ? value > limit : value < limit,
-    };
-  });
-}
-
-const firing = (instances: Instance[]) =>
+const firing = (instances: AlertInstance[]) =>
   instances.filter((i) => i.firing).map((i) => i.labels);
 
 /**
@@ -243,12 +192,12 @@ describe("alert rules", () => {
   it("fires for a stream whose checkpoint trails the clock, not for one that is current", async () => {
     const r = rule("sessionhouse-exporter-lag");
     // The demo's checkpoints stand at its noon, days before the wall clock.
-    const before = await evaluate(r, rangeAt(r, Date.now()));
+    const before = await evaluateAlert(demo.warehouse, r, Date.now());
     expect(firing(before)).toContainEqual({ stream: "sessions" });
     await command(
       `INSERT INTO checkpoints SETTINGS insert_deduplication_token = 'alert-test-lag' VALUES ('sessions', now64(3) - INTERVAL 5 MINUTE, '', now64(3) + INTERVAL 1 SECOND)`,
     );
-    const after = await evaluate(r, rangeAt(r, Date.now()));
+    const after = await evaluateAlert(demo.warehouse, r, Date.now());
     expect(firing(after)).not.toContainEqual({ stream: "sessions" });
     expect(
       after.find((i) => i.labels.stream === "sessions")?.value,
@@ -258,13 +207,13 @@ describe("alert rules", () => {
     await command(
       `INSERT INTO checkpoints SETTINGS insert_deduplication_token = 'alert-test-lag-stale' VALUES ('sessions', now64(3) - INTERVAL 3 DAY, '', now64(3) + INTERVAL 2 SECOND)`,
     );
-    const stale = await evaluate(r, rangeAt(r, Date.now()));
+    const stale = await evaluateAlert(demo.warehouse, r, Date.now());
     expect(firing(stale)).not.toContainEqual({ stream: "sessions" });
   });
 
   it("fires for a new dead letter and for a poisoned window", async () => {
     const r = rule("sessionhouse-dead-letters-or-poisoned");
-    const before = firing(await evaluate(r, rangeAt(r, Date.now())));
+    const before = firing(await evaluateAlert(demo.warehouse, r, Date.now()));
     expect(before).not.toContainEqual({
       job: "sessions",
       what: "dead letters",
@@ -276,7 +225,7 @@ describe("alert rules", () => {
       `INSERT INTO stream_windows (job, window_start, window_end, state, attempts, last_error, updated_at)
        SETTINGS insert_deduplication_token = 'alert-test-poisoned' VALUES ('alert_test_job', now() - INTERVAL 2 HOUR, now() - INTERVAL 1 HOUR, 'poisoned', 5, 'unavailable', now64(3))`,
     );
-    const after = firing(await evaluate(r, rangeAt(r, Date.now())));
+    const after = firing(await evaluateAlert(demo.warehouse, r, Date.now()));
     expect(after).toContainEqual({ job: "sessions", what: "dead letters" });
     expect(after).toContainEqual({
       job: "alert_test_job",
@@ -296,7 +245,7 @@ describe("alert rules", () => {
       );
     await insert("alert_test_three", 3);
     await insert("alert_test_two", 2);
-    const result = await evaluate(r, rangeAt(r, Date.now()));
+    const result = await evaluateAlert(demo.warehouse, r, Date.now());
     expect(firing(result)).toContainEqual({ job: "alert_test_three" });
     expect(firing(result)).not.toContainEqual({ job: "alert_test_two" });
     expect(result.find((i) => i.labels.job === "alert_test_two")?.value).toBe(
@@ -317,7 +266,7 @@ describe("alert rules", () => {
     const c2 = rule("det-equation-group-c2");
     const instancesOf = async (r: AlertRule) =>
       Object.fromEntries(
-        (await evaluate(r, rangeAt(r, Date.now())))
+        (await evaluateAlert(demo.warehouse, r, Date.now()))
           .filter((i) => i.firing)
           .map((i) => [String(i.labels.actor), i.value]),
       );
@@ -332,7 +281,7 @@ describe("alert rules", () => {
     // At the demo's noon no sessions had arrived yet (only the directory): nothing fires there.
     for (const r of detections)
       expect(
-        firing(await evaluate(r, rangeAt(r, NOON + 5 * 60_000))),
+        firing(await evaluateAlert(demo.warehouse, r, NOON + 5 * 60_000)),
         r.uid,
       ).toEqual([]);
     const hit = (
@@ -369,6 +318,7 @@ describe("alert rules", () => {
 
   it("every rule's query runs over its own range, now and at the demo's noon", async () => {
     for (const r of rules.values())
-      for (const at of [Date.now(), NOON]) await evaluate(r, rangeAt(r, at));
+      for (const at of [Date.now(), NOON])
+        await evaluateAlert(demo.warehouse, r, at);
   });
 });
