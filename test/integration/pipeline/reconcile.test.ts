@@ -2,7 +2,8 @@
 // session listed only three hours after its start lies behind the incremental sync's one-hour
 // lookback, so the sync never stores it; once it is listed, a reconciliation of the last days
 // stores exactly those sessions, counts them, compares every window and moves no checkpoint.
-// Then the same through the real CLI (`sync reconcile`).
+// Then the same through the CLI (`sync reconcile`): its main in this process, and the built CLI
+// as a child for a refused range.
 //
 // The embedded engine allows one process per data directory: this process opens the warehouse
 // only while no child runs.
@@ -18,10 +19,7 @@ import {
   readCheckpoint,
   readCheckpoints,
 } from "../../../src/warehouse/bookkeeping.js";
-import {
-  openWarehouse,
-  type Warehouse,
-} from "../../../src/warehouse/client.js";
+import type { Warehouse } from "../../../src/warehouse/client.js";
 import { chTime } from "../../../src/warehouse/format.js";
 import {
   buildCli,
@@ -30,6 +28,7 @@ import {
   runCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
@@ -42,6 +41,7 @@ import {
 } from "../../helpers/simulator.js";
 import {
   freshDatabaseName,
+  migratedWarehouse,
   select,
   testConfig,
 } from "../../helpers/warehouse.js";
@@ -245,28 +245,8 @@ describe("reconciliation of late sessions", () => {
     });
     const iso = (ms: number) => new Date(ms).toISOString();
     const FROM = T1 - DAY;
-    const synced = await runCli(
-      cli,
-      ["sync", "sessions", "--from", iso(FROM), "--to", iso(T1)],
-      env,
-    );
-    expect(synced.stderr).toBe("");
-    expect(synced.code).toBe(0);
-    const hidden = lateAt(FROM, T1, T1).map((f) => f.sessionId);
-    expect(hidden.length).toBeGreaterThan(5);
-
-    clock.set(T2);
-    const r = await runCli(
-      cli,
-      ["sync", "reconcile", "--from", iso(FROM), "--to", iso(T1)],
-      env,
-    );
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(
-      `reconcile: 4 windows, ${hidden.length} missing stored, 0 windows differing\n`,
-    );
-
+    // The built CLI as a child refuses a range given twice (it opens nothing: this process
+    // holds no engine meanwhile).
     const both = await runCli(
       cli,
       ["sync", "reconcile", "--days", "2", "--from", iso(FROM)],
@@ -275,8 +255,33 @@ describe("reconciliation of late sessions", () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("either --days or --from");
 
-    const w = await openWarehouse(config);
+    // The sync and the reconciliation run the CLI's main in this process (cli-in-process.ts),
+    // on a database with the migrated schema replayed: the same command, output and exit status
+    // without a node and engine start each.
+    const w = await migratedWarehouse(config);
+    const own: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) if (v !== undefined) own[k] = v;
     try {
+      const synced = await mainInProcess(
+        own,
+        ...["sync", "sessions", "--from", iso(FROM), "--to", iso(T1)],
+      );
+      expect(synced.stderr).toBe("");
+      expect(synced.status).toBe(0);
+      const hidden = lateAt(FROM, T1, T1).map((f) => f.sessionId);
+      expect(hidden.length).toBeGreaterThan(5);
+
+      clock.set(T2);
+      const r = await mainInProcess(
+        own,
+        ...["sync", "reconcile", "--from", iso(FROM), "--to", iso(T1)],
+      );
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(
+        `reconcile: 4 windows, ${hidden.length} missing stored, 0 windows differing\n`,
+      );
+
       const ids = await storedIds(w);
       expect(hidden.filter((id) => !ids.has(id))).toEqual([]);
       const runs = await select<{ job: string; status: string }>(
