@@ -19,7 +19,11 @@ import {
   readCheckpoint,
   readCheckpoints,
 } from "../../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../../src/warehouse/client.js";
+import type { Config } from "../../../src/config/index.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import { chTime } from "../../../src/warehouse/format.js";
 import {
   buildCli,
@@ -36,15 +40,9 @@ import {
   NOON,
   run,
   runDeps,
-  simulatorWarehouse,
   testSimulator,
 } from "../../helpers/simulator.js";
-import {
-  freshDatabaseName,
-  migratedWarehouse,
-  select,
-  testConfig,
-} from "../../helpers/warehouse.js";
+import { reusedDatabase, select, testConfig } from "../../helpers/warehouse.js";
 import { parsePrometheusText, sampleValue } from "../../helpers/prom-text.js";
 import {
   backfillStream,
@@ -61,6 +59,26 @@ const T1 = NOON;
 const T2 = T1 + LATE_MS + HOUR;
 
 const clock = SimClock.fixed(T1);
+/** One migrated database for the file, emptied for each case (reusedDatabase). */
+const db = reusedDatabase();
+
+/** A fresh, migrated database against `url`, and the case's own handle on it. */
+async function freshWarehouse(
+  url: string,
+  env: Record<string, string>,
+): Promise<{ config: Config; w: Warehouse }> {
+  const config = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      ...env,
+    },
+    db.name,
+  );
+  await db.fresh(config);
+  return { config, w: await openWarehouse(config) };
+}
 let sim: Simulator;
 let cli: CliPackage;
 
@@ -77,6 +95,7 @@ beforeAll(async () => {
   ]);
 }, 180_000);
 afterAll(async () => {
+  await db.close();
   await sim.close();
   removeCli(cli);
 });
@@ -99,7 +118,7 @@ async function storedIds(w: Warehouse): Promise<Set<string>> {
 describe("reconciliation of late sessions", () => {
   it("stores exactly the sessions the incremental sync missed, counts them, and moves no checkpoint", async () => {
     clock.set(T1);
-    const { config, w } = await simulatorWarehouse(sim.url, {
+    const { config, w } = await freshWarehouse(sim.url, {
       SESSIONHOUSE_PAGE_SIZE: "500",
       SESSIONHOUSE_WINDOW: "6h",
       SESSIONHOUSE_LOOKBACK: "1h",
@@ -232,7 +251,7 @@ describe("reconciliation of late sessions", () => {
     clock.set(T1);
     const config = await testConfig(
       { SESSIONHOUSE_API_URL: sim.url, SESSIONHOUSE_API_KEY: API_KEY },
-      freshDatabaseName(),
+      db.name,
     );
     const env = cleanEnv({
       SESSIONHOUSE_API_URL: sim.url,
@@ -248,8 +267,8 @@ describe("reconciliation of late sessions", () => {
     });
     const iso = (ms: number) => new Date(ms).toISOString();
     const FROM = T1 - DAY;
-    // The built CLI as a child refuses a range given twice (it opens nothing: this process
-    // holds no engine meanwhile).
+    // The built CLI as a child refuses a range given twice, before it opens the data
+    // directory (this process holds it: a child that opened it would fail otherwise).
     const both = await runCli(
       cli,
       ["sync", "reconcile", "--days", "2", "--from", iso(FROM)],
@@ -259,9 +278,10 @@ describe("reconciliation of late sessions", () => {
     expect(both.stderr).toContain("either --days or --from");
 
     // The sync and the reconciliation run the CLI's main in this process (cli-in-process.ts),
-    // on a database with the migrated schema replayed: the same command, output and exit status
+    // on a fresh migrated database: the same command, output and exit status
     // without a node and engine start each.
-    const w = await migratedWarehouse(config);
+    await db.fresh(config);
+    const w = await openWarehouse(config);
     const own: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) if (v !== undefined) own[k] = v;
     try {
@@ -311,7 +331,7 @@ describe("a window the service cannot page", () => {
     const looping = await testSimulator({
       faults: { rates: { cursorCycle: 0.05 }, seed: 5 },
     });
-    const { config, w } = await simulatorWarehouse(looping.url, {
+    const { config, w } = await freshWarehouse(looping.url, {
       SESSIONHOUSE_PAGE_SIZE: "50",
       SESSIONHOUSE_WINDOW: "6h",
     });
