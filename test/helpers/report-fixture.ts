@@ -69,11 +69,16 @@ export async function reportFixture(
     },
   });
   const deps = runDeps(config, w);
-  await run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs: NOON }));
-  for (const job of config.aggregations.jobs)
-    await run(deps, aggregationName(job), (ctx) =>
-      syncAggregations(ctx, job, { nowMs: NOON }),
-    );
+  // The sessions and the aggregation jobs at once, as the service runs them: each has its own
+  // stream and checkpoint, and the engine and the simulator serve them side by side.
+  await Promise.all([
+    run(deps, "sessions", (ctx) => syncSessions(ctx, { nowMs: NOON })),
+    ...config.aggregations.jobs.map((job) =>
+      run(deps, aggregationName(job), (ctx) =>
+        syncAggregations(ctx, job, { nowMs: NOON }),
+      ),
+    ),
+  ]);
   // The control-plane streams: the person behind sessions, accounts, suspensions.
   for (const stream of ENTITY_STREAMS)
     await run(deps, stream, (ctx) => syncEntityStream(ctx, stream, NOON));

@@ -3,8 +3,8 @@
 // as they were. A failure that reached the API is recorded as a failed run in `runs` (that is
 // what status and the health dashboard show), and nothing else is written.
 //
-// The embedded engine allows one process per data directory: this process opens the warehouse
-// only while no child runs. The mistakes run the CLI's main in this process (cli-in-process.ts:
+// The embedded engine allows one process per data directory: this process holds the warehouse
+// open only while no child runs. The mistakes run the CLI's main in this process (cli-in-process.ts:
 // main writes the error and hint lines and returns the status the bin wrapper sets); the edited
 // migration runs the built CLI as a child, from a copy of the package whose migrations/ differ.
 import { createServer, type Server } from "node:net";
@@ -13,9 +13,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
-import { openWarehouse } from "../../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import { API_KEY, NOON, testSimulator } from "../../helpers/simulator.js";
-import { select, testConfig } from "../../helpers/warehouse.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import {
   buildCli,
   removeCli,
@@ -42,6 +49,11 @@ let closedPort: number;
 let notTheApi: TestServer;
 let workDir: string;
 let edited: CliPackage | undefined;
+/**
+ * The warehouse this process reads the state through, open while the CLI runs in this process
+ * (one engine per process: opened once, not at every look); closed before a child runs.
+ */
+let open: Warehouse | undefined;
 
 /** A port nothing listens on: bound, then released. */
 async function freePort(): Promise<number> {
@@ -61,6 +73,10 @@ beforeAll(async () => {
     SESSIONHOUSE_API_URL: sim.url,
     SESSIONHOUSE_API_KEY: API_KEY,
   });
+  // The migrated schema replayed (schema-template.ts): the first sync below finds every
+  // migration applied, as on any database a person has used before; the edited migration is
+  // checked against this ledger all the same.
+  open = await migratedWarehouse(config);
   closedPort = await freePort();
   notTheApi = await scriptedServer((_n, _r, res) => {
     res.writeHead(404, { "content-type": "text/html" });
@@ -90,6 +106,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await open?.close();
   await notTheApi?.close();
   await sim?.close();
   removeCli(cli);
@@ -122,8 +139,11 @@ async function cli$(
   pkg?: CliPackage,
 ): Promise<Ran> {
   let r: Ran;
-  if (pkg) r = await runCli(pkg, args, env(extra));
-  else {
+  if (pkg) {
+    await open?.close();
+    open = undefined;
+    r = await runCli(pkg, args, env(extra));
+  } else {
     const own: Record<string, string> = {};
     for (const [k, v] of Object.entries(env(extra)))
       if (v !== undefined) own[k] = v;
@@ -144,45 +164,42 @@ interface State {
  * and a new version of any row changes it), and the failed runs.
  */
 async function state(): Promise<State> {
-  const w = await openWarehouse(config);
-  try {
-    const tables: Record<string, string> = {};
-    for (const t of [
-      "sessions",
-      "checkpoints",
-      "dead_letters",
-      "agg_histogram",
-      "agg_top_values",
-      "agg_windows",
-      "schema_migrations",
-    ]) {
-      const [r] = await select<{ n: string; h: string }>(
-        w,
-        `SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.${t}${t === "schema_migrations" ? "" : " FINAL"}`,
-      );
-      tables[t] = `${r?.n}/${r?.h}`;
-    }
-    const [runs] = await select<{ n: string; h: string }>(
+  open ??= await openWarehouse(config);
+  const w = open;
+  const tables: Record<string, string> = {};
+  for (const t of [
+    "sessions",
+    "checkpoints",
+    "dead_letters",
+    "agg_histogram",
+    "agg_top_values",
+    "agg_windows",
+    "schema_migrations",
+  ]) {
+    const [r] = await select<{ n: string; h: string }>(
       w,
-      "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs FINAL WHERE run_id NOT IN (SELECT run_id FROM {db}.runs FINAL WHERE status = 'failed')",
+      `SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.${t}${t === "schema_migrations" ? "" : " FINAL"}`,
     );
-    tables.runs = `${runs?.n}/${runs?.h}`;
-    const failedRuns = await select<{ job: string; error: string }>(
-      w,
-      "SELECT job, error FROM {db}.runs FINAL WHERE status = 'failed' ORDER BY started_at",
-    );
-    const [tableCount] = await select<{ n: string }>(
-      w,
-      "SELECT count() AS n FROM system.tables WHERE database = {db:String}",
-      {
-        db: config.clickhouse.database,
-      },
-    );
-    tables["system.tables"] = String(tableCount?.n);
-    return { tables, failedRuns };
-  } finally {
-    await w.close();
+    tables[t] = `${r?.n}/${r?.h}`;
   }
+  const [runs] = await select<{ n: string; h: string }>(
+    w,
+    "SELECT count() AS n, sum(cityHash64(*)) AS h FROM {db}.runs FINAL WHERE run_id NOT IN (SELECT run_id FROM {db}.runs FINAL WHERE status = 'failed')",
+  );
+  tables.runs = `${runs?.n}/${runs?.h}`;
+  const failedRuns = await select<{ job: string; error: string }>(
+    w,
+    "SELECT job, error FROM {db}.runs FINAL WHERE status = 'failed' ORDER BY started_at",
+  );
+  const [tableCount] = await select<{ n: string }>(
+    w,
+    "SELECT count() AS n FROM system.tables WHERE database = {db:String}",
+    {
+      db: config.clickhouse.database,
+    },
+  );
+  tables["system.tables"] = String(tableCount?.n);
+  return { tables, failedRuns };
 }
 
 /** Runs the mistake and checks exit code, message, hint, and that nothing changed. */

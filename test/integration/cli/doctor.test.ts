@@ -3,9 +3,12 @@
 // same). A wrong key, a ClickHouse that does not answer, a user that may not write (the HTTP
 // front's read-only access), a data directory its owner may not write to, and one held by a
 // running service: exit 1, the failed line naming the problem and the fix, no secret printed.
-// The built CLI runs as a child where the child is what is checked (the first, all-good run and
-// the data directory held by a running `run`); the other cases run the CLI's main in process
+// The built CLI runs as a child where the child is what is checked (the first, all-good run, and
+// the running `run` that holds the data directory); the other cases run the CLI's main in process
 // (cli-in-process.ts): the same checks, exit status and output, without a node and engine start.
+// The in-process runs find no Chromium on their PATH, so their reports chromium check is skipped
+// without starting a browser (seconds a run): none of them is about it, and the first, all-good
+// run of the built CLI prints its probe PDF with the Chromium of this machine's PATH.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -15,6 +18,7 @@ import {
   type HttpFront,
 } from "../../../src/http-front/index.js";
 import { spaceFinding } from "../../../src/ops/doctor/check.js";
+import { findChromium } from "../../../src/reports/pdf.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import * as cli from "../../helpers/cli.js";
 import { mainInProcess } from "../../helpers/cli-in-process.js";
@@ -35,6 +39,8 @@ let sim: Simulator;
 let root: string;
 /** A migrated data directory, mode 0700. */
 let dataDir: string;
+/** An empty directory: the PATH of the in-process runs, on which no Chromium is found. */
+let noChromium: string;
 
 interface DoctorJson {
   status: string;
@@ -56,6 +62,8 @@ beforeAll(async () => {
   });
   root = mkdtempSync(join(testTmpDir(), "sessionhouse-doctor-"));
   dataDir = join(root, "data");
+  noChromium = join(root, "no-chromium");
+  mkdirSync(noChromium);
   await migratedDataDir(dataDir);
 }, 120_000);
 
@@ -95,6 +103,7 @@ async function doctor(
     const own: Record<string, string> = {};
     for (const [k, v] of Object.entries(env(extra)))
       if (v !== undefined) own[k] = v;
+    own.PATH = noChromium;
     const p = await mainInProcess(own, "doctor", ...args);
     r = { code: p.status, stdout: p.stdout, stderr: p.stderr };
   }
@@ -201,6 +210,11 @@ describe("sessionhouse doctor", () => {
     expect(line(r, "api rate limit")).toMatch(/x-ratelimit-limit 6000/);
     expect(line(r, "api clock")).toMatch(/^ok\s.*warned above 30 s/);
     expect(line(r, "data-dir mode")).toMatch(/^ok\s.*mode 0700/);
+    // The browser check runs here only (the in-process runs find no Chromium on their PATH).
+    if (findChromium(undefined).found)
+      expect(line(r, "reports chromium")).toMatch(
+        /^ok\s.*printed a one-page PDF/,
+      );
     expect(line(r, "clickhouse cluster")).toMatch(
       /^skipped\s.*CLICKHOUSE_CLUSTER is not set/,
     );
@@ -433,7 +447,7 @@ describe("sessionhouse doctor", () => {
       expect(
         service.logs.find((l) => l.check === "data-dir held"),
       ).toMatchObject({ status: "ok" });
-      const r = await doctor({}, [], "child");
+      const r = await doctor();
       expect(r.code).toBe(1);
       expect(line(r, "data-dir held")).toMatch(
         new RegExp(

@@ -29,7 +29,7 @@ import {
 } from "../../helpers/cli-in-process.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
-import { testConfig } from "../../helpers/warehouse.js";
+import { reusedDatabase, testConfig } from "../../helpers/warehouse.js";
 import { refusingProxy } from "../../helpers/servers.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 
@@ -38,11 +38,13 @@ const NOW = Math.floor(Date.now() / 60_000) * 60_000;
 /** The window that gets a bad answer: two windows before the current one. */
 const BAD = Math.floor(NOW / HOUR) * HOUR - 2 * HOUR;
 let sim: Simulator;
+const db = reusedDatabase();
 
 beforeAll(async () => {
   sim = await testSimulator({ atMs: NOW, historyDays: 1 });
 });
 afterAll(async () => {
+  await db.close();
   await sim.close();
 });
 
@@ -50,6 +52,19 @@ type CliResult = InProcessResult;
 
 /** Runs the CLI in this process with only the given environment. */
 const cli = mainInProcess;
+
+/**
+ * A fresh, migrated database for each case: one for the file (reusedDatabase), emptied between
+ * cases, so the CLI's `migrate` finds every file applied. No case here is about a first
+ * migration, which would cost each case seconds.
+ */
+async function migratedConfig(): Promise<
+  Awaited<ReturnType<typeof testConfig>>
+> {
+  const base = await testConfig({}, db.name);
+  await db.fresh(base);
+  return base;
+}
 
 /** The CLI's environment against `apiUrl`: hourly windows, two attempts before poisoning. */
 function hourlyEnv(
@@ -83,7 +98,7 @@ function waitingReadiness(w: Warehouse) {
 
 describe("windows", () => {
   it("shows a poisoned window in sync, windows list, status and /readyz; skip records who and why and lets the checkpoint pass", async () => {
-    const base = await testConfig();
+    const base = await migratedConfig();
     const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-windows-"));
     const configFile = join(dir, "config.yaml");
     writeFileSync(
@@ -250,7 +265,7 @@ describe("windows", () => {
   });
 
   it("shows a sessions window the service always refuses in sync, windows list and status; skip lets the checkpoint pass it without reading it", async () => {
-    const base = await testConfig();
+    const base = await migratedConfig();
     // In front of the simulator: ListSessionsV2 for the window starting at BAD is refused.
     const refused: string[] = [];
     const proxy = await refusingProxy(sim.url, (path, body) => {
@@ -369,7 +384,7 @@ describe("windows", () => {
   });
 
   it("keeps a parent its stream cannot read in windows list, status and /readyz; skip lets the checkpoint move while it is still read", async () => {
-    const base = await testConfig();
+    const base = await migratedConfig();
     let failing = "";
     const refused: string[] = [];
     // In front of the simulator: ListNativeUsers of one resource is refused.
@@ -497,7 +512,7 @@ describe("windows", () => {
   });
 
   it("forgets a job's rows only with --yes (test/integration/cli/windows-forget.test.ts: what it deletes and keeps)", async () => {
-    const base = await testConfig();
+    const base = await migratedConfig();
     const env: Record<string, string> = {
       SESSIONHOUSE_DATA_DIR: base.clickhouse.dataDir,
       CLICKHOUSE_DATABASE: base.clickhouse.database,

@@ -1,11 +1,20 @@
 // Secrets never in logs, errors, the runs table, `status --json` or /metrics, tested the hard way: an API that echoes the key back in its error messages, a key
 // read from a file, a password inside CLICKHOUSE_URL. Every byte the CLI writes is grepped.
+// The CLI runs as a child for every case, not in this process (cli-in-process.ts): a process
+// scrubs every secret any of its loggers was given from all later output (rememberedSecrets in
+// src/util/logger.ts), so in one process a run would pass on a secret an earlier run learned
+// (the key from a file, after the same key from the environment), and the logs are written to
+// file descriptor 1 (pino's destination), past process.stdout.write.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import { openWarehouse } from "../../../src/warehouse/client.js";
-import { select, testConfig } from "../../helpers/warehouse.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
 import {
   buildCli,
   removeCli,
@@ -45,6 +54,10 @@ beforeAll(async () => {
     ),
   );
   config = await testConfig({});
+  // The migrated schema replayed (schema-template.ts), closed before any child opens it: the
+  // children's `migrate` finds every file applied instead of running each (no case here is
+  // about a first migration).
+  await (await migratedWarehouse(config)).close();
   dir = mkdtempSync(join(testTmpDir(), "sessionhouse-secrets-"));
 }, 120_000);
 

@@ -25,7 +25,10 @@ import {
   type Simulator,
 } from "../../../src/simulator/index.js";
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import { chTime, chTimeSeconds } from "../../../src/warehouse/format.js";
 import { insertRows } from "../../../src/warehouse/insert.js";
 import {
@@ -35,13 +38,13 @@ import {
 } from "../../../src/warehouse/windows.js";
 import { UsageError } from "../../../src/util/errors.js";
 import {
+  API_KEY,
   NOON,
   run,
   runDeps,
-  simulatorWarehouse,
   testSimulator,
 } from "../../helpers/simulator.js";
-import { select } from "../../helpers/warehouse.js";
+import { reusedDatabase, select, testConfig } from "../../helpers/warehouse.js";
 import {
   apiAggregationWindow,
   storedAggregationWindow,
@@ -53,11 +56,13 @@ import {
 
 const HOUR = 3_600_000;
 let sim: Simulator;
+const db = reusedDatabase();
 
 beforeAll(async () => {
   sim = await testSimulator();
 });
 afterAll(async () => {
+  await db.close();
   await sim.close();
 });
 
@@ -72,14 +77,25 @@ const job = (
     ...over,
   });
 
-/** A fresh database; no API retries, so that a bad answer fails at once. */
+/**
+ * A fresh, migrated database (one for the file, emptied for each case: reusedDatabase) and the
+ * case's own handle on it, closed by the case; no API retries, so that a bad answer fails at once.
+ */
 async function setup(
   env: Record<string, string> = {},
 ): Promise<{ config: Config; w: Warehouse }> {
-  const { config, w } = await simulatorWarehouse(sim.url, {
-    SESSIONHOUSE_INITIAL_LOOKBACK: "6h",
-    ...env,
-  });
+  const config = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: sim.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_INITIAL_LOOKBACK: "6h",
+      ...env,
+    },
+    db.name,
+  );
+  await db.fresh(config);
+  const w = await openWarehouse(config);
   return { config: { ...config, api: { ...config.api, maxRetries: 0 } }, w };
 }
 

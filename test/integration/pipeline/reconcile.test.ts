@@ -2,7 +2,8 @@
 // session listed only three hours after its start lies behind the incremental sync's one-hour
 // lookback, so the sync never stores it; once it is listed, a reconciliation of the last days
 // stores exactly those sessions, counts them, compares every window and moves no checkpoint.
-// Then the same through the real CLI (`sync reconcile`).
+// Then the same through the CLI (`sync reconcile`): its main in this process, and the built CLI
+// as a child for a refused range.
 //
 // The embedded engine allows one process per data directory: this process opens the warehouse
 // only while no child runs.
@@ -18,6 +19,7 @@ import {
   readCheckpoint,
   readCheckpoints,
 } from "../../../src/warehouse/bookkeeping.js";
+import type { Config } from "../../../src/config/index.js";
 import {
   openWarehouse,
   type Warehouse,
@@ -30,6 +32,7 @@ import {
   runCli,
   type CliPackage,
 } from "../../helpers/cli.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import {
   API_KEY,
@@ -37,14 +40,9 @@ import {
   NOON,
   run,
   runDeps,
-  simulatorWarehouse,
   testSimulator,
 } from "../../helpers/simulator.js";
-import {
-  freshDatabaseName,
-  select,
-  testConfig,
-} from "../../helpers/warehouse.js";
+import { reusedDatabase, select, testConfig } from "../../helpers/warehouse.js";
 import { parsePrometheusText, sampleValue } from "../../helpers/prom-text.js";
 import {
   backfillStream,
@@ -61,19 +59,43 @@ const T1 = NOON;
 const T2 = T1 + LATE_MS + HOUR;
 
 const clock = SimClock.fixed(T1);
+/** One migrated database for the file, emptied for each case (reusedDatabase). */
+const db = reusedDatabase();
+
+/** A fresh, migrated database against `url`, and the case's own handle on it. */
+async function freshWarehouse(
+  url: string,
+  env: Record<string, string>,
+): Promise<{ config: Config; w: Warehouse }> {
+  const config = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      ...env,
+    },
+    db.name,
+  );
+  await db.fresh(config);
+  return { config, w: await openWarehouse(config) };
+}
 let sim: Simulator;
 let cli: CliPackage;
 
 beforeAll(async () => {
   [sim, cli] = await Promise.all([
+    // A thousand sessions a day (half the helper's default): still tens late in the three
+    // hours before T1, and every sync and reconciliation of three days reads half as much.
     testSimulator({
       clock,
+      sessionsPerDay: 1000,
       faults: { rates: { lateSession: 0.2 }, seed: 3, lateMs: LATE_MS },
     }),
     buildCli(),
   ]);
 }, 180_000);
 afterAll(async () => {
+  await db.close();
   await sim.close();
   removeCli(cli);
 });
@@ -96,7 +118,7 @@ async function storedIds(w: Warehouse): Promise<Set<string>> {
 describe("reconciliation of late sessions", () => {
   it("stores exactly the sessions the incremental sync missed, counts them, and moves no checkpoint", async () => {
     clock.set(T1);
-    const { config, w } = await simulatorWarehouse(sim.url, {
+    const { config, w } = await freshWarehouse(sim.url, {
       SESSIONHOUSE_PAGE_SIZE: "500",
       SESSIONHOUSE_WINDOW: "6h",
       SESSIONHOUSE_LOOKBACK: "1h",
@@ -229,7 +251,7 @@ describe("reconciliation of late sessions", () => {
     clock.set(T1);
     const config = await testConfig(
       { SESSIONHOUSE_API_URL: sim.url, SESSIONHOUSE_API_KEY: API_KEY },
-      freshDatabaseName(),
+      db.name,
     );
     const env = cleanEnv({
       SESSIONHOUSE_API_URL: sim.url,
@@ -245,28 +267,8 @@ describe("reconciliation of late sessions", () => {
     });
     const iso = (ms: number) => new Date(ms).toISOString();
     const FROM = T1 - DAY;
-    const synced = await runCli(
-      cli,
-      ["sync", "sessions", "--from", iso(FROM), "--to", iso(T1)],
-      env,
-    );
-    expect(synced.stderr).toBe("");
-    expect(synced.code).toBe(0);
-    const hidden = lateAt(FROM, T1, T1).map((f) => f.sessionId);
-    expect(hidden.length).toBeGreaterThan(5);
-
-    clock.set(T2);
-    const r = await runCli(
-      cli,
-      ["sync", "reconcile", "--from", iso(FROM), "--to", iso(T1)],
-      env,
-    );
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(
-      `reconcile: 4 windows, ${hidden.length} missing stored, 0 windows differing\n`,
-    );
-
+    // The built CLI as a child refuses a range given twice, before it opens the data
+    // directory (this process holds it: a child that opened it would fail otherwise).
     const both = await runCli(
       cli,
       ["sync", "reconcile", "--days", "2", "--from", iso(FROM)],
@@ -275,8 +277,34 @@ describe("reconciliation of late sessions", () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("either --days or --from");
 
+    // The sync and the reconciliation run the CLI's main in this process (cli-in-process.ts),
+    // on a fresh migrated database: the same command, output and exit status
+    // without a node and engine start each.
+    await db.fresh(config);
     const w = await openWarehouse(config);
+    const own: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) if (v !== undefined) own[k] = v;
     try {
+      const synced = await mainInProcess(
+        own,
+        ...["sync", "sessions", "--from", iso(FROM), "--to", iso(T1)],
+      );
+      expect(synced.stderr).toBe("");
+      expect(synced.status).toBe(0);
+      const hidden = lateAt(FROM, T1, T1).map((f) => f.sessionId);
+      expect(hidden.length).toBeGreaterThan(5);
+
+      clock.set(T2);
+      const r = await mainInProcess(
+        own,
+        ...["sync", "reconcile", "--from", iso(FROM), "--to", iso(T1)],
+      );
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(
+        `reconcile: 4 windows, ${hidden.length} missing stored, 0 windows differing\n`,
+      );
+
       const ids = await storedIds(w);
       expect(hidden.filter((id) => !ids.has(id))).toEqual([]);
       const runs = await select<{ job: string; status: string }>(
@@ -303,7 +331,7 @@ describe("a window the service cannot page", () => {
     const looping = await testSimulator({
       faults: { rates: { cursorCycle: 0.05 }, seed: 5 },
     });
-    const { config, w } = await simulatorWarehouse(looping.url, {
+    const { config, w } = await freshWarehouse(looping.url, {
       SESSIONHOUSE_PAGE_SIZE: "50",
       SESSIONHOUSE_WINDOW: "6h",
     });

@@ -5,7 +5,10 @@ import type { Config } from "../../../src/config/index.js";
 import { syncSessions } from "../../../src/pipeline/session-sync.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import { readCheckpoint } from "../../../src/warehouse/bookkeeping.js";
-import type { Warehouse } from "../../../src/warehouse/client.js";
+import {
+  openWarehouse,
+  type Warehouse,
+} from "../../../src/warehouse/client.js";
 import { fromChTime } from "../../../src/warehouse/format.js";
 import { memoryLogger } from "../../helpers/logs.js";
 import {
@@ -15,31 +18,44 @@ import {
   run,
   runDeps,
   testSimulator,
-  simulatorWarehouse,
 } from "../../helpers/simulator.js";
-import { select } from "../../helpers/warehouse.js";
+import { reusedDatabase, select, testConfig } from "../../helpers/warehouse.js";
 import { SESSIONS_JOB, SESSIONS_STREAM } from "../../../src/pipeline/names.js";
 
 const HOUR = 3_600_000;
 let sim: Simulator;
+const db = reusedDatabase();
 
 beforeAll(async () => {
   sim = await testSimulator();
 });
 afterAll(async () => {
+  await db.close();
   await sim.close();
 });
 
+/**
+ * A fresh, migrated database (one for the file, emptied for each setup: reusedDatabase) and the
+ * case's own handle on it, closed by the case.
+ */
 async function setup(
   env: Record<string, string> = {},
 ): Promise<{ config: Config; w: Warehouse }> {
-  return simulatorWarehouse(sim.url, {
-    SESSIONHOUSE_PAGE_SIZE: "150",
-    SESSIONHOUSE_WINDOW: "6h",
-    SESSIONHOUSE_INITIAL_LOOKBACK: "1d",
-    SESSIONHOUSE_LOOKBACK: "1h",
-    ...env,
-  });
+  const config = await testConfig(
+    {
+      SESSIONHOUSE_API_URL: sim.url,
+      SESSIONHOUSE_API_KEY: API_KEY,
+      SESSIONHOUSE_MAX_RPS: "1000",
+      SESSIONHOUSE_PAGE_SIZE: "150",
+      SESSIONHOUSE_WINDOW: "6h",
+      SESSIONHOUSE_INITIAL_LOOKBACK: "1d",
+      SESSIONHOUSE_LOOKBACK: "1h",
+      ...env,
+    },
+    db.name,
+  );
+  await db.fresh(config);
+  return { config, w: await openWarehouse(config) };
 }
 
 interface StoredSession {

@@ -463,8 +463,10 @@ describe("access-review", () => {
       ],
       { retries: 0 },
     );
-    // A report of its own: the one the other tests share was written before these hits.
-    const { out } = await produce("access-review");
+    // A report of its own: the one the other tests share was written before these hits. The
+    // CSV is what is read (every format renders the same table: "every kind" and the first
+    // access-review test compare them).
+    const { out } = await produce("access-review", { formats: ["csv"] });
     expect(
       csvRows(out, "access-detection-hits").filter(
         (r) => r.rule === "report-test",
@@ -812,8 +814,9 @@ describe("policy-exceptions", () => {
           },
         ],
       });
+      // The CSV and JSON are what is read here; page one's PDF is read below.
       const { out } = await produce("policy-exceptions", {
-        formats: ["csv", "json", "html", "pdf"],
+        formats: ["csv", "json"],
       });
       const ours = csvRows(out, "policy-suspensions").filter(
         (r) => r.id === "sus-1",
