@@ -97,6 +97,18 @@ const TESTED = [
   "sessionhouse-api-key-refused",
 ];
 
+/** The SQL of the "Lag per stream" panel over the hour before `now`, every job selected. */
+function lagPanelSql(now: number): string | undefined {
+  const board = loadDashboards().find((d) => d.file === "exporter-health.json");
+  const panel = board?.dashboard.panels.find(
+    (p) => p.title === "Lag per stream",
+  );
+  if (!panel) throw new Error("no Lag per stream panel");
+  return panelSql(panel, { fromMs: now - HOUR_MS, toMs: now }, [
+    { name: "job", current: ["$__all"], options: [] },
+  ])[0];
+}
+
 describe("exporter-health alert rules", () => {
   it("each has its scenarios here", () => {
     expect([...rules.keys()].sort()).toEqual([...TESTED].sort());
@@ -121,16 +133,7 @@ describe("exporter-health alert rules", () => {
       ["aggregations.tech", SESSIONS_STREAM].sort(),
     );
     // The panel shows the same streams, the backfill not among them.
-    const board = loadDashboards().find(
-      (d) => d.file === "exporter-health.json",
-    );
-    const panel = board?.dashboard.panels.find(
-      (p) => p.title === "Lag per stream",
-    );
-    if (!panel) throw new Error("no Lag per stream panel");
-    const [sql] = panelSql(panel, { fromMs: now - HOUR_MS, toMs: now }, [
-      { name: "job", current: ["$__all"], options: [] },
-    ]);
+    const sql = lagPanelSql(now);
     const rows = (await run(w, sql ?? "")).rows.map((r) => String(r[0]));
     expect(rows).toEqual([SESSIONS_STREAM, "aggregations.tech"]);
     // Caught up: quiet.
@@ -166,16 +169,7 @@ describe("exporter-health alert rules", () => {
     await writeCheckpoint(w, "inventory", now - 20 * HOUR_MS, {}, insert);
     expect(await firing()).toEqual([rule3h]);
     // The panel reads the same: the daily stream 0 behind its schedule, the rule's about 3 hours.
-    const board = loadDashboards().find(
-      (d) => d.file === "exporter-health.json",
-    );
-    const panel = board?.dashboard.panels.find(
-      (p) => p.title === "Lag per stream",
-    );
-    if (!panel) throw new Error("no Lag per stream panel");
-    const [sql] = panelSql(panel, { fromMs: now - HOUR_MS, toMs: now }, [
-      { name: "job", current: ["$__all"], options: [] },
-    ]);
+    const sql = lagPanelSql(now);
     const lag = new Map(
       (await run(w, sql ?? "")).rows.map((r) => [String(r[0]), Number(r[1])]),
     );
