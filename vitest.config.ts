@@ -1,6 +1,8 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 // A test file's tier is its place:
 //   test/unit/         no engine, no server, no child process: seconds (`npm run test:unit`)
@@ -12,6 +14,7 @@ import { defineConfig } from "vitest/config";
 const TIERS = ["unit", "integration", "slow"] as const;
 
 // A test file anywhere else would belong to no project and silently never run.
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
 const TEST_DIR = fileURLToPath(new URL("test", import.meta.url));
 const stray = readdirSync(TEST_DIR, { recursive: true, encoding: "utf8" })
   .map((f) => f.split("\\").join("/"))
@@ -40,6 +43,35 @@ const shared = {
   globalSetup: ["test/helpers/run-tmp.ts"],
 };
 
+// The seconds each integration and slow file took in a run (scripts/test-durations.mjs writes it).
+const DURATIONS_FILE = fileURLToPath(
+  new URL("test/durations.json", import.meta.url),
+);
+const durations: Record<string, number> = existsSync(DURATIONS_FILE)
+  ? (JSON.parse(readFileSync(DURATIONS_FILE, "utf8")) as Record<string, number>)
+  : {};
+
+/**
+ * The longest files first, across the integration and slow tiers (vitest's own order puts a
+ * project's files after another's, and, on a fresh clone without its cache, keeps the order of
+ * the file system): on two workers a long file that starts last runs alone at the end. A file
+ * test/durations.json does not name is taken as the longest.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(
+    files: TestSpecification[],
+  ): Promise<TestSpecification[]> {
+    const seconds = (f: TestSpecification) =>
+      durations[relative(ROOT, f.moduleId).split("\\").join("/")] ??
+      Number.POSITIVE_INFINITY;
+    const sorted = await super.sort(files);
+
+    // The unit tier runs alone (scripts/test.mjs): only the other two are reordered.
+    if (sorted.some((f) => f.project.name === "unit")) return sorted;
+    return [...sorted].sort((a, b) => seconds(b) - seconds(a));
+  }
+}
+
 // The integration and slow tiers start the CLI from dist/: built once per run, before any file.
 const builtDist = {
   globalSetup: [...shared.globalSetup, "test/helpers/built-dist.ts"],
@@ -48,6 +80,7 @@ const builtDist = {
 export default defineConfig({
   test: {
     reporters: ["default"],
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
