@@ -3,7 +3,7 @@
 // orphan holding the data directory. Started otherwise (systemd, a container, nohup), the end of
 // its parent does not stop it. The parent here is a shell that starts `run` and is then killed.
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +37,7 @@ function alive(pid: number): boolean {
 
 /**
  * `run` started by a shell (with npm's variable when `npm` is set); resolves with the service's
- * pid and the shell, once the service logs that it serves.
+ * pid, the shell and the file of its output, once the service logs that it serves.
  */
 async function startUnderShell(npm: boolean) {
   const env = cleanEnv({
@@ -53,12 +53,13 @@ async function startUnderShell(npm: boolean) {
   // The tests themselves run under npm: its variable is inherited unless taken away.
   delete env.npm_command;
   if (npm) env.npm_command = "exec";
+  const log = join(testTmpDir(), `npm-parent-${npm ? "npm" : "other"}.log`);
   // The shell prints the service's pid, then waits for it, as npm does.
   const shell = spawn(
     "sh",
     ["-c", `"${process.execPath}" "${BIN}" run > "$LOG" 2>&1 & echo $!; wait`],
     {
-      env: { ...env, LOG: join(testTmpDir(), `npm-parent-${Date.now()}.log`) },
+      env: { ...env, LOG: log },
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
@@ -68,34 +69,44 @@ async function startUnderShell(npm: boolean) {
     ),
   );
   started.push(pid);
-  return { pid, shell };
+  // Serving (the engine opened, migrated, the ops server listening) before its parent goes.
+  const output = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+  expect(
+    await until(
+      () => output().includes('"msg":"service started"') || !alive(pid),
+      60_000,
+    ),
+  ).toBe(true);
+  expect(alive(pid), output()).toBe(true);
+  return { pid, shell, output };
 }
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 100));
   }
   return check();
 }
 
-describe("the service and the process that started it", () => {
+const NPM_ENDED = "npm, which started this service, has ended";
+
+// The two cases run side by side: each has its own data directory and processes.
+describe.concurrent("the service and the process that started it", () => {
   it("started by npm, stops when npm is killed", async () => {
-    const { pid, shell } = await startUnderShell(true);
-    // Let it start serving (opening the engine, migrating) before its parent goes.
-    await new Promise((r) => setTimeout(r, 3_000));
-    expect(alive(pid)).toBe(true);
+    const { pid, shell, output } = await startUnderShell(true);
     shell.kill("SIGKILL");
     expect(await until(() => !alive(pid), 45_000)).toBe(true);
+    expect(output()).toContain(NPM_ENDED);
   });
 
   it("started otherwise, goes on when its parent ends", async () => {
-    const { pid, shell } = await startUnderShell(false);
-    await new Promise((r) => setTimeout(r, 3_000));
+    const { pid, shell, output } = await startUnderShell(false);
     shell.kill("SIGKILL");
-    // Longer than the npm case needs to notice and stop.
-    expect(await until(() => !alive(pid), 6_000)).toBe(false);
+    // Three times as long as a service started by npm takes to notice (it looks every second).
+    expect(await until(() => !alive(pid), 3_000)).toBe(false);
+    expect(output()).not.toContain(NPM_ENDED);
     process.kill(pid, "SIGTERM");
     expect(await until(() => !alive(pid), 45_000)).toBe(true);
   });

@@ -22,7 +22,6 @@ import {
   cleanEnv,
   removeCli,
   ROOT,
-  runCli,
   startCli,
   type CliPackage,
   type CliRun,
@@ -33,7 +32,12 @@ import {
   expectedSessions,
   testSimulator,
 } from "../../helpers/simulator.js";
-import { select, testConfig } from "../../helpers/warehouse.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+import { mainInProcess } from "../../helpers/cli-in-process.js";
 import {
   openWarehouse,
   readCheckpoint,
@@ -84,6 +88,9 @@ beforeAll(async () => {
   sim = s;
   cli = c;
   config = await testConfig({ CLICKHOUSE_URL: url });
+  // The database as `migrate` leaves it (the run's schema replayed): the first process finds
+  // nothing to migrate, as on a warehouse in use.
+  await (await migratedWarehouse(config)).close();
   const dir = mkdtempSync(join(testTmpDir(), "sessionhouse-lease-"));
   configFile = join(dir, "run.yaml");
   writeFileSync(
@@ -103,10 +110,15 @@ beforeAll(async () => {
       "  enabled: false",
       "retention:",
       '  rollupSchedule: "*/5 * * * * *"',
+      // Once a year: it runs at the first start (never succeeded), not at every minute, where
+      // a run of several seconds held each shutdown until its deadline.
+      "detections:",
+      `  schedule: "${NEVER}"`,
       "service:",
       "  opsPort: 0",
-      "  shutdownDeadlineMs: 10s",
-      "  leaseTtlMs: 10s",
+      "  shutdownDeadlineMs: 3s",
+      // A paused holder's claim lapses 6 s after its last renewal: the standby's wait.
+      "  leaseTtlMs: 6s",
       "  leaseRenewMs: 1s",
       "",
     ].join("\n"),
@@ -209,9 +221,21 @@ function watchCheckpoints(w: Warehouse): {
   };
 }
 
+/** A command of another process than the services' (the CLI's main in this one), with their settings. */
+function command(...args: string[]) {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env))
+    if (
+      v !== undefined &&
+      (k.startsWith("SESSIONHOUSE_") || k.startsWith("CLICKHOUSE_"))
+    )
+      vars[k] = v;
+  return mainInProcess(vars, ...args);
+}
+
 async function statusJson(): Promise<StatusReport> {
-  const r = await runCli(cli, ["status", "--json"], env);
-  expect(r.code, r.stderr).toBe(0);
+  const r = await command("status", "--json");
+  expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as StatusReport;
 }
 
@@ -270,8 +294,8 @@ describe("two run processes on one database", () => {
         pid: a.child.pid,
         command: "run",
       });
-      const refused = await runCli(cli, ["sync", "rollups"], env);
-      expect(refused.code).toBe(1);
+      const refused = await command("sync", "rollups");
+      expect(refused.status).toBe(1);
       expect(refused.stderr).toContain(
         `error: sync refused: the service lease of this database is held by run (pid ${String(a.child.pid)} on ${hostname()})`,
       );
