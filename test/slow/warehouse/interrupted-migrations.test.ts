@@ -4,10 +4,10 @@
 // form, after each such file's last statement, every boundary of the bootstrap), a database
 // holding sessions gets the migrations before it, then the file's first k statements as a
 // stopped run left them, then `migrate`; its tables, columns and rows must equal those of a
-// clean `migrate` over the same rows
-// (compared where the file ends, or at head when they differ there: see stopAndResume). Two kinds of stop: after statement k was recorded (killed
-// between two statements), and with statement k run but its ledger row not written (killed in
-// between, or a server error on that write): the next run runs statement k again, or for a
+// clean `migrate` over the same rows (compared where the file ends, or at head when they differ
+// there: see stopAndResume). Two kinds of stop: after statement k was recorded (killed between
+// two statements), and with statement k run but its ledger row not written (killed in between,
+// or a server error on that write): the next run runs statement k again, or for a
 // statement that must not run twice (src/warehouse/rerun-guards.ts) sees that it ran. Which
 // stops of the first kind are made, and why the others prove nothing more: see STOPS.
 import { isDeepStrictEqual } from "node:util";
