@@ -9,7 +9,14 @@
 // `migrate` runs as the built binary (a child process) for the oldest state, the widest
 // upgrade, and as the CLI's main in this process for the others: what each state proves is its
 // own rows, checkpoints and ledger through the same command, which a process start adds nothing
-// to (about 3 s of each state's 10 went to starting node and the engine again).
+// to. Main opens the data directory beside a connection this file holds from the child's run to
+// its end, on the engine already up: a first connection would load every table of the data
+// directory again (most of a state's time went to that, twice per state). Each state's database
+// is dropped when its case ends.
+//
+// The states' migration files are run by today's runner once each: a state whose files are an
+// earlier state's and some of higher versions gets that state's tables as its files left them
+// (captured before its rows were loaded, replayed by schema-template.ts), then its own files.
 //
 // The dashboards run once, after every state, over one database holding the rows of every
 // upgraded state (each state's tables copied into it after its upgrade, by column name): every
@@ -38,6 +45,11 @@ import {
   useDatabase,
 } from "../../helpers/panels.js";
 import { migrationsSubset } from "../../helpers/schema-snapshot.js";
+import {
+  captureTemplate,
+  replayTemplate,
+  type SchemaTemplate,
+} from "../../helpers/schema-template.js";
 import { API_KEY, run, runDeps } from "../../helpers/simulator.js";
 import {
   freshDatabaseName,
@@ -85,11 +97,48 @@ async function migrateCommand(
   return { code: r.status, stderr: r.stderr };
 }
 
-/** The tables of the state: its own migration files, run by today's runner. */
+/**
+ * Each state's tables as its own migration files left them (before its rows were loaded): a
+ * later state whose files are those and some of higher versions starts from them.
+ */
+const created: { versions: number[]; template: SchemaTemplate }[] = [];
+
+/**
+ * The earlier state to start from: the one with the most files among those whose files are all
+ * the state's and below every file the state adds (so the runner applies the added files in the
+ * order the state's own history did).
+ */
+function startingState(versions: readonly number[]) {
+  let best: (typeof created)[number] | undefined;
+  for (const c of created) {
+    const last = c.versions.at(-1) ?? 0;
+    const added = versions.filter((v) => !c.versions.includes(v));
+    if (
+      c.versions.every((v) => versions.includes(v)) &&
+      added.every((v) => v > last) &&
+      c.versions.length > (best?.versions.length ?? 0)
+    )
+      best = c;
+  }
+  return best;
+}
+
+/**
+ * The tables of the state: its own migration files, run by today's runner. The files it shares
+ * with an earlier state ran once, for that state: their tables are replayed from its capture
+ * (schema-template.ts: one CREATE per object and the ledger's rows), and the runner applies the
+ * state's other files on top.
+ */
 async function createState(w: Warehouse, m: Manifest): Promise<void> {
   const names = new Set(m.migrations.map((x) => x.name));
-  const last = m.migrations.at(-1)?.version;
-  await migrate(w, { dir: migrationsSubset((f) => names.has(f)), to: last });
+  const versions = m.migrations.map((x) => x.version);
+  const from = startingState(versions);
+  if (from) await replayTemplate(w, from.template);
+  await migrate(w, {
+    dir: migrationsSubset((f) => names.has(f)),
+    to: versions.at(-1),
+  });
+  created.push({ versions, template: await captureTemplate(w) });
 }
 
 /** Loads the dumped rows, with the materialized views detached (their rows are in the dump). */
@@ -252,9 +301,19 @@ const union = {
   sessions: 0,
 };
 
+/**
+ * A connection held from the first state's migrate (a child process, which needs the data
+ * directory to itself) to the end of the file: the embedded engine then stays up between the
+ * states, instead of loading every table again at each state's first connection.
+ */
+let engine: Warehouse | undefined;
+
 beforeAll(async () => {
   const w = await migratedWarehouse(await testConfig({}, union.database));
   await w.close();
+});
+afterAll(async () => {
+  await engine?.close();
 });
 
 describe.each(STATES.map((s, i) => ({ ...s, child: i === 0 })))(
@@ -276,11 +335,15 @@ describe.each(STATES.map((s, i) => ({ ...s, child: i === 0 })))(
         };
         for (const t of manifest.tables)
           expect(before.counts.get(t.name), t.name).toBe(t.rows);
-        if (w.kind === "embedded") await w.close();
+        // The child opens the data directory itself: this process lets go of it first. Main in
+        // this process opens it beside the file's open connections, on the same engine.
+        const reopen = child && w.kind === "embedded";
+        if (reopen) await w.close();
 
         const migrated = await migrateCommand(database, child);
         expect(migrated.code, migrated.stderr).toBe(0);
-        if (w.kind === "embedded") w = await openWarehouse(config);
+        if (reopen) w = await openWarehouse(config);
+        engine ??= await openWarehouse(await testConfig({}, union.database));
         try {
           const after = await counts(w);
           for (const [table, n] of before.counts)
@@ -333,6 +396,10 @@ describe.each(STATES.map((s, i) => ({ ...s, child: i === 0 })))(
             checkpointMs,
           );
         } finally {
+          // Done with: the engine does not keep its tables for the rest of the file.
+          await w.client.command({
+            query: `DROP DATABASE IF EXISTS ${quoteIdent(database)}`,
+          });
           await w.close();
         }
       },
