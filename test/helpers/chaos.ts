@@ -194,7 +194,7 @@ export function chaosEnv(
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19) + "Z";
 
 /** Kills of the aggregations phase: five eighths of the sessions phase's, at least 2. */
-export function aggregationRounds(rounds: number): number {
+function aggregationRounds(rounds: number): number {
   return Math.max(2, Math.round((rounds * 5) / 8));
 }
 
