@@ -2,13 +2,26 @@
 // SIGKILLed at a seeded moment until a run completes, and where each kill fell.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
+import type { AggregationJobConfig } from "../../src/config/index.js";
+import type { Simulator } from "../../src/simulator/index.js";
+import { planWindows } from "../../src/sources/windows.js";
+import type { Warehouse } from "../../src/warehouse/client.js";
 import { testTmpDir } from "./run-tmp.js";
 import {
+  cleanEnv,
   startCli,
   type CliPackage,
   type CliResult,
   type CliRun,
 } from "./cli.js";
+import {
+  apiAggregationWindow,
+  mapDifferences,
+  storedAggregationWindows,
+} from "./expected.js";
+import { API_KEY } from "./simulator.js";
+import { testDataDir } from "./warehouse.js";
 
 /** mulberry32: a tiny seeded PRNG, so the kill schedule is the same on every run. */
 export function prng(seed: number): () => number {
@@ -144,4 +157,148 @@ export async function untilComplete(
       );
     if (report.lives > 40) throw new Error(`${args.join(" ")} never completes`);
   }
+}
+
+/** What every phase of one chaos run shares: the CLI, its settings, the kill moments' PRNG. */
+export interface ChaosRun {
+  cli: CliPackage;
+  /** Every life's result, in order. */
+  outputs: CliResult[];
+  configFile: string;
+  env: NodeJS.ProcessEnv;
+  random: () => number;
+}
+
+/** The environment of a chaos run's CLI against `sim`, `extra` added (info logs as JSON). */
+export function chaosEnv(
+  sim: Simulator,
+  database: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  return cleanEnv({
+    SESSIONHOUSE_API_URL: sim.url,
+    SESSIONHOUSE_API_KEY: API_KEY,
+    SESSIONHOUSE_DATA_DIR: testDataDir(),
+    CLICKHOUSE_DATABASE: database,
+    CLICKHOUSE_URL: process.env.CLICKHOUSE_URL,
+    SESSIONHOUSE_PAGE_SIZE: "500",
+    SESSIONHOUSE_WINDOW: "6h",
+    SESSIONHOUSE_MAX_RPS: "100",
+    SESSIONHOUSE_REQUEST_TIMEOUT: "15s",
+    SESSIONHOUSE_LOG_LEVEL: "info",
+    SESSIONHOUSE_LOG_FORMAT: "json",
+    ...extra,
+  });
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19) + "Z";
+
+/** Kills of the aggregations phase: five eighths of the sessions phase's, at least 2. */
+function aggregationRounds(rounds: number): number {
+  return Math.max(2, Math.round((rounds * 5) / 8));
+}
+
+/**
+ * The sessions phase's kills: the first life of the fresh data directory between two
+ * migrations, the second inside its run, the others 0.5 to 6 s after their start.
+ */
+export function sessionsKillPlan(rounds: number): KillPlan {
+  return {
+    maxKills: rounds,
+    minMs: 500,
+    maxMs: 6_000,
+    first: ["migration applied", "run started"],
+  };
+}
+
+/** The aggregations phase's kills: the first life inside its run, the others 0.5 to 4 s. */
+export function aggregationsKillPlan(rounds: number): KillPlan {
+  return {
+    maxKills: aggregationRounds(rounds),
+    minMs: 500,
+    maxMs: 4_000,
+    first: ["run started"],
+  };
+}
+
+/** `sync <what> --from --to` over [fromMs, toMs), killed as `kill` says until it completes. */
+export function killedSync(
+  run: ChaosRun,
+  what: "sessions" | "aggregations" | "reconcile",
+  fromMs: number,
+  toMs: number,
+  kill: KillPlan,
+  options: { maxFailures?: number; done?: () => Promise<boolean> } = {},
+): Promise<PhaseReport> {
+  const args = ["--config", run.configFile, "sync", what];
+  args.push("--from", iso(fromMs), "--to", iso(toMs));
+  return untilComplete(
+    run.cli,
+    run.outputs,
+    args,
+    run.env,
+    run.random,
+    kill,
+    options,
+  );
+}
+
+/** Every kill asked for fell, before a run and inside one, in both phases. */
+export function expectKillsFell(
+  sessions: PhaseReport,
+  aggregations: PhaseReport,
+  rounds: number,
+): void {
+  expect(sessions.kills).toBe(rounds);
+  expect(aggregations.kills).toBe(aggregationRounds(rounds));
+  expect(sessions.killsBeforeRun).toBeGreaterThan(0);
+  expect(sessions.killsInRun).toBeGreaterThan(0);
+  expect(aggregations.killsInRun).toBeGreaterThan(0);
+}
+
+/**
+ * Every window of every job over [fromMs, toMs) as stored against what the fault-free twin
+ * answers: histogram counts, top values and hit count, as readable lines (empty when equal). A
+ * window `poisoned` says is broken must have nothing stored; `compared` counts the others.
+ */
+export async function aggregationDifferences(
+  w: Warehouse,
+  clean: Simulator,
+  jobs: readonly AggregationJobConfig[],
+  range: { fromMs: number; toMs: number },
+  poisoned: (job: AggregationJobConfig, startMs: number) => boolean = () =>
+    false,
+): Promise<{ differences: string[]; compared: number }> {
+  const differences: string[] = [];
+  let compared = 0;
+  for (const job of jobs) {
+    const windows = planWindows(range.fromMs, range.toMs, job.windowMs);
+    const stored = await storedAggregationWindows(w, job, windows);
+    differences.push(...stored.unplanned);
+    for (const win of windows) {
+      const at = `${job.name}@${iso(win.startMs)}`;
+      const got = stored.byStart.get(win.startMs);
+      if (!got) continue;
+      if (poisoned(job, win.startMs)) {
+        if (got.numHits !== -1 || got.histogram.size > 0 || got.top.size > 0)
+          differences.push(`${at}: poisoned but rows stored`);
+        continue;
+      }
+      const want = await apiAggregationWindow(
+        clean,
+        job,
+        win.startMs,
+        win.endMs,
+      );
+      differences.push(
+        ...mapDifferences(`${at} histogram`, got.histogram, want.histogram),
+        ...mapDifferences(`${at} top`, got.top, want.top),
+        ...(got.numHits === want.numHits
+          ? []
+          : [`${at} numHits: stored ${got.numHits}, API ${want.numHits}`]),
+      );
+      compared++;
+    }
+  }
+  return { differences, compared };
 }

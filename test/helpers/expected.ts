@@ -342,6 +342,85 @@ export async function storedAggregationWindow(
   };
 }
 
+/**
+ * Every window of `windows` (contiguous, in order) as stored, like storedAggregationWindow, in
+ * three queries for the whole range instead of three per window; a row stored for a window
+ * start that is not among them is listed in `unplanned`.
+ */
+export async function storedAggregationWindows(
+  w: Warehouse,
+  job: AggregationJobConfig,
+  windows: readonly { startMs: number; endMs: number }[],
+): Promise<{ byStart: Map<number, AggregationWindow>; unplanned: string[] }> {
+  const params = {
+    job: job.name,
+    from: windows[0]?.startMs ?? 0,
+    to: windows.at(-1)?.endMs ?? 0,
+  };
+  const byStart = new Map<number, AggregationWindow>(
+    windows.map((win) => [
+      win.startMs,
+      { histogram: new Map(), top: new Map(), numHits: -1 },
+    ]),
+  );
+  const unplanned: string[] = [];
+  const at = (startMs: number, what: string) => {
+    const win = byStart.get(startMs);
+    if (!win) unplanned.push(`${job.name}: ${what} stored at ${startMs}`);
+    return win;
+  };
+  const startOf = (ms: number) =>
+    windows.find((win) => ms >= win.startMs && ms < win.endMs)?.startMs ?? ms;
+  const hist = await select<{
+    t: string;
+    level: number;
+    key1: string;
+    key2: string;
+    key3: string;
+    count: string;
+  }>(
+    w,
+    `SELECT toString(bucket_time) AS t, level, key1, key2, key3, count FROM {db}.agg_histogram FINAL
+     WHERE job = {job:String} AND count > 0
+       AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})`,
+    params,
+  );
+  for (const r of hist)
+    at(startOf(fromChTime(r.t)), "histogram")?.histogram.set(
+      [r.t, r.level, r.key1, r.key2, r.key3].join("|"),
+      Number(r.count),
+    );
+  const top = await select<{
+    ws: string;
+    member: string;
+    key: string;
+    count: string;
+  }>(
+    w,
+    `SELECT toString(window_start) AS ws, member, key, count FROM {db}.agg_top_values FINAL
+     WHERE job = {job:String} AND count > 0
+       AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})`,
+    params,
+  );
+  for (const r of top)
+    at(fromChTime(r.ws), "top value")?.top.set(
+      `${r.member}|${r.key}`,
+      Number(r.count),
+    );
+  const hits = await select<{ ws: string; num_hits: string }>(
+    w,
+    `SELECT toString(window_start) AS ws, num_hits FROM {db}.agg_windows FINAL
+     WHERE job = {job:String}
+       AND window_start >= fromUnixTimestamp64Milli({from:Int64}) AND window_start < fromUnixTimestamp64Milli({to:Int64})`,
+    params,
+  );
+  for (const r of hits) {
+    const win = at(fromChTime(r.ws), "num_hits");
+    if (win) win.numHits = Number(r.num_hits);
+  }
+  return { byStart, unplanned };
+}
+
 export function mapDifferences(
   what: string,
   got: ReadonlyMap<string, number>,

@@ -161,10 +161,13 @@ describe("each fault of the simulator, alone", () => {
   ];
   for (const [kind, code] of retried) {
     it(`${kind}: retried as ${code}${kind === "rate429" ? " after the reset the refusal announces" : ""}, nothing lost or doubled`, async () => {
-      const o = await syncWith({ rates: { [kind]: 0.2 }, seed: 11 });
+      // A 429 costs the second its Retry-After announces: met a few times at 0.06 (seed 11), the
+      // others at 0.2.
+      const rate = kind === "rate429" ? 0.06 : 0.2;
+      const o = await syncWith({ rates: { [kind]: rate }, seed: 11 });
       try {
         const met = o.sim.stats().faults[kind] ?? 0;
-        expect(met).toBeGreaterThan(0);
+        expect(met).toBeGreaterThan(1);
         const retries = logged(o, "api call failed, retrying");
         expect(retries.length).toBe(met);
         for (const r of retries)
@@ -190,12 +193,12 @@ describe("each fault of the simulator, alone", () => {
 
   it("slow: a response slower than the request timeout is retried as TIMEOUT", async () => {
     const o = await syncWith(
-      { rates: { slow: 0.15 }, seed: 11, slowMs: 1_500 },
+      { rates: { slow: 0.06 }, seed: 11, slowMs: 1_000 },
       { SESSIONHOUSE_REQUEST_TIMEOUT: "500ms" },
     );
     try {
       const met = o.sim.stats().faults.slow ?? 0;
-      expect(met).toBeGreaterThan(0);
+      expect(met).toBeGreaterThan(1);
       const retries = logged(o, "api call failed, retrying");
       expect(retries.length).toBe(met);
       expect(new Set(retries.map((r) => r.code))).toEqual(new Set(["TIMEOUT"]));

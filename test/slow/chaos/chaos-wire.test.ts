@@ -13,11 +13,11 @@
 //                                                        migrations, the second inside its run)
 //          sync sessions --from T1-2h --to T1           (re-reads open sessions through GetSession;
 //                                                        killed once)
-//          sync aggregations --from T1-2d --to T1       (killed 5/8 as often, the first life
+//          sync aggregations --from T1-12h --to T1      (killed 5/8 as often, the first life
 //                                                        inside its run, then repeated until
 //                                                        no window is pending)
 //   at T2 = T1 + lateMs + 1h
-//          sync reconcile --from T1-1d --to T1          (stores the late sessions, now listed;
+//          sync reconcile --from T1-6h --to T1          (stores the late sessions, now listed;
 //                                                        killed once)
 //
 // What CI covers, and the run asserts: every wire fault kind met (WIRE_FAULT_KINDS: wrongShape,
@@ -29,7 +29,10 @@
 // The embedded engine allows one process per data directory: this process opens the warehouse
 // only after the last child exited (between runs it asks through `sessionhouse query`).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultAggregationJobs } from "../../../src/config/index.js";
+import {
+  defaultAggregationJobs,
+  type AggregationJobConfig,
+} from "../../../src/config/index.js";
 import {
   FaultInjector,
   parseFaultSpec,
@@ -46,7 +49,6 @@ import {
   freshDatabaseName,
   select,
   testConfig,
-  testDataDir,
 } from "../../helpers/warehouse.js";
 import {
   openWarehouse,
@@ -54,25 +56,27 @@ import {
 } from "../../../src/warehouse/client.js";
 import {
   buildCli,
-  cleanEnv,
   removeCli,
   runCli,
   type CliPackage,
   type CliResult,
 } from "../../helpers/cli.js";
 import {
+  aggregationDifferences,
+  aggregationsKillPlan,
+  chaosEnv,
   envCount,
+  expectKillsFell,
   fastRetriesConfig,
+  killedSync,
   prng,
-  untilComplete,
+  sessionsKillPlan,
+  type ChaosRun,
 } from "../../helpers/chaos.js";
 import {
-  apiAggregationWindow,
   faultedDeadLetterDifferences,
-  mapDifferences,
   readSessions,
   sessionDifferences,
-  storedAggregationWindow,
   storedDeadLetters,
   storedSessions,
   type WireRecord,
@@ -94,12 +98,16 @@ const T2 = T1 + LATE_MS + HOUR;
 const DAYS = envCount("CHAOS_DAYS", 3, 3);
 /** Kills in the sessions phase; the aggregations phase gets five eighths of them, at least 2. */
 const ROUNDS = envCount("CHAOS_ROUNDS", 4, 2);
-const AGG_ROUNDS = Math.max(2, Math.round((ROUNDS * 5) / 8));
 const SESSIONS_FROM = T1 - DAYS * DAY;
 const REFRESH_FROM = T1 - 2 * HOUR;
-/** The late sessions start within LATE_MS of T1: one day holds them all. */
-const RECONCILE_FROM = T1 - DAY;
-const AGG_FROM = T1 - 2 * DAY;
+/** The late sessions start within LATE_MS of T1: twice that holds them all. */
+const RECONCILE_FROM = T1 - 2 * LATE_MS;
+/**
+ * Hours of aggregation windows (an hour each, six jobs): 12, which hold five poisoned windows of
+ * three jobs, each way a window is broken among them (bad-window=0.04, seed 7).
+ */
+const AGG_HOURS = 12;
+const AGG_FROM = T1 - AGG_HOURS * HOUR;
 /** Huge records are padded to this + 1 bytes; the exporter's record limit is this. */
 const HUGE_RECORD_BYTES = 200_000;
 const MAX_WINDOW_ATTEMPTS = 2;
@@ -108,6 +116,8 @@ const MAX_WINDOW_ATTEMPTS = 2;
  * or an expired cursor can only meet a page after a window's first (some 70 in CI's run), a
  * truncation only a request no other response fault took: those at higher rates, so that each
  * is met on every run (the run asserts it), as the full run's 100000 sessions met them at 0.02.
+ * The faults of aggregation answers (empty, counts as strings) at rates that meet each several
+ * times in the 72 windows.
  */
 const FAULTS = [
   "all=0.02",
@@ -117,16 +127,16 @@ const FAULTS = [
   "badRecord=0.005",
   "seed=7",
   "slowMs=150",
-  "wrong-shape=0.02",
-  "empty-aggregation=0.02",
-  "string-counts=0.1",
+  "wrong-shape=0.03",
+  "empty-aggregation=0.08",
+  "string-counts=0.2",
   "cursor-cycle=0.02",
   "bad-utf8=0.001",
   "huge-record=0.0003",
   "bad-dates=0.002",
   "vanished-session=0.1",
   "late-session=0.01",
-  "bad-window=0.02",
+  "bad-window=0.04",
   `hugeRecordBytes=${HUGE_RECORD_BYTES}`,
   `lateMs=${LATE_MS}`,
 ].join(",");
@@ -172,24 +182,19 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
   });
 
   it("ends with exactly the service's data; dead letters and poisoned windows exactly what was broken", async () => {
-    const configFile = fastRetriesConfig();
-    const env = cleanEnv({
-      SESSIONHOUSE_API_URL: sim.url,
-      SESSIONHOUSE_API_KEY: API_KEY,
-      SESSIONHOUSE_DATA_DIR: testDataDir(),
-      CLICKHOUSE_DATABASE: database,
-      CLICKHOUSE_URL: process.env.CLICKHOUSE_URL,
-      SESSIONHOUSE_PAGE_SIZE: "500",
-      SESSIONHOUSE_WINDOW: "6h",
+    const env = chaosEnv(sim, database, {
       // Three windows at once: checkpoints must stay in window order through kills and faults.
       SESSIONHOUSE_WINDOW_CONCURRENCY: "3",
-      SESSIONHOUSE_MAX_RPS: "100",
-      SESSIONHOUSE_REQUEST_TIMEOUT: "15s",
       SESSIONHOUSE_MAX_RECORD_BYTES: String(HUGE_RECORD_BYTES),
       SESSIONHOUSE_MAX_WINDOW_ATTEMPTS: String(MAX_WINDOW_ATTEMPTS),
-      SESSIONHOUSE_LOG_LEVEL: "info",
-      SESSIONHOUSE_LOG_FORMAT: "json",
     });
+    const run: ChaosRun = {
+      cli,
+      outputs,
+      configFile: fastRetriesConfig(),
+      env,
+      random: prng(KILL_SEED),
+    };
     /** A count through the CLI (no second process may open the embedded engine). */
     const countOf = async (sql: string): Promise<number> => {
       const r = await runCli(
@@ -201,74 +206,31 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
       const line = r.stdout.trim().split("\n").pop() ?? "{}";
       return Number((JSON.parse(line) as { n?: string | number }).n);
     };
-    const random = prng(KILL_SEED);
     const started = Date.now();
 
     // At T1: the sessions, then the open ones re-read one by one, then the aggregations.
-    const sessions = await untilComplete(
-      cli,
-      outputs,
-      [
-        "--config",
-        configFile,
-        "sync",
-        "sessions",
-        "--from",
-        iso(SESSIONS_FROM),
-        "--to",
-        iso(T1),
-      ],
-      env,
-      random,
-      {
-        maxKills: ROUNDS,
-        minMs: 500,
-        maxMs: 6_000,
-        first: ["migration applied", "run started"],
-      },
+    const sessions = await killedSync(
+      run,
+      "sessions",
+      SESSIONS_FROM,
+      T1,
+      sessionsKillPlan(ROUNDS),
       // About 20 pages of 500 a day, and more read again after each kill, with cursor cycles on
       // two pages in a hundred: some runs are expected to stop at one (each resumes from the
       // checkpoint); how many depends on the days and where the kills fall.
       { maxFailures: 12 },
     );
-    const refresh = await untilComplete(
-      cli,
-      outputs,
-      [
-        "--config",
-        configFile,
-        "sync",
-        "sessions",
-        "--from",
-        iso(REFRESH_FROM),
-        "--to",
-        iso(T1),
-      ],
-      env,
-      random,
-      { maxKills: 1, minMs: 300, maxMs: 2_000 },
-    );
-    const aggregations = await untilComplete(
-      cli,
-      outputs,
-      [
-        "--config",
-        configFile,
-        "sync",
-        "aggregations",
-        "--from",
-        iso(AGG_FROM),
-        "--to",
-        iso(T1),
-      ],
-      env,
-      random,
-      {
-        maxKills: AGG_ROUNDS,
-        minMs: 500,
-        maxMs: 4_000,
-        first: ["run started"],
-      },
+    const refresh = await killedSync(run, "sessions", REFRESH_FROM, T1, {
+      maxKills: 1,
+      minMs: 300,
+      maxMs: 2_000,
+    });
+    const aggregations = await killedSync(
+      run,
+      "aggregations",
+      AGG_FROM,
+      T1,
+      aggregationsKillPlan(ROUNDS),
       {
         // Each run retries pending windows; after MAX_WINDOW_ATTEMPTS failed fetches a window
         // is poisoned and no longer pending.
@@ -295,21 +257,11 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
 
     // At T2 the late sessions are listed: reconciliation re-lists the last day.
     clock.set(T2);
-    const reconcile = await untilComplete(
-      cli,
-      outputs,
-      [
-        "--config",
-        configFile,
-        "sync",
-        "reconcile",
-        "--from",
-        iso(RECONCILE_FROM),
-        "--to",
-        iso(T1),
-      ],
-      env,
-      random,
+    const reconcile = await killedSync(
+      run,
+      "reconcile",
+      RECONCILE_FROM,
+      T1,
       { maxKills: 1, minMs: 500, maxMs: 3_000 },
       // A reconciliation keeps no checkpoint: every run lists the day again, and with cursor
       // cycles on two pages in a hundred many runs meet one somewhere.
@@ -356,6 +308,10 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
         .map((w) => `${job.name}@${iso(w.startMs)}`),
     );
     expect(brokenWindows.length).toBeGreaterThan(0);
+    // Each way a window is broken was served (and so poisoned).
+    expect(new Set(sim.brokenWindows().map((b) => b.variant))).toEqual(
+      new Set(["missingAggregations", "negativeNumHits", "fractionalCount"]),
+    );
 
     const config = await testConfig({}, database);
     const w: Warehouse = await openWarehouse(config);
@@ -394,59 +350,32 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
         poisoned.map((p) => `${p.job}@${p.ws.replace(" ", "T")}Z`).sort(),
       ).toEqual([...brokenWindows].sort());
 
-      const differences: string[] = [];
-      let windowsCompared = 0;
+      const broken = (job: AggregationJobConfig, startMs: number) =>
+        sim.isBrokenWindow(job.query ?? "", job.groupBy, startMs);
       for (const job of jobs) {
-        const windows = planWindows(AGG_FROM, T1, job.windowMs);
-        const firstBroken = windows.find((win) =>
-          sim.isBrokenWindow(job.query ?? "", job.groupBy, win.startMs),
+        const firstBroken = planWindows(AGG_FROM, T1, job.windowMs).find(
+          (win) => broken(job, win.startMs),
         );
-        // The checkpoint moves only over stored (or skipped) windows.
-        expect(
-          (
-            await readCheckpoint(
-              w,
-              backfillStream(aggregationName(job), AGG_FROM, T1),
-            )
-          )?.positionMs,
-          job.name,
-        ).toBe(firstBroken?.startMs ?? T1);
-        for (const win of windows) {
-          const at = `${job.name}@${iso(win.startMs)}`;
-          const got = await storedAggregationWindow(
-            w,
-            job,
-            win.startMs,
-            win.endMs,
-          );
-          if (sim.isBrokenWindow(job.query ?? "", job.groupBy, win.startMs)) {
-            if (
-              got.numHits !== -1 ||
-              got.histogram.size > 0 ||
-              got.top.size > 0
-            )
-              differences.push(`${at}: poisoned but rows stored`);
-            continue;
-          }
-          // Windows are closed at T1: the twin answers the same at T2.
-          const want = await apiAggregationWindow(
-            clean,
-            job,
-            win.startMs,
-            win.endMs,
-          );
-          differences.push(
-            ...mapDifferences(`${at} histogram`, got.histogram, want.histogram),
-            ...mapDifferences(`${at} top`, got.top, want.top),
-            ...(got.numHits === want.numHits
-              ? []
-              : [`${at} numHits: stored ${got.numHits}, API ${want.numHits}`]),
-          );
-          windowsCompared++;
-        }
+        // The checkpoint moves only over stored (or skipped) windows: none is written when the
+        // range's first window is poisoned (policies_by_name_status's).
+        const cp = await readCheckpoint(
+          w,
+          backfillStream(aggregationName(job), AGG_FROM, T1),
+        );
+        expect(cp?.positionMs ?? AGG_FROM, job.name).toBe(
+          firstBroken?.startMs ?? T1,
+        );
       }
+      // Windows are closed at T1: the twin answers the same at T2.
+      const { differences, compared } = await aggregationDifferences(
+        w,
+        clean,
+        jobs,
+        { fromMs: AGG_FROM, toMs: T1 },
+        broken,
+      );
       expect(differences.slice(0, 20)).toEqual([]);
-      expect(windowsCompared).toBe(6 * 48 - brokenWindows.length);
+      expect(compared).toBe(6 * AGG_HOURS - brokenWindows.length);
 
       const runs = await select<{ status: string; n: string; retries: string }>(
         w,
@@ -483,12 +412,7 @@ describe("chaos on the wire: every fault on, SIGKILL at random moments", () => {
       };
       console.log(`chaos-wire summary: ${JSON.stringify(summary, null, 2)}`);
       expect(summary.kills).toBeGreaterThanOrEqual(5);
-      // The kills asked for fell, before a run and inside one.
-      expect(sessions.kills).toBe(ROUNDS);
-      expect(aggregations.kills).toBe(AGG_ROUNDS);
-      expect(sessions.killsBeforeRun).toBeGreaterThan(0);
-      expect(sessions.killsInRun).toBeGreaterThan(0);
-      expect(aggregations.killsInRun).toBeGreaterThan(0);
+      expectKillsFell(sessions, aggregations, ROUNDS);
       for (const kind of WIRE_FAULT_KINDS)
         expect(faults[kind] ?? 0, kind).toBeGreaterThan(0);
       for (const kind of Object.keys(faults))
