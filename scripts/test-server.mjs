@@ -5,8 +5,8 @@
 // run a source branching on the warehouse's kind (the rest issue the same SQL through the same
 // client on both kinds, and the first pass proves them). They run in two halves side by side,
 // each against a front of its own (two files at a time each, as every run of the integration
-// tier): one front's engine answers one query at a time, so with one front the files of the
-// pass mostly waited for each other (175 s against 105 s with two). A JSON report asked for with
+// tier): one front is one engine process, and with one front the files of the pass mostly
+// waited for each other's queries (175 s against 105 s with two, on the same machine). A JSON report asked for with
 // --outputFile.json=<file> is the two halves' reports merged. Uses the build in dist/.
 //
 //   npm run build && node scripts/test-server.mjs [vitest args…]
