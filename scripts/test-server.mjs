@@ -6,8 +6,9 @@
 // client on both kinds, and the first pass proves them). They run in two halves side by side,
 // each against a front of its own (two files at a time each, as every run of the integration
 // tier): one front is one engine process, and with one front the files of the pass mostly
-// waited for each other's queries (175 s against 105 s with two, on the same machine). A JSON report asked for with
-// --outputFile.json=<file> is the two halves' reports merged. Uses the build in dist/.
+// waited for each other's queries (175 s against 105 s with two, on the same machine). A JSON
+// report asked for with --outputFile.json=<file> is the two halves' reports merged. Uses the
+// build in dist/.
 //
 //   npm run build && node scripts/test-server.mjs [vitest args…]
 import { spawn } from "node:child_process";
