@@ -33,10 +33,11 @@ if (stray.length > 0)
 // forked process (isolate) with its own engine directory; see test/helpers/warehouse.ts.
 const shared = {
   pool: "forks" as const,
-  // Two files at once, also on two cores (the default would be one): most integration files
-  // spend their time waiting for child processes, simulated latency and timers. On the 2-core
-  // development machine the whole run took 626 s this way against 970 s one file at a time.
-  maxWorkers: 2,
+  // Three files at once on two cores: most integration files spend much of their time waiting
+  // for child processes, simulated latency and timers, and a file's start (a fork, its imports,
+  // an engine) is time the other files fill. SESSIONHOUSE_TEST_WORKERS sets another number (the
+  // server pass runs two halves of two each, scripts/test-server.mjs).
+  maxWorkers: Number(process.env.SESSIONHOUSE_TEST_WORKERS ?? 3),
   testTimeout: 60_000,
   hookTimeout: 60_000,
   // Everything a run writes to the temporary directory is removed when it ends.

@@ -92,7 +92,7 @@ const codes = await Promise.all(
         ...rest,
         ...(file === undefined ? [] : [jsonOutputArg(`${file}.part${i}`)]),
       ],
-      { CLICKHOUSE_URL: fronts[i].url },
+      { CLICKHOUSE_URL: fronts[i].url, SESSIONHOUSE_TEST_WORKERS: "2" },
     ),
   ),
 );
