@@ -35,9 +35,9 @@ const shared = {
   pool: "forks" as const,
   // Three files at once on two cores: most integration files spend much of their time waiting
   // for child processes, simulated latency and timers, and a file's start (a fork, its imports,
-  // an engine) is time the other files fill. SESSIONHOUSE_TEST_WORKERS sets another number (the
+  // an engine) is time the other files fill. TEST_WORKERS sets another number (the
   // server pass runs two halves of two each, scripts/test-server.mjs).
-  maxWorkers: Number(process.env.SESSIONHOUSE_TEST_WORKERS ?? 3),
+  maxWorkers: Number(process.env.TEST_WORKERS ?? 3),
   testTimeout: 60_000,
   hookTimeout: 60_000,
   // Everything a run writes to the temporary directory is removed when it ends.
@@ -55,7 +55,7 @@ const durations: Record<string, number> = existsSync(DURATIONS_FILE)
 /**
  * The longest files first, across the integration and slow tiers (vitest's own order puts a
  * project's files after another's, and, on a fresh clone without its cache, keeps the order of
- * the file system): on two workers a long file that starts last runs alone at the end. A file
+ * the file system): a long file that starts last runs alone at the end. A file
  * test/durations.json does not name is taken as the longest.
  */
 class LongestFirst extends BaseSequencer {

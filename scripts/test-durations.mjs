@@ -1,7 +1,7 @@
 // Writes test/durations.json from a vitest JSON report (.ci/run keeps one for each pass; any
 // `npm test -- --reporter=json --outputFile.json=<file>` writes one): the seconds each test file
 // of the integration and slow tiers took. vitest.config.ts starts the longest files first, so
-// that on two workers no long file starts last and runs alone at the end; a file the list does
+// that no long file starts last and runs alone at the end; a file the list does
 // not name starts before all of them (as vitest runs files it has no timing of).
 //
 //   node scripts/test-durations.mjs <report.json>

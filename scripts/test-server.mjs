@@ -4,8 +4,8 @@
 // arguments, the suites scripts/server-suites.mjs lists for the server pass run: the ones that
 // run a source branching on the warehouse's kind (the rest issue the same SQL through the same
 // client on both kinds, and the first pass proves them). They run in two halves side by side,
-// each against a front of its own (two files at a time each, as every run of the integration
-// tier): one front is one engine process, and with one front the files of the pass mostly
+// each against a front of its own (two files at a time each, not the first pass's three): one
+// front is one engine process, and with one front the files of the pass mostly
 // waited for each other's queries (175 s against 105 s with two, on the same machine). A JSON
 // report asked for with --outputFile.json=<file> is the two halves' reports merged. Uses the
 // build in dist/.
@@ -92,7 +92,7 @@ const codes = await Promise.all(
         ...rest,
         ...(file === undefined ? [] : [jsonOutputArg(`${file}.part${i}`)]),
       ],
-      { CLICKHOUSE_URL: fronts[i].url, SESSIONHOUSE_TEST_WORKERS: "2" },
+      { CLICKHOUSE_URL: fronts[i].url, TEST_WORKERS: "2" },
     ),
   ),
 );
