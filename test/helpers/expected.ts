@@ -297,15 +297,12 @@ export async function apiAggregationWindow(
   return { histogram, top, numHits: Number(json.numHits ?? 0) };
 }
 
-/** The same window as stored (FINAL, zero counts left out: they mark vanished keys). */
-export async function storedAggregationWindow(
+/** The histogram rows of `job` stored with a bucket in [from, to) (FINAL, zero counts left out). */
+function storedHistogram(
   w: Warehouse,
-  job: AggregationJobConfig,
-  fromMs: number,
-  toMs: number,
-): Promise<AggregationWindow> {
-  const params = { job: job.name, from: fromMs, to: toMs };
-  const hist = await select<{
+  params: { job: string; from: number; to: number },
+) {
+  return select<{
     t: string;
     level: number;
     key1: string;
@@ -319,6 +316,17 @@ export async function storedAggregationWindow(
        AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})`,
     params,
   );
+}
+
+/** The same window as stored (FINAL, zero counts left out: they mark vanished keys). */
+export async function storedAggregationWindow(
+  w: Warehouse,
+  job: AggregationJobConfig,
+  fromMs: number,
+  toMs: number,
+): Promise<AggregationWindow> {
+  const params = { job: job.name, from: fromMs, to: toMs };
+  const hist = await storedHistogram(w, params);
   const top = await select<{ member: string; key: string; count: string }>(
     w,
     `SELECT member, key, count FROM {db}.agg_top_values FINAL
@@ -371,20 +379,7 @@ export async function storedAggregationWindows(
   };
   const startOf = (ms: number) =>
     windows.find((win) => ms >= win.startMs && ms < win.endMs)?.startMs ?? ms;
-  const hist = await select<{
-    t: string;
-    level: number;
-    key1: string;
-    key2: string;
-    key3: string;
-    count: string;
-  }>(
-    w,
-    `SELECT toString(bucket_time) AS t, level, key1, key2, key3, count FROM {db}.agg_histogram FINAL
-     WHERE job = {job:String} AND count > 0
-       AND bucket_time >= fromUnixTimestamp64Milli({from:Int64}) AND bucket_time < fromUnixTimestamp64Milli({to:Int64})`,
-    params,
-  );
+  const hist = await storedHistogram(w, params);
   for (const r of hist)
     at(startOf(fromChTime(r.t)), "histogram")?.histogram.set(
       [r.t, r.level, r.key1, r.key2, r.key3].join("|"),
