@@ -21,6 +21,12 @@ import { testTmpDir } from "./run-tmp.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/**
+ * A cron schedule that ticks once a year (midnight, 1 January): a job of `run` that must not
+ * tick during a test. A job that never succeeded still runs once at the start.
+ */
+export const NEVER = "0 0 0 1 1 *";
+
 export interface CliPackage {
   /** Root of the private copy: bin/, dist/, migrations/, package.json, node_modules → ours. */
   root: string;

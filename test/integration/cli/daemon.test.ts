@@ -35,6 +35,7 @@ import {
   sumSamples,
   type Exposition,
 } from "../../helpers/prom-text.js";
+import { NEVER } from "../../helpers/cli.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 import { mainInProcess } from "../../helpers/cli-in-process.js";
 
@@ -43,7 +44,6 @@ const BIN = join(ROOT, "bin", "sessionhouse.js");
 // The daemon takes "now" from the real clock; the simulator's clock stands still at the real
 // now, so the history the test reads is the one the daemon read.
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
-const NEVER = "0 0 0 1 1 *"; // once a year: the open-session refresh stays out of the counts
 
 let sim: Simulator;
 let config: Config;

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import { mainInProcess } from "../../helpers/cli-in-process.js";
+import { NEVER } from "../../helpers/cli.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
@@ -20,7 +21,6 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const BIN = join(ROOT, "bin", "sessionhouse.js");
 /** Every ten minutes: no tick of the configured schedules comes during a test. */
 const RARELY = "*/10 * * * *";
-const NEVER = "0 0 1 1 *";
 
 let sim: Simulator;
 let workDir: string;

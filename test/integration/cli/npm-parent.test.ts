@@ -8,12 +8,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Simulator } from "../../../src/simulator/index.js";
-import { cleanEnv, ROOT } from "../../helpers/cli.js";
+import { cleanEnv, NEVER, ROOT } from "../../helpers/cli.js";
 import { testTmpDir } from "../../helpers/run-tmp.js";
 import { API_KEY, testSimulator } from "../../helpers/simulator.js";
 
 const BIN = join(ROOT, "bin", "sessionhouse.js");
-const NEVER = "0 0 0 1 1 *";
 let sim: Simulator;
 const started: number[] = [];
 

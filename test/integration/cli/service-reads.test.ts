@@ -31,6 +31,7 @@ import {
   type ServiceRecord,
 } from "../../../src/warehouse/service-access.js";
 import {
+  NEVER,
   buildCli,
   cleanEnv,
   removeCli,
@@ -53,7 +54,6 @@ import {
 import { testTmpDir } from "../../helpers/run-tmp.js";
 
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
-const NEVER = "0 0 0 1 1 *";
 
 let cli: CliPackage;
 let sim: Simulator;

@@ -18,6 +18,7 @@ import type { StatusReport } from "../../../src/cli/commands/status.js";
 import type { Config } from "../../../src/config/index.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import {
+  NEVER,
   buildCli,
   cleanEnv,
   removeCli,
@@ -47,7 +48,6 @@ import { testTmpDir } from "../../helpers/run-tmp.js";
 
 // The simulator's clock stands still at the real now: the history is the same for every run.
 const SIM_NOW = Math.floor(Date.now() / 60_000) * 60_000;
-const NEVER = "0 0 0 1 1 *";
 const WAIT_MS = 120_000;
 
 let sim: Simulator;
