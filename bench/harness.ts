@@ -102,6 +102,28 @@ export async function warm(
     await warmWindow(url, w.startMs, w.endMs, limit);
 }
 
+/** One ListSessionsV2 request to the simulator at `url`: sessions started in [fromMs, toMs). */
+export function listSessionsPage(
+  url: string,
+  page: {
+    fromMs: number;
+    toMs: number;
+    limit: number;
+    cursor?: string | undefined;
+  },
+): Promise<Response> {
+  return fetch(`${url}/core.v1.SessionsService/ListSessionsV2`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": API_KEY },
+    body: JSON.stringify({
+      limit: page.limit,
+      startTimestamp: String(Math.floor(page.fromMs / 1000)),
+      endTimestamp: String(Math.floor(page.toMs / 1000)),
+      ...(page.cursor ? { cursor: page.cursor } : {}),
+    }),
+  });
+}
+
 async function warmWindow(
   url: string,
   fromMs: number,
@@ -110,16 +132,7 @@ async function warmWindow(
 ): Promise<void> {
   let cursor: string | undefined;
   for (;;) {
-    const res = await fetch(`${url}/core.v1.SessionsService/ListSessionsV2`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": API_KEY },
-      body: JSON.stringify({
-        limit,
-        startTimestamp: String(Math.floor(fromMs / 1000)),
-        endTimestamp: String(Math.floor(toMs / 1000)),
-        ...(cursor ? { cursor } : {}),
-      }),
-    });
+    const res = await listSessionsPage(url, { fromMs, toMs, limit, cursor });
     const text = await res.text();
     cursor = /"nextCursor":"([^"]+)"/.exec(text.slice(-2000))?.[1];
     if (!cursor) return;

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import {
   API_KEY,
   benchDir,
+  listSessionsPage,
   dataDir,
   END_MS,
   fmt,
@@ -71,18 +72,11 @@ async function templates(): Promise<WireRecord[]> {
     "3",
   ]);
   try {
-    const res = await fetch(
-      `${sim.url}/core.v1.SessionsService/ListSessionsV2`,
-      {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": API_KEY },
-        body: JSON.stringify({
-          limit: 500,
-          startTimestamp: String(Math.floor((END_MS - 86_400_000) / 1000)),
-          endTimestamp: String(Math.floor(END_MS / 1000)),
-        }),
-      },
-    );
+    const res = await listSessionsPage(sim.url, {
+      fromMs: END_MS - 86_400_000,
+      toMs: END_MS,
+      limit: 500,
+    });
     const body = (await res.json()) as { sessions?: WireRecord[] };
     const short = (body.sessions ?? []).filter(
       (s) =>
