@@ -6,7 +6,8 @@
 // client on both kinds, and the first pass proves them). They run in two halves side by side,
 // each against a front of its own (two files at a time each, not the first pass's three): one
 // front is one engine process, and with one front the files of the pass mostly
-// waited for each other's queries (175 s against 105 s with two, on the same machine). A JSON
+// waited for each other's queries (179 s against about 120 s with two, each at nice 19 beside
+// the same latency bench; 105–108 s with two on a quiet machine). A JSON
 // report asked for with --outputFile.json=<file> is the two halves' reports merged. Uses the
 // build in dist/.
 //
