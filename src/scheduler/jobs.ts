@@ -99,6 +99,20 @@ function entitySchedule(config: Config, stream: EntityStream): string {
 }
 
 /**
+ * Each job's schedule as `run` records it (job_schedules): the lag alert and the "Lag per stream"
+ * panel judge a stream against its job's period, the longest gap between two ticks.
+ */
+export function plannedSchedules(
+  plans: readonly JobPlan[],
+): { job: string; schedule: string; periodMs: number }[] {
+  return plans.map((p) => ({
+    job: p.name,
+    schedule: p.schedule,
+    periodMs: schedulePeriodMs(p.schedule),
+  }));
+}
+
+/**
  * Every job of a configuration, in a stable order. Disabled jobs are left out unless asked for
  * (the status command lists them).
  */

@@ -14,6 +14,7 @@ import { checkSchedules, schedulePeriodMs } from "../../scheduler/cron.js";
 import {
   dueAtStart,
   pipelineJobs,
+  plannedSchedules,
   planJobs,
   type JobPlan,
 } from "../../scheduler/jobs.js";
@@ -368,15 +369,10 @@ function listenForStop(
 async function recordSchedules(service: Service): Promise<void> {
   const { rt, plans } = service;
   try {
-    await recordJobSchedules(
-      rt.warehouse,
-      plans.map((p) => ({
-        job: p.name,
-        schedule: p.schedule,
-        periodMs: schedulePeriodMs(p.schedule),
-      })),
-      { retries: rt.config.clickhouse.insertRetries, logger: rt.logger },
-    );
+    await recordJobSchedules(rt.warehouse, plannedSchedules(plans), {
+      retries: rt.config.clickhouse.insertRetries,
+      logger: rt.logger,
+    });
   } catch (err) {
     rt.logger.warn(
       { err: errorMessage(err) },

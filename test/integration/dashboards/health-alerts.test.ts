@@ -10,8 +10,7 @@ import {
   detectionStream,
   SESSIONS_STREAM,
 } from "../../../src/pipeline/names.js";
-import { schedulePeriodMs } from "../../../src/scheduler/cron.js";
-import { planJobs } from "../../../src/scheduler/jobs.js";
+import { plannedSchedules, planJobs } from "../../../src/scheduler/jobs.js";
 import type { Simulator } from "../../../src/simulator/index.js";
 import {
   insertDeadLetters,
@@ -144,15 +143,7 @@ describe("exporter-health alert rules", () => {
   it("lag: judges each stream against its job's schedule: a daily directory stream read 20 hours ago is quiet, 30 hours ago fires", async () => {
     // The schedules as `run` records them, the defaults: inventory daily, detections each minute.
     const plans = planJobs(config);
-    await recordJobSchedules(
-      w,
-      plans.map((p) => ({
-        job: p.name,
-        schedule: p.schedule,
-        periodMs: schedulePeriodMs(p.schedule),
-      })),
-      insert,
-    );
+    await recordJobSchedules(w, plannedSchedules(plans), insert);
     expect(plans.find((p) => p.name === "inventory")?.schedule).toBe(
       "53 3 * * *",
     );
