@@ -73,6 +73,12 @@ export interface EvaluationOptions {
   historicalAfterMs?: number | undefined;
 }
 
+/** The evaluation's clock and age of history, as the hits are judged by them. */
+const hitClock = (options: EvaluationOptions): HitClock => ({
+  nowMs: options.nowMs,
+  historicalAfterMs: options.historicalAfterMs ?? DEFAULT_HISTORICAL_AFTER_MS,
+});
+
 const historicalCount = (hits: readonly DetectionHit[]): number =>
   hits.filter((h) => h.historical).length;
 
@@ -86,10 +92,7 @@ export async function evaluateRules(
   rules: readonly Rule[],
   options: EvaluationOptions,
 ): Promise<EvaluationResult[]> {
-  const at: HitClock = {
-    nowMs: options.nowMs,
-    historicalAfterMs: options.historicalAfterMs ?? DEFAULT_HISTORICAL_AFTER_MS,
-  };
+  const at = hitClock(options);
   // A rule whose SQL is not a read stops the evaluation before any rule runs or records.
   await checkRules(w, rules, "arrived");
   // A rule that reads sessions waits only for the runs that store sessions (an aggregation
@@ -156,10 +159,7 @@ export async function recordBackfillHits(
 ): Promise<EvaluationResult[]> {
   const sessionRules = rules.filter(readsSessions);
   await checkRules(w, sessionRules, "arrived");
-  const at: HitClock = {
-    nowMs: options.nowMs,
-    historicalAfterMs: options.historicalAfterMs ?? DEFAULT_HISTORICAL_AFTER_MS,
-  };
+  const at = hitClock(options);
   const window: Window = {
     fromMs: options.fromMs,
     toMs: options.nowMs + 1,
