@@ -53,7 +53,13 @@ export type ScenarioArgs =
       /** Gzip the inserts to the server (default true, as the product's default). */
       compressRequests?: boolean;
     }
-  | { kind: "engine-ingest"; dataDir: string; clickhouseUrl?: string }
+  | {
+      kind: "engine-ingest";
+      dataDir: string;
+      clickhouseUrl?: string;
+      /** Time every setup (ingestSetups), not only the bare table. */
+      breakdown: boolean;
+    }
   | {
       kind: "aggregations";
       url: string;
@@ -186,7 +192,9 @@ async function main(): Promise<void> {
       const fetchedMs = Date.now();
       const source = `(SELECT toInt64(${fetchedMs}) AS fetched_ms, false AS held, '${DEFAULT_BRAND_MEMBER}' AS brand, raw FROM file(${quoteString(file)}, 'JSONAsString', 'raw String'))`;
       const views = await sessionViews(w);
-      const setups = ingestSetups(views);
+      const setups = args.breakdown
+        ? ingestSetups(views)
+        : ingestSetups([]).slice(0, 1);
       const timed = new Map<string, { ms: number; bytes: number }>();
       let rows = 0;
       // Two rounds of every setup, interleaved, each setup's best kept: the limit is what the
