@@ -35,8 +35,13 @@ process.on("exit", () => {
 
 /** CPU seconds a child process has used so far (Linux; 0 elsewhere). */
 export function cpuSeconds(child: ChildProcess): number {
+  return child.pid === undefined ? 0 : pidCpuSeconds(child.pid);
+}
+
+/** The CPU seconds (user and system) the process `pid` has used so far; 0 when it is gone. */
+export function pidCpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {

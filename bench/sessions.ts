@@ -98,17 +98,21 @@ const cpuPer100k = (r: Run) => (r.big.cpuMs / r.big.rows) * 100_000;
 function costTable(say: (line: string) => void, first: Run | undefined): void {
   if (!first) return;
   const bare = setupMs(first, "bare");
+  const bareCpu =
+    first.limit.setups.find((s) => s.name === "bare")?.cpuS ?? NaN;
   say(
-    "What each part of `sessions` adds to the engine's ingest of the same records (run 1, each setup's best of two; bytes on disk of the copy of `sessions` right after the insert, before any merge):",
+    "What each part of `sessions` adds to the engine's ingest of the same records (run 1, each setup's best of two tries, wall time and the engine process's CPU; bytes on disk of the copy of `sessions` right after the insert, before any merge):",
   );
   say("");
-  say("| setup | seconds | adds to the bare table | bytes/session |");
-  say("|---|---|---|---|");
+  say(
+    "| setup | seconds | adds to the bare table | engine CPU seconds | adds to the bare table | bytes/session |",
+  );
+  say("|---|---|---|---|---|---|");
   for (const s of first.limit.setups) {
-    const adds =
-      s.name === "bare" ? "" : `${fmt(((s.ms - bare) / bare) * 100, 0)}%`;
+    const adds = (v: number, base: number) =>
+      s.name === "bare" ? "" : `${fmt(((v - base) / base) * 100, 0)}%`;
     say(
-      `| ${s.name} | ${fmt(s.ms / 1000, 2)} | ${adds} | ${fmt(s.bytes / first.limit.rows, 0)} |`,
+      `| ${s.name} | ${fmt(s.ms / 1000, 2)} | ${adds(s.ms, bare)} | ${fmt(s.cpuS, 2)} | ${adds(s.cpuS, bareCpu)} | ${fmt(s.bytes / first.limit.rows, 0)} |`,
     );
   }
   say("");
@@ -182,6 +186,9 @@ export async function benchSessions(
         dataDir: dataDir("1m"),
         // What each part of `sessions` costs is timed in the first run only (a dozen inserts).
         breakdown: i === 0,
+        ...(front?.child.pid !== undefined
+          ? { serverPid: front.child.pid }
+          : {}),
         ...(front ? { clickhouseUrl: front.url } : {}),
       });
       process.stderr.write(
