@@ -28,6 +28,7 @@ import { runAlerts } from "./alerts.js";
 import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
 import { runScale } from "./scale.js";
+import { loadReportsWeek } from "./reports-load.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -73,7 +74,15 @@ export type ScenarioArgs =
       fromMs: number;
       toMs: number;
     }
-  | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean };
+  | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean }
+  | {
+      kind: "reports-load";
+      url: string;
+      apiKey: string;
+      dataDir: string;
+      fromMs: number;
+      toMs: number;
+    };
 
 function config(a: {
   url?: string;
@@ -241,6 +250,13 @@ async function main(): Promise<void> {
     case "alerts": {
       rmSync(args.dataDir, { recursive: true, force: true });
       print(await runAlerts(config(args), MIGRATIONS, args.fromMs, args.toMs));
+      return;
+    }
+    case "reports-load": {
+      rmSync(args.dataDir, { recursive: true, force: true });
+      print(
+        await loadReportsWeek(config(args), MIGRATIONS, args.fromMs, args.toMs),
+      );
       return;
     }
     case "scale": {
