@@ -1,9 +1,10 @@
-// The sessions under policy suspensions are those of the suspended identities joined on the
+// The report queries over the control-plane streams. The sessions under policy suspensions are those of the suspended identities joined on the
 // identity (no cross join of the period's sessions with every suspension): the rows, in their
 // order, are those of the cross join the report used to run (kept here as the reference), on
 // suspensions of a user (matched as user and as end user), of a group (in the user's and in the
-// end user's groups), expired, revoked, created late, and with each filter.
-import { afterAll, beforeAll, expect, it } from "vitest";
+// end user's groups), expired, revoked, created late, and with each filter. The accounts without
+// activity read the period's sessions once (the rows of the two reads it used to make).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   chTime,
   controlPlaneQueries,
@@ -43,6 +44,33 @@ ORDER BY s.start_time, p.id, s.id`;
 const DAY = "2026-10-01";
 const at = (hh: number, mm = 0) =>
   `toDateTime64('${DAY} ${String(hh).padStart(2, "0")}:${String(mm).padStart(2, "0")}:00', 3, 'UTC')`;
+
+/** The inactive accounts as the report read them before: the period's sessions twice. */
+const TWO_READS = `SELECT id, email, full_name AS name, type, db_username,
+       if(expire_at IS NULL, '', formatDateTime(assumeNotNull(expire_at), '%Y-%m-%d %H:%i:%S')) AS expires
+FROM {db}.users FINAL
+WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
+  AND ({user:String} = '' OR email = {user:String} OR db_username = {user:String})
+  AND id NOT IN (
+    SELECT arrayJoin([user_id, end_user_id]) FROM {db}.sessions FINAL
+    WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+  )
+  AND (email = '' OR email NOT IN (
+    SELECT arrayJoin([user_email, end_user_email]) FROM {db}.sessions FINAL
+    WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+  ))
+ORDER BY type, email, id`;
+
+/** Users: id, e-mail, deleted, created. */
+const USERS: [string, string, number, string][] = [
+  ["u-alice", "alice@x", 0, at(0)],
+  ["u-bot", "", 0, at(0)],
+  ["u-zed", "zed@x", 0, at(0)],
+  ["u-noemail", "", 0, at(0)],
+  ["u-carol-2", "carol@x", 0, at(0)],
+  ["u-gone", "gone@x", 1, at(0)],
+  ["u-late", "late@x", 0, "toDateTime64('2026-10-02 00:00:00', 3, 'UTC')"],
+];
 
 /** Sessions: id, hour, user id, user key, user groups, end user id, end user groups, resource. */
 const SESSIONS: [
@@ -130,6 +158,13 @@ beforeAll(async () => {
         removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
       ).join(", ")}`,
   });
+  await w.client.command({
+    query: `INSERT INTO ${db}.users (id, email, type, is_deleted, created_at, updated_at, observed_at, version)
+      VALUES ${USERS.map(
+        ([id, email, deleted, created]) =>
+          `('${id}', '${email}', 'human', ${deleted}, ${created}, ${created}, ${created}, 1)`,
+      ).join(", ")}`,
+  });
   reader = await ReportReader.open(w);
 }, 60_000);
 
@@ -175,4 +210,34 @@ it("lists a session once per suspension it is under, whichever way it matches", 
     "sus-ops s-bob-analysts",
     "sus-alice s-alice-late",
   ]);
+});
+
+describe("accounts without activity", () => {
+  it("lists the rows the two reads listed: neither user nor end user, by id or e-mail", async () => {
+    const ours = await reader.rows(
+      controlPlaneQueries.inactiveAccounts,
+      params(),
+    );
+    expect(ours).toEqual(await select(w, TWO_READS, params()));
+    expect(ours?.map((r) => r.id)).toEqual(["u-noemail", "u-zed"]);
+  });
+
+  it("reads the period's sessions once", async () => {
+    // Every row of both tables once; a second read of the sessions goes over.
+    const cap = { max_rows_to_read: String(USERS.length + SESSIONS.length) };
+    const run = (sql: string) =>
+      w.client.query({
+        query: sql.replaceAll("{db}", quoteIdent(w.database)),
+        query_params: params(),
+        format: "JSONEachRow",
+        clickhouse_settings: cap,
+      });
+    await expect(run(TWO_READS)).rejects.toThrow(
+      /Limit for rows or bytes to read exceeded/,
+    );
+    const ours = await run(
+      controlPlaneQueries.inactiveAccounts.sql.replaceAll("{{db}}", "{db}"),
+    );
+    expect((await ours.json()).length).toBe(2);
+  });
 });
