@@ -2,7 +2,7 @@
 // data (its default organisation and rates, the "ordinary day" of the alerts part), synced into
 // an embedded warehouse (bench/reports-load.ts), each report run through the built CLI as a user
 // runs it (every format), in a process of its own under /usr/bin/time: one warm-up, then RUNS
-// runs, the median. BENCH_REPORTS_DIR=<dir> loads the week there once and measures it again on
+// runs, the median; and RUNS runs without the PDF. BENCH_REPORTS_DIR=<dir> loads the week there once and measures it again on
 // later runs (kept; removed by hand).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -27,12 +27,16 @@ import type { ReportsLoad } from "./reports-load.js";
 
 /** Days of the period every report is built over. */
 const REPORT_DAYS = 7;
+/** Every format but the PDF. */
+const NO_PDF = ["html", "csv", "json"];
 /** The target: every kind over the week under this. */
 const TARGET_SECONDS = 5;
 
 interface KindTimes {
   kind: string;
   runs: Timed[];
+  /** The same runs with every format but the PDF (Chromium's part is the difference). */
+  noPdf: Timed[];
   /** Reads of `sessions` by the report's queries (its manifest), sessionReads. */
   sessionReads: number;
   queries: number;
@@ -96,29 +100,54 @@ async function loadWeek(dir: string): Promise<ReportsLoad | undefined> {
   }).finally(() => stop(sim));
 }
 
+/** One report through the CLI; the counts of its manifest when it was written. */
+async function reportOnce(
+  kind: string,
+  env: Record<string, string>,
+  formats: string[],
+): Promise<{ t: Timed; counts?: { queries: number; sessionReads: number } }> {
+  const from = new Date(END_MS - REPORT_DAYS * DAY).toISOString().slice(0, 10);
+  const to = new Date(END_MS).toISOString().slice(0, 10);
+  const out = mkdtempSync(join(benchDir(), "report-"));
+  rmSync(out, { recursive: true });
+  const t = await cli(
+    [
+      "report",
+      kind,
+      "--from",
+      from,
+      "--to",
+      to,
+      "--out",
+      out,
+      ...(formats.length > 0 ? ["--format", formats.join(",")] : []),
+    ],
+    env,
+  );
+  const counts = t.ok ? queryCounts(out) : undefined;
+  rmSync(out, { recursive: true, force: true });
+  return { t, ...(counts ? { counts } : {}) };
+}
+
+/** One warm-up, then RUNS runs as a user runs it (every format), and RUNS without the PDF. */
 async function timeKind(
   kind: string,
   env: Record<string, string>,
 ): Promise<KindTimes> {
-  const from = new Date(END_MS - REPORT_DAYS * DAY).toISOString().slice(0, 10);
-  const to = new Date(END_MS).toISOString().slice(0, 10);
   const runs: Timed[] = [];
+  const noPdf: Timed[] = [];
   let counts = { queries: 0, sessionReads: 0 };
   for (let i = 0; i <= RUNS; i++) {
     process.stderr.write(
       `bench: report ${kind}, ${i === 0 ? "warm-up" : `run ${i}/${RUNS}`}…\n`,
     );
-    const out = mkdtempSync(join(benchDir(), "report-"));
-    rmSync(out, { recursive: true });
-    const t = await cli(
-      ["report", kind, "--from", from, "--to", to, "--out", out],
-      env,
-    );
-    if (t.ok) counts = queryCounts(out);
-    rmSync(out, { recursive: true, force: true });
-    if (i > 0) runs.push(t);
+    const all = await reportOnce(kind, env, []);
+    counts = all.counts ?? counts;
+    if (i === 0) continue;
+    runs.push(all.t);
+    noPdf.push((await reportOnce(kind, env, NO_PDF)).t);
   }
-  return { kind, runs, ...counts };
+  return { kind, runs, noPdf, ...counts };
 }
 
 export async function benchReports(
@@ -142,13 +171,13 @@ export async function benchReports(
       : `The week loaded before in ${dir} (BENCH_REPORTS_DIR).`,
   );
   say(
-    `Each report through the CLI as a user runs it (every format: HTML, PDF, CSV, JSON, manifest), in a process of its own under nice -n 10: one warm-up, then ${RUNS} runs.`,
+    `Each report through the CLI as a user runs it (every format: HTML, PDF, CSV, JSON, manifest), in a process of its own under nice -n 10: one warm-up, then ${RUNS} runs, each followed by a run with every format but the PDF (Chromium printing report.html is the difference). Reads of sessions: the distinct subqueries naming sessions or sessions_enriched in the queries of the report's manifest.`,
   );
   say("");
   say(
-    "| kind | runs s | median s | median CPU s | peak RSS MiB | queries | reads of sessions |",
+    "| kind | runs s | median s | median CPU s | peak RSS MiB | median s without the PDF | queries | reads of sessions |",
   );
-  say("|---|---|---|---|---|---|---|");
+  say("|---|---|---|---|---|---|---|---|");
   const medians = kinds.map((k) => ({
     kind: k.kind,
     ok: k.runs.every((r) => r.ok),
@@ -156,7 +185,7 @@ export async function benchReports(
   }));
   kinds.forEach((k, i) =>
     say(
-      `| ${k.kind} | ${k.runs.map((r) => (r.ok ? fmt(r.seconds, 1) : `FAILED: ${r.error}`)).join(", ")} | ${fmt(medians[i]?.s ?? NaN, 1)} | ${fmt(median(k.runs.map((r) => r.cpuSeconds)), 1)} | ${fmt(Math.max(...k.runs.map((r) => r.rssMiB)))} | ${k.queries} | ${k.sessionReads} |`,
+      `| ${k.kind} | ${k.runs.map((r) => (r.ok ? fmt(r.seconds, 1) : `FAILED: ${r.error}`)).join(", ")} | ${fmt(medians[i]?.s ?? NaN, 1)} | ${fmt(median(k.runs.map((r) => r.cpuSeconds)), 1)} | ${fmt(Math.max(...k.runs.map((r) => r.rssMiB)))} | ${fmt(median(k.noPdf.map((r) => r.seconds)), 1)} | ${k.queries} | ${k.sessionReads} |`,
     ),
   );
   say("");
