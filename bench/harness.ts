@@ -215,3 +215,64 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 export const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+
+export interface Timed {
+  seconds: number;
+  /** CPU seconds, user and system: what a loaded machine's wait does not inflate. */
+  cpuSeconds: number;
+  rssMiB: number;
+  ok: boolean;
+  /** The command's last line of stderr when it failed. */
+  error: string;
+  stdout: string;
+}
+
+/** Runs the CLI under /usr/bin/time; a command that fails is reported, not thrown. */
+export function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<Timed> {
+  return new Promise((done) => {
+    const child = spawn(
+      "/usr/bin/time",
+      [
+        "-f",
+        "TIME %e %M %U %S",
+        "nice",
+        "-n",
+        "10",
+        process.execPath,
+        join(ROOT, "bin", "sessionhouse.js"),
+        ...args,
+      ],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, ...env },
+      },
+    );
+    let err = "";
+    let out = "";
+    child.stdout.on(
+      "data",
+      (c: Buffer) => (out = (out + c.toString()).slice(-4000)),
+    );
+    child.stderr.on(
+      "data",
+      (c: Buffer) => (err = (err + c.toString()).slice(-4000)),
+    );
+    child.on("exit", (code) => {
+      const m = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(err);
+      const lines = err
+        .split("\n")
+        .filter((l) => l && !/^(TIME|Command exited|\s+at )/.test(l));
+      done({
+        seconds: Number(m?.[1] ?? NaN),
+        cpuSeconds: Number(m?.[3] ?? NaN) + Number(m?.[4] ?? NaN),
+        rssMiB: Math.round(Number(m?.[2] ?? NaN) / 1024),
+        ok: code === 0,
+        error: code === 0 ? "" : (lines.pop() ?? `exit ${code}`),
+        stdout: out,
+      });
+    });
+  });
+}

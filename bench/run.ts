@@ -35,6 +35,7 @@ import {
   alertRate,
 } from "../src/detections/alerts.js";
 import { benchTimeToDetect } from "./time-to-detect.js";
+import { benchReports } from "./reports.js";
 
 const MILLION = Number(process.env.BENCH_SESSIONS ?? 1_000_000);
 const DASHBOARD_SESSIONS = Number(
@@ -43,8 +44,9 @@ const DASHBOARD_SESSIONS = Number(
 /** BENCH_SCALE=1m, 10m or 100m: the sessions of the scale part (bench/scale.ts). */
 const SCALE = process.env.BENCH_SCALE;
 /**
- * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, alerts, ttd, scale, comma-separated)
- * runs only those parts. The full run has the scale part when BENCH_SCALE is set.
+ * BENCH_ONLY=sessions (or latency, aggregations, dashboards, retention, detections, alerts, ttd, reports, scale, comma-separated)
+ * runs only those parts. The full run has the scale part when BENCH_SCALE is set, and never the
+ * reports part (BENCH_ONLY=reports).
  */
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const runs = (
@@ -57,8 +59,13 @@ const runs = (
     | "detections"
     | "alerts"
     | "ttd"
+    | "reports"
     | "scale",
-) => (ONLY ? ONLY.includes(part) : part !== "scale" || SCALE !== undefined);
+) =>
+  ONLY
+    ? ONLY.includes(part)
+    : // The reports part takes about four minutes (a week synced, 16 reports): asked for by name.
+      part !== "reports" && (part !== "scale" || SCALE !== undefined);
 /** Sessions of the day the detections run over. */
 const DETECTION_SESSIONS = Number(
   process.env.BENCH_DETECTION_SESSIONS ?? 275_000,
@@ -300,6 +307,7 @@ async function main(): Promise<void> {
   }
   if (runs("alerts")) await benchAlerts(say, targets);
   if (runs("ttd")) await benchTimeToDetect(say, targets);
+  if (runs("reports")) await benchReports(say, targets);
   if (runs("retention")) {
     // 4. Retention: rollups of 10M sessions read for a year; a month's archive export.
     process.stderr.write(

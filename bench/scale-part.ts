@@ -6,12 +6,18 @@
 // only its last 30 days (see loadWindow); BENCH_SCALE_KEEP=1
 // keeps the loaded data directory (its path printed) and BENCH_SCALE_DIR=<that path> measures it
 // again without loading. Removes every directory it made unless told to keep it.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPORT_KINDS } from "../src/config/index.js";
-import { benchDir, fmt, ROOT, scenario, verdict } from "./harness.js";
+import {
+  benchDir,
+  cli,
+  fmt,
+  scenario,
+  verdict,
+  type Timed,
+} from "./harness.js";
 import {
   ENTERPRISE,
   MONTH_PARTS_SKIPPED,
@@ -41,64 +47,6 @@ export function scaleSessions(spec: string): number {
   return Math.round(
     Number(m[1]) * (unit === "m" ? 1e6 : unit === "k" ? 1e3 : 1),
   );
-}
-
-interface Timed {
-  seconds: number;
-  /** CPU seconds, user and system: what a loaded machine's wait does not inflate. */
-  cpuSeconds: number;
-  rssMiB: number;
-  ok: boolean;
-  /** The command's last line of stderr when it failed. */
-  error: string;
-  stdout: string;
-}
-
-/** Runs the CLI under /usr/bin/time; a command that fails is reported, not thrown. */
-function cli(args: string[], env: Record<string, string>): Promise<Timed> {
-  return new Promise((done) => {
-    const child = spawn(
-      "/usr/bin/time",
-      [
-        "-f",
-        "TIME %e %M %U %S",
-        "nice",
-        "-n",
-        "10",
-        process.execPath,
-        join(ROOT, "bin", "sessionhouse.js"),
-        ...args,
-      ],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, ...env },
-      },
-    );
-    let err = "";
-    let out = "";
-    child.stdout.on(
-      "data",
-      (c: Buffer) => (out = (out + c.toString()).slice(-4000)),
-    );
-    child.stderr.on(
-      "data",
-      (c: Buffer) => (err = (err + c.toString()).slice(-4000)),
-    );
-    child.on("exit", (code) => {
-      const m = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(err);
-      const lines = err
-        .split("\n")
-        .filter((l) => l && !/^(TIME|Command exited|\s+at )/.test(l));
-      done({
-        seconds: Number(m?.[1] ?? NaN),
-        cpuSeconds: Number(m?.[3] ?? NaN) + Number(m?.[4] ?? NaN),
-        rssMiB: Math.round(Number(m?.[2] ?? NaN) / 1024),
-        ok: code === 0,
-        error: code === 0 ? "" : (lines.pop() ?? `exit ${code}`),
-        stdout: out,
-      });
-    });
-  });
 }
 
 const line = (t: Timed) =>

@@ -29,6 +29,7 @@ import { aggregationName } from "../src/pipeline/names.js";
 import { runRetention } from "./retention.js";
 import { runScale } from "./scale.js";
 import { pidCpuSeconds } from "./harness.js";
+import { loadReportsWeek } from "./reports-load.js";
 
 /** The repository's migrations (this file runs from a compiled copy elsewhere). */
 export const MIGRATIONS = join(
@@ -82,7 +83,15 @@ export type ScenarioArgs =
       fromMs: number;
       toMs: number;
     }
-  | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean };
+  | { kind: "scale"; dataDir: string; sessions: number; reuse?: boolean }
+  | {
+      kind: "reports-load";
+      url: string;
+      apiKey: string;
+      dataDir: string;
+      fromMs: number;
+      toMs: number;
+    };
 
 function config(a: {
   url?: string;
@@ -277,6 +286,13 @@ async function main(): Promise<void> {
     case "alerts": {
       rmSync(args.dataDir, { recursive: true, force: true });
       print(await runAlerts(config(args), MIGRATIONS, args.fromMs, args.toMs));
+      return;
+    }
+    case "reports-load": {
+      rmSync(args.dataDir, { recursive: true, force: true });
+      print(
+        await loadReportsWeek(config(args), MIGRATIONS, args.fromMs, args.toMs),
+      );
       return;
     }
     case "scale": {

@@ -12,7 +12,7 @@ import {
 import { PRODUCT } from "../util/version.js";
 import { readCoverage, type Coverage } from "./coverage.js";
 import { accessReview } from "./kinds/access-review.js";
-import type { KindContext } from "./kinds/context.js";
+import type { KindContext, ReportProgress } from "./kinds/context.js";
 import { coverageAndIntegrity } from "./kinds/coverage-and-integrity.js";
 import { policyExceptions } from "./kinds/policy-exceptions.js";
 import { sensitiveDataAccess } from "./kinds/sensitive-data-access.js";
@@ -43,12 +43,16 @@ export interface ReportRequest {
   fromMs: number;
   toMs: number;
   filters: ReportFilters;
+  /** Told each step of the build as it starts (a terminal shows it). */
+  progress?: ReportProgress | undefined;
 }
 
 export interface BuiltReport {
   report: Report;
   coverage: Coverage;
   queries: ExecutedQuery[];
+  /** The steps of the build (ReportStep.of): its tables, then the files written. */
+  steps: number;
 }
 
 /** What was read before the build: its reader (its queries go in the manifest) and page one's first notices. */
@@ -89,6 +93,7 @@ export async function buildReport(
       nowMs: Date.now(),
     }),
     csv,
+    progress: req.progress,
   };
   const result = await KINDS[req.kind].build(ctx);
   const { coverage, notices } = ctx.coverage.forStreams(result.streams);
@@ -117,5 +122,6 @@ export async function buildReport(
     },
     coverage,
     queries: reader.executed,
+    steps: result.steps,
   };
 }

@@ -11,6 +11,7 @@ import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
 import { checkFilters } from "./filters.js";
 import { findChromium } from "./pdf.js";
 import { futureNotices } from "./period.js";
+import type { ReportProgress } from "./kinds/context.js";
 import type { CsvFiles } from "./table-rows.js";
 import {
   openReportDir,
@@ -35,6 +36,8 @@ export interface ProduceOptions {
   force?: boolean;
   /** Write over the leftover of an interrupted report in `out` (never over a finished one). */
   replace?: boolean;
+  /** Told each step of the build as it starts (a terminal shows it). */
+  progress?: ReportProgress;
 }
 
 /**
@@ -68,6 +71,11 @@ export async function reportFrom(
       o.formats.includes("csv") ? csv : undefined,
       { reader, notices: [...periodNotices, ...filterNotices] },
     );
+    o.progress?.({
+      n: built.steps,
+      of: built.steps,
+      what: `writing ${o.formats.join(", ")}`,
+    });
     return await writeReport(
       dir,
       built,

@@ -136,9 +136,13 @@ async function buildKind<F>(
 ): Promise<KindResult> {
   const facts = await spec.facts(ctx);
   const built = new Map<string, ReportTable>();
-  for (const t of spec.tables)
-    if (!t.when || t.when(ctx, facts))
-      built.set(t.id, await buildTable(t, ctx, facts, spec.title));
+  const shown = spec.tables.filter((t) => !t.when || t.when(ctx, facts));
+  // Each table is a step, and writing the files the last one.
+  const steps = shown.length + 1;
+  for (const [i, t] of shown.entries()) {
+    ctx.progress?.({ n: i + 1, of: steps, what: t.title });
+    built.set(t.id, await buildTable(t, ctx, facts, spec.title));
+  }
   const sections = layout.map((s) => ({
     id: s.id,
     title: s.title,
@@ -153,6 +157,7 @@ async function buildKind<F>(
     sections,
     notices: await spec.notices(built, facts, ctx),
     streams: spec.streams(built, facts, ctx),
+    steps,
   };
 }
 

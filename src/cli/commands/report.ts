@@ -20,6 +20,7 @@ import type { WrittenReport } from "../../reports/write.js";
 import { FatalError, UsageError } from "../../util/errors.js";
 import { parseInstant } from "../../util/time.js";
 import { withWarehouse } from "../command-warehouse.js";
+import { ReportProgressLine } from "../report-progress.js";
 import { configFrom, type GlobalOptions } from "../runtime.js";
 
 export interface ReportOptions {
@@ -45,6 +46,7 @@ export async function runReport(
     ? parseInstant(o.from, "--from", nowMs)
     : fallback.fromMs;
   const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
+  const progress = new ReportProgressLine(kind);
   const written = await reportWithReadAccess(config, {
     kind,
     fromMs,
@@ -54,7 +56,8 @@ export async function runReport(
     filters: parseFilters(o.filter ?? ""),
     force: o.force === true,
     replace: o.replace === true,
-  });
+    progress: progress.update,
+  }).finally(() => progress.close());
   printWritten(written);
 }
 

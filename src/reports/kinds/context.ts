@@ -5,6 +5,16 @@ import type { CoverageRead } from "../coverage.js";
 import type { CsvFiles } from "../table-rows.js";
 import type { Figure, Notice, ReportSection } from "../model.js";
 
+/** Where the build of a report is: step n of `of` (a table, by its title, or the files written). */
+export interface ReportStep {
+  n: number;
+  of: number;
+  what: string;
+}
+
+/** Told each step of a report's build as it starts. */
+export type ReportProgress = (step: ReportStep) => void;
+
 export interface KindContext {
   reader: ReportReader;
   /** Query parameters: from, to, previousFrom (DateTime64 text), user, resource, environment. */
@@ -16,6 +26,8 @@ export interface KindContext {
   coverage: CoverageRead;
   /** Where the tables' CSV files are written as their rows are read (none: no CSV asked for). */
   csv: CsvFiles | undefined;
+  /** Told each table as its rows are read (none: nobody is told). */
+  progress: ReportProgress | undefined;
 }
 
 export interface KindResult {
@@ -25,6 +37,8 @@ export interface KindResult {
   notices: Notice[];
   /** Checkpoint streams the report's data comes from (said on page one when short). */
   streams: string[];
+  /** The steps of the build: its tables, then the files written (the last step). */
+  steps: number;
 }
 
 /** Said when people are the user_key because the control-plane streams are not exported. */

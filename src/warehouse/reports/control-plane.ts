@@ -17,6 +17,32 @@ WHERE created_at < {to:DateTime64(3, 'UTC')}
 const STILL_ACTIVE = `(expire_at IS NULL OR expire_at > {to:DateTime64(3, 'UTC')})
          AND (removed_at IS NULL OR removed_at > {to:DateTime64(3, 'UTC')})`;
 
+/**
+ * The ids and e-mails of the users and end users of the period's sessions, from one read of
+ * them (a set the engine builds once, however often the query names it).
+ */
+const ACTIVE_ACCOUNTS = `(
+    SELECT arrayJoin([('id', user_id), ('id', end_user_id), ('email', user_email), ('email', end_user_email)])
+    FROM {{db}}.sessions FINAL WHERE ${IN_PERIOD}
+  )`;
+
+/** What a suspension's identity is matched against: a group's, or a user's (as user or end user). */
+const IDENTITY_KIND = `if(identity_type = 'group', 'group', 'user')`;
+
+/**
+ * The identities a session acts as, each once: (user, its user and end user ids) and (group,
+ * every group of either). A session is under a suspension whose kind and identity are one of
+ * these.
+ */
+const SESSION_IDENTITIES = `arrayDistinct(arrayConcat(
+      arrayMap(x -> ('user', x), [user_id, end_user_id]),
+      arrayMap(x -> ('group', toString(x)), arrayConcat(user_groups, end_user_groups))))`;
+
+/** The suspended users and groups, read once: only their sessions are joined. */
+const SUSPENDED_IDENTITIES = `
+  (SELECT groupUniqArray(identity_id) FROM (${SUSPENSIONS}) WHERE ${IDENTITY_KIND} = 'user') AS suspended_users,
+  (SELECT groupUniqArray(identity_id) FROM (${SUSPENSIONS}) WHERE ${IDENTITY_KIND} = 'group') AS suspended_groups`;
+
 const SUSPENSION_FILTER = `({user:String} = '' OR identity_id = {user:String})`;
 
 export const controlPlaneQueries = {
@@ -28,12 +54,8 @@ export const controlPlaneQueries = {
 FROM {{db}}.users FINAL
 WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
   AND ({user:String} = '' OR email = {user:String} OR db_username = {user:String})
-  AND id NOT IN (
-    SELECT arrayJoin([user_id, end_user_id]) FROM {{db}}.sessions FINAL WHERE ${IN_PERIOD}
-  )
-  AND (email = '' OR email NOT IN (
-    SELECT arrayJoin([user_email, end_user_email]) FROM {{db}}.sessions FINAL WHERE ${IN_PERIOD}
-  ))
+  AND ('id', id) NOT IN ${ACTIVE_ACCOUNTS}
+  AND (email = '' OR ('email', email) NOT IN ${ACTIVE_ACCOUNTS})
 ORDER BY type, email, id`,
   },
   suspensions: {
@@ -58,23 +80,32 @@ WHERE ${SUSPENSION_FILTER}`,
   sessionsUnder: {
     id: "policy.sessions_under_suspensions",
     needs: ["policy_suspensions", "sessions"],
-    sql: `SELECT p.id AS suspension_id, p.policy_id AS policy_id, s.id AS session_id,
+    sql: `WITH ${SUSPENDED_IDENTITIES}
+SELECT p.id AS suspension_id, p.policy_id AS policy_id, s.id AS session_id,
        ${T("s.start_time")} AS start_time, s.user_key AS user, s.resource_name AS resource,
        s.native_username AS native_user
 FROM (
-  SELECT id, start_time, user_id, end_user_id, user_groups, end_user_groups, user_key,
-         resource_name, native_username
-  FROM {{db}}.sessions FINAL
-  WHERE ${IN_PERIOD} AND ({resource:String} = '' OR resource_name = {resource:String})
+  SELECT id, start_time, user_key, resource_name, native_username,
+         identity.1 AS identity_kind, identity.2 AS identity_id
+  FROM (
+    SELECT id, start_time, user_key, resource_name, native_username, user_id, end_user_id,
+           user_groups, end_user_groups
+    FROM {{db}}.sessions FINAL
+    WHERE ${IN_PERIOD} AND ({resource:String} = '' OR resource_name = {resource:String})
+      AND (has(suspended_users, user_id) OR has(suspended_users, end_user_id)
+           OR hasAny(user_groups, suspended_groups) OR hasAny(end_user_groups, suspended_groups))
+  )
+  -- Each session once per identity it acts as: its user and end user, their groups.
+  ARRAY JOIN ${SESSION_IDENTITIES} AS identity
 ) AS s
--- The suspensions on the right: a join holds its right side in memory, and the period's
--- sessions (millions) stream past them.
-CROSS JOIN (${SUSPENSIONS}) AS p
+-- The suspensions on the right: a join holds its right side in memory, and the sessions of
+-- the suspended identities stream past them.
+INNER JOIN (
+  SELECT id, policy_id, created_at, expire_at, removed_at, identity_id, ${IDENTITY_KIND} AS identity_kind
+  FROM (${SUSPENSIONS})
+) AS p ON s.identity_kind = p.identity_kind AND s.identity_id = p.identity_id
 WHERE s.start_time >= p.created_at AND (p.expire_at IS NULL OR s.start_time < p.expire_at)
   AND (p.removed_at IS NULL OR s.start_time < p.removed_at)
-  AND multiIf(
-    p.identity_type = 'group', has(s.user_groups, p.identity_id) OR has(s.end_user_groups, p.identity_id),
-    s.user_id = p.identity_id OR s.end_user_id = p.identity_id)
   AND ({user:String} = '' OR s.user_key = {user:String} OR p.identity_id = {user:String})
 ORDER BY s.start_time, p.id, s.id`,
   },

@@ -109,21 +109,18 @@ WHERE ${PRIVILEGED} OR startsWith(lower(environment), 'prod')
 GROUP BY person, resource_name, environment, native_username
 ORDER BY person, system, native_user`,
     },
-    sessionsPerDay: {
-      id: "access.sessions_per_day",
+    totalsAndDays: {
+      id: "access.totals_and_sessions_per_day",
       needs,
-      sql: `SELECT formatDateTime(toDate(start_time), '%Y-%m-%d') AS day, count() AS sessions, uniqExact(person) AS people
-FROM (${cur})
-GROUP BY day
-ORDER BY day`,
-    },
-    totals: {
-      id: "access.totals",
-      needs,
-      sql: `SELECT count() AS sessions, uniqExact(person) AS people, uniqExact(resource_name) AS systems,
+      // One read of the period for page one's totals (the row of the whole period, first) and
+      // the sessions per day (a row a day after it, at most a row a day: held).
+      sql: `SELECT grouping(d) = 1 AS whole_period, if(whole_period, '', formatDateTime(d, '%Y-%m-%d')) AS day,
+       count() AS sessions, uniqExact(person) AS people, uniqExact(resource_name) AS systems,
        countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
        countIf(${PRIVILEGED}) AS privileged_sessions
-FROM (${cur})`,
+FROM (SELECT *, toDate(start_time) AS d FROM (${cur}))
+GROUP BY GROUPING SETS ((d), ())
+ORDER BY whole_period DESC, d`,
     },
   } as const satisfies Record<string, ReportQuery>;
 }

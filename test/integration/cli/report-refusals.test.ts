@@ -2,7 +2,9 @@
 // session has is refused (exit 2) with the nearest ones seen, unless --force; a period not begun
 // is refused; a PDF asked for without Chromium fails (exit 1) and writes nothing; `report
 // verify` of a manifest listing no file fails; a directory an interrupted report left is named
-// as such, with what to do, and --replace writes over it (never over a finished report).
+// as such, with what to do, and --replace writes over it (never over a finished report). A
+// report that runs a few seconds shows its progress on a pseudo-terminal (`script`) and nothing
+// when stderr is a pipe.
 // The first refusal runs the built CLI as a child (its exit status and stderr without a stack);
 // the other runs call the CLI's main in this process (cli-in-process.ts), which writes the same
 // lines and files and returns the status the bin wrapper sets.
@@ -13,7 +15,10 @@ import {
   readFileSync,
   writeFileSync,
 } from "node:fs";
+import { execFile } from "node:child_process";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeManifest } from "../../../src/evidence/manifest.js";
 import { cleanEnv, privateCli, runCli } from "../../helpers/cli.js";
@@ -229,4 +234,62 @@ describe("an interrupted report", () => {
     expect(finished.stderr).toContain("holds a finished report");
     expect(readdirSync(out)).toContain("manifest.json");
   });
+});
+
+describe("progress", () => {
+  /**
+   * A report held three seconds in its last step: its "Chromium" waits, then fails (exit 1).
+   * Every table is read first, so the line shown is the last step's.
+   */
+  const slow = () => {
+    const chromium = join(outDir, "slow-chromium.sh");
+    writeFileSync(chromium, "#!/bin/sh\nsleep 3\nexit 1\n");
+    chmodSync(chromium, 0o700);
+    const out = join(outDir, `progress-${Date.now()}`);
+    return {
+      args: [
+        "report",
+        "access-review",
+        ...PERIOD,
+        "--format",
+        "pdf",
+        "--out",
+        out,
+      ],
+      env: { ...env, SESSIONHOUSE_CHROMIUM_PATH: chromium },
+    };
+  };
+
+  it("on a terminal: one line rewritten in place (step n of m), erased before what comes next", async () => {
+    const { args, env: own } = slow();
+    const command = [process.execPath, cli().bin, ...args]
+      .map((a) => `'${a}'`)
+      .join(" ");
+    // util-linux script runs the command on a pseudo-terminal and copies it to stdout.
+    const run = await promisify(execFile)(
+      "script",
+      ["-qefc", command, "/dev/null"],
+      { cwd: cli().root, env: own },
+    ).catch((e: { stdout: string; code: number }) => e);
+    // The terminal's erase-to-end-of-line sequence (ESC [ K) as the letters "<EL>".
+    const tty = String(run.stdout).replaceAll(
+      String.fromCharCode(27) + "[K",
+      "<EL>",
+    );
+    expect(tty).toMatch(
+      /\rreport access-review: (\d+) of \1, writing pdf \(\d+ s\)<EL>/,
+    );
+    // Erased, then the failure on a line of its own.
+    expect(tty).toMatch(/\r<EL>[^\r]*Chromium/);
+  }, 60_000);
+
+  it("not on a terminal: nothing but the outcome on stderr, nothing on stdout", async () => {
+    const { args, env: own } = slow();
+    const r = await runCli(cli(), args, own);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Chromium/);
+    expect(r.stderr).not.toContain("\r");
+    expect(r.stderr).not.toContain("report access-review:");
+    expect(r.stdout).toBe("");
+  }, 60_000);
 });

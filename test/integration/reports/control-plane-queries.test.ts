@@ -1,0 +1,243 @@
+// The report queries over the control-plane streams. The sessions under policy suspensions are those of the suspended identities joined on the
+// identity (no cross join of the period's sessions with every suspension): the rows, in their
+// order, are those of the cross join the report used to run (kept here as the reference), on
+// suspensions of a user (matched as user and as end user), of a group (in the user's and in the
+// end user's groups), expired, revoked, created late, and with each filter. The accounts without
+// activity read the period's sessions once (the rows of the two reads it used to make).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  chTime,
+  controlPlaneQueries,
+  ReportReader,
+  type Warehouse,
+} from "../../../src/warehouse/index.js";
+import { quoteIdent } from "../../../src/warehouse/sql.js";
+import {
+  migratedWarehouse,
+  select,
+  testConfig,
+} from "../../helpers/warehouse.js";
+
+/** The report's query before the join on identities: every session of the period × every suspension. */
+const CROSS_JOIN = `SELECT p.id AS suspension_id, p.policy_id AS policy_id, s.id AS session_id,
+       formatDateTime(s.start_time, '%Y-%m-%d %H:%i:%S') AS start_time, s.user_key AS user, s.resource_name AS resource,
+       s.native_username AS native_user
+FROM (
+  SELECT id, start_time, user_id, end_user_id, user_groups, end_user_groups, user_key,
+         resource_name, native_username
+  FROM {db}.sessions FINAL
+  WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+    AND ({resource:String} = '' OR resource_name = {resource:String})
+) AS s
+CROSS JOIN (SELECT * FROM {db}.policy_suspensions_latest
+WHERE created_at < {to:DateTime64(3, 'UTC')}
+  AND (expire_at IS NULL OR expire_at > {from:DateTime64(3, 'UTC')})
+  AND (removed_at IS NULL OR removed_at > {from:DateTime64(3, 'UTC')})) AS p
+WHERE s.start_time >= p.created_at AND (p.expire_at IS NULL OR s.start_time < p.expire_at)
+  AND (p.removed_at IS NULL OR s.start_time < p.removed_at)
+  AND multiIf(
+    p.identity_type = 'group', has(s.user_groups, p.identity_id) OR has(s.end_user_groups, p.identity_id),
+    s.user_id = p.identity_id OR s.end_user_id = p.identity_id)
+  AND ({user:String} = '' OR s.user_key = {user:String} OR p.identity_id = {user:String})
+ORDER BY s.start_time, p.id, s.id`;
+
+const DAY = "2026-10-01";
+const at = (hh: number, mm = 0) =>
+  `toDateTime64('${DAY} ${String(hh).padStart(2, "0")}:${String(mm).padStart(2, "0")}:00', 3, 'UTC')`;
+
+/** The inactive accounts as the report read them before: the period's sessions twice. */
+const TWO_READS = `SELECT id, email, full_name AS name, type, db_username,
+       if(expire_at IS NULL, '', formatDateTime(assumeNotNull(expire_at), '%Y-%m-%d %H:%i:%S')) AS expires
+FROM {db}.users FINAL
+WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
+  AND ({user:String} = '' OR email = {user:String} OR db_username = {user:String})
+  AND id NOT IN (
+    SELECT arrayJoin([user_id, end_user_id]) FROM {db}.sessions FINAL
+    WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+  )
+  AND (email = '' OR email NOT IN (
+    SELECT arrayJoin([user_email, end_user_email]) FROM {db}.sessions FINAL
+    WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
+  ))
+ORDER BY type, email, id`;
+
+/** Users: id, e-mail, deleted, created. */
+const USERS: [string, string, number, string][] = [
+  ["u-alice", "alice@x", 0, at(0)],
+  ["u-bot", "", 0, at(0)],
+  ["u-zed", "zed@x", 0, at(0)],
+  ["u-noemail", "", 0, at(0)],
+  ["u-carol-2", "carol@x", 0, at(0)],
+  ["u-gone", "gone@x", 1, at(0)],
+  ["u-late", "late@x", 0, "toDateTime64('2026-10-02 00:00:00', 3, 'UTC')"],
+];
+
+/** Sessions: id, hour, user id, user key, user groups, end user id, end user groups, resource. */
+const SESSIONS: [
+  string,
+  number,
+  string,
+  string,
+  string[],
+  string,
+  string[],
+  string,
+][] = [
+  ["s-alice", 1, "u-alice", "alice@x", ["analysts"], "", [], "db-1"],
+  ["s-alice-late", 20, "u-alice", "alice@x", ["analysts"], "", [], "db-2"],
+  [
+    "s-bot-for-alice",
+    2,
+    "u-bot",
+    "bot",
+    ["machines"],
+    "u-alice",
+    ["analysts", "ops"],
+    "db-1",
+  ],
+  [
+    "s-self",
+    3,
+    "u-alice",
+    "alice@x",
+    ["analysts"],
+    "u-alice",
+    ["analysts"],
+    "db-2",
+  ],
+  ["s-bob", 4, "u-bob", "bob@x", ["ops"], "", [], "db-1"],
+  ["s-bob-analysts", 5, "u-bob", "bob@x", ["ops", "analysts"], "", [], "db-2"],
+  ["s-carol", 6, "u-carol", "carol@x", ["finance"], "", [], "db-1"],
+  ["s-dave", 7, "u-dave", "dave@x", [], "", [], "db-1"],
+  ["s-erin", 8, "u-erin", "erin@x", ["ops"], "", [], "db-2"],
+];
+
+/** Suspensions: id, identity type, identity id, created, expires (null: never), removed (null: not). */
+const SUSPENSIONS: [
+  string,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+][] = [
+  ["sus-alice", "user", "u-alice", at(0), null, null],
+  ["sus-analysts", "group", "analysts", at(2, 30), at(19), null],
+  ["sus-ops", "group", "ops", at(0), null, at(5, 30)],
+  ["sus-carol-late", "user", "u-carol", at(6, 30), null, null],
+  ["sus-dave-expired", "user", "u-dave", at(0), at(6, 59), null],
+  ["sus-nobody", "user", "u-nobody", at(0), null, null],
+  ["sus-finance-name", "group", "u-carol", at(0), null, null],
+];
+
+let w: Warehouse;
+let reader: ReportReader;
+
+beforeAll(async () => {
+  w = await migratedWarehouse(await testConfig());
+  const db = quoteIdent(w.database);
+  const arr = (a: string[]) => `[${a.map((g) => `'${g}'`).join(", ")}]`;
+  await w.client.command({
+    query: `INSERT INTO ${db}.sessions (id, start_time, user_type, user_id, user_username, user_name, user_email, user_groups,
+              end_user_id, end_user_groups, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
+      VALUES ${SESSIONS.map(
+        ([id, h, user, key, groups, end, endGroups, res]) =>
+          `('${id}', ${at(h)}, 'human', '${user}', '${key}', '${key}', '${key}', ${arr(groups)}, '${end}', ${arr(endGroups)}, 'app', '${res}', '${res}', 'postgres', ${at(23)}, 1)`,
+      ).join(", ")}`,
+  });
+  await w.client.command({
+    query: `INSERT INTO ${db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
+      VALUES ${SUSPENSIONS.map(
+        ([id, type, identity, created, expires]) =>
+          `('${id}', 'pol-${id}', '${type}', '${identity}', 'temporary', ${expires ?? "NULL"}, ${created}, ${created}, 'h', ${created})`,
+      ).join(", ")}`,
+  });
+  await w.client.command({
+    query: `INSERT INTO ${db}.policy_suspension_removals (id, removed_at, returned_at, observed_at)
+      VALUES ${SUSPENSIONS.flatMap(([id, , , , , removed]) =>
+        removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
+      ).join(", ")}`,
+  });
+  await w.client.command({
+    query: `INSERT INTO ${db}.users (id, email, type, is_deleted, created_at, updated_at, observed_at, version)
+      VALUES ${USERS.map(
+        ([id, email, deleted, created]) =>
+          `('${id}', '${email}', 'human', ${deleted}, ${created}, ${created}, ${created}, 1)`,
+      ).join(", ")}`,
+  });
+  reader = await ReportReader.open(w);
+}, 60_000);
+
+afterAll(async () => {
+  await w.close();
+});
+
+const params = (filters: { user?: string; resource?: string } = {}) => ({
+  from: chTime(Date.parse(`${DAY}T00:00:00Z`)),
+  to: chTime(Date.parse(`${DAY}T00:00:00Z`) + 86_400_000),
+  user: filters.user ?? "",
+  resource: filters.resource ?? "",
+});
+
+it.each([
+  ["no filter", {}],
+  ["a user filter (a user key)", { user: "bob@x" }],
+  ["a user filter (a suspended identity)", { user: "analysts" }],
+  ["a resource filter", { resource: "db-2" }],
+])(
+  "lists the rows the cross join listed, in its order: %s",
+  async (_name, filters) => {
+    const p = params(filters);
+    const ours = await reader.rows(controlPlaneQueries.sessionsUnder, p);
+    const reference = await select(w, CROSS_JOIN, p);
+    expect(ours).toEqual(reference);
+  },
+);
+
+it("lists a session once per suspension it is under, whichever way it matches", async () => {
+  const rows =
+    (await reader.rows(controlPlaneQueries.sessionsUnder, params())) ?? [];
+  expect(
+    rows.map((r) => `${String(r.suspension_id)} ${String(r.session_id)}`),
+  ).toEqual([
+    "sus-alice s-alice",
+    "sus-alice s-bot-for-alice",
+    "sus-ops s-bot-for-alice",
+    "sus-alice s-self",
+    "sus-analysts s-self",
+    "sus-ops s-bob",
+    "sus-analysts s-bob-analysts",
+    "sus-ops s-bob-analysts",
+    "sus-alice s-alice-late",
+  ]);
+});
+
+describe("accounts without activity", () => {
+  it("lists the rows the two reads listed: neither user nor end user, by id or e-mail", async () => {
+    const ours = await reader.rows(
+      controlPlaneQueries.inactiveAccounts,
+      params(),
+    );
+    expect(ours).toEqual(await select(w, TWO_READS, params()));
+    expect(ours?.map((r) => r.id)).toEqual(["u-noemail", "u-zed"]);
+  });
+
+  it("reads the period's sessions once", async () => {
+    // Every row of both tables once; a second read of the sessions goes over.
+    const cap = { max_rows_to_read: String(USERS.length + SESSIONS.length) };
+    const run = (sql: string) =>
+      w.client.query({
+        query: sql.replaceAll("{db}", quoteIdent(w.database)),
+        query_params: params(),
+        format: "JSONEachRow",
+        clickhouse_settings: cap,
+      });
+    await expect(run(TWO_READS)).rejects.toThrow(
+      /Limit for rows or bytes to read exceeded/,
+    );
+    const ours = await run(
+      controlPlaneQueries.inactiveAccounts.sql.replaceAll("{{db}}", "{db}"),
+    );
+    expect((await ours.json()).length).toBe(2);
+  });
+});
