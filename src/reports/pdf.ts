@@ -73,11 +73,7 @@ export async function renderPdf(
   chromium: string | Browser,
 ): Promise<PdfResult> {
   const browser =
-    typeof chromium === "string"
-      ? await (
-          await import("playwright-core")
-        ).chromium.launch({ executablePath: chromium, headless: true })
-      : chromium;
+    typeof chromium === "string" ? await launchChromium(chromium) : chromium;
   const context = await browser.newContext({ javaScriptEnabled: false });
   try {
     const refusedRequests: string[] = [];
@@ -104,6 +100,41 @@ export async function renderPdf(
     await context.close();
     if (typeof chromium === "string") await browser.close();
   }
+}
+
+/** A headless Chromium launched from `path`, for renderPdf. */
+async function launchChromium(path: string): Promise<Browser> {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({ executablePath: path, headless: true });
+}
+
+/** A Chromium launched ahead of the page it will print; closed by `close` whether or not used. */
+export interface EarlyChromium {
+  /** The browser once launched; rejects with the launch's error. */
+  browser(): Promise<Browser>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts Chromium from `path` now, so that its launch runs while the report is read instead of
+ * after it. A failed launch is reported by `browser()`, never as an unhandled rejection.
+ */
+export function startChromium(path: string): EarlyChromium {
+  const launched = launchChromium(path).then(
+    (b) => ({ ok: true as const, b }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+  return {
+    browser: async () => {
+      const r = await launched;
+      if (!r.ok) throw r.err;
+      return r.b;
+    },
+    close: async () => {
+      const r = await launched;
+      if (r.ok) await r.b.close();
+    },
+  };
 }
 
 /**

@@ -9,12 +9,14 @@ import { UsageError } from "../util/errors.js";
 import { ReportReader, type Warehouse } from "../warehouse/index.js";
 import { buildReport, FILTER_KEYS, type ReportFilters } from "./build.js";
 import { checkFilters } from "./filters.js";
-import { findChromium } from "./pdf.js";
+import { findChromium, startChromium, type EarlyChromium } from "./pdf.js";
+import type { Notice } from "./model.js";
 import { futureNotices } from "./period.js";
 import type { ReportProgress } from "./kinds/context.js";
 import type { CsvFiles } from "./table-rows.js";
 import {
   openReportDir,
+  chromiumFailed,
   pdfNotWritten,
   writeReport,
   type WrittenReport,
@@ -53,12 +55,40 @@ export async function reportFrom(
 ): Promise<WrittenReport> {
   checkPeriod(o);
   const periodNotices = futureNotices(o, o.nowMs ?? Date.now());
+  let chromiumPath: string | undefined;
   if (o.formats.includes("pdf") && o.browser === undefined) {
     const chromium = findChromium(config.reports.chromiumPath);
     if (!chromium.found) throw pdfNotWritten(chromium.reason);
+    chromiumPath = chromium.path;
   }
   const reader = await ReportReader.open(w);
   const filterNotices = await checkFilters(reader, o);
+  // Launched before the report is read, Chromium starts while the tables are read.
+  const early =
+    chromiumPath === undefined ? undefined : startChromium(chromiumPath);
+  try {
+    return await produce(w, config, o, {
+      reader,
+      notices: [...periodNotices, ...filterNotices],
+      early,
+    });
+  } finally {
+    await early?.close();
+  }
+}
+
+/** reportFrom once the period and the filters are checked and Chromium is starting. */
+async function produce(
+  w: Warehouse,
+  config: Config,
+  o: ProduceOptions,
+  checked: {
+    reader: ReportReader;
+    notices: Notice[];
+    early: EarlyChromium | undefined;
+  },
+): Promise<WrittenReport> {
+  const { reader, notices, early } = checked;
   const dir = resolve(o.out);
   const sharing = { groupReadable: config.files.groupReadable };
   openReportDir(dir, sharing, o.replace);
@@ -69,7 +99,7 @@ export async function reportFrom(
       config,
       o,
       o.formats.includes("csv") ? csv : undefined,
-      { reader, notices: [...periodNotices, ...filterNotices] },
+      { reader, notices },
     );
     o.progress?.({
       n: built.steps,
@@ -84,7 +114,11 @@ export async function reportFrom(
         chromiumPath: config.reports.chromiumPath,
         signingKeyFile: config.evidence.signingKeyFile,
         generatedAtMs: o.generatedAtMs ?? Date.now(),
-        browser: o.browser,
+        browser:
+          o.browser ??
+          (await early?.browser().catch((err: unknown) => {
+            throw chromiumFailed(err);
+          })),
         groupReadable: config.files.groupReadable,
       },
       csv.written,

@@ -101,6 +101,11 @@ export function pdfNotWritten(why: string, cause?: unknown): FatalError {
   );
 }
 
+/** Chromium did not launch or did not print report.html (exit 1). */
+export function chromiumFailed(err: unknown): FatalError {
+  return pdfNotWritten(`Chromium failed: ${errorMessage(err)}`, err);
+}
+
 /**
  * Writes report.html, report.pdf, report.json and the manifest into `dir` (made by
  * openReportDir), beside the CSV files the build wrote there (`csv`, each hashed as written).
@@ -128,7 +133,7 @@ export async function writeReport(
       `${report.title}, ${report.period.from} to ${report.period.to}`,
       chromium.path,
     ).catch((err: unknown) => {
-      throw pdfNotWritten(`Chromium failed: ${errorMessage(err)}`, err);
+      throw chromiumFailed(err);
     });
     if (refusedRequests.length > 0)
       throw new Error(
