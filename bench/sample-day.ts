@@ -19,7 +19,12 @@ import {
   quoteString,
   type Warehouse,
 } from "../src/warehouse/index.js";
-import { END_MS, generateSessions, type Population } from "./dashboards.js";
+import {
+  END_MS,
+  generateSessions,
+  type Population,
+  type Shape,
+} from "./dashboards.js";
 import {
   compareDistributions,
   type DistributionCheck,
@@ -40,6 +45,8 @@ export interface SampleDayOptions {
   /** Sessions of the whole scenario (its year); the day holds about 1/365 of them. */
   sessions: number;
   population: Population;
+  /** The scenario's shape (default the organisation). */
+  shape?: Shape;
   /** The database the generator writes the day into. */
   generated: Db;
   /** Opens the (migrated, empty) database the sync writes, reading the API at `apiUrl`. */
@@ -278,10 +285,15 @@ export async function checkSampleDay(
   const day = new Date(dayMs).toISOString().slice(0, 10);
   const logger = createLogger({ level: "silent" });
   const a = o.generated;
-  await generateSessions(a.warehouse, o.sessions, o.population, undefined, {
-    fromMs: dayMs,
-    toMs: dayMs + DAY,
-  });
+  const shape = o.shape ?? "org";
+  await generateSessions(
+    a.warehouse,
+    o.sessions,
+    o.population,
+    undefined,
+    { fromMs: dayMs, toMs: dayMs + DAY },
+    shape,
+  );
   // The day holds sessions still open at the end, so `run` rolls it up once it has settled.
   const rollUpAt = Math.max(
     END_MS,

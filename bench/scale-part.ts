@@ -19,11 +19,12 @@ import {
   rangeAsked,
   rangeLoaded,
   SCALE_RANGES,
+  SCALE_SHAPE,
   SCALE_WINDOW,
   type ScaleBench,
   type ScaleLatency,
 } from "./scale.js";
-import { monthBounds, SCALE_PARTS } from "./scale-options.js";
+import { monthBounds, SCALE_PARTS, SHAPE_LABELS } from "./scale-options.js";
 import {
   PROJECTED_SESSIONS,
   PROJECTION_METHOD,
@@ -279,7 +280,7 @@ export async function benchScale(
       ? mkdtempSync(join(tmpdir(), "sessionhouse-bench-scale-data-"))
       : mkdtempSync(join(benchDir(), "scale-data-")));
   process.stderr.write(
-    `bench: scale, ${fmt(sessions)} sessions a year${SCALE_WINDOW ? `, ${SCALE_WINDOW.label}` : ""} (${reuse ? "reusing" : "loading into"} ${dir})…\n`,
+    `bench: scale, ${fmt(sessions)} sessions a year, ${SCALE_SHAPE} shape${SCALE_WINDOW ? `, ${SCALE_WINDOW.label}` : ""} (${reuse ? "reusing" : "loading into"} ${dir})…\n`,
   );
   try {
     const r = await scenario<ScaleBench>({
@@ -291,6 +292,8 @@ export async function benchScale(
     say(
       `## A year at ${fmt(sessions)} sessions${SCALE_WINDOW ? ` (${SCALE_WINDOW.label})` : ""}`,
     );
+    say("");
+    say(`The scenario is ${SHAPE_LABELS[SCALE_SHAPE]}.`);
     say("");
     if (r.sample) sample(say, targets, r.sample);
     // BENCH_SCALE_SAMPLE_ONLY=1: nothing was loaded.

@@ -27,6 +27,7 @@ import {
   monthBounds,
   SCALE_PARTS,
   rangesAsked,
+  scaleShape,
   windowCovers,
 } from "./scale-options.js";
 import {
@@ -88,6 +89,9 @@ export interface ScaleBench {
   directMs: number;
 }
 
+/** The scenario's shape (BENCH_SCALE_SHAPE): an organisation, or uniform at random. */
+export const SCALE_SHAPE = scaleShape(process.env);
+
 /** The sessions loaded when not the whole year (BENCH_SCALE_MONTH or BENCH_SCALE_DAYS). */
 export const SCALE_WINDOW = loadWindow(process.env, END_MS);
 
@@ -144,6 +148,7 @@ async function sampleDay(
     const r = await checkSampleDay({
       sessions,
       population: ENTERPRISE,
+      shape: SCALE_SHAPE,
       generated: { config: generated.config, warehouse: generated.w },
       openSynced: async (url, apiKey) => {
         const b = await openBench(dataDir, {
@@ -293,13 +298,16 @@ async function load(
   config: Config,
   sessions: number,
 ): Promise<void> {
-  if (SCALE_WINDOW === undefined)
-    await generateSessions(w, sessions, ENTERPRISE);
-  else
-    await generateSessions(w, sessions, ENTERPRISE, undefined, {
-      fromMs: SCALE_WINDOW.fromMs,
-      toMs: SCALE_WINDOW.toMs,
-    });
+  await generateSessions(
+    w,
+    sessions,
+    ENTERPRISE,
+    undefined,
+    SCALE_WINDOW === undefined
+      ? undefined
+      : { fromMs: SCALE_WINDOW.fromMs, toMs: SCALE_WINDOW.toMs },
+    SCALE_SHAPE,
+  );
   await generateAggregations(w);
   await generateDirectory(w);
   await rollUp(
