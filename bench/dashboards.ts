@@ -16,6 +16,8 @@ import { percentile } from "./harness.js";
 import { simulatorProfile } from "./simulator-profile.js";
 import { TRAFFIC_MODEL } from "../src/simulator/index.js";
 import {
+  AWAY_ADDRESSES,
+  EPHEMERAL_ADDRESSES,
   enterpriseDimensions,
   POOL_SLOTS,
   POOL_STRIDE,
@@ -25,6 +27,7 @@ import {
   weekModel,
   type OrgDimensions,
   type Pool,
+  type Shape,
   type WeekModel,
 } from "./org-scenario.js";
 import {
@@ -165,10 +168,6 @@ function numberRange(
   const end = Math.min(total, Math.ceil((only.toMs - startMs) / stepMs) + 2);
   return { first, end: Math.max(first, end) };
 }
-
-/** The scale scenario's shapes: an organisation (bench/org-scenario.ts) or uniform at random. */
-export const SHAPES = ["org", "uniform"] as const;
-export type Shape = (typeof SHAPES)[number];
 
 /**
  * `total` sessions over the `spanMs` (default a year) before END_MS, into the database of `w`,
@@ -407,16 +406,17 @@ function orgRows(draws: string, w: Warehouse, resources: number): string {
   const draw = (x: string) =>
     `if(empty(a.favs) OR cityHash64(${x}, 18) % 1000 < ${wander}, toUInt32(cityHash64(${x}, 19) % ${resources}),
         arrayElement(a.favs, arrayFirstIndex(c -> c > ${u01(20, x)}, a.cum)))`;
-  const host = (a: string, b: number) =>
-    `concat('${a}', toString(cityHash64(s.base, 21) % ${b}), '.', toString(2 + cityHash64(s.base, 22) % 253))`;
+  const host = (a: { prefix: string; thirdOctets: number }) =>
+    `concat('${a.prefix}', toString(cityHash64(s.base, 21) % ${a.thirdOctets}), '.', toString(2 + cityHash64(s.base, 22) % 253))`;
+  const e = EPHEMERAL_ADDRESSES;
   const home = Math.round(TRAFFIC_MODEL.homeAddressShare * 100);
   const pool = (p: Pool) => POOLS.indexOf(p);
   const joined = `SELECT s.*, p.u AS u, pe.u AS eu, a.human AS human, a.groups AS groups, e.groups AS e_groups,
       ${draw("s.number")} AS rid, ${draw("s.base")} AS prid,
-      multiIf(s.pool = ${pool("human")}, if(cityHash64(s.base, 17) % 100 < ${home}, a.home, ${host("10.8.", 64)}),
-              s.pool = ${pool("ci")}, ${host("10.201.", 16)},
-              s.pool = ${pool("app")}, ${host("10.42.", 256)},
-              s.pool = ${pool("agent")}, ${host("10.60.", 4)},
+      multiIf(s.pool = ${pool("human")}, if(cityHash64(s.base, 17) % 100 < ${home}, a.home, ${host(AWAY_ADDRESSES)}),
+              s.pool = ${pool("ci")}, ${host(e.ci)},
+              s.pool = ${pool("app")}, ${host(e.app)},
+              s.pool = ${pool("agent")}, ${host(e.agent)},
               a.home) AS cip
     FROM (${draws}) AS s
     INNER JOIN ${orgTable(w, "picks")} AS p ON p.key = s.key

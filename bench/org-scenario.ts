@@ -17,6 +17,10 @@ import {
 const HOUR = 3_600_000;
 const WEEK_HOURS = 168;
 
+/** The scale scenario's shapes: an organisation (this file's) or uniform at random. */
+export const SHAPES = ["org", "uniform"] as const;
+export type Shape = (typeof SHAPES)[number];
+
 /** The seed of the organisation (the simulator's seed that the sample day compares against). */
 export const ORG_SEED = 1;
 
@@ -48,6 +52,19 @@ export const POOL_SLOTS: Readonly<Record<Pool, number>> = {
 };
 /** A slot's key: its pool's index times this, plus the slot. */
 export const POOL_STRIDE = 1 << 21;
+
+/**
+ * Where the machine kinds without a fixed address connect from, as the simulator draws them
+ * (src/simulator/sessions.ts, clientIp): `${prefix}${0 … thirdOctets - 1}.${2 … 254}`.
+ */
+export const EPHEMERAL_ADDRESSES = {
+  ci: { prefix: "10.201.", thirdOctets: 16 },
+  app: { prefix: "10.42.", thirdOctets: 256 },
+  agent: { prefix: "10.60.", thirdOctets: 4 },
+} as const satisfies Partial<Record<Pool, unknown>>;
+
+/** A person's address away from home (a VPN's), as the simulator draws it. */
+export const AWAY_ADDRESSES = { prefix: "10.8.", thirdOctets: 64 } as const;
 
 /** One account: its index (user id `usr_<u>`), pool, teams, favourites and fixed address. */
 export interface AccountRow {
@@ -266,3 +283,62 @@ export function startMsSql(
     `${o.startMs} + (floor(${x}_p / ${m.week}) * ${WEEK_HOURS} + ${x}_h) * ${HOUR} + (${x}_q - arrayElement(${cum}, ${x}_h + 1)) / arrayElement([${m.weights.join(",")}], ${x}_h + 1) * ${HOUR} AS ${x}_ms`,
   ].join(",\n");
 }
+
+/** A native user of the organisation's and its identity link: a person who works on it, or a team. */
+export interface LinkRow {
+  r: number;
+  native: string;
+  identityType: "user" | "group";
+  /** `usr_<u>` for a person, the team's name for a team. */
+  identityId: string;
+  /** The linked person's index, -1 for a team. */
+  u: number;
+}
+
+/**
+ * Every native user of every resource (the org's), each linked to a person who has the
+ * resource among their favourites (one of them, by the resource and the name), or, when no one
+ * has, to a team (the resource's index into the teams, in name order).
+ */
+export function identityLinks(d: OrgDimensions): LinkRow[] {
+  const people = new Map<number, number[]>();
+  for (const a of d.accounts)
+    if (a.human === 1)
+      for (const r of a.favs) people.set(r, [...(people.get(r) ?? []), a.u]);
+  const teams = [...new Set(d.accounts.flatMap((a) => a.groups))].sort();
+  return d.resources.flatMap((res) =>
+    res.natives.map((native, k): LinkRow => {
+      const who = people.get(res.r) ?? [];
+      const u = who[(res.r * 31 + k) % Math.max(1, who.length)];
+      return u === undefined
+        ? {
+            r: res.r,
+            native,
+            identityType: "group",
+            identityId: teams[res.r % Math.max(1, teams.length)] ?? "",
+            u: -1,
+          }
+        : {
+            r: res.r,
+            native,
+            identityType: "user",
+            identityId: `usr_${u}`,
+            u,
+          };
+    }),
+  );
+}
+
+/**
+ * Policy suspensions as the simulator makes them (src/simulator/directory.ts): one created in
+ * every two hours (4,380 a year), a fifth on a team and the others on a person, for 1 to 72
+ * hours or (a tenth) indefinitely, a third of the timed ones extended half way (a second version).
+ */
+export const SUSPENSIONS = {
+  spacingMs: 2 * HOUR,
+  groupPercent: 20,
+  indefinitePercent: 10,
+  extendPercent: 33,
+  maxHours: 72,
+  policies: 15,
+} as const;

@@ -1,7 +1,7 @@
 // What the scale part is asked to do, from the environment: read by the part that runs in the
 // bench's process (scale-part.ts) and by the load in a process of its own (scale.ts).
 import { byNearness } from "../src/util/nearest.js";
-import { SHAPES, type Shape } from "./dashboards.js";
+import { SHAPES, type Shape } from "./org-scenario.js";
 
 /**
  * BENCH_SCALE_PARTS: what the scale part measures, as a comma list of `sample` (the sample

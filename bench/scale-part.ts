@@ -24,6 +24,7 @@ import {
   type ScaleBench,
   type ScaleLatency,
 } from "./scale.js";
+import { shown } from "./sample-day.js";
 import { monthBounds, SCALE_PARTS, SHAPE_LABELS } from "./scale-options.js";
 import {
   PROJECTED_SESSIONS,
@@ -404,6 +405,17 @@ function sample(
     `sample day ${s.day} (${fmt(s.sessions)} sessions, checked in ${fmt(s.ms / 1000, 1)} s): ${equal ? "tables equal a sync" : `${s.differences.length} differences from a sync:`}`,
   );
   for (const d of s.differences) say(`- ${d}`);
+  say("");
+  say(
+    "The day's distributions against the simulator's day at the same size (the shape measures: the enterprise's organisation at the scenario's mean day):",
+  );
+  say("");
+  say("| measure | generated | simulator | tolerance | |");
+  say("|---|---|---|---|---|");
+  for (const d of s.distributions)
+    say(
+      `| ${d.measure} | ${shown(d, d.generated)} | ${shown(d, d.simulator)} | ±${shown(d, d.tolerance)} | ${d.within ? "within" : "NOT within"} |`,
+    );
   say("");
   targets.push(
     `scale: the sample day's tables equal a sync of it, distributions the simulator's: ${verdict(equal)}`,

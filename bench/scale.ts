@@ -22,6 +22,7 @@ import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
 import { checkSampleDay } from "./sample-day.js";
+import type { DistributionCheck } from "./sample-distributions.js";
 import {
   loadWindow,
   monthBounds,
@@ -131,6 +132,8 @@ export interface ScaleSample {
   sessions: number;
   ms: number;
   differences: string[];
+  /** The day's distributions against the simulator's (bench/sample-distributions.ts). */
+  distributions: DistributionCheck[];
 }
 
 /**
@@ -165,7 +168,13 @@ async function sampleDay(
       },
     });
     const ms = performance.now() - started;
-    return { day: r.day, sessions: r.sessions, ms, differences: r.differences };
+    return {
+      day: r.day,
+      sessions: r.sessions,
+      ms,
+      differences: r.differences,
+      distributions: r.distributions,
+    };
   } finally {
     for (const { w } of opened) {
       await command(w, `DROP DATABASE IF EXISTS ${quoteIdent(w.database)}`);

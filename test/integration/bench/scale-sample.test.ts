@@ -57,6 +57,8 @@ describe("the scale scenario's sample day", () => {
       day: r.day,
       dayMs: Date.parse(r.day),
       sessions: r.sessions,
+      shape: "org",
+      yearSessions: 1_000_000,
     });
     expect(again.differences.join("\n")).toContain(
       `sessions: ${r.sessions} rows generated, ${r.sessions} synced, 1 only generated, 1 only synced; columns that differ: user_name (1 sessions), version_rank (1 sessions)`,
