@@ -7,13 +7,16 @@ import { describe, expect, it } from "vitest";
 import {
   AWAY_ADDRESSES,
   EPHEMERAL_ADDRESSES,
+  identityLinks,
   instantAt,
   orgDimensions,
   POOL_SLOTS,
   POOLS,
   positionAt,
+  SUSPENSIONS,
   weekModel,
 } from "../../../bench/org-scenario.js";
+import { Directory } from "../../../src/simulator/directory.js";
 import { rateCheck, shareCheck } from "../../../bench/sample-distributions.js";
 import { scaleShape } from "../../../bench/scale-options.js";
 import {
@@ -88,6 +91,42 @@ describe("the organisation's dimension rows", () => {
       expect(row?.natives).toEqual(r.nativeUsers);
       expect(row?.connector === -1).toBe(!org.connectorOfResource.has(r.id));
     }
+  });
+});
+
+describe("the organisation's identity links and suspensions", () => {
+  const d = orgDimensions(1, SMALL);
+  const org = buildOrg(1, SMALL);
+
+  it("link every native user of every resource to a person who works on it, or else to a team", () => {
+    const links = identityLinks(d);
+    expect(links).toHaveLength(
+      org.resources.reduce((n, r) => n + r.nativeUsers.length, 0),
+    );
+    for (const l of links)
+      if (l.identityType === "user") {
+        expect(l.identityId).toBe(`usr_${l.u}`);
+        expect(d.accounts[l.u]?.human).toBe(1);
+        expect(d.accounts[l.u]?.favs).toContain(l.r);
+      } else
+        expect(d.accounts.some((a) => a.groups.includes(l.identityId))).toBe(
+          true,
+        );
+    expect(links.some((l) => l.identityType === "user")).toBe(true);
+  });
+
+  it("come as often as the simulator's: one suspension every two hours, a fifth on a team", () => {
+    const now = Date.UTC(2026, 10, 16);
+    const listed = new Directory(org, indexOrg(org)).suspensions(now);
+    // The simulator lists the last 30 days' suspensions.
+    expect(
+      Math.abs(listed.length - (30 * 24 * HOUR) / SUSPENSIONS.spacingMs),
+    ).toBeLessThanOrEqual(1);
+    const teams = listed.filter((s) => s.identityType === "group").length;
+    expect(teams / listed.length).toBeCloseTo(
+      SUSPENSIONS.groupPercent / 100,
+      1,
+    );
   });
 });
 
