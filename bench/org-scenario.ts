@@ -25,7 +25,7 @@ export type Shape = (typeof SHAPES)[number];
 export const ORG_SEED = 1;
 
 /** The enterprise as an organisation: 45,000 people, 5,000 machine accounts, 2,000 resources. */
-export const ENTERPRISE_ORG = {
+export const ENTERPRISE_ORG: Readonly<OrgCounts> = {
   humans: 45_000,
   machines: 5_000,
   resources: 2_000,
@@ -33,7 +33,18 @@ export const ENTERPRISE_ORG = {
   sidecars: 40,
   connectors: 10,
   spaces: 12,
-} as const;
+};
+
+/** An organisation's size, as buildOrg takes it. */
+interface OrgCounts {
+  humans: number;
+  machines: number;
+  resources: number;
+  groups: number;
+  sidecars: number;
+  connectors: number;
+  spaces: number;
+}
 
 /**
  * The pools accounts are drawn from: people by their activity, then each machine kind. A
@@ -141,7 +152,7 @@ export function enterpriseDimensions(): OrgDimensions {
 /** The organisation of `seed` at `size` as the rows the scenario's sessions are joined to. */
 export function orgDimensions(
   seed: number = ORG_SEED,
-  size: Partial<typeof ENTERPRISE_ORG> = ENTERPRISE_ORG,
+  size: Partial<OrgCounts> = ENTERPRISE_ORG,
 ): OrgDimensions {
   const org = buildOrg(seed, size);
   const index = indexOrg(org);

@@ -325,6 +325,32 @@ export async function benchScale(
   }
 }
 
+/**
+ * The rollups' rows a session (how much a rollup saves a panel over the sessions), and the
+ * load time held to LOAD_TARGET_MINUTES at 10 million sessions a year.
+ */
+function rollupRows(
+  say: (s: string) => void,
+  targets: string[],
+  r: ScaleBench,
+  onDisk: number,
+  reuse: string | undefined,
+): void {
+  const rows = (table: string) =>
+    (r.tables.find((t) => t.table === table)?.rows ?? 0) / Math.max(1, onDisk);
+  say(
+    `Rollup rows a session (${SCALE_SHAPE} shape): session_rollups_daily ${fmt(rows("session_rollups_daily"), 3)}, group_resource_rollups_daily ${fmt(rows("group_resource_rollups_daily"), 3)}.`,
+  );
+  say("");
+  if (reuse === undefined && SCALE_WINDOW === undefined && r.sessions === 1e7)
+    targets.push(
+      `scale: 10,000,000 sessions (${SCALE_SHAPE} shape) load in ≤ ${LOAD_TARGET_MINUTES} min: ${fmt(r.loadMs / 60_000, 1)} min — ${verdict(r.loadMs <= LOAD_TARGET_MINUTES * 60_000)}`,
+    );
+}
+
+/** The longest a year of 10 million sessions may take to load. */
+const LOAD_TARGET_MINUTES = 10;
+
 /** The load's time and the disk each table and each column of `sessions` takes. */
 function disk(
   say: (s: string) => void,
@@ -367,6 +393,7 @@ function disk(
     `All tables: ${fmt(total / 2 ** 30, 2)} GiB, ${fmt(perSession, 1)} bytes a session all-in (raw record kept), measured at ${fmt(onDisk)}${perSessionProjected === undefined ? "" : `; projected at ${at}: ${fmt((perSessionProjected * PROJECTED_SESSIONS) / 2 ** 30, 2)} GiB, ${fmt(perSessionProjected, 1)} bytes a session`}.`,
   );
   if (projected) say(`Projection: ${PROJECTION_METHOD}.`);
+  rollupRows(say, targets, r, onDisk, reuse);
   // The log aggregations: their tables and their daily rollup, over the year's 365 days.
   const aggBytes = r.tables
     .filter(
