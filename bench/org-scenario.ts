@@ -4,13 +4,11 @@
 // (office hours on weekdays, steady machines with a nightly batch window) as the position of
 // each session number in time. Pure: no engine here; bench/dashboards.ts loads and joins them.
 import {
-  TRAFFIC_MODEL,
   activityOf,
   buildOrg,
   homeIpOf,
   indexOrg,
   weightsAt,
-  type MachineKind,
   type SimUser,
 } from "../src/simulator/index.js";
 
@@ -119,7 +117,7 @@ export interface OrgDimensions {
 }
 
 const poolOf = (u: SimUser): Pool =>
-  u.type === "human" ? "human" : ((u.machineKind ?? "batch") as MachineKind);
+  u.type === "human" ? "human" : (u.machineKind ?? "batch");
 
 /** Accounts by activity into their pool's POOL_SLOTS slots (rounded cumulative shares). */
 function slotRanges(users: readonly SimUser[], seed: number): SlotRange[] {

@@ -365,7 +365,7 @@ function disk(
     : r.sessions;
   if (reuse === undefined)
     say(
-      `Loaded in ${fmt(r.loadMs / 1000, 1)} s (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
+      `Loaded in ${fmt(r.loadMs / 1000, 1)} s, ${fmt(r.loadCpuMs / 1000, 1)} s of CPU (sessions, a year of aggregations, the directory, the product's rollups, every table merged). Disk (system.parts, active parts):`,
     );
   else say(`Reused ${reuse}. Disk (system.parts, active parts):`);
   say("");

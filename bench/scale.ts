@@ -82,6 +82,8 @@ export interface ScaleLatency {
 export interface ScaleBench {
   sessions: number;
   loadMs: number;
+  /** CPU the load took in this process (the embedded engine's included), user and system. */
+  loadCpuMs: number;
   tables: Array<{ table: string; rows: number; bytes: number }>;
   /** The sessions table's columns on disk, largest first. */
   sessionColumns: Array<{
@@ -589,6 +591,7 @@ export async function runScale(
     return {
       sessions,
       loadMs: NaN,
+      loadCpuMs: NaN,
       tables: [],
       sessionColumns: [],
       latencies: [],
@@ -597,11 +600,14 @@ export async function runScale(
     };
   const { w, config } = await openBench(dataDir, { keep: true });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   if (!reuse) await load(w, config, sessions);
   const loadMs = reuse ? NaN : performance.now() - started;
+  const { user, system } = process.cpuUsage(cpu);
   const loaded = {
     sessions,
     loadMs,
+    loadCpuMs: reuse ? NaN : (user + system) / 1000,
     ...(await disk(w)),
     ...(sample ? { sample } : {}),
   };
