@@ -13,7 +13,10 @@ import {
 } from "../src/warehouse/index.js";
 import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
 import { percentile } from "./harness.js";
-import { simulatorProfile } from "./simulator-profile.js";
+import {
+  simulatorProfile,
+  type SimulatorProfile,
+} from "./simulator-profile.js";
 import { TRAFFIC_MODEL } from "../src/simulator/index.js";
 import {
   AWAY_ADDRESSES,
@@ -365,8 +368,8 @@ function orgDraws(
   n: number,
   m: WeekModel,
   o: { startMs: number; spanMs: number; total: number },
+  sim: SimulatorProfile,
 ): string {
-  const sim = simulatorProfile(END_MS);
   const spawnPer10000 = Math.round(2 * sim.childShare * 10_000);
   const kinds = Object.entries(TRAFFIC_MODEL.machineKindWeights);
   const kindTotal = kinds.reduce((a, [, v]) => a + v, 0);
@@ -488,6 +491,7 @@ async function generateOrg(
     only === undefined
       ? ""
       : `AND start_time >= fromUnixTimestamp64Milli(${only.fromMs}) AND start_time < fromUnixTimestamp64Milli(${only.toMs})`;
+  const sim = simulatorProfile(END_MS);
   await loadOrgTables(w, dims);
   const lateMillionths = Math.round(LATE_SHARE * 1e6);
   const chunk = 1_000_000;
@@ -495,7 +499,7 @@ async function generateOrg(
     for (let offset = first; offset < end; offset += chunk) {
       const n = Math.min(chunk, end - offset);
       const rows = orgRows(
-        orgDraws(offset, n, m, span),
+        orgDraws(offset, n, m, span, sim),
         w,
         dims.resources.length,
       );
