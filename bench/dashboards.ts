@@ -279,7 +279,7 @@ export async function generateAggregations(w: Warehouse): Promise<void> {
   ) =>
     command(
       w,
-      `INSERT INTO bench.agg_histogram
+      `INSERT INTO bench.agg_histogram (job, bucket_time, interval_s, level, field1, key1, field2, key2, field3, key3, count, window_start, fetched_at)
        SELECT '${job}', toDateTime(${start} + intDiv(number, ${perBucket}) * ${intervalS}, 'UTC') AS bucket_time, ${intervalS}, ${level},
               k.1, k.2, k.3, k.4, k.5, k.6, 1 + cityHash64(number) % 40,
               toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
@@ -441,7 +441,7 @@ export async function generateAggregations(w: Warehouse): Promise<void> {
   ]) {
     await command(
       w,
-      `INSERT INTO bench.agg_top_values
+      `INSERT INTO bench.agg_top_values (job, window_start, window_end, member, key, count, fetched_at)
        SELECT '${job}', toDateTime(${start} + intDiv(number, ${members.length * 10}) * 3600, 'UTC') AS ws, ws + 3600,
               arrayElement([${members.map((m) => `'${m}'`).join(",")}], 1 + intDiv(number % ${members.length * 10}, 10)),
               concat('value-', toString(number % 10)), 1 + cityHash64(number) % 500, ws + toIntervalMinute(70)
