@@ -79,6 +79,7 @@ export function retentionSettings(config: {
       rollup(Tables.sessionRollupsDaily),
       rollup(Tables.sessionTechnologyRollupsDaily),
       rollup(Tables.groupResourceRollupsDaily),
+      rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

@@ -1,7 +1,8 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038): which days changed since they were
-// computed, which are settled, and the computation of a set of days from the deduplicated rows
-// (per person × resource × technology × connector × status, per technology, and per user group
-// × resource × technology), superseding the rows an earlier computation of the same days wrote.
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044): which days changed since they
+// were computed, which are settled, and the computation of a set of days from the deduplicated
+// rows (per person × resource × technology × connector × status, per technology, per user group
+// × resource × technology, and per client IP address), superseding the rows an earlier
+// computation of the same days wrote.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -192,6 +193,29 @@ export async function computeSessionRollups(
     current: `SELECT toDate(start_time), resource_technology ${sessions}`,
     params,
   });
+  await computeAudienceRollups(w, sessions, params);
+  const counts = await selectRows<{ day: string; n: string }>(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
+    params,
+  );
+  const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
+  await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
+  return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+/** The people client_ip_rollups_daily names per day: the _Client IP addresses_ panel shows five. */
+const CLIENT_IP_SOME_USERS = 5;
+
+/**
+ * The rollups of who the sessions came from, for the same days as the finer rollup: per user
+ * group × resource × technology, and per client IP address.
+ */
+async function computeAudienceRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
   const groups = `SELECT toDate(start_time) AS day, arrayJoin(user_groups) AS user_group,
         resource_name, resource_technology, start_time, user_key ${sessions}`;
   await supersedingInsert(w, {
@@ -207,14 +231,21 @@ export async function computeSessionRollups(
     current: `SELECT day, ${GROUP_RESOURCE_KEYS} FROM (${groups})`,
     params,
   });
-  const counts = await selectRows<{ day: string; n: string }>(
-    w,
-    `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
+  await supersedingInsert(w, {
+    table: Tables.clientIpRollupsDaily,
+    keys: "client_ip_address",
+    columns: "sessions, users, some_users, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, client_ip_address, count(),
+        uniqState(toString(user_key)),
+        arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(start_time), max(start_time), ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, client_ip_address`,
+    zeroed: "0, users, some_users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), client_ip_address ${sessions}`,
     params,
-  );
-  const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
-  await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
-  return [...byDay.values()].reduce((a, b) => a + b, 0);
+  });
 }
 
 /** The keys of group_resource_rollups_daily after its day: a session once under each group of its user. */

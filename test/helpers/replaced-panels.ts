@@ -128,6 +128,25 @@ GROUP BY resource_name, data_labels
 ORDER BY sessions DESC, resource_name, data_labels
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Client IP addresses",
+    picks: "client_ip",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT client_ip_address,
+       count() AS sessions,
+       uniq(user_key) AS users,
+       arraySlice(arraySort(groupUniqArray(user_key)), 1, 5) AS some_users,
+       min(start_time) AS first_seen,
+       max(start_time) AS last_seen,
+       encodeURLComponent(client_ip_address) AS client_ip_address_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND client_ip_address != ''
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector", "client_ip"])}
+GROUP BY client_ip_address
+ORDER BY sessions DESC, client_ip_address
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -56,8 +56,10 @@ const dashboard = ((): Dashboard => {
   if (!d) throw new Error("no sessions overview");
   return d;
 })();
+/** The daily rollups the sessions overview's panels read over long ranges. */
+const OVERVIEW_ROLLUPS = /\b(session_rollups_daily|client_ip_rollups_daily)\b/;
 const rollupPanels = dashboard.panels.filter((p) =>
-  p.targets.some((t) => t.rawSql.includes("session_rollups_daily")),
+  p.targets.some((t) => OVERVIEW_ROLLUPS.test(t.rawSql)),
 );
 /** Columns holding t-digest estimates: merged per day they may differ slightly from one digest. */
 const ESTIMATES = new Set(["p50", "p95", "p50_ms", "p95_ms"]);
@@ -474,6 +476,26 @@ describe("sessions overview over a long range", () => {
           `start_time >= fromUnixTimestamp64Milli(${beyond.fromMs}) AND start_time <= fromUnixTimestamp64Milli(${beyond.toMs})`,
         ),
       );
+    });
+
+    it("Client IP addresses counts a rolled-up day from the rollup", async () => {
+      const panel = rollupPanels.find((p) => p.title === "Client IP addresses");
+      if (!panel)
+        throw new Error("no Client IP addresses panel reading a rollup");
+      const day = dayText(TODAY - 20 * DAY);
+      const first = async () =>
+        (await panelRows(panel, beyond)).rows[0]?.slice(0, 4);
+      // A rollup row no session backs, then the same key superseded with no sessions.
+      const rollupRow = (sessions: number, later: number) =>
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
+          VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+        );
+      const was = await first();
+      await rollupRow(100_000, 0);
+      expect(await first()).toEqual(["10.9.9.9", 100000, 0, ["zz-nobody"]]);
+      await rollupRow(0, 1);
+      expect(await first()).toEqual(was);
     });
 
     it("reads only sessions over a range of 31 days or less inside the retention", async () => {

@@ -50,6 +50,13 @@ interface Spec {
   groups?: string[];
 }
 
+/** The client IP address of each user's sessions (the others' sessions have none). */
+const ADDRESSES: Record<string, string> = {
+  alice: "10.1.0.1",
+  bob: "10.1.0.1",
+  carol: "10.1.0.2",
+};
+
 /** The groups of each user (the others are in none). */
 const GROUPS: Record<string, string[]> = {
   alice: ["analysts", "admins"],
@@ -88,6 +95,9 @@ function session(spec: Spec) {
       technology: spec.technology ?? "postgres",
     },
     connector: { id: "con_1", name: spec.connector ?? "edge-1" },
+    ...(ADDRESSES[spec.user]
+      ? { network: { clientIpAddress: ADDRESSES[spec.user] } }
+      : {}),
     ...(spec.parent ? { parentSessionId: spec.parent } : {}),
   });
   return { raw, s: sessionSchema.parse(JSON.parse(raw)) };
@@ -198,6 +208,34 @@ async function groupsFromSessions(days: readonly string[]) {
   );
 }
 
+/** The per-address rollup's summary per day and client IP address. */
+async function addressesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, client_ip_address, sum(sessions) AS sessions,
+            uniqMerge(users) AS users,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, 5) AS some_users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.client_ip_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, client_ip_address ORDER BY day, client_ip_address`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function addressesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, client_ip_address, count() AS sessions,
+            uniq(user_key) AS users,
+            arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, 5) AS some_users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, client_ip_address ORDER BY day, client_ip_address`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -207,6 +245,11 @@ async function expectRolledUp(days: readonly string[]) {
   const groups = await groupsFromRollups();
   expect(groups.length).toBeGreaterThan(0);
   expect(groups).toEqual(await groupsFromSessions(days));
+  const addresses = await addressesFromRollups();
+  expect(addresses.map((a) => a.client_ip_address)).toEqual(
+    expect.arrayContaining(["10.1.0.1", "10.1.0.2"]),
+  );
+  expect(addresses).toEqual(await addressesFromSessions(days));
 }
 
 /** The INSERT statements of migration `version`, rendered for this database. */
@@ -398,6 +441,13 @@ describe("daily rollups", () => {
     expect(want.length).toBeGreaterThan(0);
     await refill("group_resource_rollups_daily", 38);
     expect(await groupsFromRollups()).toEqual(want);
+  });
+
+  it("migration 0044 fills the per-address rollup of the days rolled up before it", async () => {
+    const want = await addressesFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("client_ip_rollups_daily", 44);
+    expect(await addressesFromRollups()).toEqual(want);
   });
 });
 
