@@ -80,6 +80,7 @@ export function retentionSettings(config: {
       rollup(Tables.sessionTechnologyRollupsDaily),
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.clientIpRollupsDaily),
+      rollup(Tables.machineAddressRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

@@ -1,8 +1,8 @@
 // The daily rollups (migrations/0013, 0020, 0021, 0038, 0044): which days changed since they
 // were computed, which are settled, and the computation of a set of days from the deduplicated
 // rows (per person × resource × technology × connector × status, per technology, per user group
-// × resource × technology, and per client IP address), superseding the rows an earlier
-// computation of the same days wrote.
+// × resource × technology, per client IP address × user type, and per machine account × address),
+// superseding the rows an earlier computation of the same days wrote.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -204,12 +204,23 @@ export async function computeSessionRollups(
   return [...byDay.values()].reduce((a, b) => a + b, 0);
 }
 
-/** The people client_ip_rollups_daily names per day: the _Client IP addresses_ panel shows five. */
+/** The people (resources) the address rollups name per day: the panels show five. */
 const CLIENT_IP_SOME_USERS = 5;
+
+/** The keys of client_ip_rollups_daily after its day. */
+const CLIENT_IP_KEYS = "client_ip_address, user_type";
+
+/** The keys of machine_address_rollups_daily after its day. */
+const MACHINE_ADDRESS_KEYS = "user_key, client_ip_address";
+
+/** The sessions machine_address_rollups_daily counts: a machine account's, naming no end user. */
+const MACHINE_ADDRESS_SESSIONS = `user_type = 'machine' AND end_user_email = '' AND end_user_name = ''
+       AND client_ip_address != ''`;
 
 /**
  * The rollups of who the sessions came from, for the same days as the finer rollup: per user
- * group × resource × technology, and per client IP address.
+ * group × resource × technology, per client IP address × user type, and per machine account ×
+ * address.
  */
 async function computeAudienceRollups(
   w: Warehouse,
@@ -233,17 +244,43 @@ async function computeAudienceRollups(
   });
   await supersedingInsert(w, {
     table: Tables.clientIpRollupsDaily,
-    keys: "client_ip_address",
+    keys: CLIENT_IP_KEYS,
     columns: "sessions, users, some_users, first_start_time, last_start_time",
-    computed: `SELECT toDate(start_time) AS day, client_ip_address, count(),
+    computed: `SELECT toDate(start_time) AS day, ${CLIENT_IP_KEYS}, count(),
         uniqState(toString(user_key)),
         arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, ${CLIENT_IP_SOME_USERS}),
         min(start_time), max(start_time), ${COMPUTED_AT}
       ${sessions}
-      GROUP BY day, client_ip_address`,
+      GROUP BY day, ${CLIENT_IP_KEYS}`,
     zeroed: "0, users, some_users, first_start_time, last_start_time",
     count: "sessions",
-    current: `SELECT toDate(start_time), client_ip_address ${sessions}`,
+    current: `SELECT toDate(start_time), ${CLIENT_IP_KEYS} ${sessions}`,
+    params,
+  });
+  await computeMachineAddressRollups(w, sessions, params);
+}
+
+/** The machine accounts' sessions that named no end user, per account and address. */
+async function computeMachineAddressRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const machines = `${sessions} AND ${MACHINE_ADDRESS_SESSIONS}`;
+  await supersedingInsert(w, {
+    table: Tables.machineAddressRollupsDaily,
+    keys: MACHINE_ADDRESS_KEYS,
+    columns:
+      "sessions, some_resources, first_start_time, last_start_time, last_session_id",
+    computed: `SELECT toDate(start_time) AS day, ${MACHINE_ADDRESS_KEYS}, count(),
+        arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(start_time), max(start_time), argMax(id, start_time), ${COMPUTED_AT}
+      ${machines}
+      GROUP BY day, ${MACHINE_ADDRESS_KEYS}`,
+    zeroed:
+      "0, some_resources, first_start_time, last_start_time, last_session_id",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
     params,
   });
 }

@@ -327,6 +327,94 @@ describe("Groups × resources over rolled-up days and raw days", () => {
   });
 });
 
+// Machine accounts used by humans reads the whole rolled-up days of its range from
+// machine_address_rollups_daily (with no environment, technology or resource filter) and
+// client_ip_rollups_daily (the human side, which no filter narrows), the other days from sessions.
+describe("Machine accounts used by humans over rolled-up days and raw days", () => {
+  const firstSeen = loadDashboards().find(
+    (x) => x.dashboard.uid === "sessionhouse-first-seen",
+  )?.dashboard;
+  const panel = firstSeen?.panels.find(
+    (p) => p.title === "Machine accounts used by humans",
+  );
+  const before = REPLACED_PANELS.find(
+    (r) => r.title === "Machine accounts used by humans",
+  )?.sql;
+
+  async function rowsOf(
+    sql: string,
+    range: TimeRange,
+    chosen: ReadonlyMap<string, string[]>,
+  ): Promise<Result> {
+    if (!firstSeen) throw new Error("no first-seen dashboard");
+    const { variables } = await resolved(firstSeen, range, chosen);
+    return run(
+      w,
+      renderQuery(sql, { range, intervalMs: queryInterval(range), variables }),
+    );
+  }
+
+  it("the rows of the query it replaced", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("machine_address_rollups_daily");
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["user", ["user6"]]]),
+      ]) {
+        const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
+        const want = await rowsOf(before, range, chosen);
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await rowsOf(now, range, chosen)).rows, what).toEqual(
+          want.rows,
+        );
+      }
+  });
+
+  it("counts a rolled-up day from the rollups", async () => {
+    if (!panel?.targets[0])
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const first = async () =>
+      (await rowsOf(now, range, new Map())).rows[0]?.slice(0, 4);
+    // Rollup rows no session backs: a machine account at a new address a person used too.
+    const rollupRows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO machine_address_rollups_daily (day, user_key, client_ip_address, sessions, computed_at)
+            VALUES ('${day}', 'zz-robot', '10.9.9.9', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.9', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    const was = await first();
+    await rollupRows(100_000, 0);
+    expect(await first()).toEqual([
+      "zz-robot",
+      "10.9.9.9",
+      ["zz-person"],
+      100000,
+    ]);
+    await rollupRows(0, 1);
+    expect(await first()).toEqual(was);
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
