@@ -14,6 +14,22 @@ import {
 import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
 import { percentile } from "./harness.js";
 import { simulatorProfile } from "./simulator-profile.js";
+import { TRAFFIC_MODEL } from "../src/simulator/index.js";
+import {
+  AWAY_ADDRESSES,
+  EPHEMERAL_ADDRESSES,
+  enterpriseDimensions,
+  POOL_SLOTS,
+  POOL_STRIDE,
+  POOLS,
+  positionAt,
+  startMsSql,
+  weekModel,
+  type OrgDimensions,
+  type Pool,
+  type Shape,
+  type WeekModel,
+} from "./org-scenario.js";
 import {
   ALL,
   queryInterval,
@@ -154,10 +170,13 @@ function numberRange(
 }
 
 /**
- * `total` sessions of population `p` spread evenly over the `spanMs` (default a year) before
- * END_MS, into the database of `w`. Each session is a function of its number alone, so `only`
- * (a range of start times, such as one day) writes exactly the rows the whole scenario writes
- * for that range, and only those.
+ * `total` sessions over the `spanMs` (default a year) before END_MS, into the database of `w`,
+ * in one of two shapes. `uniform`: population `p`'s accounts reach their favourite resources at
+ * random, spread evenly in time (every daily key about one session at scale: the adversarial
+ * case for the rollups). `org`: the simulator's organisation at the enterprise's size
+ * (bench/org-scenario.ts; `p` unused), its office hours and nightly batches. Each session is a
+ * function of its number alone, so `only` (a range of start times, such as one day) writes
+ * exactly the rows the whole scenario writes for that range, and only those.
  */
 export async function generateSessions(
   w: Warehouse,
@@ -165,6 +184,47 @@ export async function generateSessions(
   p: Population = SMALL,
   spanMs = YEAR_MS,
   only?: StartRange,
+  shape: Shape = "uniform",
+): Promise<void> {
+  if (shape === "org") await generateOrg(w, total, spanMs, only);
+  else await generateUniform(w, total, p, spanMs, only);
+}
+
+/**
+ * The select-list items after the identity and resource columns: the record as the API sends
+ * it, when it was read, and its version. Both shapes' sessions share them.
+ */
+function recordAndRead(lateMillionths: number): string {
+  return `         -- The record as the API sends it (src/simulator/wire.ts): zero values left out.
+         concat('{"id":"', id, '","startTime":"', formatDateTime(start_time, '%Y-%m-%dT%H:%i:%S.%fZ'), '"',
+                if(end_time IS NULL, '', concat(',"endTime":"', formatDateTime(assumeNotNull(end_time), '%Y-%m-%dT%H:%i:%S.%fZ'),
+                  '","duration":"', toString(intDiv(duration, 1000)), '.', leftPad(toString(duration % 1000), 3, '0'), 's"')),
+                ',"sessionStatus":"', session_status,
+                '","network":{"clientIpAddress":"', client_ip_address, '","serverIpAddress":"', server_ip_address,
+                '"},"sidecar":{"id":"', sidecar_id, '","name":"', sidecar_name, '","technology":"', technology,
+                '"},"user":{"type":"', user_type, '","username":"', user_username, '","native":{"username":"', native_username,
+                '"},"formal":{"user":{"id":"', user_id, '","name":"', user_name, '"', if(user_email = '', '', concat(',"email":"', user_email, '"')),
+                ',"type":"', user_account_type, '","groups":', toJSONString(user_groups), ',"externalIds":', toJSONString(user_external_ids), '}',
+                if(end_user_id = '', '', concat(',"endUser":{"id":"', end_user_id, '","name":"', end_user_name, '","email":"', end_user_email,
+                  '","type":"', end_user_type, '","groups":', toJSONString(end_user_groups), '}')),
+                '}},"resource":{"type":"', resource_type, '","id":"', resource_id, '","name":"', resource_name, '","technology":"', technology, '"}',
+                if(connector_id = '', '', concat(',"connector":{"id":"', connector_id, '","name":"', connector_name, '"}')),
+                if(parent_session_id = '', '', concat(',"parentSessionId":"', parent_session_id, '"')), '}') AS raw,
+         -- Read a minute after its start (at the latest at the end); a late session (LATE_SHARE)
+         -- LATE_AFTER_MS after it, so one whose first read is after the end is not there yet.
+         cityHash64(number, 8) % 1000000 < ${lateMillionths} AS late,
+         start_time + toIntervalMillisecond(if(late, ${LATE_AFTER_MS}, 60000)) AS first_read,
+         least(first_read, fromUnixTimestamp64Milli(${END_MS})) AS fetched_at,
+         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version`;
+}
+
+/** The uniform shape (see generateSessions): `total` sessions spread evenly over `spanMs`. */
+async function generateUniform(
+  w: Warehouse,
+  total: number,
+  p: Population,
+  spanMs: number,
+  only: StartRange | undefined,
 ): Promise<void> {
   const stepMs = spanMs / total;
   // Machine accounts used on a person's behalf: the last third of the machines.
@@ -175,12 +235,13 @@ export async function generateSessions(
     only === undefined
       ? ""
       : `AND start_time >= fromUnixTimestamp64Milli(${only.fromMs}) AND start_time < fromUnixTimestamp64Milli(${only.toMs})`;
+  const lateMillionths = Math.round(LATE_SHARE * 1e6);
   const sim = simulatorProfile(END_MS);
+  const RECORD_AND_READ = recordAndRead(lateMillionths);
   const technologies = `[${sim.technologies.map((t) => `'${t}'`).join(",")}]`;
   // Children come in groups of four numbers: the first is the parent, 1–3 after it its children
   // in a group that has any (mean 2), so a share c of children needs 2c of the groups.
   const spawnPer10000 = Math.round(2 * sim.childShare * 10_000);
-  const lateMillionths = Math.round(LATE_SHARE * 1e6);
   for (let offset = first; offset < end; offset += chunk) {
     const n = Math.min(chunk, end - offset);
     await command(
@@ -222,27 +283,7 @@ export async function generateSessions(
          if(r % 3 = 0, concat('con_', toString(r % 4)), '') AS connector_id,
          if(r % 3 = 0, concat('connector-', toString(r % 4)), '') AS connector_name,
          if(is_child, concat('ses_', leftPad(hex(base), 12, '0')), '') AS parent_session_id,
-         -- The record as the API sends it (src/simulator/wire.ts): zero values left out.
-         concat('{"id":"', id, '","startTime":"', formatDateTime(start_time, '%Y-%m-%dT%H:%i:%S.%fZ'), '"',
-                if(end_time IS NULL, '', concat(',"endTime":"', formatDateTime(assumeNotNull(end_time), '%Y-%m-%dT%H:%i:%S.%fZ'),
-                  '","duration":"', toString(intDiv(duration, 1000)), '.', leftPad(toString(duration % 1000), 3, '0'), 's"')),
-                ',"sessionStatus":"', session_status,
-                '","network":{"clientIpAddress":"', client_ip_address, '","serverIpAddress":"', server_ip_address,
-                '"},"sidecar":{"id":"', sidecar_id, '","name":"', sidecar_name, '","technology":"', technology,
-                '"},"user":{"type":"', user_type, '","username":"', user_username, '","native":{"username":"', native_username,
-                '"},"formal":{"user":{"id":"', user_id, '","name":"', user_name, '"', if(user_email = '', '', concat(',"email":"', user_email, '"')),
-                ',"type":"', user_account_type, '","groups":', toJSONString(user_groups), ',"externalIds":', toJSONString(user_external_ids), '}',
-                if(end_user_id = '', '', concat(',"endUser":{"id":"', end_user_id, '","name":"', end_user_name, '","email":"', end_user_email,
-                  '","type":"', end_user_type, '","groups":', toJSONString(end_user_groups), '}')),
-                '}},"resource":{"type":"', resource_type, '","id":"', resource_id, '","name":"', resource_name, '","technology":"', technology, '"}',
-                if(connector_id = '', '', concat(',"connector":{"id":"', connector_id, '","name":"', connector_name, '"}')),
-                if(parent_session_id = '', '', concat(',"parentSessionId":"', parent_session_id, '"')), '}') AS raw,
-         -- Read a minute after its start (at the latest at the end); a late session (LATE_SHARE)
-         -- LATE_AFTER_MS after it, so one whose first read is after the end is not there yet.
-         cityHash64(number, 8) % 1000000 < ${lateMillionths} AS late,
-         start_time + toIntervalMillisecond(if(late, ${LATE_AFTER_MS}, 60000)) AS first_read,
-         least(first_read, fromUnixTimestamp64Milli(${END_MS})) AS fetched_at,
-         toUInt64(if(session_status = 'completed', 2, 1) * 4398046511104 + toUnixTimestamp64Milli(fetched_at)) AS version
+${RECORD_AND_READ}
        FROM (
          SELECT number, base, is_child, u, r, duration,
                 -- A resource's technology, with the simulator's share of sessions: resource r at
@@ -263,6 +304,227 @@ export async function generateSessions(
        WHERE (NOT late OR first_read <= fromUnixTimestamp64Milli(${END_MS})) ${within})`,
     );
   }
+}
+
+/** The organisation's dimension tables, in the database the sessions are generated into. */
+const ORG_TABLES = {
+  accounts:
+    "u UInt32, human UInt8, pool UInt8, groups Array(String), favs Array(UInt32), cum Array(Float64), home String",
+  slot_ranges: "pool UInt8, lo UInt32, hi UInt32, u UInt32",
+  picks: "key UInt64, u UInt32",
+  resources:
+    "r UInt32, name String, technology String, rtype String, natives Array(String), server_ip String, sidecar UInt32, sidecar_name String, connector Int32, connector_name String",
+} as const;
+
+const orgTable = (w: Warehouse, t: keyof typeof ORG_TABLES) =>
+  `${quoteIdent(w.database)}.${quoteIdent(`scenario_${t}`)}`;
+
+/** Loads the organisation's dimensions (bench/org-scenario.ts) into small tables of `w`. */
+async function loadOrgTables(w: Warehouse, d: OrgDimensions): Promise<void> {
+  for (const [t, columns] of Object.entries(ORG_TABLES)) {
+    const table = orgTable(w, t as keyof typeof ORG_TABLES);
+    await command(w, `DROP TABLE IF EXISTS ${table}`);
+    await command(w, `CREATE TABLE ${table} (${columns}) ENGINE = Memory`);
+  }
+  const insert = async (t: keyof typeof ORG_TABLES, values: object[]) => {
+    for (let i = 0; i < values.length; i += 10_000)
+      await w.client.insert({
+        table: orgTable(w, t),
+        values: values.slice(i, i + 10_000),
+        format: "JSONEachRow",
+      });
+  };
+  await insert(
+    "accounts",
+    d.accounts.map((a) => ({ ...a, pool: POOLS.indexOf(a.pool) })),
+  );
+  await insert("slot_ranges", d.slots);
+  await insert("resources", d.resources);
+  await command(
+    w,
+    `INSERT INTO ${orgTable(w, "picks")} SELECT pool * ${POOL_STRIDE} + arrayJoin(range(lo, hi)), u FROM ${orgTable(w, "slot_ranges")}`,
+  );
+}
+
+async function dropOrgTables(w: Warehouse): Promise<void> {
+  for (const t of Object.keys(ORG_TABLES))
+    await command(
+      w,
+      `DROP TABLE IF EXISTS ${orgTable(w, t as keyof typeof ORG_TABLES)}`,
+    );
+}
+
+/**
+ * Session number → who and when (the first step of the org shape): its start by the week's
+ * traffic, a person's or a machine's by the hour's share, a machine's kind by the simulator's
+ * weights, 8 % of a person's activity through a BI tool on their behalf; `key` draws the
+ * account's slot, `ekey` the person a BI session is for.
+ */
+function orgDraws(
+  offset: number,
+  n: number,
+  m: WeekModel,
+  o: { startMs: number; spanMs: number; total: number },
+): string {
+  const sim = simulatorProfile(END_MS);
+  const spawnPer10000 = Math.round(2 * sim.childShare * 10_000);
+  const kinds = Object.entries(TRAFFIC_MODEL.machineKindWeights);
+  const kindTotal = kinds.reduce((a, [, v]) => a + v, 0);
+  let sum = 0;
+  const kindCum = kinds.map(([, v]) =>
+    Math.round(((sum += v) / kindTotal) * 10_000),
+  );
+  const kindPool = kinds.map(([k]) => POOLS.indexOf(k as Pool));
+  const slots = POOLS.map((p) => POOL_SLOTS[p]);
+  const humanShare = m.humanShare.map((x) => Math.round(x * 1e6));
+  return `SELECT number, intDiv(number, 4) AS g, number % 4 AS slot,
+      cityHash64(g, 6) % 10000 < ${spawnPer10000} AND slot >= 1 AND slot <= 1 + cityHash64(g, 7) % 3 AS is_child,
+      if(is_child, g * 4, number) AS base,
+      ${startMsSql("number", "n", m, o)},
+      ${startMsSql("base", "b", m, o)},
+      cityHash64(base, 11) % 1000000 < arrayElement([${humanShare.join(",")}], b_h + 1) AS person,
+      person AND cityHash64(base, 12) % 10000 < ${Math.round(TRAFFIC_MODEL.biShare * 10_000)} AS is_bi,
+      if(person, if(is_bi, ${POOLS.indexOf("bi")}, 0),
+         arrayElement([${kindPool.join(",")}], arrayFirstIndex(c -> c > cityHash64(base, 13) % 10000, [${kindCum.join(",")}]))) AS pool,
+      pool * ${POOL_STRIDE} + cityHash64(base, 14) % arrayElement([${slots.join(",")}], pool + 1) AS key,
+      cityHash64(base, 15) % ${POOL_SLOTS.human} AS ekey,
+      toUInt64(arrayElement([${sim.durationsMs.join(",")}], 1 + cityHash64(number, 3) % 1000)) AS duration
+    FROM numbers(${offset}, ${n})`;
+}
+
+/**
+ * The org shape's rows before the record: the account and its end user joined, the resource
+ * drawn from the account's favourites (a tenth of the time any resource), the client address
+ * (a person's home most of the time, else a VPN address; a batch host's or BI tool's fixed one;
+ * CI runners, app pods and agents from their ranges); a child from its parent's address, or
+ * from the parent's resource when that is a host it hopped from (SSH, Kubernetes).
+ */
+function orgRows(draws: string, w: Warehouse, resources: number): string {
+  const u01 = (salt: number, x: string) =>
+    `(cityHash64(${x}, ${salt}) / 18446744073709551616.0)`;
+  const wander = Math.round(TRAFFIC_MODEL.wanderShare * 1000);
+  const draw = (x: string) =>
+    `if(empty(a.favs) OR cityHash64(${x}, 18) % 1000 < ${wander}, toUInt32(cityHash64(${x}, 19) % ${resources}),
+        arrayElement(a.favs, arrayFirstIndex(c -> c > ${u01(20, x)}, a.cum)))`;
+  const host = (a: { prefix: string; thirdOctets: number }) =>
+    `concat('${a.prefix}', toString(cityHash64(s.base, 21) % ${a.thirdOctets}), '.', toString(2 + cityHash64(s.base, 22) % 253))`;
+  const e = EPHEMERAL_ADDRESSES;
+  const home = Math.round(TRAFFIC_MODEL.homeAddressShare * 100);
+  const pool = (p: Pool) => POOLS.indexOf(p);
+  const joined = `SELECT s.*, p.u AS u, pe.u AS eu, a.human AS human, a.groups AS groups, e.groups AS e_groups,
+      ${draw("s.number")} AS rid, ${draw("s.base")} AS prid,
+      multiIf(s.pool = ${pool("human")}, if(cityHash64(s.base, 17) % 100 < ${home}, a.home, ${host(AWAY_ADDRESSES)}),
+              s.pool = ${pool("ci")}, ${host(e.ci)},
+              s.pool = ${pool("app")}, ${host(e.app)},
+              s.pool = ${pool("agent")}, ${host(e.agent)},
+              a.home) AS cip
+    FROM (${draws}) AS s
+    INNER JOIN ${orgTable(w, "picks")} AS p ON p.key = s.key
+    INNER JOIN ${orgTable(w, "picks")} AS pe ON pe.key = s.ekey
+    INNER JOIN ${orgTable(w, "accounts")} AS a ON a.u = p.u
+    INNER JOIN ${orgTable(w, "accounts")} AS e ON e.u = pe.u`;
+  return `SELECT j.*, res.name AS rname, res.technology AS technology, res.rtype AS rtype, res.server_ip AS server_ip,
+      res.sidecar AS sidecar, res.sidecar_name AS sidecar_name, res.connector AS connector, res.connector_name AS connector_name,
+      -- The simulator's native users: the first ones are the everyday ones, superusers rare.
+      if(empty(res.natives), '', arrayElement(res.natives, 1 + toUInt32(least(toFloat64(length(res.natives) - 1), floor(pow(${u01(16, "j.number")}, 2) * length(res.natives)))))) AS native,
+      if(j.is_child AND pres.technology IN ('ssh', 'kubernetes'), pres.server_ip, j.cip) AS client_ip
+    FROM (${joined}) AS j
+    INNER JOIN ${orgTable(w, "resources")} AS res ON res.r = j.rid
+    INNER JOIN ${orgTable(w, "resources")} AS pres ON pres.r = j.prid`;
+}
+
+/** The org shape's sessions as the table's columns (the identity columns as the uniform shape's). */
+function orgSessionsSql(rows: string, lateMillionths: number): string {
+  return `SELECT
+     concat('ses_', leftPad(hex(number), 12, '0')) AS id,
+     fromUnixTimestamp64Milli(toInt64(n_ms)) AS start_time,
+     start_time + toIntervalMillisecond(duration) > fromUnixTimestamp64Milli(${END_MS}) AS open,
+     if(open, NULL, start_time + toIntervalMillisecond(duration)) AS end_time,
+     if(open, NULL, duration) AS duration_ms,
+     if(open, if(cityHash64(number, 5) % 10 < 8, 'active', 'idle'), 'completed') AS session_status,
+     client_ip AS client_ip_address,
+     server_ip AS server_ip_address,
+     concat('sdc_', toString(sidecar)) AS sidecar_id,
+     sidecar_name,
+     technology AS sidecar_technology,
+     if(human = 1, 'human', 'machine') AS user_type,
+     concat('user', toString(u)) AS user_username,
+     concat('usr_', toString(u)) AS user_id,
+     concat('User ', toString(u)) AS user_name,
+     if(human = 1, concat('user', toString(u), '@acme.example'), '') AS user_email,
+     user_type AS user_account_type,
+     groups AS user_groups,
+     [concat('okta|', toString(u))] AS user_external_ids,
+     if(is_bi, concat('usr_', toString(eu)), '') AS end_user_id,
+     if(is_bi, concat('User ', toString(eu)), '') AS end_user_name,
+     if(is_bi, concat('user', toString(eu), '@acme.example'), '') AS end_user_email,
+     if(is_bi, 'human', '') AS end_user_type,
+     if(is_bi, e_groups, []) AS end_user_groups,
+     [] AS end_user_external_ids,
+     native AS native_username,
+     rtype AS resource_type,
+     concat('res_', toString(rid)) AS resource_id,
+     rname AS resource_name,
+     technology AS resource_technology,
+     if(connector < 0, '', concat('con_', toString(connector))) AS connector_id,
+     connector_name,
+     if(is_child, concat('ses_', leftPad(hex(base), 12, '0')), '') AS parent_session_id,
+${recordAndRead(lateMillionths)}
+   FROM (${rows})`;
+}
+
+/** The org shape (see generateSessions). */
+async function generateOrg(
+  w: Warehouse,
+  total: number,
+  spanMs: number,
+  only: StartRange | undefined,
+): Promise<void> {
+  const dims = enterpriseDimensions();
+  const span = { startMs: END_MS - spanMs, spanMs, total };
+  const m = weekModel(span.startMs);
+  const { first, end } = orgNumberRange(m, span, only);
+  const within =
+    only === undefined
+      ? ""
+      : `AND start_time >= fromUnixTimestamp64Milli(${only.fromMs}) AND start_time < fromUnixTimestamp64Milli(${only.toMs})`;
+  await loadOrgTables(w, dims);
+  const lateMillionths = Math.round(LATE_SHARE * 1e6);
+  const chunk = 1_000_000;
+  try {
+    for (let offset = first; offset < end; offset += chunk) {
+      const n = Math.min(chunk, end - offset);
+      const rows = orgRows(
+        orgDraws(offset, n, m, span),
+        w,
+        dims.resources.length,
+      );
+      await command(
+        w,
+        `INSERT INTO ${quoteIdent(w.database)}.sessions (${SESSION_COLUMNS})
+         SELECT ${SESSION_COLUMNS} FROM (${orgSessionsSql(rows, lateMillionths)})
+         WHERE (NOT late OR first_read <= fromUnixTimestamp64Milli(${END_MS})) ${within}`,
+      );
+    }
+  } finally {
+    await dropOrgTables(w);
+  }
+}
+
+/** The org shape's session numbers whose start may fall in `only` (a margin of two each side). */
+function orgNumberRange(
+  m: WeekModel,
+  span: { startMs: number; spanMs: number; total: number },
+  only: StartRange | undefined,
+): { first: number; end: number } {
+  if (only === undefined) return { first: 0, end: span.total };
+  const perPosition = span.total / positionAt(m, span.spanMs);
+  const at = (ms: number) =>
+    positionAt(m, Math.min(span.spanMs, Math.max(0, ms - span.startMs))) *
+    perPosition;
+  const first = Math.max(0, Math.floor(at(only.fromMs)) - 2);
+  const end = Math.min(span.total, Math.ceil(at(only.toMs)) + 2);
+  return { first, end: Math.max(first, end) };
 }
 
 /** A year of the default aggregation jobs at their default intervals, as the exporter stores them. */

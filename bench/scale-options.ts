@@ -1,5 +1,7 @@
 // What the scale part is asked to do, from the environment: read by the part that runs in the
 // bench's process (scale-part.ts) and by the load in a process of its own (scale.ts).
+import { byNearness } from "../src/util/nearest.js";
+import { SHAPES, type Shape } from "./org-scenario.js";
 
 /**
  * BENCH_SCALE_PARTS: what the scale part measures, as a comma list of `sample` (the sample
@@ -111,3 +113,23 @@ export function windowCovers(
     (window.fromMs <= endMs - days * DAY && window.toMs >= endMs)
   );
 }
+
+/**
+ * BENCH_SCALE_SHAPE: the scenario's shape, `org` (default: the simulator's organisation) or
+ * `uniform` (accounts reach resources at random, the adversarial case for the rollups).
+ */
+export function scaleShape(env: Record<string, string | undefined>): Shape {
+  const shape = (env.BENCH_SCALE_SHAPE ?? "org").trim();
+  const known = SHAPES.find((s) => s === shape);
+  if (known === undefined)
+    throw new Error(
+      `BENCH_SCALE_SHAPE=${env.BENCH_SCALE_SHAPE}: no shape named "${shape}"; give one of ${byNearness(shape, SHAPES).join(", ")}`,
+    );
+  return known;
+}
+
+/** How the printed results name a shape. */
+export const SHAPE_LABELS: Readonly<Record<Shape, string>> = {
+  org: "shaped like an organisation (BENCH_SCALE_SHAPE=org)",
+  uniform: "uniform at random (BENCH_SCALE_SHAPE=uniform)",
+};

@@ -21,12 +21,21 @@ import {
 import { loadDashboards } from "../test/helpers/dashboards.js";
 import { panelSql, resolveVariables } from "../test/helpers/panels.js";
 import { measure } from "./retention.js";
+import {
+  ENTERPRISE_ORG,
+  enterpriseDimensions,
+  identityLinks,
+  SUSPENSIONS,
+  type Shape,
+} from "./org-scenario.js";
 import { checkSampleDay } from "./sample-day.js";
+import type { DistributionCheck } from "./sample-distributions.js";
 import {
   loadWindow,
   monthBounds,
   SCALE_PARTS,
   rangesAsked,
+  scaleShape,
   windowCovers,
 } from "./scale-options.js";
 import {
@@ -43,6 +52,7 @@ import {
 } from "./dashboards.js";
 
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const START_MS = END_MS - 365 * DAY;
 
 /** An enterprise: 50,000 accounts (45,000 people), 2,000 resources. */
@@ -72,6 +82,8 @@ export interface ScaleLatency {
 export interface ScaleBench {
   sessions: number;
   loadMs: number;
+  /** CPU the load took in this process (the embedded engine's included), user and system. */
+  loadCpuMs: number;
   tables: Array<{ table: string; rows: number; bytes: number }>;
   /** The sessions table's columns on disk, largest first. */
   sessionColumns: Array<{
@@ -87,6 +99,9 @@ export interface ScaleBench {
   monthSessions: number;
   directMs: number;
 }
+
+/** The scenario's shape (BENCH_SCALE_SHAPE): an organisation, or uniform at random. */
+export const SCALE_SHAPE = scaleShape(process.env);
 
 /** The sessions loaded when not the whole year (BENCH_SCALE_MONTH or BENCH_SCALE_DAYS). */
 export const SCALE_WINDOW = loadWindow(process.env, END_MS);
@@ -127,6 +142,8 @@ export interface ScaleSample {
   sessions: number;
   ms: number;
   differences: string[];
+  /** The day's distributions against the simulator's (bench/sample-distributions.ts). */
+  distributions: DistributionCheck[];
 }
 
 /**
@@ -144,6 +161,7 @@ async function sampleDay(
     const r = await checkSampleDay({
       sessions,
       population: ENTERPRISE,
+      shape: SCALE_SHAPE,
       generated: { config: generated.config, warehouse: generated.w },
       openSynced: async (url, apiKey) => {
         const b = await openBench(dataDir, {
@@ -160,7 +178,13 @@ async function sampleDay(
       },
     });
     const ms = performance.now() - started;
-    return { day: r.day, sessions: r.sessions, ms, differences: r.differences };
+    return {
+      day: r.day,
+      sessions: r.sessions,
+      ms,
+      differences: r.differences,
+      distributions: r.distributions,
+    };
   } finally {
     for (const { w } of opened) {
       await command(w, `DROP DATABASE IF EXISTS ${quoteIdent(w.database)}`);
@@ -214,7 +238,7 @@ const validFrom = (salt: number) =>
  * The directory: every object's current row and its history, `versions` content versions an
  * object (the first at its creation, the others a change during the year; the last open).
  */
-async function generateDirectory(w: Warehouse): Promise<void> {
+async function generateDirectory(w: Warehouse, shape: Shape): Promise<void> {
   const history = (
     table: string,
     columns: string,
@@ -276,15 +300,95 @@ async function generateDirectory(w: Warehouse): Promise<void> {
              arrayElement(${labels}, 1 + (i + k) % 9) AS data_label, if(data_label = '', [], [data_label]) AS data_labels,
              concat('{"id":"', id, '","kind":"column","path":"', path, '","name":"', name, '","dataType":"', data_type, '","dataLabel":"', data_label, '"}') AS raw`,
   };
+  const org = shape === "org" ? orgLinks() : undefined;
   for (const [table, spec, count, versions, salt] of [
     ["users", users, 50_000, 3, 1],
-    ["native_users", native, 20_000, 2, 2],
-    ["native_user_identity_links", links, 20_000, 2, 3],
+    ["native_users", org?.native ?? native, org?.count ?? 20_000, 2, 2],
+    [
+      "native_user_identity_links",
+      org?.links ?? links,
+      org?.count ?? 20_000,
+      2,
+      3,
+    ],
     ["inventory_columns", inventory, 1_000_000, 2, 4],
   ] as const) {
     await current(table, spec.columns, spec.select, count, salt);
     await history(table, spec.columns, spec.select, count, versions, salt);
   }
+}
+
+/**
+ * The org shape's native users and identity links: every native user of the organisation's
+ * resources, linked to a person who works on the resource or to a team (identityLinks).
+ */
+function orgLinks(): {
+  count: number;
+  native: { columns: string; select: string };
+  links: { columns: string; select: string };
+} {
+  const rows = identityLinks(enterpriseDimensions());
+  const list = (xs: readonly (string | number)[]) =>
+    `[${xs.map((x) => (typeof x === "number" ? String(x) : `'${x}'`)).join(",")}]`;
+  const at = (xs: readonly (string | number)[]) =>
+    `arrayElement(${list(xs)}, i + 1)`;
+  const base = `concat('res_', toString(${at(rows.map((l) => l.r))})) AS resource_id, ${at(rows.map((l) => l.native))} AS username`;
+  return {
+    count: rows.length,
+    native: {
+      columns: "resource_id, username, credential_kinds",
+      select: `concat('nu_', toString(i)) AS id, ${base}, ['password'] AS credential_kinds,
+               concat('{"id":"', id, '","resourceId":"', resource_id, '","username":"', username, '"}') AS raw`,
+    },
+    links: {
+      columns:
+        "native_user_id, resource_id, native_username, identity_type, identity_id, user_email, group_name",
+      select: `concat('nul_', toString(i)) AS id, concat('nu_', toString(i)) AS native_user_id, ${base}, username AS native_username,
+               ${at(rows.map((l) => l.identityType))} AS identity_type, ${at(rows.map((l) => l.identityId))} AS identity_id,
+               if(identity_type = 'user', concat('user', toString(${at(rows.map((l) => l.u))}), '@acme.example'), '') AS user_email,
+               if(identity_type = 'group', identity_id, '') AS group_name,
+               concat('{"id":"', id, '","nativeUserId":"', native_user_id, '","identityType":"', identity_type, '","identityId":"', identity_id, '"}') AS raw`,
+    },
+  };
+}
+
+/**
+ * A year of policy suspensions as the simulator makes them (SUSPENSIONS), on the org's people
+ * (as the sessions name them, `usr_<u>`) and teams (by the name the sessions' groups carry, so
+ * that the reports' join on them finds sessions), each naming one of its resources; a version
+ * for each, a second for an extended one.
+ */
+async function generateSuspensions(w: Warehouse): Promise<void> {
+  const d = enterpriseDimensions();
+  const teams = [...new Set(d.accounts.flatMap((a) => a.groups))].sort();
+  const names = d.resources.map((r) => `'${r.name}'`).join(",");
+  const S = SUSPENSIONS;
+  const count = Math.floor((365 * DAY) / S.spacingMs);
+  await command(
+    w,
+    `INSERT INTO bench.policy_suspensions (id, policy_id, org_id, identity_type, identity_id, created_by, request_id, suspension_type, input_condition, expire_at, created_at, updated_at, content_hash, observed_at, raw)
+     SELECT id, policy_id, 'org_bench', identity_type, identity_id, created_by, request_id, suspension_type, input_condition,
+            if(indefinite, NULL, expire_at), created_at, updated_at, hex(cityHash64(k, v)), updated_at,
+            concat('{"id":"', id, '","policyId":"', policy_id, '","identityType":"', identity_type, '","identityId":"', identity_id, '","suspensionType":"', suspension_type, '"}')
+     FROM (
+       SELECT intDiv(number, 2) AS k, number % 2 AS v,
+              concat('sus_', toString(k)) AS id, concat('pol_', toString(cityHash64(k, 31) % ${S.policies})) AS policy_id,
+              if(cityHash64(k, 32) % 100 < ${S.groupPercent}, 'group', 'user') AS identity_type,
+              if(identity_type = 'group', arrayElement([${teams.map((t) => `'${t}'`).join(",")}], 1 + cityHash64(k, 33) % ${teams.length}),
+                 concat('usr_', toString(cityHash64(k, 33) % ${ENTERPRISE_ORG.humans}))) AS identity_id,
+              concat('user', toString(cityHash64(k, 34) % ${ENTERPRISE_ORG.humans}), '@acme.example') AS created_by,
+              concat('req_', toString(k)) AS request_id,
+              cityHash64(k, 35) % 100 < ${S.indefinitePercent} AS indefinite,
+              if(indefinite, 'indefinite', 'temporary') AS suspension_type,
+              concat('resource.name == "', arrayElement([${names}], 1 + cityHash64(k, 36) % ${d.resources.length}), '"') AS input_condition,
+              fromUnixTimestamp64Milli(toInt64(${START_MS} + k * ${S.spacingMs} + cityHash64(k, 37) % ${S.spacingMs})) AS created_at,
+              toInt64(${HOUR} * (1 + cityHash64(k, 38) % ${S.maxHours})) AS duration,
+              NOT indefinite AND cityHash64(k, 39) % 100 < ${S.extendPercent} AS extended,
+              if(v = 0, created_at, created_at + toIntervalMillisecond(intDiv(duration, 2))) AS updated_at,
+              created_at + toIntervalMillisecond(duration * (1 + v)) AS expire_at
+       FROM numbers(${count * 2}))
+     WHERE v = 0 OR (extended AND updated_at <= fromUnixTimestamp64Milli(${END_MS}))`,
+  );
 }
 
 /** Generates everything, rolls the sessions up as the product does, merges as a server would. */
@@ -293,15 +397,19 @@ async function load(
   config: Config,
   sessions: number,
 ): Promise<void> {
-  if (SCALE_WINDOW === undefined)
-    await generateSessions(w, sessions, ENTERPRISE);
-  else
-    await generateSessions(w, sessions, ENTERPRISE, undefined, {
-      fromMs: SCALE_WINDOW.fromMs,
-      toMs: SCALE_WINDOW.toMs,
-    });
+  await generateSessions(
+    w,
+    sessions,
+    ENTERPRISE,
+    undefined,
+    SCALE_WINDOW === undefined
+      ? undefined
+      : { fromMs: SCALE_WINDOW.fromMs, toMs: SCALE_WINDOW.toMs },
+    SCALE_SHAPE,
+  );
   await generateAggregations(w);
-  await generateDirectory(w);
+  await generateDirectory(w, SCALE_SHAPE);
+  if (SCALE_SHAPE === "org") await generateSuspensions(w);
   await rollUp(
     { config, warehouse: w, logger: createLogger({ level: "silent" }) },
     END_MS,
@@ -483,6 +591,7 @@ export async function runScale(
     return {
       sessions,
       loadMs: NaN,
+      loadCpuMs: NaN,
       tables: [],
       sessionColumns: [],
       latencies: [],
@@ -491,11 +600,14 @@ export async function runScale(
     };
   const { w, config } = await openBench(dataDir, { keep: true });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   if (!reuse) await load(w, config, sessions);
   const loadMs = reuse ? NaN : performance.now() - started;
+  const { user, system } = process.cpuUsage(cpu);
   const loaded = {
     sessions,
     loadMs,
+    loadCpuMs: reuse ? NaN : (user + system) / 1000,
     ...(await disk(w)),
     ...(sample ? { sample } : {}),
   };

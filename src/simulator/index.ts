@@ -23,9 +23,16 @@ export {
   type ServedRecord,
 } from "./mutations.js";
 export { INVALID_UTF8, PADDING_MEMBER } from "./wire-faults.js";
-export { buildOrg, parseOrgSize } from "./org.js";
+export { buildOrg, indexOrg, parseOrgSize } from "./org.js";
 export { createRng, hash32 } from "./random.js";
-export { createSessionGenerator, statusAt } from "./sessions.js";
+export {
+  TRAFFIC_MODEL,
+  activityOf,
+  createSessionGenerator,
+  homeIpOf,
+  statusAt,
+  weightsAt,
+} from "./sessions.js";
 export {
   LIST_LOG_AGGREGATIONS_PATH,
   LIST_SESSIONS_PATH,

@@ -125,6 +125,10 @@ const CHILD_PARENT_SHARE = 0.05;
 const MEAN_CHILDREN = 2;
 /** Share of human activity that goes through a BI tool acting on the human's behalf. */
 const BI_SHARE = 0.08;
+/** Share of sessions on a resource other than the user's favourites (any resource). */
+const WANDER_SHARE = 0.1;
+/** Share of a person's sessions from their home address (the others from a VPN address). */
+const HOME_ADDRESS_SHARE = 0.85;
 const LONG_RUNNING_SHARE = 0.015;
 /**
  * A discovery sweep: once a day, in an office hour (09–16 UTC), one person opens sessions to
@@ -138,7 +142,8 @@ interface HourWeights {
   machine: number;
 }
 
-function weightsAt(hourIndex: number): HourWeights {
+/** Human and machine activity in UTC hour `hourIndex` (= floor(ms / 3600000)). */
+export function weightsAt(hourIndex: number): HourWeights {
   const date = new Date(hourIndex * HOUR_MS);
   const dow = date.getUTCDay();
   const h = date.getUTCHours();
@@ -166,6 +171,24 @@ const MACHINE_SESSION_KIND_WEIGHTS: Readonly<
   ci: 12,
   agent: 13,
 };
+
+/**
+ * The traffic model's shares, for a generator outside the simulator that follows it (the
+ * bench's organisation-shaped scale scenario).
+ */
+export const TRAFFIC_MODEL = {
+  childParentShare: CHILD_PARENT_SHARE,
+  meanChildren: MEAN_CHILDREN,
+  biShare: BI_SHARE,
+  wanderShare: WANDER_SHARE,
+  homeAddressShare: HOME_ADDRESS_SHARE,
+  machineKindWeights: MACHINE_SESSION_KIND_WEIGHTS,
+} as const;
+
+/** How much more often than others a user starts sessions (log-normal, median 1). */
+export function activityOf(seed: number, u: SimUser): number {
+  return createRng(hash32(seed, "activity", u.id)).logNormal(1, 0.8);
+}
 
 function durationMedianMs(
   user: SimUser,
@@ -256,8 +279,7 @@ class Generator implements SessionGenerator {
     this.scale =
       (perDay * 7) / (WEEK_WEIGHT * (1 + CHILD_PARENT_SHARE * MEAN_CHILDREN));
 
-    const activity = (u: SimUser): number =>
-      createRng(hash32(o.seed, "activity", u.id)).logNormal(1, 0.8);
+    const activity = (u: SimUser): number => activityOf(o.seed, u);
     const { humans, machinesByKind } = this.index;
     this.humanTable =
       humans.length > 0
@@ -543,7 +565,7 @@ class Generator implements SessionGenerator {
   private pickResource(rng: Rng, user: SimUser): SimResource {
     const table = this.favouriteTables.get(user.id);
     // A tenth of the time people wander off their usual resources.
-    if (table && !rng.chance(0.1)) return table.pick(rng);
+    if (table && !rng.chance(WANDER_SHARE)) return table.pick(rng);
     return rng.pick(this.org.resources);
   }
 
@@ -563,7 +585,7 @@ class Generator implements SessionGenerator {
   private clientIp(rng: Rng, user: SimUser): string {
     const home = this.homeIp.get(user.id) ?? "10.0.0.1";
     if (user.type === "human") {
-      return rng.chance(0.85)
+      return rng.chance(HOME_ADDRESS_SHARE)
         ? home
         : `10.8.${rng.int(0, 63)}.${rng.int(2, 254)}`;
     }
@@ -580,7 +602,8 @@ class Generator implements SessionGenerator {
   }
 }
 
-function homeIpOf(seed: number, u: SimUser): string {
+/** A user's fixed address: a person's office or VPN, a batch host's, a BI tool's egress. */
+export function homeIpOf(seed: number, u: SimUser): string {
   const r = createRng(hash32(seed, "ip", u.id));
   if (u.type === "machine") {
     if (u.machineKind === "bi")

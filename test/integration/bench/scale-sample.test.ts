@@ -1,12 +1,15 @@
-// The scale scenario's sample day at BENCH_SCALE=1m (about 2,740 sessions): the tables the
-// generator writes for it equal what `sync sessions` of the same day writes from the simulator
-// serving the generated records, and its distributions are the simulator's (bench/sample-day.ts).
+// The scale scenario's sample day at BENCH_SCALE=1m in the organisation's shape (a Sunday:
+// about 1,400 sessions): the tables the generator writes for it equal what `sync sessions` of
+// the same day writes from the simulator serving the generated records, and its distributions
+// and shape (what a person does in a day, the machines' share, the rollups' rows) are the
+// simulator's (bench/sample-day.ts).
 import { afterAll, describe, expect, it } from "vitest";
 import {
   checkSampleDay,
   compareSampleDay,
   type Db,
 } from "../../../bench/sample-day.js";
+import { SHAPE_MEASURES } from "../../../bench/sample-distributions.js";
 import { ENTERPRISE } from "../../../bench/scale.js";
 import { quoteIdent, type Warehouse } from "../../../src/warehouse/index.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
@@ -39,8 +42,12 @@ describe("the scale scenario's sample day", () => {
           SESSIONHOUSE_MAX_RPS: "1000",
         })),
     });
-    expect(r.sessions).toBeGreaterThan(2_500);
+    expect(r.sessions).toBeGreaterThan(1_200);
     expect(r.differences).toEqual([]);
+    const shape = r.distributions.filter((d) => d.shape === true);
+    expect(shape.map((d) => [d.measure, d.within])).toEqual(
+      SHAPE_MEASURES.map((m) => [m, true]),
+    );
     for (const t of r.tables)
       expect(t.generatedRows, t.table).toBeGreaterThan(0);
     const shares = new Map(r.distributions.map((d) => [d.measure, d]));
@@ -57,6 +64,8 @@ describe("the scale scenario's sample day", () => {
       day: r.day,
       dayMs: Date.parse(r.day),
       sessions: r.sessions,
+      shape: "org",
+      yearSessions: 1_000_000,
     });
     expect(again.differences.join("\n")).toContain(
       `sessions: ${r.sessions} rows generated, ${r.sessions} synced, 1 only generated, 1 only synced; columns that differ: user_name (1 sessions), version_rank (1 sessions)`,
