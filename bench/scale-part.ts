@@ -268,7 +268,7 @@ function slowestPanel(
 ): void {
   if (of.length === 0) return;
   const worst = of.reduce((a, b) => (slowerThan(b, a) ? b : a));
-  const shape = process.env.BENCH_SCALE_SHAPE ?? "org";
+  const shape = SCALE_SHAPE;
   const limit = (ADVERSARIAL_PANEL_LIMIT_MS * sessions) / 100_000_000;
   say(
     `Slowest of the ${shape} year: ${worst.dashboard} / ${worst.query} over ${worst.range} [${worst.filter}], p50 ${ms(worst, "p50")} ms.`,
