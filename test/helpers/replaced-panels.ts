@@ -150,7 +150,7 @@ LIMIT 1000`,
   {
     uid: "sessionhouse-first-seen",
     title: "Machine accounts used by humans",
-    picks: "user",
+    picks: "resource",
     // The machine side from sessions FINAL, the human side from sessions, each over the range,
     // the human side narrowed to the machine side's addresses (a third read).
     sql: `SELECT m.user_key AS user,
