@@ -79,6 +79,8 @@ export function retentionSettings(config: {
       rollup(Tables.sessionRollupsDaily),
       rollup(Tables.sessionTechnologyRollupsDaily),
       rollup(Tables.groupResourceRollupsDaily),
+      rollup(Tables.clientIpRollupsDaily),
+      rollup(Tables.machineAddressRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

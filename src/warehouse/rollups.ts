@@ -1,7 +1,8 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038): which days changed since they were
-// computed, which are settled, and the computation of a set of days from the deduplicated rows
-// (per person × resource × technology × connector × status, per technology, and per user group
-// × resource × technology), superseding the rows an earlier computation of the same days wrote.
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044): which days changed since they
+// were computed, which are settled, and the computation of a set of days from the deduplicated
+// rows (per person × resource × technology × connector × status, per technology, per user group
+// × resource × technology, per client IP address × user type, and per machine account × address),
+// superseding the rows an earlier computation of the same days wrote.
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -192,6 +193,40 @@ export async function computeSessionRollups(
     current: `SELECT toDate(start_time), resource_technology ${sessions}`,
     params,
   });
+  await computeAudienceRollups(w, sessions, params);
+  const counts = await selectRows<{ day: string; n: string }>(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
+    params,
+  );
+  const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
+  await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
+  return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+/** The people (resources) the address rollups name per day: the panels show five. */
+const CLIENT_IP_SOME_USERS = 5;
+
+/** The keys of client_ip_rollups_daily after its day. */
+const CLIENT_IP_KEYS = "client_ip_address, user_type";
+
+/** The keys of machine_address_rollups_daily after its day. */
+const MACHINE_ADDRESS_KEYS = "user_key, client_ip_address";
+
+/** The sessions machine_address_rollups_daily counts: a machine account's, naming no end user. */
+const MACHINE_ADDRESS_SESSIONS = `user_type = 'machine' AND end_user_email = '' AND end_user_name = ''
+       AND client_ip_address != ''`;
+
+/**
+ * The rollups of who the sessions came from, for the same days as the finer rollup: per user
+ * group × resource × technology, per client IP address × user type, and per machine account ×
+ * address.
+ */
+async function computeAudienceRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
   const groups = `SELECT toDate(start_time) AS day, arrayJoin(user_groups) AS user_group,
         resource_name, resource_technology, start_time, user_key ${sessions}`;
   await supersedingInsert(w, {
@@ -207,14 +242,47 @@ export async function computeSessionRollups(
     current: `SELECT day, ${GROUP_RESOURCE_KEYS} FROM (${groups})`,
     params,
   });
-  const counts = await selectRows<{ day: string; n: string }>(
-    w,
-    `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
+  await supersedingInsert(w, {
+    table: Tables.clientIpRollupsDaily,
+    keys: CLIENT_IP_KEYS,
+    columns: "sessions, users, some_users, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, ${CLIENT_IP_KEYS}, count(),
+        uniqState(toString(user_key)),
+        arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(start_time), max(start_time), ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, ${CLIENT_IP_KEYS}`,
+    zeroed: "0, users, some_users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${CLIENT_IP_KEYS} ${sessions}`,
     params,
-  );
-  const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
-  await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
-  return [...byDay.values()].reduce((a, b) => a + b, 0);
+  });
+  await computeMachineAddressRollups(w, sessions, params);
+}
+
+/** The machine accounts' sessions that named no end user, per account and address. */
+async function computeMachineAddressRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const machines = `${sessions} AND ${MACHINE_ADDRESS_SESSIONS}`;
+  await supersedingInsert(w, {
+    table: Tables.machineAddressRollupsDaily,
+    keys: MACHINE_ADDRESS_KEYS,
+    columns:
+      "sessions, some_resources, first_start_time, last_start_time, last_session_id",
+    computed: `SELECT toDate(start_time) AS day, ${MACHINE_ADDRESS_KEYS}, count(),
+        arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(start_time), max(start_time), argMax(id, start_time), ${COMPUTED_AT}
+      ${machines}
+      GROUP BY day, ${MACHINE_ADDRESS_KEYS}`,
+    zeroed:
+      "0, some_resources, first_start_time, last_start_time, last_session_id",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
+    params,
+  });
 }
 
 /** The keys of group_resource_rollups_daily after its day: a session once under each group of its user. */

@@ -32,6 +32,8 @@ export const Tables = {
   sessionRollupsDaily: "session_rollups_daily",
   sessionTechnologyRollupsDaily: "session_technology_rollups_daily",
   groupResourceRollupsDaily: "group_resource_rollups_daily",
+  clientIpRollupsDaily: "client_ip_rollups_daily",
+  machineAddressRollupsDaily: "machine_address_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",

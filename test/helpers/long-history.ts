@@ -1,6 +1,6 @@
 // Sessions over the last DAYS days up to now, for the tests of long ranges over the daily
-// rollups: PER_DAY a day (people, resources, technologies, connectors, groups, addresses,
-// parents and children, two reads of some), and on the last OPEN_DAYS days and today a session
+// rollups: PER_DAY a day (people, resources, technologies, connectors, groups, addresses (one
+// of them used by more people than a panel names), parents and children, two reads of some), and on the last OPEN_DAYS days and today a session
 // still open, so that those days are not settled. Relative to the wall clock, as the TTL is.
 import type { Warehouse } from "../../src/warehouse/client.js";
 
@@ -36,7 +36,7 @@ export async function storeLongHistory(
           resource_technology, connector_name, native_username, parent_session_id, fetched_at, version)
         SELECT id, start, if(${status} = 'completed', start + toIntervalMillisecond(duration), NULL),
           if(${status} = 'completed', duration, NULL), ${status},
-          concat('10.0.0.', toString(u % 4)), if(u < 6, 'human', 'machine'), concat('user', toString(u)),
+          if(u < 7, '10.0.0.0', '10.0.0.2'), if(u < 6, 'human', 'machine'), concat('user', toString(u)),
           if(u < 6, concat('user', toString(u), '@acme.example'), ''), [concat('group-', toString(u % 3))],
           concat('resource-', toString(r)), arrayElement(['postgres', 'mysql', 's3', 'ssh', 'llm'], r + 1),
           if(r % 2 = 0, 'edge-1', ''), arrayElement(['analyst', 'postgres', 'app'], 1 + n % 3),

@@ -128,6 +128,69 @@ GROUP BY resource_name, data_labels
 ORDER BY sessions DESC, resource_name, data_labels
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Client IP addresses",
+    picks: "client_ip",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT client_ip_address,
+       count() AS sessions,
+       uniq(user_key) AS users,
+       arraySlice(arraySort(groupUniqArray(user_key)), 1, 5) AS some_users,
+       min(start_time) AS first_seen,
+       max(start_time) AS last_seen,
+       encodeURLComponent(client_ip_address) AS client_ip_address_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND client_ip_address != ''
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector", "client_ip"])}
+GROUP BY client_ip_address
+ORDER BY sessions DESC, client_ip_address
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-first-seen",
+    title: "Machine accounts used by humans",
+    picks: "resource",
+    // The machine side from sessions FINAL, the human side from sessions, each over the range,
+    // the human side narrowed to the machine side's addresses (a third read).
+    sql: `SELECT m.user_key AS user,
+       m.client_ip_address AS client_ip_address,
+       h.humans AS humans_at_address,
+       m.sessions AS sessions,
+       m.resources AS resources,
+       m.first_session AS first_session,
+       m.last_session AS last_session,
+       m.session_id AS session_id,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(client_ip_address) AS client_ip_address_url
+FROM (
+  SELECT user_key, client_ip_address, count() AS sessions, arraySlice(arraySort(groupUniqArray(resource_name)), 1, 5) AS resources,
+         min(start_time) AS first_session, max(start_time) AS last_session, argMax(id, start_time) AS session_id
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND user_type = 'machine' AND end_user_email = '' AND end_user_name = '' AND client_ip_address != ''
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+  GROUP BY user_key, client_ip_address
+) AS m
+INNER JOIN (
+  SELECT client_ip_address, arraySlice(arraySort(groupUniqArray(user_key)), 1, 5) AS humans
+  FROM sessions
+  WHERE $__timeFilter(start_time) AND user_type = 'human' AND client_ip_address != ''
+    AND client_ip_address IN (
+      SELECT client_ip_address FROM sessions
+      WHERE $__timeFilter(start_time) AND user_type = 'machine' AND end_user_email = '' AND end_user_name = '' AND client_ip_address != ''
+      AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+      AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+      AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+      AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    )
+  GROUP BY client_ip_address
+) AS h ON h.client_ip_address = m.client_ip_address
+ORDER BY sessions DESC, user, client_ip_address
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -56,8 +56,10 @@ const dashboard = ((): Dashboard => {
   if (!d) throw new Error("no sessions overview");
   return d;
 })();
+/** The daily rollups the sessions overview's panels read over long ranges. */
+const OVERVIEW_ROLLUPS = /\b(session_rollups_daily|client_ip_rollups_daily)\b/;
 const rollupPanels = dashboard.panels.filter((p) =>
-  p.targets.some((t) => t.rawSql.includes("session_rollups_daily")),
+  p.targets.some((t) => OVERVIEW_ROLLUPS.test(t.rawSql)),
 );
 /** Columns holding t-digest estimates: merged per day they may differ slightly from one digest. */
 const ESTIMATES = new Set(["p50", "p95", "p50_ms", "p95_ms"]);
@@ -325,6 +327,99 @@ describe("Groups × resources over rolled-up days and raw days", () => {
   });
 });
 
+// Machine accounts used by humans reads the whole rolled-up days of its range from
+// machine_address_rollups_daily (with no environment, technology or resource filter) and
+// client_ip_rollups_daily (the human side, which no filter narrows), the other days from sessions.
+describe("Machine accounts used by humans over rolled-up days and raw days", () => {
+  const firstSeen = loadDashboards().find(
+    (x) => x.dashboard.uid === "sessionhouse-first-seen",
+  )?.dashboard;
+  const panel = firstSeen?.panels.find(
+    (p) => p.title === "Machine accounts used by humans",
+  );
+  const before = REPLACED_PANELS.find(
+    (r) => r.title === "Machine accounts used by humans",
+  )?.sql;
+
+  async function rowsOf(
+    sql: string,
+    range: TimeRange,
+    chosen: ReadonlyMap<string, string[]>,
+  ): Promise<Result> {
+    if (!firstSeen) throw new Error("no first-seen dashboard");
+    const { variables } = await resolved(firstSeen, range, chosen);
+    return run(
+      w,
+      renderQuery(sql, { range, intervalMs: queryInterval(range), variables }),
+    );
+  }
+
+  it("the rows of the query it replaced", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("machine_address_rollups_daily");
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    let answered = 0;
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["user", ["user6"]]]),
+      ]) {
+        const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
+        const want = await rowsOf(before, range, chosen);
+        // A filter may leave a range within a day without the one machine account's sessions.
+        if (chosen.size === 0)
+          expect(want.rows.length, what).toBeGreaterThan(0);
+        answered += want.rows.length > 0 ? 1 : 0;
+        expect((await rowsOf(now, range, chosen)).rows, what).toEqual(
+          want.rows,
+        );
+      }
+    expect(answered).toBeGreaterThanOrEqual(7);
+  });
+
+  it("counts a rolled-up day from the rollups", async () => {
+    if (!panel?.targets[0])
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const first = async () =>
+      (await rowsOf(now, range, new Map())).rows[0]?.slice(0, 4);
+    // Rollup rows no session backs: a machine account at a new address a person used too.
+    const rollupRows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO machine_address_rollups_daily (day, user_key, client_ip_address, sessions, computed_at)
+            VALUES ('${day}', 'zz-robot', '10.9.9.9', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.9', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    const was = await first();
+    await rollupRows(100_000, 0);
+    expect(await first()).toEqual([
+      "zz-robot",
+      "10.9.9.9",
+      ["zz-person"],
+      100000,
+    ]);
+    await rollupRows(0, 1);
+    expect(await first()).toEqual(was);
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
@@ -474,6 +569,26 @@ describe("sessions overview over a long range", () => {
           `start_time >= fromUnixTimestamp64Milli(${beyond.fromMs}) AND start_time <= fromUnixTimestamp64Milli(${beyond.toMs})`,
         ),
       );
+    });
+
+    it("Client IP addresses counts a rolled-up day from the rollup", async () => {
+      const panel = rollupPanels.find((p) => p.title === "Client IP addresses");
+      if (!panel)
+        throw new Error("no Client IP addresses panel reading a rollup");
+      const day = dayText(TODAY - 20 * DAY);
+      const first = async () =>
+        (await panelRows(panel, beyond)).rows[0]?.slice(0, 4);
+      // A rollup row no session backs, then the same key superseded with no sessions.
+      const rollupRow = (sessions: number, later: number) =>
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
+          VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+        );
+      const was = await first();
+      await rollupRow(100_000, 0);
+      expect(await first()).toEqual(["10.9.9.9", 100000, 0, ["zz-nobody"]]);
+      await rollupRow(0, 1);
+      expect(await first()).toEqual(was);
     });
 
     it("reads only sessions over a range of 31 days or less inside the retention", async () => {

@@ -50,6 +50,16 @@ interface Spec {
   groups?: string[];
 }
 
+/** The machine accounts (the others are people). */
+const MACHINES = new Set(["carol"]);
+
+/** The client IP address of each user's sessions (the others' sessions have none). */
+const ADDRESSES: Record<string, string> = {
+  alice: "10.1.0.1",
+  bob: "10.1.0.1",
+  carol: "10.1.0.2",
+};
+
 /** The groups of each user (the others are in none). */
 const GROUPS: Record<string, string[]> = {
   alice: ["analysts", "admins"],
@@ -71,7 +81,7 @@ function session(spec: Spec) {
         }
       : {}),
     user: {
-      type: "human",
+      type: MACHINES.has(spec.user) ? "machine" : "human",
       username: spec.user,
       formal: {
         user: {
@@ -88,6 +98,9 @@ function session(spec: Spec) {
       technology: spec.technology ?? "postgres",
     },
     connector: { id: "con_1", name: spec.connector ?? "edge-1" },
+    ...(ADDRESSES[spec.user]
+      ? { network: { clientIpAddress: ADDRESSES[spec.user] } }
+      : {}),
     ...(spec.parent ? { parentSessionId: spec.parent } : {}),
   });
   return { raw, s: sessionSchema.parse(JSON.parse(raw)) };
@@ -198,6 +211,63 @@ async function groupsFromSessions(days: readonly string[]) {
   );
 }
 
+/** The per-address rollup's summary per day, client IP address and user type. */
+async function addressesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, client_ip_address, user_type, sum(sessions) AS sessions,
+            uniqMerge(users) AS users,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, 5) AS some_users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.client_ip_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, client_ip_address, user_type ORDER BY day, client_ip_address, user_type`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function addressesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, client_ip_address, user_type, count() AS sessions,
+            uniq(user_key) AS users,
+            arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, 5) AS some_users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, client_ip_address, user_type ORDER BY day, client_ip_address, user_type`,
+    { days },
+  );
+}
+
+/** The machine-address rollup's summary per day, machine account and address. */
+async function machinesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, user_key, client_ip_address, sum(sessions) AS sessions,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_resources)))), 1, 5) AS resources,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start,
+            argMax(last_session_id, last_start_time) AS last_id
+     FROM (SELECT * FROM {db}.machine_address_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, user_key, client_ip_address ORDER BY day, user_key, client_ip_address`,
+  );
+}
+
+/** The same straight from the deduplicated sessions: a machine account's, naming no end user. */
+async function machinesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, user_key, client_ip_address, count() AS sessions,
+            arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, 5) AS resources,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start,
+            argMax(id, start_time) AS last_id
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)} AND user_type = 'machine'
+       AND end_user_email = '' AND end_user_name = '' AND client_ip_address != ''
+     GROUP BY day, user_key, client_ip_address ORDER BY day, user_key, client_ip_address`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -207,6 +277,14 @@ async function expectRolledUp(days: readonly string[]) {
   const groups = await groupsFromRollups();
   expect(groups.length).toBeGreaterThan(0);
   expect(groups).toEqual(await groupsFromSessions(days));
+  const addresses = await addressesFromRollups();
+  expect(addresses.map((a) => a.client_ip_address)).toEqual(
+    expect.arrayContaining(["10.1.0.1", "10.1.0.2"]),
+  );
+  expect(addresses).toEqual(await addressesFromSessions(days));
+  const machines = await machinesFromRollups();
+  expect(machines.length).toBeGreaterThan(0);
+  expect(machines).toEqual(await machinesFromSessions(days));
 }
 
 /** The INSERT statements of migration `version`, rendered for this database. */
@@ -217,7 +295,7 @@ function migrationInserts(version: number): string[] {
   );
 }
 
-/** Empties `table`, then runs the one INSERT of migration `version` that fills it. */
+/** Empties `table`, then runs the one INSERT of migration `version` into it. */
 async function refill(table: string, version: number): Promise<void> {
   await w.client.command({
     query: `TRUNCATE TABLE \`${w.database}\`.${table}`,
@@ -227,7 +305,9 @@ async function refill(table: string, version: number): Promise<void> {
     `SELECT count() AS n FROM {db}.${table}`,
   );
   expect(Number(count?.n)).toBe(0);
-  const fill = migrationInserts(version);
+  const fill = migrationInserts(version).filter((q) =>
+    new RegExp(`^INSERT INTO \\S+\\.${table}\\b`).test(q),
+  );
   expect(fill).toHaveLength(1);
   for (const query of fill) await w.client.command({ query });
 }
@@ -398,6 +478,17 @@ describe("daily rollups", () => {
     expect(want.length).toBeGreaterThan(0);
     await refill("group_resource_rollups_daily", 38);
     expect(await groupsFromRollups()).toEqual(want);
+  });
+
+  it("migration 0044 fills the per-address rollups of the days rolled up before it", async () => {
+    const want = await addressesFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("client_ip_rollups_daily", 44);
+    expect(await addressesFromRollups()).toEqual(want);
+    const machines = await machinesFromRollups();
+    expect(machines.length).toBeGreaterThan(0);
+    await refill("machine_address_rollups_daily", 44);
+    expect(await machinesFromRollups()).toEqual(machines);
   });
 });
 

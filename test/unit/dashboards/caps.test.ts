@@ -1,6 +1,8 @@
 // Every table panel and every query variable asks for a bounded result: its outermost query ends
 // in `LIMIT <the cap of its kind>`, and a table says in its description that it shows the first
-// rows only. Unbounded results are what the read access refuses (docs/dashboards.md#caps).
+// rows only. Unbounded results are what the read access refuses (docs/dashboards.md#caps). Every
+// panel whose answer is partial or approximate (a LIMIT, a SAMPLE, a topK) says so in its title
+// or description, so a reader knows what the numbers leave out.
 import { describe, expect, it } from "vitest";
 import { tokens, type Token } from "../../../src/http-front/statement.js";
 import {
@@ -32,6 +34,23 @@ function outerLimit(sql: string): number | string {
   return limit;
 }
 
+/**
+ * What a panel's title and description must say for each way its answer leaves rows out or
+ * estimates: the number an outermost LIMIT keeps ("the 15 most called", "the first 1000 rows"),
+ * "sampled" for a SAMPLE clause, "approximate" for topK; undefined when nothing is missing.
+ */
+function approximations(sql: string): RegExp[] {
+  const says: RegExp[] = [];
+  const limit = outerLimit(sql);
+  if (typeof limit === "number")
+    says.push(new RegExp(`\\b(first|top|the) ${limit}\\b`, "i"));
+  const words = [...tokens(sql)].filter((t) => t.kind === "word");
+  if (words.some((t) => t.text.toUpperCase() === "SAMPLE"))
+    says.push(/\bsampled\b/i);
+  if (words.some((t) => /^topk/i.test(t.text))) says.push(/\bapproximate\b/i);
+  return says;
+}
+
 const dashboards = loadDashboards();
 
 describe("caps", () => {
@@ -47,12 +66,34 @@ describe("caps", () => {
     expect(outerLimit("SELECT a FROM t -- LIMIT 1000\n")).toMatch(/no LIMIT/);
   });
 
+  it("names what a LIMIT, a SAMPLE or a topK leaves out", () => {
+    expect(approximations("SELECT a FROM t")).toEqual([]);
+    expect(approximations("SELECT a FROM t LIMIT 1 BY a")).toEqual([]);
+    const [limit] = approximations("SELECT a FROM t ORDER BY a LIMIT 20");
+    expect("the 20 largest").toMatch(limit ?? /^$/);
+    expect("the largest values").not.toMatch(limit ?? /^$/);
+    const [sample] = approximations("SELECT a FROM t SAMPLE 0.1");
+    expect("sampled: a tenth of the sessions").toMatch(sample ?? /^$/);
+    const [top] = approximations("SELECT topK(5)(a) FROM t");
+    expect("approximate counts").toMatch(top ?? /^$/);
+  });
+
   describe.each(dashboards)("$file", ({ dashboard }) => {
     it(`caps every query variable at ${VARIABLE_OPTION_CAP} options`, () => {
       for (const v of queryVariables(dashboard))
         expect(outerLimit(v.query), `variable ${v.name}`).toBe(
           VARIABLE_OPTION_CAP,
         );
+    });
+
+    it("says in its title or description where a panel's answer is partial or approximate", () => {
+      for (const panel of dashboard.panels)
+        for (const t of panel.targets)
+          for (const says of approximations(t.rawSql))
+            expect(
+              `${panel.title}. ${panel.description ?? ""}`,
+              `${panel.title} (${t.refId})`,
+            ).toMatch(says);
     });
 
     it(`caps every table panel at ${TABLE_ROW_CAP} rows and says so`, () => {
