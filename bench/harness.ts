@@ -168,6 +168,8 @@ export interface SessionsResult {
   rssMB: number;
   /** CPU the scenario's process used during the sync (the exporter, and an embedded engine). */
   cpuMs: number;
+  /** CPU seconds the server's process used during the sync (with `serverPid`). */
+  serverCpuS?: number;
 }
 
 export const fmt = (n: number, digits = 0) =>

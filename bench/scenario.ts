@@ -54,6 +54,11 @@ export type ScenarioArgs =
       clickhouseUrl?: string;
       /** Gzip the inserts to the server (default true, as the product's default). */
       compressRequests?: boolean;
+      /**
+       * The server's process: its CPU is measured over the sync alone (not the migration
+       * before it nor the checks after it), as the engine-ingest scenario measures an insert.
+       */
+      serverPid?: number;
     }
   | {
       kind: "engine-ingest";
@@ -153,6 +158,8 @@ async function main(): Promise<void> {
       await migrate(w, { dir: MIGRATIONS });
       const api = ControlPlaneApi.fromConfig(cfg, logger);
       const cpuBefore = process.cpuUsage();
+      const serverBefore =
+        args.serverPid === undefined ? 0 : pidCpuSeconds(args.serverPid);
       const started = performance.now();
       const r = await withRun(
         { config: cfg, api, warehouse: w, logger },
@@ -167,6 +174,10 @@ async function main(): Promise<void> {
       );
       const ms = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
+      const serverCpuS =
+        args.serverPid === undefined
+          ? undefined
+          : pidCpuSeconds(args.serverPid) - serverBefore;
       const bytes = await scalar(
         w,
         "SELECT sum(length(raw)) FROM bench.sessions",
@@ -184,6 +195,7 @@ async function main(): Promise<void> {
         bytes,
         rssMB: rssMB(),
         cpuMs: (cpu.user + cpu.system) / 1000,
+        ...(serverCpuS === undefined ? {} : { serverCpuS }),
       });
       return;
     }

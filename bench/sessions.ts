@@ -72,8 +72,13 @@ interface Run {
   tenthSmall: SessionsResult;
   /** CPU the simulator used while the big sync ran. */
   simCpu: number;
-  /** CPU the HTTP front (the server's engine) used while the big sync ran. */
+  /** CPU the HTTP front (the server's engine) used during the big sync itself. */
   serverCpu?: number;
+  /**
+   * CPU the HTTP front used over the big sync's whole scenario: also the DROP DATABASE and the
+   * migration before the sync and the counts after it.
+   */
+  scenarioServerCpu?: number;
 }
 
 const e2eRate = (r: Run) => r.big.rows / (r.big.ms / 1000);
@@ -152,7 +157,7 @@ export async function benchSessions(
     pageSize: number,
     fromMs: number,
     toMs: number,
-    clickhouseUrl: string | undefined,
+    front: Front | undefined,
   ) =>
     scenario<SessionsResult>({
       kind: "sessions",
@@ -162,7 +167,8 @@ export async function benchSessions(
       pageSize,
       fromMs,
       toMs,
-      ...(clickhouseUrl ? { clickhouseUrl } : {}),
+      ...(front ? { clickhouseUrl: front.url } : {}),
+      ...(front?.child.pid !== undefined ? { serverPid: front.child.pid } : {}),
     });
 
   /** One run on the embedded engine, or on a server when `server` is set. */
@@ -175,9 +181,11 @@ export async function benchSessions(
       );
       const simBefore = cpuSeconds(sim.child);
       const frontBefore = front ? cpuSeconds(front.child) : 0;
-      const big = await sync("1m", 100_000, millionFrom, END_MS, front?.url);
+      const big = await sync("1m", 100_000, millionFrom, END_MS, front);
       const simCpu = cpuSeconds(sim.child) - simBefore;
-      const serverCpu = front ? cpuSeconds(front.child) - frontBefore : 0;
+      const scenarioServerCpu = front
+        ? cpuSeconds(front.child) - frontBefore
+        : 0;
       process.stderr.write(
         `bench: ${path} run ${i + 1}/${RUNS}: the engine's own ingest of the same records…\n`,
       );
@@ -199,14 +207,14 @@ export async function benchSessions(
         100_000,
         tenthFrom,
         tenthTo,
-        front?.url,
+        front,
       );
       const tenthSmall = await sync(
         "day-small",
         1_000,
         tenthFrom,
         tenthTo,
-        front?.url,
+        front,
       );
       return {
         big,
@@ -214,7 +222,9 @@ export async function benchSessions(
         tenthBig,
         tenthSmall,
         simCpu,
-        ...(front ? { serverCpu } : {}),
+        ...(front
+          ? { serverCpu: big.serverCpuS ?? NaN, scenarioServerCpu }
+          : {}),
       };
     } finally {
       if (front) await stopFront(front);
@@ -237,7 +247,7 @@ export async function benchSessions(
     say(`|---|---|---|---|---|---|---|---|---|---|${server ? "---|" : ""}`);
     results.forEach((r, i) =>
       say(
-        `| ${i + 1} | ${fmt(r.big.rows)} sessions in ${fmt(r.big.ms / 1000, 1)} s, ${fmt(e2eRate(r))} rows/s, ${fmt(r.big.bytes / 2 ** 20 / (r.big.ms / 1000), 1)} MB/s, peak RSS ${fmt(r.big.rssMB)} MB (simulator CPU ${fmt(r.simCpu, 1)} s${r.serverCpu !== undefined ? `, server CPU ${fmt(r.serverCpu, 1)} s` : ""}) | ${fmt(r.limit.ms / 1000, 1)} s, ${fmt(limitRate(r))} rows/s | ${fmt(throughput(r), 2)} | ${r.limit.setups.length > 1 ? `${fmt(setupMs(r, "everything") / 1000, 1)} s | ${fmt(everythingThroughput(r), 2)}` : "– | –"} | ${fmt(r.tenthBig.rssMB)} / ${fmt(r.tenthSmall.rssMB)} MB | ${fmt(rssRatio(r), 2)} | ${fmt(r.tenthBig.ms / 1000, 1)} s / ${fmt(r.big.ms / 1000, 1)} s | ${fmt(timeRatio(r), 2)} (${fmt(volumeRatio(r), 2)}) |${server ? ` ${fmt(cpuPer100k(r) / 1000, 2)} s |` : ""}`,
+        `| ${i + 1} | ${fmt(r.big.rows)} sessions in ${fmt(r.big.ms / 1000, 1)} s, ${fmt(e2eRate(r))} rows/s, ${fmt(r.big.bytes / 2 ** 20 / (r.big.ms / 1000), 1)} MB/s, peak RSS ${fmt(r.big.rssMB)} MB (simulator CPU ${fmt(r.simCpu, 1)} s${r.serverCpu !== undefined ? `, server CPU ${fmt(r.serverCpu, 1)} s in the sync, ${fmt(r.scenarioServerCpu ?? NaN, 1)} s with the migration` : ""}) | ${fmt(r.limit.ms / 1000, 1)} s, ${fmt(limitRate(r))} rows/s | ${fmt(throughput(r), 2)} | ${r.limit.setups.length > 1 ? `${fmt(setupMs(r, "everything") / 1000, 1)} s | ${fmt(everythingThroughput(r), 2)}` : "– | –"} | ${fmt(r.tenthBig.rssMB)} / ${fmt(r.tenthSmall.rssMB)} MB | ${fmt(rssRatio(r), 2)} | ${fmt(r.tenthBig.ms / 1000, 1)} s / ${fmt(r.big.ms / 1000, 1)} s | ${fmt(timeRatio(r), 2)} (${fmt(volumeRatio(r), 2)}) |${server ? ` ${fmt(cpuPer100k(r) / 1000, 2)} s |` : ""}`,
       ),
     );
     const m = {
@@ -266,10 +276,14 @@ export async function benchSessions(
       `peak RSS at 100000 ≤ 1.25 × at 1000${on}: median ${fmt(m.rss, 2)} — ${verdict(m.rss <= 1.25)}`,
       `time(10 days) ≤ 1.05 × volume ratio × time(1 day)${on}: median ${fmt(m.time, 2)} for ${fmt(m.volume, 2)}× the sessions (limit ${fmt(1.05 * m.volume, 2)}) — ${verdict(m.time <= 1.05 * m.volume)}`,
     );
-    if (server)
+    if (server) {
+      const setupCpu = (name: string) =>
+        results[0]?.limit.setups.find((s) => s.name === name)?.cpuS ?? NaN;
       targets.push(
         `exporter CPU per 100k sessions on the server path: median ${fmt(m.cpu / 1000, 2)} s (printed, no target)`,
+        `server CPU in the sync (the front and its engine): median ${fmt(median(results.map((r) => r.serverCpu ?? NaN)), 1)} s; the engine's own insert of the same records, run 1: ${fmt(setupCpu("everything"), 1)} s as migrated, ${fmt(setupCpu("bare"), 1)} s bare (printed, no target)`,
       );
+    }
   };
 
   try {
