@@ -191,6 +191,44 @@ INNER JOIN (
 ORDER BY sessions DESC, user, client_ip_address
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-first-seen",
+    title: "Accounts active again after a quiet spell",
+    picks: "user",
+    // Every day of each account active in the range, however old, in one sorted array, each day
+    // paired with the one before.
+    sql: `SELECT s.user_key AS user,
+       s.user_type AS user_type,
+       g.last_before AS last_seen_before,
+       g.back_at AS back_at,
+       intDiv(dateDiff('second', g.last_before, g.back_at), 86400) AS days_inactive,
+       s.id AS session_id,
+       encodeURLComponent(user) AS user_url
+FROM sessions AS s
+INNER JOIN (
+  SELECT user_key, back.1 AS last_before, back.2 AS back_at
+  FROM (
+    SELECT user_key, arraySort(groupArray((first, last))) AS days
+    FROM (
+      SELECT user_key, first_start AS first, last_start AS last
+      FROM user_active_days FINAL
+      WHERE day <= toDate($__toTime)
+        AND user_key IN (SELECT user_key FROM user_active_days WHERE day >= toDate($__fromTime) AND day <= toDate($__toTime))
+        AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    )
+    GROUP BY user_key
+  )
+  ARRAY JOIN arrayFilter(x -> x.1 > toDateTime64(0, 3, 'UTC') AND x.2 >= $__fromTime AND x.2 <= $__toTime
+                           AND dateDiff('second', x.1, x.2) >= toUInt32OrZero('\${inactive_days:percentencode}') * 86400,
+                         arrayZip(arrayPushFront(arrayPopBack(days.2), toDateTime64(0, 3, 'UTC')), days.1)) AS back
+  ORDER BY back_at DESC, user_key
+  LIMIT 1000
+) AS g ON s.user_key = g.user_key AND s.start_time = g.back_at
+WHERE $__timeFilter(s.start_time)
+ORDER BY back_at DESC, user, session_id
+LIMIT 1 BY user, back_at
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */
