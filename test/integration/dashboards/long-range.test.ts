@@ -329,7 +329,9 @@ describe("Groups × resources over rolled-up days and raw days", () => {
 
 // Machine accounts used by humans reads the whole rolled-up days of its range from
 // machine_address_rollups_daily (with no environment, technology or resource filter) and
-// client_ip_rollups_daily (the human side, which no filter narrows), the other days from sessions.
+// client_ip_rollups_daily (the human side, with no filter chosen), the other days from sessions;
+// with a filter chosen the human side reads sessions, narrowed by one read of the machine
+// addresses whatever the number of filters.
 describe("Machine accounts used by humans over rolled-up days and raw days", () => {
   const firstSeen = loadDashboards().find(
     (x) => x.dashboard.uid === "sessionhouse-first-seen",
@@ -373,6 +375,10 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
         new Map<string, string[]>(),
         new Map([["technology", ["postgres"]]]),
         new Map([["user", ["user6"]]]),
+        new Map([
+          ["user", ["user6"]],
+          ["resource", ["resource-1"]],
+        ]),
       ]) {
         const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
         const want = await rowsOf(before, range, chosen);
@@ -384,7 +390,31 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
           want.rows,
         );
       }
-    expect(answered).toBeGreaterThanOrEqual(7);
+    expect(answered).toBeGreaterThanOrEqual(8);
+  });
+
+  it("narrows the human side with one read of the machine addresses, however many filters are chosen", async () => {
+    if (!panel?.targets[0] || !firstSeen)
+      throw new Error("no Machine accounts used by humans panel");
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const { variables } = await resolved(
+      firstSeen,
+      range,
+      new Map([
+        ["user", ["user6"]],
+        ["resource", ["resource-1"]],
+        ["technology", ["mysql"]],
+      ]),
+    );
+    const sql = renderQuery(panel.targets[0].rawSql, {
+      range,
+      intervalMs: queryInterval(range),
+      variables,
+    });
+    expect(
+      sql.match(/\bSELECT client_ip_address FROM sessions\b/g)?.length,
+    ).toBe(1);
+    expect((await run(w, sql)).rows.length).toBeGreaterThan(0);
   });
 
   it("counts a rolled-up day from the rollups", async () => {
