@@ -229,6 +229,38 @@ ORDER BY back_at DESC, user, session_id
 LIMIT 1 BY user, back_at
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-first-seen",
+    title: "New user → resource pairs",
+    picks: "resource",
+    // Every session of the newest pairs from their first one on, read from sessions FINAL.
+    sql: `WITH newest AS (
+  SELECT user_key, resource_name, first_seen
+  FROM user_resource_first_seen FINAL
+  WHERE $__timeFilter(first_seen)
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM sessions WHERE $__timeFilter(start_time) AND resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}])))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+  ORDER BY first_seen DESC, user_key, resource_name
+  LIMIT 1000)
+SELECT user_key AS user,
+       resource_name AS resource,
+       any(resource_technology) AS technology,
+       min(start_time) AS first_seen,
+       count() AS sessions,
+       argMin(id, start_time) AS session_id,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(resource) AS resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+  AND start_time >= (SELECT min(first_seen) FROM newest)
+  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+  AND (user_key, resource_name) IN (SELECT user_key, resource_name FROM newest)
+GROUP BY user, resource
+ORDER BY first_seen DESC, user, resource
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -15,6 +15,7 @@ import {
 } from "../../../src/warehouse/retention.js";
 import {
   DAY,
+  DAYS,
   HOUR,
   OPEN_DAYS,
   storeLongHistory,
@@ -329,7 +330,9 @@ describe("Groups × resources over rolled-up days and raw days", () => {
 
 // Machine accounts used by humans reads the whole rolled-up days of its range from
 // machine_address_rollups_daily (with no environment, technology or resource filter) and
-// client_ip_rollups_daily (the human side, which no filter narrows), the other days from sessions.
+// client_ip_rollups_daily (the human side, with no filter chosen), the other days from sessions;
+// with a filter chosen the human side reads sessions, narrowed by one read of the machine
+// addresses whatever the number of filters.
 describe("Machine accounts used by humans over rolled-up days and raw days", () => {
   const firstSeen = loadDashboards().find(
     (x) => x.dashboard.uid === "sessionhouse-first-seen",
@@ -373,6 +376,10 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
         new Map<string, string[]>(),
         new Map([["technology", ["postgres"]]]),
         new Map([["user", ["user6"]]]),
+        new Map([
+          ["user", ["user6"]],
+          ["resource", ["resource-1"]],
+        ]),
       ]) {
         const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
         const want = await rowsOf(before, range, chosen);
@@ -384,7 +391,31 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
           want.rows,
         );
       }
-    expect(answered).toBeGreaterThanOrEqual(7);
+    expect(answered).toBeGreaterThanOrEqual(8);
+  });
+
+  it("narrows the human side with one read of the machine addresses, however many filters are chosen", async () => {
+    if (!panel?.targets[0] || !firstSeen)
+      throw new Error("no Machine accounts used by humans panel");
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const { variables } = await resolved(
+      firstSeen,
+      range,
+      new Map([
+        ["user", ["user6"]],
+        ["resource", ["resource-1"]],
+        ["technology", ["mysql"]],
+      ]),
+    );
+    const sql = renderQuery(panel.targets[0].rawSql, {
+      range,
+      intervalMs: queryInterval(range),
+      variables,
+    });
+    expect(
+      sql.match(/\bSELECT client_ip_address FROM sessions\b/g)?.length,
+    ).toBe(1);
+    expect((await run(w, sql)).rows.length).toBeGreaterThan(0);
   });
 
   it("counts a rolled-up day from the rollups", async () => {
@@ -417,6 +448,60 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
     ]);
     await rollupRows(0, 1);
     expect(await first()).toEqual(was);
+  });
+});
+
+// New user → resource pairs, with a user or a resource chosen, counts the sessions of the whole
+// rolled-up days after a pair's first day from session_rollups_daily, its first day and the days
+// not rolled up from sessions FINAL; with neither chosen it reads sessions FINAL as before.
+describe("New user → resource pairs over rolled-up days and raw days", () => {
+  const firstSeen = loadDashboards().find(
+    (x) => x.dashboard.uid === "sessionhouse-first-seen",
+  )?.dashboard;
+  const panel = firstSeen?.panels.find(
+    (p) => p.title === "New user → resource pairs",
+  );
+  const before = REPLACED_PANELS.find(
+    (r) => r.title === "New user → resource pairs",
+  )?.sql;
+
+  it("the rows of the query it replaced", async () => {
+    if (!firstSeen || !panel?.targets[0] || before === undefined)
+      throw new Error("no New user → resource pairs panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("session_rollups_daily");
+    let answered = 0;
+    for (const range of [
+      { fromMs: TODAY - (DAYS + 2) * DAY, toMs: NOW },
+      { fromMs: TODAY - (DAYS + 2) * DAY, toMs: TODAY - 10 * DAY + 9 * HOUR },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user6"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([
+          ["user", ["user6"]],
+          ["resource", ["resource-1"]],
+        ]),
+      ]) {
+        const what = `${JSON.stringify([...chosen])} ${range.toMs}`;
+        const { variables } = await resolved(firstSeen, range, chosen);
+        const rowsOf = async (sql: string) =>
+          (
+            await run(
+              w,
+              renderQuery(sql, {
+                range,
+                intervalMs: queryInterval(range),
+                variables,
+              }),
+            )
+          ).rows;
+        const want = await rowsOf(before);
+        answered += want.length > 0 ? 1 : 0;
+        expect(await rowsOf(now), what).toEqual(want);
+      }
+    expect(answered).toBe(8);
   });
 });
 
