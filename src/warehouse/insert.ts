@@ -278,10 +278,6 @@ const settings = (w: Warehouse, table: string, token: string) => ({
   input_format_json_read_objects_as_strings: 1 as const,
   // Timestamps arrive as RFC 3339 with up to nine fractional digits.
   date_time_input_format: "best_effort" as const,
-  // The materialized views on `sessions` take each block side by side instead of one after the
-  // other: with all three, the engine's own ingest of 914,841 sessions as migrated added 10 %
-  // to the bare table instead of 17 to 19 % (bench/RESULTS.md, sessions).
-  parallel_view_processing: 1 as const,
   // Embedded, the engine shares the cores with the sync's own JavaScript: parsing a block on
   // one thread costs about a third less CPU than splitting it over several (measured on
   // 117,779 session rows: 1.8 against 2.7 CPU-seconds), and the block in flight overlaps the
