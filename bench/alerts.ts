@@ -6,7 +6,7 @@ import type { Config } from "../src/config/index.js";
 import { ControlPlaneApi } from "../src/api/control-plane.js";
 import { alertVolume, type RuleVolume } from "../src/detections/alerts.js";
 import { loadRules } from "../src/detections/rule.js";
-import { withRun } from "../src/pipeline/context.js";
+import { withRun, type RunDeps } from "../src/pipeline/context.js";
 import { syncEntityStream } from "../src/pipeline/entity-streams.js";
 import { ENTITY_STREAMS } from "../src/pipeline/names.js";
 import { syncSessions } from "../src/pipeline/session-sync.js";
@@ -15,6 +15,7 @@ import {
   humanUserIds,
   migrate,
   openWarehouse,
+  type Warehouse,
 } from "../src/warehouse/index.js";
 
 export interface AlertBench {
@@ -24,12 +25,25 @@ export interface AlertBench {
   rules: RuleVolume[];
 }
 
-export async function runAlerts(
+/** What a period's sync leaves to the part that measures it. */
+export interface SyncedPeriod {
+  w: Warehouse;
+  deps: RunDeps;
+  /** Sessions stored. */
+  sessions: number;
+}
+
+/**
+ * Opens the warehouse of `cfg`, migrates it, syncs the simulator's sessions of [fromMs, toMs) and
+ * every entity stream as `run` stores them, then hands them to `measure`; closes both after it.
+ */
+export async function withSyncedPeriod<T>(
   cfg: Config,
   migrations: string,
   fromMs: number,
   toMs: number,
-): Promise<AlertBench> {
+  measure: (p: SyncedPeriod) => Promise<T>,
+): Promise<T> {
   const logger = createLogger({ level: "silent" });
   const w = await openWarehouse(cfg);
   const api = ControlPlaneApi.fromConfig(cfg, logger);
@@ -41,16 +55,27 @@ export async function runAlerts(
     );
     for (const stream of ENTITY_STREAMS)
       await withRun(deps, stream, (ctx) => syncEntityStream(ctx, stream, toMs));
-    // The repository's rules (this file runs from a compiled copy elsewhere).
-    const dir = join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "detections");
-    return {
-      days: (toMs - fromMs) / 86_400_000,
-      sessions: synced.rows,
-      people: (await humanUserIds(w)).length,
-      rules: await alertVolume(w, loadRules([dir]), fromMs, toMs),
-    };
+    return await measure({ w, deps, sessions: synced.rows });
   } finally {
     await api.close();
     await w.close();
   }
+}
+
+export async function runAlerts(
+  cfg: Config,
+  migrations: string,
+  fromMs: number,
+  toMs: number,
+): Promise<AlertBench> {
+  return withSyncedPeriod(cfg, migrations, fromMs, toMs, async (p) => {
+    // The repository's rules (this file runs from a compiled copy elsewhere).
+    const dir = join(process.env.SESSIONHOUSE_REPO_ROOT ?? ".", "detections");
+    return {
+      days: (toMs - fromMs) / 86_400_000,
+      sessions: p.sessions,
+      people: (await humanUserIds(p.w)).length,
+      rules: await alertVolume(p.w, loadRules([dir]), fromMs, toMs),
+    };
+  });
 }
