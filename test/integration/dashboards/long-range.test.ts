@@ -253,30 +253,39 @@ describe("user variables over rolled-up days and raw days", () => {
   });
 });
 
-// Groups × resources reads the whole rolled-up days of its range, at any length, from
-// group_resource_rollups_daily and the other days from sessions FINAL; with a user, group or
-// connector filter (which the rollup does not hold) every day from sessions.
-describe("Groups × resources over rolled-up days and raw days", () => {
-  const who = loadDashboards().find(
-    (x) => x.dashboard.uid === "sessionhouse-who-accessed-what",
+/**
+ * A rewritten panel of dashboard `uid` and the query it replaced (test/helpers/replaced-panels.ts),
+ * with `rowsOf`, which runs SQL with the dashboard's variables resolved over a range.
+ */
+function rewrittenPanel(uid: string, title: string) {
+  const dashboard = loadDashboards().find(
+    (x) => x.dashboard.uid === uid,
   )?.dashboard;
-  const panel = who?.panels.find((p) => p.title === "Groups × resources");
-  const before = REPLACED_PANELS.find(
-    (r) => r.title === "Groups × resources",
-  )?.sql;
-
+  const panel = dashboard?.panels.find((p) => p.title === title);
+  const before = REPLACED_PANELS.find((r) => r.title === title)?.sql;
   async function rowsOf(
     sql: string,
     range: TimeRange,
     chosen: ReadonlyMap<string, string[]>,
   ): Promise<Result> {
-    if (!who) throw new Error("no who-accessed-what dashboard");
-    const { variables } = await resolved(who, range, chosen);
+    if (!dashboard) throw new Error(`no dashboard ${uid}`);
+    const { variables } = await resolved(dashboard, range, chosen);
     return run(
       w,
       renderQuery(sql, { range, intervalMs: queryInterval(range), variables }),
     );
   }
+  return { dashboard, panel, before, rowsOf };
+}
+
+// Groups × resources reads the whole rolled-up days of its range, at any length, from
+// group_resource_rollups_daily and the other days from sessions FINAL; with a user, group or
+// connector filter (which the rollup does not hold) every day from sessions.
+describe("Groups × resources over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Groups × resources",
+  );
 
   it("the rows of the query it replaced", async () => {
     if (!panel?.targets[0] || before === undefined)
@@ -334,28 +343,15 @@ describe("Groups × resources over rolled-up days and raw days", () => {
 // with a filter chosen the human side reads sessions, narrowed by one read of the machine
 // addresses whatever the number of filters.
 describe("Machine accounts used by humans over rolled-up days and raw days", () => {
-  const firstSeen = loadDashboards().find(
-    (x) => x.dashboard.uid === "sessionhouse-first-seen",
-  )?.dashboard;
-  const panel = firstSeen?.panels.find(
-    (p) => p.title === "Machine accounts used by humans",
+  const {
+    dashboard: firstSeen,
+    panel,
+    before,
+    rowsOf,
+  } = rewrittenPanel(
+    "sessionhouse-first-seen",
+    "Machine accounts used by humans",
   );
-  const before = REPLACED_PANELS.find(
-    (r) => r.title === "Machine accounts used by humans",
-  )?.sql;
-
-  async function rowsOf(
-    sql: string,
-    range: TimeRange,
-    chosen: ReadonlyMap<string, string[]>,
-  ): Promise<Result> {
-    if (!firstSeen) throw new Error("no first-seen dashboard");
-    const { variables } = await resolved(firstSeen, range, chosen);
-    return run(
-      w,
-      renderQuery(sql, { range, intervalMs: queryInterval(range), variables }),
-    );
-  }
 
   it("the rows of the query it replaced", async () => {
     if (!panel?.targets[0] || before === undefined)
@@ -455,15 +451,11 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
 // rolled-up days after a pair's first day from session_rollups_daily, its first day and the days
 // not rolled up from sessions FINAL; with neither chosen it reads sessions FINAL as before.
 describe("New user → resource pairs over rolled-up days and raw days", () => {
-  const firstSeen = loadDashboards().find(
-    (x) => x.dashboard.uid === "sessionhouse-first-seen",
-  )?.dashboard;
-  const panel = firstSeen?.panels.find(
-    (p) => p.title === "New user → resource pairs",
-  );
-  const before = REPLACED_PANELS.find(
-    (r) => r.title === "New user → resource pairs",
-  )?.sql;
+  const {
+    dashboard: firstSeen,
+    panel,
+    before,
+  } = rewrittenPanel("sessionhouse-first-seen", "New user → resource pairs");
 
   it("the rows of the query it replaced", async () => {
     if (!firstSeen || !panel?.targets[0] || before === undefined)
