@@ -4,6 +4,8 @@
 // Each scenario runs in its own process (its peak RSS is its own); the simulator runs in another
 // one in benchmark mode (pre-built pages), so it is not the bottleneck. Prints a table and
 // writes bench/RESULTS.md.
+// First: it checks every BENCH_* variable before the parts' modules read theirs.
+import { benchOnly, partRuns, type BenchPart } from "./bench-input.js";
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -27,7 +29,8 @@ import {
 } from "./harness.js";
 import type { RetentionBench } from "./retention.js";
 import type { ScenarioArgs } from "./scenario.js";
-import { benchScale, scaleSessions } from "./scale-part.js";
+import { benchScale } from "./scale-part.js";
+import { scaleSessions } from "./scale-options.js";
 import { benchSessions } from "./sessions.js";
 import type { AlertBench } from "./alerts.js";
 import {
@@ -48,24 +51,7 @@ const SCALE = process.env.BENCH_SCALE;
  * runs only those parts. The full run has the scale part when BENCH_SCALE is set, and never the
  * reports part (BENCH_ONLY=reports).
  */
-const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
-const runs = (
-  part:
-    | "sessions"
-    | "latency"
-    | "aggregations"
-    | "dashboards"
-    | "retention"
-    | "detections"
-    | "alerts"
-    | "ttd"
-    | "reports"
-    | "scale",
-) =>
-  ONLY
-    ? ONLY.includes(part)
-    : // The reports part takes about four minutes (a week synced, 16 reports): asked for by name.
-      part !== "reports" && (part !== "scale" || SCALE !== undefined);
+const runs = (part: BenchPart) => partRuns(part, process.env);
 /** Sessions of the day the detections run over. */
 const DETECTION_SESSIONS = Number(
   process.env.BENCH_DETECTION_SESSIONS ?? 275_000,
@@ -356,7 +342,7 @@ async function main(): Promise<void> {
   say("");
   for (const t of targets) say(`- ${t}`);
   // A partial run (BENCH_ONLY) prints its part but leaves the full results file alone.
-  if (!ONLY)
+  if (benchOnly(process.env) === undefined)
     writeFileSync(join(ROOT, "bench", "RESULTS.md"), `${lines.join("\n")}\n`);
 }
 

@@ -2,7 +2,7 @@
 // process of its own, then `archive export`, `archive verify`, `archive restore` of one month
 // and every report kind over a month and over the year, each through the built CLI in a process
 // of its own under /usr/bin/time (wall time and peak RSS). BENCH_SCALE_PARTS chooses the parts
-// (see SCALE_PARTS); BENCH_SCALE_MONTH=2026-10 loads only that month of the year, BENCH_SCALE_DAYS=30
+// (see scaleParts); BENCH_SCALE_MONTH=2026-10 loads only that month of the year, BENCH_SCALE_DAYS=30
 // only its last 30 days (see loadWindow); BENCH_SCALE_KEEP=1
 // keeps the loaded data directory (its path printed) and BENCH_SCALE_DIR=<that path> measures it
 // again without loading. Removes every directory it made unless told to keep it.
@@ -31,25 +31,12 @@ import {
   type ScaleLatency,
 } from "./scale.js";
 import { shown } from "./sample-day.js";
-import { monthBounds, SCALE_PARTS, SHAPE_LABELS } from "./scale-options.js";
+import { monthBounds, scalePartAsked, SHAPE_LABELS } from "./scale-options.js";
 import {
   PROJECTED_SESSIONS,
   PROJECTION_METHOD,
   projectTables,
 } from "./scale-projection.js";
-
-/** "1m", "10m", "100m", "30m", or a plain number of sessions. */
-export function scaleSessions(spec: string): number {
-  const m = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(spec.trim());
-  if (!m?.[1])
-    throw new Error(
-      `BENCH_SCALE=${spec}: give a number of sessions such as 1m, 10m or 100m`,
-    );
-  const unit = m[2]?.toLowerCase();
-  return Math.round(
-    Number(m[1]) * (unit === "m" ? 1e6 : unit === "k" ? 1e3 : 1),
-  );
-}
 
 const line = (t: Timed) =>
   `${fmt(t.seconds, 1)} s (CPU ${fmt(t.cpuSeconds, 1)} s), peak RSS ${fmt(t.rssMiB)} MiB${t.ok ? "" : ` — FAILED: ${t.error}`}`;
@@ -285,20 +272,22 @@ export async function benchScale(
     disk(say, targets, r, reuse);
     // BENCH_SCALE_LOAD_ONLY=1: nothing was measured on the load.
     if (process.env.BENCH_SCALE_LOAD_ONLY === "1") return;
-    if (SCALE_PARTS.has("dashboards")) latencies(say, targets, r, sessions);
+    if (scalePartAsked("dashboards")) latencies(say, targets, r, sessions);
     const env = {
       SESSIONHOUSE_DATA_DIR: dir,
       CLICKHOUSE_DATABASE: "bench",
       SESSIONHOUSE_LOG_LEVEL: "warn",
     };
-    const monthParts = ["archive", "reports"].filter((p) => SCALE_PARTS.has(p));
+    const monthParts = (["archive", "reports"] as const).filter((p) =>
+      scalePartAsked(p),
+    );
     if (MONTH_PARTS_SKIPPED !== undefined && monthParts.length > 0) {
       say(`${monthParts.join(" and ")}: NOT run: ${MONTH_PARTS_SKIPPED}.`);
       say("");
       return;
     }
-    if (SCALE_PARTS.has("archive")) await archives(say, targets, env, r);
-    if (SCALE_PARTS.has("reports")) await reports(say, targets, env, r);
+    if (scalePartAsked("archive")) await archives(say, targets, env, r);
+    if (scalePartAsked("reports")) await reports(say, targets, env, r);
   } finally {
     if (keep)
       process.stderr.write(

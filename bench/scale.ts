@@ -33,7 +33,7 @@ import type { DistributionCheck } from "./sample-distributions.js";
 import {
   loadWindow,
   monthBounds,
-  SCALE_PARTS,
+  scalePartAsked,
   rangesAsked,
   scaleShape,
   windowCovers,
@@ -579,7 +579,7 @@ export async function runScale(
   reuse = false,
 ): Promise<ScaleBench> {
   let sample: ScaleSample | undefined;
-  if (!reuse && SCALE_PARTS.has("sample")) {
+  if (!reuse && scalePartAsked("sample")) {
     sample = await sampleDay(dataDir, sessions);
     process.stderr.write(
       `bench: scale, sample day ${sample.day} checked: ${sample.differences.length === 0 ? "tables equal a sync" : `${sample.differences.length} differences`}\n`,
@@ -617,14 +617,14 @@ export async function runScale(
     return { ...loaded, latencies: [], ...none };
   }
   await command(w, "USE bench");
-  const latencies = SCALE_PARTS.has("dashboards") ? await allDashboards(w) : [];
+  const latencies = scalePartAsked("dashboards") ? await allDashboards(w) : [];
   const { from, to } = monthBounds(SCALE_MONTH);
   const [month] = await rows<{ n: string }>(
     w,
     `SELECT count() AS n FROM bench.sessions FINAL WHERE start_time >= '${from}' AND start_time < '${to}'`,
   );
   const directMs =
-    SCALE_PARTS.has("archive") && MONTH_PARTS_SKIPPED === undefined
+    scalePartAsked("archive") && MONTH_PARTS_SKIPPED === undefined
       ? await directParquet(w, dataDir)
       : NaN;
   await w.close();

@@ -2,8 +2,11 @@
 // times loaded, and which of the dashboards' ranges they cover.
 import { describe, expect, it } from "vitest";
 import {
+  BenchInputError,
   loadWindow,
   rangesAsked,
+  scaleParts,
+  scaleShape,
   windowCovers,
 } from "../../../bench/scale-options.js";
 
@@ -73,5 +76,39 @@ describe("BENCH_SCALE_RANGES", () => {
     expect(() => rangesAsked({ BENCH_SCALE_RANGES: "7d" })).toThrow(
       /"7d" is not a range; give a comma list of 24h, 30d and 365d/,
     );
+  });
+});
+
+describe("BENCH_SCALE_PARTS", () => {
+  it("is the four parts by default, or the ones listed", () => {
+    expect([...scaleParts({})]).toEqual([
+      "sample",
+      "dashboards",
+      "archive",
+      "reports",
+    ]);
+    expect([...scaleParts({ BENCH_SCALE_PARTS: "dashboards, none" })]).toEqual([
+      "dashboards",
+      "none",
+    ]);
+  });
+
+  it("refuses a part it does not know, the nearest first", () => {
+    expect(() => scaleParts({ BENCH_SCALE_PARTS: "dashboard" })).toThrow(
+      'BENCH_SCALE_PARTS=dashboard: no part named "dashboard"; give a comma list of dashboards,',
+    );
+  });
+});
+
+describe("a BENCH_* value the scale part cannot use", () => {
+  it("is a BenchInputError, which the run prints without a stack and exits 2 on", () => {
+    const refusals = [
+      () => scaleParts({ BENCH_SCALE_PARTS: "x" }),
+      () => scaleShape({ BENCH_SCALE_SHAPE: "orgg" }),
+      () => rangesAsked({ BENCH_SCALE_RANGES: "7d" }),
+      () => loadWindow({ BENCH_SCALE_DAYS: "0" }, END),
+      () => loadWindow({ BENCH_SCALE_MONTH: "2026-13" }, END),
+    ];
+    for (const refuse of refusals) expect(refuse).toThrow(BenchInputError);
   });
 });
