@@ -82,6 +82,15 @@ export function retentionSettings(config: {
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
+      // A month's row goes with the last day it sums, not before the daily rows of its days.
+      {
+        ...rollup(Tables.userRollupsMonthly),
+        timeExpr: "toLastDayOfMonth(day)",
+      },
+      {
+        ...rollup(Tables.resourceRollupsMonthly),
+        timeExpr: "toLastDayOfMonth(day)",
+      },
     ],
   };
 }

@@ -1,4 +1,4 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044): which days changed since they
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044) and the monthly ones (0047): which days changed since they
 // were computed, which are settled, and the computation of a set of days from the deduplicated
 // rows (per person × resource × technology × connector × status, per technology, per user group
 // × resource × technology, per client IP address × user type, and per machine account × address),
@@ -201,7 +201,52 @@ export async function computeSessionRollups(
   );
   const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
   await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
+  await computeMonthlyRollups(w, days, at);
   return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The monthly rollups (migrations/0047) of the months of `days`, each summing session_rollups_daily
+ * over exactly the days of its month `rollup_days` holds (so after `recordDays`), superseding
+ * the same way as the daily rollups.
+ */
+async function computeMonthlyRollups(
+  w: Warehouse,
+  days: readonly ChangedDay[],
+  at: string,
+): Promise<void> {
+  const months = [...new Set(days.map((d) => `${d.day.slice(0, 7)}-01`))];
+  const params = { days: months, at };
+  const daily = `FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
+      WHERE toStartOfMonth(day) IN {days:Array(Date)} AND sessions > 0
+        AND day IN (SELECT day FROM ${qualified(w, Tables.rollupDays)} FINAL
+                    WHERE source = '${SESSIONS_ROLLUP_SOURCE}' AND toStartOfMonth(day) IN {days:Array(Date)})`;
+  await supersedingInsert(w, {
+    table: Tables.userRollupsMonthly,
+    keys: "user_key",
+    columns: "user_type, sessions, resources, duration_ms_sum",
+    computed: `SELECT toStartOfMonth(day) AS month, user_key, any(user_type), sum(sessions),
+        uniqState(toString(resource_name)), sum(duration_ms_sum), ${COMPUTED_AT}
+      ${daily}
+      GROUP BY month, user_key`,
+    zeroed: "user_type, 0, resources, 0",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), user_key ${daily}`,
+    params,
+  });
+  await supersedingInsert(w, {
+    table: Tables.resourceRollupsMonthly,
+    keys: "resource_name, resource_technology",
+    columns: "sessions, users, last_start_time",
+    computed: `SELECT toStartOfMonth(day) AS month, resource_name, resource_technology,
+        sum(sessions), uniqState(toString(user_key)), max(last_start_time), ${COMPUTED_AT}
+      ${daily}
+      GROUP BY month, resource_name, resource_technology`,
+    zeroed: "0, users, last_start_time",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
+    params,
+  });
 }
 
 /** The people (resources) the address rollups name per day: the panels show five. */

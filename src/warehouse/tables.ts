@@ -35,6 +35,8 @@ export const Tables = {
   clientIpRollupsDaily: "client_ip_rollups_daily",
   machineAddressRollupsDaily: "machine_address_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
+  userRollupsMonthly: "user_rollups_monthly",
+  resourceRollupsMonthly: "resource_rollups_monthly",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",

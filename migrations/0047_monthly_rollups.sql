@@ -1,0 +1,48 @@
+-- The monthly rollups per person and per resource, for _Busiest users_, _Busiest resources_ and
+-- the user variables over the whole months of a long range (one row per month × person, one per
+-- month × resource; `day` is the month's first day). A month's row sums exactly the days of that
+-- month rolled up (`rollup_days`, source sessions) from session_rollups_daily; the rollup job
+-- computes a month again after each computation of one of its days and supersedes the rows the
+-- same way as the daily rollups (a key the month no longer holds is written again with
+-- sessions = 0); read `FINAL … WHERE sessions > 0`.
+CREATE TABLE IF NOT EXISTS {{db}}.user_rollups_monthly {{on_cluster}}
+(
+    day              Date,
+    user_key         LowCardinality(String),
+    user_type        LowCardinality(String),
+    sessions         UInt64,
+    resources        AggregateFunction(uniq, String),
+    duration_ms_sum  UInt64,
+    computed_at      DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, user_key);
+
+INSERT INTO {{db}}.user_rollups_monthly
+SELECT toStartOfMonth(day) AS month, user_key, any(user_type), sum(sessions),
+       uniqState(toString(resource_name)), sum(duration_ms_sum), now64(3, 'UTC')
+FROM {{db}}.session_rollups_daily FINAL
+WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
+GROUP BY month, user_key;
+
+CREATE TABLE IF NOT EXISTS {{db}}.resource_rollups_monthly {{on_cluster}}
+(
+    day                  Date,
+    resource_name        LowCardinality(String),
+    resource_technology  LowCardinality(String),
+    sessions             UInt64,
+    users                AggregateFunction(uniq, String),
+    last_start_time      DateTime64(3, 'UTC'),
+    computed_at          DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, resource_name, resource_technology);
+
+INSERT INTO {{db}}.resource_rollups_monthly
+SELECT toStartOfMonth(day) AS month, resource_name, resource_technology, sum(sessions),
+       uniqState(toString(user_key)), max(last_start_time), now64(3, 'UTC')
+FROM {{db}}.session_rollups_daily FINAL
+WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
+GROUP BY month, resource_name, resource_technology;
