@@ -261,6 +261,82 @@ GROUP BY user, resource
 ORDER BY first_seen DESC, user, resource
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Busiest users",
+    picks: "user",
+    // Every rolled-up day of the range read from session_rollups_daily, the others from sessions FINAL.
+    sql: `SELECT user_key AS user,
+       any(t) AS user_type,
+       sum(n) AS sessions,
+       uniqMerge(r) AS resources,
+       sum(d) AS total_duration_ms,
+       encodeURLComponent(user) AS user_url
+FROM (
+  SELECT user_key, any(user_type) AS t, count() AS n, uniqState(resource_name) AS r, sum(duration_ms) AS d
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  GROUP BY user_key
+  UNION ALL
+  SELECT user_key, any(user_type), sum(sessions), uniqState(resource_name), sum(duration_ms_sum)
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  GROUP BY user_key
+)
+GROUP BY user
+ORDER BY sessions DESC, user
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Busiest resources",
+    picks: "resource",
+    // Every rolled-up day of the range read from session_rollups_daily, the others from sessions FINAL.
+    sql: `SELECT resource_name AS resource,
+       any(t) AS technology,
+       sum(n) AS sessions,
+       uniqMerge(u) AS users,
+       max(l) AS last_session,
+       encodeURLComponent(resource) AS resource_url
+FROM (
+  SELECT resource_name, any(resource_technology) AS t, count() AS n, uniqState(user_key) AS u, max(start_time) AS l
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  GROUP BY resource_name
+  UNION ALL
+  SELECT resource_name, any(resource_technology), sum(sessions), uniqState(user_key), max(last_start_time)
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  GROUP BY resource_name
+)
+GROUP BY resource
+ORDER BY sessions DESC, resource
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */
