@@ -1,7 +1,9 @@
--- The monthly rollups per person and per resource, for _Busiest users_, _Busiest resources_ and
--- the user variables over the whole months of a long range (one row per month × person, one per
--- month × resource; `day` is the month's first day). A month's row sums exactly the days of that
--- month rolled up (`rollup_days`, source sessions) from session_rollups_daily; the rollup job
+-- The monthly rollups per person, per resource and per technology, for _Busiest users_,
+-- _Busiest resources_, the user variables and _Sessions started_ over the whole months of a long
+-- range (one row per month × person, month × resource, month × technology; `day` is the month's
+-- first day). A month's row sums exactly the days of that
+-- month rolled up (`rollup_days`, source sessions) from session_rollups_daily (the technology one
+-- from session_technology_rollups_daily); the rollup job
 -- computes a month again after each computation of one of its days and supersedes the rows the
 -- same way as the daily rollups (a key the month no longer holds is written again with
 -- sessions = 0); read `FINAL … WHERE sessions > 0`.
@@ -46,3 +48,23 @@ SELECT toStartOfMonth(day) AS month, resource_name, resource_technology, sum(ses
 FROM {{db}}.session_rollups_daily FINAL
 WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
 GROUP BY month, resource_name, resource_technology;
+
+CREATE TABLE IF NOT EXISTS {{db}}.technology_rollups_monthly {{on_cluster}}
+(
+    day                  Date,
+    resource_technology  LowCardinality(String),
+    sessions             UInt64,
+    users                AggregateFunction(uniq, String),
+    resources            AggregateFunction(uniq, String),
+    computed_at          DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, resource_technology);
+
+INSERT INTO {{db}}.technology_rollups_monthly
+SELECT toStartOfMonth(day) AS month, resource_technology, sum(sessions), uniqMergeState(users),
+       uniqMergeState(resources), now64(3, 'UTC')
+FROM {{db}}.session_technology_rollups_daily FINAL
+WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
+GROUP BY month, resource_technology;

@@ -207,8 +207,8 @@ export async function computeSessionRollups(
 
 /**
  * The monthly rollups (migrations/0047) of the months of `days`, each summing session_rollups_daily
- * over exactly the days of its month `rollup_days` holds (so after `recordDays`), superseding
- * the same way as the daily rollups.
+ * (per technology: session_technology_rollups_daily) over exactly the days of its month
+ * `rollup_days` holds (so after `recordDays`), superseding the same way as the daily rollups.
  */
 async function computeMonthlyRollups(
   w: Warehouse,
@@ -217,10 +217,12 @@ async function computeMonthlyRollups(
 ): Promise<void> {
   const months = [...new Set(days.map((d) => `${d.day.slice(0, 7)}-01`))];
   const params = { days: months, at };
-  const daily = `FROM ${qualified(w, Tables.sessionRollupsDaily)} FINAL
+  const rolledUp = (table: string) => `FROM ${qualified(w, table)} FINAL
       WHERE toStartOfMonth(day) IN {days:Array(Date)} AND sessions > 0
         AND day IN (SELECT day FROM ${qualified(w, Tables.rollupDays)} FINAL
                     WHERE source = '${SESSIONS_ROLLUP_SOURCE}' AND toStartOfMonth(day) IN {days:Array(Date)})`;
+  const daily = rolledUp(Tables.sessionRollupsDaily);
+  const technologies = rolledUp(Tables.sessionTechnologyRollupsDaily);
   await supersedingInsert(w, {
     table: Tables.userRollupsMonthly,
     keys: "user_key",
@@ -245,6 +247,19 @@ async function computeMonthlyRollups(
     zeroed: "0, users, last_start_time",
     count: "sessions",
     current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
+    params,
+  });
+  await supersedingInsert(w, {
+    table: Tables.technologyRollupsMonthly,
+    keys: "resource_technology",
+    columns: "sessions, users, resources",
+    computed: `SELECT toStartOfMonth(day) AS month, resource_technology, sum(sessions),
+        uniqMergeState(users), uniqMergeState(resources), ${COMPUTED_AT}
+      ${technologies}
+      GROUP BY month, resource_technology`,
+    zeroed: "0, users, resources",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), resource_technology ${technologies}`,
     params,
   });
 }

@@ -37,6 +37,7 @@ export const Tables = {
   dataLabelRollupsDaily: "data_label_rollups_daily",
   userRollupsMonthly: "user_rollups_monthly",
   resourceRollupsMonthly: "resource_rollups_monthly",
+  technologyRollupsMonthly: "technology_rollups_monthly",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",

@@ -337,6 +337,39 @@ GROUP BY resource
 ORDER BY sessions DESC, resource
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Sessions started",
+    picks: "technology",
+    // Every rolled-up day of the range read from the daily rollups, the others from sessions FINAL.
+    sql: `SELECT sum(n) AS sessions, uniqMerge(u) AS users, uniqMerge(r) AS resources
+FROM (
+  SELECT count() AS n, uniqState(toString(user_key)) AS u, uniqState(toString(resource_name)) AS r
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  UNION ALL
+  SELECT sum(sessions), uniqState(toString(user_key)), uniqState(toString(resource_name))
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map() AND NOT ($__conditionalAll(0, $environment) AND $__conditionalAll(0, $resource) AND $__conditionalAll(0, $user) AND $__conditionalAll(0, $connector))) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  UNION ALL
+  SELECT sum(sessions), uniqMergeState(users), uniqMergeState(resources)
+  FROM session_technology_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map() AND $__conditionalAll(0, $environment) AND $__conditionalAll(0, $resource) AND $__conditionalAll(0, $user) AND $__conditionalAll(0, $connector)) AND sessions > 0
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+)`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -522,7 +522,7 @@ describe("whole months from the monthly rollups", () => {
     new Map([["group", ["group-1"]]]),
   ];
 
-  it.each(["Busiest users", "Busiest resources"])(
+  it.each(["Busiest users", "Busiest resources", "Sessions started"])(
     "%s: the rows of the query it replaced",
     async (title) => {
       const { panel, before, rowsOf } = rewrittenPanel(
@@ -581,10 +581,15 @@ describe("whole months from the monthly rollups", () => {
     const resources = overview?.panels.find(
       (p) => p.title === "Busiest resources",
     );
-    if (!overview || !users || !resources) throw new Error("no panels");
+    const started = overview?.panels.find(
+      (p) => p.title === "Sessions started",
+    );
+    if (!overview || !users || !resources || !started)
+      throw new Error("no panels");
     const firsts = async () => [
       (await panelRows(users, range[1])).rows[0]?.slice(0, 3),
       (await panelRows(resources, range[1])).rows[0]?.slice(0, 3),
+      Number((await panelRows(started, range[1])).rows[0]?.[0]),
       (await resolved(overview, range[1])).variables.find(
         (v) => v.name === "user",
       )?.options[0],
@@ -600,12 +605,17 @@ describe("whole months from the monthly rollups", () => {
           `INSERT INTO resource_rollups_monthly (day, resource_name, resource_technology, sessions, computed_at)
             VALUES ('${month}', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
         ),
+        write(
+          `INSERT INTO technology_rollups_monthly (day, resource_technology, sessions, computed_at)
+            VALUES ('${month}', 'zz-tech', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
       ]);
     const was = await firsts();
     await monthlyRows(100_000, 0);
     expect(await firsts()).toEqual([
       ["zz-nobody", "human", 100000],
       ["zz-nowhere", "llm", 100000],
+      Number(was[2]) + 100_000,
       "zz-nobody",
     ]);
     await monthlyRows(0, 1);

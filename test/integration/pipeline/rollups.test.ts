@@ -284,7 +284,14 @@ async function monthsFromRollups() {
      FROM (SELECT * FROM {db}.resource_rollups_monthly FINAL WHERE sessions > 0)
      GROUP BY month, resource_name, resource_technology ORDER BY month, resource_name, resource_technology`,
   );
-  return { users, resources };
+  const technologies = await select(
+    w,
+    `SELECT toString(day) AS month, resource_technology, sum(sessions) AS sessions,
+            uniqMerge(users) AS users, uniqMerge(resources) AS resources
+     FROM (SELECT * FROM {db}.technology_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, resource_technology ORDER BY month, resource_technology`,
+  );
+  return { users, resources, technologies };
 }
 
 /** The same straight from the deduplicated sessions of `days`, by their month. */
@@ -305,7 +312,14 @@ async function monthsFromSessions(days: readonly string[]) {
      ${of} GROUP BY month, resource_name, resource_technology ORDER BY month, resource_name, resource_technology`,
     { days },
   );
-  return { users, resources };
+  const technologies = await select(
+    w,
+    `SELECT toString(toStartOfMonth(start_time)) AS month, resource_technology, count() AS sessions,
+            uniq(user_key) AS users, uniq(resource_name) AS resources
+     ${of} GROUP BY month, resource_technology ORDER BY month, resource_technology`,
+    { days },
+  );
+  return { users, resources, technologies };
 }
 
 /** The rollups equal the summaries of `days` from sessions FINAL. */
@@ -540,6 +554,7 @@ describe("daily rollups", () => {
     expect(want.resources.length).toBeGreaterThan(0);
     await refill("user_rollups_monthly", 47);
     await refill("resource_rollups_monthly", 47);
+    await refill("technology_rollups_monthly", 47);
     expect(await monthsFromRollups()).toEqual(want);
   });
 });

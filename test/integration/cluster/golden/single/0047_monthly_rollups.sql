@@ -66,3 +66,35 @@ GROUP BY
     month,
     resource_name,
     resource_technology;
+
+CREATE TABLE IF NOT EXISTS sessionhouse.technology_rollups_monthly
+(
+    `day` Date,
+    `resource_technology` LowCardinality(String),
+    `sessions` UInt64,
+    `users` AggregateFunction(uniq, String),
+    `resources` AggregateFunction(uniq, String),
+    `computed_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, resource_technology);
+
+INSERT INTO sessionhouse.technology_rollups_monthly SELECT
+    toStartOfMonth(day) AS month,
+    resource_technology,
+    sum(sessions),
+    uniqMergeState(users),
+    uniqMergeState(resources),
+    now64(3, 'UTC')
+FROM sessionhouse.session_technology_rollups_daily
+FINAL
+WHERE (day IN (
+    SELECT day
+    FROM sessionhouse.rollup_days
+    FINAL
+    WHERE source = 'sessions'
+)) AND (sessions > 0)
+GROUP BY
+    month,
+    resource_technology;
