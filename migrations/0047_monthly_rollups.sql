@@ -68,3 +68,33 @@ SELECT toStartOfMonth(day) AS month, resource_technology, sum(sessions), uniqMer
 FROM {{db}}.session_technology_rollups_daily FINAL
 WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
 GROUP BY month, resource_technology;
+
+-- The daily rollup per parent session, for _Child sessions by parent_ over long ranges (one row
+-- per day × parent session id, of the sessions that name a parent): child sessions, the five
+-- smallest resource names (the panel shows the first five of the range's sorted), a person, the
+-- first and last child's start. Computed from `sessions FINAL` with session_rollups_daily (the
+-- same days, the same `rollup_days` entries) and superseded the same way; read
+-- `FINAL … WHERE child_sessions > 0`.
+CREATE TABLE IF NOT EXISTS {{db}}.child_session_rollups_daily {{on_cluster}}
+(
+    day                Date,
+    parent_session_id  String,
+    child_sessions     UInt64,
+    some_resources     Array(String),
+    user_key           LowCardinality(String),
+    first_start_time   DateTime64(3, 'UTC'),
+    last_start_time    DateTime64(3, 'UTC'),
+    computed_at        DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, parent_session_id);
+
+INSERT INTO {{db}}.child_session_rollups_daily
+SELECT toDate(start_time) AS day, parent_session_id, count(),
+       arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, 5), any(user_key),
+       min(start_time), max(start_time), now64(3, 'UTC')
+FROM {{db}}.sessions FINAL
+WHERE toDate(start_time) IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions')
+  AND parent_session_id != ''
+GROUP BY day, parent_session_id;

@@ -1,8 +1,9 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044) and the monthly ones (0047): which days changed since they
-// were computed, which are settled, and the computation of a set of days from the deduplicated
-// rows (per person × resource × technology × connector × status, per technology, per user group
-// × resource × technology, per client IP address × user type, and per machine account × address),
-// superseding the rows an earlier computation of the same days wrote.
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0047) and the monthly ones (0047):
+// which days changed since they were computed, which are settled, and the computation of a set
+// of days from the deduplicated rows (per person × resource × technology × connector × status,
+// per technology, per user group × resource × technology, per client IP address × user type, per
+// machine account × address and per parent session), superseding the rows an earlier
+// computation of the same days wrote, then of their months (per person, resource, technology).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -318,6 +319,31 @@ async function computeAudienceRollups(
     params,
   });
   await computeMachineAddressRollups(w, sessions, params);
+  await computeChildSessionRollups(w, sessions, params);
+}
+
+/** The sessions that name a parent, per parent session (migrations/0047). */
+async function computeChildSessionRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const children = `${sessions} AND parent_session_id != ''`;
+  await supersedingInsert(w, {
+    table: Tables.childSessionRollupsDaily,
+    keys: "parent_session_id",
+    columns:
+      "child_sessions, some_resources, user_key, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, parent_session_id, count(),
+        arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, ${CLIENT_IP_SOME_USERS}),
+        any(user_key), min(start_time), max(start_time), ${COMPUTED_AT}
+      ${children}
+      GROUP BY day, parent_session_id`,
+    zeroed: "0, some_resources, user_key, first_start_time, last_start_time",
+    count: "child_sessions",
+    current: `SELECT toDate(start_time), parent_session_id ${children}`,
+    params,
+  });
 }
 
 /** The machine accounts' sessions that named no end user, per account and address. */

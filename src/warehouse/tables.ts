@@ -38,6 +38,7 @@ export const Tables = {
   userRollupsMonthly: "user_rollups_monthly",
   resourceRollupsMonthly: "resource_rollups_monthly",
   technologyRollupsMonthly: "technology_rollups_monthly",
+  childSessionRollupsDaily: "child_session_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",

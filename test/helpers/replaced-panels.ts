@@ -370,6 +370,31 @@ FROM (
     AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
 )`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Child sessions by parent",
+    picks: "resource",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT parent_session_id,
+       count() AS child_sessions,
+       arraySlice(arraySort(groupUniqArray(resource_name)), 1, 5) AS child_resources,
+       any(user_key) AS user,
+       min(start_time) AS first_child,
+       max(start_time) AS last_child,
+       encodeURLComponent(user) AS user_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND parent_session_id != ''
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+  AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+  AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+GROUP BY parent_session_id
+ORDER BY child_sessions DESC, last_child DESC
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -522,28 +522,30 @@ describe("whole months from the monthly rollups", () => {
     new Map([["group", ["group-1"]]]),
   ];
 
-  it.each(["Busiest users", "Busiest resources", "Sessions started"])(
-    "%s: the rows of the query it replaced",
-    async (title) => {
-      const { panel, before, rowsOf } = rewrittenPanel(
-        "sessionhouse-sessions-overview",
-        title,
-      );
-      if (!panel?.targets[0] || before === undefined)
-        throw new Error(`no ${title} panel`);
-      const rawSql = panel.targets[0].rawSql;
-      expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
-      for (const [name, range] of ranges)
-        for (const chosen of choices) {
-          const what = `${name} ${JSON.stringify([...chosen])}`;
-          const want = await rowsOf(before, range, chosen);
-          expect(want.rows.length, what).toBeGreaterThan(0);
-          expect((await rowsOf(rawSql, range, chosen)).rows, what).toEqual(
-            want.rows,
-          );
-        }
-    },
-  );
+  it.each([
+    "Busiest users",
+    "Busiest resources",
+    "Sessions started",
+    "Child sessions by parent",
+  ])("%s: the rows of the query it replaced", async (title) => {
+    const { panel, before, rowsOf } = rewrittenPanel(
+      "sessionhouse-sessions-overview",
+      title,
+    );
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error(`no ${title} panel`);
+    const rawSql = panel.targets[0].rawSql;
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const [name, range] of ranges)
+      for (const chosen of choices) {
+        const what = `${name} ${JSON.stringify([...chosen])}`;
+        const want = await rowsOf(before, range, chosen);
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await rowsOf(rawSql, range, chosen)).rows, what).toEqual(
+          want.rows,
+        );
+      }
+  });
 
   it.each(["sessionhouse-sessions-overview", "sessionhouse-first-seen"])(
     "%s user variable: the options of the query it replaced",
@@ -570,7 +572,7 @@ describe("whole months from the monthly rollups", () => {
     },
   );
 
-  it("reads a whole month from the monthly rollups, and a month superseded", async () => {
+  it("reads a whole month from the monthly rollups (parents: the daily one), superseded keys left out", async () => {
     const month = dayText(monthStart(1));
     const [range] = ranges;
     if (!range) throw new Error("no range");
@@ -584,9 +586,13 @@ describe("whole months from the monthly rollups", () => {
     const started = overview?.panels.find(
       (p) => p.title === "Sessions started",
     );
-    if (!overview || !users || !resources || !started)
+    const children = overview?.panels.find(
+      (p) => p.title === "Child sessions by parent",
+    );
+    if (!overview || !users || !resources || !started || !children)
       throw new Error("no panels");
     const firsts = async () => [
+      (await panelRows(children, range[1])).rows[0]?.slice(0, 4),
       (await panelRows(users, range[1])).rows[0]?.slice(0, 3),
       (await panelRows(resources, range[1])).rows[0]?.slice(0, 3),
       Number((await panelRows(started, range[1])).rows[0]?.[0]),
@@ -609,13 +615,19 @@ describe("whole months from the monthly rollups", () => {
           `INSERT INTO technology_rollups_monthly (day, resource_technology, sessions, computed_at)
             VALUES ('${month}', 'zz-tech', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
         ),
+        // A daily row: the parents' rollup is per day.
+        write(
+          `INSERT INTO child_session_rollups_daily (day, parent_session_id, child_sessions, some_resources, user_key, computed_at)
+            VALUES ('${dayText(monthStart(1) + 15 * DAY)}', 'zz-parent', ${sessions}, ['zz-nowhere'], 'zz-nobody', now64(3) + toIntervalSecond(${later}))`,
+        ),
       ]);
     const was = await firsts();
     await monthlyRows(100_000, 0);
     expect(await firsts()).toEqual([
+      ["zz-parent", 100000, ["zz-nowhere"], "zz-nobody"],
       ["zz-nobody", "human", 100000],
       ["zz-nowhere", "llm", 100000],
-      Number(was[2]) + 100_000,
+      Number(was[3]) + 100_000,
       "zz-nobody",
     ]);
     await monthlyRows(0, 1);

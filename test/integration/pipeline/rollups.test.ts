@@ -294,6 +294,34 @@ async function monthsFromRollups() {
   return { users, resources, technologies };
 }
 
+/** The per-parent rollup's summary per day and parent session. */
+async function parentsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, parent_session_id, sum(child_sessions) AS children,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_resources)))), 1, 5) AS resources,
+            any(user_key) AS user_key, toString(min(first_start_time)) AS first_start,
+            toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.child_session_rollups_daily FINAL WHERE child_sessions > 0)
+     GROUP BY day, parent_session_id ORDER BY day, parent_session_id`,
+  );
+}
+
+/** The same straight from the deduplicated sessions that name a parent. */
+async function parentsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, parent_session_id, count() AS children,
+            arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, 5) AS resources,
+            any(user_key) AS user_key, toString(min(start_time)) AS first_start,
+            toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)} AND parent_session_id != ''
+     GROUP BY day, parent_session_id ORDER BY day, parent_session_id`,
+    { days },
+  );
+}
+
 /** The same straight from the deduplicated sessions of `days`, by their month. */
 async function monthsFromSessions(days: readonly string[]) {
   const of = `FROM {db}.sessions FINAL WHERE toString(toDate(start_time)) IN {days:Array(String)}`;
@@ -342,6 +370,9 @@ async function expectRolledUp(days: readonly string[]) {
   const months = await monthsFromRollups();
   expect(months.users.length).toBeGreaterThan(0);
   expect(months).toEqual(await monthsFromSessions(days));
+  const parents = await parentsFromRollups();
+  expect(parents.length).toBeGreaterThan(0);
+  expect(parents).toEqual(await parentsFromSessions(days));
 }
 
 /** The INSERT statements of migration `version`, rendered for this database. */
@@ -548,7 +579,7 @@ describe("daily rollups", () => {
     expect(await machinesFromRollups()).toEqual(machines);
   });
 
-  it("migration 0047 fills the monthly rollups of the days rolled up before it", async () => {
+  it("migration 0047 fills the monthly rollups and the per-parent rollup of the days rolled up before it", async () => {
     const want = await monthsFromRollups();
     expect(want.users.length).toBeGreaterThan(0);
     expect(want.resources.length).toBeGreaterThan(0);
@@ -556,6 +587,10 @@ describe("daily rollups", () => {
     await refill("resource_rollups_monthly", 47);
     await refill("technology_rollups_monthly", 47);
     expect(await monthsFromRollups()).toEqual(want);
+    const parents = await parentsFromRollups();
+    expect(parents.length).toBeGreaterThan(0);
+    await refill("child_session_rollups_daily", 47);
+    expect(await parentsFromRollups()).toEqual(parents);
   });
 });
 

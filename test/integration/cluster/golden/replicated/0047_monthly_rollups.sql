@@ -98,3 +98,39 @@ WHERE (day IN (
 GROUP BY
     month,
     resource_technology;
+
+CREATE TABLE IF NOT EXISTS sessionhouse.child_session_rollups_daily ON CLUSTER sessionhouse_cluster
+(
+    `day` Date,
+    `parent_session_id` String,
+    `child_sessions` UInt64,
+    `some_resources` Array(String),
+    `user_key` LowCardinality(String),
+    `first_start_time` DateTime64(3, 'UTC'),
+    `last_start_time` DateTime64(3, 'UTC'),
+    `computed_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/child_session_rollups_daily', '{replica}', computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, parent_session_id);
+
+INSERT INTO sessionhouse.child_session_rollups_daily SELECT
+    toDate(start_time) AS day,
+    parent_session_id,
+    count(),
+    arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, 5),
+    any(user_key),
+    min(start_time),
+    max(start_time),
+    now64(3, 'UTC')
+FROM sessionhouse.sessions
+FINAL
+WHERE (toDate(start_time) IN (
+    SELECT day
+    FROM sessionhouse.rollup_days
+    FINAL
+    WHERE source = 'sessions'
+)) AND (parent_session_id != '')
+GROUP BY
+    day,
+    parent_session_id;
