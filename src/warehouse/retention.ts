@@ -51,6 +51,11 @@ export function retentionSettings(config: {
     holdExempt: false,
     archivedOnly: false,
   });
+  // A month's row (its first day) goes with the last day it sums, not before that day's rows.
+  const monthly = (table: string): TableRetention => ({
+    ...rollup(table),
+    timeExpr: "toLastDayOfMonth(day)",
+  });
   return {
     coldVolume: r.coldVolume,
     tables: [
@@ -82,6 +87,10 @@ export function retentionSettings(config: {
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
+      rollup(Tables.childSessionRollupsDaily),
+      monthly(Tables.userRollupsMonthly),
+      monthly(Tables.resourceRollupsMonthly),
+      monthly(Tables.technologyRollupsMonthly),
     ],
   };
 }

@@ -1,8 +1,9 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044): which days changed since they
-// were computed, which are settled, and the computation of a set of days from the deduplicated
-// rows (per person × resource × technology × connector × status, per technology, per user group
-// × resource × technology, per client IP address × user type, and per machine account × address),
-// superseding the rows an earlier computation of the same days wrote.
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0047) and the monthly ones (0047):
+// which days changed since they were computed, which are settled, and the computation of a set
+// of days from the deduplicated rows (per person × resource × technology × connector × status,
+// per technology, per user group × resource × technology, per client IP address × user type, per
+// machine account × address and per parent session), superseding the rows an earlier
+// computation of the same days wrote, then of their months (per person, resource, technology).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -201,7 +202,67 @@ export async function computeSessionRollups(
   );
   const byDay = new Map(counts.map((c) => [c.day, Number(c.n)]));
   await recordDays(w, SESSIONS_ROLLUP_SOURCE, days, computedAtMs, byDay);
+  await computeMonthlyRollups(w, days, at);
   return [...byDay.values()].reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The monthly rollups (migrations/0047) of the months of `days`, each summing session_rollups_daily
+ * (per technology: session_technology_rollups_daily) over exactly the days of its month
+ * `rollup_days` holds (so after `recordDays`), superseding the same way as the daily rollups.
+ */
+async function computeMonthlyRollups(
+  w: Warehouse,
+  days: readonly ChangedDay[],
+  at: string,
+): Promise<void> {
+  const months = [...new Set(days.map((d) => `${d.day.slice(0, 7)}-01`))];
+  const params = { days: months, at };
+  const rolledUp = (table: string) => `FROM ${qualified(w, table)} FINAL
+      WHERE toStartOfMonth(day) IN {days:Array(Date)} AND sessions > 0
+        AND day IN (SELECT day FROM ${qualified(w, Tables.rollupDays)} FINAL
+                    WHERE source = '${SESSIONS_ROLLUP_SOURCE}' AND toStartOfMonth(day) IN {days:Array(Date)})`;
+  const daily = rolledUp(Tables.sessionRollupsDaily);
+  const technologies = rolledUp(Tables.sessionTechnologyRollupsDaily);
+  await supersedingInsert(w, {
+    table: Tables.userRollupsMonthly,
+    keys: "user_key",
+    columns: "user_type, sessions, resources, duration_ms_sum",
+    computed: `SELECT toStartOfMonth(day) AS month, user_key, any(user_type), sum(sessions),
+        uniqState(toString(resource_name)), sum(duration_ms_sum), ${COMPUTED_AT}
+      ${daily}
+      GROUP BY month, user_key`,
+    zeroed: "user_type, 0, resources, 0",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), user_key ${daily}`,
+    params,
+  });
+  await supersedingInsert(w, {
+    table: Tables.resourceRollupsMonthly,
+    keys: "resource_name, resource_technology",
+    columns: "sessions, users, last_start_time",
+    computed: `SELECT toStartOfMonth(day) AS month, resource_name, resource_technology,
+        sum(sessions), uniqState(toString(user_key)), max(last_start_time), ${COMPUTED_AT}
+      ${daily}
+      GROUP BY month, resource_name, resource_technology`,
+    zeroed: "0, users, last_start_time",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
+    params,
+  });
+  await supersedingInsert(w, {
+    table: Tables.technologyRollupsMonthly,
+    keys: "resource_technology",
+    columns: "sessions, users, resources",
+    computed: `SELECT toStartOfMonth(day) AS month, resource_technology, sum(sessions),
+        uniqMergeState(users), uniqMergeState(resources), ${COMPUTED_AT}
+      ${technologies}
+      GROUP BY month, resource_technology`,
+    zeroed: "0, users, resources",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), resource_technology ${technologies}`,
+    params,
+  });
 }
 
 /** The people (resources) the address rollups name per day: the panels show five. */
@@ -258,6 +319,31 @@ async function computeAudienceRollups(
     params,
   });
   await computeMachineAddressRollups(w, sessions, params);
+  await computeChildSessionRollups(w, sessions, params);
+}
+
+/** The sessions that name a parent, per parent session (migrations/0047). */
+async function computeChildSessionRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const children = `${sessions} AND parent_session_id != ''`;
+  await supersedingInsert(w, {
+    table: Tables.childSessionRollupsDaily,
+    keys: "parent_session_id",
+    columns:
+      "child_sessions, some_resources, user_key, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, parent_session_id, count(),
+        arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, ${CLIENT_IP_SOME_USERS}),
+        any(user_key), min(start_time), max(start_time), ${COMPUTED_AT}
+      ${children}
+      GROUP BY day, parent_session_id`,
+    zeroed: "0, some_resources, user_key, first_start_time, last_start_time",
+    count: "child_sessions",
+    current: `SELECT toDate(start_time), parent_session_id ${children}`,
+    params,
+  });
 }
 
 /** The machine accounts' sessions that named no end user, per account and address. */

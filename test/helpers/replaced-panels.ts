@@ -261,6 +261,140 @@ GROUP BY user, resource
 ORDER BY first_seen DESC, user, resource
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Busiest users",
+    picks: "user",
+    // Every rolled-up day of the range read from session_rollups_daily, the others from sessions FINAL.
+    sql: `SELECT user_key AS user,
+       any(t) AS user_type,
+       sum(n) AS sessions,
+       uniqMerge(r) AS resources,
+       sum(d) AS total_duration_ms,
+       encodeURLComponent(user) AS user_url
+FROM (
+  SELECT user_key, any(user_type) AS t, count() AS n, uniqState(resource_name) AS r, sum(duration_ms) AS d
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  GROUP BY user_key
+  UNION ALL
+  SELECT user_key, any(user_type), sum(sessions), uniqState(resource_name), sum(duration_ms_sum)
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  GROUP BY user_key
+)
+GROUP BY user
+ORDER BY sessions DESC, user
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Busiest resources",
+    picks: "resource",
+    // Every rolled-up day of the range read from session_rollups_daily, the others from sessions FINAL.
+    sql: `SELECT resource_name AS resource,
+       any(t) AS technology,
+       sum(n) AS sessions,
+       uniqMerge(u) AS users,
+       max(l) AS last_session,
+       encodeURLComponent(resource) AS resource_url
+FROM (
+  SELECT resource_name, any(resource_technology) AS t, count() AS n, uniqState(user_key) AS u, max(start_time) AS l
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  GROUP BY resource_name
+  UNION ALL
+  SELECT resource_name, any(resource_technology), sum(sessions), uniqState(user_key), max(last_start_time)
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  GROUP BY resource_name
+)
+GROUP BY resource
+ORDER BY sessions DESC, resource
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Sessions started",
+    picks: "technology",
+    // Every rolled-up day of the range read from the daily rollups, the others from sessions FINAL.
+    sql: `SELECT sum(n) AS sessions, uniqMerge(u) AS users, uniqMerge(r) AS resources
+FROM (
+  SELECT count() AS n, uniqState(toString(user_key)) AS u, uniqState(toString(resource_name)) AS r
+  FROM sessions FINAL
+  WHERE $__timeFilter(start_time) AND toDate(start_time) IN (SELECT day FROM $range_days WHERE day NOT IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map()))
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+    AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+  UNION ALL
+  SELECT sum(sessions), uniqState(toString(user_key)), uniqState(toString(resource_name))
+  FROM session_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map() AND NOT ($__conditionalAll(0, $environment) AND $__conditionalAll(0, $resource) AND $__conditionalAll(0, $user) AND $__conditionalAll(0, $connector))) AND sessions > 0
+    AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+    AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+    AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+    AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  UNION ALL
+  SELECT sum(sessions), uniqMergeState(users), uniqMergeState(resources)
+  FROM session_technology_rollups_daily FINAL
+  WHERE day IN (SELECT day FROM $rolled_up_days WHERE $__conditionalAll(0, $group) AND $__conditionalAll(0, $client_ip) AND getSetting('additional_table_filters') = map() AND $__conditionalAll(0, $environment) AND $__conditionalAll(0, $resource) AND $__conditionalAll(0, $user) AND $__conditionalAll(0, $connector)) AND sessions > 0
+    AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+)`,
+  },
+  {
+    uid: "sessionhouse-sessions-overview",
+    title: "Child sessions by parent",
+    picks: "resource",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT parent_session_id,
+       count() AS child_sessions,
+       arraySlice(arraySort(groupUniqArray(resource_name)), 1, 5) AS child_resources,
+       any(user_key) AS user,
+       min(start_time) AS first_child,
+       max(start_time) AS last_child,
+       encodeURLComponent(user) AS user_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND parent_session_id != ''
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(resource_technology IN (SELECT decodeURLComponent(arrayJoin([\${technology:singlequote}]))), $technology)
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${resource:singlequote}]))), $resource)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+  AND $__conditionalAll(hasAny(user_groups, arrayMap(v -> decodeURLComponent(v), [\${group:singlequote}])), $group)
+  AND $__conditionalAll(connector_name IN (SELECT decodeURLComponent(arrayJoin([\${connector:singlequote}]))), $connector)
+  AND $__conditionalAll(client_ip_address IN (SELECT decodeURLComponent(arrayJoin([\${client_ip:singlequote}]))), $client_ip)
+GROUP BY parent_session_id
+ORDER BY child_sessions DESC, last_child DESC
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -497,6 +497,144 @@ describe("New user → resource pairs over rolled-up days and raw days", () => {
   });
 });
 
+// Busiest users, Busiest resources and the user variables read the whole months of a long range
+// from the monthly rollups, the other rolled-up days from session_rollups_daily and the rest
+// from sessions FINAL: the rows of the queries they replaced (test/helpers/replaced-panels.ts).
+describe("whole months from the monthly rollups", () => {
+  const now = new Date(TODAY);
+  const monthStart = (back: number) =>
+    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
+  // The previous month whole, with the partial day it starts on ten days before; from its first
+  // day; the previous month alone (31 days or less: every day from sessions).
+  const ranges: [string, TimeRange][] = [
+    [
+      "ten days before the previous month",
+      { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
+    ],
+    ["from the previous month", { fromMs: monthStart(1), toMs: NOW }],
+    ["the previous month", { fromMs: monthStart(1), toMs: monthStart(0) }],
+  ];
+  const choices = [
+    new Map<string, string[]>(),
+    new Map([["technology", ["postgres"]]]),
+    new Map([["user", ["user1%40acme.example"]]]),
+    new Map([["resource", ["resource-1"]]]),
+    new Map([["group", ["group-1"]]]),
+  ];
+
+  it.each([
+    "Busiest users",
+    "Busiest resources",
+    "Sessions started",
+    "Child sessions by parent",
+  ])("%s: the rows of the query it replaced", async (title) => {
+    const { panel, before, rowsOf } = rewrittenPanel(
+      "sessionhouse-sessions-overview",
+      title,
+    );
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error(`no ${title} panel`);
+    const rawSql = panel.targets[0].rawSql;
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const [name, range] of ranges)
+      for (const chosen of choices) {
+        const what = `${name} ${JSON.stringify([...chosen])}`;
+        const want = await rowsOf(before, range, chosen);
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await rowsOf(rawSql, range, chosen)).rows, what).toEqual(
+          want.rows,
+        );
+      }
+  });
+
+  it.each(["sessionhouse-sessions-overview", "sessionhouse-first-seen"])(
+    "%s user variable: the options of the query it replaced",
+    async (uid) => {
+      const r = REPLACED_VARIABLES.find((x) => x.uid === uid);
+      const d = loadDashboards().find(
+        (x) => x.dashboard.uid === uid,
+      )?.dashboard;
+      const v = d && queryVariables(d).find((x) => x.name === "user");
+      if (!r || !d || !v) throw new Error(`no ${uid} user variable`);
+      const once = r.sql.replace("FROM sessions\n", "FROM sessions FINAL\n");
+      for (const [name, range] of ranges) {
+        const { variables } = await resolved(d, range);
+        const sql = (raw: string) =>
+          renderQuery(raw, {
+            range,
+            intervalMs: queryInterval(range),
+            variables,
+          });
+        const want = await run(w, sql(once));
+        expect(want.rows.length, name).toBeGreaterThan(0);
+        expect((await run(w, sql(v.query))).rows, name).toEqual(want.rows);
+      }
+    },
+  );
+
+  it("reads a whole month from the monthly rollups (parents: the daily one), superseded keys left out", async () => {
+    const month = dayText(monthStart(1));
+    const [range] = ranges;
+    if (!range) throw new Error("no range");
+    const overview = loadDashboards().find(
+      (x) => x.dashboard.uid === "sessionhouse-sessions-overview",
+    )?.dashboard;
+    const users = overview?.panels.find((p) => p.title === "Busiest users");
+    const resources = overview?.panels.find(
+      (p) => p.title === "Busiest resources",
+    );
+    const started = overview?.panels.find(
+      (p) => p.title === "Sessions started",
+    );
+    const children = overview?.panels.find(
+      (p) => p.title === "Child sessions by parent",
+    );
+    if (!overview || !users || !resources || !started || !children)
+      throw new Error("no panels");
+    const firsts = async () => [
+      (await panelRows(children, range[1])).rows[0]?.slice(0, 4),
+      (await panelRows(users, range[1])).rows[0]?.slice(0, 3),
+      (await panelRows(resources, range[1])).rows[0]?.slice(0, 3),
+      Number((await panelRows(started, range[1])).rows[0]?.[0]),
+      (await resolved(overview, range[1])).variables.find(
+        (v) => v.name === "user",
+      )?.options[0],
+    ];
+    // Monthly rows no session backs, then the same keys superseded with no sessions.
+    const monthlyRows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO user_rollups_monthly (day, user_key, user_type, sessions, computed_at)
+            VALUES ('${month}', 'zz-nobody', 'human', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO resource_rollups_monthly (day, resource_name, resource_technology, sessions, computed_at)
+            VALUES ('${month}', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO technology_rollups_monthly (day, resource_technology, sessions, computed_at)
+            VALUES ('${month}', 'zz-tech', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        // A daily row: the parents' rollup is per day.
+        write(
+          `INSERT INTO child_session_rollups_daily (day, parent_session_id, child_sessions, some_resources, user_key, computed_at)
+            VALUES ('${dayText(monthStart(1) + 15 * DAY)}', 'zz-parent', ${sessions}, ['zz-nowhere'], 'zz-nobody', now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    const was = await firsts();
+    await monthlyRows(100_000, 0);
+    expect(await firsts()).toEqual([
+      ["zz-parent", 100000, ["zz-nowhere"], "zz-nobody"],
+      ["zz-nobody", "human", 100000],
+      ["zz-nowhere", "llm", 100000],
+      Number(was[3]) + 100_000,
+      "zz-nobody",
+    ]);
+    await monthlyRows(0, 1);
+    expect(await firsts()).toEqual(was);
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };

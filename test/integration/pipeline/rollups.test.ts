@@ -268,6 +268,88 @@ async function machinesFromSessions(days: readonly string[]) {
   );
 }
 
+/** The monthly rollups' summaries per month and person, and per month and resource. */
+async function monthsFromRollups() {
+  const users = await select(
+    w,
+    `SELECT toString(day) AS month, user_key, any(user_type) AS user_type, sum(sessions) AS sessions,
+            uniqMerge(resources) AS resources, sum(duration_ms_sum) AS duration_ms_sum
+     FROM (SELECT * FROM {db}.user_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, user_key ORDER BY month, user_key`,
+  );
+  const resources = await select(
+    w,
+    `SELECT toString(day) AS month, resource_name, resource_technology, sum(sessions) AS sessions,
+            uniqMerge(users) AS users, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.resource_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, resource_name, resource_technology ORDER BY month, resource_name, resource_technology`,
+  );
+  const technologies = await select(
+    w,
+    `SELECT toString(day) AS month, resource_technology, sum(sessions) AS sessions,
+            uniqMerge(users) AS users, uniqMerge(resources) AS resources
+     FROM (SELECT * FROM {db}.technology_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, resource_technology ORDER BY month, resource_technology`,
+  );
+  return { users, resources, technologies };
+}
+
+/** The per-parent rollup's summary per day and parent session. */
+async function parentsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, parent_session_id, sum(child_sessions) AS children,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_resources)))), 1, 5) AS resources,
+            any(user_key) AS user_key, toString(min(first_start_time)) AS first_start,
+            toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.child_session_rollups_daily FINAL WHERE child_sessions > 0)
+     GROUP BY day, parent_session_id ORDER BY day, parent_session_id`,
+  );
+}
+
+/** The same straight from the deduplicated sessions that name a parent. */
+async function parentsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, parent_session_id, count() AS children,
+            arraySlice(arraySort(groupUniqArray(toString(resource_name))), 1, 5) AS resources,
+            any(user_key) AS user_key, toString(min(start_time)) AS first_start,
+            toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)} AND parent_session_id != ''
+     GROUP BY day, parent_session_id ORDER BY day, parent_session_id`,
+    { days },
+  );
+}
+
+/** The same straight from the deduplicated sessions of `days`, by their month. */
+async function monthsFromSessions(days: readonly string[]) {
+  const of = `FROM {db}.sessions FINAL WHERE toString(toDate(start_time)) IN {days:Array(String)}`;
+  const users = await select(
+    w,
+    `SELECT toString(toStartOfMonth(start_time)) AS month, user_key, any(user_type) AS user_type,
+            count() AS sessions, uniq(resource_name) AS resources,
+            sum(ifNull(duration_ms, 0)) AS duration_ms_sum
+     ${of} GROUP BY month, user_key ORDER BY month, user_key`,
+    { days },
+  );
+  const resources = await select(
+    w,
+    `SELECT toString(toStartOfMonth(start_time)) AS month, resource_name, resource_technology,
+            count() AS sessions, uniq(user_key) AS users, toString(max(start_time)) AS last_start
+     ${of} GROUP BY month, resource_name, resource_technology ORDER BY month, resource_name, resource_technology`,
+    { days },
+  );
+  const technologies = await select(
+    w,
+    `SELECT toString(toStartOfMonth(start_time)) AS month, resource_technology, count() AS sessions,
+            uniq(user_key) AS users, uniq(resource_name) AS resources
+     ${of} GROUP BY month, resource_technology ORDER BY month, resource_technology`,
+    { days },
+  );
+  return { users, resources, technologies };
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -285,6 +367,12 @@ async function expectRolledUp(days: readonly string[]) {
   const machines = await machinesFromRollups();
   expect(machines.length).toBeGreaterThan(0);
   expect(machines).toEqual(await machinesFromSessions(days));
+  const months = await monthsFromRollups();
+  expect(months.users.length).toBeGreaterThan(0);
+  expect(months).toEqual(await monthsFromSessions(days));
+  const parents = await parentsFromRollups();
+  expect(parents.length).toBeGreaterThan(0);
+  expect(parents).toEqual(await parentsFromSessions(days));
 }
 
 /** The INSERT statements of migration `version`, rendered for this database. */
@@ -489,6 +577,20 @@ describe("daily rollups", () => {
     expect(machines.length).toBeGreaterThan(0);
     await refill("machine_address_rollups_daily", 44);
     expect(await machinesFromRollups()).toEqual(machines);
+  });
+
+  it("migration 0047 fills the monthly rollups and the per-parent rollup of the days rolled up before it", async () => {
+    const want = await monthsFromRollups();
+    expect(want.users.length).toBeGreaterThan(0);
+    expect(want.resources.length).toBeGreaterThan(0);
+    await refill("user_rollups_monthly", 47);
+    await refill("resource_rollups_monthly", 47);
+    await refill("technology_rollups_monthly", 47);
+    expect(await monthsFromRollups()).toEqual(want);
+    const parents = await parentsFromRollups();
+    expect(parents.length).toBeGreaterThan(0);
+    await refill("child_session_rollups_daily", 47);
+    expect(await parentsFromRollups()).toEqual(parents);
   });
 });
 
