@@ -6,6 +6,7 @@ import { aggregationName } from "../../pipeline/names.js";
 import {
   ACCESS_PARTS,
   accessOneRead,
+  accessQueries,
   detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
@@ -26,14 +27,15 @@ const CHANGES: Section = { id: "changes", title: "Changes and unused access" };
 const DETECTIONS: Section = { id: "detections", title: "Detections" };
 
 /**
- * The one read of the period's sessions (access-one-read.ts), its totals read first; each table
- * of sessions takes its part of it in turn. With the person as the user key, the sessions per
- * day come from the daily rollups where they hold the day, read before it (a row a day: held).
+ * Page one's totals and the sessions per day, read first in one read of the period (a row a
+ * day: held; with the person as the user key the days come from the daily rollups where they
+ * hold them), then the one read of the period's sessions (access-one-read.ts), each table of
+ * people and systems taking its part of it in turn.
  */
 interface Facts {
   totals: Row;
+  days: Row[] | undefined;
   read: PartedRows;
-  rolledUpDays: Row[] | undefined;
 }
 
 /** The query every table of sessions comes from (its columns are the same for both sources). */
@@ -55,16 +57,24 @@ const part =
 export const accessReview = defineKind<Facts>({
   title: "Access review",
   facts: async (ctx) => {
-    // Read before the one read starts: one statement at a time.
-    const rolledUpDays =
+    // Each read before the one read starts: one statement at a time.
+    const rollups =
       ctx.source === "plain"
         ? await ctx.reader.rows(rollupQueries().sessionsPerDay, ctx.params)
         : undefined;
+    const rows = await ctx.reader.rows(
+      accessQueries(ctx.source).totalsAndDays,
+      ctx.params,
+    );
+    const whole = (r: Row) => Number(r.whole_period) === 1;
     const read = new PartedRows(
       ctx.reader.stream(accessOneRead(ctx.source), ctx.params),
     );
-    const [totals] = await read.all(ACCESS_PARTS.totals);
-    return { totals: totals ?? {}, read, rolledUpDays };
+    return {
+      totals: rows?.find(whole) ?? {},
+      days: ctx.source === "plain" ? rollups : rows?.filter((r) => !whole(r)),
+      read,
+    };
   },
   finish: ({ read }) => read.close(),
   tables: [
@@ -139,7 +149,10 @@ export const accessReview = defineKind<Facts>({
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
       chart: "sessions",
       columns: ["day", "sessions:number", "people:number"],
-      rows: { read: sessionsPerDay, query: ONE_READ },
+      rows: {
+        read: sessionsPerDay,
+        query: accessQueries("enriched").totalsAndDays,
+      },
     },
     { ...inactiveAccounts<Facts>((f) => f.read), section: CHANGES },
     {
@@ -200,13 +213,12 @@ export const accessReview = defineKind<Facts>({
 });
 
 /**
- * The sessions per day: a part of the one read, or, with the person as the user key, from the
- * daily rollups (the only table they can answer) and the sessions, read first.
+ * The sessions per day: read with the totals, or, with the person as the user key, from the
+ * daily rollups (the only table they can answer) and the sessions.
  */
 function sessionsPerDay(ctx: KindContext, facts: Facts): Promise<TableRead> {
-  if (ctx.source !== "plain") return part(ACCESS_PARTS.perDay)(ctx, facts);
   return Promise.resolve({
-    rows: facts.rolledUpDays,
+    rows: facts.days,
     notExported: sessionsMissing(ctx),
   });
 }
