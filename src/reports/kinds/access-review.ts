@@ -6,7 +6,6 @@ import { aggregationName } from "../../pipeline/names.js";
 import {
   ACCESS_PARTS,
   accessOneRead,
-  accessQueries,
   detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
@@ -27,15 +26,14 @@ const CHANGES: Section = { id: "changes", title: "Changes and unused access" };
 const DETECTIONS: Section = { id: "detections", title: "Detections" };
 
 /**
- * Page one's totals and the sessions per day, read first in one read of the period (a row a
- * day: held; with the person as the user key the days come from the daily rollups where they
- * hold them), then the one read of the period's sessions (access-one-read.ts), each table of
- * people and systems taking its part of it in turn.
+ * The one read of the period's sessions (access-one-read.ts), its totals read first; each table
+ * of sessions takes its part of it in turn. With the person as the user key, the sessions per
+ * day come from the daily rollups where they hold the day, read before it (a row a day: held).
  */
 interface Facts {
   totals: Row;
-  days: Row[] | undefined;
   read: PartedRows;
+  rolledUpDays: Row[] | undefined;
 }
 
 /** The query every table of sessions comes from (its columns are the same for both sources). */
@@ -57,24 +55,16 @@ const part =
 export const accessReview = defineKind<Facts>({
   title: "Access review",
   facts: async (ctx) => {
-    // Each read before the one read starts: one statement at a time.
-    const rollups =
+    // Read before the one read starts: one statement at a time.
+    const rolledUpDays =
       ctx.source === "plain"
         ? await ctx.reader.rows(rollupQueries().sessionsPerDay, ctx.params)
         : undefined;
-    const rows = await ctx.reader.rows(
-      accessQueries(ctx.source).totalsAndDays,
-      ctx.params,
-    );
-    const whole = (r: Row) => Number(r.whole_period) === 1;
     const read = new PartedRows(
       ctx.reader.stream(accessOneRead(ctx.source), ctx.params),
     );
-    return {
-      totals: rows?.find(whole) ?? {},
-      days: ctx.source === "plain" ? rollups : rows?.filter((r) => !whole(r)),
-      read,
-    };
+    const [totals] = await read.all(ACCESS_PARTS.totals);
+    return { totals: totals ?? {}, read, rolledUpDays };
   },
   finish: ({ read }) => read.close(),
   tables: [
@@ -149,10 +139,7 @@ export const accessReview = defineKind<Facts>({
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
       chart: "sessions",
       columns: ["day", "sessions:number", "people:number"],
-      rows: {
-        read: sessionsPerDay,
-        query: accessQueries("enriched").totalsAndDays,
-      },
+      rows: { read: sessionsPerDay, query: ONE_READ },
     },
     { ...inactiveAccounts<Facts>((f) => f.read), section: CHANGES },
     {
@@ -213,12 +200,13 @@ export const accessReview = defineKind<Facts>({
 });
 
 /**
- * The sessions per day: read with the totals, or, with the person as the user key, from the
- * daily rollups (the only table they can answer) and the sessions.
+ * The sessions per day: a part of the one read, or, with the person as the user key, from the
+ * daily rollups (the only table they can answer) and the sessions, read first.
  */
 function sessionsPerDay(ctx: KindContext, facts: Facts): Promise<TableRead> {
+  if (ctx.source !== "plain") return part(ACCESS_PARTS.perDay)(ctx, facts);
   return Promise.resolve({
-    rows: facts.days,
+    rows: facts.rolledUpDays,
     notExported: sessionsMissing(ctx),
   });
 }

@@ -1,15 +1,12 @@
-// The access review's tables of people and systems from one read of the sessions: the sessions
-// of the period and of the period of the same length before it are read once, grouped by every
-// grouping set the tables need at once (GROUPING SETS, each group with counts, first and last
-// times alone: no set of values held per group, which over millions of person-system groups is
-// what costs memory), then what counts distinct values (systems, accounts, data labels, native
-// users) is counted over those groups with window functions partitioned by person or by person
-// and system, and each table's rows come out as a part of the one result, one part after the
-// other, each in its table's order. Page one's totals and the sessions per day are the other
-// read of the period (accessQueries().totalsAndDays, a row a day): counted here, the people of a
-// day and of the period need a window over every group, which held them all (10 GB at 10 million
-// sessions). The tables equal the queries of each table alone (accessQueries,
-// session-queries.ts), which test/integration/reports/one-read.test.ts holds.
+// The access review's tables of sessions from one read of them: the sessions of the period and
+// of the period of the same length before it are read once, grouped by every grouping set the
+// tables need at once (GROUPING SETS, each group with counts, first and last times alone: no set
+// of values held per group, which over millions of person-system groups is what costs memory),
+// then what counts distinct values (systems, accounts, data labels, native users, people) is
+// counted over those groups with window functions, and each table's rows come out as a part of
+// the one result, one part after the other, each in its table's order. The tables equal the
+// queries of each table alone (accessQueries, session-queries.ts), which
+// test/integration/reports/one-read.test.ts holds.
 // Parameters: {from}, {to}, {previousFrom}, and the filters {user}, {resource}, {environment}.
 import type { ReportQuery } from "./query.js";
 import {
@@ -20,14 +17,19 @@ import {
   type SessionSource,
 } from "./session-queries.js";
 
-/** The parts of the one read, in the order they come: the rows of each table. A part with no rows is absent. */
+/**
+ * The parts of the one read, in the order they come: the period's totals (one row), then the
+ * rows of each table. A part with no rows is absent.
+ */
 export const ACCESS_PARTS = {
-  perPerson: 1,
-  perPersonSystem: 2,
-  newAccess: 3,
-  privileged: 4,
+  totals: 1,
+  perPerson: 2,
+  perPersonSystem: 3,
+  newAccess: 4,
+  privileged: 5,
+  perDay: 6,
   /** The distinct users and end users (ids and e-mails) of the period's sessions, unfiltered. */
-  activeAccounts: 5,
+  activeAccounts: 7,
 } as const;
 
 /** The grouping keys, in the order of the mask `grouping(…)` gives (the first is the high bit). */
@@ -38,6 +40,7 @@ const KEYS = [
   "native_username",
   "user_key",
   "data_labels",
+  "d",
   "user_id",
   "end_user_id",
   "user_email",
@@ -48,12 +51,17 @@ type Key = (typeof KEYS)[number];
 
 /** The grouping sets: the groups each table is made of. */
 const SETS = {
+  /** The whole period. */
+  all: [],
   person: ["person"],
   pair: ["person", "resource_name"],
   /** A person, system, environment and native user: the finest group. */
   atom: ["person", "resource_name", "k_environment", "native_username"],
   account: ["person", "user_key"],
   labels: ["person", "data_labels"],
+  day: ["d"],
+  dayPerson: ["d", "person"],
+  system: ["resource_name"],
   active: ["user_id", "end_user_id", "user_email", "end_user_email"],
 } as const satisfies Record<string, readonly Key[]>;
 
@@ -94,7 +102,7 @@ function groupsSql(source: SessionSource): string {
        countIf(${mine} AND ${PRIVILEGED}) AS privileged_n
 FROM (
   SELECT *, start_time >= {from:DateTime64(3, 'UTC')} AS cur, ${SESSION_FILTERS} AS matched,
-         environment AS k_environment
+         if(cur, toDate(start_time), toDate(0)) AS d, environment AS k_environment
   FROM (${sessionsSql(source, "previousFrom", "to")})
 )
 GROUP BY GROUPING SETS (${sets})`;
@@ -104,13 +112,18 @@ GROUP BY GROUPING SETS (${sets})`;
 const WINDOWS = `countIf(${is("pair")} AND n > 0) OVER (PARTITION BY person) AS w_systems,
        arrayStringConcat(arraySort(groupArrayIf(user_key, ${is("account")} AND n > 0) OVER (PARTITION BY person)), ', ') AS w_accounts,
        arrayStringConcat(arraySort(groupUniqArrayArrayIf(data_labels, ${is("labels")} AND n > 0) OVER (PARTITION BY person)), ', ') AS w_labels,
-       arrayStringConcat(arraySort(groupUniqArrayIf(native_username, ${is("atom")} AND n > 0) OVER (PARTITION BY person, resource_name)), ', ') AS w_native_users`;
+       arrayStringConcat(arraySort(groupUniqArrayIf(native_username, ${is("atom")} AND n > 0) OVER (PARTITION BY person, resource_name)), ', ') AS w_native_users,
+       countIf(${is("dayPerson")} AND n > 0) OVER (PARTITION BY d) AS w_day_people,
+       countIf(${is("person")} AND n > 0) OVER () AS w_people,
+       countIf(${is("system")} AND n > 0) OVER () AS w_all_systems`;
 
 /** The parts a group's row is in (none: it only counts in the windows). */
 const PARTS = `multiIf(
+    ${is("all")}, [${ACCESS_PARTS.totals}],
     ${is("person")} AND n > 0, [${ACCESS_PARTS.perPerson}],
     ${is("pair")} AND n > 0, if(n_prev = 0, [${ACCESS_PARTS.perPersonSystem}, ${ACCESS_PARTS.newAccess}], [${ACCESS_PARTS.perPersonSystem}]),
     ${is("atom")} AND n > 0 AND (${PRIVILEGED} OR ${PRODUCTION("k_environment")}), [${ACCESS_PARTS.privileged}],
+    ${is("day")} AND n > 0, [${ACCESS_PARTS.perDay}],
     ${is("active")} AND n_all > 0, [${ACCESS_PARTS.activeAccounts}],
     CAST([], 'Array(UInt8)'))`;
 
@@ -120,23 +133,22 @@ export function accessOneRead(source: SessionSource): ReportQuery {
   return {
     id: "access.one_read",
     needs: sessionNeeds(source),
-    // A row carries only its part's long values (a person's accounts and labels, a pair's
-    // native users): the others are empty, not repeated on every row of the person.
-    sql: `SELECT part, person, if(part = ${P.perPerson}, name, '') AS name,
-       if(part = ${P.perPerson}, any_via, '') AS via,
-       if(part = ${P.perPerson}, w_accounts, '') AS accounts, w_systems AS systems,
+    sql: `SELECT part, person, name, any_via AS via, w_accounts AS accounts,
+       if(part = ${P.totals}, w_all_systems, w_systems) AS systems,
        n AS sessions, ${T("first")} AS first_access, ${T("last")} AS last_access,
        production_n AS production_sessions, privileged_n AS privileged_sessions,
-       if(part = ${P.perPerson}, w_labels, '') AS data_labels, resource_name AS system, technology,
+       w_labels AS data_labels, resource_name AS system, technology,
        if(part = ${P.privileged}, k_environment, any_environment) AS environment,
-       if(part = ${P.perPersonSystem}, w_native_users, '') AS native_users, native_username AS native_user,
+       w_native_users AS native_users, native_username AS native_user,
        ${PRIVILEGED} AS privileged, ${PRODUCTION("k_environment")} AS production,
+       formatDateTime(d, '%Y-%m-%d') AS day,
+       if(part = ${P.totals}, w_people, w_day_people) AS people,
        user_id, end_user_id, user_email, end_user_email
 FROM (
   SELECT *, ${WINDOWS}
   FROM (${groupsSql(source)})
 )
 ARRAY JOIN ${PARTS} AS part
-ORDER BY part, if(part = ${P.perPerson}, n, 0) DESC, person, system, native_user, k_environment`,
+ORDER BY part, if(part = ${P.perPerson}, n, 0) DESC, person, system, native_user, k_environment, d`,
   };
 }

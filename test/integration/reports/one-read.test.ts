@@ -1,6 +1,6 @@
-// The access review reads the period's sessions twice: page one's totals with the sessions per
-// day, and one read for every table of people and systems (per person, systems per person, new
-// access, privileged or production access, the accounts without activity)
+// The access review reads the period's sessions once: every table of sessions (per person,
+// systems per person, new access, privileged or production access, sessions per day, the
+// accounts without activity) and page one's totals come from that one read
 // (src/warehouse/reports/access-one-read.ts), and each table equals, row for row and in its
 // order, the query of that table alone (accessQueries, controlPlaneQueries.inactiveAccounts) on
 // simulator data of several people, resources and days: the person from sessions_enriched or
@@ -137,16 +137,14 @@ async function compare(
       "privileged_sessions",
     ].map((k) => Number(whole[k] ?? 0)),
   );
-  // The period's sessions are read by page one's totals (with the sessions per day) and the one
-  // read; the others are page one's extent of the record (every session, not the period's) and
-  // the sessions of the detection hits.
+  // The sessions are read by the one read, and else only by page one's extent of the record
+  // (every session, not the period's) and the sessions of the detection hits.
   const reads = built.queries
     .filter((q) => /\.`?sessions(_enriched)?`?\b/.test(q.sql))
     .map((q) => q.id);
   expect(reads, say).toEqual([
     "coverage.sessions_extent",
     ...(source === "plain" ? ["access.sessions_per_day_rollups"] : []),
-    "access.totals_and_sessions_per_day",
     "access.one_read",
     "access.detection_hits",
   ]);
