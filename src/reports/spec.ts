@@ -71,8 +71,6 @@ export interface KindSpec<F> {
   title: string;
   /** Values read before the tables (their queries come first in the manifest). */
   facts: (ctx: KindContext) => Promise<F>;
-  /** Run once the tables are read, or their reading failed (a read the tables shared stops). */
-  finish?: (facts: F) => Promise<void>;
   /**
    * In the order they are read; each is shown in its section in this order, and the sections in
    * the order their first table is listed.
@@ -141,13 +139,9 @@ async function buildKind<F>(
   const shown = spec.tables.filter((t) => !t.when || t.when(ctx, facts));
   // Each table is a step, and writing the files the last one.
   const steps = shown.length + 1;
-  try {
-    for (const [i, t] of shown.entries()) {
-      ctx.progress?.({ n: i + 1, of: steps, what: t.title });
-      built.set(t.id, await buildTable(t, ctx, facts, spec.title));
-    }
-  } finally {
-    await spec.finish?.(facts);
+  for (const [i, t] of shown.entries()) {
+    ctx.progress?.({ n: i + 1, of: steps, what: t.title });
+    built.set(t.id, await buildTable(t, ctx, facts, spec.title));
   }
   const sections = layout.map((s) => ({
     id: s.id,

@@ -218,7 +218,6 @@ export {
   type Row,
 } from "./reports/query.js";
 export { controlPlaneQueries } from "./reports/control-plane.js";
-export { ACCESS_PARTS, accessOneRead } from "./reports/access-one-read.js";
 export { coverageQueries } from "./reports/coverage.js";
 export { sensitiveQueries } from "./reports/sensitive.js";
 export {

@@ -4,8 +4,7 @@
 // exported; the detections' hits in the period.
 import { aggregationName } from "../../pipeline/names.js";
 import {
-  ACCESS_PARTS,
-  accessOneRead,
+  accessQueries,
   detectionHitsQuery,
   policyHitQueries,
   rollupQueries,
@@ -14,9 +13,8 @@ import {
   type Row,
 } from "../../warehouse/index.js";
 import type { Notice } from "../model.js";
-import { PartedRows } from "../parts.js";
 import { defineKind, totalOf, type TableRead, type Section } from "../spec.js";
-import { inactiveAccounts } from "./accounts.js";
+import { INACTIVE_ACCOUNTS } from "./accounts.js";
 import { personNotice, type KindContext } from "./context.js";
 
 /** The report's sections, in the order their first table is listed. */
@@ -26,47 +24,30 @@ const CHANGES: Section = { id: "changes", title: "Changes and unused access" };
 const DETECTIONS: Section = { id: "detections", title: "Detections" };
 
 /**
- * The one read of the period's sessions (access-one-read.ts), its totals read first; each table
- * of sessions takes its part of it in turn. With the person as the user key, the sessions per
- * day come from the daily rollups where they hold the day, read before it (a row a day: held).
+ * The period's totals and its sessions per day, read first in one read of the period (a row a
+ * day: held); the days undefined when the sessions are not exported.
  */
 interface Facts {
   totals: Row;
-  read: PartedRows;
-  rolledUpDays: Row[] | undefined;
+  days: Row[] | undefined;
 }
 
-/** The query every table of sessions comes from (its columns are the same for both sources). */
-const ONE_READ = accessOneRead("enriched");
+const queries = (ctx: KindContext) => accessQueries(ctx.source);
 
 /** What a table of sessions names as not exported: the sessions' tables (never the rollups). */
 const sessionsMissing = (ctx: KindContext) =>
   ctx.reader.missing(sessionNeeds(ctx.source));
 
-/** A table of sessions: its part of the one read. */
-const part =
-  (p: number) =>
-  (ctx: KindContext, f: Facts): Promise<TableRead> =>
-    Promise.resolve({
-      rows: f.read.ran ? f.read.take(p) : undefined,
-      notExported: sessionsMissing(ctx),
-    });
-
 export const accessReview = defineKind<Facts>({
   title: "Access review",
   facts: async (ctx) => {
-    // Read before the one read starts: one statement at a time.
-    const rolledUpDays =
-      ctx.source === "plain"
-        ? await ctx.reader.rows(rollupQueries().sessionsPerDay, ctx.params)
-        : undefined;
-    const read = new PartedRows(
-      ctx.reader.stream(accessOneRead(ctx.source), ctx.params),
-    );
-    const [totals] = await read.all(ACCESS_PARTS.totals);
-    return { totals: totals ?? {}, read, rolledUpDays };
+    const rows = await ctx.reader.rows(queries(ctx).totalsAndDays, ctx.params);
+    const whole = (r: Row) => Number(r.whole_period) === 1;
+    return {
+      totals: rows?.find(whole) ?? {},
+      days: rows?.filter((r) => !whole(r)),
+    };
   },
-  finish: ({ read }) => read.close(),
   tables: [
     {
       id: "access-per-person",
@@ -87,7 +68,8 @@ export const accessReview = defineKind<Facts>({
         "privileged_sessions:number",
         "data_labels",
       ],
-      rows: { read: part(ACCESS_PARTS.perPerson), query: ONE_READ },
+      rows: (ctx) => queries(ctx).perPerson,
+      notExported: sessionsMissing,
     },
     {
       id: "access-per-person-system",
@@ -104,7 +86,8 @@ export const accessReview = defineKind<Facts>({
         "last_access",
         "native_users",
       ],
-      rows: { read: part(ACCESS_PARTS.perPersonSystem), query: ONE_READ },
+      rows: (ctx) => queries(ctx).perPersonSystem,
+      notExported: sessionsMissing,
     },
     {
       id: "access-new",
@@ -113,7 +96,8 @@ export const accessReview = defineKind<Facts>({
       note: (ctx) =>
         `Person and system pairs with a session in the period and none in the period of the same length before it (from ${ctx.params.previousFrom ?? ""} UTC).`,
       columns: ["person", "system", "first_access", "sessions:number"],
-      rows: { read: part(ACCESS_PARTS.newAccess), query: ONE_READ },
+      rows: (ctx) => queries(ctx).newAccess,
+      notExported: sessionsMissing,
     },
     {
       id: "access-privileged-production",
@@ -130,7 +114,8 @@ export const accessReview = defineKind<Facts>({
         "sessions:number",
         "last_access",
       ],
-      rows: { read: part(ACCESS_PARTS.privileged), query: ONE_READ },
+      rows: (ctx) => queries(ctx).privileged,
+      notExported: sessionsMissing,
     },
     {
       id: "access-per-day",
@@ -139,9 +124,12 @@ export const accessReview = defineKind<Facts>({
       note: "Sessions starting on each day of the period (UTC) and the people behind them.",
       chart: "sessions",
       columns: ["day", "sessions:number", "people:number"],
-      rows: { read: sessionsPerDay, query: ONE_READ },
+      rows: {
+        read: sessionsPerDay,
+        query: accessQueries("enriched").totalsAndDays,
+      },
     },
-    { ...inactiveAccounts<Facts>((f) => f.read), section: CHANGES },
+    { ...INACTIVE_ACCOUNTS, section: CHANGES },
     {
       id: "access-policy-hits",
       section: SYSTEMS,
@@ -200,13 +188,15 @@ export const accessReview = defineKind<Facts>({
 });
 
 /**
- * The sessions per day: a part of the one read, or, with the person as the user key, from the
- * daily rollups (the only table they can answer) and the sessions, read first.
+ * The sessions per day: read with the totals, or, with the person as the user key, from the
+ * daily rollups (the only table they can answer) and the sessions.
  */
 function sessionsPerDay(ctx: KindContext, facts: Facts): Promise<TableRead> {
-  if (ctx.source !== "plain") return part(ACCESS_PARTS.perDay)(ctx, facts);
   return Promise.resolve({
-    rows: facts.rolledUpDays,
+    rows:
+      ctx.source === "plain"
+        ? ctx.reader.stream(rollupQueries().sessionsPerDay, ctx.params)
+        : facts.days,
     notExported: sessionsMissing(ctx),
   });
 }

@@ -58,22 +58,6 @@ WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
   AND (email = '' OR ('email', email) NOT IN ${ACTIVE_ACCOUNTS})
 ORDER BY type, email, id`,
   },
-  /**
-   * The users the control plane knows (not deleted, created before the period ends), by type,
-   * e-mail and id: the access review leaves out those with a session in the period, which its
-   * one read of the sessions lists (access-one-read.ts); inactiveAccounts is the same table
-   * read alone.
-   */
-  accounts: {
-    id: "access.accounts",
-    needs: ["users"],
-    sql: `SELECT id, email, full_name AS name, type, db_username,
-       if(expire_at IS NULL, '', ${T("assumeNotNull(expire_at)")}) AS expires
-FROM {{db}}.users FINAL
-WHERE is_deleted = 0 AND created_at < {to:DateTime64(3, 'UTC')}
-  AND ({user:String} = '' OR email = {user:String} OR db_username = {user:String})
-ORDER BY type, email, id`,
-  },
   suspensions: {
     id: "policy.suspensions",
     needs: ["policy_suspensions"],

@@ -7,22 +7,21 @@ import { LONG_RANGE_DAYS, SESSIONS_ROLLUP_SOURCE } from "../rollups.js";
 import type { ReportQuery } from "./query.js";
 
 /** Native user names that act with an administrator's rights on most systems. */
-export const PRIVILEGED =
+const PRIVILEGED =
   "match(lower(native_username), '^(root|admin|administrator|postgres|sa|sys|system|dba|superuser|rdsadmin|master)$|admin')";
 
-/** The report's filters over a row of sessionsSql ('' = all). */
-export const SESSION_FILTERS = `({user:String} = '' OR user_key = {user:String} OR person = {user:String})
+const FILTERS = `({user:String} = '' OR user_key = {user:String} OR person = {user:String})
   AND ({resource:String} = '' OR resource_name = {resource:String})
   AND ({environment:String} = '' OR environment = {environment:String})`;
 
 const ENVIRONMENT = `ifNull(e.environment, '')`;
 
-/** The sessions starting in [{lo}, {hi}), one row each with the person behind it, unfiltered. */
-export function sessionsSql(
+function periodSessions(
   source: "enriched" | "plain",
-  lo: string,
-  hi: string,
+  range: "period" | "previous",
 ): string {
+  const [lo, hi] =
+    range === "period" ? ["from", "to"] : ["previousFrom", "from"];
   const person =
     source === "enriched"
       ? `multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, user_key) AS person,
@@ -32,25 +31,15 @@ export function sessionsSql(
     source === "enriched"
       ? "{{db}}.sessions_enriched AS s"
       : "{{db}}.sessions AS s FINAL";
-  return `SELECT s.id AS id, s.start_time AS start_time, s.user_key AS user_key, s.user_type AS user_type,
+  return `SELECT * FROM (
+  SELECT s.id AS id, s.start_time AS start_time, s.user_key AS user_key, s.user_type AS user_type,
        s.resource_id AS resource_id, s.resource_name AS resource_name, s.resource_technology AS resource_technology,
        s.native_username AS native_username, ${ENVIRONMENT} AS environment,
-       s.user_id AS user_id, s.end_user_id AS end_user_id, s.user_email AS user_email, s.end_user_email AS end_user_email,
        ${person}
   FROM ${table}
   LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name
-  WHERE s.start_time >= {${lo}:DateTime64(3, 'UTC')} AND s.start_time < {${hi}:DateTime64(3, 'UTC')}`;
-}
-
-function periodSessions(
-  source: "enriched" | "plain",
-  range: "period" | "previous",
-): string {
-  const [lo, hi] =
-    range === "period" ? ["from", "to"] : ["previousFrom", "from"];
-  return `SELECT * FROM (
-  ${sessionsSql(source, lo, hi)}
-) WHERE ${SESSION_FILTERS}`;
+  WHERE s.start_time >= {${lo}:DateTime64(3, 'UTC')} AND s.start_time < {${hi}:DateTime64(3, 'UTC')}
+) WHERE ${FILTERS}`;
 }
 
 export type SessionSource = "enriched" | "plain";
@@ -176,7 +165,7 @@ export function rollupQueries() {
   FROM {{db}}.session_rollups_daily AS r FINAL
   LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = r.resource_name
   WHERE r.day IN ${ROLLED_UP_DAYS} AND r.sessions > 0
-) WHERE ${SESSION_FILTERS}`;
+) WHERE ${FILTERS}`;
   return {
     rolledUpDays: {
       id: "access.rolled_up_days",
