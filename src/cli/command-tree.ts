@@ -424,7 +424,7 @@ export const COMMAND_TREE: Readonly<Record<string, CommandSpec>> = {
         options: [
           ...rangeFlags(
             "start of the period (default: the previous month's first day)",
-            "end of the period, excluded (default: this month's first day)",
+            "end of the period, excluded (default: this month's first day; with only --from, now)",
           ),
           {
             flags: "--out <dir>",

@@ -33,19 +33,17 @@ export interface ReportOptions {
   replace?: boolean;
 }
 
-/** `report <kind>`: the period defaults to the previous month. */
+/**
+ * `report <kind>`: the period defaults to the previous month; with only `--from`, it ends now
+ * (what `--to now` reads).
+ */
 export async function runReport(
   globals: GlobalOptions,
   kind: ReportKind,
   o: ReportOptions,
 ): Promise<void> {
   const config = configFrom(globals, {}, { needsApi: false });
-  const nowMs = Date.now();
-  const fallback = previousPeriod("previous-month", nowMs);
-  const fromMs = o.from
-    ? parseInstant(o.from, "--from", nowMs)
-    : fallback.fromMs;
-  const toMs = o.to ? parseInstant(o.to, "--to", nowMs) : fallback.toMs;
+  const { fromMs, toMs } = reportPeriod(o, Date.now());
   const progress = new ReportProgressLine(kind);
   const written = await reportWithReadAccess(config, {
     kind,
@@ -59,6 +57,26 @@ export async function runReport(
     progress: progress.update,
   }).finally(() => progress.close());
   printWritten(written);
+}
+
+/**
+ * The period of `report <kind>`: `--from` and `--to` as given; neither, the previous month; only
+ * `--from`, up to now; only `--to`, from the previous month's start.
+ */
+function reportPeriod(
+  o: Pick<ReportOptions, "from" | "to">,
+  nowMs: number,
+): { fromMs: number; toMs: number } {
+  const fallback = previousPeriod("previous-month", nowMs);
+  const fromMs = o.from
+    ? parseInstant(o.from, "--from", nowMs)
+    : fallback.fromMs;
+  const toMs = o.to
+    ? parseInstant(o.to, "--to", nowMs)
+    : o.from
+      ? parseInstant("now", "--to", nowMs)
+      : fallback.toMs;
+  return { fromMs, toMs };
 }
 
 /** `report verify DIR`: every file against the manifest, and its signature. */

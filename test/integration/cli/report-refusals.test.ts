@@ -1,6 +1,6 @@
 // `sessionhouse report` through the real CLI over simulator data: a filter value no stored
 // session has is refused (exit 2) with the nearest ones seen, unless --force; a period not begun
-// is refused; a PDF asked for without Chromium fails (exit 1) and writes nothing; `report
+// is refused, and --from alone ends the period now; a PDF asked for without Chromium fails (exit 1) and writes nothing; `report
 // verify` of a manifest listing no file fails; a directory an interrupted report left is named
 // as such, with what to do, and --replace writes over it (never over a finished report). A
 // report that runs a few seconds shows its progress on a pseudo-terminal (`script`) and nothing
@@ -156,6 +156,36 @@ describe("report periods", () => {
       /the period 2099-01-01 00:00:00 to 2099-02-01 00:00:00 UTC has not begun/,
     );
     expect(existsSync(join(outDir, "future"))).toBe(false);
+  });
+
+  it("--from alone ends the period now (not at the previous month's end): --from -7d is the last seven days", async () => {
+    const before = Date.now();
+    const r = await sessionhouse([
+      "report",
+      "access-review",
+      "--from",
+      "-7d",
+      "--format",
+      "json",
+      "--out",
+      join(outDir, "last-week"),
+    ]);
+    const after = Date.now();
+    expect(r.code, r.stderr).toBe(0);
+    const { period, notices } = JSON.parse(
+      readFileSync(join(outDir, "last-week", "report.json"), "utf8"),
+    ) as {
+      period: { from: string; to: string };
+      notices: { text: string }[];
+    };
+    const to = Date.parse(period.to);
+    expect(to).toBeGreaterThanOrEqual(before);
+    expect(to).toBeLessThanOrEqual(after);
+    expect(to - Date.parse(period.from)).toBe(7 * 86_400_000);
+    // Ending now, no part of it is still to come.
+    expect(notices.map((n) => n.text).join("\n")).not.toMatch(
+      /after this report was made/,
+    );
   });
 });
 
