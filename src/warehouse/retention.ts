@@ -81,6 +81,9 @@ export function retentionSettings(config: {
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
+      rollup(Tables.resourcePeopleRollupsDaily),
+      rollup(Tables.nativeUserRollupsDaily),
+      rollup(Tables.technologyUserResourceRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };
