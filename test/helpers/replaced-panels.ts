@@ -335,7 +335,7 @@ ORDER BY time, resource_technology`,
   {
     uid: "sessionhouse-ai-llm-activity",
     title: "MCP resources",
-    picks: "user",
+    picks: "environment",
     // Every MCP session of the range read from sessions FINAL.
     sql: `SELECT resource_name AS mcp_resource,
        count() AS sessions,

@@ -76,6 +76,11 @@ async function storeLinks(): Promise<void> {
               'zoe@acme.example', 'Zoe', '', 0, 1),
              ('lnk_2', ${at(TODAY - 40 * DAY)}, '', 'app', 'group', 'grp_ops', '', '', 'ops', 0, 1)`,
   });
+  // The environment of the MCP resource, as the resource_environments view reads it.
+  await w.client.command({
+    query: `INSERT INTO agg_histogram (job, bucket_time, interval_s, level, key1, key2, count, window_start, fetched_at)
+      SELECT 'resource_environments', toDateTime(${(TODAY - DAY) / 1000}, 'UTC') AS t, 3600, 2, 'prod', 'ai-1', 1, t, t`,
+  });
   await w.client.command({
     query: `INSERT INTO inventory_columns (id, kind, resource_id, resource_name, path, data_labels)
       VALUES ('col_1', 'column', '', 'resource-0', 'db.t.email', ['pii']),
@@ -173,9 +178,14 @@ describe("panels over the rollups of migration 0046", () => {
         const { variables } = await resolveVariables(w, d, { range });
         const option = variables.find((v) => v.name === r.picks)?.options[0];
         expect(option, `${name}: an option of ${r.picks}`).toBeDefined();
+        const user = variables.find((v) => v.name === "user")?.options[0];
         for (const chosen of [
           new Map<string, string[]>(),
           new Map([[r.picks, [option ?? ""]]]),
+          // The AI dashboard's panels with one user too, whatever their pick.
+          ...(r.uid === "sessionhouse-ai-llm-activity" && user !== undefined
+            ? [new Map([["user", [user]]])]
+            : []),
         ]) {
           const what = `${name} ${JSON.stringify([...chosen])}`;
           const want = await rowsOf(d, r.sql, range, chosen, panel.interval);
