@@ -46,7 +46,7 @@ ORDER BY (day, resource_name, native_username, person_via, person_name, person_e
 -- over rolled-up days (one row per day × technology × user_key × resource): sessions, the
 -- person's type, first and last start. Ordered by technology first, so that one technology's
 -- year reads its own granules. Computed and superseded with resource_people_rollups_daily.
-CREATE TABLE IF NOT EXISTS {{db}}.technology_user_resource_rollups_daily {{on_cluster}}
+CREATE TABLE IF NOT EXISTS {{db}}.technology_pair_rollups_daily {{on_cluster}}
 (
     day                  Date,
     resource_technology  LowCardinality(String),
@@ -91,7 +91,7 @@ WHERE toDate(start_time) IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE sour
   AND user_id = '' AND end_user_id = '' AND native_username != ''
 GROUP BY day, resource_name, native_username, person_via, person_name, person_email;
 
-INSERT INTO {{db}}.technology_user_resource_rollups_daily
+INSERT INTO {{db}}.technology_pair_rollups_daily
 SELECT toDate(start_time) AS day, resource_technology, user_key, resource_name, any(user_type),
        count(), min(start_time), max(start_time), now64(3, 'UTC')
 FROM {{db}}.sessions FINAL

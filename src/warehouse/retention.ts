@@ -83,7 +83,7 @@ export function retentionSettings(config: {
       rollup(Tables.machineAddressRollupsDaily),
       rollup(Tables.resourcePeopleRollupsDaily),
       rollup(Tables.nativeUserRollupsDaily),
-      rollup(Tables.technologyUserResourceRollupsDaily),
+      rollup(Tables.technologyPairRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

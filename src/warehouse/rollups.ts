@@ -417,8 +417,8 @@ const RESOURCE_PEOPLE_KEYS = "resource_id, resource_name";
 const NATIVE_USER_KEYS =
   "resource_name, native_username, person_via, person_name, person_email";
 
-/** The keys of technology_user_resource_rollups_daily after its day. */
-const TECHNOLOGY_USER_RESOURCE_KEYS =
+/** The keys of technology_pair_rollups_daily after its day. */
+const TECHNOLOGY_PAIR_KEYS =
   "resource_technology, user_key, resource_name";
 
 /** The sessions made through a native user directly: no brand member named. */
@@ -472,16 +472,16 @@ async function computePeopleRollups(
     params,
   });
   await supersedingInsert(w, {
-    table: Tables.technologyUserResourceRollupsDaily,
-    keys: TECHNOLOGY_USER_RESOURCE_KEYS,
+    table: Tables.technologyPairRollupsDaily,
+    keys: TECHNOLOGY_PAIR_KEYS,
     columns: "user_type, sessions, first_start_time, last_start_time",
-    computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_USER_RESOURCE_KEYS}, any(user_type),
+    computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type),
         count(), min(start_time), max(start_time), ${COMPUTED_AT}
       ${sessions}
-      GROUP BY day, ${TECHNOLOGY_USER_RESOURCE_KEYS}`,
+      GROUP BY day, ${TECHNOLOGY_PAIR_KEYS}`,
     zeroed: "user_type, 0, first_start_time, last_start_time",
     count: "sessions",
-    current: `SELECT toDate(start_time), ${TECHNOLOGY_USER_RESOURCE_KEYS} ${sessions}`,
+    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${sessions}`,
     params,
   });
 }

@@ -36,7 +36,7 @@ export const Tables = {
   machineAddressRollupsDaily: "machine_address_rollups_daily",
   resourcePeopleRollupsDaily: "resource_people_rollups_daily",
   nativeUserRollupsDaily: "native_user_rollups_daily",
-  technologyUserResourceRollupsDaily: "technology_user_resource_rollups_daily",
+  technologyPairRollupsDaily: "technology_pair_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",

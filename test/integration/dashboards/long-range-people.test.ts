@@ -40,7 +40,7 @@ const UIDS = [
   "sessionhouse-ai-llm-activity",
 ];
 const ROLLUPS =
-  /\b(resource_people_rollups_daily|native_user_rollups_daily|technology_user_resource_rollups_daily)\b/;
+  /\b(resource_people_rollups_daily|native_user_rollups_daily|technology_pair_rollups_daily)\b/;
 
 let w: Warehouse;
 
@@ -235,7 +235,7 @@ describe("panels over the rollups of migration 0046", () => {
     [
       "sessionhouse-ai-llm-activity",
       "Who uses which LLM and MCP resources",
-      `INSERT INTO technology_user_resource_rollups_daily (day, resource_technology, user_key, resource_name, sessions, computed_at)
+      `INSERT INTO technology_pair_rollups_daily (day, resource_technology, user_key, resource_name, sessions, computed_at)
         VALUES ({day}, 'mcp', 'zz-user', 'zz-mcp', {n}, now64(3) + toIntervalSecond({later}))`,
       ["zz-user", "", "zz-mcp", "mcp", 100000],
     ],

@@ -235,7 +235,7 @@ describe("user variables over rolled-up days and raw days", () => {
       );
       // The AI dashboard's user variable reads the per technology × person × resource rollup.
       await write(
-        `INSERT INTO technology_user_resource_rollups_daily (day, resource_technology, user_key,
+        `INSERT INTO technology_pair_rollups_daily (day, resource_technology, user_key,
             resource_name, sessions, computed_at)
           VALUES ('${day}', 'llm', 'zz-nobody', 'zz-nowhere', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
       );

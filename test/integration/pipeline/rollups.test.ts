@@ -335,7 +335,7 @@ async function technologyPairsFromRollups() {
     `SELECT toString(day) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type) AS user_type,
             sum(sessions) AS sessions, toString(min(first_start_time)) AS first_start,
             toString(max(last_start_time)) AS last_start
-     FROM (SELECT * FROM {db}.technology_user_resource_rollups_daily FINAL WHERE sessions > 0)
+     FROM (SELECT * FROM {db}.technology_pair_rollups_daily FINAL WHERE sessions > 0)
      GROUP BY day, ${TECHNOLOGY_PAIR_KEYS} ORDER BY day, ${TECHNOLOGY_PAIR_KEYS}`,
   );
 }
@@ -656,7 +656,7 @@ describe("daily rollups", () => {
     const tables: [string, () => Promise<Record<string, unknown>[]>][] = [
       ["resource_people_rollups_daily", resourcePeopleFromRollups],
       ["native_user_rollups_daily", nativeFromRollups],
-      ["technology_user_resource_rollups_daily", technologyPairsFromRollups],
+      ["technology_pair_rollups_daily", technologyPairsFromRollups],
     ];
     for (const [table, rolled] of tables) {
       const want = await rolled();

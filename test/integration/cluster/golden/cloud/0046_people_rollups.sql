@@ -29,7 +29,7 @@ ENGINE = ReplacingMergeTree(computed_at)
 PARTITION BY toYear(day)
 ORDER BY (day, resource_name, native_username, person_via, person_name, person_email);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily
+CREATE TABLE IF NOT EXISTS sessionhouse.technology_pair_rollups_daily
 (
     `day` Date,
     `resource_technology` LowCardinality(String),
@@ -125,7 +125,7 @@ GROUP BY
     person_name,
     person_email;
 
-INSERT INTO sessionhouse.technology_user_resource_rollups_daily SELECT
+INSERT INTO sessionhouse.technology_pair_rollups_daily SELECT
     toDate(start_time) AS day,
     resource_technology,
     user_key,

@@ -35,7 +35,7 @@ ORDER BY (day, resource_name, native_username, person_via, person_name, person_e
 CREATE TABLE IF NOT EXISTS sessionhouse.native_user_rollups_daily ON CLUSTER sessionhouse_cluster AS sessionhouse.native_user_rollups_daily_local
 ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'native_user_rollups_daily_local', cityHash64(resource_name));
 
-CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily_local ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.technology_pair_rollups_daily_local ON CLUSTER sessionhouse_cluster
 (
     `day` Date,
     `resource_technology` LowCardinality(String),
@@ -47,12 +47,12 @@ CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily_l
     `last_start_time` DateTime64(3, 'UTC'),
     `computed_at` DateTime64(3, 'UTC')
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/technology_user_resource_rollups_daily_local', '{replica}', computed_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/technology_pair_rollups_daily_local', '{replica}', computed_at)
 PARTITION BY toYear(day)
 ORDER BY (resource_technology, day, user_key, resource_name);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily ON CLUSTER sessionhouse_cluster AS sessionhouse.technology_user_resource_rollups_daily_local
-ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'technology_user_resource_rollups_daily_local', cityHash64(resource_technology));
+CREATE TABLE IF NOT EXISTS sessionhouse.technology_pair_rollups_daily ON CLUSTER sessionhouse_cluster AS sessionhouse.technology_pair_rollups_daily_local
+ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'technology_pair_rollups_daily_local', cityHash64(resource_technology));
 
 INSERT INTO sessionhouse.resource_people_rollups_daily SELECT
     day,
@@ -134,7 +134,7 @@ GROUP BY
     person_name,
     person_email;
 
-INSERT INTO sessionhouse.technology_user_resource_rollups_daily SELECT
+INSERT INTO sessionhouse.technology_pair_rollups_daily SELECT
     toDate(start_time) AS day,
     resource_technology,
     user_key,

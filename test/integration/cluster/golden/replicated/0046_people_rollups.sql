@@ -29,7 +29,7 @@ ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/n
 PARTITION BY toYear(day)
 ORDER BY (day, resource_name, native_username, person_via, person_name, person_email);
 
-CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily ON CLUSTER sessionhouse_cluster
+CREATE TABLE IF NOT EXISTS sessionhouse.technology_pair_rollups_daily ON CLUSTER sessionhouse_cluster
 (
     `day` Date,
     `resource_technology` LowCardinality(String),
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS sessionhouse.technology_user_resource_rollups_daily O
     `last_start_time` DateTime64(3, 'UTC'),
     `computed_at` DateTime64(3, 'UTC')
 )
-ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/technology_user_resource_rollups_daily', '{replica}', computed_at)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/technology_pair_rollups_daily', '{replica}', computed_at)
 PARTITION BY toYear(day)
 ORDER BY (resource_technology, day, user_key, resource_name);
 
@@ -125,7 +125,7 @@ GROUP BY
     person_name,
     person_email;
 
-INSERT INTO sessionhouse.technology_user_resource_rollups_daily SELECT
+INSERT INTO sessionhouse.technology_pair_rollups_daily SELECT
     toDate(start_time) AS day,
     resource_technology,
     user_key,
