@@ -418,8 +418,7 @@ const NATIVE_USER_KEYS =
   "resource_name, native_username, person_via, person_name, person_email";
 
 /** The keys of technology_pair_rollups_daily after its day. */
-const TECHNOLOGY_PAIR_KEYS =
-  "resource_technology, user_key, resource_name";
+const TECHNOLOGY_PAIR_KEYS = "resource_technology, user_key, resource_name";
 
 /** The sessions made through a native user directly: no brand member named. */
 const NATIVE_ONLY = "user_id = '' AND end_user_id = ''";
