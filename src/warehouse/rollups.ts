@@ -1,9 +1,11 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0047) and the monthly ones (0047):
-// which days changed since they were computed, which are settled, and the computation of a set
-// of days from the deduplicated rows (per person × resource × technology × connector × status,
-// per technology, per user group × resource × technology, per client IP address × user type, per
-// machine account × address and per parent session), superseding the rows an earlier
-// computation of the same days wrote, then of their months (per person, resource, technology).
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0046, 0047) and the monthly ones
+// (0047): which days changed since they were computed, which are settled, and the computation of
+// a set of days from the deduplicated rows (per person × resource × technology × connector ×
+// status, per technology, per user group × resource × technology, per client IP address × user
+// type, per machine account × address, per parent session, per resource with its people, per
+// native user with the person behind it, and per technology × person × resource), superseding
+// the rows an earlier computation of the same days wrote, then of their months (per person,
+// resource, technology).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -195,6 +197,7 @@ export async function computeSessionRollups(
     params,
   });
   await computeAudienceRollups(w, sessions, params);
+  await computePeopleRollups(w, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
     `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
@@ -491,4 +494,79 @@ export async function rollupStatus(w: Warehouse): Promise<RollupStatus[]> {
     lastDay: r.last_day,
     lastComputedAt: r.last_computed,
   }));
+}
+
+/** The keys of resource_people_rollups_daily after its day. */
+const RESOURCE_PEOPLE_KEYS = "resource_id, resource_name";
+
+/** The keys of native_user_rollups_daily after its day: the person as sessions_enriched finds them. */
+const NATIVE_USER_KEYS =
+  "resource_name, native_username, person_via, person_name, person_email";
+
+/** The keys of technology_pair_rollups_daily after its day. */
+const TECHNOLOGY_PAIR_KEYS = "resource_technology, user_key, resource_name";
+
+/** The sessions made through a native user directly: no brand member named. */
+const NATIVE_ONLY = "user_id = '' AND end_user_id = ''";
+
+/**
+ * The rollups of the people behind the sessions, for the same days as the finer rollup: per
+ * resource (a uniq state of the people, brand members' from `sessions`, the others' as
+ * sessions_enriched finds them), per native user and the person behind it (the sessions made
+ * through a native user directly), and per technology × person × resource.
+ */
+async function computePeopleRollups(
+  w: Warehouse,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const sessions = `FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()}`;
+  const enriched = `FROM ${qualified(w, Tables.sessionsEnriched)} WHERE ${sessionDaysFilter()} AND ${NATIVE_ONLY}`;
+  const people = `SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
+        uniqState(if(end_user_id != '', end_user_id, user_id)) AS p, max(start_time) AS last
+      ${sessions} AND NOT (${NATIVE_ONLY})
+      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}
+      UNION ALL
+      SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
+        uniqStateIf(person_id, person_id != '') AS p, max(start_time) AS last
+      ${enriched}
+      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}`;
+  await supersedingInsert(w, {
+    table: Tables.resourcePeopleRollupsDaily,
+    keys: RESOURCE_PEOPLE_KEYS,
+    columns: "sessions, persons, last_start_time",
+    computed: `SELECT day, ${RESOURCE_PEOPLE_KEYS}, sum(n), uniqMergeState(p), max(last), ${COMPUTED_AT}
+      FROM (${people})
+      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}`,
+    zeroed: "0, persons, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${RESOURCE_PEOPLE_KEYS} ${sessions}`,
+    params,
+  });
+  const native = `${enriched} AND native_username != ''`;
+  await supersedingInsert(w, {
+    table: Tables.nativeUserRollupsDaily,
+    keys: NATIVE_USER_KEYS,
+    columns: "sessions, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, ${NATIVE_USER_KEYS}, count(), min(start_time),
+        max(start_time), ${COMPUTED_AT}
+      ${native}
+      GROUP BY day, ${NATIVE_USER_KEYS}`,
+    zeroed: "0, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${NATIVE_USER_KEYS} ${native}`,
+    params,
+  });
+  await supersedingInsert(w, {
+    table: Tables.technologyPairRollupsDaily,
+    keys: TECHNOLOGY_PAIR_KEYS,
+    columns: "user_type, sessions, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type),
+        count(), min(start_time), max(start_time), ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, ${TECHNOLOGY_PAIR_KEYS}`,
+    zeroed: "user_type, 0, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${sessions}`,
+    params,
+  });
 }

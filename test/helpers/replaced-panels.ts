@@ -395,6 +395,120 @@ GROUP BY parent_session_id
 ORDER BY child_sessions DESC, last_child DESC
 LIMIT 1000`,
   },
+  // The native-user and AI panels before they read the daily rollups of migration 0046.
+  {
+    uid: "sessionhouse-native-users",
+    title: "Native-user sessions",
+    picks: "native_resource",
+    // Every session of the range read through sessions_enriched.
+    sql: `SELECT count() AS sessions, countIf(person_via != 'none') AS with_person, round(100 * countIf(person_via != 'none') / greatest(count(), 1), 1) AS resolved_pct
+FROM sessions_enriched
+WHERE $__timeFilter(start_time) AND user_id = '' AND end_user_id = '' AND native_username != ''
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${native_resource:singlequote}]))), $native_resource)`,
+  },
+  {
+    uid: "sessionhouse-native-users",
+    title: "Native-user sessions by how the person is known",
+    picks: "native_resource",
+    // Every session of the range read through sessions_enriched; the interval a day at least over a
+    // range longer than 31 days, as the panel buckets it since it reads the daily rollup.
+    sql: `SELECT toStartOfInterval(toDateTime(start_time), toIntervalSecond(if(dateDiff('second', $__fromTime, $__toTime) > 2678400, greatest($__interval_s, 86400), $__interval_s))) AS time, person_via, count() AS sessions
+FROM sessions_enriched
+WHERE $__timeFilter(start_time) AND user_id = '' AND end_user_id = '' AND native_username != ''
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${native_resource:singlequote}]))), $native_resource)
+GROUP BY time, person_via
+ORDER BY time, person_via`,
+  },
+  {
+    uid: "sessionhouse-native-users",
+    title: "Person behind each native user",
+    picks: "native_resource",
+    // Every session of the range read through sessions_enriched.
+    sql: `SELECT resource_name,
+       native_username,
+       person_via,
+       if(person_name != '', person_name, '(none)') AS person_name,
+       person_email,
+       count() AS sessions,
+       min(start_time) AS first_session,
+       max(start_time) AS last_session
+FROM sessions_enriched
+WHERE $__timeFilter(start_time) AND user_id = '' AND end_user_id = '' AND native_username != ''
+  AND $__conditionalAll(resource_name IN (SELECT decodeURLComponent(arrayJoin([\${native_resource:singlequote}]))), $native_resource)
+GROUP BY resource_name, native_username, person_via, person_name, person_email
+ORDER BY sessions DESC, resource_name, native_username, person_via, person_name, person_email
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-ai-llm-activity",
+    title: "LLM and MCP sessions",
+    picks: "user",
+    // Every LLM and MCP session of the range read from sessions FINAL.
+    sql: `SELECT countIf(resource_technology = 'llm') AS llm_sessions,
+       countIf(resource_technology = 'mcp') AS mcp_sessions,
+       uniq(user_key) AS users
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND resource_technology IN ('llm', 'mcp')
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)`,
+  },
+  {
+    uid: "sessionhouse-ai-llm-activity",
+    title: "LLM and MCP sessions over time",
+    picks: "user",
+    // Every LLM and MCP session of the range from sessions FINAL; the interval a day at least over a
+    // range longer than 31 days, as the panel buckets it since it reads the daily rollup.
+    sql: `SELECT toStartOfInterval(toDateTime(start_time), toIntervalSecond(if(dateDiff('second', $__fromTime, $__toTime) > 2678400, greatest($__interval_s, 86400), $__interval_s))) AS time, resource_technology, count() AS sessions
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND resource_technology IN ('llm', 'mcp')
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+GROUP BY time, resource_technology
+ORDER BY time, resource_technology`,
+  },
+  {
+    uid: "sessionhouse-ai-llm-activity",
+    title: "MCP resources",
+    picks: "environment",
+    // Every MCP session of the range read from sessions FINAL.
+    sql: `SELECT resource_name AS mcp_resource,
+       count() AS sessions,
+       uniq(user_key) AS users,
+       arraySlice(arraySort(groupUniqArray(user_key)), 1, 5) AS some_users,
+       max(start_time) AS last_session,
+       encodeURLComponent(mcp_resource) AS mcp_resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND resource_technology = 'mcp'
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+GROUP BY mcp_resource
+ORDER BY sessions DESC, mcp_resource
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-ai-llm-activity",
+    title: "Who uses which LLM and MCP resources",
+    picks: "user",
+    // Every LLM and MCP session of the range from sessions FINAL; ordered by sessions only, it left
+    // the order of equal counts (and so the rows a cut keeps) to chance: the user and resource
+    // break ties here as they do in the panel.
+    sql: `SELECT user_key AS user,
+       any(user_type) AS user_type,
+       resource_name AS resource,
+       any(resource_technology) AS technology,
+       count() AS sessions,
+       min(start_time) AS first_access,
+       max(start_time) AS last_access,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(resource) AS resource_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND resource_technology IN ('llm', 'mcp')
+  AND $__conditionalAll(resource_name IN (SELECT resource_name FROM resource_environments WHERE environment IN (SELECT decodeURLComponent(arrayJoin([\${environment:singlequote}])))), $environment)
+  AND $__conditionalAll(user_key IN (SELECT decodeURLComponent(arrayJoin([\${user:singlequote}]))), $user)
+GROUP BY user, resource
+ORDER BY sessions DESC, user, resource
+LIMIT 1000`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */
@@ -426,3 +540,22 @@ ORDER BY count() DESC, user
 LIMIT 1000`,
     },
   ];
+
+/** The variables of the native-user dashboard before they read the daily rollups of migration 0046. */
+export const REPLACED_NATIVE_VARIABLES: {
+  uid: string;
+  name: string;
+  sql: string;
+}[] = [
+  {
+    uid: "sessionhouse-native-users",
+    name: "native_resource",
+    // Every session of the range read through sessions_enriched.
+    sql: `SELECT encodeURLComponent(resource_name) AS value, resource_name
+FROM sessions_enriched
+WHERE $__timeFilter(start_time) AND user_id = '' AND end_user_id = '' AND native_username != ''
+GROUP BY resource_name
+ORDER BY count() DESC, resource_name
+LIMIT 1000`,
+  },
+];

@@ -227,12 +227,19 @@ describe("user variables over rolled-up days and raw days", () => {
     // Five days around it: never a whole month, which the monthly rollups would answer for.
     const range = { fromMs: TODAY - 12 * DAY, toMs: TODAY - 7 * DAY };
     // A rollup row no session backs, then the same key superseded with no sessions.
-    const rollupRow = (sessions: number, later: number) =>
-      write(
+    const rollupRow = async (sessions: number, later: number) => {
+      await write(
         `INSERT INTO session_rollups_daily (day, user_key, resource_name, resource_technology,
             connector_name, session_status, sessions, computed_at)
           VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', '', 'completed', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
       );
+      // The AI dashboard's user variable reads the per technology × person × resource rollup.
+      await write(
+        `INSERT INTO technology_pair_rollups_daily (day, resource_technology, user_key,
+            resource_name, sessions, computed_at)
+          VALUES ('${day}', 'llm', 'zz-nobody', 'zz-nowhere', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
+    };
     const firstOptions = async () => {
       const first: string[] = [];
       for (const r of REPLACED_VARIABLES) {

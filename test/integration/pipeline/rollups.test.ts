@@ -48,6 +48,8 @@ interface Spec {
   parent?: string;
   /** The user's groups; by default those of GROUPS. */
   groups?: string[];
+  /** Made through this native user directly: no brand member (no formal user). */
+  native?: string;
 }
 
 /** The machine accounts (the others are people). */
@@ -83,13 +85,17 @@ function session(spec: Spec) {
     user: {
       type: MACHINES.has(spec.user) ? "machine" : "human",
       username: spec.user,
-      formal: {
-        user: {
-          id: `usr_${spec.user}`,
-          email: `${spec.user}@acme.example`,
-          groups: spec.groups ?? GROUPS[spec.user] ?? [],
-        },
-      },
+      ...(spec.native !== undefined
+        ? { native: { username: spec.native } }
+        : {
+            formal: {
+              user: {
+                id: `usr_${spec.user}`,
+                email: `${spec.user}@acme.example`,
+                groups: spec.groups ?? GROUPS[spec.user] ?? [],
+              },
+            },
+          }),
     },
     resource: {
       type: "datastore",
@@ -350,6 +356,97 @@ async function monthsFromSessions(days: readonly string[]) {
   return { users, resources, technologies };
 }
 
+/** The per-resource rollup's summary per day and resource: sessions, people, last start. */
+async function resourcePeopleFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, resource_id, resource_name, sum(sessions) AS sessions,
+            uniqMerge(persons) AS persons, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.resource_people_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, resource_id, resource_name ORDER BY day, resource_id, resource_name`,
+  );
+}
+
+/** The same straight from sessions_enriched (sessions FINAL with the person behind each). */
+async function resourcePeopleFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, resource_id, resource_name, count() AS sessions,
+            uniqIf(person_id, person_id != '') AS persons, toString(max(start_time)) AS last_start
+     FROM {db}.sessions_enriched
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, resource_id, resource_name ORDER BY day, resource_id, resource_name`,
+    { days },
+  );
+}
+
+const NATIVE_KEYS =
+  "resource_name, native_username, person_via, person_name, person_email";
+
+/** The native-user rollup's summary per day, native user and the person behind it. */
+async function nativeFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${NATIVE_KEYS}, sum(sessions) AS sessions,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.native_user_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${NATIVE_KEYS} ORDER BY day, ${NATIVE_KEYS}`,
+  );
+}
+
+/** The same from sessions_enriched: the sessions made through a native user directly. */
+async function nativeFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${NATIVE_KEYS}, count() AS sessions,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions_enriched
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+       AND user_id = '' AND end_user_id = '' AND native_username != ''
+     GROUP BY day, ${NATIVE_KEYS} ORDER BY day, ${NATIVE_KEYS}`,
+    { days },
+  );
+}
+
+const TECHNOLOGY_PAIR_KEYS = "resource_technology, user_key, resource_name";
+
+/** The per technology × person × resource rollup's summary. */
+async function technologyPairsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type) AS user_type,
+            sum(sessions) AS sessions, toString(min(first_start_time)) AS first_start,
+            toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.technology_pair_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${TECHNOLOGY_PAIR_KEYS} ORDER BY day, ${TECHNOLOGY_PAIR_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function technologyPairsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type) AS user_type,
+            count() AS sessions, toString(min(start_time)) AS first_start,
+            toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, ${TECHNOLOGY_PAIR_KEYS} ORDER BY day, ${TECHNOLOGY_PAIR_KEYS}`,
+    { days },
+  );
+}
+
+/** The rollups of migration 0046 equal their summaries of `days` from the sessions. */
+async function expectPeopleRolledUp(days: readonly string[]) {
+  const resources = await resourcePeopleFromRollups();
+  expect(resources.length).toBeGreaterThan(0);
+  expect(resources).toEqual(await resourcePeopleFromSessions(days));
+  expect(await nativeFromRollups()).toEqual(await nativeFromSessions(days));
+  const pairs = await technologyPairsFromRollups();
+  expect(pairs.length).toBeGreaterThan(0);
+  expect(pairs).toEqual(await technologyPairsFromSessions(days));
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -373,6 +470,7 @@ async function expectRolledUp(days: readonly string[]) {
   const parents = await parentsFromRollups();
   expect(parents.length).toBeGreaterThan(0);
   expect(parents).toEqual(await parentsFromSessions(days));
+  await expectPeopleRolledUp(days);
 }
 
 /** The INSERT statements of migration `version`, rendered for this database. */
@@ -591,6 +689,83 @@ describe("daily rollups", () => {
     expect(parents.length).toBeGreaterThan(0);
     await refill("child_session_rollups_daily", 47);
     expect(await parentsFromRollups()).toEqual(parents);
+  });
+
+  it("rolls up the people behind a day's sessions: brand members, and the person a native user's identity link names", async () => {
+    const day = "2026-10-07";
+    const at = (hour: number) =>
+      Date.parse(`${day}T${String(hour).padStart(2, "0")}:00:00Z`);
+    const one = (id: string, hour: number, more: Partial<Spec>): Spec => ({
+      id,
+      startMs: at(hour),
+      status: "completed",
+      user: "alice",
+      resource: "orders",
+      durationS: 60,
+      ...more,
+    });
+    // app_rw is linked to Zoe from 10:00: its 08:00 session has no person, its later ones Zoe.
+    await w.client.command({
+      query: `INSERT INTO {db:Identifier}.native_user_identity_links_history
+          (id, valid_from, resource_id, native_username, identity_type, identity_id, user_email,
+           user_full_name, is_deleted, version)
+        VALUES ('lnk_zoe', '${day} 10:00:00', 'res_orders', 'app_rw', 'user', 'usr_zoe',
+                'zoe@acme.example', 'Zoe', 0, 1)`,
+      query_params: { db: config.clickhouse.database },
+    });
+    await store(
+      [
+        one("p1", 8, { user: "svc", native: "app_rw" }),
+        one("p2", 11, { user: "svc", native: "app_rw" }),
+        one("p3", 12, { user: "svc", native: "app_rw" }),
+        one("p4", 13, { user: "svc", native: "app_ro", resource: "billing" }),
+        one("p5", 9, { user: "bob", technology: "llm", resource: "gpt" }),
+        one("p6", 14, { technology: "llm", resource: "gpt" }),
+        one("p7", 15, { technology: "mcp", resource: "tools" }),
+      ],
+      at(16),
+    );
+    const later = Date.parse("2026-10-14T02:00:00Z");
+    await rollUp({ config, warehouse: w, logger }, later);
+    await expectRolledUp([...days, "2026-10-05", day]);
+    expect(await nativeFromRollups()).toEqual([
+      expect.objectContaining({
+        native_username: "app_ro",
+        person_via: "none",
+        sessions: 1,
+      }),
+      expect.objectContaining({
+        native_username: "app_rw",
+        person_via: "link_user",
+        person_email: "zoe@acme.example",
+        sessions: 2,
+      }),
+      expect.objectContaining({
+        native_username: "app_rw",
+        person_via: "none",
+        sessions: 1,
+      }),
+    ]);
+    // orders that day: app_rw's three sessions, two of them Zoe's, one nobody's: one person.
+    expect(
+      (await resourcePeopleFromRollups()).filter(
+        (x) => x.day === day && x.resource_name === "orders",
+      ),
+    ).toEqual([expect.objectContaining({ sessions: 3, persons: 1 })]);
+  });
+
+  it("migration 0046 fills the people rollups of the days rolled up before it", async () => {
+    const tables: [string, () => Promise<Record<string, unknown>[]>][] = [
+      ["resource_people_rollups_daily", resourcePeopleFromRollups],
+      ["native_user_rollups_daily", nativeFromRollups],
+      ["technology_pair_rollups_daily", technologyPairsFromRollups],
+    ];
+    for (const [table, rolled] of tables) {
+      const want = await rolled();
+      expect(want.length, table).toBeGreaterThan(0);
+      await refill(table, 46);
+      expect(await rolled(), table).toEqual(want);
+    }
   });
 });
 
