@@ -81,6 +81,7 @@ export function retentionSettings(config: {
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
+      rollup(Tables.userResourceRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
     ],
   };

@@ -194,6 +194,7 @@ export async function computeSessionRollups(
     params,
   });
   await computeAudienceRollups(w, sessions, params);
+  await computeUserResourceRollups(w, sessions, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
     `SELECT toString(toDate(start_time)) AS day, count() AS n ${sessions} GROUP BY day`,
@@ -281,6 +282,41 @@ async function computeMachineAddressRollups(
       "0, some_resources, first_start_time, last_start_time, last_session_id",
     count: "sessions",
     current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
+    params,
+  });
+}
+
+/** The database users user_resource_rollups_daily names per day: the panel shows three. */
+const USER_RESOURCE_SOME_NATIVE_USERS = 3;
+
+/** The keys of user_resource_rollups_daily after its day. */
+const USER_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, user_groups";
+
+/**
+ * Per person × resource × technology × connector × groups, for the _Users × resources_ panel
+ * (migrations/0045).
+ */
+async function computeUserResourceRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.userResourceRollupsDaily,
+    keys: USER_RESOURCE_KEYS,
+    columns:
+      "user_type, sessions, first_start_time, last_start_time, native_usernames",
+    computed: `SELECT toDate(start_time) AS day, ${USER_RESOURCE_KEYS}, any(user_type), count(),
+        min(start_time), max(start_time),
+        arraySlice(arraySort(groupUniqArray(native_username)), 1, ${USER_RESOURCE_SOME_NATIVE_USERS}),
+        ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, ${USER_RESOURCE_KEYS}`,
+    zeroed:
+      "user_type, 0, first_start_time, last_start_time, native_usernames",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${USER_RESOURCE_KEYS} ${sessions}`,
     params,
   });
 }

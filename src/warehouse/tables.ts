@@ -34,6 +34,7 @@ export const Tables = {
   groupResourceRollupsDaily: "group_resource_rollups_daily",
   clientIpRollupsDaily: "client_ip_rollups_daily",
   machineAddressRollupsDaily: "machine_address_rollups_daily",
+  userResourceRollupsDaily: "user_resource_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",

@@ -497,6 +497,83 @@ describe("New user → resource pairs over rolled-up days and raw days", () => {
   });
 });
 
+// Users × resources reads the whole rolled-up days of its range, at any length, from
+// user_resource_rollups_daily (which holds every variable's column) and the other days from
+// sessions FINAL.
+describe("Users × resources over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Users × resources",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Users × resources panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("user_resource_rollups_daily");
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    const capped = (sql: string, cap: string) =>
+      sql.replaceAll("LIMIT 1000", `LIMIT ${cap}`);
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        for (const cap of ["1000", "7"]) {
+          const what = `${JSON.stringify([...chosen])} ${range.fromMs} LIMIT ${cap}`;
+          const want = await rowsOf(capped(before, cap), range, chosen);
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          expect(
+            (await rowsOf(capped(now, cap), range, chosen)).rows,
+            what,
+          ).toEqual(want.rows);
+        }
+  });
+
+  it("counts a rolled-up day from the rollup", async () => {
+    if (!panel?.targets[0]) throw new Error("no Users × resources panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const pair = async () =>
+      (await rowsOf(now, range, new Map())).rows.find(
+        (r) => r[0] === "zz-nobody",
+      );
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO user_resource_rollups_daily (day, user_key, resource_name,
+            resource_technology, user_type, sessions, first_start_time, last_start_time,
+            native_usernames, computed_at)
+          VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', 'human', ${sessions},
+            '${day} 01:00:00', '${day} 02:00:00', ['zz-db-user'],
+            now64(3) + toIntervalSecond(${later}))`,
+      );
+    expect(await pair()).toBeUndefined();
+    await rollupRow(100_000, 0);
+    expect((await pair())?.slice(0, 5)).toEqual([
+      "zz-nobody",
+      "human",
+      "zz-nowhere",
+      "llm",
+      100000,
+    ]);
+    await rollupRow(0, 1);
+    expect(await pair()).toBeUndefined();
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
