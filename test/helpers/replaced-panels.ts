@@ -261,6 +261,19 @@ GROUP BY user, resource
 ORDER BY first_seen DESC, user, resource
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Resources reached per group",
+    picks: "group",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT arrayJoin(user_groups) AS user_group, uniq(resource_name) AS resources
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND notEmpty(user_groups)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user_group
+ORDER BY resources DESC, user_group
+LIMIT 25`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

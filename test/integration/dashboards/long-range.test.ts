@@ -574,6 +574,42 @@ describe("Users × resources over rolled-up days and raw days", () => {
   });
 });
 
+// Resources reached per group reads the whole rolled-up days of its range from
+// user_resource_rollups_daily (every variable's column is there) and the other days from sessions.
+describe("Resources reached per group over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Resources reached per group",
+  );
+
+  it("the rows of the query it replaced", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Resources reached per group panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("user_resource_rollups_daily");
+    for (const range of [
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ]) {
+        const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
+        const want = await rowsOf(before, range, chosen);
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await rowsOf(now, range, chosen)).rows, what).toEqual(
+          want.rows,
+        );
+      }
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
