@@ -313,8 +313,7 @@ async function computeUserResourceRollups(
         ${COMPUTED_AT}
       ${sessions}
       GROUP BY day, ${USER_RESOURCE_KEYS}`,
-    zeroed:
-      "user_type, 0, first_start_time, last_start_time, native_usernames",
+    zeroed: "user_type, 0, first_start_time, last_start_time, native_usernames",
     count: "sessions",
     current: `SELECT toDate(start_time), ${USER_RESOURCE_KEYS} ${sessions}`,
     params,
