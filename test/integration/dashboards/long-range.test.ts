@@ -610,6 +610,43 @@ describe("Resources reached per group over rolled-up days and raw days", () => {
   });
 });
 
+// Sessions (choose a user or a resource above) reads only the days that hold its rows: the days
+// with a matching session, counted back from the range's end until they hold 1000 sessions (per
+// day from the rollups for the rolled-up days, from sessions for the others).
+describe("Sessions (choose a user or a resource above) over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Sessions (choose a user or a resource above)",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at caps the days' counts decide", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Sessions (choose a user or a resource above) panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("user_resource_rollups_daily");
+    // Over 50 days at All the range holds more than 1000 sessions: only its last days are read.
+    for (const range of [
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      { fromMs: TODAY - 50 * DAY, toMs: TODAY - 20 * DAY + 3 * HOUR },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+      ])
+        for (const cap of ["1000", "7"]) {
+          const what = `${JSON.stringify([...chosen])} ${range.toMs} LIMIT ${cap}`;
+          const capped = (sql: string) =>
+            sql.replaceAll("LIMIT 1000", `LIMIT ${cap}`);
+          const want = await rowsOf(capped(before), range, chosen);
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          expect((await rowsOf(capped(now), range, chosen)).rows, what).toEqual(
+            want.rows,
+          );
+        }
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
