@@ -291,10 +291,10 @@ const USER_RESOURCE_SOME_NATIVE_USERS = 3;
 
 /** The keys of user_resource_rollups_daily after its day. */
 const USER_RESOURCE_KEYS =
-  "user_key, resource_name, resource_technology, connector_name, user_groups";
+  "user_key, resource_name, resource_technology, connector_name, user_groups, user_type";
 
 /**
- * Per person × resource × technology × connector × groups, for the _Users × resources_ panel
+ * Per person × resource × technology × connector × groups × type, for the _Users × resources_ panel
  * (migrations/0045).
  */
 async function computeUserResourceRollups(
@@ -305,15 +305,14 @@ async function computeUserResourceRollups(
   await supersedingInsert(w, {
     table: Tables.userResourceRollupsDaily,
     keys: USER_RESOURCE_KEYS,
-    columns:
-      "user_type, sessions, first_start_time, last_start_time, native_usernames",
-    computed: `SELECT toDate(start_time) AS day, ${USER_RESOURCE_KEYS}, any(user_type), count(),
+    columns: "sessions, first_start_time, last_start_time, native_usernames",
+    computed: `SELECT toDate(start_time) AS day, ${USER_RESOURCE_KEYS}, count(),
         min(start_time), max(start_time),
         arraySlice(arraySort(groupUniqArray(native_username)), 1, ${USER_RESOURCE_SOME_NATIVE_USERS}),
         ${COMPUTED_AT}
       ${sessions}
       GROUP BY day, ${USER_RESOURCE_KEYS}`,
-    zeroed: "user_type, 0, first_start_time, last_start_time, native_usernames",
+    zeroed: "0, first_start_time, last_start_time, native_usernames",
     count: "sessions",
     current: `SELECT toDate(start_time), ${USER_RESOURCE_KEYS} ${sessions}`,
     params,

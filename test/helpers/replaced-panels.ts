@@ -303,6 +303,18 @@ ${filters(2, ["environment", "technology", "resource", "user", "group", "connect
 ORDER BY start_time DESC
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Sessions by user type",
+    picks: "user",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT if(user_type = '', 'unknown', user_type) AS user_type, count() AS sessions
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user_type
+ORDER BY sessions DESC, user_type`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -269,14 +269,13 @@ async function machinesFromSessions(days: readonly string[]) {
 }
 
 const USER_RESOURCE_KEYS =
-  "user_key, resource_name, resource_technology, connector_name, user_groups";
+  "user_key, resource_name, resource_technology, connector_name, user_groups, user_type";
 
 /** The per-person-and-resource rollup's summary per day and key. */
 async function usersFromRollups() {
   return select(
     w,
-    `SELECT toString(day) AS day, ${USER_RESOURCE_KEYS},
-            any(user_type) AS user_type, sum(sessions) AS sessions,
+    `SELECT toString(day) AS day, ${USER_RESOURCE_KEYS}, sum(sessions) AS sessions,
             arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(native_usernames)))), 1, 3) AS native_users,
             toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
      FROM (SELECT * FROM {db}.user_resource_rollups_daily FINAL WHERE sessions > 0)
@@ -288,8 +287,7 @@ async function usersFromRollups() {
 async function usersFromSessions(days: readonly string[]) {
   return select(
     w,
-    `SELECT toString(toDate(start_time)) AS day, ${USER_RESOURCE_KEYS},
-            any(user_type) AS user_type, count() AS sessions,
+    `SELECT toString(toDate(start_time)) AS day, ${USER_RESOURCE_KEYS}, count() AS sessions,
             arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS native_users,
             toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
      FROM {db}.sessions FINAL

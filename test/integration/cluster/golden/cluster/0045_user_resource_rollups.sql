@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_daily ON CLUSTER s
 )
 ENGINE = ReplacingMergeTree(computed_at)
 PARTITION BY toYYYYMM(day)
-ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, day);
+ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day);
 
 INSERT INTO sessionhouse.user_resource_rollups_daily SELECT
     toDate(start_time) AS day,
@@ -24,7 +24,7 @@ INSERT INTO sessionhouse.user_resource_rollups_daily SELECT
     resource_technology,
     connector_name,
     user_groups,
-    any(user_type),
+    user_type,
     count(),
     min(start_time),
     max(start_time),
@@ -44,4 +44,5 @@ GROUP BY
     resource_name,
     resource_technology,
     connector_name,
-    user_groups;
+    user_groups,
+    user_type;

@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_daily_local ON CLU
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/user_resource_rollups_daily_local', '{replica}', computed_at)
 PARTITION BY toYYYYMM(day)
-ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, day);
+ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day);
 
 CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_daily ON CLUSTER sessionhouse_cluster AS sessionhouse.user_resource_rollups_daily_local
 ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'user_resource_rollups_daily_local', cityHash64(user_key));
@@ -27,7 +27,7 @@ INSERT INTO sessionhouse.user_resource_rollups_daily SELECT
     resource_technology,
     connector_name,
     user_groups,
-    any(user_type),
+    user_type,
     count(),
     min(start_time),
     max(start_time),
@@ -47,4 +47,5 @@ GROUP BY
     resource_name,
     resource_technology,
     connector_name,
-    user_groups;
+    user_groups,
+    user_type;
