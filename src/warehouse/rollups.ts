@@ -1,11 +1,11 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0046, 0047) and the monthly ones
-// (0047): which days changed since they were computed, which are settled, and the computation of
-// a set of days from the deduplicated rows (per person × resource × technology × connector ×
-// status, per technology, per user group × resource × technology, per client IP address × user
-// type, per machine account × address, per parent session, per resource with its people, per
-// native user with the person behind it, and per technology × person × resource), superseding
-// the rows an earlier computation of the same days wrote, then of their months (per person,
-// resource, technology).
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0045, 0046, 0047) and the monthly
+// ones (0047): which days changed since they were computed, which are settled, and the
+// computation of a set of days from the deduplicated rows (per person × resource × technology ×
+// connector × status, per technology, per user group × resource × technology, per client IP
+// address × user type, per machine account × address, per person × resource with the person's
+// groups and type, per parent session, per resource with its people, per native user with the
+// person behind it, and per technology × person × resource), superseding the rows an earlier
+// computation of the same days wrote, then of their months (per person, resource, technology).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -197,6 +197,7 @@ export async function computeSessionRollups(
     params,
   });
   await computeAudienceRollups(w, sessions, params);
+  await computeUserResourceRollups(w, sessions, params);
   await computePeopleRollups(w, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
@@ -370,6 +371,39 @@ async function computeMachineAddressRollups(
       "0, some_resources, first_start_time, last_start_time, last_session_id",
     count: "sessions",
     current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
+    params,
+  });
+}
+
+/** The database users user_resource_rollups_daily names per day: the panel shows three. */
+const USER_RESOURCE_SOME_NATIVE_USERS = 3;
+
+/** The keys of user_resource_rollups_daily after its day. */
+const USER_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, user_groups, user_type";
+
+/**
+ * Per person × resource × technology × connector × groups × type, for the _Users × resources_ panel
+ * (migrations/0045).
+ */
+async function computeUserResourceRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.userResourceRollupsDaily,
+    keys: USER_RESOURCE_KEYS,
+    columns: "sessions, first_start_time, last_start_time, native_usernames",
+    computed: `SELECT toDate(start_time) AS day, ${USER_RESOURCE_KEYS}, count(),
+        min(start_time), max(start_time),
+        arraySlice(arraySort(groupUniqArray(native_username)), 1, ${USER_RESOURCE_SOME_NATIVE_USERS}),
+        ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, ${USER_RESOURCE_KEYS}`,
+    zeroed: "0, first_start_time, last_start_time, native_usernames",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${USER_RESOURCE_KEYS} ${sessions}`,
     params,
   });
 }

@@ -509,6 +509,60 @@ GROUP BY user, resource
 ORDER BY sessions DESC, user, resource
 LIMIT 1000`,
   },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Resources reached per group",
+    picks: "group",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT arrayJoin(user_groups) AS user_group, uniq(resource_name) AS resources
+FROM sessions FINAL
+WHERE $__timeFilter(start_time) AND notEmpty(user_groups)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user_group
+ORDER BY resources DESC, user_group
+LIMIT 25`,
+  },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Sessions (choose a user or a resource above)",
+    picks: "user",
+    // Every session of the range read from sessions FINAL, newest first.
+    sql: `SELECT start_time,
+       end_time,
+       duration_ms,
+       session_status,
+       user_key AS user,
+       user_type,
+       resource_name AS resource,
+       resource_technology AS technology,
+       native_username,
+       client_ip_address,
+       connector_name,
+       sidecar_name,
+       parent_session_id,
+       id AS session_id,
+       encodeURLComponent(user) AS user_url,
+       encodeURLComponent(resource) AS resource_url,
+       encodeURLComponent(connector_name) AS connector_name_url,
+       encodeURLComponent(client_ip_address) AS client_ip_address_url
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+ORDER BY start_time DESC
+LIMIT 1000`,
+  },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Sessions by user type",
+    picks: "user",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT if(user_type = '', 'unknown', user_type) AS user_type, count() AS sessions
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY user_type
+ORDER BY sessions DESC, user_type`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

@@ -642,6 +642,162 @@ describe("whole months from the monthly rollups", () => {
   });
 });
 
+// Users × resources reads the whole rolled-up days of its range, at any length, from
+// user_resource_rollups_daily (which holds every variable's column) and the other days from
+// sessions FINAL.
+describe("Users × resources over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Users × resources",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Users × resources panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("user_resource_rollups_daily");
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    const capped = (sql: string, cap: string) =>
+      sql.replaceAll("LIMIT 1000", `LIMIT ${cap}`);
+    for (const range of [
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      {
+        fromMs: TODAY - 10 * DAY + 2 * HOUR,
+        toMs: TODAY - 10 * DAY + 9 * HOUR,
+      },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        // A cap of 7 cuts the pairs of the last seven days: the first pass reads only them.
+        for (const cap of chosen.size === 0 || chosen.has("user")
+          ? ["1000", "7"]
+          : ["1000"]) {
+          const what = `${JSON.stringify([...chosen])} ${range.fromMs} LIMIT ${cap}`;
+          const want = await rowsOf(capped(before, cap), range, chosen);
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          expect(
+            (await rowsOf(capped(now, cap), range, chosen)).rows,
+            what,
+          ).toEqual(want.rows);
+        }
+  });
+
+  it("counts a rolled-up day from the rollup", async () => {
+    if (!panel?.targets[0]) throw new Error("no Users × resources panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const pair = async () =>
+      (await rowsOf(now, range, new Map())).rows.find(
+        (r) => r[0] === "zz-nobody",
+      );
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO user_resource_rollups_daily (day, user_key, resource_name,
+            resource_technology, user_type, sessions, first_start_time, last_start_time,
+            native_usernames, computed_at)
+          VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', 'human', ${sessions},
+            '${day} 01:00:00', '${day} 02:00:00', ['zz-db-user'],
+            now64(3) + toIntervalSecond(${later}))`,
+      );
+    expect(await pair()).toBeUndefined();
+    await rollupRow(100_000, 0);
+    expect((await pair())?.slice(0, 5)).toEqual([
+      "zz-nobody",
+      "human",
+      "zz-nowhere",
+      "llm",
+      100000,
+    ]);
+    await rollupRow(0, 1);
+    expect(await pair()).toBeUndefined();
+  });
+});
+
+// Resources reached per group and Sessions by user type read the whole rolled-up days of their
+// range from user_resource_rollups_daily (every variable's column is there) and the other days
+// from sessions.
+describe.each(["Resources reached per group", "Sessions by user type"])(
+  "%s over rolled-up days and raw days",
+  (title) => {
+    const { panel, before, rowsOf } = rewrittenPanel(
+      "sessionhouse-who-accessed-what",
+      title,
+    );
+
+    it("the rows of the query it replaced", async () => {
+      if (!panel?.targets[0] || before === undefined)
+        throw new Error(`no ${title} panel`);
+      const now = panel.targets[0].rawSql;
+      expect(now).toContain("user_resource_rollups_daily");
+      for (const range of [
+        { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+        {
+          fromMs: TODAY - 10 * DAY + 2 * HOUR,
+          toMs: TODAY - 10 * DAY + 9 * HOUR,
+        },
+      ])
+        for (const chosen of [
+          new Map<string, string[]>(),
+          new Map([["resource", ["resource-1"]]]),
+          new Map([["group", ["group-1"]]]),
+          new Map([["connector", ["edge-1"]]]),
+        ]) {
+          const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
+          const want = await rowsOf(before, range, chosen);
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          expect((await rowsOf(now, range, chosen)).rows, what).toEqual(
+            want.rows,
+          );
+        }
+    });
+  },
+);
+
+// Sessions (choose a user or a resource above) reads only the days that hold its rows: the days
+// with a matching session, counted back from the range's end until they hold 1000 sessions (per
+// day from the rollups for the rolled-up days, from sessions for the others).
+describe("Sessions (choose a user or a resource above) over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Sessions (choose a user or a resource above)",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at caps the days' counts decide", async () => {
+    if (!panel?.targets[0] || before === undefined)
+      throw new Error("no Sessions (choose a user or a resource above) panel");
+    const now = panel.targets[0].rawSql;
+    expect(now).toContain("user_resource_rollups_daily");
+    // Over 50 days at All the range holds more than 1000 sessions: only its last days are read.
+    for (const range of [
+      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      { fromMs: TODAY - 50 * DAY, toMs: TODAY - 20 * DAY + 3 * HOUR },
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+      ])
+        for (const cap of ["1000", "7"]) {
+          const what = `${JSON.stringify([...chosen])} ${range.toMs} LIMIT ${cap}`;
+          const capped = (sql: string) =>
+            sql.replaceAll("LIMIT 1000", `LIMIT ${cap}`);
+          const want = await rowsOf(capped(before), range, chosen);
+          expect(want.rows.length, what).toBeGreaterThan(0);
+          expect((await rowsOf(capped(now), range, chosen)).rows, what).toEqual(
+            want.rows,
+          );
+        }
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };

@@ -447,6 +447,35 @@ async function expectPeopleRolledUp(days: readonly string[]) {
   expect(pairs).toEqual(await technologyPairsFromSessions(days));
 }
 
+const USER_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, user_groups, user_type";
+
+/** The per-person-and-resource rollup's summary per day and key. */
+async function usersFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${USER_RESOURCE_KEYS}, sum(sessions) AS sessions,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(native_usernames)))), 1, 3) AS native_users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.user_resource_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${USER_RESOURCE_KEYS} ORDER BY day, ${USER_RESOURCE_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function usersFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${USER_RESOURCE_KEYS}, count() AS sessions,
+            arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS native_users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, ${USER_RESOURCE_KEYS} ORDER BY day, ${USER_RESOURCE_KEYS}`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -464,6 +493,9 @@ async function expectRolledUp(days: readonly string[]) {
   const machines = await machinesFromRollups();
   expect(machines.length).toBeGreaterThan(0);
   expect(machines).toEqual(await machinesFromSessions(days));
+  const users = await usersFromRollups();
+  expect(users.length).toBeGreaterThan(0);
+  expect(users).toEqual(await usersFromSessions(days));
   const months = await monthsFromRollups();
   expect(months.users.length).toBeGreaterThan(0);
   expect(months).toEqual(await monthsFromSessions(days));
@@ -766,6 +798,13 @@ describe("daily rollups", () => {
       await refill(table, 46);
       expect(await rolled(), table).toEqual(want);
     }
+  });
+
+  it("migration 0045 fills the per-person-and-resource rollup of the days rolled up before it", async () => {
+    const want = await usersFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("user_resource_rollups_daily", 45);
+    expect(await usersFromRollups()).toEqual(want);
   });
 });
 
