@@ -709,20 +709,6 @@ describe("daily rollups", () => {
     expect(await machinesFromRollups()).toEqual(machines);
   });
 
-  it("migration 0047 fills the monthly rollups and the per-parent rollup of the days rolled up before it", async () => {
-    const want = await monthsFromRollups();
-    expect(want.users.length).toBeGreaterThan(0);
-    expect(want.resources.length).toBeGreaterThan(0);
-    await refill("user_rollups_monthly", 47);
-    await refill("resource_rollups_monthly", 47);
-    await refill("technology_rollups_monthly", 47);
-    expect(await monthsFromRollups()).toEqual(want);
-    const parents = await parentsFromRollups();
-    expect(parents.length).toBeGreaterThan(0);
-    await refill("child_session_rollups_daily", 47);
-    expect(await parentsFromRollups()).toEqual(parents);
-  });
-
   it("rolls up the people behind a day's sessions: brand members, and the person a native user's identity link names", async () => {
     const day = "2026-10-07";
     const at = (hour: number) =>
@@ -809,6 +795,21 @@ describe("daily rollups", () => {
 });
 
 describe("the data-label rollup", () => {
+  // After every test whose rollUp runs on a clock before now: the migration stamps its rows now.
+  it("migration 0047 fills the monthly rollups and the per-parent rollup of the days rolled up before it", async () => {
+    const want = await monthsFromRollups();
+    expect(want.users.length).toBeGreaterThan(0);
+    expect(want.resources.length).toBeGreaterThan(0);
+    await refill("user_rollups_monthly", 47);
+    await refill("resource_rollups_monthly", 47);
+    await refill("technology_rollups_monthly", 47);
+    expect(await monthsFromRollups()).toEqual(want);
+    const parents = await parentsFromRollups();
+    expect(parents.length).toBeGreaterThan(0);
+    await refill("child_session_rollups_daily", 47);
+    expect(await parentsFromRollups()).toEqual(parents);
+  });
+
   it("counts a job's labels per day, and supersedes a label its day no longer has", async () => {
     const day = "2026-09-10";
     // The job's label counts of the day, read (fetched) at `fetched`: each label's windows.
