@@ -81,6 +81,11 @@ export type ElementReader<T> = (
  */
 export type SplitElement<T = never> = Buffer | BrokenElement | ReadElement<T>;
 
+/** Whether index `i` of `buf` is where a UTF-8 character begins (or the buffer's end). */
+function boundary(buf: Buffer, i: number): boolean {
+  return i >= buf.length || ((buf[i] as number) & 0xc0) !== 0x80;
+}
+
 export class ArrayMemberSplitter<T = never> {
   readonly #member: string;
   readonly #maxElementBytes: number;
@@ -104,6 +109,13 @@ export class ArrayMemberSplitter<T = never> {
    */
   #carriedSlashes = 0;
   #sawMember = false;
+  /**
+   * The range of `#utf8Buf` known to be valid UTF-8 (see #utf8): [#utf8From, #utf8To), or, with
+   * #utf8To -1, a buffer whose elements from #utf8From on are checked one by one.
+   */
+  #utf8Buf: Buffer | undefined;
+  #utf8From = 0;
+  #utf8To = 0;
   /** Members other than the split one, parsed. */
   readonly others: Record<string, unknown> = {};
   /** Bytes seen so far. */
@@ -319,7 +331,35 @@ export class ArrayMemberSplitter<T = never> {
     if (read === undefined || read.end - start > this.#maxElementBytes)
       return undefined;
     const bytes = buf.subarray(start, read.end);
-    return isUtf8(bytes) ? { bytes, value: read.value } : undefined;
+    return this.#utf8(buf, start, read.end)
+      ? { bytes, value: read.value }
+      : undefined;
+  }
+
+  /**
+   * Whether buf[start, end) is valid UTF-8. The first element read in a buffer has the rest of
+   * the buffer checked with it, up to its last ASCII byte (bytes after it may be a character
+   * cut by the chunk's end): a later element read within that valid range that starts and ends
+   * on a character's boundary (a record starts and ends with an ASCII byte) is valid as well,
+   * without a check of its own. Once that range is not valid, each element of the buffer is
+   * checked alone.
+   */
+  #utf8(buf: Buffer, start: number, end: number): boolean {
+    if (buf === this.#utf8Buf && start >= this.#utf8From) {
+      if (end <= this.#utf8To && boundary(buf, start) && boundary(buf, end))
+        return true;
+      if (this.#utf8To < 0) return isUtf8(buf.subarray(start, end));
+    }
+    let stop = buf.length;
+    while (stop > end && (buf[stop - 1] as number) >= 0x80) stop--;
+    this.#utf8Buf = buf;
+    this.#utf8From = start;
+    if (isUtf8(buf.subarray(start, stop))) {
+      this.#utf8To = stop;
+      return true;
+    }
+    this.#utf8To = -1;
+    return isUtf8(buf.subarray(start, end));
   }
 
   /** The element in buf[#start, end), with what was dropped of it before. */

@@ -116,8 +116,10 @@ export class RowBlock {
     if (need > this.#buf.length) this.#grow(need);
     const buf = this.#buf;
     this.#starts.push(this.#len);
-    buf.set(leading, this.#len);
-    let p = writeLength(buf, this.#len + leading.length, size);
+    let p = this.#len;
+    // A few bytes: copied one by one, cheaper than a call of set for each row.
+    for (let i = 0; i < leading.length; i++) buf[p++] = leading[i] as number;
+    p = writeLength(buf, p, size);
     this.#tails.push(p);
     if (typeof last === "string") p += buf.write(last, p, size, "utf8");
     else {

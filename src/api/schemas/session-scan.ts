@@ -131,6 +131,15 @@ STRING_STOPS[BACKSLASH] = 1;
 
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
+/** The longest key of `user` otherKey keeps for the next record. */
+const MAX_CACHED_KEY_BYTES = 64;
+
+/** The last key of `user` otherKey decoded: its bytes and its text. */
+let lastOtherKey: { bytes: Uint8Array; text: string } = {
+  bytes: new Uint8Array(0),
+  text: "",
+};
+
 class Scanner {
   readonly b: Buffer;
   readonly end: number;
@@ -389,13 +398,13 @@ class Scanner {
         else this.flat(depth + 1, m.flat);
         continue;
       }
-      const key = this.b.toString("utf8", this.stringStart, this.keyEnd);
+      const key = this.otherKey();
       if (others.includes(key)) this.ambiguous ??= `user.${key}`;
       others.push(key);
       if (this.peek() !== OPEN_BRACE) this.skipValue(depth + 1);
       else {
         // An array index as a key would come first in JavaScript: parseSession decides.
-        if (ARRAY_INDEX.test(key)) throw FALLBACK;
+        if (isDigit(key.charCodeAt(0)) && ARRAY_INDEX.test(key)) throw FALLBACK;
         if (
           this.holder(depth + 1) &&
           (key === "service" || brand === undefined)
@@ -405,6 +414,31 @@ class Scanner {
     } while (this.take(COMMA));
     this.expect(CLOSE_BRACE);
     return brand;
+  }
+
+  /**
+   * The key just read by `key` (one `user` does not declare), decoded. Records of one service
+   * name the same brand member again and again: when the key's bytes are those of the last one
+   * decoded, that string is returned instead of decoding them again.
+   */
+  otherKey(): string {
+    const b = this.b;
+    const start = this.stringStart;
+    const length = this.keyEnd - start;
+    const last = lastOtherKey.bytes;
+    if (length === last.length) {
+      let i = 0;
+      while (i < length && b[start + i] === last[i]) i++;
+      if (i === length) return lastOtherKey.text;
+    }
+    const text = b.toString("utf8", start, this.keyEnd);
+    // Kept only while short: a key is copied to be compared, not held whole.
+    if (length <= MAX_CACHED_KEY_BYTES)
+      lastOtherKey = {
+        bytes: Buffer.from(b.subarray(start, this.keyEnd)),
+        text,
+      };
+    return text;
   }
 
   /** An object member of `user`; whether it holds `user` or `endUser` (identities). */

@@ -792,9 +792,7 @@ describe("daily rollups", () => {
     await refill("user_resource_rollups_daily", 45);
     expect(await usersFromRollups()).toEqual(want);
   });
-});
 
-describe("the data-label rollup", () => {
   // After every test whose rollUp runs on a clock before now: the migration stamps its rows now.
   it("migration 0047 fills the monthly rollups and the per-parent rollup of the days rolled up before it", async () => {
     const want = await monthsFromRollups();
@@ -809,7 +807,9 @@ describe("the data-label rollup", () => {
     await refill("child_session_rollups_daily", 47);
     expect(await parentsFromRollups()).toEqual(parents);
   });
+});
 
+describe("the data-label rollup", () => {
   it("counts a job's labels per day, and supersedes a label its day no longer has", async () => {
     const day = "2026-09-10";
     // The job's label counts of the day, read (fetched) at `fetched`: each label's windows.

@@ -281,3 +281,77 @@ describe("a session read under another start time", () => {
     }
   });
 });
+
+describe("the keys of sessions all read since the instant a drain looks from", () => {
+  /** Stores `n` sessions read at 12:05 under one start each, and `twice` of them again under another. */
+  async function storeFresh(w: Warehouse, n: number, twice: number) {
+    const sessions = qualified(w, "sessions");
+    const store = (count: number, start: string, version: number) =>
+      w.client.command({
+        query: `INSERT INTO ${sessions} (id, start_time, session_status, fetched_at, version)
+          SELECT concat('fresh-', toString(number)), toDateTime64('${start}', 3, 'UTC'),
+            'completed', toDateTime64('2026-01-05 12:05:00', 3, 'UTC'), ${version}
+          FROM numbers(${count})`,
+      });
+    await store(n, "2026-01-05 10:00:00", 1);
+    if (twice > 0) await store(twice, "2026-01-05 09:00:00", 2);
+  }
+
+  /** The SQL of every query `w` runs while `fn` does. */
+  async function queriesOf(
+    w: Warehouse,
+    fn: () => Promise<unknown>,
+  ): Promise<string[]> {
+    const seen: string[] = [];
+    const query = w.client.query.bind(w.client);
+    w.client.query = (params: Parameters<typeof query>[0]) => {
+      seen.push(params.query);
+      return query(params);
+    };
+    try {
+      await fn();
+    } finally {
+      w.client.query = query;
+    }
+    return seen;
+  }
+
+  it("each under one start time: nothing retired, and the ids are not grouped one by one", async () => {
+    const w = await migratedWarehouse(await testConfig());
+    try {
+      await storeFresh(w, 20_000, 0);
+      let retired = -1;
+      const queries = await queriesOf(w, async () => {
+        retired = await retireSupersededKeys(
+          w,
+          Date.parse("2026-01-05T12:05:00Z"),
+        );
+      });
+      expect(retired).toBe(0);
+      expect(queries.filter((q) => /GROUP BY id/.test(q))).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("some under two start times within the same reads: their earlier keys retired", async () => {
+    const w = await migratedWarehouse(await testConfig());
+    try {
+      await storeFresh(w, 20_000, 3);
+      const retired = await retireSupersededKeys(
+        w,
+        Date.parse("2026-01-05T12:05:00Z"),
+      );
+      // The later read (version 2, at 09:00) stays; the key at 10:00 of each of the 3 goes.
+      expect(retired).toBe(3);
+      const [final] = await select<{ n: string; early: string }>(
+        w,
+        "SELECT count() AS n, countIf(toHour(start_time) = 9) AS early FROM {db}.sessions FINAL",
+      );
+      expect(Number(final?.n)).toBe(20_000);
+      expect(Number(final?.early)).toBe(3);
+    } finally {
+      await w.close();
+    }
+  });
+});

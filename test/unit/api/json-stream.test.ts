@@ -161,3 +161,54 @@ describe("ArrayMemberSplitter", () => {
     ).toEqual([]);
   });
 });
+
+describe("ArrayMemberSplitter with a reader: UTF-8 checked over a chunk", () => {
+  /** A reader of flat objects: the element ends at its first closing brace. */
+  const reader = (buf: Buffer, start: number) => {
+    const close = buf.indexOf(0x7d, start);
+    return close < 0 ? undefined : { end: close + 1, value: "read" };
+  };
+  const kinds = (chunks: Buffer[]) => {
+    const s = new ArrayMemberSplitter<string>("xs", 1 << 20, reader);
+    const out = chunks.flatMap((c) => s.push(c));
+    s.end();
+    return out.map((e) =>
+      Buffer.isBuffer(e)
+        ? `bytes ${e.toString("utf8")}`
+        : "problem" in e
+          ? e.problem
+          : `${e.value} ${e.bytes.toString("utf8")}`,
+    );
+  };
+  const body = Buffer.concat([
+    Buffer.from('{"xs":[{"a":"é"},{"a":"'),
+    Buffer.of(0xff, 0xfe),
+    Buffer.from('"},{"a":"漢字"},{"a":"🙂"}],"n":1}'),
+  ]);
+
+  it("an element of invalid UTF-8 among valid ones is broken alone, whatever the chunking", () => {
+    for (const size of [1, 2, 3, 5, 8, 13, body.length]) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < body.length; at += size)
+        chunks.push(body.subarray(at, at + size));
+      const got = kinds(chunks);
+      expect(got).toHaveLength(4);
+      expect(got[1]).toBe("invalid-utf8");
+      expect(
+        [got[0], got[2], got[3]].map((k) => k?.replace(/^\w+ /, "")),
+      ).toEqual(['{"a":"é"}', '{"a":"漢字"}', '{"a":"🙂"}']);
+    }
+  });
+
+  it("elements after a character cut by the chunk's end are read, each exactly", () => {
+    const valid = Buffer.from('{"xs":[{"a":"é"},{"b":"漢字"},{"c":"🙂"}]}');
+    // The chunk ends inside 漢 (three bytes), the next one starts inside it.
+    const cut = valid.indexOf(Buffer.from("漢")) + 1;
+    const got = kinds([valid.subarray(0, cut), valid.subarray(cut)]);
+    expect(got).toEqual([
+      'read {"a":"é"}',
+      expect.stringMatching(/\{"b":"漢字"\}$/),
+      'read {"c":"🙂"}',
+    ]);
+  });
+});
