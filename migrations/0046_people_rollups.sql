@@ -96,4 +96,5 @@ SELECT toDate(start_time) AS day, resource_technology, user_key, resource_name, 
        count(), min(start_time), max(start_time), now64(3, 'UTC')
 FROM {{db}}.sessions FINAL
 WHERE toDate(start_time) IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions')
+  AND resource_technology IN ('llm', 'mcp')
 GROUP BY day, resource_technology, user_key, resource_name;

@@ -540,6 +540,12 @@ const NATIVE_USER_KEYS =
 /** The keys of technology_pair_rollups_daily after its day. */
 const TECHNOLOGY_PAIR_KEYS = "resource_technology, user_key, resource_name";
 
+/**
+ * The technologies technology_pair_rollups_daily holds: the ones the AI and LLM activity
+ * dashboard reads from it (its other rows would repeat session_rollups_daily for no reader).
+ */
+export const AI_TECHNOLOGIES = ["llm", "mcp"] as const;
+
 /** The sessions made through a native user directly: no brand member named. */
 const NATIVE_ONLY = "user_id = '' AND end_user_id = ''";
 
@@ -555,6 +561,7 @@ async function computePeopleRollups(
 ): Promise<void> {
   const sessions = `FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()}`;
   const enriched = `FROM ${qualified(w, Tables.sessionsEnriched)} WHERE ${sessionDaysFilter()} AND ${NATIVE_ONLY}`;
+  const aiSessions = `${sessions} AND resource_technology IN (${AI_TECHNOLOGIES.map((t) => `'${t}'`).join(", ")})`;
   const people = `SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
         uniqState(if(end_user_id != '', end_user_id, user_id)) AS p, max(start_time) AS last
       ${sessions} AND NOT (${NATIVE_ONLY})
@@ -596,11 +603,11 @@ async function computePeopleRollups(
     columns: "user_type, sessions, first_start_time, last_start_time",
     computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type),
         count(), min(start_time), max(start_time), ${COMPUTED_AT}
-      ${sessions}
+      ${aiSessions}
       GROUP BY day, ${TECHNOLOGY_PAIR_KEYS}`,
     zeroed: "user_type, 0, first_start_time, last_start_time",
     count: "sessions",
-    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${sessions}`,
+    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${aiSessions}`,
     params,
   });
 }

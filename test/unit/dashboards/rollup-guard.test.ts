@@ -4,6 +4,7 @@
 // and variable reading a rollup says so in its SQL, directly or through the dashboard's
 // `rolled_up_days`, which holds the same condition.
 import { describe, expect, it } from "vitest";
+import { AI_TECHNOLOGIES } from "../../../src/warehouse/rollups.js";
 import { Tables } from "../../../src/warehouse/tables.js";
 import { loadDashboards, queryVariables } from "../../helpers/dashboards.js";
 
@@ -57,4 +58,30 @@ describe("queries that read a rollup", () => {
       expect(guarded).toBe(true);
     },
   );
+});
+
+describe("technology_pair_rollups_daily", () => {
+  const reads = queries.filter((q) =>
+    rollupsRead(q.sql).includes(Tables.technologyPairRollupsDaily),
+  );
+
+  it("is read only for the technologies it holds", () => {
+    expect(reads.length).toBeGreaterThan(0);
+    const held = new Set<string>(AI_TECHNOLOGIES);
+    for (const q of reads)
+      for (const [, after] of q.sql.matchAll(
+        /technology_pair_rollups_daily FINAL\s+WHERE ([^\n]*)/g,
+      )) {
+        const asked =
+          /^resource_technology (?:IN \(([^)]*)\)|= ('[a-z]+'))/.exec(
+            after ?? "",
+          );
+        expect(asked, `${q.what}: ${after ?? ""}`).not.toBeNull();
+        const named = (asked?.[1] ?? asked?.[2] ?? "")
+          .split(",")
+          .map((t) => t.trim().replaceAll("'", ""));
+        for (const t of named)
+          expect(held.has(t), `${q.what}: ${t}`).toBe(true);
+      }
+  });
 });

@@ -137,12 +137,12 @@ INSERT INTO sessionhouse.technology_pair_rollups_daily SELECT
     now64(3, 'UTC')
 FROM sessionhouse.sessions
 FINAL
-WHERE toDate(start_time) IN (
+WHERE (toDate(start_time) IN (
     SELECT day
     FROM sessionhouse.rollup_days
     FINAL
     WHERE source = 'sessions'
-)
+)) AND (resource_technology IN ('llm', 'mcp'))
 GROUP BY
     day,
     resource_technology,
