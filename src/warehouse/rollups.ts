@@ -12,6 +12,7 @@ import { chTime } from "./format.js";
 import { selectRows } from "./select.js";
 import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
+import { existingTables } from "./migrate.js";
 
 /** The `rollup_days` source of the sessions rollup. */
 export const SESSIONS_ROLLUP_SOURCE = "sessions";
@@ -562,15 +563,25 @@ async function computePeopleRollups(
   const sessions = `FROM ${qualified(w, Tables.sessions)} FINAL WHERE ${sessionDaysFilter()}`;
   const enriched = `FROM ${qualified(w, Tables.sessionsEnriched)} WHERE ${sessionDaysFilter()} AND ${NATIVE_ONLY}`;
   const aiSessions = `${sessions} AND resource_technology IN (${AI_TECHNOLOGIES.map((t) => `'${t}'`).join(", ")})`;
+  // Without the sessions_enriched view (dropped on a warehouse that does without it), no person
+  // is known behind a native user: those sessions count with no person, and the native-user
+  // rollup, which only that view can fill, is not computed.
+  const known = (await existingTables(w)).has(Tables.sessionsEnriched);
+  const nativePeople = known
+    ? `SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
+        uniqStateIf(person_id, person_id != '') AS p, max(start_time) AS last
+      ${enriched}
+      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}`
+    : `SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
+        uniqStateIf(toString(''), 0) AS p, max(start_time) AS last
+      ${sessions} AND ${NATIVE_ONLY}
+      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}`;
   const people = `SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
         uniqState(if(end_user_id != '', end_user_id, user_id)) AS p, max(start_time) AS last
       ${sessions} AND NOT (${NATIVE_ONLY})
       GROUP BY day, ${RESOURCE_PEOPLE_KEYS}
       UNION ALL
-      SELECT toDate(start_time) AS day, ${RESOURCE_PEOPLE_KEYS}, count() AS n,
-        uniqStateIf(person_id, person_id != '') AS p, max(start_time) AS last
-      ${enriched}
-      GROUP BY day, ${RESOURCE_PEOPLE_KEYS}`;
+      ${nativePeople}`;
   await supersedingInsert(w, {
     table: Tables.resourcePeopleRollupsDaily,
     keys: RESOURCE_PEOPLE_KEYS,
@@ -583,6 +594,28 @@ async function computePeopleRollups(
     current: `SELECT toDate(start_time), ${RESOURCE_PEOPLE_KEYS} ${sessions}`,
     params,
   });
+  if (known) await computeNativeUserRollups(w, enriched, params);
+  await supersedingInsert(w, {
+    table: Tables.technologyPairRollupsDaily,
+    keys: TECHNOLOGY_PAIR_KEYS,
+    columns: "user_type, sessions, first_start_time, last_start_time",
+    computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type),
+        count(), min(start_time), max(start_time), ${COMPUTED_AT}
+      ${aiSessions}
+      GROUP BY day, ${TECHNOLOGY_PAIR_KEYS}`,
+    zeroed: "user_type, 0, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${aiSessions}`,
+    params,
+  });
+}
+
+/** The native-user rollup: the sessions made through a native user directly (`enriched`). */
+async function computeNativeUserRollups(
+  w: Warehouse,
+  enriched: string,
+  params: Record<string, unknown>,
+): Promise<void> {
   const native = `${enriched} AND native_username != ''`;
   await supersedingInsert(w, {
     table: Tables.nativeUserRollupsDaily,
@@ -595,19 +628,6 @@ async function computePeopleRollups(
     zeroed: "0, first_start_time, last_start_time",
     count: "sessions",
     current: `SELECT toDate(start_time), ${NATIVE_USER_KEYS} ${native}`,
-    params,
-  });
-  await supersedingInsert(w, {
-    table: Tables.technologyPairRollupsDaily,
-    keys: TECHNOLOGY_PAIR_KEYS,
-    columns: "user_type, sessions, first_start_time, last_start_time",
-    computed: `SELECT toDate(start_time) AS day, ${TECHNOLOGY_PAIR_KEYS}, any(user_type),
-        count(), min(start_time), max(start_time), ${COMPUTED_AT}
-      ${aiSessions}
-      GROUP BY day, ${TECHNOLOGY_PAIR_KEYS}`,
-    zeroed: "user_type, 0, first_start_time, last_start_time",
-    count: "sessions",
-    current: `SELECT toDate(start_time), ${TECHNOLOGY_PAIR_KEYS} ${aiSessions}`,
     params,
   });
 }
