@@ -134,6 +134,15 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 /** The longest key of `user` otherKey keeps for the next record. */
 const MAX_CACHED_KEY_BYTES = 64;
 
+/** Bytes of the day in a timestamp (YYYY-MM-DD). */
+const DAY_BYTES = 10;
+
+/** The last day `day` read: its bytes and its epoch milliseconds. */
+let lastDay: { bytes: Uint8Array; ms: number } = {
+  bytes: new Uint8Array(0),
+  ms: NaN,
+};
+
 /** The last key of `user` otherKey decoded: its bytes and its text. */
 let lastOtherKey: { bytes: Uint8Array; text: string } = {
   bytes: new Uint8Array(0),
@@ -206,6 +215,23 @@ class Scanner {
     this.stringStart = p;
     for (;;) {
       // Bounded by the end: a look past it (an undefined index) would slow every later lookup.
+      // Four bytes a step while they fit, then one by one: fewer bound checks and jumps.
+      while (p + 4 <= end) {
+        if (STRING_STOPS[b[p] as number] !== 0) break;
+        if (STRING_STOPS[b[p + 1] as number] !== 0) {
+          p += 1;
+          break;
+        }
+        if (STRING_STOPS[b[p + 2] as number] !== 0) {
+          p += 2;
+          break;
+        }
+        if (STRING_STOPS[b[p + 3] as number] !== 0) {
+          p += 3;
+          break;
+        }
+        p += 4;
+      }
       while (p < end && STRING_STOPS[b[p] as number] === 0) p++;
       if (p >= end) throw FALLBACK;
       const c = b[p] as number;
@@ -471,6 +497,29 @@ class Scanner {
   }
 
   /**
+   * Epoch milliseconds of the day written at `s` (YYYY-MM-DD), NaN for a day no calendar has or
+   * a year before 1000. Records of one page mostly share their day: when its ten bytes are those
+   * of the last day read, that day's value is returned without reading it again.
+   */
+  day(s: number): number {
+    const b = this.b;
+    const last = lastDay.bytes;
+    let i = 0;
+    while (i < DAY_BYTES && b[s + i] === last[i]) i++;
+    if (i === DAY_BYTES) return lastDay.ms;
+    if (b[s + 4] !== MINUS || b[s + 7] !== MINUS) return NaN;
+    const year = this.number(s, 4);
+    const month = this.number(s + 5, 2);
+    const day = this.number(s + 8, 2);
+    // Comparisons with NaN are false: a field that is not digits fails here.
+    if (!(year >= 1000 && month >= 1 && month <= 12 && day >= 1)) return NaN;
+    if (!(day <= daysInMonth(year, month))) return NaN;
+    const ms = daysFromCivil(year, month, day) * 86_400_000;
+    lastDay = { bytes: Buffer.from(b.subarray(s, s + DAY_BYTES)), ms };
+    return ms;
+  }
+
+  /**
    * An RFC 3339 timestamp (as isTimestamp: 0 to 9 fractional digits, `Z` or an offset, either
    * case), read in place as epoch milliseconds. NaN for anything else, for a day or time no
    * calendar has and for a year before 1000: parseSession and sessionValueProblem name those.
@@ -481,26 +530,16 @@ class Scanner {
     const s = this.stringStart;
     if (
       close - s < 20 ||
-      b[s + 4] !== MINUS ||
-      b[s + 7] !== MINUS ||
       ((b[s + 10] as number) | LOWER) !== LOWER_T ||
       b[s + 13] !== COLON ||
       b[s + 16] !== COLON
     )
       return NaN;
-    const year = this.number(s, 4);
-    const month = this.number(s + 5, 2);
-    const day = this.number(s + 8, 2);
+    const dayMs = this.day(s);
     const hour = this.number(s + 11, 2);
     const minute = this.number(s + 14, 2);
     const second = this.number(s + 17, 2);
-    // Comparisons with NaN are false: a field that is not digits fails here.
-    if (
-      !(year >= 1000 && month >= 1 && month <= 12 && day >= 1) ||
-      !(day <= daysInMonth(year, month) && hour <= 23 && minute <= 59) ||
-      !(second <= 59)
-    )
-      return NaN;
+    if (!(hour <= 23 && minute <= 59 && second <= 59)) return NaN;
     let p = s + 19;
     let ms = 0;
     if (b[p] === DOT) {
@@ -508,7 +547,11 @@ class Scanner {
       while (p < close && isDigit(b[p])) p++;
       const n = p - from;
       if (n < 1 || n > 9) return NaN;
-      ms = this.number(from, Math.min(n, 3)) * 10 ** Math.max(0, 3 - n);
+      // Digits past the third are truncated, as timestampMs does.
+      ms =
+        n >= 3
+          ? this.number(from, 3)
+          : this.number(from, n) * (n === 1 ? 100 : 10);
     }
     let offsetMs = 0;
     const zone = b[p] as number;
@@ -521,12 +564,7 @@ class Scanner {
       p += 6;
     } else return NaN;
     if (p !== close) return NaN;
-    return (
-      daysFromCivil(year, month, day) * 86_400_000 +
-      ((hour * 60 + minute) * 60 + second) * 1000 +
-      ms -
-      offsetMs
-    );
+    return dayMs + ((hour * 60 + minute) * 60 + second) * 1000 + ms - offsetMs;
   }
 
   /**
