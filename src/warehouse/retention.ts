@@ -86,6 +86,7 @@ export function retentionSettings(config: {
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
+      rollup(Tables.machineResourceRollupsDaily),
       rollup(Tables.userResourceRollupsDaily),
       rollup(Tables.resourcePeopleRollupsDaily),
       rollup(Tables.nativeUserRollupsDaily),

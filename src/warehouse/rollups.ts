@@ -351,7 +351,10 @@ async function computeChildSessionRollups(
   });
 }
 
-/** The machine accounts' sessions that named no end user, per account and address. */
+/**
+ * The machine accounts' sessions that named no end user, per account and address, and per
+ * account, resource, technology and address.
+ */
 async function computeMachineAddressRollups(
   w: Warehouse,
   sessions: string,
@@ -374,7 +377,24 @@ async function computeMachineAddressRollups(
     current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
     params,
   });
+  await supersedingInsert(w, {
+    table: Tables.machineResourceRollupsDaily,
+    keys: MACHINE_RESOURCE_KEYS,
+    columns: "sessions, first_start_time, last_start_time, last_session_id",
+    computed: `SELECT toDate(start_time) AS day, ${MACHINE_RESOURCE_KEYS}, count(),
+        min(start_time), max(start_time), argMax(id, start_time), ${COMPUTED_AT}
+      ${machines}
+      GROUP BY day, ${MACHINE_RESOURCE_KEYS}`,
+    zeroed: "0, first_start_time, last_start_time, last_session_id",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${MACHINE_RESOURCE_KEYS} ${machines}`,
+    params,
+  });
 }
+
+/** The keys of machine_resource_rollups_daily after its day (migrations/0048). */
+const MACHINE_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, client_ip_address";
 
 /** The database users user_resource_rollups_daily names per day: the panel shows three. */
 const USER_RESOURCE_SOME_NATIVE_USERS = 3;

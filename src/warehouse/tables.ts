@@ -34,6 +34,7 @@ export const Tables = {
   groupResourceRollupsDaily: "group_resource_rollups_daily",
   clientIpRollupsDaily: "client_ip_rollups_daily",
   machineAddressRollupsDaily: "machine_address_rollups_daily",
+  machineResourceRollupsDaily: "machine_resource_rollups_daily",
   userResourceRollupsDaily: "user_resource_rollups_daily",
   resourcePeopleRollupsDaily: "resource_people_rollups_daily",
   nativeUserRollupsDaily: "native_user_rollups_daily",

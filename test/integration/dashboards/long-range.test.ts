@@ -364,10 +364,10 @@ describe("Groups × resources over rolled-up days and raw days", () => {
 });
 
 // Machine accounts used by humans reads the whole rolled-up days of its range from
-// machine_address_rollups_daily (with no environment, technology or resource filter) and
-// client_ip_rollups_daily (the human side, with no filter chosen), the other days from sessions;
-// with a filter chosen the human side reads sessions, narrowed by one read of the machine
-// addresses whatever the number of filters.
+// machine_address_rollups_daily (with no environment, technology or resource filter) or
+// machine_resource_rollups_daily (with one chosen), and the human side's from
+// client_ip_rollups_daily at any filter, narrowed by one read of the machine addresses whatever
+// the number of filters; the other days from sessions.
 describe("Machine accounts used by humans over rolled-up days and raw days", () => {
   const {
     dashboard: firstSeen,
@@ -385,6 +385,7 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
       throw new Error("no Machine accounts used by humans panel");
     const now = panel.targets[0].rawSql;
     expect(now).toContain("machine_address_rollups_daily");
+    expect(now).toContain("machine_resource_rollups_daily");
     expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
     let answered = 0;
     for (const range of [
@@ -467,6 +468,45 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
     ]);
     await rollupRows(0, 1);
     expect(await first()).toEqual(was);
+  });
+
+  it("counts a rolled-up day from the per-resource rollup when a resource is chosen", async () => {
+    if (!panel?.targets[0])
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const chosen = new Map([
+      ["user", ["zz-robot"]],
+      ["resource", ["zz-db"]],
+    ]);
+    const first = async () =>
+      (await rowsOf(now, range, chosen)).rows[0]?.slice(0, 5);
+    // Rollup rows no session backs: a machine account on a new resource at an address a person
+    // used too; the account's sessions at the same address on another resource do not count.
+    const rollupRows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO machine_resource_rollups_daily (day, user_key, resource_name, resource_technology, client_ip_address, sessions, computed_at)
+            VALUES ('${day}', 'zz-robot', 'zz-db', 'postgres', '10.9.9.8', ${sessions}, now64(3) + toIntervalSecond(${later})),
+                   ('${day}', 'zz-robot', 'zz-other', 'postgres', '10.9.9.8', ${sessions === 0 ? 0 : 7}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.8', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    expect(await first()).toBeUndefined();
+    await rollupRows(5, 0);
+    expect(await first()).toEqual([
+      "zz-robot",
+      "10.9.9.8",
+      ["zz-person"],
+      5,
+      ["zz-db"],
+    ]);
+    await rollupRows(0, 1);
+    expect(await first()).toBeUndefined();
   });
 });
 
