@@ -33,3 +33,33 @@ FROM {{db}}.sessions FINAL
 WHERE toDate(start_time) IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions')
   AND user_type = 'machine' AND end_user_email = '' AND end_user_name = '' AND client_ip_address != ''
 GROUP BY day, user_key, resource_name, resource_technology, client_ip_address;
+
+-- The monthly rollup per client IP address and user type (`day` is the month's first day), over
+-- exactly the month's days `rollup_days` holds: the sum of client_ip_rollups_daily's rows (sessions,
+-- the people's uniq states merged, the five smallest of the days' five smallest people, the first
+-- and last start), for the whole months of a range in _Client IP addresses_ and the human side of
+-- _Machine accounts used by humans_. Computed with the other monthly rollups and superseded the
+-- same way; read `FINAL … WHERE sessions > 0`.
+CREATE TABLE IF NOT EXISTS {{db}}.client_ip_rollups_monthly {{on_cluster}}
+(
+    day                Date,
+    client_ip_address  String,
+    user_type          LowCardinality(String),
+    sessions           UInt64,
+    users              AggregateFunction(uniq, String),
+    some_users         Array(String),
+    first_start_time   DateTime64(3, 'UTC'),
+    last_start_time    DateTime64(3, 'UTC'),
+    computed_at        DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, client_ip_address, user_type);
+
+INSERT INTO {{db}}.client_ip_rollups_monthly
+SELECT toStartOfMonth(day) AS month, client_ip_address, user_type, sum(sessions), uniqMergeState(users),
+       arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, 5),
+       min(first_start_time), max(last_start_time), now64(3, 'UTC')
+FROM {{db}}.client_ip_rollups_daily FINAL
+WHERE day IN (SELECT day FROM {{db}}.rollup_days FINAL WHERE source = 'sessions') AND sessions > 0
+GROUP BY month, client_ip_address, user_type;

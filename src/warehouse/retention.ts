@@ -96,6 +96,7 @@ export function retentionSettings(config: {
       monthly(Tables.userRollupsMonthly),
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),
+      monthly(Tables.clientIpRollupsMonthly),
     ],
   };
 }

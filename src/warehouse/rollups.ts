@@ -255,6 +255,11 @@ async function computeMonthlyRollups(
     current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
     params,
   });
+  await computeClientIpMonthlyRollups(
+    w,
+    rolledUp(Tables.clientIpRollupsDaily),
+    params,
+  );
   await supersedingInsert(w, {
     table: Tables.technologyRollupsMonthly,
     keys: "resource_technology",
@@ -266,6 +271,32 @@ async function computeMonthlyRollups(
     zeroed: "0, users, resources",
     count: "sessions",
     current: `SELECT toStartOfMonth(day), resource_technology ${technologies}`,
+    params,
+  });
+}
+
+/**
+ * The monthly rollup per client IP address and user type (migrations/0048): the sum of
+ * client_ip_rollups_daily's rows of the month's rolled-up days (`addresses`).
+ */
+async function computeClientIpMonthlyRollups(
+  w: Warehouse,
+  addresses: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.clientIpRollupsMonthly,
+    keys: CLIENT_IP_KEYS,
+    columns: "sessions, users, some_users, first_start_time, last_start_time",
+    computed: `SELECT toStartOfMonth(day) AS month, ${CLIENT_IP_KEYS}, sum(sessions),
+        uniqMergeState(users),
+        arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(first_start_time), max(last_start_time), ${COMPUTED_AT}
+      ${addresses}
+      GROUP BY month, ${CLIENT_IP_KEYS}`,
+    zeroed: "0, users, some_users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), ${CLIENT_IP_KEYS} ${addresses}`,
     params,
   });
 }
