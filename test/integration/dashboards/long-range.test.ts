@@ -691,6 +691,88 @@ describe("whole months from the monthly rollups", () => {
   });
 });
 
+// Client IP addresses and the human side of Machine accounts used by humans read the whole months
+// of a long range from client_ip_rollups_monthly, the other rolled-up days from
+// client_ip_rollups_daily and the rest from sessions: the rows of the queries they replaced.
+describe("Client IP addresses and Machine accounts used by humans over whole months", () => {
+  const now = new Date(TODAY);
+  const monthStart = (back: number) =>
+    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
+  const month = dayText(monthStart(1));
+  // The previous month whole, with the partial day it starts on ten days before; from its first day.
+  const ranges: TimeRange[] = [
+    { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
+    { fromMs: monthStart(1), toMs: NOW },
+  ];
+  const addresses = rewrittenPanel(
+    "sessionhouse-sessions-overview",
+    "Client IP addresses",
+  );
+  const machines = rewrittenPanel(
+    "sessionhouse-first-seen",
+    "Machine accounts used by humans",
+  );
+
+  it("the rows of the queries they replaced", async () => {
+    const a = addresses.panel?.targets[0]?.rawSql;
+    const m = machines.panel?.targets[0]?.rawSql;
+    if (a === undefined || m === undefined) throw new Error("no panels");
+    expect(a).toContain("client_ip_rollups_monthly");
+    expect(m).toContain("client_ip_rollups_monthly");
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const range of ranges) {
+      await addresses.expectSameRows(a, range, new Map());
+      await addresses.expectSameRows(
+        a,
+        range,
+        new Map([["client_ip", ["10.1.0.1"]]]),
+        { mayBeEmpty: true },
+      );
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user6"]]]),
+        new Map([["resource", ["resource-1"]]]),
+      ])
+        await machines.expectSameRows(m, range, chosen, {
+          mayBeEmpty: chosen.size > 0,
+        });
+    }
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const a = addresses.panel?.targets[0]?.rawSql;
+    const m = machines.panel?.targets[0]?.rawSql;
+    if (a === undefined || m === undefined) throw new Error("no panels");
+    const [range] = ranges;
+    if (!range) throw new Error("no range");
+    const firsts = async () => [
+      (await addresses.rowsOf(a, range, new Map())).rows[0]?.slice(0, 4),
+      (await machines.rowsOf(m, range, new Map())).rows[0]?.slice(0, 4),
+    ];
+    // Rollup rows no session backs: people at a new address over the month, and a machine
+    // account there on one of its days.
+    const rows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${month}', '10.9.9.7', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO machine_address_rollups_daily (day, user_key, client_ip_address, sessions, computed_at)
+            VALUES ('${dayText(monthStart(1) + 15 * DAY)}', 'zz-robot', '10.9.9.7', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    const was = await firsts();
+    await rows(100_000, 0);
+    expect(await firsts()).toEqual([
+      ["10.9.9.7", 100000, 0, ["zz-person"]],
+      ["zz-robot", "10.9.9.7", ["zz-person"], 100000],
+    ]);
+    await rows(0, 1);
+    expect(await firsts()).toEqual(was);
+  });
+});
+
 // Users × resources reads the whole rolled-up days of its range, at any length, from
 // user_resource_rollups_daily (which holds every variable's column) and the other days from
 // sessions FINAL.
@@ -982,12 +1064,19 @@ describe("sessions overview over a long range", () => {
       const day = dayText(TODAY - 20 * DAY);
       const first = async () =>
         (await panelRows(panel, beyond)).rows[0]?.slice(0, 4);
-      // A rollup row no session backs, then the same key superseded with no sessions.
+      // A rollup row no session backs, then the same key superseded with no sessions; in the
+      // daily rollup and its month's (a whole month of the range is read from the monthly one).
       const rollupRow = (sessions: number, later: number) =>
-        write(
-          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
-          VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
-        );
+        Promise.all([
+          write(
+            `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+          ),
+          write(
+            `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, sessions, some_users, computed_at)
+            VALUES (toStartOfMonth(toDate('${day}')), '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+          ),
+        ]);
       const was = await first();
       await rollupRow(100_000, 0);
       expect(await first()).toEqual(["10.9.9.9", 100000, 0, ["zz-nobody"]]);

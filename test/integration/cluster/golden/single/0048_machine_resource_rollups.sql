@@ -40,3 +40,42 @@ GROUP BY
     resource_name,
     resource_technology,
     client_ip_address;
+
+CREATE TABLE IF NOT EXISTS sessionhouse.client_ip_rollups_monthly
+(
+    `day` Date,
+    `client_ip_address` String,
+    `user_type` LowCardinality(String),
+    `sessions` UInt64,
+    `users` AggregateFunction(uniq, String),
+    `some_users` Array(String),
+    `first_start_time` DateTime64(3, 'UTC'),
+    `last_start_time` DateTime64(3, 'UTC'),
+    `computed_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, client_ip_address, user_type);
+
+INSERT INTO sessionhouse.client_ip_rollups_monthly SELECT
+    toStartOfMonth(day) AS month,
+    client_ip_address,
+    user_type,
+    sum(sessions),
+    uniqMergeState(users),
+    arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, 5),
+    min(first_start_time),
+    max(last_start_time),
+    now64(3, 'UTC')
+FROM sessionhouse.client_ip_rollups_daily
+FINAL
+WHERE (day IN (
+    SELECT day
+    FROM sessionhouse.rollup_days
+    FINAL
+    WHERE source = 'sessions'
+)) AND (sessions > 0)
+GROUP BY
+    month,
+    client_ip_address,
+    user_type;
