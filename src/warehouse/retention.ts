@@ -86,6 +86,7 @@ export function retentionSettings(config: {
       rollup(Tables.groupResourceRollupsDaily),
       rollup(Tables.clientIpRollupsDaily),
       rollup(Tables.machineAddressRollupsDaily),
+      rollup(Tables.machineResourceRollupsDaily),
       rollup(Tables.userResourceRollupsDaily),
       rollup(Tables.resourcePeopleRollupsDaily),
       rollup(Tables.nativeUserRollupsDaily),
@@ -95,6 +96,7 @@ export function retentionSettings(config: {
       monthly(Tables.userRollupsMonthly),
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),
+      monthly(Tables.clientIpRollupsMonthly),
     ],
   };
 }

@@ -255,6 +255,11 @@ async function computeMonthlyRollups(
     current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
     params,
   });
+  await computeClientIpMonthlyRollups(
+    w,
+    rolledUp(Tables.clientIpRollupsDaily),
+    params,
+  );
   await supersedingInsert(w, {
     table: Tables.technologyRollupsMonthly,
     keys: "resource_technology",
@@ -266,6 +271,32 @@ async function computeMonthlyRollups(
     zeroed: "0, users, resources",
     count: "sessions",
     current: `SELECT toStartOfMonth(day), resource_technology ${technologies}`,
+    params,
+  });
+}
+
+/**
+ * The monthly rollup per client IP address and user type (migrations/0048): the sum of
+ * client_ip_rollups_daily's rows of the month's rolled-up days (`addresses`).
+ */
+async function computeClientIpMonthlyRollups(
+  w: Warehouse,
+  addresses: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.clientIpRollupsMonthly,
+    keys: CLIENT_IP_KEYS,
+    columns: "sessions, users, some_users, first_start_time, last_start_time",
+    computed: `SELECT toStartOfMonth(day) AS month, ${CLIENT_IP_KEYS}, sum(sessions),
+        uniqMergeState(users),
+        arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, ${CLIENT_IP_SOME_USERS}),
+        min(first_start_time), max(last_start_time), ${COMPUTED_AT}
+      ${addresses}
+      GROUP BY month, ${CLIENT_IP_KEYS}`,
+    zeroed: "0, users, some_users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), ${CLIENT_IP_KEYS} ${addresses}`,
     params,
   });
 }
@@ -351,7 +382,10 @@ async function computeChildSessionRollups(
   });
 }
 
-/** The machine accounts' sessions that named no end user, per account and address. */
+/**
+ * The machine accounts' sessions that named no end user, per account and address, and per
+ * account, resource, technology and address.
+ */
 async function computeMachineAddressRollups(
   w: Warehouse,
   sessions: string,
@@ -374,7 +408,24 @@ async function computeMachineAddressRollups(
     current: `SELECT toDate(start_time), ${MACHINE_ADDRESS_KEYS} ${machines}`,
     params,
   });
+  await supersedingInsert(w, {
+    table: Tables.machineResourceRollupsDaily,
+    keys: MACHINE_RESOURCE_KEYS,
+    columns: "sessions, first_start_time, last_start_time, last_session_id",
+    computed: `SELECT toDate(start_time) AS day, ${MACHINE_RESOURCE_KEYS}, count(),
+        min(start_time), max(start_time), argMax(id, start_time), ${COMPUTED_AT}
+      ${machines}
+      GROUP BY day, ${MACHINE_RESOURCE_KEYS}`,
+    zeroed: "0, first_start_time, last_start_time, last_session_id",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${MACHINE_RESOURCE_KEYS} ${machines}`,
+    params,
+  });
 }
+
+/** The keys of machine_resource_rollups_daily after its day (migrations/0048). */
+const MACHINE_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, client_ip_address";
 
 /** The database users user_resource_rollups_daily names per day: the panel shows three. */
 const USER_RESOURCE_SOME_NATIVE_USERS = 3;

@@ -364,10 +364,10 @@ describe("Groups × resources over rolled-up days and raw days", () => {
 });
 
 // Machine accounts used by humans reads the whole rolled-up days of its range from
-// machine_address_rollups_daily (with no environment, technology or resource filter) and
-// client_ip_rollups_daily (the human side, with no filter chosen), the other days from sessions;
-// with a filter chosen the human side reads sessions, narrowed by one read of the machine
-// addresses whatever the number of filters.
+// machine_address_rollups_daily (with no environment, technology or resource filter) or
+// machine_resource_rollups_daily (with one chosen), and the human side's from
+// client_ip_rollups_daily at any filter, narrowed by one read of the machine addresses whatever
+// the number of filters; the other days from sessions.
 describe("Machine accounts used by humans over rolled-up days and raw days", () => {
   const {
     dashboard: firstSeen,
@@ -385,6 +385,7 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
       throw new Error("no Machine accounts used by humans panel");
     const now = panel.targets[0].rawSql;
     expect(now).toContain("machine_address_rollups_daily");
+    expect(now).toContain("machine_resource_rollups_daily");
     expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
     let answered = 0;
     for (const range of [
@@ -467,6 +468,45 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
     ]);
     await rollupRows(0, 1);
     expect(await first()).toEqual(was);
+  });
+
+  it("counts a rolled-up day from the per-resource rollup when a resource is chosen", async () => {
+    if (!panel?.targets[0])
+      throw new Error("no Machine accounts used by humans panel");
+    const now = panel.targets[0].rawSql;
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const chosen = new Map([
+      ["user", ["zz-robot"]],
+      ["resource", ["zz-db"]],
+    ]);
+    const first = async () =>
+      (await rowsOf(now, range, chosen)).rows[0]?.slice(0, 5);
+    // Rollup rows no session backs: a machine account on a new resource at an address a person
+    // used too; the account's sessions at the same address on another resource do not count.
+    const rollupRows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO machine_resource_rollups_daily (day, user_key, resource_name, resource_technology, client_ip_address, sessions, computed_at)
+            VALUES ('${day}', 'zz-robot', 'zz-db', 'postgres', '10.9.9.8', ${sessions}, now64(3) + toIntervalSecond(${later})),
+                   ('${day}', 'zz-robot', 'zz-other', 'postgres', '10.9.9.8', ${sessions === 0 ? 0 : 7}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.8', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    expect(await first()).toBeUndefined();
+    await rollupRows(5, 0);
+    expect(await first()).toEqual([
+      "zz-robot",
+      "10.9.9.8",
+      ["zz-person"],
+      5,
+      ["zz-db"],
+    ]);
+    await rollupRows(0, 1);
+    expect(await first()).toBeUndefined();
   });
 });
 
@@ -647,6 +687,88 @@ describe("whole months from the monthly rollups", () => {
       "zz-nobody",
     ]);
     await monthlyRows(0, 1);
+    expect(await firsts()).toEqual(was);
+  });
+});
+
+// Client IP addresses and the human side of Machine accounts used by humans read the whole months
+// of a long range from client_ip_rollups_monthly, the other rolled-up days from
+// client_ip_rollups_daily and the rest from sessions: the rows of the queries they replaced.
+describe("Client IP addresses and Machine accounts used by humans over whole months", () => {
+  const now = new Date(TODAY);
+  const monthStart = (back: number) =>
+    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
+  const month = dayText(monthStart(1));
+  // The previous month whole, with the partial day it starts on ten days before; from its first day.
+  const ranges: TimeRange[] = [
+    { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
+    { fromMs: monthStart(1), toMs: NOW },
+  ];
+  const addresses = rewrittenPanel(
+    "sessionhouse-sessions-overview",
+    "Client IP addresses",
+  );
+  const machines = rewrittenPanel(
+    "sessionhouse-first-seen",
+    "Machine accounts used by humans",
+  );
+
+  it("the rows of the queries they replaced", async () => {
+    const a = addresses.panel?.targets[0]?.rawSql;
+    const m = machines.panel?.targets[0]?.rawSql;
+    if (a === undefined || m === undefined) throw new Error("no panels");
+    expect(a).toContain("client_ip_rollups_monthly");
+    expect(m).toContain("client_ip_rollups_monthly");
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const range of ranges) {
+      await addresses.expectSameRows(a, range, new Map());
+      await addresses.expectSameRows(
+        a,
+        range,
+        new Map([["client_ip", ["10.1.0.1"]]]),
+        { mayBeEmpty: true },
+      );
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user6"]]]),
+        new Map([["resource", ["resource-1"]]]),
+      ])
+        await machines.expectSameRows(m, range, chosen, {
+          mayBeEmpty: chosen.size > 0,
+        });
+    }
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const a = addresses.panel?.targets[0]?.rawSql;
+    const m = machines.panel?.targets[0]?.rawSql;
+    if (a === undefined || m === undefined) throw new Error("no panels");
+    const [range] = ranges;
+    if (!range) throw new Error("no range");
+    const firsts = async () => [
+      (await addresses.rowsOf(a, range, new Map())).rows[0]?.slice(0, 4),
+      (await machines.rowsOf(m, range, new Map())).rows[0]?.slice(0, 4),
+    ];
+    // Rollup rows no session backs: people at a new address over the month, and a machine
+    // account there on one of its days.
+    const rows = (sessions: number, later: number) =>
+      Promise.all([
+        write(
+          `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, user_type, sessions, some_users, computed_at)
+            VALUES ('${month}', '10.9.9.7', 'human', ${sessions}, ['zz-person'], now64(3) + toIntervalSecond(${later}))`,
+        ),
+        write(
+          `INSERT INTO machine_address_rollups_daily (day, user_key, client_ip_address, sessions, computed_at)
+            VALUES ('${dayText(monthStart(1) + 15 * DAY)}', 'zz-robot', '10.9.9.7', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+        ),
+      ]);
+    const was = await firsts();
+    await rows(100_000, 0);
+    expect(await firsts()).toEqual([
+      ["10.9.9.7", 100000, 0, ["zz-person"]],
+      ["zz-robot", "10.9.9.7", ["zz-person"], 100000],
+    ]);
+    await rows(0, 1);
     expect(await firsts()).toEqual(was);
   });
 });
@@ -942,12 +1064,19 @@ describe("sessions overview over a long range", () => {
       const day = dayText(TODAY - 20 * DAY);
       const first = async () =>
         (await panelRows(panel, beyond)).rows[0]?.slice(0, 4);
-      // A rollup row no session backs, then the same key superseded with no sessions.
+      // A rollup row no session backs, then the same key superseded with no sessions; in the
+      // daily rollup and its month's (a whole month of the range is read from the monthly one).
       const rollupRow = (sessions: number, later: number) =>
-        write(
-          `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
-          VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
-        );
+        Promise.all([
+          write(
+            `INSERT INTO client_ip_rollups_daily (day, client_ip_address, sessions, some_users, computed_at)
+            VALUES ('${day}', '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+          ),
+          write(
+            `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, sessions, some_users, computed_at)
+            VALUES (toStartOfMonth(toDate('${day}')), '10.9.9.9', ${sessions}, ['zz-nobody'], now64(3) + toIntervalSecond(${later}))`,
+          ),
+        ]);
       const was = await first();
       await rollupRow(100_000, 0);
       expect(await first()).toEqual(["10.9.9.9", 100000, 0, ["zz-nobody"]]);

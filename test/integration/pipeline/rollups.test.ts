@@ -277,6 +277,65 @@ async function machinesFromSessions(days: readonly string[]) {
   );
 }
 
+/** The keys of the machine-resource rollup after its day. */
+const MACHINE_RESOURCE_KEYS =
+  "user_key, resource_name, resource_technology, client_ip_address";
+
+/** The machine-resource rollup's summary per day, machine account, resource, technology and address. */
+async function machineResourcesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${MACHINE_RESOURCE_KEYS}, sum(sessions) AS sessions,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start,
+            argMax(last_session_id, last_start_time) AS last_id
+     FROM (SELECT * FROM {db}.machine_resource_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${MACHINE_RESOURCE_KEYS} ORDER BY day, ${MACHINE_RESOURCE_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions: a machine account's, naming no end user. */
+async function machineResourcesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${MACHINE_RESOURCE_KEYS}, count() AS sessions,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start,
+            argMax(id, start_time) AS last_id
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)} AND user_type = 'machine'
+       AND end_user_email = '' AND end_user_name = '' AND client_ip_address != ''
+     GROUP BY day, ${MACHINE_RESOURCE_KEYS} ORDER BY day, ${MACHINE_RESOURCE_KEYS}`,
+    { days },
+  );
+}
+
+/** The monthly per-address rollup's summary per month, client IP address and user type. */
+async function addressMonthsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS month, client_ip_address, user_type, sum(sessions) AS sessions,
+            uniqMerge(users) AS users,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, 5) AS some_users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.client_ip_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, client_ip_address, user_type ORDER BY month, client_ip_address, user_type`,
+  );
+}
+
+/** The same straight from the deduplicated sessions of `days` (the rolled-up days). */
+async function addressMonthsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toStartOfMonth(toDate(start_time))) AS month, client_ip_address, user_type,
+            count() AS sessions, uniq(user_key) AS users,
+            arraySlice(arraySort(groupUniqArray(toString(user_key))), 1, 5) AS some_users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY month, client_ip_address, user_type ORDER BY month, client_ip_address, user_type`,
+    { days },
+  );
+}
+
 /** The monthly rollups' summaries per month and person, and per month and resource. */
 async function monthsFromRollups() {
   const users = await select(
@@ -498,6 +557,12 @@ async function expectRolledUp(days: readonly string[]) {
   const machines = await machinesFromRollups();
   expect(machines.length).toBeGreaterThan(0);
   expect(machines).toEqual(await machinesFromSessions(days));
+  const machineResources = await machineResourcesFromRollups();
+  expect(machineResources.length).toBeGreaterThan(0);
+  expect(machineResources).toEqual(await machineResourcesFromSessions(days));
+  const addressMonths = await addressMonthsFromRollups();
+  expect(addressMonths.length).toBeGreaterThan(0);
+  expect(addressMonths).toEqual(await addressMonthsFromSessions(days));
   const users = await usersFromRollups();
   expect(users.length).toBeGreaterThan(0);
   expect(users).toEqual(await usersFromSessions(days));
@@ -814,6 +879,17 @@ describe("daily rollups", () => {
     expect(parents.length).toBeGreaterThan(0);
     await refill("child_session_rollups_daily", 47);
     expect(await parentsFromRollups()).toEqual(parents);
+  });
+
+  it("migration 0048 fills the per-machine-account-and-resource rollup and the monthly per-address rollup of the days rolled up before it", async () => {
+    const want = await machineResourcesFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("machine_resource_rollups_daily", 48);
+    expect(await machineResourcesFromRollups()).toEqual(want);
+    const months = await addressMonthsFromRollups();
+    expect(months.length).toBeGreaterThan(0);
+    await refill("client_ip_rollups_monthly", 48);
+    expect(await addressMonthsFromRollups()).toEqual(months);
   });
 });
 
