@@ -97,6 +97,7 @@ export function retentionSettings(config: {
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),
       monthly(Tables.clientIpRollupsMonthly),
+      monthly(Tables.groupResourceRollupsMonthly),
     ],
   };
 }

@@ -260,6 +260,11 @@ async function computeMonthlyRollups(
     rolledUp(Tables.clientIpRollupsDaily),
     params,
   );
+  await computeGroupResourceMonthlyRollups(
+    w,
+    rolledUp(Tables.groupResourceRollupsDaily),
+    params,
+  );
   await supersedingInsert(w, {
     table: Tables.technologyRollupsMonthly,
     keys: "resource_technology",
@@ -297,6 +302,30 @@ async function computeClientIpMonthlyRollups(
     zeroed: "0, users, some_users, first_start_time, last_start_time",
     count: "sessions",
     current: `SELECT toStartOfMonth(day), ${CLIENT_IP_KEYS} ${addresses}`,
+    params,
+  });
+}
+
+/**
+ * The monthly rollup per user group, resource and technology (migrations/0050): the sum of
+ * group_resource_rollups_daily's rows of the month's rolled-up days (`pairs`).
+ */
+async function computeGroupResourceMonthlyRollups(
+  w: Warehouse,
+  pairs: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.groupResourceRollupsMonthly,
+    keys: GROUP_RESOURCE_KEYS,
+    columns: "sessions, users, first_start_time, last_start_time",
+    computed: `SELECT toStartOfMonth(day) AS month, ${GROUP_RESOURCE_KEYS}, sum(sessions),
+        uniqMergeState(users), min(first_start_time), max(last_start_time), ${COMPUTED_AT}
+      ${pairs}
+      GROUP BY month, ${GROUP_RESOURCE_KEYS}`,
+    zeroed: "0, users, first_start_time, last_start_time",
+    count: "sessions",
+    current: `SELECT toStartOfMonth(day), ${GROUP_RESOURCE_KEYS} ${pairs}`,
     params,
   });
 }

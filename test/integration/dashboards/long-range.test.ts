@@ -349,11 +349,16 @@ describe("Groups × resources over rolled-up days and raw days", () => {
     const first = async () =>
       (await rowsOf(now, range, new Map())).rows[0]?.slice(0, 3);
     // A rollup row no session backs, then the same key superseded with no sessions.
+    // Written to the day's month too: a whole month of the range is read from the monthly rollup.
     const rollupRow = (sessions: number, later: number) =>
-      write(
-        `INSERT INTO group_resource_rollups_daily (day, user_group, resource_name,
+      Promise.all(
+        ["daily", "monthly"].map((t) =>
+          write(
+            `INSERT INTO group_resource_rollups_${t} (day, user_group, resource_name,
             resource_technology, sessions, computed_at)
-          VALUES ('${day}', 'zz-group', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+          VALUES (${t === "daily" ? `'${day}'` : `toStartOfMonth(toDate('${day}'))`}, 'zz-group', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+          ),
+        ),
       );
     const was = await first();
     await rollupRow(100_000, 0);
@@ -770,6 +775,72 @@ describe("Client IP addresses and Machine accounts used by humans over whole mon
     ]);
     await rows(0, 1);
     expect(await firsts()).toEqual(was);
+  });
+});
+
+// Groups × resources reads the whole months of a long range from group_resource_rollups_monthly,
+// the other rolled-up days from group_resource_rollups_daily and the rest from sessions: the rows
+// of the query it replaced, in one read of each (no second read narrowed to the top pairs).
+describe("Groups × resources over whole months", () => {
+  const now = new Date(TODAY);
+  const monthStart = (back: number) =>
+    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
+  const month = dayText(monthStart(1));
+  // The previous month whole, with the partial day it starts on ten days before; from its first day.
+  const ranges: TimeRange[] = [
+    { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
+    { fromMs: monthStart(1), toMs: NOW },
+  ];
+  const { panel, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Groups × resources",
+  );
+
+  it("the rows of the query it replaced", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined) throw new Error("no Groups × resources panel");
+    expect(sql).toContain("group_resource_rollups_monthly");
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const range of ranges)
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+      ])
+        await expectSameRows(sql, range, chosen, {
+          mayBeEmpty: chosen.size > 0,
+        });
+    // A cap that cuts the pairs: the same first pairs.
+    await expectSameRows(
+      sql,
+      ranges[0] ?? { fromMs: 0, toMs: NOW },
+      new Map(),
+      {
+        cap: "3",
+      },
+    );
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    const [range] = ranges;
+    if (sql === undefined || !range)
+      throw new Error("no Groups × resources panel");
+    const first = async () =>
+      (await rowsOf(sql, range, new Map())).rows[0]?.slice(0, 3);
+    // A monthly row no session backs, then the same key superseded with no sessions.
+    const monthRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO group_resource_rollups_monthly (day, user_group, resource_name,
+            resource_technology, sessions, computed_at)
+          VALUES ('${month}', 'zz-group', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
+    const was = await first();
+    await monthRow(100_000, 0);
+    expect(await first()).toEqual(["zz-group", "zz-nowhere", 100000]);
+    await monthRow(0, 1);
+    expect(await first()).toEqual(was);
   });
 });
 

@@ -336,6 +336,34 @@ async function addressMonthsFromSessions(days: readonly string[]) {
   );
 }
 
+/** The monthly per-group-and-resource rollup's summary per month, group, resource and technology. */
+async function groupMonthsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS month, user_group, resource_name, resource_technology,
+            sum(sessions) AS sessions, uniqMerge(users) AS users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.group_resource_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, user_group, resource_name, resource_technology
+     ORDER BY month, user_group, resource_name, resource_technology`,
+  );
+}
+
+/** The same straight from the deduplicated sessions of `days`, once under each group of the user. */
+async function groupMonthsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toStartOfMonth(toDate(start_time))) AS month, arrayJoin(user_groups) AS user_group,
+            resource_name, resource_technology, count() AS sessions, uniq(toString(user_key)) AS users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY month, user_group, resource_name, resource_technology
+     ORDER BY month, user_group, resource_name, resource_technology`,
+    { days },
+  );
+}
+
 /** The monthly rollups' summaries per month and person, and per month and resource. */
 async function monthsFromRollups() {
   const users = await select(
@@ -563,6 +591,9 @@ async function expectRolledUp(days: readonly string[]) {
   const addressMonths = await addressMonthsFromRollups();
   expect(addressMonths.length).toBeGreaterThan(0);
   expect(addressMonths).toEqual(await addressMonthsFromSessions(days));
+  const groupMonths = await groupMonthsFromRollups();
+  expect(groupMonths.length).toBeGreaterThan(0);
+  expect(groupMonths).toEqual(await groupMonthsFromSessions(days));
   const users = await usersFromRollups();
   expect(users.length).toBeGreaterThan(0);
   expect(users).toEqual(await usersFromSessions(days));
@@ -890,6 +921,13 @@ describe("daily rollups", () => {
     expect(months.length).toBeGreaterThan(0);
     await refill("client_ip_rollups_monthly", 48);
     expect(await addressMonthsFromRollups()).toEqual(months);
+  });
+
+  it("migration 0050 fills the monthly per-group-and-resource rollup of the days rolled up before it", async () => {
+    const want = await groupMonthsFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("group_resource_rollups_monthly", 50);
+    expect(await groupMonthsFromRollups()).toEqual(want);
   });
 });
 
