@@ -307,7 +307,7 @@ async function computeClientIpMonthlyRollups(
 }
 
 /**
- * The monthly rollup per user group, resource and technology (migrations/0050): the sum of
+ * The monthly rollup per user group, resource and technology (migrations/0049): the sum of
  * group_resource_rollups_daily's rows of the month's rolled-up days (`pairs`).
  */
 async function computeGroupResourceMonthlyRollups(
