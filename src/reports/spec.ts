@@ -18,11 +18,11 @@ import {
 type From<F, T> = (ctx: KindContext, facts: F) => T;
 
 /**
- * Rows read by code rather than one query (held, or a query's as they arrive): undefined rows
- * are a table not exported.
+ * Rows read by code rather than one query (held, or a query's as they arrive, a block at a
+ * time): undefined rows are a table not exported.
  */
 export interface TableRead {
-  rows: readonly Row[] | AsyncIterable<Row> | undefined;
+  rows: readonly Row[] | AsyncIterable<readonly Row[]> | undefined;
   /** The streams not exported when rows is undefined. */
   notExported: readonly string[];
   /** The note, when it depends on what the reader found. */

@@ -55,7 +55,7 @@ interface Sink {
 }
 
 /**
- * Reads `rows` (held ones, or a query's as they arrive) into the first TOP_ROWS and the count,
+ * Reads `rows` (held ones, or a query's as they arrive, a block at a time) into the first TOP_ROWS and the count,
  * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given; the same
  * for each branch, from the rows it keeps. A row without a column of `columns` fails the table
  * (typedRow). The answer holds the table's, then each branch's.
@@ -63,7 +63,7 @@ interface Sink {
 export async function readTableRows(
   place: TablePlace,
   columns: readonly Column[],
-  rows: Iterable<Row> | AsyncIterable<Row>,
+  rows: readonly Row[] | AsyncIterable<readonly Row[]>,
   files: CsvFiles | undefined,
   branches: readonly TableBranch[] = [],
 ): Promise<ReadTable[]> {
@@ -78,14 +78,18 @@ export async function readTableRows(
         top: [],
         total: 0,
       });
-    for await (const raw of rows)
-      for (const k of sinks) {
-        if (!k.keep(raw)) continue;
-        const row = typedRow(raw, k.columns, k.place);
-        if (k.top.length < TOP_ROWS) k.top.push(row);
-        k.total++;
-        await k.out?.row(row);
-      }
+    const blocks = Array.isArray(rows) ? [rows] : rows;
+    for await (const block of blocks)
+      for (const raw of block as readonly Row[])
+        for (const k of sinks) {
+          if (!k.keep(raw)) continue;
+          const row = typedRow(raw, k.columns, k.place);
+          if (k.top.length < TOP_ROWS) k.top.push(row);
+          k.total++;
+          // A promise only when a block of text is written: none to wait for on most rows.
+          const written = k.out?.row(row);
+          if (written) await written;
+        }
   } catch (err) {
     for (const k of sinks) await k.out?.abandon();
     throw err;
@@ -134,9 +138,10 @@ class CsvOut {
     return new CsvOut(name, columns, handle, files);
   }
 
-  async row(row: Record<string, Cell>): Promise<void> {
+  /** Adds a row; a promise when the text gathered was written out (a block at a time). */
+  row(row: Record<string, Cell>): Promise<void> | undefined {
     this.#pending += csvLine(this.#columns, row);
-    if (this.#pending.length >= WRITE_CHUNK) await this.#flush();
+    return this.#pending.length >= WRITE_CHUNK ? this.#flush() : undefined;
   }
 
   async #flush(): Promise<void> {
