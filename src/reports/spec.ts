@@ -18,11 +18,11 @@ import {
 type From<F, T> = (ctx: KindContext, facts: F) => T;
 
 /**
- * Rows read by code rather than one query (held, or a query's as they arrive): undefined rows
- * are a table not exported.
+ * Rows read by code rather than one query (held, or a query's as they arrive, a block at a
+ * time): undefined rows are a table not exported.
  */
 export interface TableRead {
-  rows: readonly Row[] | AsyncIterable<Row> | undefined;
+  rows: readonly Row[] | AsyncIterable<readonly Row[]> | undefined;
   /** The streams not exported when rows is undefined. */
   notExported: readonly string[];
   /** The note, when it depends on what the reader found. */
@@ -52,12 +52,15 @@ export interface TableSpec<F> {
   /**
    * The rows: one query (the streams it needs not exported: no rows), chosen by the context
    * alone, or a reader; a reader whose rows are one query's as it answers names that query, so
-   * that its columns are checked against the table's like a query's.
+   * that its columns are checked against the table's like a query's; or some of the rows of a
+   * table listed before it (`of`), those `keep` holds, in its order, written while that table's
+   * rows are read (no read of their own).
    */
   rows:
     | ReportQuery
     | ((ctx: KindContext) => ReportQuery)
-    | { read: From<F, Promise<TableRead>>; query?: ReportQuery };
+    | { read: From<F, Promise<TableRead>>; query?: ReportQuery }
+    | { of: string; keep: (row: Row) => boolean };
   /** The streams said not exported when the query's tables are absent (default: its needs). */
   notExported?: From<F, readonly string[]>;
   /** Only in the report when this holds. */
@@ -111,7 +114,7 @@ export function defineKind<F>(spec: KindSpec<F>): Kind {
       columns: t.columns.map(
         (c) => (typeof c === "string" ? column(c) : c).key,
       ),
-      query: tableQuery(t.rows),
+      query: tableQuery(t.rows, spec.tables),
     })),
     build: (ctx) => buildKind(spec, sections, ctx),
   };
@@ -120,8 +123,15 @@ export function defineKind<F>(spec: KindSpec<F>): Kind {
 /** The query a table's rows come from, as a function of the context; undefined: none. */
 function tableQuery<F>(
   rows: TableSpec<F>["rows"],
+  all: readonly TableSpec<F>[],
 ): ((ctx: KindContext) => ReportQuery) | undefined {
   if (typeof rows === "function") return rows;
+  if ("of" in rows) {
+    const source = all.find((t) => t.id === rows.of);
+    return source && !("of" in source.rows)
+      ? tableQuery(source.rows, all)
+      : undefined;
+  }
   if ("read" in rows) {
     const q = rows.query;
     return q === undefined ? undefined : () => q;
@@ -141,7 +151,10 @@ async function buildKind<F>(
   const steps = shown.length + 1;
   for (const [i, t] of shown.entries()) {
     ctx.progress?.({ n: i + 1, of: steps, what: t.title });
-    built.set(t.id, await buildTable(t, ctx, facts, spec.title));
+    if (built.has(t.id)) continue;
+    const branches = shown.filter((b) => "of" in b.rows && b.rows.of === t.id);
+    const tables = await buildTable(t, ctx, facts, spec.title, branches);
+    for (const b of tables) built.set(b.id, b);
   }
   const sections = layout.map((s) => ({
     id: s.id,
@@ -162,35 +175,55 @@ async function buildKind<F>(
 }
 
 /**
- * One table of a spec, read from the warehouse: its rows go to its CSV as they arrive; the
- * first TOP_ROWS are kept.
+ * One table of a spec, read from the warehouse, and the tables that are some of its rows
+ * (`branches`): the rows go to each one's CSV as they arrive; the first TOP_ROWS are kept.
  */
 async function buildTable<F>(
   t: TableSpec<F>,
   ctx: KindContext,
   facts: F,
   report: string,
-): Promise<ReportTable> {
+  branches: readonly TableSpec<F>[],
+): Promise<ReportTable[]> {
   const read = await readRows(t, ctx, facts);
-  const note =
-    read.note ??
-    (typeof t.note === "function" ? t.note(ctx, facts) : (t.note ?? ""));
-  const columns = t.columns.map((c) => (typeof c === "string" ? column(c) : c));
-  const label = columns[0]?.key;
-  const place = { report, section: t.section.title, table: t.id };
-  const rows = await readTableRows(place, columns, read.rows ?? [], ctx.csv);
-  return {
-    id: t.id,
-    title: t.title,
-    note,
-    columns,
-    rows: rows.top,
-    total: rows.total,
-    ...(rows.csv === undefined ? {} : { csv: rows.csv }),
-    ...(t.chart && label ? { chart: { label, value: t.chart } } : {}),
-    ...(t.empty === undefined ? {} : { empty: t.empty }),
-    ...(read.rows === undefined ? { notExported: [...read.notExported] } : {}),
+  const shape = (b: TableSpec<F>) => {
+    const columns = b.columns.map((c) =>
+      typeof c === "string" ? column(c) : c,
+    );
+    const place = { report, section: b.section.title, table: b.id };
+    const keep = "of" in b.rows ? b.rows.keep : () => true;
+    return { b, columns, place, keep };
   };
+  const [main, ...rest] = [t, ...branches].map(shape);
+  if (main === undefined) return [];
+  const read2 = await readTableRows(
+    main.place,
+    main.columns,
+    read.rows ?? [],
+    ctx.csv,
+    rest,
+  );
+  return [main, ...rest].map(({ b, columns }, i) => {
+    const rows = read2[i] ?? { top: [], total: 0 };
+    const note =
+      (b === t ? read.note : undefined) ??
+      (typeof b.note === "function" ? b.note(ctx, facts) : (b.note ?? ""));
+    const label = columns[0]?.key;
+    return {
+      id: b.id,
+      title: b.title,
+      note,
+      columns,
+      rows: rows.top,
+      total: rows.total,
+      ...(rows.csv === undefined ? {} : { csv: rows.csv }),
+      ...(b.chart && label ? { chart: { label, value: b.chart } } : {}),
+      ...(b.empty === undefined ? {} : { empty: b.empty }),
+      ...(read.rows === undefined
+        ? { notExported: [...read.notExported] }
+        : {}),
+    };
+  });
 }
 
 async function readRows<F>(
@@ -199,6 +232,8 @@ async function readRows<F>(
   facts: F,
 ): Promise<TableRead> {
   if ("read" in t.rows) return t.rows.read(ctx, facts);
+  // A table of another's rows built without it (that one left out): none.
+  if ("of" in t.rows) return { rows: [], notExported: [] };
   const q = typeof t.rows === "function" ? t.rows(ctx) : t.rows;
   return {
     rows: ctx.reader.stream(q, ctx.params),

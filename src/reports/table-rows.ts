@@ -35,34 +35,71 @@ export interface ReadTable {
 const WRITE_CHUNK = 1 << 20;
 
 /**
- * Reads `rows` (held ones, or a query's as they arrive) into the first TOP_ROWS and the count,
- * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given. A row
- * without a column of `columns` fails the table (typedRow).
+ * Another table whose rows are some of the rows read (those `keep` holds), in their order, with
+ * its own columns and CSV: written while the rows are read, with no read of its own.
+ */
+export interface TableBranch {
+  place: TablePlace;
+  columns: readonly Column[];
+  keep: (row: Row) => boolean;
+}
+
+/** One table being filled from rows as they are read. */
+interface Sink {
+  place: TablePlace;
+  columns: readonly Column[];
+  keep: (row: Row) => boolean;
+  out: CsvOut | undefined;
+  top: Record<string, Cell>[];
+  total: number;
+}
+
+/**
+ * Reads `rows` (held ones, or a query's as they arrive, a block at a time) into the first TOP_ROWS and the count,
+ * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given; the same
+ * for each branch, from the rows it keeps. A row without a column of `columns` fails the table
+ * (typedRow). The answer holds the table's, then each branch's.
  */
 export async function readTableRows(
   place: TablePlace,
   columns: readonly Column[],
-  rows: Iterable<Row> | AsyncIterable<Row>,
+  rows: readonly Row[] | AsyncIterable<readonly Row[]>,
   files: CsvFiles | undefined,
-): Promise<ReadTable> {
-  const out = files
-    ? await CsvOut.open(place.table, columns, files)
-    : undefined;
-  const top: Record<string, Cell>[] = [];
-  let total = 0;
+  branches: readonly TableBranch[] = [],
+): Promise<ReadTable[]> {
+  const sinks: Sink[] = [];
   try {
-    for await (const raw of rows) {
-      const row = typedRow(raw, columns, place);
-      if (top.length < TOP_ROWS) top.push(row);
-      total++;
-      await out?.row(row);
-    }
+    for (const b of [{ place, columns, keep: () => true }, ...branches])
+      sinks.push({
+        ...b,
+        out: files
+          ? await CsvOut.open(b.place.table, b.columns, files)
+          : undefined,
+        top: [],
+        total: 0,
+      });
+    const blocks = Array.isArray(rows) ? [rows] : rows;
+    for await (const block of blocks)
+      for (const raw of block as readonly Row[])
+        for (const k of sinks) {
+          if (!k.keep(raw)) continue;
+          const row = typedRow(raw, k.columns, k.place);
+          if (k.top.length < TOP_ROWS) k.top.push(row);
+          k.total++;
+          // A promise only when a block of text is written: none to wait for on most rows.
+          const written = k.out?.row(row);
+          if (written) await written;
+        }
   } catch (err) {
-    await out?.abandon();
+    for (const k of sinks) await k.out?.abandon();
     throw err;
   }
-  await out?.close();
-  return { top, total, ...(out ? { csv: out.name } : {}) };
+  for (const k of sinks) await k.out?.close();
+  return sinks.map((k) => ({
+    top: k.top,
+    total: k.total,
+    ...(k.out ? { csv: k.out.name } : {}),
+  }));
 }
 
 /** A CSV file written in blocks and hashed as written. */
@@ -101,9 +138,10 @@ class CsvOut {
     return new CsvOut(name, columns, handle, files);
   }
 
-  async row(row: Record<string, Cell>): Promise<void> {
+  /** Adds a row; a promise when the text gathered was written out (a block at a time). */
+  row(row: Record<string, Cell>): Promise<void> | undefined {
     this.#pending += csvLine(this.#columns, row);
-    if (this.#pending.length >= WRITE_CHUNK) await this.#flush();
+    return this.#pending.length >= WRITE_CHUNK ? this.#flush() : undefined;
   }
 
   async #flush(): Promise<void> {

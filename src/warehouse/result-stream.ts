@@ -109,17 +109,40 @@ export async function* resultLines(
   params: Record<string, string> = {},
   format = "JSONEachRow",
 ): AsyncIterable<string> {
-  const decoder = new TextDecoder();
-  let partial = "";
-  for await (const block of resultBlocks(w, sql, format, signal, params)) {
-    const lines = (partial + decoder.decode(block, { stream: true })).split(
-      "\n",
-    );
-    partial = lines.pop() ?? "";
-    for (const line of lines) if (line !== "") yield line;
+  for await (const lines of resultLineBlocks(w, sql, signal, params, format))
+    yield* lines;
+}
+
+/**
+ * The lines of `sql`'s result as resultLines gives them, the whole lines of a block at a time
+ * (a reader of millions of rows pays for a block, not for each row). A block is cut at its last
+ * newline byte, which is never inside a UTF-8 character, and the rest is kept for the next.
+ */
+export async function* resultLineBlocks(
+  w: Warehouse,
+  sql: string,
+  signal: AbortSignal,
+  params: Record<string, string> = {},
+  format = "JSONEachRow",
+): AsyncIterable<string[]> {
+  let partial: Buffer = Buffer.alloc(0);
+  for await (const raw of resultBlocks(w, sql, format, signal, params)) {
+    const block = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    const end = block.lastIndexOf(10);
+    if (end < 0) {
+      partial = Buffer.concat([partial, block]);
+      continue;
+    }
+    const text =
+      partial.length === 0
+        ? block.toString("utf8", 0, end)
+        : Buffer.concat([partial, block.subarray(0, end)]).toString("utf8");
+    partial = Buffer.from(block.subarray(end + 1));
+    const lines = text.split("\n").filter((l) => l !== "");
+    if (lines.length > 0) yield lines;
   }
-  const last = partial + decoder.decode();
-  if (last !== "") yield last;
+  const last = partial.toString("utf8");
+  if (last !== "") yield [last];
 }
 
 /** `sql` without the semicolons and blanks that may end it, so a FORMAT clause can follow. */

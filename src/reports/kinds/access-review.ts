@@ -96,8 +96,8 @@ export const accessReview = defineKind<Facts>({
       note: (ctx) =>
         `Person and system pairs with a session in the period and none in the period of the same length before it (from ${ctx.params.previousFrom ?? ""} UTC).`,
       columns: ["person", "system", "first_access", "sessions:number"],
-      rows: (ctx) => queries(ctx).newAccess,
-      notExported: sessionsMissing,
+      // The pairs of _Systems reached per person_ that are new, as that table is read.
+      rows: { of: "access-per-person-system", keep: (r) => isNew(r.new) },
     },
     {
       id: "access-privileged-production",
@@ -186,6 +186,9 @@ export const accessReview = defineKind<Facts>({
     ];
   },
 });
+
+/** A pair of _Systems reached per person_ with no session in the previous period. */
+const isNew = (v: unknown): boolean => v === true || v === 1 || v === "1";
 
 /**
  * The sessions per day: read with the totals, or, with the person as the user key, from the

@@ -241,3 +241,122 @@ describe("accounts without activity", () => {
     expect((await ours.json()).length).toBe(2);
   });
 });
+
+describe("sessions under suspensions over several days", () => {
+  // Each suspension joins a session of its own UTC day: these span days, start before the
+  // period, run on indefinitely, are revoked mid-way, and sessions fall on midnight exactly.
+  const day = (d: number, hh = 0, mm = 0, ms = 0) =>
+    `toDateTime64('2026-11-0${d} ${String(hh).padStart(2, "0")}:${String(mm).padStart(2, "0")}:00', 3, 'UTC') + toIntervalMillisecond(${ms})`;
+  const SPAN_SESSIONS: [string, string, string, string[]][] = [
+    ["m-ann-1", day(1, 9), "u-ann", ["crew"]],
+    ["m-ann-2", day(2, 23, 59), "u-ann", ["crew"]],
+    ["m-ann-3", day(3), "u-ann", ["crew"]],
+    ["m-ann-4", day(4, 12), "u-ann", []],
+    ["m-ann-5", day(5, 23, 59, 59_999), "u-ann", ["crew"]],
+    ["m-ben-1", day(1), "u-ben", []],
+    ["m-ben-2", day(2, 6), "u-ben", ["crew"]],
+    ["m-ben-3", day(3, 18), "u-ben", []],
+    ["m-ben-4", day(5, 1), "u-ben", []],
+  ];
+  /** id, identity type, identity, created, expires (null: never), removed (null: not). */
+  const SPAN_SUSPENSIONS: [
+    string,
+    string,
+    string,
+    string,
+    string | null,
+    string | null,
+  ][] = [
+    ["m-crew-forever", "group", "crew", day(1, 12), null, null],
+    [
+      "m-ann-before",
+      "user",
+      "u-ann",
+      "toDateTime64('2026-10-30 00:00:00', 3, 'UTC')",
+      day(2, 23, 59),
+      null,
+    ],
+    ["m-ann-across", "user", "u-ann", day(2, 20), day(4, 12, 0, 1), null],
+    ["m-ben-revoked", "user", "u-ben", day(1), null, day(3, 18)],
+    ["m-ben-midnight", "user", "u-ben", day(4, 23, 59), day(5, 1, 0, 1), null],
+  ];
+
+  beforeAll(async () => {
+    // The embedded session keeps the read cap a test above set: lift it.
+    await w.client.command({
+      query: "SELECT 1",
+      clickhouse_settings: { max_rows_to_read: "0" },
+    });
+    const db = quoteIdent(w.database);
+    const arr = (a: string[]) => `[${a.map((g) => `'${g}'`).join(", ")}]`;
+    await w.client.command({
+      query: `INSERT INTO ${db}.sessions (id, start_time, user_type, user_id, user_username, user_name, user_email, user_groups,
+              end_user_id, end_user_groups, native_username, resource_id, resource_name, resource_technology, fetched_at, version)
+      VALUES ${SPAN_SESSIONS.map(
+        ([id, t, user, groups]) =>
+          `('${id}', ${t}, 'human', '${user}', '${user}', '${user}', '${user}', ${arr(groups)}, '', [], 'app', 'db-9', 'db-9', 'postgres', ${day(6)}, 1)`,
+      ).join(", ")}`,
+    });
+    await w.client.command({
+      query: `INSERT INTO ${db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
+      VALUES ${SPAN_SUSPENSIONS.map(
+        ([id, type, identity, created, expires]) =>
+          `('${id}', 'pol-${id}', '${type}', '${identity}', 'temporary', ${expires ?? "NULL"}, ${created}, ${created}, 'h', ${created})`,
+      ).join(", ")}`,
+    });
+    await w.client.command({
+      query: `INSERT INTO ${db}.policy_suspension_removals (id, removed_at, returned_at, observed_at)
+      VALUES ${SPAN_SUSPENSIONS.flatMap(([id, , , , , removed]) =>
+        removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
+      ).join(", ")}`,
+    });
+  }, 60_000);
+
+  const span = (from: string, to: string) => ({
+    from: chTime(Date.parse(from)),
+    to: chTime(Date.parse(to)),
+    user: "",
+    resource: "",
+  });
+
+  it.each([
+    ["whole days", "2026-11-01T00:00:00Z", "2026-11-06T00:00:00Z"],
+    ["bounds inside days", "2026-11-02T12:00:00Z", "2026-11-05T01:00:00Z"],
+    [
+      "a period inside one suspension",
+      "2026-11-03T00:00:00Z",
+      "2026-11-03T06:00:00Z",
+    ],
+  ])(
+    "lists the rows the cross join listed, in its order: %s",
+    async (_name, from, to) => {
+      const p = span(from, to);
+      const ours = await reader.rows(controlPlaneQueries.sessionsUnder, p);
+      expect(ours).toEqual(await select(w, CROSS_JOIN, p));
+      expect(ours?.length).toBeGreaterThan(0);
+    },
+  );
+
+  it("lists each session under each suspension in force at its start, once", async () => {
+    const rows =
+      (await reader.rows(
+        controlPlaneQueries.sessionsUnder,
+        span("2026-11-01T00:00:00Z", "2026-11-06T00:00:00Z"),
+      )) ?? [];
+    expect(
+      rows.map((r) => `${String(r.suspension_id)} ${String(r.session_id)}`),
+    ).toEqual([
+      "m-ben-revoked m-ben-1",
+      "m-ann-before m-ann-1",
+      "m-ben-revoked m-ben-2",
+      "m-crew-forever m-ben-2",
+      "m-ann-across m-ann-2",
+      "m-crew-forever m-ann-2",
+      "m-ann-across m-ann-3",
+      "m-crew-forever m-ann-3",
+      "m-ann-across m-ann-4",
+      "m-ben-midnight m-ben-4",
+      "m-crew-forever m-ann-5",
+    ]);
+  });
+});
