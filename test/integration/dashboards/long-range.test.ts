@@ -47,6 +47,21 @@ import {
 
 const NOW = Date.now();
 const TODAY = Math.floor(NOW / DAY) * DAY;
+
+/** The first instant of the month `back` months before this one (UTC). */
+const monthStart = (back: number) => {
+  const today = new Date(TODAY);
+  return Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - back, 1);
+};
+
+/**
+ * Two ranges holding the previous month whole: one that starts on a partial day ten days before
+ * it, one from its first day.
+ */
+const WHOLE_MONTH_RANGES: TimeRange[] = [
+  { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
+  { fromMs: monthStart(1), toMs: NOW },
+];
 /** The raw retention the TTL is given halfway through. */
 const RETENTION_DAYS = 45;
 
@@ -569,9 +584,6 @@ describe("New user → resource pairs over rolled-up days and raw days", () => {
 // from the monthly rollups, the other rolled-up days from session_rollups_daily and the rest
 // from sessions FINAL: the rows of the queries they replaced (test/helpers/replaced-panels.ts).
 describe("whole months from the monthly rollups", () => {
-  const now = new Date(TODAY);
-  const monthStart = (back: number) =>
-    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
   // The previous month whole, with the partial day it starts on ten days before; from its first
   // day; the previous month alone (31 days or less: every day from sessions).
   const ranges: [string, TimeRange][] = [
@@ -700,15 +712,8 @@ describe("whole months from the monthly rollups", () => {
 // of a long range from client_ip_rollups_monthly, the other rolled-up days from
 // client_ip_rollups_daily and the rest from sessions: the rows of the queries they replaced.
 describe("Client IP addresses and Machine accounts used by humans over whole months", () => {
-  const now = new Date(TODAY);
-  const monthStart = (back: number) =>
-    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
   const month = dayText(monthStart(1));
-  // The previous month whole, with the partial day it starts on ten days before; from its first day.
-  const ranges: TimeRange[] = [
-    { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
-    { fromMs: monthStart(1), toMs: NOW },
-  ];
+  const ranges = WHOLE_MONTH_RANGES;
   const addresses = rewrittenPanel(
     "sessionhouse-sessions-overview",
     "Client IP addresses",
@@ -782,15 +787,8 @@ describe("Client IP addresses and Machine accounts used by humans over whole mon
 // the other rolled-up days from group_resource_rollups_daily and the rest from sessions: the rows
 // of the query it replaced, in one read of each (no second read narrowed to the top pairs).
 describe("Groups × resources over whole months", () => {
-  const now = new Date(TODAY);
-  const monthStart = (back: number) =>
-    Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1);
   const month = dayText(monthStart(1));
-  // The previous month whole, with the partial day it starts on ten days before; from its first day.
-  const ranges: TimeRange[] = [
-    { fromMs: monthStart(1) - 10 * DAY + 5 * HOUR, toMs: NOW },
-    { fromMs: monthStart(1), toMs: NOW },
-  ];
+  const ranges = WHOLE_MONTH_RANGES;
   const { panel, rowsOf, expectSameRows } = rewrittenPanel(
     "sessionhouse-who-accessed-what",
     "Groups × resources",

@@ -112,15 +112,41 @@ const SESSIONS: [
   ["s-erin", 8, "u-erin", "erin@x", ["ops"], "", [], "db-2"],
 ];
 
-/** Suspensions: id, identity type, identity id, created, expires (null: never), removed (null: not). */
-const SUSPENSIONS: [
+/** A suspension: id, identity type, identity id, created, expires (null: never), removed (null: not). */
+type Suspension = [
   string,
   string,
   string,
   string,
   string | null,
   string | null,
-][] = [
+];
+
+/** Stores suspensions and the removals of those removed, as the directory sync does. */
+async function insertSuspensions(
+  db: string,
+  suspensions: readonly Suspension[],
+): Promise<void> {
+  await w.client.command({
+    query: `INSERT INTO ${db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
+      VALUES ${suspensions
+        .map(
+          ([id, type, identity, created, expires]) =>
+            `('${id}', 'pol-${id}', '${type}', '${identity}', 'temporary', ${expires ?? "NULL"}, ${created}, ${created}, 'h', ${created})`,
+        )
+        .join(", ")}`,
+  });
+  const removals = suspensions.flatMap(([id, , , , , removed]) =>
+    removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
+  );
+  if (removals.length > 0)
+    await w.client.command({
+      query: `INSERT INTO ${db}.policy_suspension_removals (id, removed_at, returned_at, observed_at)
+      VALUES ${removals.join(", ")}`,
+    });
+}
+
+const SUSPENSIONS: Suspension[] = [
   ["sus-alice", "user", "u-alice", at(0), null, null],
   ["sus-analysts", "group", "analysts", at(2, 30), at(19), null],
   ["sus-ops", "group", "ops", at(0), null, at(5, 30)],
@@ -145,19 +171,7 @@ beforeAll(async () => {
           `('${id}', ${at(h)}, 'human', '${user}', '${key}', '${key}', '${key}', ${arr(groups)}, '${end}', ${arr(endGroups)}, 'app', '${res}', '${res}', 'postgres', ${at(23)}, 1)`,
       ).join(", ")}`,
   });
-  await w.client.command({
-    query: `INSERT INTO ${db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
-      VALUES ${SUSPENSIONS.map(
-        ([id, type, identity, created, expires]) =>
-          `('${id}', 'pol-${id}', '${type}', '${identity}', 'temporary', ${expires ?? "NULL"}, ${created}, ${created}, 'h', ${created})`,
-      ).join(", ")}`,
-  });
-  await w.client.command({
-    query: `INSERT INTO ${db}.policy_suspension_removals (id, removed_at, returned_at, observed_at)
-      VALUES ${SUSPENSIONS.flatMap(([id, , , , , removed]) =>
-        removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
-      ).join(", ")}`,
-  });
+  await insertSuspensions(db, SUSPENSIONS);
   await w.client.command({
     query: `INSERT INTO ${db}.users (id, email, type, is_deleted, created_at, updated_at, observed_at, version)
       VALUES ${USERS.map(
@@ -259,14 +273,7 @@ describe("sessions under suspensions over several days", () => {
     ["m-ben-4", day(5, 1), "u-ben", []],
   ];
   /** id, identity type, identity, created, expires (null: never), removed (null: not). */
-  const SPAN_SUSPENSIONS: [
-    string,
-    string,
-    string,
-    string,
-    string | null,
-    string | null,
-  ][] = [
+  const SPAN_SUSPENSIONS: Suspension[] = [
     ["m-crew-forever", "group", "crew", day(1, 12), null, null],
     [
       "m-ann-before",
@@ -297,19 +304,7 @@ describe("sessions under suspensions over several days", () => {
           `('${id}', ${t}, 'human', '${user}', '${user}', '${user}', '${user}', ${arr(groups)}, '', [], 'app', 'db-9', 'db-9', 'postgres', ${day(6)}, 1)`,
       ).join(", ")}`,
     });
-    await w.client.command({
-      query: `INSERT INTO ${db}.policy_suspensions (id, policy_id, identity_type, identity_id, suspension_type, expire_at, created_at, updated_at, content_hash, observed_at)
-      VALUES ${SPAN_SUSPENSIONS.map(
-        ([id, type, identity, created, expires]) =>
-          `('${id}', 'pol-${id}', '${type}', '${identity}', 'temporary', ${expires ?? "NULL"}, ${created}, ${created}, 'h', ${created})`,
-      ).join(", ")}`,
-    });
-    await w.client.command({
-      query: `INSERT INTO ${db}.policy_suspension_removals (id, removed_at, returned_at, observed_at)
-      VALUES ${SPAN_SUSPENSIONS.flatMap(([id, , , , , removed]) =>
-        removed ? [`('${id}', ${removed}, NULL, ${removed})`] : [],
-      ).join(", ")}`,
-    });
+    await insertSuspensions(db, SPAN_SUSPENSIONS);
   }, 60_000);
 
   const span = (from: string, to: string) => ({
