@@ -48,6 +48,15 @@ import {
 const NOW = Date.now();
 const TODAY = Math.floor(NOW / DAY) * DAY;
 
+/** Fifty days to now, starting on a partial day: rolled-up days and raw days both. */
+const LONG: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
+
+/** Seven hours inside a rolled-up day: no whole day, every row from `sessions`. */
+const INSIDE_A_DAY: TimeRange = {
+  fromMs: TODAY - 10 * DAY + 2 * HOUR,
+  toMs: TODAY - 10 * DAY + 9 * HOUR,
+};
+
 /** The first instant of the month `back` months before this one (UTC). */
 const monthStart = (back: number) => {
   const today = new Date(TODAY);
@@ -196,14 +205,8 @@ describe("user variables over rolled-up days and raw days", () => {
   const dashboards = loadDashboards();
   const ranges: [string, TimeRange][] = [
     ["30 d", { fromMs: NOW - 30 * DAY, toMs: NOW }],
-    ["long", { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW }],
-    [
-      "within a day",
-      {
-        fromMs: TODAY - 10 * DAY + 2 * HOUR,
-        toMs: TODAY - 10 * DAY + 9 * HOUR,
-      },
-    ],
+    ["long", LONG],
+    ["within a day", INSIDE_A_DAY],
   ];
 
   it.each(REPLACED_VARIABLES.map((r) => [`${r.uid} ${r.name}`, r] as const))(
@@ -341,11 +344,8 @@ describe("Groups × resources over rolled-up days and raw days", () => {
     expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
     for (const range of [
       { fromMs: NOW - 30 * DAY, toMs: NOW },
-      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
-      {
-        fromMs: TODAY - 10 * DAY + 2 * HOUR,
-        toMs: TODAY - 10 * DAY + 9 * HOUR,
-      },
+      LONG,
+      INSIDE_A_DAY,
     ])
       for (const chosen of [
         new Map<string, string[]>(),
@@ -410,11 +410,8 @@ describe("Machine accounts used by humans over rolled-up days and raw days", () 
     let answered = 0;
     for (const range of [
       { fromMs: NOW - 30 * DAY, toMs: NOW },
-      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
-      {
-        fromMs: TODAY - 10 * DAY + 2 * HOUR,
-        toMs: TODAY - 10 * DAY + 9 * HOUR,
-      },
+      LONG,
+      INSIDE_A_DAY,
     ])
       for (const chosen of [
         new Map<string, string[]>(),
@@ -857,13 +854,7 @@ describe("Users × resources over rolled-up days and raw days", () => {
     const now = panel.targets[0].rawSql;
     expect(now).toContain("user_resource_rollups_daily");
     expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
-    for (const range of [
-      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
-      {
-        fromMs: TODAY - 10 * DAY + 2 * HOUR,
-        toMs: TODAY - 10 * DAY + 9 * HOUR,
-      },
-    ])
+    for (const range of [LONG, INSIDE_A_DAY])
       for (const chosen of [
         new Map<string, string[]>(),
         new Map([["technology", ["postgres"]]]),
@@ -928,13 +919,7 @@ describe.each(["Resources reached per group", "Sessions by user type"])(
         throw new Error(`no ${title} panel`);
       const now = panel.targets[0].rawSql;
       expect(now).toContain("user_resource_rollups_daily");
-      for (const range of [
-        { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
-        {
-          fromMs: TODAY - 10 * DAY + 2 * HOUR,
-          toMs: TODAY - 10 * DAY + 9 * HOUR,
-        },
-      ])
+      for (const range of [LONG, INSIDE_A_DAY])
         for (const chosen of [
           new Map<string, string[]>(),
           new Map([["resource", ["resource-1"]]]),
@@ -962,7 +947,7 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
     expect(now).toContain("user_resource_rollups_daily");
     // Over 50 days at All the range holds more than 1000 sessions: only its last days are read.
     for (const range of [
-      { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW },
+      LONG,
       { fromMs: TODAY - 50 * DAY, toMs: TODAY - 20 * DAY + 3 * HOUR },
     ])
       for (const chosen of [
@@ -977,7 +962,6 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
 
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
-  const long: TimeRange = { fromMs: TODAY - 50 * DAY + 5 * HOUR, toMs: NOW };
   // Whole days from before the raw retention (set below) to now.
   const beyond: TimeRange = { fromMs: TODAY - 55 * DAY, toMs: NOW };
   // Eight days, all before the raw retention.
@@ -998,7 +982,7 @@ describe("sessions overview over a long range", () => {
     "%s: answers what the raw rows answer",
     async (title, panel) => {
       for (const [name, range] of [
-        ["long", long],
+        ["long", LONG],
         ["beyond", beyond],
         ["old", old],
       ] as const) {
@@ -1016,8 +1000,8 @@ describe("sessions overview over a long range", () => {
         new Map([["user", ["user1%40acme.example"]]]),
       ]) {
         const what = `${title} ${JSON.stringify([...chosen])}`;
-        const raw = await panelRows(panel, long, { rawOnly: true, chosen });
-        expectSameAnswer(await panelRows(panel, long, { chosen }), raw, what);
+        const raw = await panelRows(panel, LONG, { rawOnly: true, chosen });
+        expectSameAnswer(await panelRows(panel, LONG, { chosen }), raw, what);
       }
     },
   );
@@ -1043,7 +1027,7 @@ describe("sessions overview over a long range", () => {
       new Map([["technology", ["postgres"]]]),
       new Map([["user", ["user1%40acme.example"]]]),
     ])
-      for (const range of [long, beyond, old]) {
+      for (const range of [LONG, beyond, old]) {
         const what = `${JSON.stringify([...chosen])} ${range.fromMs}`;
         const want = await panelRows(replaced, range, { chosen });
         expect(want.rows.length, what).toBeGreaterThan(0);
