@@ -229,103 +229,79 @@ async function computeMonthlyRollups(
                     WHERE source = '${SESSIONS_ROLLUP_SOURCE}' AND toStartOfMonth(day) IN {days:Array(Date)})`;
   const daily = rolledUp(Tables.sessionRollupsDaily);
   const technologies = rolledUp(Tables.sessionTechnologyRollupsDaily);
-  await supersedingInsert(w, {
+  await monthlyInsert(w, params, {
     table: Tables.userRollupsMonthly,
     keys: "user_key",
+    from: daily,
     columns: "user_type, sessions, resources, duration_ms_sum",
-    computed: `SELECT toStartOfMonth(day) AS month, user_key, any(user_type), sum(sessions),
-        uniqState(toString(resource_name)), sum(duration_ms_sum), ${COMPUTED_AT}
-      ${daily}
-      GROUP BY month, user_key`,
+    sums: "any(user_type), sum(sessions), uniqState(toString(resource_name)), sum(duration_ms_sum)",
     zeroed: "user_type, 0, resources, 0",
-    count: "sessions",
-    current: `SELECT toStartOfMonth(day), user_key ${daily}`,
-    params,
   });
-  await supersedingInsert(w, {
+  await monthlyInsert(w, params, {
     table: Tables.resourceRollupsMonthly,
     keys: "resource_name, resource_technology",
+    from: daily,
     columns: "sessions, users, last_start_time",
-    computed: `SELECT toStartOfMonth(day) AS month, resource_name, resource_technology,
-        sum(sessions), uniqState(toString(user_key)), max(last_start_time), ${COMPUTED_AT}
-      ${daily}
-      GROUP BY month, resource_name, resource_technology`,
+    sums: "sum(sessions), uniqState(toString(user_key)), max(last_start_time)",
     zeroed: "0, users, last_start_time",
-    count: "sessions",
-    current: `SELECT toStartOfMonth(day), resource_name, resource_technology ${daily}`,
-    params,
   });
-  await computeClientIpMonthlyRollups(
-    w,
-    rolledUp(Tables.clientIpRollupsDaily),
-    params,
-  );
-  await computeGroupResourceMonthlyRollups(
-    w,
-    rolledUp(Tables.groupResourceRollupsDaily),
-    params,
-  );
-  await supersedingInsert(w, {
-    table: Tables.technologyRollupsMonthly,
-    keys: "resource_technology",
-    columns: "sessions, users, resources",
-    computed: `SELECT toStartOfMonth(day) AS month, resource_technology, sum(sessions),
-        uniqMergeState(users), uniqMergeState(resources), ${COMPUTED_AT}
-      ${technologies}
-      GROUP BY month, resource_technology`,
-    zeroed: "0, users, resources",
-    count: "sessions",
-    current: `SELECT toStartOfMonth(day), resource_technology ${technologies}`,
-    params,
-  });
-}
-
-/**
- * The monthly rollup per client IP address and user type (migrations/0048): the sum of
- * client_ip_rollups_daily's rows of the month's rolled-up days (`addresses`).
- */
-async function computeClientIpMonthlyRollups(
-  w: Warehouse,
-  addresses: string,
-  params: Record<string, unknown>,
-): Promise<void> {
-  await supersedingInsert(w, {
+  // Per client IP address and user type (migrations/0048).
+  await monthlyInsert(w, params, {
     table: Tables.clientIpRollupsMonthly,
     keys: CLIENT_IP_KEYS,
+    from: rolledUp(Tables.clientIpRollupsDaily),
     columns: "sessions, users, some_users, first_start_time, last_start_time",
-    computed: `SELECT toStartOfMonth(day) AS month, ${CLIENT_IP_KEYS}, sum(sessions),
-        uniqMergeState(users),
+    sums: `sum(sessions), uniqMergeState(users),
         arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(some_users)))), 1, ${CLIENT_IP_SOME_USERS}),
-        min(first_start_time), max(last_start_time), ${COMPUTED_AT}
-      ${addresses}
-      GROUP BY month, ${CLIENT_IP_KEYS}`,
+        min(first_start_time), max(last_start_time)`,
     zeroed: "0, users, some_users, first_start_time, last_start_time",
-    count: "sessions",
-    current: `SELECT toStartOfMonth(day), ${CLIENT_IP_KEYS} ${addresses}`,
-    params,
+  });
+  // Per user group, resource and technology (migrations/0049).
+  await monthlyInsert(w, params, {
+    table: Tables.groupResourceRollupsMonthly,
+    keys: GROUP_RESOURCE_KEYS,
+    from: rolledUp(Tables.groupResourceRollupsDaily),
+    columns: "sessions, users, first_start_time, last_start_time",
+    sums: "sum(sessions), uniqMergeState(users), min(first_start_time), max(last_start_time)",
+    zeroed: "0, users, first_start_time, last_start_time",
+  });
+  await monthlyInsert(w, params, {
+    table: Tables.technologyRollupsMonthly,
+    keys: "resource_technology",
+    from: technologies,
+    columns: "sessions, users, resources",
+    sums: "sum(sessions), uniqMergeState(users), uniqMergeState(resources)",
+    zeroed: "0, users, resources",
   });
 }
 
 /**
- * The monthly rollup per user group, resource and technology (migrations/0049): the sum of
- * group_resource_rollups_daily's rows of the month's rolled-up days (`pairs`).
+ * A monthly rollup of `from` (a daily rollup's rows of the months' rolled-up days): per month and
+ * `keys`, `sums` of the days' rows as `columns`, superseded as supersedingInsert does (a key a
+ * month no longer has is written again with `zeroed`, its `sessions` 0).
  */
-async function computeGroupResourceMonthlyRollups(
+async function monthlyInsert(
   w: Warehouse,
-  pairs: string,
   params: Record<string, unknown>,
+  m: {
+    table: string;
+    keys: string;
+    from: string;
+    columns: string;
+    sums: string;
+    zeroed: string;
+  },
 ): Promise<void> {
   await supersedingInsert(w, {
-    table: Tables.groupResourceRollupsMonthly,
-    keys: GROUP_RESOURCE_KEYS,
-    columns: "sessions, users, first_start_time, last_start_time",
-    computed: `SELECT toStartOfMonth(day) AS month, ${GROUP_RESOURCE_KEYS}, sum(sessions),
-        uniqMergeState(users), min(first_start_time), max(last_start_time), ${COMPUTED_AT}
-      ${pairs}
-      GROUP BY month, ${GROUP_RESOURCE_KEYS}`,
-    zeroed: "0, users, first_start_time, last_start_time",
+    table: m.table,
+    keys: m.keys,
+    columns: m.columns,
+    computed: `SELECT toStartOfMonth(day) AS month, ${m.keys}, ${m.sums}, ${COMPUTED_AT}
+      ${m.from}
+      GROUP BY month, ${m.keys}`,
+    zeroed: m.zeroed,
     count: "sessions",
-    current: `SELECT toStartOfMonth(day), ${GROUP_RESOURCE_KEYS} ${pairs}`,
+    current: `SELECT toStartOfMonth(day), ${m.keys} ${m.from}`,
     params,
   });
 }
