@@ -101,7 +101,25 @@ export interface Kind {
   build(ctx: KindContext): Promise<KindResult>;
 }
 
+/**
+ * Throws when a table of another's rows (`of`) does not name a table listed before it with the
+ * same condition to be shown: it is built while that one is read, so it must never be shown
+ * without it.
+ */
+function checkBranches<F>(tables: readonly TableSpec<F>[]): void {
+  for (const [i, t] of tables.entries()) {
+    if (!("of" in t.rows)) continue;
+    const of = t.rows.of;
+    const source = tables.slice(0, i).find((s) => s.id === of);
+    if (source === undefined || "of" in source.rows || source.when !== t.when)
+      throw new Error(
+        `report table ${t.id} is rows of ${of}, which must be a table read before it and shown whenever it is`,
+      );
+  }
+}
+
 export function defineKind<F>(spec: KindSpec<F>): Kind {
+  checkBranches(spec.tables);
   const sections = [
     ...new Map(spec.tables.map((t) => [t.section.id, t.section])).values(),
   ];
@@ -128,9 +146,7 @@ function tableQuery<F>(
   if (typeof rows === "function") return rows;
   if ("of" in rows) {
     const source = all.find((t) => t.id === rows.of);
-    return source && !("of" in source.rows)
-      ? tableQuery(source.rows, all)
-      : undefined;
+    return source === undefined ? undefined : tableQuery(source.rows, all);
   }
   if ("read" in rows) {
     const q = rows.query;
@@ -232,8 +248,9 @@ async function readRows<F>(
   facts: F,
 ): Promise<TableRead> {
   if ("read" in t.rows) return t.rows.read(ctx, facts);
-  // A table of another's rows built without it (that one left out): none.
-  if ("of" in t.rows) return { rows: [], notExported: [] };
+  // Built with the table whose rows it takes (checkBranches), never alone.
+  if ("of" in t.rows)
+    throw new Error(`report table ${t.id} was read without ${t.rows.of}`);
   const q = typeof t.rows === "function" ? t.rows(ctx) : t.rows;
   return {
     rows: ctx.reader.stream(q, ctx.params),

@@ -187,8 +187,8 @@ export const accessReview = defineKind<Facts>({
   },
 });
 
-/** A pair of _Systems reached per person_ with no session in the previous period. */
-const isNew = (v: unknown): boolean => v === true || v === 1 || v === "1";
+/** A pair of _Systems reached per person_ with no session in the previous period (`new` is a UInt8). */
+const isNew = (v: unknown): boolean => v === 1;
 
 /**
  * The sessions per day: read with the totals, or, with the person as the user key, from the
