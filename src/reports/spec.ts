@@ -212,7 +212,7 @@ async function buildTable<F>(
   };
   const [main, ...rest] = [t, ...branches].map(shape);
   if (main === undefined) return [];
-  const read2 = await readTableRows(
+  const filled = await readTableRows(
     main.place,
     main.columns,
     read.rows ?? [],
@@ -220,7 +220,7 @@ async function buildTable<F>(
     rest,
   );
   return [main, ...rest].map(({ b, columns }, i) => {
-    const rows = read2[i] ?? { top: [], total: 0 };
+    const rows = filled[i] ?? { top: [], total: 0 };
     const note =
       (b === t ? read.note : undefined) ??
       (typeof b.note === "function" ? b.note(ctx, facts) : (b.note ?? ""));
