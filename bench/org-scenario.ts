@@ -8,6 +8,7 @@ import {
   buildOrg,
   homeIpOf,
   indexOrg,
+  SUSPENSION_MODEL,
   weightsAt,
   type SimUser,
 } from "../src/simulator/index.js";
@@ -339,15 +340,15 @@ export function identityLinks(d: OrgDimensions): LinkRow[] {
 }
 
 /**
- * Policy suspensions as the simulator makes them (src/simulator/directory.ts): one created in
- * every two hours (4,380 a year), a fifth on a team and the others on a person, for 1 to 72
- * hours or (a tenth) indefinitely, a third of the timed ones extended half way (a second version).
+ * Policy suspensions as the simulator makes them (SUSPENSION_MODEL: one in every two hours,
+ * 4,380 a year), each naming one of `policies` policies.
  */
-export const SUSPENSIONS = {
-  spacingMs: 2 * HOUR,
-  groupPercent: 20,
-  indefinitePercent: 10,
-  extendPercent: 33,
-  maxHours: 72,
-  policies: 15,
-} as const;
+export const SUSPENSIONS = { ...SUSPENSION_MODEL, policies: 15 } as const;
+
+/**
+ * How many slots after its own a suspension is no longer listed by the simulator (it lists a
+ * slot's suspension until `listedMs` after the slot's start): the exporter records it removed at
+ * the start of that slot.
+ */
+export const UNLISTED_AFTER_SLOTS =
+  Math.ceil(SUSPENSIONS.listedMs / SUSPENSIONS.spacingMs) + 1;

@@ -26,6 +26,7 @@ import {
   enterpriseDimensions,
   identityLinks,
   SUSPENSIONS,
+  UNLISTED_AFTER_SLOTS,
   type Shape,
 } from "./org-scenario.js";
 import { checkSampleDay } from "./sample-day.js";
@@ -356,7 +357,9 @@ function orgLinks(): {
  * A year of policy suspensions as the simulator makes them (SUSPENSIONS), on the org's people
  * (as the sessions name them, `usr_<u>`) and teams (by the name the sessions' groups carry, so
  * that the reports' join on them finds sessions), each naming one of its resources; a version
- * for each, a second for an extended one.
+ * for each, a second for an extended one. The simulator lists a suspension until `listedMs` after
+ * its slot (SUSPENSION_MODEL), so the exporter records it removed at the first read after that:
+ * the year holds that removal, as it holds an indefinite suspension's end.
  */
 async function generateSuspensions(w: Warehouse): Promise<void> {
   const d = enterpriseDimensions();
@@ -388,6 +391,15 @@ async function generateSuspensions(w: Warehouse): Promise<void> {
               created_at + toIntervalMillisecond(duration * (1 + v)) AS expire_at
        FROM numbers(${count * 2}))
      WHERE v = 0 OR (extended AND updated_at <= fromUnixTimestamp64Milli(${END_MS}))`,
+  );
+  await command(
+    w,
+    `INSERT INTO bench.policy_suspension_removals (id, removed_at, returned_at, observed_at)
+     SELECT concat('sus_', toString(number)) AS id,
+            fromUnixTimestamp64Milli(toInt64(${START_MS} + (number + ${UNLISTED_AFTER_SLOTS}) * ${S.spacingMs})) AS removed_at,
+            NULL, removed_at
+     FROM numbers(${count})
+     WHERE removed_at <= fromUnixTimestamp64Milli(${END_MS})`,
   );
 }
 

@@ -609,22 +609,26 @@ export class Directory {
     const policy =
       policies[hash32(this.seed, "sus-policy", k) % policies.length];
     const humans = this.index.humans;
-    const toGroup = pct(this.seed, "sus-group", k) < 20 || humans.length === 0;
+    const toGroup =
+      pct(this.seed, "sus-group", k) < SUSPENSION_MODEL.groupPercent ||
+      humans.length === 0;
     const who = hash32(this.seed, "sus-who", k);
     const identityId = toGroup
       ? (this.org.groups[who % this.org.groups.length]?.id ?? "")
       : (humans[who % humans.length]?.id ?? "");
     const admin =
       humans[hash32(this.seed, "sus-admin", k) % Math.max(1, humans.length)];
-    const indefinite = pct(this.seed, "sus-indefinite", k) < 10;
+    const indefinite =
+      pct(this.seed, "sus-indefinite", k) < SUSPENSION_MODEL.indefinitePercent;
     const durationMs =
-      HOUR_MS * (1 + (hash32(this.seed, "sus-duration", k) % 72));
+      HOUR_MS *
+      (1 + (hash32(this.seed, "sus-duration", k) % SUSPENSION_MODEL.maxHours));
     let expireMs = createdMs + durationMs;
     let updatedMs = createdMs;
     const extendAt = createdMs + Math.floor(durationMs / 2);
     if (
       !indefinite &&
-      pct(this.seed, "sus-extend", k) < 33 &&
+      pct(this.seed, "sus-extend", k) < SUSPENSION_MODEL.extendPercent &&
       nowMs >= extendAt
     ) {
       expireMs += durationMs;
@@ -713,9 +717,22 @@ export class Directory {
 }
 
 const LINK_PERIODS = 8;
-const SUSPENSION_SPACING_MS = 2 * HOUR_MS;
-/** Suspensions created this long before now are still listed. */
-const SUSPENSION_LISTED_MS = 30 * DAY_MS;
+/**
+ * How policy suspensions are made: one created in every `spacingMs` slot (at a point drawn in
+ * it), `groupPercent` of them on a group and the others on a person, for 1 to `maxHours` hours
+ * or (`indefinitePercent`) indefinitely, `extendPercent` of the timed ones extended half way (a
+ * second version). A suspension is listed until `listedMs` after its slot's start.
+ */
+export const SUSPENSION_MODEL = {
+  spacingMs: 2 * HOUR_MS,
+  listedMs: 30 * DAY_MS,
+  groupPercent: 20,
+  indefinitePercent: 10,
+  extendPercent: 33,
+  maxHours: 72,
+} as const;
+const SUSPENSION_SPACING_MS = SUSPENSION_MODEL.spacingMs;
+const SUSPENSION_LISTED_MS = SUSPENSION_MODEL.listedMs;
 
 const INVENTORY_TECHS: ReadonlySet<Technology> = new Set<Technology>([
   "postgres",

@@ -23,6 +23,7 @@ export {
   type ServedRecord,
 } from "./mutations.js";
 export { INVALID_UTF8, PADDING_MEMBER } from "./wire-faults.js";
+export { SUSPENSION_MODEL } from "./directory.js";
 export { buildOrg, indexOrg, parseOrgSize } from "./org.js";
 export { createRng, hash32 } from "./random.js";
 export {

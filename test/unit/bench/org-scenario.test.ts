@@ -14,6 +14,7 @@ import {
   POOLS,
   positionAt,
   SUSPENSIONS,
+  UNLISTED_AFTER_SLOTS,
   weekModel,
 } from "../../../bench/org-scenario.js";
 import { Directory } from "../../../src/simulator/directory.js";
@@ -127,6 +128,20 @@ describe("the organisation's identity links and suspensions", () => {
       SUSPENSIONS.groupPercent / 100,
       1,
     );
+  });
+  it("are removed when the simulator stops listing them, as the exporter records it", () => {
+    const directory = new Directory(org, indexOrg(org));
+    const origin = Date.UTC(2024, 0, 1);
+    const k = 5_000;
+    const slot = (s: { createdAt?: unknown }) =>
+      Math.floor(
+        (Date.parse(String(s.createdAt)) - origin) / SUSPENSIONS.spacingMs,
+      );
+    const removedAt =
+      origin + (k + UNLISTED_AFTER_SLOTS) * SUSPENSIONS.spacingMs;
+    expect(directory.suspensions(removedAt - 1).map(slot)).toContain(k);
+    expect(directory.suspensions(removedAt).map(slot)).not.toContain(k);
+    expect(directory.suspensions(removedAt).map(slot)).toContain(k + 1);
   });
 });
 
