@@ -14,7 +14,11 @@ export const PROJECTION_METHOD =
   "the rollups and first-seen tables as the expected distinct keys of n draws from P (P × (1 − e^(−n/P)); " +
   "P = a day's accounts × favourite resources × 365 for `session_rollups_daily`, accounts × 365 for `user_active_days` " +
   "(a child session is its parent's account: n is the sessions that are not children), accounts × favourites for `user_resource_first_seen`), " +
+  "every other rollup (`*_rollups_daily`, `*_rollups_monthly`) in proportion to sessions (an upper bound: its keys are a day's or a month's distinct values), " +
   "every other table (aggregations, directory, bookkeeping) a fixed cost";
+
+/** A rollup the job writes from `sessions`: its rows grow with the sessions, at most as fast. */
+const ROLLUP_TABLE = /_rollups_(?:daily|monthly)$/;
 
 /** How a table's rows grow with the sessions of the year. */
 type Growth =
@@ -44,7 +48,9 @@ function growthOf(table: string, p: Population, notChildren: number): Growth {
     case "user_resource_first_seen":
       return { kind: "distinct", keys: pairs, draws: (n) => n };
     default:
-      return { kind: "fixed" };
+      return ROLLUP_TABLE.test(table)
+        ? { kind: "sessions" }
+        : { kind: "fixed" };
   }
 }
 
