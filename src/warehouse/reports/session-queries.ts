@@ -68,8 +68,12 @@ function periodSessions(
        s.native_username AS native_username, ${ENVIRONMENT} AS environment,
        ${person}
   FROM ${table}
-  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name${source === "plain" ? `
-  WHERE ${inRange("s.")}` : ""}
+  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name${
+    source === "plain"
+      ? `
+  WHERE ${inRange("s.")}`
+      : ""
+  }
 ) WHERE ${FILTERS}`;
 }
 
