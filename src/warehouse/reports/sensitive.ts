@@ -1,7 +1,8 @@
 // Labelled data returned in a period: from the aggregation job grouping logs by
 // response.returned_columns.data_label then resource.name (the default job
 // data_labels_by_resource, under whatever name it is configured), its top query fingerprints,
-// and per person from `sessions_enriched` (data labels per session) or, without it, the people
+// and per person with the control-plane streams (each resource's labels, as `sessions_enriched`
+// gives them with its sessions: RESOURCE_LABELS) or, without them, the people
 // whose sessions reached resources that returned labelled data. Parameters: {from}, {to},
 // {user}, {resource}, {environment}.
 import type { ReportQuery } from "./query.js";

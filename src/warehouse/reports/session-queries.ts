@@ -1,7 +1,9 @@
 // The sessions of a report's period, one row per session with the person behind it: from the
 // `sessions_enriched` view when the control-plane streams are exported (the e-mail of the human
 // behind machine and native users, the group a native user is linked to, else the user key),
-// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
+// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine).
+// With the view, only the sessions whose person comes through an identity link are read through
+// it (enrichedSessions). Parameters: {from}, {to}, and the filters {user}, {resource},
 // {environment} ('' = all).
 import { LONG_RANGE_DAYS, SESSIONS_ROLLUP_SOURCE } from "../rollups.js";
 import type { ReportQuery } from "./query.js";
