@@ -137,29 +137,25 @@ ORDER BY sessions DESC, person`,
       // sessions (4.65 million pairs) peaked at 5,345 MiB of RSS; this way, at 2,640 MiB.
       // `new`: the pair has no session in the period of the same length before it (the pairs
       // of _New access since the previous period_, taken from these rows as they are read).
+      // `privileged_native_users`: the pair's native users that are privileged or on a
+      // production resource, by name, each (native user, privileged, production, sessions,
+      // last access): the rows of _Privileged or production access_, taken from these rows as
+      // they are read (a read and grouping of the period fewer).
       sql: `SELECT person, system, any(technology) AS technology, any(environment) AS environment,
        sum(n) AS sessions, ${T("min(first)")} AS first_access, ${T("max(last)")} AS last_access,
        arrayStringConcat(arraySort(groupArray(native_username)), ', ') AS native_users,
+       arraySort(x -> x.1, groupArrayIf((native_username, privileged, production, n, ${T("last")}),
+         privileged OR production)) AS privileged_native_users,
        (person, system) NOT IN (SELECT person, resource_name FROM (${prev})) AS new
 FROM (
   SELECT person, resource_name AS system, native_username, any(resource_technology) AS technology,
-         any(environment) AS environment, count() AS n, min(start_time) AS first, max(start_time) AS last
+         any(environment) AS environment, count() AS n, min(start_time) AS first, max(start_time) AS last,
+         ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production
   FROM (${cur})
   GROUP BY person, resource_name, native_username
 )
 GROUP BY person, system
 ORDER BY person, system`,
-    },
-    privileged: {
-      id: "access.privileged_or_production",
-      needs,
-      sql: `SELECT person, resource_name AS system, environment, native_username AS native_user,
-       ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production,
-       count() AS sessions, ${T("max(start_time)")} AS last_access
-FROM (${cur})
-WHERE ${PRIVILEGED} OR startsWith(lower(environment), 'prod')
-GROUP BY person, resource_name, environment, native_username
-ORDER BY person, system, native_user`,
     },
     totalsAndDays: {
       id: "access.totals_and_sessions_per_day",

@@ -5,8 +5,15 @@
 // part of the period, and unlinked, over several resources and days: every session's person is
 // the view's, and every table of the access review and the sensitive-data report that reads the
 // sessions gives the rows, in the order, that the same query over the view gives (kept here as
-// the reference).
+// the reference). _Privileged or production access_ is taken from the pairs' rows as they are
+// read: its rows, order and CSV are those of the query it had.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Config } from "../../../src/config/index.js";
+import { tableCsv } from "../../../src/reports/csv.js";
+import { columns, typedRow, type Report } from "../../../src/reports/model.js";
+import { reportFrom } from "../../../src/reports/produce.js";
 import {
   accessQueries,
   chTime,
@@ -19,6 +26,7 @@ import {
   RESOURCE_LABELS,
 } from "../../../src/warehouse/reports/session-queries.js";
 import { quoteIdent } from "../../../src/warehouse/sql.js";
+import { testTmpDir } from "../../helpers/run-tmp.js";
 import {
   migratedWarehouse,
   select,
@@ -59,6 +67,18 @@ FROM (${viewSessions("from", "to")})
 GROUP BY person
 ORDER BY sessions DESC, person`;
 
+const PRIVILEGED =
+  "match(lower(native_username), '^(root|admin|administrator|postgres|sa|sys|system|dba|superuser|rdsadmin|master)$|admin')";
+
+/** _Privileged or production access_ as it was: a read and grouping of the period of its own. */
+const PRIVILEGED_ROWS = `SELECT person, resource_name AS system, environment, native_username AS native_user,
+       ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production,
+       count() AS sessions, ${T("max(start_time)")} AS last_access
+FROM (${viewSessions("from", "to")})
+WHERE ${PRIVILEGED} OR startsWith(lower(environment), 'prod')
+GROUP BY person, resource_name, environment, native_username
+ORDER BY person, system, native_user`;
+
 /** _Data labels per person_ as it was: each resource's labels from the view's sessions. */
 const PERSON_LABELS = `SELECT person, label, sum(n) AS sessions, uniqExact(resource_name) AS resources,
        ${T("max(last)")} AS last_access
@@ -76,6 +96,7 @@ GROUP BY person, label
 ORDER BY person, label`;
 
 let w: Warehouse;
+let config: Config;
 const at = (ms: number) => `toDateTime64(${ms / 1000}, 3, 'UTC')`;
 
 /**
@@ -144,7 +165,7 @@ async function storeEntities(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const config = await testConfig();
+  config = await testConfig();
   w = await migratedWarehouse(config);
   await w.client.command({ query: `USE ${quoteIdent(w.database)}` });
   await storeSessions();
@@ -210,7 +231,6 @@ describe("tables over the sessions: the rows and order of the same query over th
   const sensitive = sensitiveQueries("enriched");
   const swapped: [string, ReportQuery][] = [
     ["access per person system", access.perPersonSystem],
-    ["privileged or production", access.privileged],
     ["totals and sessions per day", access.totalsAndDays],
     ["people on labelled resources", sensitive.byPersonResources],
   ];
@@ -236,5 +256,68 @@ describe("tables over the sessions: the rows and order of the same query over th
     const mine = await rows(sensitive.byPersonLabels.sql);
     expect(mine.length).toBeGreaterThan(10);
     expect(mine).toEqual(await rows(PERSON_LABELS));
+  });
+});
+
+describe("privileged or production access, taken from the pairs as they are read", () => {
+  let root: string;
+  let json: Report;
+  let csv: string;
+  let queries: string[];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(testTmpDir(), "privileged-"));
+    const out = join(root, "report");
+    await reportFrom(w, config, {
+      kind: "access-review",
+      fromMs: FROM,
+      toMs: TO,
+      out,
+      formats: ["csv", "json"],
+      filters: {},
+    });
+    json = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as Report;
+    csv = readFileSync(join(out, "access-privileged-production.csv"), "utf8");
+    queries = (
+      JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as {
+        queries: { id: string }[];
+      }
+    ).queries.map((q) => q.id);
+  }, 60_000);
+
+  afterAll(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it("lists the rows, in the order, of the query it had, in its CSV too", async () => {
+    const cols = columns(
+      "person",
+      "system",
+      "environment",
+      "native_user",
+      "privileged:bool",
+      "production:bool",
+      "sessions:number",
+      "last_access",
+    );
+    const place = { report: "r", section: "s", table: "t" };
+    const reference = (await rows(PRIVILEGED_ROWS)).map((r) =>
+      typedRow(r, cols, place),
+    );
+    // Privileged native users (admin, root) and a production resource's sessions, not all rows.
+    expect(reference.length).toBeGreaterThan(10);
+    expect(reference.some((r) => r.privileged && !r.production)).toBe(true);
+    expect(reference.some((r) => !r.privileged && r.production)).toBe(true);
+    const table = json.sections
+      .flatMap((t) => t.tables)
+      .find((t) => t.id === "access-privileged-production");
+    expect(table?.rows).toEqual(reference);
+    expect(table?.total).toBe(reference.length);
+    expect(csv).toBe(tableCsv({ columns: cols, rows: reference }));
+  });
+
+  it("reads the period's pairs once, for the three tables", () => {
+    expect(queries).toContain("access.per_person_system");
+    expect(queries).not.toContain("access.privileged_or_production");
   });
 });
