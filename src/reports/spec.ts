@@ -54,13 +54,15 @@ export interface TableSpec<F> {
    * alone, or a reader; a reader whose rows are one query's as it answers names that query, so
    * that its columns are checked against the table's like a query's; or some of the rows of a
    * table listed before it (`of`), those `keep` holds, in its order, written while that table's
-   * rows are read (no read of their own).
+   * rows are read (no read of their own); or the rows each row of such a table gives
+   * (`expand`: a row may carry a list of finer rows), in its order, written the same way.
    */
   rows:
     | ReportQuery
     | ((ctx: KindContext) => ReportQuery)
     | { read: From<F, Promise<TableRead>>; query?: ReportQuery }
-    | { of: string; keep: (row: Row) => boolean };
+    | { of: string; keep: (row: Row) => boolean }
+    | { of: string; expand: (row: Row) => readonly Row[] };
   /** The streams said not exported when the query's tables are absent (default: its needs). */
   notExported?: From<F, readonly string[]>;
   /** Only in the report when this holds. */
@@ -144,6 +146,8 @@ function tableQuery<F>(
   all: readonly TableSpec<F>[],
 ): ((ctx: KindContext) => ReportQuery) | undefined {
   if (typeof rows === "function") return rows;
+  // Rows made by code from another table's: not the columns of any query.
+  if ("expand" in rows) return undefined;
   if ("of" in rows) {
     const source = all.find((t) => t.id === rows.of);
     return source === undefined ? undefined : tableQuery(source.rows, all);
@@ -207,8 +211,14 @@ async function buildTable<F>(
       typeof c === "string" ? column(c) : c,
     );
     const place = { report, section: b.section.title, table: b.id };
-    const keep = "of" in b.rows ? b.rows.keep : () => true;
-    return { b, columns, place, keep };
+    const of = "of" in b.rows ? b.rows : undefined;
+    return {
+      b,
+      columns,
+      place,
+      keep: of && "keep" in of ? of.keep : undefined,
+      expand: of && "expand" in of ? of.expand : undefined,
+    };
   };
   const [main, ...rest] = [t, ...branches].map(shape);
   if (main === undefined) return [];

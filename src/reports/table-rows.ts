@@ -35,29 +35,37 @@ export interface ReadTable {
 const WRITE_CHUNK = 1 << 20;
 
 /**
- * Another table whose rows are some of the rows read (those `keep` holds), in their order, with
- * its own columns and CSV: written while the rows are read, with no read of its own.
+ * Another table whose rows are some of the rows read (those `keep` holds), or the rows each row
+ * read gives (`expand`), in their order, with its own columns and CSV: written while the rows
+ * are read, with no read of its own.
  */
 export interface TableBranch {
   place: TablePlace;
   columns: readonly Column[];
-  keep: (row: Row) => boolean;
+  keep?: ((row: Row) => boolean) | undefined;
+  expand?: ((row: Row) => readonly Row[]) | undefined;
 }
 
 /** One table being filled from rows as they are read. */
-interface Sink {
-  place: TablePlace;
-  columns: readonly Column[];
-  keep: (row: Row) => boolean;
+interface Sink extends TableBranch {
   out: CsvOut | undefined;
   top: Record<string, Cell>[];
   total: number;
 }
 
+/** Adds a row to a table; a promise when a block of its CSV was written out. */
+function sinkRow(k: Sink, raw: Row): Promise<void> | undefined {
+  const row = typedRow(raw, k.columns, k.place);
+  if (k.top.length < TOP_ROWS) k.top.push(row);
+  k.total++;
+  // A promise only when a block of text is written: none to wait for on most rows.
+  return k.out?.row(row);
+}
+
 /**
  * Reads `rows` (held ones, or a query's as they arrive, a block at a time) into the first TOP_ROWS and the count,
  * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given; the same
- * for each branch, from the rows it keeps. A row without a column of `columns` fails the table
+ * for each branch, from the rows it keeps or the rows it makes of each. A row without a column of `columns` fails the table
  * (typedRow). The answer holds the table's, then each branch's.
  */
 export async function readTableRows(
@@ -69,7 +77,7 @@ export async function readTableRows(
 ): Promise<ReadTable[]> {
   const sinks: Sink[] = [];
   try {
-    for (const b of [{ place, columns, keep: () => true }, ...branches])
+    for (const b of [{ place, columns }, ...branches])
       sinks.push({
         ...b,
         out: files
@@ -82,13 +90,15 @@ export async function readTableRows(
     for await (const block of blocks)
       for (const raw of block as readonly Row[])
         for (const k of sinks) {
-          if (!k.keep(raw)) continue;
-          const row = typedRow(raw, k.columns, k.place);
-          if (k.top.length < TOP_ROWS) k.top.push(row);
-          k.total++;
-          // A promise only when a block of text is written: none to wait for on most rows.
-          const written = k.out?.row(row);
-          if (written) await written;
+          if (k.expand)
+            for (const row of k.expand(raw)) {
+              const written = sinkRow(k, row);
+              if (written) await written;
+            }
+          else if (!k.keep || k.keep(raw)) {
+            const written = sinkRow(k, raw);
+            if (written) await written;
+          }
         }
   } catch (err) {
     for (const k of sinks) await k.out?.abandon();

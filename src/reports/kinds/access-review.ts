@@ -114,8 +114,8 @@ export const accessReview = defineKind<Facts>({
         "sessions:number",
         "last_access",
       ],
-      rows: (ctx) => queries(ctx).privileged,
-      notExported: sessionsMissing,
+      // The pairs' privileged or production native users, as _Systems reached per person_ is read.
+      rows: { of: "access-per-person-system", expand: privilegedRows },
     },
     {
       id: "access-per-day",
@@ -189,6 +189,32 @@ export const accessReview = defineKind<Facts>({
 
 /** A pair of _Systems reached per person_ with no session in the previous period (`new` is a UInt8). */
 const isNew = (v: unknown): boolean => v === 1;
+
+/**
+ * The rows of _Privileged or production access_ a pair of _Systems reached per person_ gives:
+ * one per native user of its `privileged_native_users` (native user, privileged, production,
+ * sessions, last access), in that order; a tuple arrives as an array, or as an object when the
+ * engine names its elements.
+ */
+function privilegedRows(pair: Row): Row[] {
+  const users = pair.privileged_native_users;
+  if (!Array.isArray(users)) return [];
+  return users.map((u: unknown) => {
+    const [nativeUser, privileged, production, sessions, last] = (
+      Array.isArray(u) ? u : Object.values(u as object)
+    ) as unknown[];
+    return {
+      person: pair.person,
+      system: pair.system,
+      environment: pair.environment,
+      native_user: nativeUser,
+      privileged,
+      production,
+      sessions,
+      last_access: last,
+    };
+  });
+}
 
 /**
  * The sessions per day: read with the totals, or, with the person as the user key, from the

@@ -1,12 +1,14 @@
 // Labelled data returned in a period: from the aggregation job grouping logs by
 // response.returned_columns.data_label then resource.name (the default job
 // data_labels_by_resource, under whatever name it is configured), its top query fingerprints,
-// and per person from `sessions_enriched` (data labels per session) or, without it, the people
+// and per person with the control-plane streams (each resource's labels, as `sessions_enriched`
+// gives them with its sessions: RESOURCE_LABELS) or, without them, the people
 // whose sessions reached resources that returned labelled data. Parameters: {from}, {to},
 // {user}, {resource}, {environment}.
 import type { ReportQuery } from "./query.js";
 import {
   periodSessionsSql,
+  RESOURCE_LABELS,
   sessionNeeds,
   type SessionSource,
 } from "./session-queries.js";
@@ -21,17 +23,6 @@ WHERE job = ${LABEL_JOB} AND level = 2 AND count > 0 AND key1 != 'none' AND key1
   AND bucket_time >= {from:DateTime64(3, 'UTC')} AND bucket_time < {to:DateTime64(3, 'UTC')}
   AND ({resource:String} = '' OR key2 = {resource:String})
   AND ({environment:String} = '' OR key2 IN (SELECT resource_name FROM {{db}}.resource_environments WHERE environment = {environment:String}))`;
-
-/**
- * The data labels of each resource with a session in the period, as `sessions_enriched` gives
- * them with every session of the resource. _Data labels per person_ groups the sessions by
- * person and resource first and expands each group into these, not each session into its own
- * (October of the 100-million-session year: 13.8 million label rows instead of 67.9 million).
- */
-const RESOURCE_LABELS = `SELECT resource_id, any(data_labels) AS labels
-FROM {{db}}.sessions_enriched
-WHERE start_time >= {from:DateTime64(3, 'UTC')} AND start_time < {to:DateTime64(3, 'UTC')}
-GROUP BY resource_id`;
 
 const T = (c: string) => `formatDateTime(${c}, '%Y-%m-%d %H:%i:%S')`;
 const LOGS = ["agg_histogram", "agg_jobs", "resource_environments"];
@@ -108,7 +99,7 @@ FROM (
   FROM (${periodSessionsSql("enriched")})
   GROUP BY person, resource_id, resource_name
 ) AS s
-INNER JOIN (${RESOURCE_LABELS}) AS l ON l.resource_id = s.resource_id
+INNER JOIN ${RESOURCE_LABELS} AS l ON l.resource_id = s.resource_id
 ARRAY JOIN l.labels AS label
 GROUP BY person, label
 ORDER BY person, label`,

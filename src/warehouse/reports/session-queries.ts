@@ -1,7 +1,9 @@
 // The sessions of a report's period, one row per session with the person behind it: from the
 // `sessions_enriched` view when the control-plane streams are exported (the e-mail of the human
 // behind machine and native users, the group a native user is linked to, else the user key),
-// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine). Parameters: {from}, {to}, and the filters {user}, {resource},
+// otherwise the `user_key` the dashboards group by (e-mail of a human, user name of a machine).
+// With the view, only the sessions whose person comes through an identity link are read through
+// it (enrichedSessions). Parameters: {from}, {to}, and the filters {user}, {resource},
 // {environment} ('' = all).
 import { LONG_RANGE_DAYS, SESSIONS_ROLLUP_SOURCE } from "../rollups.js";
 import type { ReportQuery } from "./query.js";
@@ -16,20 +18,51 @@ const FILTERS = `({user:String} = '' OR user_key = {user:String} OR person = {us
 
 const ENVIRONMENT = `ifNull(e.environment, '')`;
 
+/**
+ * The columns of sessions_enriched that make a brand member's person (user_id or end_user_id
+ * set: the end user, else the user), read from `sessions` itself: the view's identity-link join
+ * never changes them, and its joins cost more than the read (over the 1M organisation year 0.71
+ * s of CPU against 1.00 s). Held equal to the view's by test/integration/reports/session-person.test.ts.
+ */
+const BRAND_PERSON = `if(end_user_id != '', end_user_email, user_email) AS person_email,
+           if(end_user_id != '', end_user_name, user_name) AS person_name, 'brand' AS person_via`;
+
+const SESSION_COLUMNS =
+  "id, start_time, user_key, user_type, resource_id, resource_name, resource_technology, native_username, user_name";
+
+/**
+ * The sessions of a range with the view's person columns: brand members' from `sessions`, the
+ * others' (a native user's person, through its identity link at the session's start) from
+ * `sessions_enriched`. No data labels: a table that shows them joins RESOURCE_LABELS.
+ */
+function enrichedSessions(range: string): string {
+  return `(
+    SELECT ${SESSION_COLUMNS}, ${BRAND_PERSON}
+    FROM {{db}}.sessions FINAL
+    WHERE ${range} AND (user_id != '' OR end_user_id != '')
+    UNION ALL
+    SELECT ${SESSION_COLUMNS}, person_email, person_name, toString(person_via) AS person_via
+    FROM {{db}}.sessions_enriched
+    WHERE ${range} AND user_id = '' AND end_user_id = ''
+  )`;
+}
+
 function periodSessions(
   source: "enriched" | "plain",
   range: "period" | "previous",
 ): string {
   const [lo, hi] =
     range === "period" ? ["from", "to"] : ["previousFrom", "from"];
+  const inRange = (t: string) =>
+    `${t}start_time >= {${lo}:DateTime64(3, 'UTC')} AND ${t}start_time < {${hi}:DateTime64(3, 'UTC')}`;
   const person =
     source === "enriched"
-      ? `multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, user_key) AS person,
-       if(person_name != '', person_name, user_name) AS person_name, person_via AS via, data_labels`
-      : `user_key AS person, user_name AS person_name, 'none' AS via, CAST([], 'Array(String)') AS data_labels`;
+      ? `multiIf(person_email != '', person_email, person_via != 'brand' AND person_name != '', person_name, s.user_key) AS person,
+       if(person_name != '', person_name, user_name) AS person_name, person_via AS via`
+      : `s.user_key AS person, s.user_name AS person_name, 'none' AS via`;
   const table =
     source === "enriched"
-      ? "{{db}}.sessions_enriched AS s"
+      ? `${enrichedSessions(inRange(""))} AS s`
       : "{{db}}.sessions AS s FINAL";
   return `SELECT * FROM (
   SELECT s.id AS id, s.start_time AS start_time, s.user_key AS user_key, s.user_type AS user_type,
@@ -37,14 +70,28 @@ function periodSessions(
        s.native_username AS native_username, ${ENVIRONMENT} AS environment,
        ${person}
   FROM ${table}
-  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name
-  WHERE s.start_time >= {${lo}:DateTime64(3, 'UTC')} AND s.start_time < {${hi}:DateTime64(3, 'UTC')}
+  LEFT JOIN {{db}}.resource_environments AS e ON e.resource_name = s.resource_name${
+    source === "plain"
+      ? `
+  WHERE ${inRange("s.")}`
+      : ""
+  }
 ) WHERE ${FILTERS}`;
 }
 
+/**
+ * The data labels of each resource as sessions_enriched gives them with its sessions (its
+ * inventory join, once per resource rather than once per session).
+ */
+export const RESOURCE_LABELS = `(SELECT resource_id, arraySort(groupUniqArrayArray(data_labels)) AS labels
+    FROM {{db}}.inventory_columns FINAL GROUP BY resource_id)`;
+
 export type SessionSource = "enriched" | "plain";
 
-/** The tables the sessions of a source are read from. */
+/**
+ * The tables the sessions of a source are read from (sessions_enriched reads sessions and
+ * inventory_columns, which the enriched source also reads directly).
+ */
 export function sessionNeeds(source: SessionSource): string[] {
   return source === "enriched"
     ? ["sessions_enriched", "resource_environments"]
@@ -60,14 +107,25 @@ export function accessQueries(source: SessionSource) {
     perPerson: {
       id: "access.per_person",
       needs,
+      // The labels joined once per resource (RESOURCE_LABELS) and each distinct set of them
+      // kept once per person: the view's labels, gathered on every session, cost 0.7 s of CPU
+      // over the 1M organisation year.
       sql: `SELECT person, any(person_name) AS name, any(via) AS via,
        arrayStringConcat(arraySort(groupUniqArray(user_key)), ', ') AS accounts,
        uniqExact(resource_name) AS systems, count() AS sessions,
        ${T("min(start_time)")} AS first_access, ${T("max(start_time)")} AS last_access,
        countIf(startsWith(lower(environment), 'prod')) AS production_sessions,
        countIf(${PRIVILEGED}) AS privileged_sessions,
-       arrayStringConcat(arraySort(groupUniqArrayArray(data_labels)), ', ') AS data_labels
-FROM (${cur})
+       ${
+         source === "enriched"
+           ? "arrayStringConcat(arraySort(arrayDistinct(arrayFlatten(groupUniqArray(l.labels)))), ', ')"
+           : "''"
+       } AS data_labels
+FROM (${cur}) AS c${
+        source === "enriched"
+          ? `\nLEFT JOIN ${RESOURCE_LABELS} AS l ON l.resource_id = c.resource_id`
+          : ""
+      }
 GROUP BY person
 ORDER BY sessions DESC, person`,
     },
@@ -79,29 +137,25 @@ ORDER BY sessions DESC, person`,
       // sessions (4.65 million pairs) peaked at 5,345 MiB of RSS; this way, at 2,640 MiB.
       // `new`: the pair has no session in the period of the same length before it (the pairs
       // of _New access since the previous period_, taken from these rows as they are read).
+      // `privileged_native_users`: the pair's native users that are privileged or on a
+      // production resource, by name, each (native user, privileged, production, sessions,
+      // last access): the rows of _Privileged or production access_, taken from these rows as
+      // they are read (a read and grouping of the period fewer).
       sql: `SELECT person, system, any(technology) AS technology, any(environment) AS environment,
        sum(n) AS sessions, ${T("min(first)")} AS first_access, ${T("max(last)")} AS last_access,
        arrayStringConcat(arraySort(groupArray(native_username)), ', ') AS native_users,
+       arraySort(x -> x.1, groupArrayIf((native_username, privileged, production, n, ${T("last")}),
+         privileged OR production)) AS privileged_native_users,
        (person, system) NOT IN (SELECT person, resource_name FROM (${prev})) AS new
 FROM (
   SELECT person, resource_name AS system, native_username, any(resource_technology) AS technology,
-         any(environment) AS environment, count() AS n, min(start_time) AS first, max(start_time) AS last
+         any(environment) AS environment, count() AS n, min(start_time) AS first, max(start_time) AS last,
+         ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production
   FROM (${cur})
   GROUP BY person, resource_name, native_username
 )
 GROUP BY person, system
 ORDER BY person, system`,
-    },
-    privileged: {
-      id: "access.privileged_or_production",
-      needs,
-      sql: `SELECT person, resource_name AS system, environment, native_username AS native_user,
-       ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production,
-       count() AS sessions, ${T("max(start_time)")} AS last_access
-FROM (${cur})
-WHERE ${PRIVILEGED} OR startsWith(lower(environment), 'prod')
-GROUP BY person, resource_name, environment, native_username
-ORDER BY person, system, native_user`,
     },
     totalsAndDays: {
       id: "access.totals_and_sessions_per_day",
