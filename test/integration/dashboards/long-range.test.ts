@@ -960,6 +960,76 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
   });
 });
 
+// Users × resources reads the whole months of a long range from user_resource_rollups_monthly,
+// the other rolled-up days from user_resource_rollups_daily and the rest from sessions: the rows
+// of the query it replaced, the newest pairs narrowing both rollups in one read of them.
+describe("Users × resources over whole months", () => {
+  const month = dayText(monthStart(1));
+  const { panel, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Users × resources",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined) throw new Error("no Users × resources panel");
+    expect(sql).toContain("user_resource_rollups_monthly");
+    expect(
+      sql.match(
+        /\(user_key, resource_name\) IN \(SELECT user_key, resource_name FROM newest\)/g,
+      )?.length,
+    ).toBe(1);
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const range of [...WHOLE_MONTH_RANGES, INSIDE_A_DAY])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        // A cap of 7 takes the pairs of the last seven days; 1000 all the range's.
+        for (const cap of chosen.size === 0 ? ["1000", "7"] : ["1000"])
+          await expectSameRows(sql, range, chosen, { cap });
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    const [range] = WHOLE_MONTH_RANGES;
+    if (sql === undefined || !range)
+      throw new Error("no Users × resources panel");
+    const pair = async () =>
+      (await rowsOf(sql, range, new Map())).rows.find(
+        (r) => r[0] === "zz-nobody",
+      );
+    // A monthly row no session backs, then the same key superseded with no sessions.
+    const monthRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO user_resource_rollups_monthly (day, user_key, resource_name,
+            resource_technology, user_type, sessions, first_start_time, last_start_time,
+            native_usernames, computed_at)
+          VALUES ('${month}', 'zz-nobody', 'zz-nowhere', 'llm', 'human', ${sessions},
+            '${month} 01:00:00', '${month} 02:00:00', ['zz-db-user'],
+            now64(3) + toIntervalSecond(${later}))`,
+      );
+    expect(await pair()).toBeUndefined();
+    await monthRow(100_000, 0);
+    expect((await pair())?.slice(0, 8)).toEqual([
+      "zz-nobody",
+      "human",
+      "zz-nowhere",
+      "llm",
+      100000,
+      `${month} 01:00:00.000`,
+      `${month} 02:00:00.000`,
+      ["zz-db-user"],
+    ]);
+    await monthRow(0, 1);
+    expect(await pair()).toBeUndefined();
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   // Whole days from before the raw retention (set below) to now.
