@@ -26,6 +26,8 @@ import {
   REPLACED_VARIABLES,
 } from "../../helpers/replaced-panels.js";
 import {
+  GATED_PANELS,
+  RANGE_GATES,
   loadDashboards,
   queryVariables,
   type Dashboard,
@@ -1028,6 +1030,110 @@ describe("Users × resources over whole months", () => {
     await monthRow(0, 1);
     expect(await pair()).toBeUndefined();
   });
+});
+
+// A gated panel's rollup branches start with RANGE_GATES: the engine folds a false gate before
+// planning, so a range without a whole day (a whole month) reads no daily (monthly) rollup and
+// builds none of its sets; the gates hold exactly when the range holds a whole UTC day (month).
+describe("rollup branches a range cannot use", () => {
+  const second = 1000;
+  // Grafana sends both ends in whole seconds.
+  const seconds = (ms: number) => Math.floor(ms / second) * second;
+  const wholeDay = (r: TimeRange) =>
+    Math.ceil(r.fromMs / DAY) * DAY + DAY <=
+    Math.floor(r.toMs / second) * second;
+  const wholeMonth = (r: TimeRange) => {
+    const from = new Date(seconds(r.fromMs));
+    const first = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), 1);
+    const start =
+      first === seconds(r.fromMs)
+        ? first
+        : Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1);
+    const next = new Date(start);
+    return (
+      Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 1) <=
+      seconds(r.toMs)
+    );
+  };
+  const ranges: TimeRange[] = [
+    INSIDE_A_DAY,
+    LONG,
+    ...WHOLE_MONTH_RANGES,
+    { fromMs: TODAY - 10 * DAY, toMs: TODAY - 9 * DAY },
+    { fromMs: TODAY - 10 * DAY + second, toMs: TODAY - 9 * DAY },
+    { fromMs: TODAY - 10 * DAY, toMs: TODAY - 9 * DAY - second },
+    { fromMs: NOW - 20 * DAY, toMs: NOW },
+    { fromMs: monthStart(1), toMs: monthStart(0) },
+    { fromMs: monthStart(1) + second, toMs: monthStart(0) },
+    { fromMs: monthStart(1), toMs: monthStart(0) - second },
+    { fromMs: monthStart(14) - DAY, toMs: monthStart(13) + DAY },
+  ];
+
+  it("the gates hold exactly when the range holds a whole day, a whole month", async () => {
+    for (const range of ranges) {
+      const sql = renderQuery(
+        `SELECT ${RANGE_GATES.wholeDay}, ${RANGE_GATES.wholeMonth}`,
+        { range, intervalMs: queryInterval(range), variables: [] },
+      );
+      const what = `${new Date(range.fromMs).toISOString()} to ${new Date(range.toMs).toISOString()}`;
+      expect((await run(w, sql)).rows[0]?.map(Number), what).toEqual([
+        wholeDay(range) ? 1 : 0,
+        wholeMonth(range) ? 1 : 0,
+      ]);
+    }
+  });
+
+  /** The rollup reads of the panel's plan over `range` the engine did not fold to nothing. */
+  async function unfoldedRollupReads(
+    uid: string,
+    title: string,
+    range: TimeRange,
+  ): Promise<string[]> {
+    const { dashboard: d, panel } = rewrittenPanel(uid, title);
+    const raw = panel?.targets[0]?.rawSql;
+    if (!d || raw === undefined) throw new Error(`no ${title} panel`);
+    const { variables } = await resolved(d, range);
+    const plan = await run(
+      w,
+      `EXPLAIN ${renderQuery(raw, { range, intervalMs: queryInterval(range), variables })}`,
+    );
+    const lines = plan.rows.map((r) => String(r[0]));
+    return lines.flatMap((line, i) => {
+      const table =
+        /ReadFromMergeTree \((?:[^.()]+\.)?([a-z_]+_rollups_(?:daily|monthly))\)/.exec(
+          line,
+        )?.[1];
+      const folded = lines[i - 1]?.includes("Filter column: 0") === true;
+      return table !== undefined && !folded ? [table] : [];
+    });
+  }
+
+  it.each(GATED_PANELS.map((p) => [p.title, p] as const))(
+    "%s: no rollup read without a whole day, no monthly one without a whole month",
+    async (_title, { uid, title }) => {
+      expect(
+        await unfoldedRollupReads(uid, title, INSIDE_A_DAY),
+        "inside a day",
+      ).toEqual([]);
+      const days = await unfoldedRollupReads(uid, title, {
+        fromMs: NOW - 20 * DAY,
+        toMs: NOW,
+      });
+      expect(days.length, "twenty days").toBeGreaterThan(0);
+      expect(
+        days.filter((t) => t.endsWith("_monthly")),
+        "twenty days",
+      ).toEqual([]);
+      const [month] = WHOLE_MONTH_RANGES;
+      if (!month) throw new Error("no whole-month range");
+      expect(
+        (await unfoldedRollupReads(uid, title, month)).filter((t) =>
+          t.endsWith("_monthly"),
+        ).length,
+        "a whole month",
+      ).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("sessions overview over a long range", () => {
