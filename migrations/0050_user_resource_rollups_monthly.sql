@@ -3,8 +3,10 @@
 -- resource × technology × connector × the person's groups × type (every filter of the dashboard
 -- applies to it), with sessions, the first and last start, and the three smallest database users
 -- (among the three smallest of its days), for the whole months of a range in _Users × resources_.
--- Ordered by person and resource first, as the daily one, so that the panel's newest pairs and one
--- person's or one resource's range read few granules. Computed with the other monthly rollups and
+-- Ordered by person and resource first, as the daily one, in granules of 1024 rows: the panel's
+-- 1000 newest pairs, scattered over the persons, read 669 of 3,302 such granules of the 10M
+-- organisation year against 147 of 414 of 8192 rows (about 685,000 rows against 1.2 million), and
+-- one person's or one resource's range a few. Computed with the other monthly rollups and
 -- superseded the same way; read `FINAL … WHERE sessions > 0`.
 CREATE TABLE IF NOT EXISTS {{db}}.user_resource_rollups_monthly {{on_cluster}}
 (
@@ -23,7 +25,8 @@ CREATE TABLE IF NOT EXISTS {{db}}.user_resource_rollups_monthly {{on_cluster}}
 )
 ENGINE = ReplacingMergeTree(computed_at)
 PARTITION BY toYear(day)
-ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day);
+ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day)
+SETTINGS index_granularity = 1024;
 
 INSERT INTO {{db}}.user_resource_rollups_monthly
 SELECT toStartOfMonth(day) AS month, user_key, resource_name, resource_technology, connector_name,

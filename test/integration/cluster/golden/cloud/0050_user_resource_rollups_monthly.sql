@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_monthly
 )
 ENGINE = ReplacingMergeTree(computed_at)
 PARTITION BY toYear(day)
-ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day);
+ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day)
+SETTINGS index_granularity = 1024;
 
 INSERT INTO sessionhouse.user_resource_rollups_monthly SELECT
     toStartOfMonth(day) AS month,

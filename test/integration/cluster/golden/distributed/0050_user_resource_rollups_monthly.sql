@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_monthly_local ON C
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/user_resource_rollups_monthly_local', '{replica}', computed_at)
 PARTITION BY toYear(day)
-ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day);
+ORDER BY (user_key, resource_name, resource_technology, connector_name, user_groups, user_type, day)
+SETTINGS index_granularity = 1024;
 
 CREATE TABLE IF NOT EXISTS sessionhouse.user_resource_rollups_monthly ON CLUSTER sessionhouse_cluster AS sessionhouse.user_resource_rollups_monthly_local
 ENGINE = Distributed('sessionhouse_cluster', 'sessionhouse', 'user_resource_rollups_monthly_local', cityHash64(user_key));
