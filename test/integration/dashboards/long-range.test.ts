@@ -22,6 +22,7 @@ import {
 } from "../../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import {
+  REPLACED_CLIENT_IP_VARIABLE,
   REPLACED_PANELS,
   REPLACED_VARIABLES,
 } from "../../helpers/replaced-panels.js";
@@ -1134,6 +1135,61 @@ describe("rollup branches a range cannot use", () => {
       ).toBeGreaterThan(0);
     },
   );
+});
+
+// The sessions overview's client_ip variable reads the whole months of its range from
+// client_ip_rollups_monthly, the other rolled-up days from client_ip_rollups_daily and the rest
+// from sessions FINAL, at any range length: the options of the query it replaced when that
+// counts each session once, in the same order.
+describe("the client_ip variable over rolled-up days and raw days", () => {
+  const month = dayText(monthStart(1));
+  const d = loadDashboards().find(
+    (x) => x.dashboard.uid === REPLACED_CLIENT_IP_VARIABLE.uid,
+  )?.dashboard;
+  const v = d && queryVariables(d).find((x) => x.name === "client_ip");
+
+  it("the options of the query it replaced, at its cap and at a cap that cuts", async () => {
+    if (!d || !v) throw new Error("no client_ip variable");
+    expect(v.query).toContain("client_ip_rollups_monthly");
+    const once = REPLACED_CLIENT_IP_VARIABLE.sql.replace(
+      "FROM sessions\n",
+      "FROM sessions FINAL\n",
+    );
+    expect(once).not.toBe(REPLACED_CLIENT_IP_VARIABLE.sql);
+    for (const range of [...WHOLE_MONTH_RANGES, LONG, INSIDE_A_DAY])
+      for (const cap of ["1000", "2"]) {
+        const { variables } = await resolved(d, range);
+        const sql = (raw: string) =>
+          renderQuery(raw.replaceAll("LIMIT 1000", `LIMIT ${cap}`), {
+            range,
+            intervalMs: queryInterval(range),
+            variables,
+          });
+        const what = `${range.fromMs} to ${range.toMs} LIMIT ${cap}`;
+        const want = await run(w, sql(once));
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await run(w, sql(v.query))).rows, what).toEqual(want.rows);
+      }
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const [range] = WHOLE_MONTH_RANGES;
+    if (!d || !v || !range) throw new Error("no client_ip variable");
+    const first = async () =>
+      (await resolved(d, range)).variables.find((x) => x.name === "client_ip")
+        ?.options[0];
+    // A monthly row no session backs, then the same key superseded with no sessions.
+    const monthRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, user_type, sessions, computed_at)
+          VALUES ('${month}', '10.9.9.6', 'human', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
+    const was = await first();
+    await monthRow(100_000, 0);
+    expect(await first()).toBe("10.9.9.6");
+    await monthRow(0, 1);
+    expect(await first()).toBe(was);
+  });
 });
 
 describe("sessions overview over a long range", () => {
