@@ -98,6 +98,7 @@ export function retentionSettings(config: {
       monthly(Tables.technologyRollupsMonthly),
       monthly(Tables.clientIpRollupsMonthly),
       monthly(Tables.groupResourceRollupsMonthly),
+      monthly(Tables.userResourceRollupsMonthly),
     ],
   };
 }

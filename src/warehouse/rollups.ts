@@ -1,11 +1,12 @@
 // The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0045, 0046, 0047) and the monthly
-// ones (0047): which days changed since they were computed, which are settled, and the
-// computation of a set of days from the deduplicated rows (per person × resource × technology ×
+// ones (0047, 0048, 0049, 0050): which days changed since they were computed, which are settled,
+// and the computation of a set of days from the deduplicated rows (per person × resource × technology ×
 // connector × status, per technology, per user group × resource × technology, per client IP
 // address × user type, per machine account × address, per person × resource with the person's
 // groups and type, per parent session, per resource with its people, per native user with the
 // person behind it, and per technology × person × resource), superseding the rows an earlier
-// computation of the same days wrote, then of their months (per person, resource, technology).
+// computation of the same days wrote, then of their months (per person, resource, technology,
+// client IP address, group × resource, and person × resource).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -264,6 +265,16 @@ async function computeMonthlyRollups(
     columns: "sessions, users, first_start_time, last_start_time",
     sums: "sum(sessions), uniqMergeState(users), min(first_start_time), max(last_start_time)",
     zeroed: "0, users, first_start_time, last_start_time",
+  });
+  // Per person, resource, technology, connector, groups and type (migrations/0050).
+  await monthlyInsert(w, params, {
+    table: Tables.userResourceRollupsMonthly,
+    keys: USER_RESOURCE_KEYS,
+    from: rolledUp(Tables.userResourceRollupsDaily),
+    columns: "sessions, first_start_time, last_start_time, native_usernames",
+    sums: `sum(sessions), min(first_start_time), max(last_start_time),
+        arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(native_usernames)))), 1, ${USER_RESOURCE_SOME_NATIVE_USERS})`,
+    zeroed: "0, first_start_time, last_start_time, native_usernames",
   });
   await monthlyInsert(w, params, {
     table: Tables.technologyRollupsMonthly,

@@ -45,6 +45,7 @@ export const Tables = {
   technologyRollupsMonthly: "technology_rollups_monthly",
   clientIpRollupsMonthly: "client_ip_rollups_monthly",
   groupResourceRollupsMonthly: "group_resource_rollups_monthly",
+  userResourceRollupsMonthly: "user_resource_rollups_monthly",
   childSessionRollupsDaily: "child_session_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",

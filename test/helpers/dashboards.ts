@@ -22,6 +22,24 @@ export const DATASOURCE_REF = {
 export const TABLE_ROW_CAP = 1000;
 /** The most options a query variable lists: its query ends in `LIMIT 1000`. */
 export const VARIABLE_OPTION_CAP = 1000;
+/**
+ * The conditions a rollup branch of a panel starts with, true exactly when the time range holds
+ * a whole UTC day (month): built of `$__fromTime` and `$__toTime` alone, the engine folds a false
+ * one before planning, so a range that cannot hold a rolled-up day (month) reads no rollup and
+ * builds none of the branch's sets. Every copy in the dashboards is one of these, verbatim.
+ */
+export const RANGE_GATES = {
+  wholeDay:
+    "toDateTime(toDate($__fromTime - INTERVAL 1 SECOND, 'UTC') + 2, 'UTC') <= $__toTime",
+  wholeMonth:
+    "toDateTime(toStartOfMonth(addMonths(toDate($__fromTime - INTERVAL 1 SECOND, 'UTC'), 1)) + INTERVAL 1 MONTH, 'UTC') <= $__toTime",
+} as const;
+/** The panels whose rollup branches are gated by RANGE_GATES, by dashboard uid. */
+export const GATED_PANELS: readonly { uid: string; title: string }[] = [
+  { uid: "sessionhouse-first-seen", title: "Machine accounts used by humans" },
+  { uid: "sessionhouse-sessions-overview", title: "Client IP addresses" },
+  { uid: "sessionhouse-who-accessed-what", title: "Users × resources" },
+];
 /** Dashboards older than this schema are migrated by Grafana on load; ours are written current. */
 export const MIN_SCHEMA_VERSION = 39;
 

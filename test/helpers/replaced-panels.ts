@@ -613,3 +613,16 @@ ORDER BY count() DESC, resource_name
 LIMIT 1000`,
   },
 ];
+
+/** The sessions overview's `client_ip` variable before it read the address rollups. */
+export const REPLACED_CLIENT_IP_VARIABLE = {
+  uid: "sessionhouse-sessions-overview",
+  name: "client_ip",
+  // Every stored read of the range's sessions counted, from sessions.
+  sql: `SELECT encodeURLComponent(client_ip_address) AS value, client_ip_address
+FROM sessions
+WHERE $__timeFilter(start_time) AND client_ip_address != ''
+GROUP BY client_ip_address
+ORDER BY count() DESC, client_ip_address
+LIMIT 1000`,
+} as const;

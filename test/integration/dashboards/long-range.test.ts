@@ -22,10 +22,13 @@ import {
 } from "../../helpers/long-history.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import {
+  REPLACED_CLIENT_IP_VARIABLE,
   REPLACED_PANELS,
   REPLACED_VARIABLES,
 } from "../../helpers/replaced-panels.js";
 import {
+  GATED_PANELS,
+  RANGE_GATES,
   loadDashboards,
   queryVariables,
   type Dashboard,
@@ -957,6 +960,235 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
       ])
         for (const cap of ["1000", "7"])
           await expectSameRows(now, range, chosen, { cap });
+  });
+});
+
+// Users × resources reads the whole months of a long range from user_resource_rollups_monthly,
+// the other rolled-up days from user_resource_rollups_daily and the rest from sessions: the rows
+// of the query it replaced, the newest pairs narrowing both rollups in one read of them.
+describe("Users × resources over whole months", () => {
+  const month = dayText(monthStart(1));
+  const { panel, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Users × resources",
+  );
+
+  it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined) throw new Error("no Users × resources panel");
+    expect(sql).toContain("user_resource_rollups_monthly");
+    expect(
+      sql.match(
+        /\(user_key, resource_name\) IN \(SELECT user_key, resource_name FROM newest\)/g,
+      )?.length,
+    ).toBe(1);
+    expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
+    for (const range of [...WHOLE_MONTH_RANGES, INSIDE_A_DAY])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user1%40acme.example"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        // A cap of 7 takes the pairs of the last seven days; 1000 all the range's.
+        for (const cap of chosen.size === 0 ? ["1000", "7"] : ["1000"])
+          await expectSameRows(sql, range, chosen, { cap });
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    const [range] = WHOLE_MONTH_RANGES;
+    if (sql === undefined || !range)
+      throw new Error("no Users × resources panel");
+    const pair = async () =>
+      (await rowsOf(sql, range, new Map())).rows.find(
+        (r) => r[0] === "zz-nobody",
+      );
+    // A monthly row no session backs, then the same key superseded with no sessions.
+    const monthRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO user_resource_rollups_monthly (day, user_key, resource_name,
+            resource_technology, user_type, sessions, first_start_time, last_start_time,
+            native_usernames, computed_at)
+          VALUES ('${month}', 'zz-nobody', 'zz-nowhere', 'llm', 'human', ${sessions},
+            '${month} 01:00:00', '${month} 02:00:00', ['zz-db-user'],
+            now64(3) + toIntervalSecond(${later}))`,
+      );
+    expect(await pair()).toBeUndefined();
+    await monthRow(100_000, 0);
+    expect((await pair())?.slice(0, 8)).toEqual([
+      "zz-nobody",
+      "human",
+      "zz-nowhere",
+      "llm",
+      100000,
+      `${month} 01:00:00.000`,
+      `${month} 02:00:00.000`,
+      ["zz-db-user"],
+    ]);
+    await monthRow(0, 1);
+    expect(await pair()).toBeUndefined();
+  });
+});
+
+// A gated panel's rollup branches start with RANGE_GATES: the engine folds a false gate before
+// planning, so a range without a whole day (a whole month) reads no daily (monthly) rollup and
+// builds none of its sets; the gates hold exactly when the range holds a whole UTC day (month).
+describe("rollup branches a range cannot use", () => {
+  const second = 1000;
+  // Grafana sends both ends in whole seconds.
+  const seconds = (ms: number) => Math.floor(ms / second) * second;
+  const wholeDay = (r: TimeRange) =>
+    Math.ceil(r.fromMs / DAY) * DAY + DAY <=
+    Math.floor(r.toMs / second) * second;
+  const wholeMonth = (r: TimeRange) => {
+    const from = new Date(seconds(r.fromMs));
+    const first = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), 1);
+    const start =
+      first === seconds(r.fromMs)
+        ? first
+        : Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1);
+    const next = new Date(start);
+    return (
+      Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 1) <=
+      seconds(r.toMs)
+    );
+  };
+  const ranges: TimeRange[] = [
+    INSIDE_A_DAY,
+    LONG,
+    ...WHOLE_MONTH_RANGES,
+    { fromMs: TODAY - 10 * DAY, toMs: TODAY - 9 * DAY },
+    { fromMs: TODAY - 10 * DAY + second, toMs: TODAY - 9 * DAY },
+    { fromMs: TODAY - 10 * DAY, toMs: TODAY - 9 * DAY - second },
+    { fromMs: NOW - 20 * DAY, toMs: NOW },
+    { fromMs: monthStart(1), toMs: monthStart(0) },
+    { fromMs: monthStart(1) + second, toMs: monthStart(0) },
+    { fromMs: monthStart(1), toMs: monthStart(0) - second },
+    { fromMs: monthStart(14) - DAY, toMs: monthStart(13) + DAY },
+  ];
+
+  it("the gates hold exactly when the range holds a whole day, a whole month", async () => {
+    for (const range of ranges) {
+      const sql = renderQuery(
+        `SELECT ${RANGE_GATES.wholeDay}, ${RANGE_GATES.wholeMonth}`,
+        { range, intervalMs: queryInterval(range), variables: [] },
+      );
+      const what = `${new Date(range.fromMs).toISOString()} to ${new Date(range.toMs).toISOString()}`;
+      expect((await run(w, sql)).rows[0]?.map(Number), what).toEqual([
+        wholeDay(range) ? 1 : 0,
+        wholeMonth(range) ? 1 : 0,
+      ]);
+    }
+  });
+
+  /** The rollup reads of the panel's plan over `range` the engine did not fold to nothing. */
+  async function unfoldedRollupReads(
+    uid: string,
+    title: string,
+    range: TimeRange,
+  ): Promise<string[]> {
+    const { dashboard: d, panel } = rewrittenPanel(uid, title);
+    const raw = panel?.targets[0]?.rawSql;
+    if (!d || raw === undefined) throw new Error(`no ${title} panel`);
+    const { variables } = await resolved(d, range);
+    const plan = await run(
+      w,
+      `EXPLAIN ${renderQuery(raw, { range, intervalMs: queryInterval(range), variables })}`,
+    );
+    const lines = plan.rows.map((r) => String(r[0]));
+    return lines.flatMap((line, i) => {
+      const table =
+        /ReadFromMergeTree \((?:[^.()]+\.)?([a-z_]+_rollups_(?:daily|monthly))\)/.exec(
+          line,
+        )?.[1];
+      const folded = lines[i - 1]?.includes("Filter column: 0") === true;
+      return table !== undefined && !folded ? [table] : [];
+    });
+  }
+
+  it.each(GATED_PANELS.map((p) => [p.title, p] as const))(
+    "%s: no rollup read without a whole day, no monthly one without a whole month",
+    async (_title, { uid, title }) => {
+      expect(
+        await unfoldedRollupReads(uid, title, INSIDE_A_DAY),
+        "inside a day",
+      ).toEqual([]);
+      const days = await unfoldedRollupReads(uid, title, {
+        fromMs: NOW - 20 * DAY,
+        toMs: NOW,
+      });
+      expect(days.length, "twenty days").toBeGreaterThan(0);
+      expect(
+        days.filter((t) => t.endsWith("_monthly")),
+        "twenty days",
+      ).toEqual([]);
+      const [month] = WHOLE_MONTH_RANGES;
+      if (!month) throw new Error("no whole-month range");
+      expect(
+        (await unfoldedRollupReads(uid, title, month)).filter((t) =>
+          t.endsWith("_monthly"),
+        ).length,
+        "a whole month",
+      ).toBeGreaterThan(0);
+    },
+  );
+});
+
+// The sessions overview's client_ip variable reads the whole months of its range from
+// client_ip_rollups_monthly, the other rolled-up days from client_ip_rollups_daily and the rest
+// from sessions FINAL, at any range length: the options of the query it replaced when that
+// counts each session once, in the same order.
+describe("the client_ip variable over rolled-up days and raw days", () => {
+  const month = dayText(monthStart(1));
+  const d = loadDashboards().find(
+    (x) => x.dashboard.uid === REPLACED_CLIENT_IP_VARIABLE.uid,
+  )?.dashboard;
+  const v = d && queryVariables(d).find((x) => x.name === "client_ip");
+
+  it("the options of the query it replaced, at its cap and at a cap that cuts", async () => {
+    if (!d || !v) throw new Error("no client_ip variable");
+    expect(v.query).toContain("client_ip_rollups_monthly");
+    const once = REPLACED_CLIENT_IP_VARIABLE.sql.replace(
+      "FROM sessions\n",
+      "FROM sessions FINAL\n",
+    );
+    expect(once).not.toBe(REPLACED_CLIENT_IP_VARIABLE.sql);
+    for (const range of [...WHOLE_MONTH_RANGES, LONG, INSIDE_A_DAY])
+      for (const cap of ["1000", "2"]) {
+        const { variables } = await resolved(d, range);
+        const sql = (raw: string) =>
+          renderQuery(raw.replaceAll("LIMIT 1000", `LIMIT ${cap}`), {
+            range,
+            intervalMs: queryInterval(range),
+            variables,
+          });
+        const what = `${range.fromMs} to ${range.toMs} LIMIT ${cap}`;
+        const want = await run(w, sql(once));
+        expect(want.rows.length, what).toBeGreaterThan(0);
+        expect((await run(w, sql(v.query))).rows, what).toEqual(want.rows);
+      }
+  });
+
+  it("counts a whole month from the monthly rollup, superseded keys left out", async () => {
+    const [range] = WHOLE_MONTH_RANGES;
+    if (!d || !v || !range) throw new Error("no client_ip variable");
+    const first = async () =>
+      (await resolved(d, range)).variables.find((x) => x.name === "client_ip")
+        ?.options[0];
+    // A monthly row no session backs, then the same key superseded with no sessions.
+    const monthRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO client_ip_rollups_monthly (day, client_ip_address, user_type, sessions, computed_at)
+          VALUES ('${month}', '10.9.9.6', 'human', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
+    const was = await first();
+    await monthRow(100_000, 0);
+    expect(await first()).toBe("10.9.9.6");
+    await monthRow(0, 1);
+    expect(await first()).toBe(was);
   });
 });
 

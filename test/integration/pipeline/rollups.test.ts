@@ -568,6 +568,33 @@ async function usersFromSessions(days: readonly string[]) {
   );
 }
 
+/** The monthly per-person-and-resource rollup's summary per month and key. */
+async function userMonthsFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS month, ${USER_RESOURCE_KEYS}, sum(sessions) AS sessions,
+            arraySlice(arraySort(arrayDistinct(arrayFlatten(groupArray(native_usernames)))), 1, 3) AS native_users,
+            toString(min(first_start_time)) AS first_start, toString(max(last_start_time)) AS last_start
+     FROM (SELECT * FROM {db}.user_resource_rollups_monthly FINAL WHERE sessions > 0)
+     GROUP BY month, ${USER_RESOURCE_KEYS} ORDER BY month, ${USER_RESOURCE_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions of `days` (the rolled-up days). */
+async function userMonthsFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toStartOfMonth(toDate(start_time))) AS month, ${USER_RESOURCE_KEYS},
+            count() AS sessions,
+            arraySlice(arraySort(groupUniqArray(native_username)), 1, 3) AS native_users,
+            toString(min(start_time)) AS first_start, toString(max(start_time)) AS last_start
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY month, ${USER_RESOURCE_KEYS} ORDER BY month, ${USER_RESOURCE_KEYS}`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -597,6 +624,9 @@ async function expectRolledUp(days: readonly string[]) {
   const users = await usersFromRollups();
   expect(users.length).toBeGreaterThan(0);
   expect(users).toEqual(await usersFromSessions(days));
+  const userMonths = await userMonthsFromRollups();
+  expect(userMonths.length).toBeGreaterThan(0);
+  expect(userMonths).toEqual(await userMonthsFromSessions(days));
   const months = await monthsFromRollups();
   expect(months.users.length).toBeGreaterThan(0);
   expect(months).toEqual(await monthsFromSessions(days));
@@ -928,6 +958,13 @@ describe("daily rollups", () => {
     expect(want.length).toBeGreaterThan(0);
     await refill("group_resource_rollups_monthly", 49);
     expect(await groupMonthsFromRollups()).toEqual(want);
+  });
+
+  it("migration 0050 fills the monthly per-person-and-resource rollup of the days rolled up before it", async () => {
+    const want = await userMonthsFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("user_resource_rollups_monthly", 50);
+    expect(await userMonthsFromRollups()).toEqual(want);
   });
 });
 
