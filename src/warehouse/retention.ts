@@ -93,6 +93,7 @@ export function retentionSettings(config: {
       rollup(Tables.technologyPairRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
       rollup(Tables.childSessionRollupsDaily),
+      rollup(Tables.endUserRollupsDaily),
       monthly(Tables.userRollupsMonthly),
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),

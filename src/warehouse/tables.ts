@@ -46,6 +46,7 @@ export const Tables = {
   clientIpRollupsMonthly: "client_ip_rollups_monthly",
   groupResourceRollupsMonthly: "group_resource_rollups_monthly",
   childSessionRollupsDaily: "child_session_rollups_daily",
+  endUserRollupsDaily: "end_user_rollups_daily",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",
