@@ -960,6 +960,72 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
   });
 });
 
+// Humans acting through machines reads the whole rolled-up days of its range, at any length, from
+// end_user_rollups_daily (every variable's column is there) and the other days from sessions.
+describe("Humans acting through machines over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Humans acting through machines",
+  );
+  /** The panel's SQL, read from end_user_rollups_daily. */
+  const now = (): string => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined || before === undefined)
+      throw new Error("no Humans acting through machines panel");
+    expect(sql).toContain("end_user_rollups_daily");
+    return sql;
+  };
+
+  it("the rows of the query it replaced", async () => {
+    const sql = now();
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    const answers: unknown[][] = [];
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 40 * DAY, toMs: TODAY - 10 * DAY },
+      LONG,
+      INSIDE_A_DAY,
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user7"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        answers.push(...(await expectSameRows(sql, range, chosen)).rows);
+    // The fixture's machine accounts act for people: the answers are not all zero.
+    expect(answers.filter((r) => Number(r[0]) > 0).length).toBeGreaterThan(10);
+    expect(answers.filter((r) => Number(r[1]) > 0).length).toBeGreaterThan(10);
+  });
+
+  it("counts a rolled-up day from the rollup", async () => {
+    const sql = now();
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const answer = async () =>
+      (await rowsOf(sql, range, new Map())).rows[0]?.map(Number);
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO end_user_rollups_daily (day, user_key, resource_name, resource_technology,
+            connector_name, user_groups, sessions, end_users, computed_at)
+          SELECT '${day}', 'zz-machine', 'zz-nowhere', 'llm', '', [], ${sessions},
+            uniqState('zz-person@acme.example'), now64(3) + toIntervalSecond(${later})`,
+      );
+    const was = await answer();
+    if (!was) throw new Error("no answer");
+    await rollupRow(100_000, 0);
+    expect(await answer()).toEqual([
+      (was[0] ?? 0) + 100_000,
+      (was[1] ?? 0) + 1,
+    ]);
+    await rollupRow(0, 1);
+    expect(await answer()).toEqual(was);
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   // Whole days from before the raw retention (set below) to now.
