@@ -94,6 +94,7 @@ export function retentionSettings(config: {
       rollup(Tables.dataLabelRollupsDaily),
       rollup(Tables.childSessionRollupsDaily),
       rollup(Tables.endUserRollupsDaily),
+      rollup(Tables.userTypeRollupsHalfHourly),
       monthly(Tables.userRollupsMonthly),
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),

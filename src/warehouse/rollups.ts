@@ -200,6 +200,7 @@ export async function computeSessionRollups(
   await computeAudienceRollups(w, sessions, params);
   await computeUserResourceRollups(w, sessions, params);
   await computeEndUserRollups(w, sessions, params);
+  await computeUserTypeRollups(w, sessions, params);
   await computePeopleRollups(w, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
@@ -717,6 +718,31 @@ async function computeEndUserRollups(
     zeroed: "0, end_users",
     count: "sessions",
     current: `SELECT toDate(start_time), ${END_USER_KEYS} ${named}`,
+    params,
+  });
+}
+
+/** The half hour a session started in: the grain of user_type_rollups_half_hourly. */
+const HALF_HOUR =
+  "toStartOfInterval(toDateTime(start_time), INTERVAL 1800 second)";
+
+/** Per half hour and user type, the sessions, for _Machine vs human sessions over time_. */
+async function computeUserTypeRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.userTypeRollupsHalfHourly,
+    keys: "half_hour, user_type",
+    columns: "sessions",
+    computed: `SELECT toDate(start_time) AS day, ${HALF_HOUR} AS half_hour, user_type, count(),
+        ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, half_hour, user_type`,
+    zeroed: "0",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${HALF_HOUR}, user_type ${sessions}`,
     params,
   });
 }
