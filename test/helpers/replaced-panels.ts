@@ -574,6 +574,18 @@ FROM sessions FINAL
 WHERE $__timeFilter(start_time)
 ${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}`,
   },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Machine vs human sessions over time",
+    picks: "resource",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT $__timeInterval(start_time) AS time, if(user_type = '', 'unknown', user_type) AS user_type, count() AS sessions
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY time, user_type
+ORDER BY time, user_type`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

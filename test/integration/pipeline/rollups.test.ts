@@ -609,6 +609,31 @@ async function endUsersFromSessions(days: readonly string[]) {
   );
 }
 
+/** The half-hourly per-user-type rollup's summary per day, half hour and user type. */
+async function userTypesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, toString(half_hour) AS half_hour, user_type,
+            sum(sessions) AS sessions
+     FROM (SELECT * FROM {db}.user_type_rollups_half_hourly FINAL WHERE sessions > 0)
+     GROUP BY day, half_hour, user_type ORDER BY day, half_hour, user_type`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function userTypesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day,
+            toString(toStartOfInterval(toDateTime(start_time), INTERVAL 30 minute)) AS half_hour,
+            user_type, count() AS sessions
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, half_hour, user_type ORDER BY day, half_hour, user_type`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -641,6 +666,9 @@ async function expectRolledUp(days: readonly string[]) {
   const endUsers = await endUsersFromRollups();
   expect(endUsers.length).toBeGreaterThan(0);
   expect(endUsers).toEqual(await endUsersFromSessions(days));
+  const userTypes = await userTypesFromRollups();
+  expect(userTypes.length).toBeGreaterThan(0);
+  expect(userTypes).toEqual(await userTypesFromSessions(days));
   const months = await monthsFromRollups();
   expect(months.users.length).toBeGreaterThan(0);
   expect(months).toEqual(await monthsFromSessions(days));
@@ -977,11 +1005,15 @@ describe("daily rollups", () => {
     expect(await addressMonthsFromRollups()).toEqual(months);
   });
 
-  it("migration 0052 fills the end-user rollup of the days rolled up before it", async () => {
+  it("migration 0052 fills the end-user and the half-hourly per-user-type rollups of the days rolled up before it", async () => {
     const want = await endUsersFromRollups();
     expect(want.length).toBeGreaterThan(0);
     await refill("end_user_rollups_daily", 52);
     expect(await endUsersFromRollups()).toEqual(want);
+    const userTypes = await userTypesFromRollups();
+    expect(userTypes.length).toBeGreaterThan(0);
+    await refill("user_type_rollups_half_hourly", 52);
+    expect(await userTypesFromRollups()).toEqual(userTypes);
   });
 
   it("migration 0049 fills the monthly per-group-and-resource rollup of the days rolled up before it", async () => {
