@@ -39,3 +39,34 @@ GROUP BY
     resource_technology,
     connector_name,
     user_groups;
+
+CREATE TABLE IF NOT EXISTS sessionhouse.user_type_rollups_half_hourly ON CLUSTER sessionhouse_cluster
+(
+    `day` Date,
+    `half_hour` DateTime('UTC'),
+    `user_type` LowCardinality(String),
+    `sessions` UInt64,
+    `computed_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/sessionhouse/user_type_rollups_half_hourly', '{replica}', computed_at)
+PARTITION BY toYear(day)
+ORDER BY (day, half_hour, user_type);
+
+INSERT INTO sessionhouse.user_type_rollups_half_hourly SELECT
+    toDate(start_time) AS day,
+    toStartOfInterval(toDateTime(start_time), toIntervalSecond(1800)),
+    user_type,
+    count(),
+    now64(3, 'UTC')
+FROM sessionhouse.sessions
+FINAL
+WHERE toDate(start_time) IN (
+    SELECT day
+    FROM sessionhouse.rollup_days
+    FINAL
+    WHERE source = 'sessions'
+)
+GROUP BY
+    day,
+    toStartOfInterval(toDateTime(start_time), toIntervalSecond(1800)),
+    user_type;
