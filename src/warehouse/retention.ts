@@ -93,6 +93,8 @@ export function retentionSettings(config: {
       rollup(Tables.technologyPairRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
       rollup(Tables.childSessionRollupsDaily),
+      rollup(Tables.endUserRollupsDaily),
+      rollup(Tables.userTypeRollupsHalfHourly),
       monthly(Tables.userRollupsMonthly),
       monthly(Tables.resourceRollupsMonthly),
       monthly(Tables.technologyRollupsMonthly),

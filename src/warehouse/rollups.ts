@@ -200,6 +200,8 @@ export async function computeSessionRollups(
   });
   await computeAudienceRollups(w, sessions, params);
   await computeUserResourceRollups(w, sessions, params);
+  await computeEndUserRollups(w, sessions, params);
+  await computeUserTypeRollups(w, sessions, params);
   await computePeopleRollups(w, params);
   const counts = await selectRows<{ day: string; n: string }>(
     w,
@@ -695,6 +697,63 @@ async function computeNativeUserRollups(
     zeroed: "0, first_start_time, last_start_time",
     count: "sessions",
     current: `SELECT toDate(start_time), ${NATIVE_USER_KEYS} ${native}`,
+    params,
+  });
+}
+
+/** The sessions that named an end user: a machine account acting for a person. */
+const END_USER_SESSIONS = "(end_user_email != '' OR end_user_name != '')";
+
+/** The keys of end_user_rollups_daily after its day (migrations/0052). */
+const END_USER_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, user_groups";
+
+/**
+ * Per account × resource × technology × connector × groups, the sessions that named an end user
+ * and a uniq state of the end users' emails, for _Humans acting through machines_.
+ */
+async function computeEndUserRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  const named = `${sessions} AND ${END_USER_SESSIONS}`;
+  await supersedingInsert(w, {
+    table: Tables.endUserRollupsDaily,
+    keys: END_USER_KEYS,
+    columns: "sessions, end_users",
+    computed: `SELECT toDate(start_time) AS day, ${END_USER_KEYS}, count(),
+        uniqStateIf(end_user_email, end_user_email != ''), ${COMPUTED_AT}
+      ${named}
+      GROUP BY day, ${END_USER_KEYS}`,
+    zeroed: "0, end_users",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${END_USER_KEYS} ${named}`,
+    params,
+  });
+}
+
+/** The half hour a session started in: the grain of user_type_rollups_half_hourly. */
+const HALF_HOUR =
+  "toStartOfInterval(toDateTime(start_time), INTERVAL 1800 second)";
+
+/** Per half hour and user type, the sessions, for _Machine vs human sessions over time_. */
+async function computeUserTypeRollups(
+  w: Warehouse,
+  sessions: string,
+  params: Record<string, unknown>,
+): Promise<void> {
+  await supersedingInsert(w, {
+    table: Tables.userTypeRollupsHalfHourly,
+    keys: "half_hour, user_type",
+    columns: "sessions",
+    computed: `SELECT toDate(start_time) AS day, ${HALF_HOUR} AS half_hour, user_type, count(),
+        ${COMPUTED_AT}
+      ${sessions}
+      GROUP BY day, half_hour, user_type`,
+    zeroed: "0",
+    count: "sessions",
+    current: `SELECT toDate(start_time), ${HALF_HOUR}, user_type ${sessions}`,
     params,
   });
 }

@@ -47,6 +47,8 @@ export const Tables = {
   groupResourceRollupsMonthly: "group_resource_rollups_monthly",
   userResourceRollupsMonthly: "user_resource_rollups_monthly",
   childSessionRollupsDaily: "child_session_rollups_daily",
+  endUserRollupsDaily: "end_user_rollups_daily",
+  userTypeRollupsHalfHourly: "user_type_rollups_half_hourly",
   rollupDays: "rollup_days",
   legalHolds: "legal_holds",
   legalHoldEvents: "legal_hold_events",

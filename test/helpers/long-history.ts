@@ -1,6 +1,7 @@
 // Sessions over the last DAYS days up to now, for the tests of long ranges over the daily
 // rollups: PER_DAY a day (people, resources, technologies, connectors, groups, addresses (one
-// of them used by more people than a panel names), parents and children, two reads of some), and on the last OPEN_DAYS days and today a session
+// of them used by more people than a panel names), parents and children, machine accounts acting
+// for a person (an end user with an email, or a name only), two reads of some), and on the last OPEN_DAYS days and today a session
 // still open, so that those days are not settled. Relative to the wall clock, as the TTL is.
 import type { Warehouse } from "../../src/warehouse/client.js";
 
@@ -33,7 +34,8 @@ export async function storeLongHistory(
     w.client.command({
       query: `INSERT INTO sessions (id, start_time, end_time, duration_ms, session_status,
           client_ip_address, user_type, user_username, user_email, user_groups, resource_name,
-          resource_technology, connector_name, native_username, parent_session_id, fetched_at, version)
+          resource_technology, connector_name, native_username, parent_session_id, end_user_email,
+          end_user_name, fetched_at, version)
         SELECT id, start, if(${status} = 'completed', start + toIntervalMillisecond(duration), NULL),
           if(${status} = 'completed', duration, NULL), ${status},
           if(u < 7, '10.0.0.0', '10.0.0.2'), if(u < 6, 'human', 'machine'), concat('user', toString(u)),
@@ -41,6 +43,8 @@ export async function storeLongHistory(
           concat('resource-', toString(r)), arrayElement(['postgres', 'mysql', 's3', 'ssh', 'llm'], r + 1),
           if(r % 2 = 0, 'edge-1', ''), arrayElement(['analyst', 'postgres', 'app'], 1 + n % 3),
           if(n % 6 = 1, concat('ses_', toString(n - 1)), ''),
+          if(u >= 6 AND n % 4 = 1, concat('person', toString(n % 5), '@acme.example'), ''),
+          if(u >= 6 AND n % 4 IN (1, 3), concat('Person ', toString(n % 5)), ''),
           start + toIntervalMinute(1), ${version}
         FROM (${rows}) WHERE ${where}`,
     });

@@ -563,6 +563,29 @@ ${filters(2, ["environment", "technology", "resource", "user", "group", "connect
 GROUP BY user_type
 ORDER BY sessions DESC, user_type`,
   },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Humans acting through machines",
+    picks: "user",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT countIf(end_user_email != '' OR end_user_name != '') AS sessions_with_end_user,
+       uniqIf(end_user_email, end_user_email != '') AS end_users
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}`,
+  },
+  {
+    uid: "sessionhouse-who-accessed-what",
+    title: "Machine vs human sessions over time",
+    picks: "resource",
+    // Every session of the range read from sessions FINAL.
+    sql: `SELECT $__timeInterval(start_time) AS time, if(user_type = '', 'unknown', user_type) AS user_type, count() AS sessions
+FROM sessions FINAL
+WHERE $__timeFilter(start_time)
+${filters(2, ["environment", "technology", "resource", "user", "group", "connector"])}
+GROUP BY time, user_type
+ORDER BY time, user_type`,
+  },
 ];
 
 /** The query each rewritten variable had, by dashboard uid and variable name. */

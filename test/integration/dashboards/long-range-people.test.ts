@@ -264,3 +264,60 @@ describe("panels over the rollups of migration 0046", () => {
     },
   );
 });
+
+// Over 31 days or less the time series keep their sub-day buckets, so they read sessions (or
+// sessions_enriched): every day not rolled up, and of the rolled-up days only those on which
+// their daily rollup holds a session of the filters. A session stored for a rolled-up day after
+// it was computed shows once the rollup job computes that day again.
+describe("time series over 31 days or less", () => {
+  it.each([
+    [
+      "sessionhouse-native-users",
+      "Native-user sessions by how the person is known",
+      "native_resource",
+      "zz-late-db",
+      `'', '', 'zz-late-db', 'postgres', 'zz-late-native'`,
+    ],
+    [
+      "sessionhouse-ai-llm-activity",
+      "LLM and MCP sessions over time",
+      "user",
+      "zz-late-user",
+      `'zz-late-user', 'usr_zz', 'zz-late-llm', 'llm', ''`,
+    ],
+  ] as const)(
+    "%s / %s reads from sessions only the rolled-up days its rollup finds sessions on",
+    async (uid, title, variable, value, columns) => {
+      const d = dashboardOf(uid);
+      const panel = d.panels.find((p) => p.title === title);
+      const now = panel?.targets[0]?.rawSql;
+      if (!panel || now === undefined) throw new Error(`no ${title}`);
+      const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+      const chosen = new Map([[variable, [value]]]);
+      const sessions = async () =>
+        (await rowsOf(d, now, range, chosen, panel.interval)).rows.reduce(
+          (n, r) => n + Number(r[2]),
+          0,
+        );
+      expect(await sessions()).toBe(0);
+      // A session of a rolled-up day, stored after the day was computed (keys no other case
+      // writes to the rollups).
+      await w.client.command({
+        query: `INSERT INTO sessions (id, start_time, session_status, user_username, user_id,
+            resource_name, resource_technology, native_username, fetched_at, version)
+          SELECT 'zz_late_${value}', ${at(TODAY - 10 * DAY + 12 * HOUR)}, 'completed', ${columns},
+            ${at(NOW)}, 3`,
+      });
+      expect(await sessions()).toBe(0);
+      await rollUp(
+        {
+          config: await testConfig(),
+          warehouse: w,
+          logger: createLogger({ level: "silent" }),
+        },
+        NOW,
+      );
+      expect(await sessions()).toBe(1);
+    },
+  );
+});

@@ -1192,6 +1192,129 @@ describe("the client_ip variable over rolled-up days and raw days", () => {
   });
 });
 
+// Humans acting through machines reads the whole rolled-up days of its range, at any length, from
+// end_user_rollups_daily (every variable's column is there) and the other days from sessions.
+describe("Humans acting through machines over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Humans acting through machines",
+  );
+  /** The panel's SQL, read from end_user_rollups_daily. */
+  const now = (): string => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined || before === undefined)
+      throw new Error("no Humans acting through machines panel");
+    expect(sql).toContain("end_user_rollups_daily");
+    return sql;
+  };
+
+  it("the rows of the query it replaced", async () => {
+    const sql = now();
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    const answers: unknown[][] = [];
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 40 * DAY, toMs: TODAY - 10 * DAY },
+      LONG,
+      INSIDE_A_DAY,
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["user", ["user7"]]]),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["technology", ["postgres"]]]),
+        new Map([["group", ["group-1"]]]),
+        new Map([["connector", ["edge-1"]]]),
+      ])
+        answers.push(...(await expectSameRows(sql, range, chosen)).rows);
+    // The fixture's machine accounts act for people: the answers are not all zero.
+    expect(answers.filter((r) => Number(r[0]) > 0).length).toBeGreaterThan(10);
+    expect(answers.filter((r) => Number(r[1]) > 0).length).toBeGreaterThan(10);
+  });
+
+  it("counts a rolled-up day from the rollup", async () => {
+    const sql = now();
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const answer = async () =>
+      (await rowsOf(sql, range, new Map())).rows[0]?.map(Number);
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO end_user_rollups_daily (day, user_key, resource_name, resource_technology,
+            connector_name, user_groups, sessions, end_users, computed_at)
+          SELECT '${day}', 'zz-machine', 'zz-nowhere', 'llm', '', [], ${sessions},
+            uniqState('zz-person@acme.example'), now64(3) + toIntervalSecond(${later})`,
+      );
+    const was = await answer();
+    if (!was) throw new Error("no answer");
+    await rollupRow(100_000, 0);
+    expect(await answer()).toEqual([
+      (was[0] ?? 0) + 100_000,
+      (was[1] ?? 0) + 1,
+    ]);
+    await rollupRow(0, 1);
+    expect(await answer()).toEqual(was);
+  });
+});
+
+// Machine vs human sessions over time, with no filter chosen and an interval of whole half hours,
+// reads the whole rolled-up days of its range from user_type_rollups_half_hourly and the other
+// days from sessions; with a filter or a shorter interval every day from sessions.
+describe("Machine vs human sessions over time over rolled-up days and raw days", () => {
+  const { panel, before, rowsOf, expectSameRows } = rewrittenPanel(
+    "sessionhouse-who-accessed-what",
+    "Machine vs human sessions over time",
+  );
+  /** The panel's SQL, read from user_type_rollups_half_hourly. */
+  const now = (): string => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined || before === undefined)
+      throw new Error("no Machine vs human sessions over time panel");
+    expect(sql).toContain("user_type_rollups_half_hourly");
+    return sql;
+  };
+
+  it("the rows of the query it replaced", async () => {
+    const sql = now();
+    expect(await rolledUpDays()).toContain(dayText(TODAY - 10 * DAY));
+    for (const range of [
+      { fromMs: NOW - 30 * DAY, toMs: NOW },
+      { fromMs: TODAY - 40 * DAY, toMs: TODAY - 10 * DAY },
+      { fromMs: TODAY - 17 * DAY + 5 * HOUR, toMs: TODAY - 10 * DAY },
+      LONG,
+      INSIDE_A_DAY,
+    ])
+      for (const chosen of [
+        new Map<string, string[]>(),
+        new Map([["resource", ["resource-1"]]]),
+        new Map([["user", ["user7"]]]),
+        new Map([["group", ["group-1"]]]),
+      ])
+        await expectSameRows(sql, range, chosen);
+  });
+
+  it("counts a rolled-up day's half hour from the rollup with no filter chosen", async () => {
+    const sql = now();
+    const day = dayText(TODAY - 10 * DAY);
+    const range = { fromMs: NOW - 30 * DAY, toMs: NOW };
+    const zz = async (chosen: ReadonlyMap<string, string[]>) =>
+      (await rowsOf(sql, range, chosen)).rows.filter((r) => r[1] === "zz-type");
+    // A rollup row no session backs, then the same key superseded with no sessions.
+    const rollupRow = (sessions: number, later: number) =>
+      write(
+        `INSERT INTO user_type_rollups_half_hourly (day, half_hour, user_type, sessions, computed_at)
+          VALUES ('${day}', toDateTime('${day} 12:00:00', 'UTC'), 'zz-type', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
+    await rollupRow(100_000, 0);
+    expect((await zz(new Map())).map((r) => r[2])).toEqual([100_000]);
+    // A filter reads every day from sessions, which hold no such session.
+    expect(await zz(new Map([["resource", ["resource-1"]]]))).toEqual([]);
+    await rollupRow(0, 1);
+    expect(await zz(new Map())).toEqual([]);
+  });
+});
+
 describe("sessions overview over a long range", () => {
   // Starts and ends inside a day: the partial days are read from sessions.
   // Whole days from before the raw retention (set below) to now.

@@ -53,6 +53,8 @@ interface Spec {
   groups?: string[];
   /** Made through this native user directly: no brand member (no formal user). */
   native?: string;
+  /** The person a machine account acted for (email left out when empty). */
+  endUser?: { email: string; name: string };
 }
 
 /** The machine accounts (the others are people). */
@@ -97,6 +99,16 @@ function session(spec: Spec) {
                 email: `${spec.user}@acme.example`,
                 groups: spec.groups ?? GROUPS[spec.user] ?? [],
               },
+              ...(spec.endUser
+                ? {
+                    endUser: {
+                      name: spec.endUser.name,
+                      ...(spec.endUser.email
+                        ? { email: spec.endUser.email }
+                        : {}),
+                    },
+                  }
+                : {}),
             },
           }),
     },
@@ -595,6 +607,60 @@ async function userMonthsFromSessions(days: readonly string[]) {
   );
 }
 
+/** The keys of the end-user rollup after its day. */
+const END_USER_KEYS =
+  "user_key, resource_name, resource_technology, connector_name, user_groups";
+
+/** The end-user rollup's summary per day and key: sessions naming an end user, and those people. */
+async function endUsersFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, ${END_USER_KEYS}, sum(sessions) AS sessions,
+            uniqMerge(end_users) AS end_users
+     FROM (SELECT * FROM {db}.end_user_rollups_daily FINAL WHERE sessions > 0)
+     GROUP BY day, ${END_USER_KEYS} ORDER BY day, ${END_USER_KEYS}`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function endUsersFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day, ${END_USER_KEYS}, count() AS sessions,
+            uniqIf(end_user_email, end_user_email != '') AS end_users
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+       AND (end_user_email != '' OR end_user_name != '')
+     GROUP BY day, ${END_USER_KEYS} ORDER BY day, ${END_USER_KEYS}`,
+    { days },
+  );
+}
+
+/** The half-hourly per-user-type rollup's summary per day, half hour and user type. */
+async function userTypesFromRollups() {
+  return select(
+    w,
+    `SELECT toString(day) AS day, toString(half_hour) AS half_hour, user_type,
+            sum(sessions) AS sessions
+     FROM (SELECT * FROM {db}.user_type_rollups_half_hourly FINAL WHERE sessions > 0)
+     GROUP BY day, half_hour, user_type ORDER BY day, half_hour, user_type`,
+  );
+}
+
+/** The same straight from the deduplicated sessions. */
+async function userTypesFromSessions(days: readonly string[]) {
+  return select(
+    w,
+    `SELECT toString(toDate(start_time)) AS day,
+            toString(toStartOfInterval(toDateTime(start_time), INTERVAL 30 minute)) AS half_hour,
+            user_type, count() AS sessions
+     FROM {db}.sessions FINAL
+     WHERE toString(toDate(start_time)) IN {days:Array(String)}
+     GROUP BY day, half_hour, user_type ORDER BY day, half_hour, user_type`,
+    { days },
+  );
+}
+
 /** The rollups equal the summaries of `days` from sessions FINAL. */
 async function expectRolledUp(days: readonly string[]) {
   expect(await fromRollups()).toEqual(await fromSessions(days));
@@ -627,6 +693,12 @@ async function expectRolledUp(days: readonly string[]) {
   const userMonths = await userMonthsFromRollups();
   expect(userMonths.length).toBeGreaterThan(0);
   expect(userMonths).toEqual(await userMonthsFromSessions(days));
+  const endUsers = await endUsersFromRollups();
+  expect(endUsers.length).toBeGreaterThan(0);
+  expect(endUsers).toEqual(await endUsersFromSessions(days));
+  const userTypes = await userTypesFromRollups();
+  expect(userTypes.length).toBeGreaterThan(0);
+  expect(userTypes).toEqual(await userTypesFromSessions(days));
   const months = await monthsFromRollups();
   expect(months.users.length).toBeGreaterThan(0);
   expect(months).toEqual(await monthsFromSessions(days));
@@ -674,7 +746,17 @@ function dayOf(dayIndex: number, n: number): Spec[] {
     connector: i % 5 === 0 ? "edge-2" : "edge-1",
     durationS: 10 + ((i * 37) % 500),
     ...(i % 7 === 3 ? { parent: `s${dayIndex}_0` } : {}),
+    ...endUserOf(i),
   }));
+}
+
+/** The machine account's sessions acting for a person: some with an email, some a name only. */
+function endUserOf(i: number): Pick<Spec, "endUser"> {
+  if (i % 3 !== 2 || i % 4 === 0 || i % 4 === 2) return {};
+  const n = (i >> 2) % 3;
+  return i % 4 === 1
+    ? { endUser: { email: `person${n}@acme.example`, name: `Person ${n}` } }
+    : { endUser: { email: "", name: `Person ${n}` } };
 }
 
 describe("daily rollups", () => {
@@ -951,6 +1033,17 @@ describe("daily rollups", () => {
     expect(months.length).toBeGreaterThan(0);
     await refill("client_ip_rollups_monthly", 48);
     expect(await addressMonthsFromRollups()).toEqual(months);
+  });
+
+  it("migration 0052 fills the end-user and the half-hourly per-user-type rollups of the days rolled up before it", async () => {
+    const want = await endUsersFromRollups();
+    expect(want.length).toBeGreaterThan(0);
+    await refill("end_user_rollups_daily", 52);
+    expect(await endUsersFromRollups()).toEqual(want);
+    const userTypes = await userTypesFromRollups();
+    expect(userTypes.length).toBeGreaterThan(0);
+    await refill("user_type_rollups_half_hourly", 52);
+    expect(await userTypesFromRollups()).toEqual(userTypes);
   });
 
   it("migration 0049 fills the monthly per-group-and-resource rollup of the days rolled up before it", async () => {
