@@ -968,10 +968,12 @@ describe("Sessions (choose a user or a resource above) over rolled-up days and r
 // of the query it replaced, the newest pairs narrowing both rollups in one read of them.
 describe("Users × resources over whole months", () => {
   const month = dayText(monthStart(1));
-  const { panel, rowsOf, expectSameRows } = rewrittenPanel(
-    "sessionhouse-who-accessed-what",
-    "Users × resources",
-  );
+  const {
+    dashboard: who,
+    panel,
+    rowsOf,
+    expectSameRows,
+  } = rewrittenPanel("sessionhouse-who-accessed-what", "Users × resources");
 
   it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
     const sql = panel?.targets[0]?.rawSql;
@@ -1030,6 +1032,43 @@ describe("Users × resources over whole months", () => {
     ]);
     await monthRow(0, 1);
     expect(await pair()).toBeUndefined();
+  });
+
+  it("reads the last seven days' rows once, to count the newest pairs and to keep them", async () => {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined || !who)
+      throw new Error("no Users × resources panel");
+    // Every whole day rolled up; a cap the last seven days fill. The panel reads the range's rows
+    // once for its pairs and the last seven days' once for the newest pairs, and no more than
+    // rollup_days' rows beside them.
+    const range = { fromMs: TODAY - 30 * DAY, toMs: TODAY - 2 * DAY };
+    const { variables } = await resolved(who, range);
+    const rowsRead = async (q: string) => {
+      const rs = await w.client.query({
+        query: renderQuery(q, {
+          range,
+          intervalMs: queryInterval(range),
+          variables,
+        }),
+        format: "JSON",
+      });
+      const body = await rs.json<unknown>();
+      return Number(body.statistics?.rows_read);
+    };
+    const inRange = "toDateTime(day, 'UTC') >= $__fromTime";
+    const lastWeek = "day >= toDate($__toTime - INTERVAL 7 DAY)";
+    const parts = await Promise.all(
+      [
+        "SELECT count() FROM sessions FINAL WHERE $__timeFilter(start_time)",
+        `SELECT count() FROM user_resource_rollups_daily FINAL WHERE ${inRange}`,
+        `SELECT count() FROM user_resource_rollups_daily FINAL WHERE ${inRange} AND ${lastWeek}`,
+      ].map(rowsRead),
+    );
+    // The panel's four reads of the days rolled up.
+    parts.push(4 * (await rowsRead("SELECT count() FROM rollup_days FINAL")));
+    const read = await rowsRead(sql.replaceAll("LIMIT 1000", "LIMIT 7"));
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThanOrEqual(parts.reduce((a, b) => a + b, 0));
   });
 });
 
