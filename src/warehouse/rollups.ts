@@ -704,7 +704,7 @@ async function computeNativeUserRollups(
 /** The sessions that named an end user: a machine account acting for a person. */
 const END_USER_SESSIONS = "(end_user_email != '' OR end_user_name != '')";
 
-/** The keys of end_user_rollups_daily after its day (migrations/0052). */
+/** The keys of end_user_rollups_daily after its day (migrations/0051). */
 const END_USER_KEYS =
   "user_key, resource_name, resource_technology, connector_name, user_groups";
 

@@ -1035,14 +1035,14 @@ describe("daily rollups", () => {
     expect(await addressMonthsFromRollups()).toEqual(months);
   });
 
-  it("migration 0052 fills the end-user and the half-hourly per-user-type rollups of the days rolled up before it", async () => {
+  it("migration 0051 fills the end-user and the half-hourly per-user-type rollups of the days rolled up before it", async () => {
     const want = await endUsersFromRollups();
     expect(want.length).toBeGreaterThan(0);
-    await refill("end_user_rollups_daily", 52);
+    await refill("end_user_rollups_daily", 51);
     expect(await endUsersFromRollups()).toEqual(want);
     const userTypes = await userTypesFromRollups();
     expect(userTypes.length).toBeGreaterThan(0);
-    await refill("user_type_rollups_half_hourly", 52);
+    await refill("user_type_rollups_half_hourly", 51);
     expect(await userTypesFromRollups()).toEqual(userTypes);
   });
 
