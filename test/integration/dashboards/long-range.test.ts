@@ -328,7 +328,14 @@ function rewrittenPanel(uid: string, title: string) {
     );
     return want;
   }
-  return { dashboard, panel, before, rowsOf, expectSameRows };
+  /** The panel's SQL, which reads `table` (what it was rewritten to read). */
+  function sqlReading(table: string): string {
+    const sql = panel?.targets[0]?.rawSql;
+    if (sql === undefined) throw new Error(`no ${title} panel`);
+    expect(sql).toContain(table);
+    return sql;
+  }
+  return { dashboard, panel, before, rowsOf, expectSameRows, sqlReading };
 }
 
 // Groups × resources reads the whole rolled-up days of its range, at any length, from
@@ -789,15 +796,13 @@ describe("Client IP addresses and Machine accounts used by humans over whole mon
 describe("Groups × resources over whole months", () => {
   const month = dayText(monthStart(1));
   const ranges = WHOLE_MONTH_RANGES;
-  const { panel, rowsOf, expectSameRows } = rewrittenPanel(
+  const { panel, rowsOf, expectSameRows, sqlReading } = rewrittenPanel(
     "sessionhouse-who-accessed-what",
     "Groups × resources",
   );
 
   it("the rows of the query it replaced", async () => {
-    const sql = panel?.targets[0]?.rawSql;
-    if (sql === undefined) throw new Error("no Groups × resources panel");
-    expect(sql).toContain("group_resource_rollups_monthly");
+    const sql = sqlReading("group_resource_rollups_monthly");
     expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
     for (const range of ranges)
       for (const chosen of [
@@ -973,12 +978,11 @@ describe("Users × resources over whole months", () => {
     panel,
     rowsOf,
     expectSameRows,
+    sqlReading,
   } = rewrittenPanel("sessionhouse-who-accessed-what", "Users × resources");
 
   it("the rows of the query it replaced, at the panel's cap and at a cap that cuts", async () => {
-    const sql = panel?.targets[0]?.rawSql;
-    if (sql === undefined) throw new Error("no Users × resources panel");
-    expect(sql).toContain("user_resource_rollups_monthly");
+    const sql = sqlReading("user_resource_rollups_monthly");
     expect(
       sql.match(
         /\(user_key, resource_name\) IN \(SELECT user_key, resource_name FROM newest\)/g,
@@ -1234,18 +1238,11 @@ describe("the client_ip variable over rolled-up days and raw days", () => {
 // Humans acting through machines reads the whole rolled-up days of its range, at any length, from
 // end_user_rollups_daily (every variable's column is there) and the other days from sessions.
 describe("Humans acting through machines over rolled-up days and raw days", () => {
-  const { panel, before, rowsOf, expectSameRows } = rewrittenPanel(
+  const { rowsOf, expectSameRows, sqlReading } = rewrittenPanel(
     "sessionhouse-who-accessed-what",
     "Humans acting through machines",
   );
-  /** The panel's SQL, read from end_user_rollups_daily. */
-  const now = (): string => {
-    const sql = panel?.targets[0]?.rawSql;
-    if (sql === undefined || before === undefined)
-      throw new Error("no Humans acting through machines panel");
-    expect(sql).toContain("end_user_rollups_daily");
-    return sql;
-  };
+  const now = () => sqlReading("end_user_rollups_daily");
 
   it("the rows of the query it replaced", async () => {
     const sql = now();
@@ -1301,18 +1298,11 @@ describe("Humans acting through machines over rolled-up days and raw days", () =
 // reads the whole rolled-up days of its range from user_type_rollups_half_hourly and the other
 // days from sessions; with a filter or a shorter interval every day from sessions.
 describe("Machine vs human sessions over time over rolled-up days and raw days", () => {
-  const { panel, before, rowsOf, expectSameRows } = rewrittenPanel(
+  const { rowsOf, expectSameRows, sqlReading } = rewrittenPanel(
     "sessionhouse-who-accessed-what",
     "Machine vs human sessions over time",
   );
-  /** The panel's SQL, read from user_type_rollups_half_hourly. */
-  const now = (): string => {
-    const sql = panel?.targets[0]?.rawSql;
-    if (sql === undefined || before === undefined)
-      throw new Error("no Machine vs human sessions over time panel");
-    expect(sql).toContain("user_type_rollups_half_hourly");
-    return sql;
-  };
+  const now = () => sqlReading("user_type_rollups_half_hourly");
 
   it("the rows of the query it replaced", async () => {
     const sql = now();
