@@ -120,6 +120,16 @@ function checkBranches<F>(tables: readonly TableSpec<F>[]): void {
   }
 }
 
+/** The rows a table of another's rows takes from each of that one's rows. */
+function branchRows(
+  of:
+    { keep: (row: Row) => boolean } | { expand: (row: Row) => readonly Row[] },
+): (row: Row) => readonly Row[] {
+  if ("expand" in of) return of.expand;
+  const keep = of.keep;
+  return (row) => (keep(row) ? [row] : []);
+}
+
 export function defineKind<F>(spec: KindSpec<F>): Kind {
   checkBranches(spec.tables);
   const sections = [
@@ -216,8 +226,7 @@ async function buildTable<F>(
       b,
       columns,
       place,
-      keep: of && "keep" in of ? of.keep : undefined,
-      expand: of && "expand" in of ? of.expand : undefined,
+      expand: of === undefined ? undefined : branchRows(of),
     };
   };
   const [main, ...rest] = [t, ...branches].map(shape);

@@ -35,14 +35,13 @@ export interface ReadTable {
 const WRITE_CHUNK = 1 << 20;
 
 /**
- * Another table whose rows are some of the rows read (those `keep` holds), or the rows each row
- * read gives (`expand`), in their order, with its own columns and CSV: written while the rows
- * are read, with no read of its own.
+ * Another table whose rows are the rows each row read gives (`expand`: none, itself, or finer
+ * rows it carries; without it, every row as read), in their order, with its own columns and CSV:
+ * written while the rows are read, with no read of its own.
  */
 export interface TableBranch {
   place: TablePlace;
   columns: readonly Column[];
-  keep?: ((row: Row) => boolean) | undefined;
   expand?: ((row: Row) => readonly Row[]) | undefined;
 }
 
@@ -65,7 +64,7 @@ function sinkRow(k: Sink, raw: Row): Promise<void> | undefined {
 /**
  * Reads `rows` (held ones, or a query's as they arrive, a block at a time) into the first TOP_ROWS and the count,
  * writing every row to `<table>.csv` in `files.dir` on the way when `files` is given; the same
- * for each branch, from the rows it keeps or the rows it makes of each. A row without a column of `columns` fails the table
+ * for each branch, from the rows it makes of each. A row without a column of `columns` fails the table
  * (typedRow). The answer holds the table's, then each branch's.
  */
 export async function readTableRows(
@@ -90,15 +89,15 @@ export async function readTableRows(
     for await (const block of blocks)
       for (const raw of block as readonly Row[])
         for (const k of sinks) {
-          if (k.expand)
-            for (const row of k.expand(raw)) {
+          const made = k.expand === undefined ? undefined : k.expand(raw);
+          if (made === undefined) {
+            const written = sinkRow(k, raw);
+            if (written) await written;
+          } else
+            for (const row of made) {
               const written = sinkRow(k, row);
               if (written) await written;
             }
-          else if (!k.keep || k.keep(raw)) {
-            const written = sinkRow(k, raw);
-            if (written) await written;
-          }
         }
   } catch (err) {
     for (const k of sinks) await k.out?.abandon();
