@@ -1,10 +1,11 @@
-// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0045, 0046, 0047) and the monthly
+// The daily rollups (migrations/0013, 0020, 0021, 0038, 0044, 0045, 0046, 0047, 0048, 0051) and the monthly
 // ones (0047, 0048, 0049, 0050): which days changed since they were computed, which are settled,
 // and the computation of a set of days from the deduplicated rows (per person × resource × technology ×
 // connector × status, per technology, per user group × resource × technology, per client IP
 // address × user type, per machine account × address, per person × resource with the person's
 // groups and type, per parent session, per resource with its people, per native user with the
-// person behind it, and per technology × person × resource), superseding the rows an earlier
+// person behind it, per technology × person × resource, per machine account × resource, per
+// account acting for people, and per half hour × user type), superseding the rows an earlier
 // computation of the same days wrote, then of their months (per person, resource, technology,
 // client IP address, group × resource, and person × resource).
 import type { Warehouse } from "./client.js";
