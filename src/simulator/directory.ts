@@ -582,15 +582,15 @@ export class Directory {
   }
 
   // ---------------------------------------------------------------------------------------
-  // Policy suspensions: one created in every SUSPENSION_SPACING_MS slot (at a point drawn in
+  // Policy suspensions (SUSPENSION_MODEL): one created in every `spacingMs` slot (at a point drawn in
   // it), a third of them extended half way through, which makes a second version.
 
   suspensions(nowMs: number): Record<string, unknown>[] {
     const out: Record<string, unknown>[] = [];
-    const last = Math.floor((nowMs - ORIGIN_MS) / SUSPENSION_SPACING_MS);
+    const last = Math.floor((nowMs - ORIGIN_MS) / SUSPENSION_MODEL.spacingMs);
     const first = Math.max(
       0,
-      last - Math.ceil(SUSPENSION_LISTED_MS / SUSPENSION_SPACING_MS),
+      last - Math.ceil(SUSPENSION_MODEL.listedMs / SUSPENSION_MODEL.spacingMs),
     );
     for (let k = first; k <= last; k++) {
       const s = this.#suspension(k, nowMs);
@@ -602,8 +602,8 @@ export class Directory {
   #suspension(k: number, nowMs: number): Record<string, unknown> | undefined {
     const createdMs =
       ORIGIN_MS +
-      k * SUSPENSION_SPACING_MS +
-      (hash32(this.seed, "sus-at", k) % SUSPENSION_SPACING_MS);
+      k * SUSPENSION_MODEL.spacingMs +
+      (hash32(this.seed, "sus-at", k) % SUSPENSION_MODEL.spacingMs);
     if (createdMs > nowMs) return undefined;
     const policies = policyCatalog(this.seed);
     const policy =
@@ -731,8 +731,6 @@ export const SUSPENSION_MODEL = {
   extendPercent: 33,
   maxHours: 72,
 } as const;
-const SUSPENSION_SPACING_MS = SUSPENSION_MODEL.spacingMs;
-const SUSPENSION_LISTED_MS = SUSPENSION_MODEL.listedMs;
 
 const INVENTORY_TECHS: ReadonlySet<Technology> = new Set<Technology>([
   "postgres",
