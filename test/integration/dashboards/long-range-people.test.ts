@@ -300,13 +300,15 @@ describe("time series over 31 days or less", () => {
           0,
         );
       expect(await sessions()).toBe(0);
-      // A session of a rolled-up day, stored after the day was computed (keys no other case
-      // writes to the rollups).
+      // A session of a rolled-up day, fetched after the day was computed (keys no other case
+      // writes to the rollups), and the rollup pass after it: both at a clock past every earlier
+      // pass, as in service, so the day's newest fetch differs from the one its rollup recorded.
+      const fetched = Date.now();
       await w.client.command({
         query: `INSERT INTO sessions (id, start_time, session_status, user_username, user_id,
             resource_name, resource_technology, native_username, fetched_at, version)
           SELECT 'zz_late_${value}', ${at(TODAY - 10 * DAY + 12 * HOUR)}, 'completed', ${columns},
-            ${at(NOW)}, 3`,
+            ${at(fetched)}, 3`,
       });
       expect(await sessions()).toBe(0);
       await rollUp(
@@ -315,7 +317,7 @@ describe("time series over 31 days or less", () => {
           warehouse: w,
           logger: createLogger({ level: "silent" }),
         },
-        NOW,
+        fetched + 1,
       );
       expect(await sessions()).toBe(1);
     },
