@@ -100,6 +100,18 @@ function periodSessions(
 export const RESOURCE_LABELS = `(SELECT resource_id, arraySort(groupUniqArrayArray(data_labels)) AS labels
     FROM {{db}}.inventory_columns FINAL GROUP BY resource_id)`;
 
+/**
+ * The distinct sets of data labels of the resources (each as RESOURCE_LABELS gives it), as one
+ * array. A table that gathers the labels of many sessions gathers the index of each session's
+ * set in it (RESOURCE_LABEL_SETS: a number to hash, not an array) and looks the sets up once
+ * per row it returns: over the 10M organisation year _Access per person_ took 9.7 s of CPU this
+ * way, 13.7 s gathering the arrays, the same bytes out.
+ */
+const LABEL_SETS = `(SELECT groupArray(labels) FROM (SELECT DISTINCT labels FROM ${RESOURCE_LABELS}))`;
+
+/** Each resource's set of data labels as its index in `label_sets` (LABEL_SETS). */
+const RESOURCE_LABEL_SETS = `(SELECT resource_id, indexOf(label_sets, labels) AS label_set FROM ${RESOURCE_LABELS})`;
+
 export type SessionSource = "enriched" | "plain";
 
 /**
@@ -121,10 +133,11 @@ export function accessQueries(source: SessionSource) {
     perPerson: {
       id: "access.per_person",
       needs,
-      // The labels joined once per resource (RESOURCE_LABELS) and each distinct set of them
-      // kept once per person: the view's labels, gathered on every session, cost 0.7 s of CPU
-      // over the 1M organisation year.
-      sql: `SELECT person, any(person_name) AS name, any(via) AS via,
+      // The labels joined once per resource (RESOURCE_LABEL_SETS) and the index of each
+      // distinct set of them kept once per person: the view's labels, gathered on every
+      // session, cost 0.7 s of CPU over the 1M organisation year. A session on a resource
+      // without labels has index 0, whose element is the empty set.
+      sql: `${source === "enriched" ? `WITH ${LABEL_SETS} AS label_sets\n` : ""}SELECT person, any(person_name) AS name, any(via) AS via,
        arrayStringConcat(arraySort(groupUniqArray(user_key)), ', ') AS accounts,
        ${distinct("resource_name")} AS systems, count() AS sessions,
        ${T("min(start_time)")} AS first_access, ${T("max(start_time)")} AS last_access,
@@ -132,12 +145,12 @@ export function accessQueries(source: SessionSource) {
        countIf(${PRIVILEGED}) AS privileged_sessions,
        ${
          source === "enriched"
-           ? "arrayStringConcat(arraySort(arrayDistinct(arrayFlatten(groupUniqArray(l.labels)))), ', ')"
+           ? "arrayStringConcat(arraySort(arrayDistinct(arrayFlatten(arrayMap(i -> label_sets[i], groupUniqArray(l.label_set))))), ', ')"
            : "''"
        } AS data_labels
 FROM (${cur}) AS c${
         source === "enriched"
-          ? `\nLEFT JOIN ${RESOURCE_LABELS} AS l ON l.resource_id = c.resource_id`
+          ? `\nLEFT JOIN ${RESOURCE_LABEL_SETS} AS l ON l.resource_id = c.resource_id`
           : ""
       }
 GROUP BY person
