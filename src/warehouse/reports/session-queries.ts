@@ -168,6 +168,10 @@ ORDER BY sessions DESC, person`,
       // production resource, by name, each (native user, privileged, production, sessions,
       // last access): the rows of _Privileged or production access_, taken from these rows as
       // they are read (a read and grouping of the period fewer).
+      // The environment is a key of the inner grouping rather than an any() of it: it is the
+      // resource's (joined by name), so the groups are the same, and a key costs less than a
+      // string kept in every group's state (over the 10M organisation year 21.1 s of CPU
+      // against 22.6 s, the same bytes out).
       sql: `SELECT person, system, any(technology) AS technology, any(environment) AS environment,
        sum(n) AS sessions, ${T("min(first)")} AS first_access, ${T("max(last)")} AS last_access,
        arrayStringConcat(arraySort(groupArray(native_username)), ', ') AS native_users,
@@ -176,10 +180,10 @@ ORDER BY sessions DESC, person`,
        (person, system) NOT IN (SELECT person, resource_name FROM (${prev})) AS new
 FROM (
   SELECT person, resource_name AS system, native_username, any(resource_technology) AS technology,
-         any(environment) AS environment, count() AS n, min(start_time) AS first, max(start_time) AS last,
+         environment, count() AS n, min(start_time) AS first, max(start_time) AS last,
          ${PRIVILEGED} AS privileged, startsWith(lower(environment), 'prod') AS production
   FROM (${cur})
-  GROUP BY person, resource_name, native_username
+  GROUP BY person, resource_name, native_username, environment
 )
 GROUP BY person, system
 ORDER BY person, system`,
