@@ -238,10 +238,7 @@ async function main(): Promise<void> {
       // The limit, timed the same way in every run: two tries of the bare table back to back
       // before anything else, the best kept (what the engine can do, not what one noisy try
       // did). Run 1's breakdown then times every setup, the bare one again, for its table only.
-      const limit = new Map<
-        string,
-        { ms: number; cpuS: number; bytes: number }
-      >();
+      const limit: typeof timed = new Map();
       const [bare] = setups;
       if (bare === undefined) throw new Error("no bare setup to time");
       for (let round = 0; round < 2; round++) await time(bare, limit);
