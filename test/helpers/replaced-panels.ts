@@ -606,6 +606,19 @@ GROUP BY user
 ORDER BY count() DESC, user
 LIMIT 1000`,
     })),
+    ...["sessionhouse-sessions-overview", "sessionhouse-who-accessed-what"].map(
+      (uid) => ({
+        uid,
+        name: "group",
+        // Every session of the range read from sessions, once under each group of its user.
+        sql: `SELECT encodeURLComponent(user_group) AS value, arrayJoin(user_groups) AS user_group
+FROM sessions
+WHERE $__timeFilter(start_time) AND notEmpty(user_groups)
+GROUP BY user_group
+ORDER BY count() DESC, user_group
+LIMIT 1000`,
+      }),
+    ),
     {
       uid: "sessionhouse-ai-llm-activity",
       name: "user",

@@ -254,6 +254,12 @@ describe("user variables over rolled-up days and raw days", () => {
             connector_name, session_status, sessions, computed_at)
           VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', '', 'completed', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
       );
+      // The group variables read the per group × resource rollup.
+      await write(
+        `INSERT INTO group_resource_rollups_daily (day, user_group, resource_name,
+            resource_technology, sessions, computed_at)
+          VALUES ('${day}', 'zz-nobody', 'zz-nowhere', 'llm', ${sessions}, now64(3) + toIntervalSecond(${later}))`,
+      );
       // The AI dashboard's user variable reads the per technology × person × resource rollup.
       await write(
         `INSERT INTO technology_pair_rollups_daily (day, resource_technology, user_key,
