@@ -12,6 +12,8 @@ import {
   weightsAt,
   type SimUser,
 } from "../src/simulator/index.js";
+import { Directory } from "../src/simulator/directory.js";
+import { inventoryColumns, isBad } from "../src/sources/directory.js";
 
 const HOUR = 3_600_000;
 const WEEK_HOURS = 168;
@@ -352,3 +354,51 @@ export const SUSPENSIONS = { ...SUSPENSION_MODEL, policies: 15 } as const;
  */
 export const UNLISTED_AFTER_SLOTS =
   Math.ceil(SUSPENSIONS.listedMs / SUSPENSIONS.spacingMs) + 1;
+
+/** One column of the organisation's data inventory: its resource's index and what is stored. */
+export interface InventoryRow {
+  r: number;
+  resource_name: string;
+  path: string;
+  name: string;
+  data_type: string;
+  data_label: string;
+}
+
+/**
+ * The organisation's data inventory as the simulator's directory lists it at `atMs`: the tables
+ * of its databases and warehouses, each column with its catalogue label (a few relabelled), read
+ * as the exporter reads an inventory object (inventoryColumns). Resources of other technologies
+ * hold no inventory, and a column marked for deletion is left out, as the exporter stores it
+ * deleted.
+ */
+export function orgInventory(
+  atMs: number,
+  seed: number = ORG_SEED,
+  size: Partial<OrgCounts> = ENTERPRISE_ORG,
+): InventoryRow[] {
+  const org = buildOrg(seed, size);
+  const resourceIndex = new Map(org.resources.map((r, i) => [r.id, i]));
+  const out: InventoryRow[] = [];
+  for (const item of new Directory(org, indexOrg(org)).inventory(atMs))
+    for (const rec of inventoryColumns(item)) {
+      if (isBad(rec))
+        throw new Error(`the simulator's inventory: ${rec.reason}`);
+      if (rec.deleted) continue;
+      const c = rec.columns;
+      const r = resourceIndex.get(String(c.resource_id));
+      if (r === undefined)
+        throw new Error(
+          `the simulator's inventory names no resource of the org: ${String(c.resource_id)}`,
+        );
+      out.push({
+        r,
+        resource_name: String(c.resource_name),
+        path: String(c.path),
+        name: String(c.name),
+        data_type: String(c.data_type),
+        data_label: String(c.data_label),
+      });
+    }
+  return out;
+}

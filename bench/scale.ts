@@ -25,6 +25,7 @@ import {
   ENTERPRISE_ORG,
   enterpriseDimensions,
   identityLinks,
+  orgInventory,
   SUSPENSIONS,
   UNLISTED_AFTER_SLOTS,
   type Shape,
@@ -235,39 +236,45 @@ async function rows<T>(w: Warehouse, sql: string): Promise<T[]> {
 const validFrom = (salt: number) =>
   `fromUnixTimestamp64Milli(toInt64(${START_MS} + (cityHash64(i, ${salt}) % 180) * ${DAY} + k * ${90 * DAY}))`;
 
+/** Object i's `versions` rows in `<table>_history` (the last one open). */
+const historyRows = (
+  w: Warehouse,
+  table: string,
+  columns: string,
+  select: string,
+  count: number,
+  versions: number,
+  salt: number,
+) =>
+  command(
+    w,
+    `INSERT INTO bench.${table}_history (id, valid_from, valid_to, ${columns}, content_hash, raw, observed_at, is_deleted, version)
+       SELECT id, vf, if(k + 1 = ${versions}, NULL, vf + toIntervalDay(90)), ${columns}, hex(cityHash64(i, k)), raw, vf, 0, toUInt64(toUnixTimestamp64Milli(vf))
+       FROM (SELECT i, k, ${validFrom(salt)} AS vf, ${select}
+             FROM (SELECT intDiv(number, ${versions}) AS i, number % ${versions} AS k FROM numbers(${count * versions})))`,
+  );
+
+/** Object i's current row in `table`. */
+const currentRows = (
+  w: Warehouse,
+  table: string,
+  columns: string,
+  select: string,
+  count: number,
+  salt: number,
+) =>
+  command(
+    w,
+    `INSERT INTO bench.${table} (id, ${columns}, created_at, updated_at, content_hash, raw, observed_at, is_deleted, version)
+       SELECT id, ${columns}, vf, vf, hex(cityHash64(i, k)), raw, fromUnixTimestamp64Milli(${END_MS}), 0, ${END_MS}
+       FROM (SELECT i, 0 AS k, ${validFrom(salt)} AS vf, ${select} FROM (SELECT number AS i FROM numbers(${count})))`,
+  );
+
 /**
  * The directory: every object's current row and its history, `versions` content versions an
  * object (the first at its creation, the others a change during the year; the last open).
  */
 async function generateDirectory(w: Warehouse, shape: Shape): Promise<void> {
-  const history = (
-    table: string,
-    columns: string,
-    select: string,
-    count: number,
-    versions: number,
-    salt: number,
-  ) =>
-    command(
-      w,
-      `INSERT INTO bench.${table}_history (id, valid_from, valid_to, ${columns}, content_hash, raw, observed_at, is_deleted, version)
-       SELECT id, vf, if(k + 1 = ${versions}, NULL, vf + toIntervalDay(90)), ${columns}, hex(cityHash64(i, k)), raw, vf, 0, toUInt64(toUnixTimestamp64Milli(vf))
-       FROM (SELECT i, k, ${validFrom(salt)} AS vf, ${select}
-             FROM (SELECT intDiv(number, ${versions}) AS i, number % ${versions} AS k FROM numbers(${count * versions})))`,
-    );
-  const current = (
-    table: string,
-    columns: string,
-    select: string,
-    count: number,
-    salt: number,
-  ) =>
-    command(
-      w,
-      `INSERT INTO bench.${table} (id, ${columns}, created_at, updated_at, content_hash, raw, observed_at, is_deleted, version)
-       SELECT id, ${columns}, vf, vf, hex(cityHash64(i, k)), raw, fromUnixTimestamp64Milli(${END_MS}), 0, ${END_MS}
-       FROM (SELECT i, 0 AS k, ${validFrom(salt)} AS vf, ${select} FROM (SELECT number AS i FROM numbers(${count})))`,
-    );
   const users = {
     columns: "email, full_name, type, group_ids",
     select: `concat('usr_', toString(i)) AS id, if(i < ${ENTERPRISE.humans}, concat('user', toString(i), '@acme.example'), '') AS email,
@@ -289,6 +296,41 @@ async function generateDirectory(w: Warehouse, shape: Shape): Promise<void> {
              concat('usr_', toString((i * 7 + k) % ${ENTERPRISE.humans})) AS identity_id, concat('user', toString((i * 7 + k) % ${ENTERPRISE.humans}), '@acme.example') AS user_email,
              concat('{"id":"', id, '","nativeUserId":"', native_user_id, '","identityType":"user","identityId":"', identity_id, '"}') AS raw`,
   };
+  const org = shape === "org" ? orgLinks() : undefined;
+  for (const [table, spec, count, versions, salt] of [
+    ["users", users, 50_000, 3, 1],
+    ["native_users", org?.native ?? native, org?.count ?? 20_000, 2, 2],
+    [
+      "native_user_identity_links",
+      org?.links ?? links,
+      org?.count ?? 20_000,
+      2,
+      3,
+    ],
+  ] as const) {
+    await currentRows(w, table, spec.columns, spec.select, count, salt);
+    await historyRows(
+      w,
+      table,
+      spec.columns,
+      spec.select,
+      count,
+      versions,
+      salt,
+    );
+  }
+  await generateInventory(w, shape);
+}
+
+/**
+ * The data inventory (`inventory_columns` and its history, two versions a column): the org
+ * shape's the organisation's (orgInventory), the uniform shape's a million columns over the
+ * 2,000 resources, each of them holding every label.
+ */
+export async function generateInventory(
+  w: Warehouse,
+  shape: Shape,
+): Promise<void> {
   const labels =
     "['email', 'phone', 'ssn', 'credit_card', 'name', 'address', 'iban', 'ip_address', '']";
   const inventory = {
@@ -301,22 +343,66 @@ async function generateDirectory(w: Warehouse, shape: Shape): Promise<void> {
              arrayElement(${labels}, 1 + (i + k) % 9) AS data_label, if(data_label = '', [], [data_label]) AS data_labels,
              concat('{"id":"', id, '","kind":"column","path":"', path, '","name":"', name, '","dataType":"', data_type, '","dataLabel":"', data_label, '"}') AS raw`,
   };
-  const org = shape === "org" ? orgLinks() : undefined;
-  for (const [table, spec, count, versions, salt] of [
-    ["users", users, 50_000, 3, 1],
-    ["native_users", org?.native ?? native, org?.count ?? 20_000, 2, 2],
-    [
-      "native_user_identity_links",
-      org?.links ?? links,
-      org?.count ?? 20_000,
-      2,
-      3,
-    ],
-    ["inventory_columns", inventory, 1_000_000, 2, 4],
-  ] as const) {
-    await current(table, spec.columns, spec.select, count, salt);
-    await history(table, spec.columns, spec.select, count, versions, salt);
-  }
+  const inv =
+    shape === "org"
+      ? await orgInventorySpec(w, inventory.columns)
+      : { spec: inventory, count: 1_000_000 };
+  await currentRows(
+    w,
+    "inventory_columns",
+    inv.spec.columns,
+    inv.spec.select,
+    inv.count,
+    4,
+  );
+  await historyRows(
+    w,
+    "inventory_columns",
+    inv.spec.columns,
+    inv.spec.select,
+    inv.count,
+    2,
+    4,
+  );
+  await command(w, `DROP TABLE IF EXISTS ${ORG_INVENTORY}`);
+}
+
+/** Where the org shape's inventory (orgInventory) is held while the directory is generated. */
+const ORG_INVENTORY = "bench.scenario_inventory";
+
+/**
+ * The org shape's inventory_columns: the columns of the organisation's databases and warehouses
+ * as the simulator lists them (orgInventory), loaded into ORG_INVENTORY and read by position.
+ */
+async function orgInventorySpec(
+  w: Warehouse,
+  columns: string,
+): Promise<{ spec: { columns: string; select: string }; count: number }> {
+  const rows = orgInventory(END_MS);
+  await command(w, `DROP TABLE IF EXISTS ${ORG_INVENTORY}`);
+  await command(
+    w,
+    `CREATE TABLE ${ORG_INVENTORY} (i UInt32, r UInt32, resource_name String, path String, name String, data_type String, data_label String) ENGINE = Memory`,
+  );
+  for (let i = 0; i < rows.length; i += 10_000)
+    await w.client.insert({
+      table: ORG_INVENTORY,
+      values: rows.slice(i, i + 10_000).map((row, k) => ({ i: i + k, ...row })),
+      format: "JSONEachRow",
+    });
+  // Each a constant array, read once a statement.
+  const at = (c: string) =>
+    `arrayElement((SELECT groupArray(${c}) FROM (SELECT ${c} FROM ${ORG_INVENTORY} ORDER BY i)), i + 1)`;
+  return {
+    count: rows.length,
+    spec: {
+      columns,
+      select: `concat('col_', toString(i)) AS id, 'column' AS kind, concat('res_', toString(${at("r")})) AS resource_id,
+             ${at("resource_name")} AS resource_name, ${at("path")} AS path, ${at("name")} AS name,
+             ${at("data_type")} AS data_type, ${at("data_label")} AS data_label, if(data_label = '', [], [data_label]) AS data_labels,
+             concat('{"id":"', id, '","kind":"column","path":"', path, '","name":"', name, '","dataType":"', data_type, '","dataLabel":"', data_label, '"}') AS raw`,
+    },
+  };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   identityLinks,
   instantAt,
   orgDimensions,
+  orgInventory,
   POOL_SLOTS,
   POOLS,
   positionAt,
@@ -18,6 +19,7 @@ import {
   weekModel,
 } from "../../../bench/org-scenario.js";
 import { Directory } from "../../../src/simulator/directory.js";
+import { DATA_LABELS } from "../../../src/simulator/logs/catalog.js";
 import { rateCheck, shareCheck } from "../../../bench/sample-distributions.js";
 import { scaleShape } from "../../../bench/scale-options.js";
 import {
@@ -142,6 +144,43 @@ describe("the organisation's identity links and suspensions", () => {
     expect(directory.suspensions(removedAt - 1).map(slot)).toContain(k);
     expect(directory.suspensions(removedAt).map(slot)).not.toContain(k);
     expect(directory.suspensions(removedAt).map(slot)).toContain(k + 1);
+  });
+});
+
+describe("the organisation's data inventory", () => {
+  const org = buildOrg(1, SMALL);
+  const rows = orgInventory(SUNDAY + 365 * 24 * HOUR, 1, SMALL);
+  const labelsOf = new Map<number, Set<string>>();
+  for (const row of rows) {
+    const set = labelsOf.get(row.r) ?? new Set<string>();
+    if (row.data_label !== "") set.add(row.data_label);
+    labelsOf.set(row.r, set);
+  }
+  const every = new Set(rows.map((r) => r.data_label).filter((l) => l !== ""));
+
+  it("is the simulator's columns of the org's resources, by their index and name", () => {
+    expect(rows.length).toBeGreaterThan(100);
+    for (const row of rows) {
+      expect(row.resource_name).toBe(org.resources[row.r]?.name);
+      expect(row.path.endsWith(`.${row.name}`)).toBe(true);
+    }
+    const labels = new Set<string>(DATA_LABELS.filter((l) => l !== "none"));
+    for (const row of rows)
+      if (row.data_label !== "") expect(labels).toContain(row.data_label);
+  });
+
+  it("lists only some resources, with sets of labels that differ between them", () => {
+    // Resources of technologies without a data store (ssh, kubernetes, …) hold no inventory.
+    expect(labelsOf.size).toBeGreaterThan(0);
+    expect(labelsOf.size).toBeLessThan(org.resources.length);
+    const sets = new Set(
+      [...labelsOf.values()].map((l) => [...l].sort().join(",")),
+    );
+    expect(sets.size).toBeGreaterThan(3);
+    // Unlike the uniform shape, not every listed resource holds every label.
+    expect(
+      [...labelsOf.values()].filter((l) => l.size < every.size).length,
+    ).toBeGreaterThan(labelsOf.size / 2);
   });
 });
 
