@@ -531,8 +531,16 @@ function orgNumberRange(
   return { first, end: Math.max(first, end) };
 }
 
-/** A year of the default aggregation jobs at their default intervals, as the exporter stores them. */
-export async function generateAggregations(w: Warehouse): Promise<void> {
+/**
+ * A year of the default aggregation jobs at their default intervals, as the exporter stores them.
+ * With `resources` (the org shape's, by index), `resource_environments` names those resources
+ * every hour, each with its environment, so that the sessions on them have one; else 150
+ * resources no generated session names.
+ */
+export async function generateAggregations(
+  w: Warehouse,
+  resources?: readonly { name: string; environment: string }[],
+): Promise<void> {
   const buckets5m = YEAR_MS / 300_000;
   const start = (END_MS - YEAR_MS) / 1000;
   const h = (
@@ -675,17 +683,19 @@ export async function generateAggregations(w: Warehouse): Promise<void> {
       `('resource.environment', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i}), '', '', '', '')`,
     ),
   );
-  await h(
-    "resource_environments",
-    2,
-    3600,
-    buckets5m / 12,
-    150,
-    key(
+  if (resources === undefined)
+    await h(
+      "resource_environments",
+      2,
+      3600,
+      buckets5m / 12,
       150,
-      `('resource.environment', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4), 'resource.name', concat('resource-', toString(${i}), '-', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4)), '', '')`,
-    ),
-  );
+      key(
+        150,
+        `('resource.environment', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4), 'resource.name', concat('resource-', toString(${i}), '-', arrayElement(['prod', 'staging', 'dev', 'sandbox'], 1 + ${i} % 4)), '', '')`,
+      ),
+    );
+  else await resourceEnvironments(w, resources);
 
   // Top values per 1h window, for the members the dashboards read, and agg_windows.
   const windows = YEAR_MS / 3_600_000;
@@ -868,4 +878,28 @@ export async function runDashboards(
   }
   await w.close();
   return { sessions, generateMs, variables: variableLatency, panels };
+}
+
+/**
+ * The org shape's `resource_environments` histogram of level 2: every resource every hour of the
+ * year, with its environment (8,760 × 2,000 rows for the enterprise).
+ */
+export async function resourceEnvironments(
+  w: Warehouse,
+  resources: readonly { name: string; environment: string }[],
+): Promise<void> {
+  const list = (xs: readonly string[]) =>
+    `[${xs.map((x) => `'${x.replaceAll("'", "''")}'`).join(",")}]`;
+  const n = resources.length;
+  const hours = YEAR_MS / 3_600_000;
+  const start = (END_MS - YEAR_MS) / 1000;
+  await command(
+    w,
+    `INSERT INTO bench.agg_histogram (job, bucket_time, interval_s, level, field1, key1, field2, key2, field3, key3, count, window_start, fetched_at)
+     SELECT 'resource_environments', toDateTime(${start} + intDiv(number, ${n}) * 3600, 'UTC') AS bucket_time, 3600, 2,
+            'resource.environment', arrayElement(${list(resources.map((r) => r.environment))}, 1 + number % ${n}),
+            'resource.name', arrayElement(${list(resources.map((r) => r.name))}, 1 + number % ${n}), '', '',
+            1 + cityHash64(number) % 40, toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
+     FROM numbers(${hours * n})`,
+  );
 }

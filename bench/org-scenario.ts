@@ -402,3 +402,17 @@ export function orgInventory(
     }
   return out;
 }
+
+/**
+ * Each resource of the organisation by its index: its name and environment, what the logs'
+ * `resource.environment` and `resource.name` say of it (the `resource_environments` job).
+ */
+export function orgResourceEnvironments(
+  seed: number = ORG_SEED,
+  size: Partial<OrgCounts> = ENTERPRISE_ORG,
+): { name: string; environment: string }[] {
+  return buildOrg(seed, size).resources.map((r) => ({
+    name: r.name,
+    environment: r.environment,
+  }));
+}

@@ -26,6 +26,7 @@ import {
   enterpriseDimensions,
   identityLinks,
   orgInventory,
+  orgResourceEnvironments,
   SUSPENSIONS,
   UNLISTED_AFTER_SLOTS,
   type Shape,
@@ -505,7 +506,10 @@ async function load(
       : { fromMs: SCALE_WINDOW.fromMs, toMs: SCALE_WINDOW.toMs },
     SCALE_SHAPE,
   );
-  await generateAggregations(w);
+  await generateAggregations(
+    w,
+    SCALE_SHAPE === "org" ? orgResourceEnvironments() : undefined,
+  );
   await generateDirectory(w, SCALE_SHAPE);
   if (SCALE_SHAPE === "org") await generateSuspensions(w);
   await rollUp(
