@@ -11,16 +11,9 @@ import {
 import { generateInventory } from "../../../bench/scale.js";
 import type { Warehouse } from "../../../src/warehouse/index.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
+import { SMALL_ORG } from "../../helpers/small-org.js";
 
-const SMALL = {
-  humans: 60,
-  machines: 30,
-  resources: 40,
-  groups: 8,
-  sidecars: 4,
-  connectors: 2,
-  spaces: 3,
-};
+const SMALL = SMALL_ORG;
 
 let w: Warehouse;
 

@@ -28,16 +28,9 @@ import {
   homeIpOf,
   indexOrg,
 } from "../../../src/simulator/index.js";
+import { SMALL_ORG } from "../../helpers/small-org.js";
 
-const SMALL = {
-  humans: 60,
-  machines: 30,
-  resources: 40,
-  groups: 8,
-  sidecars: 4,
-  connectors: 2,
-  spaces: 3,
-};
+const SMALL = SMALL_ORG;
 const HOUR = 3_600_000;
 /** A Sunday, 00:00 UTC: where the scale scenario's year starts. */
 const SUNDAY = Date.UTC(2025, 10, 16);
