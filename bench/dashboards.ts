@@ -9,6 +9,7 @@ import {
   migrate,
   openWarehouse,
   quoteIdent,
+  stringList,
   type Warehouse,
 } from "../src/warehouse/index.js";
 import { TEXTBOX_SAMPLES, loadDashboards } from "../test/helpers/dashboards.js";
@@ -316,7 +317,7 @@ const ORG_TABLES = {
   slot_ranges: "pool UInt8, lo UInt32, hi UInt32, u UInt32",
   picks: "key UInt64, u UInt32",
   resources:
-    "r UInt32, name String, technology String, rtype String, natives Array(String), server_ip String, sidecar UInt32, sidecar_name String, connector Int32, connector_name String",
+    "r UInt32, name String, environment String, technology String, rtype String, natives Array(String), server_ip String, sidecar UInt32, sidecar_name String, connector Int32, connector_name String",
 } as const;
 
 const orgTable = (w: Warehouse, t: keyof typeof ORG_TABLES) =>
@@ -532,6 +533,31 @@ function orgNumberRange(
 }
 
 /**
+ * `buckets` buckets of `intervalS` seconds from the year's start, `perBucket` rows each, of job's
+ * histogram at `level`: `keys` is the row's six (field, key) values as a tuple of `number`, the
+ * row's number.
+ */
+function histogramRows(
+  w: Warehouse,
+  job: string,
+  level: number,
+  intervalS: number,
+  buckets: number,
+  perBucket: number,
+  keys: string,
+): Promise<void> {
+  const start = (END_MS - YEAR_MS) / 1000;
+  return command(
+    w,
+    `INSERT INTO bench.agg_histogram (job, bucket_time, interval_s, level, field1, key1, field2, key2, field3, key3, count, window_start, fetched_at)
+       SELECT '${job}', toDateTime(${start} + intDiv(number, ${perBucket}) * ${intervalS}, 'UTC') AS bucket_time, ${intervalS}, ${level},
+              k.1, k.2, k.3, k.4, k.5, k.6, 1 + cityHash64(number) % 40,
+              toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
+       FROM (SELECT number, ${keys} AS k FROM numbers(${buckets * perBucket}))`,
+  );
+}
+
+/**
  * A year of the default aggregation jobs at their default intervals, as the exporter stores them.
  * With `resources` (the org shape's, by index), `resource_environments` names those resources
  * every hour, each with its environment, so that the sessions on them have one; else 150
@@ -543,22 +569,7 @@ export async function generateAggregations(
 ): Promise<void> {
   const buckets5m = YEAR_MS / 300_000;
   const start = (END_MS - YEAR_MS) / 1000;
-  const h = (
-    job: string,
-    level: number,
-    intervalS: number,
-    buckets: number,
-    perBucket: number,
-    keys: string,
-  ) =>
-    command(
-      w,
-      `INSERT INTO bench.agg_histogram (job, bucket_time, interval_s, level, field1, key1, field2, key2, field3, key3, count, window_start, fetched_at)
-       SELECT '${job}', toDateTime(${start} + intDiv(number, ${perBucket}) * ${intervalS}, 'UTC') AS bucket_time, ${intervalS}, ${level},
-              k.1, k.2, k.3, k.4, k.5, k.6, 1 + cityHash64(number) % 40,
-              toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
-       FROM (SELECT number, ${keys} AS k FROM numbers(${buckets * perBucket}))`,
-    );
+  const h = histogramRows.bind(null, w);
   const i = "(number % PER)";
   const key = (per: number, expr: string) =>
     expr.replaceAll("PER", String(per));
@@ -884,22 +895,20 @@ export async function runDashboards(
  * The org shape's `resource_environments` histogram of level 2: every resource every hour of the
  * year, with its environment (8,760 × 2,000 rows for the enterprise).
  */
-export async function resourceEnvironments(
+export function resourceEnvironments(
   w: Warehouse,
   resources: readonly { name: string; environment: string }[],
 ): Promise<void> {
-  const list = (xs: readonly string[]) =>
-    `[${xs.map((x) => `'${x.replaceAll("'", "''")}'`).join(",")}]`;
   const n = resources.length;
-  const hours = YEAR_MS / 3_600_000;
-  const start = (END_MS - YEAR_MS) / 1000;
-  await command(
+  const at = (values: string[]) =>
+    `arrayElement([${stringList(values)}], 1 + number % ${n})`;
+  return histogramRows(
     w,
-    `INSERT INTO bench.agg_histogram (job, bucket_time, interval_s, level, field1, key1, field2, key2, field3, key3, count, window_start, fetched_at)
-     SELECT 'resource_environments', toDateTime(${start} + intDiv(number, ${n}) * 3600, 'UTC') AS bucket_time, 3600, 2,
-            'resource.environment', arrayElement(${list(resources.map((r) => r.environment))}, 1 + number % ${n}),
-            'resource.name', arrayElement(${list(resources.map((r) => r.name))}, 1 + number % ${n}), '', '',
-            1 + cityHash64(number) % 40, toStartOfHour(bucket_time), bucket_time + toIntervalMinute(10)
-     FROM numbers(${hours * n})`,
+    "resource_environments",
+    2,
+    3600,
+    YEAR_MS / 3_600_000,
+    n,
+    `('resource.environment', ${at(resources.map((r) => r.environment))}, 'resource.name', ${at(resources.map((r) => r.name))}, '', '')`,
   );
 }

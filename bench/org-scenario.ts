@@ -102,6 +102,8 @@ export interface SlotRange {
 export interface ResourceRow {
   r: number;
   name: string;
+  /** What the logs' `resource.environment` says of it (the `resource_environments` job). */
+  environment: string;
   technology: string;
   rtype: string;
   natives: string[];
@@ -197,6 +199,7 @@ export function orgDimensions(
     return {
       r: i,
       name: r.name,
+      environment: r.environment,
       technology: r.technology,
       rtype: r.type,
       natives: r.nativeUsers,
@@ -401,18 +404,4 @@ export function orgInventory(
       });
     }
   return out;
-}
-
-/**
- * Each resource of the organisation by its index: its name and environment, what the logs'
- * `resource.environment` and `resource.name` say of it (the `resource_environments` job).
- */
-export function orgResourceEnvironments(
-  seed: number = ORG_SEED,
-  size: Partial<OrgCounts> = ENTERPRISE_ORG,
-): { name: string; environment: string }[] {
-  return buildOrg(seed, size).resources.map((r) => ({
-    name: r.name,
-    environment: r.environment,
-  }));
 }

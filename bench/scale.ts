@@ -26,7 +26,6 @@ import {
   enterpriseDimensions,
   identityLinks,
   orgInventory,
-  orgResourceEnvironments,
   SUSPENSIONS,
   UNLISTED_AFTER_SLOTS,
   type Shape,
@@ -508,7 +507,7 @@ async function load(
   );
   await generateAggregations(
     w,
-    SCALE_SHAPE === "org" ? orgResourceEnvironments() : undefined,
+    SCALE_SHAPE === "org" ? enterpriseDimensions().resources : undefined,
   );
   await generateDirectory(w, SCALE_SHAPE);
   if (SCALE_SHAPE === "org") await generateSuspensions(w);

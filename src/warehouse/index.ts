@@ -6,7 +6,7 @@
 
 // Opening the warehouse, and the SQL text written by hand.
 export { openWarehouse, readerView, type Warehouse } from "./client.js";
-export { quoteIdent, quoteString } from "./sql.js";
+export { quoteIdent, quoteString, stringList } from "./sql.js";
 export {
   checkReadStatement,
   READ_STATEMENT_KINDS,

@@ -4,16 +4,11 @@
 // the inventory lists the simulator's columns of its databases and warehouses.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { END_MS, resourceEnvironments } from "../../../bench/dashboards.js";
-import {
-  orgInventory,
-  orgResourceEnvironments,
-} from "../../../bench/org-scenario.js";
+import { orgDimensions, orgInventory } from "../../../bench/org-scenario.js";
 import { generateInventory } from "../../../bench/scale.js";
 import type { Warehouse } from "../../../src/warehouse/index.js";
 import { migratedWarehouse, testConfig } from "../../helpers/warehouse.js";
 import { SMALL_ORG } from "../../helpers/small-org.js";
-
-const SMALL = SMALL_ORG;
 
 let w: Warehouse;
 
@@ -34,7 +29,7 @@ async function rows<T>(query: string): Promise<T[]> {
 
 describe("the org scale scenario's dimensions in the engine", () => {
   it("give each of the organisation's resources its environment through resource_environments", async () => {
-    const resources = orgResourceEnvironments(1, SMALL);
+    const { resources } = orgDimensions(1, SMALL_ORG);
     expect(new Set(resources.map((r) => r.environment)).size).toBeGreaterThan(
       1,
     );

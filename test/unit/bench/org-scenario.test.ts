@@ -30,14 +30,13 @@ import {
 } from "../../../src/simulator/index.js";
 import { SMALL_ORG } from "../../helpers/small-org.js";
 
-const SMALL = SMALL_ORG;
 const HOUR = 3_600_000;
 /** A Sunday, 00:00 UTC: where the scale scenario's year starts. */
 const SUNDAY = Date.UTC(2025, 10, 16);
 
 describe("the organisation's dimension rows", () => {
-  const d = orgDimensions(1, SMALL);
-  const org = buildOrg(1, SMALL);
+  const d = orgDimensions(1, SMALL_ORG);
+  const org = buildOrg(1, SMALL_ORG);
   const index = indexOrg(org);
 
   it("are the simulator's accounts: people first, their teams, favourites most used first, fixed addresses", () => {
@@ -80,9 +79,10 @@ describe("the organisation's dimension rows", () => {
     });
   });
 
-  it("name each resource's sidecar, and its connector only when the simulator gives it one", () => {
+  it("name each resource's environment and sidecar, and its connector only when the simulator gives it one", () => {
     for (const [i, r] of org.resources.entries()) {
       const row = d.resources[i];
+      expect(row?.environment).toBe(r.environment);
       expect(row?.technology).toBe(r.technology);
       expect(row?.natives).toEqual(r.nativeUsers);
       expect(row?.connector === -1).toBe(!org.connectorOfResource.has(r.id));
@@ -91,8 +91,8 @@ describe("the organisation's dimension rows", () => {
 });
 
 describe("the organisation's identity links and suspensions", () => {
-  const d = orgDimensions(1, SMALL);
-  const org = buildOrg(1, SMALL);
+  const d = orgDimensions(1, SMALL_ORG);
+  const org = buildOrg(1, SMALL_ORG);
 
   it("link every native user of every resource to a person who works on it, or else to a team", () => {
     const links = identityLinks(d);
@@ -141,8 +141,8 @@ describe("the organisation's identity links and suspensions", () => {
 });
 
 describe("the organisation's data inventory", () => {
-  const org = buildOrg(1, SMALL);
-  const rows = orgInventory(SUNDAY + 365 * 24 * HOUR, 1, SMALL);
+  const org = buildOrg(1, SMALL_ORG);
+  const rows = orgInventory(SUNDAY + 365 * 24 * HOUR, 1, SMALL_ORG);
   const labelsOf = new Map<number, Set<string>>();
   for (const row of rows) {
     const set = labelsOf.get(row.r) ?? new Set<string>();
@@ -199,7 +199,7 @@ describe("the addresses the generator draws", () => {
   it("are the simulator's ranges for the machines without a fixed address and a person away from home", () => {
     const gen = createSessionGenerator({
       seed: 1,
-      orgSize: SMALL,
+      orgSize: SMALL_ORG,
       sessionsPerDay: 3_000,
       historyStartMs: SUNDAY,
     });
