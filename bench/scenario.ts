@@ -219,12 +219,16 @@ async function main(): Promise<void> {
       const setups = args.breakdown
         ? ingestSetups(views)
         : ingestSetups([]).slice(0, 1);
-      const timed = new Map<
-        string,
-        { ms: number; cpuS: number; bytes: number }
-      >();
+      // The limit, timed the same way in every run: two tries of the bare table back to back
+      // before anything else, the best kept (what the engine can do, not what one noisy try
+      // did). Run 1's breakdown then times every setup, the bare one again, for its table only;
+      // the other runs' setups are the bare table's limit.
+      type Timing = { ms: number; cpuS: number; bytes: number };
+      type Timings = Map<string, Timing>;
+      const limit: Timings = new Map<string, Timing>();
+      const timed: Timings = args.breakdown ? new Map<string, Timing>() : limit;
       let rows = 0;
-      const time = async (setup: IngestSetup, into: typeof timed) => {
+      const time = async (setup: IngestSetup, into: Timings) => {
         const r = await ingestOnce(w, source, setup, args.serverPid);
         rows = r.rows;
         const best = into.get(setup.name);
@@ -235,10 +239,6 @@ async function main(): Promise<void> {
           bytes: r.bytes,
         });
       };
-      // The limit, timed the same way in every run: two tries of the bare table back to back
-      // before anything else, the best kept (what the engine can do, not what one noisy try
-      // did). Run 1's breakdown then times every setup, the bare one again, for its table only.
-      const limit: typeof timed = new Map();
       const [bare] = setups;
       if (bare === undefined) throw new Error("no bare setup to time");
       for (let round = 0; round < 2; round++) await time(bare, limit);
@@ -246,7 +246,6 @@ async function main(): Promise<void> {
       if (args.breakdown)
         for (let round = 0; round < 2; round++)
           for (const setup of setups) await time(setup, timed);
-      else for (const [name, t] of limit) timed.set(name, t);
       await w.close();
       rmSync(file, { force: true });
       const result: EngineIngest = {
