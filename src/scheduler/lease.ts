@@ -196,7 +196,14 @@ export class ServiceLease {
       this.#lose("its claim expired before it was renewed");
       return before.holder;
     }
-    await this.#write(holding ? this.#acquiredAtMs : "now", false);
+    // A renewal is written only while this claim is live: one that lands after the claim lapsed
+    // (this process paused between the read above and the write) must not bring the earlier
+    // tenure back over the process that took the lease meanwhile.
+    await this.#write(
+      holding ? this.#acquiredAtMs : "now",
+      false,
+      holding && !this.#exclusive,
+    );
     const after = await readLease(this.#o.warehouse);
     const winner = after.holder;
     if (winner?.ownerId === this.#ownerId) {
@@ -213,10 +220,20 @@ export class ServiceLease {
       }
       return undefined;
     }
-    // Another claim of the same moment came first: withdraw this one.
+    // Another claim of the same moment came first, or this claim lapsed before its renewal
+    // landed: withdraw this one.
     await this.#write(this.#acquiredAtMs, true).catch(() => undefined);
     this.#holder = winner;
-    if (holding) this.#lose("another claim came first");
+    if (holding) {
+      const mine = after.owners.find((o) => o.ownerId === this.#ownerId);
+      this.#lose(
+        mine !== undefined && !mine.released && mine.expiresAtMs > after.nowMs
+          ? "another claim came first"
+          : "its claim expired before it was renewed",
+      );
+    }
+    // Undefined only after a lapsed renewal with nobody holding: #renew, the one caller that
+    // holds, reads the phase, not this.
     return winner;
   }
 
@@ -244,8 +261,13 @@ export class ServiceLease {
     return undefined;
   }
 
-  async #write(acquiredAtMs: number | "now", released: boolean): Promise<void> {
+  async #write(
+    acquiredAtMs: number | "now",
+    released: boolean,
+    onlyWhileLive = false,
+  ): Promise<void> {
     await writeLease(this.#o.warehouse, {
+      onlyWhileLive,
       ownerId: this.#ownerId,
       owner: this.#self,
       command: this.#o.command,

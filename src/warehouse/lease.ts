@@ -148,6 +148,13 @@ export interface LeaseWrite {
   acquiredAtMs: number | "now";
   ttlMs: number;
   released: boolean;
+  /**
+   * Written only if the owner's latest row is live (not released, not expired) by the server's
+   * clock when the insert runs: a renewal that lands after its claim lapsed (its owner was
+   * paused between reading the lease and writing) writes nothing, so it cannot bring back an
+   * earlier tenure over the holder that took the lease meanwhile.
+   */
+  onlyWhileLive?: boolean;
 }
 
 /** Writes one row of the lease `name`, timed by the server's clock. */
@@ -161,7 +168,16 @@ export async function writeLease(
       (name, owner_id, owner_host, owner_pid, owner_start, command, acquired_at, renewed_at, expires_at, released)
       SELECT {name:String}, {ownerId:String}, {host:String}, {pid:UInt32}, {start:String}, {command:String},
         if({fresh:UInt8} = 1, now64(3), fromUnixTimestamp64Milli({acquired:Int64}, 'UTC')),
-        now64(3), now64(3) + toIntervalMillisecond({ttl:UInt64}), {released:UInt8}`,
+        now64(3), now64(3) + toIntervalMillisecond({ttl:UInt64}), {released:UInt8}
+      WHERE {guard:UInt8} = 0 OR (
+        SELECT count() FROM (
+          SELECT released, expires_at FROM ${qualified(w, Tables.serviceLease)}
+          WHERE name = {name:String} AND owner_id = {ownerId:String}
+            AND renewed_at > now64(3) - INTERVAL ${LEASE_LOOKBACK_HOURS} HOUR
+          ORDER BY renewed_at DESC, released DESC
+          LIMIT 1
+        ) WHERE released = 0 AND expires_at > now64(3)
+      ) = 1`,
     query_params: {
       name,
       ownerId: row.ownerId,
@@ -173,9 +189,11 @@ export async function writeLease(
       acquired: row.acquiredAtMs === "now" ? 0 : row.acquiredAtMs,
       ttl: row.released ? 0 : row.ttlMs,
       released: row.released ? 1 : 0,
+      guard: row.onlyWhileLive === true ? 1 : 0,
     },
     clickhouse_settings: {
       ...PINNED_INSERT_SETTINGS,
+      ...(row.onlyWhileLive === true ? consistentReadSettings(w) : {}),
       ...clusterInsertSettings(w.cluster ?? SINGLE, Tables.serviceLease),
     },
   });

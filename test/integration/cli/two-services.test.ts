@@ -154,28 +154,31 @@ function startRun(): CliRun {
 }
 
 type Line = Record<string, unknown>;
+/** A log line matcher; `what` names it in a failure. */
+type Match = ((l: Line) => boolean) & { what?: string };
 
 /** The first log line of `r` that matches, polled until a generous deadline. */
-async function line(r: CliRun, match: (l: Line) => boolean): Promise<Line> {
+async function line(r: CliRun, match: Match): Promise<Line> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const hit = r.logs.find(match);
     if (hit) return hit;
     if (Date.now() > deadline)
       throw new Error(
-        `no such log line; the last ones: ${JSON.stringify(r.logs.slice(-5))}`,
+        `no log line ${match.what ?? "that matches"} of pid ${String(r.child.pid)}; its last ones: ${JSON.stringify(r.logs.slice(-8))}`,
       );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-const msg = (text: string) => (l: Line) => l.msg === text;
+const msg = (text: string): Match =>
+  Object.assign((l: Line) => l.msg === text, { what: JSON.stringify(text) });
 const GONE =
   "service lease holder is gone: its claim is released before it expires";
 const holderPid = (l: Line) => (l.holder as { pid?: number } | undefined)?.pid;
 
 /** A sessions run that finished after the line matching `after`. */
-async function sessionsRunAfter(r: CliRun, after: (l: Line) => boolean) {
+async function sessionsRunAfter(r: CliRun, after: Match) {
   await line(r, after);
   const from = r.logs.findIndex(after);
   const deadline = Date.now() + WAIT_MS;

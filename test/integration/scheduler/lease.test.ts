@@ -190,7 +190,8 @@ describe("the service lease", () => {
     const a = lease();
     await a.lease.take();
     const held = (await readLease(w)).holder;
-    // A claim that began before this tenure, renewed late (a paused holder waking up).
+    // A claim that began before this tenure and was not yet visible when this one was read
+    // (two claims inside the time of one insert).
     await writeLease(w, {
       ownerId: "earlier-owner",
       owner: { host: `not-${hostname()}`, pid: 7, start: "" },
@@ -205,4 +206,68 @@ describe("the service lease", () => {
     expect(a.lease.snapshot().phase).toBe("lost");
     expect(a.log.text()).toContain("the service lease was lost");
   });
+
+  // Only a server can have two processes on one database: on the embedded engine the holder's
+  // renewal is written whenever it comes (no other process can open the data directory).
+  it.runIf(process.env.CLICKHOUSE_URL !== undefined)(
+    "held by a process paused between reading and renewing it is not taken back when the renewal lands",
+    async () => {
+      await clear();
+      // A's writes pass through a gate: closed, its renewal waits after its read, as in a
+      // process stopped (SIGSTOP, a frozen VM) between the two statements.
+      let open: () => void = () => undefined;
+      let gate: Promise<void> | undefined;
+      const client = new Proxy(w.client, {
+        get(target, key, receiver) {
+          const value: unknown = Reflect.get(target, key, receiver);
+          if (key !== "command" || typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            if (gate) await gate;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const aLog = memoryLogger();
+      const a = new ServiceLease({
+        warehouse: { ...w, client },
+        logger: aLog.logger,
+        command: "run",
+        ttlMs: TTL_MS,
+        renewMs: 200,
+      });
+      leases.push(a);
+      await a.take();
+      const aTenure = (await readLease(w)).holder;
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      // A's claim lapses while its renewal waits; B takes the lease.
+      const b = lease();
+      expect(await b.lease.acquire(new AbortController().signal)).toBe(true);
+      const bTenure = (await readLease(w)).holder;
+      expect(bTenure?.ownerId).not.toBe(aTenure?.ownerId);
+      expect(bTenure?.acquiredAtMs).toBeGreaterThan(aTenure?.acquiredAtMs ?? 0);
+
+      // A wakes: its renewal lands after its claim lapsed, writes nothing, and A has lost.
+      gate = undefined;
+      open();
+      const lost = await a.whenLost();
+      expect(lost.message).toBe(
+        "the service lease was lost: its claim expired before it was renewed",
+      );
+      // B holds on through renewals after A's woke, and never lost it.
+      const renewedAt = (await readLease(w)).holder?.renewedAtMs ?? 0;
+      await until(
+        "two renewals of B after A woke",
+        () => (b.lease.snapshot().holder?.renewedAtMs ?? 0) > renewedAt + 200,
+      );
+      expect(b.lease.lost.aborted).toBe(false);
+      expect(b.lease.snapshot().phase).toBe("held");
+      const after = await readLease(w);
+      expect(after.holder?.ownerId).toBe(bTenure?.ownerId);
+      // A's tenure was not renewed after it lapsed: its latest row is its withdrawal.
+      const aLatest = after.owners.find((o) => o.ownerId === aTenure?.ownerId);
+      expect(aLatest?.released).toBe(true);
+    },
+  );
 });
