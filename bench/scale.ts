@@ -520,8 +520,8 @@ async function load(
 
 /**
  * Every table of the year merged to one part a partition, as the dashboards would find it after
- * the engine's background merges: after the load, and on a kept year after the migrations it
- * lacked filled their tables (`skipMerged`: partitions already one merged part are left alone).
+ * the engine's background merges: after the load, and on a kept year after the migrations and
+ * rollups it lacked filled their tables (`skipMerged`: partitions already one merged part are left alone).
  */
 async function mergeEveryTable(
   w: Warehouse,
@@ -718,7 +718,15 @@ export async function runScale(
   const started = performance.now();
   const cpu = process.cpuUsage();
   if (!reuse) await load(w, config, sessions);
-  else await mergeEveryTable(w, true);
+  else {
+    // A rollup a migration added since the year was kept is computed as the product's rollups
+    // job would (the other rollups' days did not change, and are left as they are).
+    await rollUp(
+      { config, warehouse: w, logger: createLogger({ level: "silent" }) },
+      END_MS,
+    );
+    await mergeEveryTable(w, true);
+  }
   const loadMs = reuse ? NaN : performance.now() - started;
   const { user, system } = process.cpuUsage(cpu);
   const loaded = {

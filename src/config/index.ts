@@ -26,4 +26,8 @@ export {
   type ReportScheduleConfig,
   type AggregationJobConfig,
 } from "./schema.js";
-export { DATA_LABEL_FIELD, defaultAggregationJobs } from "./jobs.js";
+export {
+  DATA_LABEL_FIELD,
+  ENVIRONMENT_JOB,
+  defaultAggregationJobs,
+} from "./jobs.js";

@@ -5,6 +5,13 @@ import { aggregationJobSchema, type AggregationJobConfig } from "./schema.js";
 /** The log field whose values are the data labels of the columns a query returned. */
 export const DATA_LABEL_FIELD = "response.returned_columns.data_label";
 
+/**
+ * The aggregation job the `resource_environments` view (migrations/0005, 0053) and its daily
+ * rollup read, grouped by the resource's environment and then its name: sessions lack the
+ * environment.
+ */
+export const ENVIRONMENT_JOB = "resource_environments";
+
 export function defaultAggregationJobs(): AggregationJobConfig[] {
   return [
     { name: "logs_by_technology", groupBy: ["resource.technology"] },
@@ -19,9 +26,8 @@ export function defaultAggregationJobs(): AggregationJobConfig[] {
       query: "resource.technology:llm OR resource.technology:mcp",
       groupBy: ["llm.provider", "llm.model"],
     },
-    // Feeds the resource_environments view (migrations/0005): sessions lack the environment.
     {
-      name: "resource_environments",
+      name: ENVIRONMENT_JOB,
       interval: "1h",
       groupBy: ["resource.environment", "resource.name"],
     },

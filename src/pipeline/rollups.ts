@@ -1,10 +1,12 @@
 // The daily rollups job: every day before today whose rows changed since it was computed, and
 // that is settled, is computed again from the deduplicated rows. A sessions day is settled
 // when none of its sessions is still open, or once it ended `retention.settleAfterMs` ago; an
-// aggregation day once it ended longer ago than its job re-fetches. Days whose raw rows the
-// retention may already have begun to delete are left as they were computed.
+// aggregation day once it ended longer ago than its job re-fetches (an environment day of a job
+// no longer configured, once it ended). Days whose raw rows the retention may already have begun
+// to delete are left as they were computed.
 import {
   DATA_LABEL_FIELD,
+  ENVIRONMENT_JOB,
   type AggregationJobConfig,
   type Config,
 } from "../config/index.js";
@@ -12,9 +14,11 @@ import type { Logger } from "../util/logger.js";
 import {
   applyActiveHolds,
   changedDataLabelDays,
+  changedEnvironmentDays,
   type ChangedDay,
   changedSessionDays,
   computeDataLabelRollups,
+  computeEnvironmentRollups,
   computeSessionRollups,
   deleteKeysOfDeletedSessions,
   earliestRunningStart,
@@ -40,6 +44,8 @@ export interface RollupResult {
   unsettledDays: number;
   /** Data-label days computed, over every job that groups by the data label first. */
   dataLabelDays: number;
+  /** Days of the resources' environments computed (the `resource_environments` job's). */
+  environmentDays: number;
   /** Session rows whose hold flag was brought in line with the active legal holds. */
   holdRowsChanged: number;
   /** Keys of sessions retired by a tombstone: stored under another start time as well. */
@@ -102,11 +108,14 @@ export async function rollUp(
     deps.signal?.throwIfAborted();
     dataLabelDays += await rollUpDataLabels(deps, job, nowMs);
   }
+  deps.signal?.throwIfAborted();
+  const environmentDays = await rollUpEnvironments(deps, nowMs);
   const result: RollupResult = {
     sessionDays: settled.length,
     sessions,
     unsettledDays: changed.length - settled.length,
     dataLabelDays,
+    environmentDays,
     holdRowsChanged,
     keysRetired,
     keysDeleted,
@@ -161,16 +170,61 @@ async function rollUpDataLabels(
   job: AggregationJobConfig,
   nowMs: number,
 ): Promise<number> {
-  const w = deps.warehouse;
+  return rollUpSettledDays(
+    deps,
+    nowMs,
+    job.refetchMs,
+    (range) => changedDataLabelDays(deps.warehouse, job.name, range),
+    (batch) => computeDataLabelRollups(deps.warehouse, job.name, batch, nowMs),
+  );
+}
+
+/**
+ * The environment rollup: the days of ENVIRONMENT_JOB's rows, settled once they ended longer ago
+ * than the job re-fetches. Rows of the job when it is no longer configured are rolled up too
+ * (the view reads them); nothing re-fetches them, so their days are settled once they ended.
+ */
+async function rollUpEnvironments(
+  deps: RollupDeps,
+  nowMs: number,
+): Promise<number> {
+  const job = deps.config.aggregations.jobs.find(
+    (j) => j.name === ENVIRONMENT_JOB && j.enabled,
+  );
+  return rollUpSettledDays(
+    deps,
+    nowMs,
+    job?.refetchMs ?? 0,
+    (range) => changedEnvironmentDays(deps.warehouse, range),
+    (batch) => computeEnvironmentRollups(deps.warehouse, batch, nowMs),
+  );
+}
+
+/**
+ * Computes the days of an aggregation job's rollup that changed within the histogram's retention
+ * and ended longer than `refetchMs` ago, DAYS_PER_INSERT at a time; returns how many.
+ */
+async function rollUpSettledDays(
+  deps: RollupDeps,
+  nowMs: number,
+  refetchMs: number,
+  changedDays: (range: {
+    fromDay: string;
+    toDay: string;
+  }) => Promise<ChangedDay[]>,
+  compute: (batch: ChangedDay[]) => Promise<void>,
+): Promise<number> {
   const retention = deps.config.retention.tables.agg_histogram.retentionDays;
-  const changed = await changedDataLabelDays(w, job.name, {
+  const changed = await changedDays({
     fromDay: firstWholeDay(nowMs, retention),
     toDay: dayOf(nowMs),
   });
-  const settledBefore = dayOf(nowMs - job.refetchMs);
+  const settledBefore = dayOf(nowMs - refetchMs);
   const settled = changed.filter((d) => nextDay(d.day) <= settledBefore);
-  for (const batch of chunks(settled, DAYS_PER_INSERT))
-    await computeDataLabelRollups(w, job.name, batch, nowMs);
+  for (const batch of chunks(settled, DAYS_PER_INSERT)) {
+    deps.signal?.throwIfAborted();
+    await compute(batch);
+  }
   return settled.length;
 }
 

@@ -146,8 +146,10 @@ export {
 // Rollups, retention, legal holds and archives.
 export {
   changedDataLabelDays,
+  changedEnvironmentDays,
   changedSessionDays,
   computeDataLabelRollups,
+  computeEnvironmentRollups,
   computeSessionRollups,
   openSessionsByDay,
   rollupStatus,

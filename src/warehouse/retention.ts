@@ -92,6 +92,7 @@ export function retentionSettings(config: {
       rollup(Tables.nativeUserRollupsDaily),
       rollup(Tables.technologyPairRollupsDaily),
       rollup(Tables.dataLabelRollupsDaily),
+      rollup(Tables.resourceEnvironmentRollupsDaily),
       rollup(Tables.childSessionRollupsDaily),
       rollup(Tables.endUserRollupsDaily),
       rollup(Tables.userTypeRollupsHalfHourly),

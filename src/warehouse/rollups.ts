@@ -7,7 +7,8 @@
 // person behind it, per technology × person × resource, per machine account × resource, per
 // account acting for people, and per half hour × user type), superseding the rows an earlier
 // computation of the same days wrote, then of their months (per person, resource, technology,
-// client IP address, group × resource, and person × resource).
+// client IP address, group × resource, and person × resource); and the aggregation jobs' daily
+// rollups: the returned data labels (0013) and the resources' environments (0053).
 import type { Warehouse } from "./client.js";
 import { qualified } from "./sql.js";
 import { chTime } from "./format.js";
@@ -15,6 +16,7 @@ import { selectRows } from "./select.js";
 import { FINAL_STATUSES } from "./session-rows.js";
 import { Tables } from "./tables.js";
 import { existingTables } from "./migrate.js";
+import { ENVIRONMENT_JOB } from "../config/jobs.js";
 
 /** The `rollup_days` source of the sessions rollup. */
 export const SESSIONS_ROLLUP_SOURCE = "sessions";
@@ -25,6 +27,12 @@ export const SESSIONS_ROLLUP_SOURCE = "sessions";
  * constant (dashboards/sessions-overview.json), which states the same number in seconds.
  */
 export const LONG_RANGE_DAYS = 31;
+
+/**
+ * The `rollup_days` source of the environment rollup (migrations/0053), the name of the job it
+ * reads: the `resource_environments` view reads the days recorded under it from the rollup.
+ */
+export const ENVIRONMENT_ROLLUP_SOURCE = ENVIRONMENT_JOB;
 
 /** The `rollup_days` source of an aggregation job's data-label rollup. */
 function dataLabelRollupSource(job: string): string {
@@ -69,6 +77,12 @@ const DATA_LABEL_ROWS: RollupRows = {
   filter: "job = {job:String} AND level = 1",
 };
 
+/** The environment rollup's source rows: the level-2 histogram rows of ENVIRONMENT_JOB. */
+const ENVIRONMENT_ROWS: RollupRows = {
+  ...DATA_LABEL_ROWS,
+  filter: "job = {job:String} AND level = 2",
+};
+
 /** Days in [fromDay, toDay) whose latest fetch differs from the one recorded when computed. */
 export async function changedSessionDays(
   w: Warehouse,
@@ -85,6 +99,16 @@ export async function changedDataLabelDays(
 ): Promise<ChangedDay[]> {
   return changedDays(w, DATA_LABEL_ROWS, dataLabelRollupSource(job), range, {
     job,
+  });
+}
+
+/** The same for the environment rollup: the level-2 histogram rows of ENVIRONMENT_JOB. */
+export async function changedEnvironmentDays(
+  w: Warehouse,
+  range: { fromDay: string; toDay: string },
+): Promise<ChangedDay[]> {
+  return changedDays(w, ENVIRONMENT_ROWS, ENVIRONMENT_ROLLUP_SOURCE, range, {
+    job: ENVIRONMENT_JOB,
   });
 }
 
@@ -551,6 +575,42 @@ export async function computeDataLabelRollups(
     computedAtMs,
     new Map(),
   );
+}
+
+/**
+ * The environment rollup of `days` (migrations/0053): per day, resource and environment of
+ * ENVIRONMENT_JOB's level-2 histogram rows that count logs, their logs and latest bucket,
+ * superseding the same way; then records the days under ENVIRONMENT_ROLLUP_SOURCE.
+ */
+export async function computeEnvironmentRollups(
+  w: Warehouse,
+  days: readonly ChangedDay[],
+  computedAtMs: number,
+): Promise<void> {
+  if (days.length === 0) return;
+  const buckets = `FROM ${qualified(w, Tables.aggHistogram)} FINAL
+      WHERE job = {job:String} AND level = 2 AND count > 0
+        AND bucket_time >= toDateTime({first:Date}, 'UTC')
+        AND bucket_time < toDateTime({last:Date}, 'UTC') + INTERVAL 1 DAY
+        AND toDate(bucket_time) IN {days:Array(Date)}`;
+  await supersedingInsert(w, {
+    table: Tables.resourceEnvironmentRollupsDaily,
+    keys: "resource_name, environment",
+    columns: "count, last_seen",
+    computed: `SELECT toDate(bucket_time) AS day, key2 AS resource_name, key1 AS environment,
+        sum(count), max(bucket_time), ${COMPUTED_AT}
+      ${buckets}
+      GROUP BY day, resource_name, environment`,
+    zeroed: "0, last_seen",
+    count: "count",
+    current: `SELECT toDate(bucket_time), key2, key1 ${buckets}`,
+    params: {
+      ...dayParams(days.map((d) => d.day)),
+      job: ENVIRONMENT_JOB,
+      at: chTime(computedAtMs),
+    },
+  });
+  await recordDays(w, ENVIRONMENT_ROLLUP_SOURCE, days, computedAtMs, new Map());
 }
 
 async function recordDays(

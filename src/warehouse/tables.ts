@@ -40,6 +40,7 @@ export const Tables = {
   nativeUserRollupsDaily: "native_user_rollups_daily",
   technologyPairRollupsDaily: "technology_pair_rollups_daily",
   dataLabelRollupsDaily: "data_label_rollups_daily",
+  resourceEnvironmentRollupsDaily: "resource_environment_rollups_daily",
   userRollupsMonthly: "user_rollups_monthly",
   resourceRollupsMonthly: "resource_rollups_monthly",
   technologyRollupsMonthly: "technology_rollups_monthly",

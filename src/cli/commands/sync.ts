@@ -61,7 +61,7 @@ export async function runSyncRollups(globals: GlobalOptions): Promise<void> {
     async (rt) => {
       const r = await withRun(rt, ROLLUPS_JOB, (ctx) => rollUp(ctx));
       process.stdout.write(
-        `rollups: ${counted(r.sessionDays, "session day")} computed (${counted(r.sessions, "session")}), ${r.unsettledDays} waiting for open sessions, ${counted(r.dataLabelDays, "data-label day")}\n`,
+        `rollups: ${counted(r.sessionDays, "session day")} computed (${counted(r.sessions, "session")}), ${r.unsettledDays} waiting for open sessions, ${counted(r.dataLabelDays, "data-label day")}, ${counted(r.environmentDays, "environment day")}\n`,
       );
     },
   );

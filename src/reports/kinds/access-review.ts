@@ -2,6 +2,7 @@
 // access, data labels returned, privileged or production access; new access since the previous
 // period of the same length; accounts with access but no activity when the users stream is
 // exported; the detections' hits in the period.
+import { ENVIRONMENT_JOB } from "../../config/index.js";
 import { aggregationName } from "../../pipeline/names.js";
 import {
   accessQueries,
@@ -176,7 +177,7 @@ export const accessReview = defineKind<Facts>({
   ],
   streams: (_t, _f, ctx) => {
     const envJob = ctx.config.aggregations.jobs.find(
-      (j) => j.name === "resource_environments" && j.enabled,
+      (j) => j.name === ENVIRONMENT_JOB && j.enabled,
     );
     return [
       "sessions",
