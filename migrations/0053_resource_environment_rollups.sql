@@ -8,6 +8,9 @@
 -- `resource_environments`, and computed again when a later fetch of the day changes it; a key
 -- the day no longer holds (a re-fetch counted it 0) is written again with count 0. Read
 -- `FINAL … WHERE count > 0`.
+-- Measured on the org-shaped year of 10,000,000 sessions (2,000 resources, every one in every
+-- hourly bucket): the view took 0.47–0.52 s reading every bucket, 0.14–0.17 s with the rollup;
+-- the dashboards' _Environment_ variable over 30 days 363–538 ms before, 55–110 ms after.
 CREATE TABLE IF NOT EXISTS {{db}}.resource_environment_rollups_daily {{on_cluster}}
 (
     day            Date CODEC(T64, LZ4),
