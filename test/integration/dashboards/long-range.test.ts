@@ -745,6 +745,9 @@ describe("Client IP addresses and Machine accounts used by humans over whole mon
     expect(await rolledUpDays()).toContain(dayText(monthStart(1) + 15 * DAY));
     for (const range of ranges) {
       await addresses.expectSameRows(a, range, new Map());
+      // Cut at one row: the address the ranking picks first is the busiest, as the replaced
+      // query's first row.
+      await addresses.expectSameRows(a, range, new Map(), { cap: "1" });
       await addresses.expectSameRows(
         a,
         range,
