@@ -15,10 +15,16 @@ export const PROJECTION_METHOD =
   "P = a day's accounts × favourite resources × 365 for `session_rollups_daily`, accounts × 365 for `user_active_days` " +
   "(a child session is its parent's account: n is the sessions that are not children), accounts × favourites for `user_resource_first_seen`), " +
   "every other rollup (`*_rollups_daily`, `*_rollups_monthly`) in proportion to sessions (an upper bound: its keys are a day's or a month's distinct values), " +
-  "every other table (aggregations, directory, bookkeeping) a fixed cost";
+  "every other table (aggregations and the rollups of them, directory, bookkeeping) a fixed cost";
 
 /** A rollup the job writes from `sessions`: its rows grow with the sessions, at most as fast. */
 const ROLLUP_TABLE = /_rollups_(?:daily|monthly)$/;
+
+/** The rollups of the aggregation jobs' histograms: their rows do not depend on the sessions. */
+const AGGREGATION_ROLLUPS: ReadonlySet<string> = new Set([
+  "data_label_rollups_daily",
+  "resource_environment_rollups_daily",
+]);
 
 /** How a table's rows grow with the sessions of the year. */
 type Growth =
@@ -48,7 +54,7 @@ function growthOf(table: string, p: Population, notChildren: number): Growth {
     case "user_resource_first_seen":
       return { kind: "distinct", keys: pairs, draws: (n) => n };
     default:
-      return ROLLUP_TABLE.test(table)
+      return ROLLUP_TABLE.test(table) && !AGGREGATION_ROLLUPS.has(table)
         ? { kind: "sessions" }
         : { kind: "fixed" };
   }
